@@ -1,0 +1,155 @@
+"""The `mnemo` command line: a thin layer over `app.core`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from app import __version__
+from app.cli import commands
+from app.core.errors import MnemoError
+
+
+def _filters(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--category", help="only this category")
+    p.add_argument("--tags", help="only memories with all these tags (comma-separated)")
+    p.add_argument("--project", help="only memories from this project")
+    p.add_argument("--source", help="only memories from this source (manual, cli, mcp, ...)")
+    p.add_argument("--since", help="created on or after this date (YYYY-MM-DD)")
+    p.add_argument("--until", help="created before this date (YYYY-MM-DD)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="mnemo", description="Remember things and find them again by meaning, offline.")
+    parser.add_argument("--version", action="version", version=f"mnemo {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("remember", help="store a memory")
+    p.add_argument("text", nargs="?", default="-", help="the text, or - to read standard input")
+    p.add_argument("--title")
+    p.add_argument("--category")
+    p.add_argument("--tags", help="comma-separated")
+    p.add_argument("--project")
+    p.add_argument("--reasoning", help="why this matters, how it was found")
+    p.add_argument("--references", help="related files or links, comma-separated")
+    p.add_argument("--confidence", choices=("low", "medium", "high"), default="medium")
+    p.add_argument("--source", default="cli")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--merge", action="store_true", help="merge into a near-duplicate")
+    group.add_argument("--force", action="store_true", help="store even if a near-duplicate exists")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=commands.remember)
+
+    p = sub.add_parser("recall", help="search memories")
+    p.add_argument("query")
+    p.add_argument("--mode", choices=("hybrid", "semantic", "keyword"))
+    p.add_argument("--limit", type=int)
+    _filters(p)
+    p.add_argument("--explain", action="store_true", help="show each signal of the score")
+    p.add_argument("--no-track", action="store_true", help="do not count this as a recall")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=commands.recall)
+
+    p = sub.add_parser("show", help="show one memory")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=commands.show)
+
+    p = sub.add_parser("edit", help="change a memory's fields")
+    p.add_argument("id")
+    for name in ("title", "text", "reasoning", "category", "tags", "references", "project"):
+        p.add_argument(f"--{name}")
+    p.add_argument("--confidence", choices=("low", "medium", "high"))
+    pin = p.add_mutually_exclusive_group()
+    pin.add_argument("--pin", dest="pinned", action="store_true", default=None)
+    pin.add_argument("--unpin", dest="pinned", action="store_false")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=commands.edit)
+
+    p = sub.add_parser("forget", help="move memories to the trash")
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("--purge", action="store_true", help="delete for good instead")
+    p.set_defaults(func=commands.forget)
+
+    p = sub.add_parser("restore", help="bring memories back from the trash")
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.set_defaults(func=commands.restore)
+
+    p = sub.add_parser("list", help="list recent memories")
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--trash", action="store_true", help="list the trash")
+    _filters(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=commands.listing)
+
+    p = sub.add_parser("import", help="import markdown files/folders or JSONL exports")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--no-embed", action="store_true", help="leave embedding to `backfill`")
+    p.set_defaults(func=commands.import_)
+
+    p = sub.add_parser("export", help="export memories")
+    p.add_argument("--format", choices=("jsonl", "markdown"), default="jsonl")
+    p.add_argument("-o", "--output", help="file to write (default: standard output)")
+    p.add_argument("--include-trash", action="store_true")
+    p.set_defaults(func=commands.export)
+
+    p = sub.add_parser("backfill", help="embed memories whose vectors are missing or stale")
+    p.set_defaults(func=commands.backfill)
+
+    p = sub.add_parser("stats", help="counts, model and database facts")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=commands.stats)
+
+    p = sub.add_parser("model", help="the embedding model")
+    msub = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
+    m = msub.add_parser("info", help="the model in use")
+    m.add_argument("--json", action="store_true")
+    m.set_defaults(func=commands.model_info)
+    m = msub.add_parser("convert", help="convert a sentence-transformers BERT folder to GGUF")
+    m.add_argument("src", metavar="SRC_DIR")
+    m.add_argument("out", metavar="OUT.gguf")
+    m.add_argument("--type", choices=("f16", "q8_0", "f32"), default="f16")
+    m.add_argument("--name", help="model name recorded in the file (default: folder name)")
+    m.set_defaults(func=commands.model_convert)
+    m = msub.add_parser("use", help="switch to another GGUF model (memories are re-embedded)")
+    m.add_argument("path", metavar="MODEL.gguf", help="a GGUF file, or 'default'")
+    m.add_argument("--no-backfill", action="store_true", help="re-embed later")
+    m.set_defaults(func=commands.model_use)
+
+    p = sub.add_parser("settings", help="show or change settings")
+    p.add_argument("key", nargs="?")
+    p.add_argument("value", nargs="?")
+    p.set_defaults(func=commands.settings)
+
+    p = sub.add_parser("doctor", help="check the model, the database and the search index")
+    p.add_argument("--repair", action="store_true", help="rebuild the keyword index first")
+    p.set_defaults(func=commands.doctor)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; known problems print one line on stderr and return 1."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR,
+                        format="mnemo: %(levelname)s: %(message)s")
+    if not args.command:
+        parser.print_help()
+        return 0
+    try:
+        return args.func(args) or 0
+    except MnemoError as exc:
+        print(f"mnemo: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("mnemo: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); silence the flush at exit too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

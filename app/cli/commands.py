@@ -1,0 +1,295 @@
+"""One function per `mnemo` subcommand; each turns arguments into core calls and prints."""
+
+from __future__ import annotations
+
+import json
+import sys
+from argparse import Namespace
+from pathlib import Path
+
+from app.cli.output import print_memory, print_results, progress_bar, say
+from app.core import paths, transfer
+from app.core.engine import Engine
+from app.core.errors import InputError
+from app.core.settings import SETTINGS, Settings
+from app.core.store import Filters
+
+
+def _read_stdin() -> str:
+    if sys.stdin is None or sys.stdin.isatty():
+        raise InputError("no text given: pass TEXT or pipe it on standard input")
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("standard input is not UTF-8 text (binary data is not stored)") from None
+
+
+def _filters(args: Namespace) -> Filters:
+    tags = tuple(t.strip() for t in (args.tags or "").split(",") if t.strip())
+    return Filters(category=args.category, tags=tags, project=args.project, source=args.source,
+                   since=args.since, until=args.until)
+
+
+def remember(args: Namespace) -> int:
+    """mnemo remember"""
+    text = _read_stdin() if args.text == "-" else args.text
+    engine = Engine()
+    result = engine.remember(
+        text, title=args.title, category=args.category, tags=args.tags, project=args.project,
+        reasoning=args.reasoning, source=args.source, references=args.references,
+        confidence=args.confidence, merge=args.merge, force=args.force,
+    )
+    m = result.memory
+    if args.json:
+        out = {"status": result.status, "id": m.id, "title": m.display_title,
+               "observation_count": m.observation_count, "similarity": result.similarity,
+               "related": [{"id": r.id, "title": r.display_title, "similarity": round(s, 4)}
+                           for r, s in result.related]}
+        if result.notice:
+            out["notice"] = result.notice
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    similarity = f"{result.similarity:.2f}" if result.similarity is not None else "?"
+    if result.status == "stored":
+        print(f"Remembered {m.id}: {m.display_title}")
+    elif result.status == "observed":
+        print(f"Already known as {m.id} (seen {m.observation_count} times now)")
+    elif result.status == "restored":
+        print(f"Already known as {m.id}: brought back from the trash "
+              f"(seen {m.observation_count} times now)")
+    elif result.status == "merged":
+        print(f"Merged into {m.id} (similarity {similarity}): {m.display_title}")
+    else:
+        print(f"Not stored: very similar to {m.id} (similarity {similarity}): "
+              f"{m.display_title}\nUse --merge to merge into it or --force to store anyway.")
+    if result.related:
+        print("Related:")
+        for other, score in result.related:
+            print(f"  {other.id}  {score:.2f}  {other.display_title}")
+    if result.notice:
+        say(result.notice)
+    return 0
+
+
+def recall(args: Namespace) -> int:
+    """mnemo recall"""
+    engine = Engine()
+    result = engine.recall(args.query, mode=args.mode, limit=args.limit,
+                           filters=_filters(args), track=not args.no_track)
+    if args.json:
+        print(json.dumps(result.to_dict(explain=args.explain), ensure_ascii=False))
+        return 0
+    if result.notice:
+        say(result.notice)
+    print_results(result, args.explain)
+    return 0
+
+
+def show(args: Namespace) -> int:
+    """mnemo show"""
+    memory = Engine().get(args.id)
+    if args.json:
+        print(json.dumps(memory.to_dict(), ensure_ascii=False))
+    else:
+        print_memory(memory)
+    return 0
+
+
+def edit(args: Namespace) -> int:
+    """mnemo edit"""
+    changes = {k: getattr(args, k) for k in ("title", "text", "reasoning", "category", "tags",
+                                             "references", "confidence", "pinned")}
+    changes["source_project"] = args.project
+    if all(v is None for v in changes.values()):
+        raise InputError("nothing to change: give at least one of --title, --text, ...")
+    memory = Engine().edit(args.id, **changes)
+    if args.json:
+        print(json.dumps(memory.to_dict(), ensure_ascii=False))
+    else:
+        print(f"Updated {memory.id}: {memory.display_title}")
+    return 0
+
+
+def forget(args: Namespace) -> int:
+    """mnemo forget"""
+    engine = Engine()
+    if args.purge:
+        count = engine.store.purge(args.ids)
+        print(f"Deleted {count} memor{'y' if count == 1 else 'ies'} for good")
+        return 0
+    changed = engine.forget(args.ids)
+    for memory_id in changed:
+        print(f"Moved {memory_id} to the trash (undo: mnemo restore {memory_id})")
+    if len(changed) < len(args.ids):
+        say(f"{len(args.ids) - len(changed)} already in the trash")
+    return 0
+
+
+def restore(args: Namespace) -> int:
+    """mnemo restore"""
+    changed = Engine().restore(args.ids)
+    for memory_id in changed:
+        print(f"Restored {memory_id}")
+    if len(changed) < len(args.ids):
+        say(f"{len(args.ids) - len(changed)} were not in the trash")
+    return 0
+
+
+def listing(args: Namespace) -> int:
+    """mnemo list"""
+    filters = _filters(args)
+    filters.include_deleted = args.trash
+    memories = Engine().store.listing(filters, limit=args.limit)
+    if args.trash:
+        memories = [m for m in memories if m.deleted_at]
+    if args.json:
+        print(json.dumps([m.to_dict() for m in memories], ensure_ascii=False))
+        return 0
+    for m in memories:
+        print(f"{m.id}  {m.category:<12} {m.display_title}")
+    return 0
+
+
+def import_(args: Namespace) -> int:
+    """mnemo import"""
+    engine = Engine()
+    report = transfer.import_paths(
+        engine.store, [Path(p) for p in args.paths],
+        progress=lambda n: progress_bar("importing", n, 0),
+    )
+    progress_bar.end()
+    print(f"Imported {report.added} new memories ({report.skipped} already known)")
+    for error in report.errors[:20]:
+        say(f"skipped {error}")
+    if len(report.errors) > 20:
+        say(f"... and {len(report.errors) - 20} more lines skipped")
+    if report.added and not args.no_embed:
+        _backfill(engine)
+    return 1 if report.errors and not report.added else 0
+
+
+def export(args: Namespace) -> int:
+    """mnemo export"""
+    engine = Engine()
+    pieces = transfer.export(engine.store, args.format, args.include_trash)
+    if args.output:
+        count = transfer.write_atomically(Path(args.output), pieces)
+        say(f"Exported {count - (args.format == 'markdown')} memories to {args.output}")
+    else:
+        for piece in pieces:
+            sys.stdout.write(piece)
+    return 0
+
+
+def _backfill(engine: Engine) -> int:
+    if engine.embedder is None:
+        say(f"not embedded now ({engine.model_error}); run `mnemo backfill` later")
+        return 0
+    done = engine.backfill(progress=lambda n, total: progress_bar("embedding", n, total))
+    progress_bar.end()
+    return done
+
+
+def backfill(args: Namespace) -> int:
+    """mnemo backfill"""
+    engine = Engine()
+    if engine.embedder is None:
+        raise InputError(f"cannot embed: {engine.model_error}")
+    done = _backfill(engine)
+    print(f"Embedded {done} memor{'y' if done == 1 else 'ies'} with {engine.embedder.info.name}")
+    return 0
+
+
+def stats(args: Namespace) -> int:
+    """mnemo stats"""
+    data = Engine().stats()
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False))
+        return 0
+    print(f"Database:   {data['database']} (schema {data['schema_version']})")
+    print(f"Memories:   {data['memories']} ({data['pinned']} pinned, {data['trash']} in trash)")
+    model = data["model"]
+    if "error" in model:
+        print(f"Model:      unavailable: {model['error']}")
+    else:
+        print(f"Model:      {model['name']} ({model['dimension']} dimensions, {model['path']})")
+        print(f"Embedded:   {data['embedded']}  missing: {data['missing']}  "
+              f"stale: {data['stale']}")
+    for category, count in data["categories"].items():
+        print(f"  {category:<16} {count}")
+    return 0
+
+
+def model_info(args: Namespace) -> int:
+    """mnemo model info"""
+    engine = Engine()
+    info = engine.model_info()
+    data = {"name": info.name, "id": info.model_id, "path": str(info.path),
+            "architecture": info.architecture, "dimension": info.dimension,
+            "trained_context": info.trained_context, "window": info.window,
+            "sha256": info.sha256, "query_prefix": info.query_prefix,
+            "document_prefix": info.document_prefix,
+            "default": info.path.resolve() == paths.DEFAULT_MODEL.resolve()}
+    if args.json:
+        print(json.dumps(data))
+    else:
+        for key, value in data.items():
+            print(f"{key + ':':<17}{value!r}" if "prefix" in key else f"{key + ':':<17}{value}")
+    return 0
+
+
+def model_convert(args: Namespace) -> int:
+    """mnemo model convert"""
+    from app.core.converter import convert
+
+    out = convert(Path(args.src), Path(args.out), args.type, args.name)
+    print(f"Wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {args.type})")
+    return 0
+
+
+def model_use(args: Namespace) -> int:
+    """mnemo model use"""
+    settings = Settings()
+    target = "" if args.path == "default" else str(Path(args.path).expanduser().resolve())
+    settings.set("model_path", target)
+    engine = Engine(settings)
+    if engine.embedder is None:
+        raise InputError(f"not switched: {engine.model_error}")
+    settings.save()
+    counts = engine.store.vector_counts(engine.embedder.info.model_id)
+    print(f"Now using {engine.embedder.info.name} ({engine.embedder.info.path}); "
+          f"{counts['missing'] + counts['stale']} memories need re-embedding")
+    if not args.no_backfill:
+        _backfill(engine)
+    return 0
+
+
+def settings(args: Namespace) -> int:
+    """mnemo settings [KEY [VALUE]]"""
+    current = Settings()
+    if args.key and args.value is not None:
+        current.set(args.key, args.value)
+        current.save()
+    for setting in SETTINGS:
+        if args.key and setting.key != args.key:
+            continue
+        print(f"{setting.key} = {current[setting.key]!r}    # {setting.help}")
+    if args.key and args.key not in {s.key for s in SETTINGS}:
+        raise InputError(f"unknown setting {args.key!r}")
+    return 0
+
+
+def doctor(args: Namespace) -> int:
+    """mnemo doctor"""
+    from app.core.health import checks, repair
+
+    engine = Engine()
+    if args.repair:
+        repair(engine)
+        print("Rebuilt the keyword index")
+    problems = 0
+    for ok, line in checks(engine):
+        print(("ok    " if ok else "FAIL  ") + line)
+        problems += not ok
+    return 1 if problems else 0

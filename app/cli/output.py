@@ -1,0 +1,100 @@
+"""How the CLI prints: results, single memories, progress, and notices on stderr."""
+
+from __future__ import annotations
+
+import sys
+
+from app.core.display import age, snippet
+from app.core.memory import Memory
+from app.core.recall import RecallResult
+
+
+def say(message: str) -> None:
+    """A notice for the user on standard error (stdout stays clean for pipes)."""
+    print(f"mnemo: {message}", file=sys.stderr)
+
+
+def _highlight(text: str, spans: list[tuple[int, int]]) -> str:
+    if not sys.stdout.isatty() or not spans:
+        return text
+    out, last = [], 0
+    for start, end in spans:
+        out += [text[last:start], "\033[1m", text[start:end], "\033[0m"]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def print_results(result: RecallResult, explain: bool = False) -> None:
+    """Numbered results with score, id, category, tags, age and a highlighted snippet."""
+    if not result.results:
+        print(f"No relevant memories for {result.query!r}.")
+        return
+    for n, r in enumerate(result.results, 1):
+        m = r.memory
+        tags = " ".join(f"#{t}" for t in m.tags)
+        print(f"{n}. [{r.score:.2f}] {m.display_title}")
+        print(f"   {m.id} · {m.category}{' · ' + tags if tags else ''} · {age(m.created_at)}")
+        excerpt, spans = snippet(m.text, result.query)
+        print("   " + _highlight(excerpt, spans))
+        if explain:
+            vec = "—" if r.vector is None else f"{r.vector:.3f}"
+            kw = "—" if r.keyword is None else f"{r.keyword:.3f}"
+            w = result.weights
+            print(f"   vector {vec} → {r.vector_norm:.2f} ×{w.vector:g} · keyword {kw} → "
+                  f"{r.keyword_norm:.2f} ×{w.keyword:g} · prominence {r.prominence:.3f} → "
+                  f"{r.prominence_norm:.2f} ×{w.prominence:g}")
+    print(f"({len(result.results)} result{'s' if len(result.results) != 1 else ''}, "
+          f"{result.mode})")
+
+
+def print_memory(m: Memory) -> None:
+    """Every field of one memory, readable."""
+    print(f"{m.display_title}\n")
+    print(m.text)
+    if m.reasoning:
+        print(f"\nReasoning: {m.reasoning}")
+    print()
+    rows = [
+        ("id", m.id), ("category", m.category), ("tags", ", ".join(m.tags)),
+        ("references", ", ".join(m.references)), ("project", m.source_project or ""),
+        ("source", m.source), ("confidence", m.confidence),
+        ("observed", f"{m.observation_count} times"),
+        ("recalled", f"{m.recall_count} times, last {age(m.last_recalled_at)}"),
+        ("created", f"{m.created_at} ({age(m.created_at)})"),
+        ("updated", f"{m.updated_at} ({age(m.updated_at)})"),
+        ("pinned", "yes" if m.pinned else "no"),
+    ]
+    if m.deleted_at:
+        rows.append(("in trash since", m.deleted_at))
+    for key, value in rows:
+        if value:
+            print(f"{key + ':':<16}{value}")
+
+
+class _Progress:
+    """A one-line progress bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.active = False
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        if not sys.stderr.isatty():
+            return
+        self.active = True
+        if total:
+            filled = int(30 * done / total)
+            bar = "#" * filled + "-" * (30 - filled)
+            sys.stderr.write(f"\r{label} [{bar}] {done}/{total}")
+        else:
+            sys.stderr.write(f"\r{label} {done}")
+        sys.stderr.flush()
+
+    def end(self) -> None:
+        """Finish the line."""
+        if self.active:
+            sys.stderr.write("\n")
+            self.active = False
+
+
+progress_bar = _Progress()

@@ -1,0 +1,1 @@
+"""Mnemo's engine: storage, embeddings, search and ranking. Never imports Qt."""

@@ -1,0 +1,169 @@
+"""The SQLite connection (APSW): WAL, busy timeout, foreign keys, migrations, transactions."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import apsw
+
+from app.core.errors import StoreError
+from app.core.migrations import MIGRATIONS
+
+log = logging.getLogger(__name__)
+
+BUSY_TIMEOUT_MS = 5000
+
+
+def now() -> str:
+    """The current UTC time as ISO 8601 with microseconds (sorts as text)."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _known(exc: apsw.Error, path: Path) -> StoreError:
+    """A user-facing error for an SQLite failure."""
+    if isinstance(exc, apsw.BusyError | apsw.LockedError):
+        return StoreError(
+            f"the database {path} is locked by another process (waited "
+            f"{BUSY_TIMEOUT_MS // 1000} s); nothing was written, try again"
+        )
+    if isinstance(exc, apsw.ReadOnlyError):
+        return StoreError(f"the database {path} is read-only; nothing was written")
+    if isinstance(exc, apsw.FullError):
+        return StoreError(f"the disk holding {path} is full; nothing was written")
+    if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
+        return StoreError(f"the database {path} is damaged or not a Mnemo database ({exc})")
+    if isinstance(exc, apsw.CantOpenError):
+        return StoreError(f"cannot open the database {path} ({exc})")
+    return StoreError(f"database error on {path}: {exc}")
+
+
+class Database:
+    """One APSW connection to the Mnemo database, migrated on open."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.read_only = False
+        self._depth = 0
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = apsw.Connection(str(self.path))
+            self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            self._prepare()
+        except apsw.Error as exc:
+            raise _known(exc, self.path) from exc
+        except OSError as exc:
+            raise StoreError(f"cannot create the folder for {self.path}: {exc}") from exc
+
+    def _prepare(self) -> None:
+        try:
+            mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]
+            if mode != "wal":
+                log.warning("database %s is in %s mode, not WAL", self.path, mode)
+            self.migrate()
+        except apsw.ReadOnlyError:
+            self.read_only = True
+            pending = self.pending_migrations()
+            if pending:
+                raise StoreError(
+                    f"the database {self.path} is read-only and needs an upgrade "
+                    f"({', '.join(pending)}); make it writable once"
+                ) from None
+
+    def _applied(self) -> set[str]:
+        exists = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='_migrations'"
+        ).fetchall()
+        if not exists:
+            return set()
+        return {row[0] for row in self.conn.execute("SELECT name FROM _migrations")}
+
+    def pending_migrations(self) -> list[str]:
+        """Names of migrations not yet applied."""
+        applied = self._applied()
+        return [m.__name__ for m in MIGRATIONS if m.__name__ not in applied]
+
+    def migrate(self) -> None:
+        """Apply every pending migration, each in its own transaction."""
+        if not self.pending_migrations():
+            return
+        for migration in MIGRATIONS:
+            with self.write():
+                self.conn.execute(
+                    "CREATE TABLE IF NOT EXISTS _migrations "
+                    "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+                )
+                # Checked inside the write lock: another process may have just applied it.
+                if migration.__name__ in self._applied():
+                    continue
+                log.info("applying migration %s", migration.__name__)
+                migration(self.conn)
+                self.conn.execute(
+                    "INSERT INTO _migrations(name, applied_at) VALUES (?, ?)",
+                    (migration.__name__, now()),
+                )
+                self.set_meta("schema_version", str(len(self._applied())))
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[apsw.Connection]:
+        """One write transaction (BEGIN IMMEDIATE): all of it lands, or none of it."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self.conn
+            finally:
+                self._depth -= 1
+            return
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except apsw.Error as exc:
+            raise _known(exc, self.path) from exc
+        self._depth = 1
+        try:
+            yield self.conn
+        except BaseException as exc:
+            self._depth = 0
+            with contextlib.suppress(apsw.Error):
+                self.conn.execute("ROLLBACK")
+            if isinstance(exc, apsw.Error):
+                raise _known(exc, self.path) from exc
+            raise
+        self._depth = 0
+        try:
+            self.conn.execute("COMMIT")
+        except apsw.Error as exc:
+            with contextlib.suppress(apsw.Error):
+                self.conn.execute("ROLLBACK")
+            raise _known(exc, self.path) from exc
+
+    def query(self, sql: str, bindings: tuple | dict = ()) -> list[tuple]:
+        """All rows of a read query; SQLite failures become StoreError."""
+        try:
+            return self.conn.execute(sql, bindings).fetchall()
+        except apsw.SQLError:
+            raise
+        except apsw.Error as exc:
+            raise _known(exc, self.path) from exc
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        """A value from `_metadata`."""
+        rows = self.query("SELECT value FROM _metadata WHERE key = ?", (key,))
+        return rows[0][0] if rows else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Store a value in `_metadata` (inside the caller's transaction if any)."""
+        with self.write():
+            self.conn.execute(
+                "INSERT INTO _metadata(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def close(self) -> None:
+        """Close the connection (checkpointing the WAL)."""
+        with contextlib.suppress(apsw.Error):
+            self.conn.close()

@@ -1,0 +1,246 @@
+"""Local embeddings through llama.cpp: one Embedder owns one `llama_cpp.Llama`.
+
+llama.cpp aborts the whole process on a sequence longer than the context, so every input
+is tokenized, truncated (queries) or chunked (memories) here before llama.cpp decodes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from app.core import paths
+from app.core.errors import ModelError
+from app.core.gguf_meta import read_metadata
+
+log = logging.getLogger(__name__)
+
+MAX_CONTEXT = 8192  # never allocate more context than this, whatever the model was trained on
+MAX_CHUNKS = 1024  # a memory's text past this many windows is found by keywords only
+CHUNK_OVERLAP = 32  # tokens shared by neighbouring chunks
+
+# (pattern on "architecture name", query prefix, document prefix), first match wins.
+FAMILY_PREFIXES: tuple[tuple[str, str, str], ...] = (
+    (r"nomic", "search_query: ", "search_document: "),
+    (r"(^|[^a-z])e5([^a-z]|$)", "query: ", "passage: "),
+    (r"embeddinggemma|gemma-embedding|gemma3", "task: search result | query: ",
+     "title: none | text: "),
+    (r"qwen3", "Instruct: Given a web search query, retrieve relevant passages that answer "
+     "the query\nQuery:", ""),
+    (r"bge-m3", "", ""),
+    (r"bge|mxbai", "Represent this sentence for searching relevant passages: ", ""),
+)
+
+
+def family_prefixes(arch: str, name: str) -> tuple[str, str]:
+    """The (query, document) prefixes a model family was trained with."""
+    key = f"{arch} {name}".lower()
+    for pattern, query, document in FAMILY_PREFIXES:
+        if re.search(pattern, key):
+            return query, document
+    return "", ""
+
+
+def file_sha256(path: Path) -> str:
+    """The file's SHA-256, cached by path, size and modification time."""
+    path = Path(path).resolve()
+    stat = path.stat()
+    cache_file = paths.cache_dir() / "model-sha256.json"
+    key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}"
+    try:
+        cache = json.loads(cache_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        cache = {}
+    if key in cache:
+        return cache[key]
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    cache[key] = digest.hexdigest()
+    with contextlib.suppress(OSError):
+        tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(cache), encoding="utf-8")
+        tmp.replace(cache_file)
+    return cache[key]
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What Mnemo knows about a GGUF embedding model without loading its weights."""
+
+    path: Path
+    name: str
+    architecture: str
+    dimension: int
+    trained_context: int
+    window: int
+    sha256: str
+    query_prefix: str
+    document_prefix: str
+
+    @property
+    def model_id(self) -> str:
+        """Identifies the vector space: vectors from another id are never compared."""
+        return f"{self.name}@{self.sha256[:12]}"
+
+
+def inspect_model(path: Path, query_prefix: str = "auto", document_prefix: str = "auto") -> ModelInfo:
+    """Read a model's metadata and choose its window and prefixes; ModelError if unusable."""
+    path = Path(path).expanduser()
+    meta = read_metadata(path)
+    arch = str(meta.get("general.architecture", ""))
+    if not arch:
+        raise ModelError(f"{path} has no architecture in its metadata")
+    trained = int(meta.get(f"{arch}.context_length", 512))
+    dimension = int(meta.get(f"{arch}.embedding_length", 0))
+    max_seq = int(meta.get("mnemo.max_seq_length", 0)) or trained
+    window = max(8, min(max_seq, trained, MAX_CONTEXT))
+    name = str(meta.get("general.name") or path.stem)
+    auto_query, auto_document = family_prefixes(arch, f"{name} {path.name}")
+    return ModelInfo(
+        path=path,
+        name=name,
+        architecture=arch,
+        dimension=dimension,
+        trained_context=trained,
+        window=window,
+        sha256=file_sha256(path),
+        query_prefix=auto_query if query_prefix == "auto" else query_prefix,
+        document_prefix=auto_document if document_prefix == "auto" else document_prefix,
+    )
+
+
+class Embedder:
+    """Turns text into L2-normalized float32 vectors with a local GGUF model."""
+
+    def __init__(self, info: ModelInfo, threads: int = 0):
+        import llama_cpp
+
+        self.info = info
+        self._lock = threading.Lock()
+        n_ctx = min(info.trained_context, MAX_CONTEXT)
+        try:
+            self._llm = llama_cpp.Llama(
+                str(info.path),
+                embedding=True,
+                n_ctx=n_ctx,
+                n_batch=n_ctx,
+                n_ubatch=n_ctx,
+                n_threads=threads or None,
+                n_threads_batch=threads or None,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(f"cannot load the model {info.path}: {exc}") from None
+        if self._llm.pooling_type() == llama_cpp.LLAMA_POOLING_TYPE_NONE:
+            raise ModelError(f"{info.path} has no pooling: it is not a sentence-embedding model")
+        self._n_batch = n_ctx
+        self._n_seq_max = self._llm.context_params.n_seq_max
+        with_special = self._llm.tokenize(b"a", add_bos=True, special=False)
+        bare = self._llm.tokenize(b"a", add_bos=False, special=False)
+        start = next(i for i in range(len(with_special)) if with_special[i:i + len(bare)] == bare)
+        self._head = with_special[:start]
+        self._tail = with_special[start + len(bare):]
+        self._budget = info.window - len(self._head) - len(self._tail)
+        self._query_prefix = self._tokens(info.query_prefix)
+        self._document_prefix = self._tokens(info.document_prefix)
+        if self._budget - max(len(self._query_prefix), len(self._document_prefix)) < 8:
+            raise ModelError(f"{info.path}: the window of {info.window} tokens is too small")
+
+    @classmethod
+    def load(cls, path: Path, query_prefix: str = "auto", document_prefix: str = "auto",
+             threads: int = 0) -> Embedder:
+        """Inspect and load a model in one step."""
+        return cls(inspect_model(path, query_prefix, document_prefix), threads)
+
+    def _tokens(self, text: str) -> list[int]:
+        if not text:
+            return []
+        # NUL and other C0 controls can end the C string early or confuse the tokenizer.
+        clean = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", " ", text)
+        return self._llm.tokenize(clean.encode("utf-8", errors="replace"), add_bos=False,
+                                  special=False)
+
+    def query_sequence(self, text: str) -> list[int]:
+        """The token sequence for a query: prefixed and truncated to the window."""
+        room = self._budget - len(self._query_prefix)
+        return self._head + self._query_prefix + self._tokens(text)[:room] + self._tail
+
+    def document_sequences(self, text: str) -> list[list[int]]:
+        """The token sequences for a memory: overlapping windows over its text."""
+        body = self._tokens(text)
+        room = self._budget - len(self._document_prefix)
+        overlap = min(CHUNK_OVERLAP, room // 4)
+        starts = range(0, max(len(body) - overlap, 1), room - overlap)
+        return [
+            self._head + self._document_prefix + body[s:s + room] + self._tail
+            for s in list(starts)[:MAX_CHUNKS]
+        ]
+
+    def _decode(self, sequences: list[list[int]]) -> np.ndarray:
+        """Embed token sequences, packing several into each llama.cpp batch."""
+        import llama_cpp
+
+        llm, dim = self._llm, self.info.dimension
+        out = np.empty((len(sequences), dim), dtype=np.float32)
+        done = 0
+        batch: list[list[int]] = []
+
+        def flush() -> None:
+            nonlocal done
+            llm._ctx.kv_cache_clear()
+            llm._ctx.decode(llm._batch)
+            for i in range(len(batch)):
+                ptr = llama_cpp.llama_get_embeddings_seq(llm._ctx.ctx, i)
+                out[done + i] = np.ctypeslib.as_array(ptr, shape=(dim,))
+            done += len(batch)
+            llm._batch.reset()
+            batch.clear()
+
+        with self._lock:
+            llm._batch.reset()
+            used = 0
+            for seq in sequences:
+                if len(seq) > self._n_batch:  # our chunking guarantees this never happens
+                    raise AssertionError(f"sequence of {len(seq)} tokens exceeds the batch")
+                if batch and (used + len(seq) > self._n_batch or len(batch) >= self._n_seq_max):
+                    flush()
+                    used = 0
+                llm._batch.add_sequence(seq, len(batch), True)
+                batch.append(seq)
+                used += len(seq)
+            if batch:
+                flush()
+            llm._ctx.kv_cache_clear()
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-12)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One normalized vector for a search query."""
+        return self._decode([self.query_sequence(text)])[0]
+
+    def embed_documents(self, texts: list[str]) -> list[np.ndarray]:
+        """For each memory text, its chunk vectors as an (n_chunks, dim) array."""
+        sequences, owners = [], []
+        for i, text in enumerate(texts):
+            for seq in self.document_sequences(text):
+                sequences.append(seq)
+                owners.append(i)
+        vectors = self._decode(sequences) if sequences else np.empty((0, self.info.dimension))
+        owners_arr = np.asarray(owners)
+        return [vectors[owners_arr == i] for i in range(len(texts))]
+
+    def close(self) -> None:
+        """Free the model."""
+        with self._lock:
+            self._llm.close()

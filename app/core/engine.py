@@ -1,0 +1,330 @@
+"""The one core API that the CLI, the GUI and the MCP server all use."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from app.core import paths
+from app.core.db import Database
+from app.core.embedder import Embedder, ModelInfo, inspect_model
+from app.core.errors import InputError, MnemoError, ModelError
+from app.core.memory import CONFIDENCES, Memory, clean_text, content_hash, split_list, title_from
+from app.core.ranking import Weights
+from app.core.recall import RecallResult, recall
+from app.core.settings import Settings
+from app.core.store import Filters, Store
+from app.core.vectors import VectorIndex
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RememberResult:
+    """What `remember` did: stored, observed again, merged, or held back as a near-duplicate."""
+
+    status: str  # stored | observed | restored | merged | similar
+    memory: Memory
+    similarity: float | None = None  # to the near-duplicate, for similar / merged
+    related: list[tuple[Memory, float]] = field(default_factory=list)
+    notice: str | None = None
+
+
+class Engine:
+    """Opens the database, owns the model (loaded on first use) and the vector index."""
+
+    def __init__(self, settings: Settings | None = None, database: Path | None = None):
+        self.settings = settings or Settings()
+        self.db = Database(database or paths.database_path())
+        self.store = Store(self.db)
+        self._embedder: Embedder | None = None
+        self._model_error: str | None = None
+        self._model_tried = False
+        self._index: VectorIndex | None = None
+        self._live_count: tuple[tuple, int] | None = None
+
+    # ---- the model -----------------------------------------------------------------
+    def model_path(self) -> Path:
+        """The GGUF file in use: MNEMO_MODEL, the setting, or the bundled default."""
+        configured = self.settings["model_path"]
+        return Path(configured).expanduser() if configured else paths.DEFAULT_MODEL
+
+    def model_info(self) -> ModelInfo:
+        """The model's metadata, without loading it (ModelError if unusable)."""
+        return inspect_model(self.model_path(), self.settings["query_prefix"],
+                             self.settings["document_prefix"])
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The loaded model, or None (see `model_error`) if it cannot be loaded."""
+        if not self._model_tried:
+            self._model_tried = True
+            try:
+                self._embedder = Embedder(self.model_info(), self.settings["model_threads"])
+                self._record_model(self._embedder.info)
+            except ModelError as exc:
+                self._model_error = str(exc)
+                log.warning("%s", exc)
+        return self._embedder
+
+    @property
+    def model_error(self) -> str | None:
+        """Why the model is unavailable, if it is."""
+        return self._model_error
+
+    def reload_model(self) -> Embedder | None:
+        """Forget the loaded model (after a settings change) and load it again."""
+        if self._embedder is not None:
+            self._embedder.close()
+        self._embedder, self._model_error, self._model_tried, self._index = None, None, False, None
+        return self.embedder
+
+    def _record_model(self, info: ModelInfo) -> None:
+        previous = self.db.get_meta("model_id")
+        if previous == info.model_id or self.db.read_only:
+            return
+        if previous:
+            log.info("model changed from %s to %s: vectors will be re-embedded", previous,
+                     info.model_id)
+        with self.db.write():
+            self.db.set_meta("model_id", info.model_id)
+            self.db.set_meta("model_name", info.name)
+            self.db.set_meta("model_dimension", str(info.dimension))
+            self.db.set_meta("model_sha256", info.sha256)
+            self.db.set_meta("model_path", str(info.path))
+
+    def vector_index(self) -> VectorIndex | None:
+        """The in-memory vectors of the current model, refreshed from the database."""
+        embedder = self.embedder
+        if embedder is None:
+            return None
+        if self._index is None:
+            self._index = VectorIndex(embedder.info.model_id, embedder.info.dimension)
+        self._index.refresh(self.store)
+        return self._index
+
+    def vectors_missing(self) -> int:
+        """How many live memories have no vectors from the current model."""
+        index = self.vector_index()
+        if index is None:
+            return self.store.counts()["memories"]
+        version = (self.db.query("PRAGMA data_version")[0][0], self.db.conn.total_changes())
+        if self._live_count is None or self._live_count[0] != version:
+            self._live_count = (version, self.store.counts()["memories"])
+        return max(self._live_count[1] - len(index), 0)
+
+    def weights(self) -> Weights:
+        """The hybrid weights from the settings."""
+        s = self.settings
+        return Weights(s["weight_vector"], s["weight_keyword"], s["weight_prominence"])
+
+    # ---- reading -------------------------------------------------------------------
+    def recall(self, query: str, mode: str | None = None, limit: int | None = None,
+               filters: Filters | None = None, track: bool = True,
+               prefix: bool = False) -> RecallResult:
+        """Search; with `track`, every returned memory counts as recalled."""
+        result = recall(self, query, mode, limit or self.settings["default_limit"], filters,
+                        prefix)
+        if track and result.results and not self.db.read_only:
+            self.mark_used([r.memory.id for r in result.results])
+        return result
+
+    def mark_used(self, ids: list[str]) -> None:
+        """Count memories as recalled (printed, copied, injected)."""
+        self.store.record_recall(ids)
+
+    def get(self, memory_id: str) -> Memory:
+        """One memory by id or unique id prefix."""
+        return self.store.get(memory_id)
+
+    # ---- writing -------------------------------------------------------------------
+    def _embed(self, memory: Memory) -> np.ndarray | None:
+        embedder = self.embedder
+        if embedder is None:
+            return None
+        return embedder.embed_documents([memory.embed_text])[0]
+
+    def _save_vectors(self, memory: Memory, vectors: np.ndarray | None) -> None:
+        if vectors is not None and self._embedder is not None:
+            self.store.save_vectors(memory.id, self._embedder.info.model_id,
+                                    content_hash(memory.embed_text), vectors)
+
+    def similar(self, vectors: np.ndarray, exclude: str | None = None,
+                minimum: float | None = None, k: int = 6) -> list[tuple[Memory, float]]:
+        """Live memories whose best chunk is close to any of these vectors, closest first."""
+        index = self.vector_index()
+        if index is None or vectors is None or not len(vectors):
+            return []
+        floor = self.settings["related_threshold"] if minimum is None else minimum
+        best: dict[int, float] = {}
+        for vec in vectors[:8]:
+            hits, _ = index.top(vec, k + 1, None, floor)
+            for seq, score in hits:
+                best[seq] = max(best.get(seq, -1.0), score)
+        found = self.store.by_seqs(best)
+        pairs = [(found[s], best[s]) for s in best if s in found and found[s].id != exclude]
+        return sorted(pairs, key=lambda p: -p[1])[:k]
+
+    def remember(self, text: str, title: str | None = None, category: str | None = None,
+                 tags: str | list[str] | None = None, project: str | None = None,
+                 reasoning: str | None = None, source: str = "manual",
+                 references: str | list[str] | None = None, confidence: str = "medium",
+                 merge: bool = False, force: bool = False, embed: bool = True) -> RememberResult:
+        """Store a memory, or count it again if known, or hold it back as a near-duplicate."""
+        text = clean_text(text)
+        if not text:
+            raise InputError("nothing to remember: the text is empty")
+        if confidence not in CONFIDENCES:
+            raise InputError(f"confidence must be one of {', '.join(CONFIDENCES)}")
+        memory = Memory(
+            id="", text=text, title=clean_text(title or "", "title")[:500] or title_from(text),
+            reasoning=clean_text(reasoning or "", "reasoning"),
+            category=(category or "note").strip() or "note", tags=split_list(tags),
+            references=split_list(references), source=source or "manual",
+            source_project=project or None, confidence=confidence,
+        )
+        existing = self.store.find_by_hash(content_hash(text))
+        if existing is not None:
+            was_trashed = existing.deleted_at is not None
+            observed = self.store.observe(existing.id)
+            new_tags = split_list(observed.tags + memory.tags)
+            if new_tags != observed.tags:
+                observed = self.store.update(observed.id, tags=new_tags)
+            return RememberResult("restored" if was_trashed else "observed", observed)
+
+        vectors = self._embed(memory) if embed else None
+        notice = None
+        if vectors is None and embed:
+            notice = f"stored without embedding ({self.model_error}); `mnemo backfill` adds it later"
+        neighbours = self.similar(vectors) if vectors is not None else []
+        duplicate = next(
+            ((m, s) for m, s in neighbours if s >= self.settings["duplicate_threshold"]), None
+        )
+        related = [(m, s) for m, s in neighbours if s < self.settings["duplicate_threshold"]]
+        if duplicate is not None and not force:
+            target, score = duplicate
+            if not merge:
+                return RememberResult("similar", target, score, related)
+            merged = self._merge_into(target, [memory])
+            return RememberResult("merged", merged, score, related)
+        stored = self.store.insert(memory)
+        self._save_vectors(stored, vectors)
+        return RememberResult("stored", stored, None, related, notice)
+
+    def _merge_into(self, target: Memory, others: list[Memory]) -> Memory:
+        """Fold memories into `target`: longer text wins, lists unite, counts add up."""
+        group = [target, *others]
+        longest = max(group, key=lambda m: len(m.text))
+        best_confidence = max((CONFIDENCES.index(m.confidence) for m in group))
+        with self.db.write():
+            merged = self.store.update(
+                target.id,
+                text=longest.text,
+                title=longest.title or target.title,
+                reasoning=max((m.reasoning for m in group), key=len),
+                tags=split_list([t for m in group for t in m.tags]),
+                references=split_list([r for m in group for r in m.references]),
+                observation_count=sum(m.observation_count for m in group),
+                confidence=CONFIDENCES[best_confidence],
+                pinned=any(m.pinned for m in group),
+            )
+            stored_others = [m.id for m in others if m.id and m.created_at]
+            if stored_others:
+                self.store.set_deleted(stored_others, True)
+        if longest is not target or self.store.vectors_of(merged.id, self._model_id()) is None:
+            self._save_vectors(merged, self._embed(merged))
+        return merged
+
+    def merge(self, ids: list[str]) -> Memory:
+        """Merge memories into the first; the others go to the trash (restorable)."""
+        if len(set(ids)) < 2:
+            raise InputError("merging needs at least two different memories")
+        memories = [self.store.get(i, include_deleted=False) for i in ids]
+        return self._merge_into(memories[0], memories[1:])
+
+    def edit(self, memory_id: str, **changes) -> Memory:
+        """Change a memory's fields; a content change is re-embedded at once if possible."""
+        for key in ("title", "text", "reasoning"):
+            if changes.get(key) is not None:
+                changes[key] = clean_text(changes[key], key)
+        if "text" in changes and not changes["text"]:
+            raise InputError("a memory's text cannot be empty")
+        if changes.get("confidence") is not None and changes["confidence"] not in CONFIDENCES:
+            raise InputError(f"confidence must be one of {', '.join(CONFIDENCES)}")
+        for key in ("tags", "references"):
+            if key in changes and changes[key] is not None:
+                changes[key] = split_list(changes[key])
+        changes = {k: v for k, v in changes.items() if v is not None}
+        memory = self.store.update(memory_id, **changes)
+        if self.store.vectors_of(memory.id, self._model_id()) is None:
+            self._save_vectors(memory, self._embed(memory))
+        return memory
+
+    def _model_id(self) -> str:
+        """The current model's id ('' when the model is unavailable)."""
+        embedder = self.embedder
+        return embedder.info.model_id if embedder else ""
+
+    def forget(self, ids: list[str]) -> list[str]:
+        """Move memories to the trash."""
+        return self.store.set_deleted(ids, True)
+
+    def restore(self, ids: list[str]) -> list[str]:
+        """Bring memories back from the trash."""
+        return self.store.set_deleted(ids, False)
+
+    def backfill(self, batch_size: int = 32,
+                 progress: Callable[[int, int], None] | None = None,
+                 should_stop: Callable[[], bool] | None = None) -> int:
+        """Embed every live memory whose vectors are missing or stale; returns how many."""
+        embedder = self.embedder
+        if embedder is None:
+            raise ModelError(f"cannot backfill: {self.model_error}")
+        model_id = embedder.info.model_id
+        counts = self.store.vector_counts(model_id)
+        total = counts["missing"] + counts["stale"]
+        done, after = 0, 0
+        while not (should_stop and should_stop()):
+            batch = self.store.needing_vectors(model_id, batch_size, after)
+            if not batch:
+                break
+            vectors = embedder.embed_documents([m.embed_text for _, m in batch])
+            with self.db.write():
+                for (_, memory), vecs in zip(batch, vectors, strict=True):
+                    self.store.save_vectors(memory.id, model_id, content_hash(memory.embed_text),
+                                            vecs)
+            done += len(batch)
+            after = batch[-1][0]
+            if progress:
+                progress(done, max(total, done))
+        return done
+
+    # ---- overview ------------------------------------------------------------------
+    def stats(self) -> dict:
+        """Counts, model and database facts for `mnemo stats` and the status bar."""
+        counts = self.store.counts()
+        out = {"database": str(self.db.path), **counts}
+        out["categories"] = dict(self.db.query(
+            "SELECT category, count(*) FROM memories WHERE deleted_at IS NULL "
+            "GROUP BY category ORDER BY count(*) DESC"
+        ))
+        try:
+            info = self.model_info()
+            out["model"] = {"name": info.name, "id": info.model_id, "path": str(info.path),
+                            "dimension": info.dimension, "window": info.window}
+            out.update(self.store.vector_counts(info.model_id))
+        except MnemoError as exc:
+            out["model"] = {"error": str(exc)}
+        out["schema_version"] = int(self.db.get_meta("schema_version", "0"))
+        return out
+
+    def close(self) -> None:
+        """Free the model and close the database."""
+        if self._embedder is not None:
+            self._embedder.close()
+            self._embedder = None
+        self.db.close()

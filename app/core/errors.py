@@ -1,0 +1,23 @@
+"""The two kinds of error: known problems the user can act on, and bugs."""
+
+from __future__ import annotations
+
+
+class MnemoError(Exception):
+    """A known problem: shown to the user as one clear line, never as a traceback."""
+
+
+class InputError(MnemoError):
+    """The user's input cannot be used as given (empty, binary, too large, unknown id)."""
+
+
+class NotFoundError(InputError):
+    """No memory has the given id."""
+
+
+class ModelError(MnemoError):
+    """The embedding model is missing, corrupt, or cannot be loaded."""
+
+
+class StoreError(MnemoError):
+    """The database cannot be opened or written (locked, read-only, corrupt, disk full)."""

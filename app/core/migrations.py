@@ -1,0 +1,94 @@
+"""Schema migrations: ordered, named functions, each applied once and recorded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import apsw
+
+
+def m001_memories(db: apsw.Connection) -> None:
+    """Memories, their FTS5 index (kept in sync by triggers) and metadata."""
+    db.execute(
+        """
+        CREATE TABLE _metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE memories (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            content_hash TEXT NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            reasoning TEXT NOT NULL DEFAULT '',
+            category TEXT NOT NULL DEFAULT 'note',
+            tags TEXT NOT NULL DEFAULT '[]',
+            refs TEXT NOT NULL DEFAULT '[]',
+            source TEXT NOT NULL DEFAULT 'manual',
+            source_project TEXT,
+            confidence TEXT NOT NULL DEFAULT 'medium'
+                CHECK (confidence IN ('low', 'medium', 'high')),
+            observation_count INTEGER NOT NULL DEFAULT 1,
+            recall_count INTEGER NOT NULL DEFAULT 0,
+            last_recalled_at TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            deleted_at TEXT
+        );
+        CREATE INDEX memories_content_hash ON memories(content_hash);
+        CREATE INDEX memories_updated ON memories(updated_at);
+        CREATE INDEX memories_category ON memories(category);
+
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            title, text, reasoning, tags,
+            content='memories', content_rowid='seq',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts(rowid, title, text, reasoning, tags)
+            VALUES (new.seq, new.title, new.text, new.reasoning, new.tags);
+        END;
+        CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, title, text, reasoning, tags)
+            VALUES ('delete', old.seq, old.title, old.text, old.reasoning, old.tags);
+        END;
+        CREATE TRIGGER memories_au AFTER UPDATE OF title, text, reasoning, tags ON memories
+        BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, title, text, reasoning, tags)
+            VALUES ('delete', old.seq, old.title, old.text, old.reasoning, old.tags);
+            INSERT INTO memories_fts(rowid, title, text, reasoning, tags)
+            VALUES (new.seq, new.title, new.text, new.reasoning, new.tags);
+        END;
+        """
+    )
+
+
+def m002_embeddings(db: apsw.Connection) -> None:
+    """Embedding vectors, one row per chunk, and a counter that tells readers to reload."""
+    db.execute(
+        """
+        CREATE TABLE embeddings (
+            rowid INTEGER PRIMARY KEY,
+            memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE
+                ON UPDATE CASCADE,
+            chunk INTEGER NOT NULL,
+            model_id TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            UNIQUE (memory_id, chunk)
+        );
+        CREATE INDEX embeddings_model ON embeddings(model_id, memory_id);
+        INSERT INTO _metadata(key, value) VALUES ('vector_generation', '0');
+        -- A reader holding vectors in memory must reload after anything but an append.
+        CREATE TRIGGER embeddings_ad AFTER DELETE ON embeddings BEGIN
+            UPDATE _metadata SET value = CAST(value AS INTEGER) + 1
+            WHERE key = 'vector_generation';
+        END;
+        CREATE TRIGGER memories_trash AFTER UPDATE OF deleted_at ON memories BEGIN
+            UPDATE _metadata SET value = CAST(value AS INTEGER) + 1
+            WHERE key = 'vector_generation';
+        END;
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (m001_memories, m002_embeddings)

@@ -1,0 +1,120 @@
+"""Recall: keyword (FTS5/BM25), semantic (cosine) and hybrid search over memories."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from app.core import fts
+from app.core.errors import InputError
+from app.core.ranking import Scored, Weights, combine, prominence
+from app.core.store import Filters
+
+if TYPE_CHECKING:
+    from app.core.engine import Engine
+
+MODES = ("hybrid", "semantic", "keyword")
+
+
+@dataclass
+class RecallResult:
+    """What a search found, in which mode, and anything the user should know about it."""
+
+    query: str
+    mode: str
+    results: list[Scored] = field(default_factory=list)
+    notice: str | None = None
+    weights: Weights | None = None
+
+    def to_dict(self, explain: bool = False) -> dict:
+        """The JSON shape of `mnemo recall --json`."""
+        out = {"query": self.query, "mode": self.mode, "results": []}
+        for r in self.results:
+            m = r.memory
+            item = {
+                "id": m.id, "title": m.display_title, "text": m.text, "score": round(r.score, 6),
+                "category": m.category, "tags": m.tags, "created_at": m.created_at,
+                "updated_at": m.updated_at, "source": m.source, "project": m.source_project,
+                "confidence": m.confidence, "recall_count": m.recall_count,
+                "observation_count": m.observation_count, "pinned": m.pinned,
+            }
+            if explain:
+                item["signals"] = {
+                    "vector": r.vector, "vector_norm": r.vector_norm, "keyword": r.keyword,
+                    "keyword_norm": r.keyword_norm, "prominence": r.prominence,
+                    "prominence_norm": r.prominence_norm,
+                }
+            out["results"].append(item)
+        if self.notice:
+            out["notice"] = self.notice
+        return out
+
+
+def recall(engine: Engine, query: str, mode: str | None = None, limit: int = 10,
+           filters: Filters | None = None, prefix: bool = False) -> RecallResult:
+    """Search memories; falls back to keywords (with a notice) when meaning is unavailable."""
+    if mode is not None and mode not in MODES:
+        raise InputError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    if not query or not query.strip():
+        raise InputError("nothing to search for: the query is empty")
+    filters = filters or Filters()
+    settings = engine.settings
+    limit = max(1, min(int(limit), 1000))
+    pool = max(limit * 5, 50)
+    notice = None
+
+    wanted = mode or "hybrid"
+    embedder = engine.embedder if wanted != "keyword" else None
+    index = engine.vector_index() if embedder is not None else None
+    if wanted != "keyword":
+        if embedder is None:
+            notice = f"semantic search unavailable ({engine.model_error}); showing keyword results"
+        elif index is not None and len(index) == 0:
+            embedder = None
+            notice = "no memory is embedded yet (run `mnemo backfill`); showing keyword results"
+    if embedder is None:
+        wanted = "keyword"
+    elif mode is None:
+        wanted = "hybrid"
+
+    vector_hits, lookup = [], None
+    if wanted in ("hybrid", "semantic"):
+        qvec = embedder.embed_query(query)
+        allowed = engine.store.seqs_matching(filters) if filters.active else None
+        vector_hits, lookup = index.top(qvec, pool, allowed, settings["min_similarity"])
+    keyword_hits = []
+    if wanted in ("hybrid", "keyword"):
+        expression = fts.build(query, prefix=prefix)
+        if expression:
+            keyword_hits = engine.store.keyword_search(expression, filters, pool)
+
+    seqs = dict.fromkeys([s for s, _ in vector_hits] + [s for s, _ in keyword_hits])
+    memories = engine.store.by_seqs(seqs, filters)
+    vector_of, keyword_of = dict(vector_hits), dict(keyword_hits)
+    now = datetime.now(timezone.utc)
+    max_obs = engine.store.max_observations()
+    candidates = []
+    for seq in seqs:
+        memory = memories.get(seq)
+        if memory is None:
+            continue  # trashed or filtered out since the index was read
+        vector = vector_of.get(seq)
+        if vector is None and lookup is not None:
+            vector = lookup.get(seq)
+        candidates.append(Scored(memory=memory, seq=seq, vector=vector,
+                                 keyword=keyword_of.get(seq),
+                                 prominence=prominence(memory, max_obs, now)))
+
+    if wanted == "semantic":
+        weights = Weights(vector=1.0, keyword=0.0, prominence=0.0)
+    elif wanted == "keyword":
+        weights = Weights(vector=0.0, keyword=1.0, prominence=0.0)
+    else:
+        weights = engine.weights()
+    ranked = combine(candidates, weights)[:limit]
+    missing = engine.vectors_missing() if wanted != "keyword" and notice is None else 0
+    if missing:
+        notice = (f"{missing} memor{'y is' if missing == 1 else 'ies are'} not embedded yet "
+                  "and can only be found by keywords")
+    return RecallResult(query=query, mode=wanted, results=ranked, notice=notice, weights=weights)

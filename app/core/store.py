@@ -1,0 +1,368 @@
+"""Memories and their vectors in SQLite: every write is one transaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.core.db import Database, now
+from app.core.errors import InputError, NotFoundError
+from app.core.memory import Memory, content_hash
+
+COLUMNS = (
+    "id, text, title, reasoning, category, tags, refs, source, source_project, confidence, "
+    "observation_count, recall_count, last_recalled_at, created_at, updated_at, pinned, "
+    "deleted_at"
+)
+CONTENT_FIELDS = ("title", "text", "reasoning")
+EDITABLE = (
+    "title", "text", "reasoning", "category", "tags", "references", "source_project",
+    "confidence", "pinned",
+)
+
+
+def _row_to_memory(row: tuple) -> Memory:
+    return Memory(
+        id=row[0], text=row[1], title=row[2], reasoning=row[3], category=row[4],
+        tags=json.loads(row[5]), references=json.loads(row[6]), source=row[7],
+        source_project=row[8], confidence=row[9], observation_count=row[10],
+        recall_count=row[11], last_recalled_at=row[12], created_at=row[13],
+        updated_at=row[14], pinned=bool(row[15]), deleted_at=row[16],
+    )
+
+
+@dataclass
+class Filters:
+    """What narrows a search or a listing; empty fields do not filter."""
+
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    project: str | None = None
+    source: str | None = None
+    since: str | None = None  # ISO date or timestamp, compared with created_at
+    until: str | None = None
+    include_deleted: bool = False
+
+    def sql(self, alias: str = "m") -> tuple[str, list]:
+        """A WHERE fragment (starting with AND) and its bindings."""
+        parts, args = [], []
+        if not self.include_deleted:
+            parts.append(f"{alias}.deleted_at IS NULL")
+        if self.category:
+            parts.append(f"{alias}.category = ?")
+            args.append(self.category)
+        for tag in self.tags:
+            parts.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)")
+            args.append(tag)
+        if self.project:
+            parts.append(f"{alias}.source_project = ?")
+            args.append(self.project)
+        if self.source:
+            parts.append(f"{alias}.source = ?")
+            args.append(self.source)
+        if self.since:
+            parts.append(f"{alias}.created_at >= ?")
+            args.append(self.since)
+        if self.until:
+            parts.append(f"{alias}.created_at < ?")
+            args.append(self.until)
+        return "".join(f" AND {p}" for p in parts), args
+
+    @property
+    def active(self) -> bool:
+        """Whether anything beyond the trash exclusion narrows the set."""
+        return any((self.category, self.tags, self.project, self.source, self.since, self.until))
+
+
+class Store:
+    """CRUD over memories and embeddings on one Database."""
+
+    def __init__(self, db: Database):
+        self.db = db
+
+    # ---- reading -------------------------------------------------------------------
+    def get(self, memory_id: str, include_deleted: bool = True) -> Memory:
+        """The memory with this id (or a unique prefix of at least 4 characters)."""
+        memory_id = memory_id.strip().lower()
+        rows = self.db.query(f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+        if not rows and len(memory_id) >= 4 and memory_id.isalnum():
+            rows = self.db.query(
+                f"SELECT {COLUMNS} FROM memories WHERE id >= ? AND id < ? LIMIT 2",
+                (memory_id, memory_id + "\uffff"),
+            )
+            if len(rows) > 1:
+                raise InputError(f"id prefix {memory_id!r} matches several memories")
+        if not rows or (rows[0][16] and not include_deleted):
+            raise NotFoundError(f"no memory with id {memory_id!r}")
+        return _row_to_memory(rows[0])
+
+    def find_by_hash(self, digest: str) -> Memory | None:
+        """A memory (live first, then trashed) whose text has this content hash."""
+        rows = self.db.query(
+            f"SELECT {COLUMNS} FROM memories WHERE content_hash = ? "
+            "ORDER BY deleted_at IS NOT NULL, seq LIMIT 1",
+            (digest,),
+        )
+        return _row_to_memory(rows[0]) if rows else None
+
+    def by_seqs(self, seqs: Iterable[int], filters: Filters | None = None) -> dict[int, Memory]:
+        """Memories by internal row number, keeping only those passing `filters`."""
+        seqs = list(seqs)
+        if not seqs:
+            return {}
+        where, args = (filters or Filters()).sql()
+        out: dict[int, Memory] = {}
+        for start in range(0, len(seqs), 500):
+            part = seqs[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for row in self.db.query(
+                f"SELECT m.seq, {', '.join('m.' + c.strip() for c in COLUMNS.split(','))} "
+                f"FROM memories m WHERE m.seq IN ({marks}){where}",
+                (*part, *args),
+            ):
+                out[row[0]] = _row_to_memory(row[1:])
+        return out
+
+    def seqs_matching(self, filters: Filters) -> np.ndarray:
+        """Row numbers of every memory passing `filters`."""
+        where, args = filters.sql()
+        rows = self.db.query(f"SELECT m.seq FROM memories m WHERE 1{where}", tuple(args))
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+    def listing(self, filters: Filters | None = None, order: str = "updated_at DESC",
+                limit: int = 50, offset: int = 0) -> list[Memory]:
+        """A page of memories in a fixed order (for browsing)."""
+        allowed = {"updated_at", "created_at", "title", "recall_count", "category", "seq",
+                   "observation_count", "last_recalled_at"}
+        column, _, direction = order.partition(" ")
+        if column not in allowed or direction.upper() not in ("", "ASC", "DESC"):
+            raise InputError(f"cannot sort by {order!r}")
+        where, args = (filters or Filters()).sql()
+        rows = self.db.query(
+            f"SELECT {COLUMNS} FROM memories m WHERE 1{where} ORDER BY {order}, seq "
+            "LIMIT ? OFFSET ?",
+            (*args, limit, offset),
+        )
+        return [_row_to_memory(r) for r in rows]
+
+    def iter_all(self, include_deleted: bool = False) -> Iterator[Memory]:
+        """Every memory in insertion order, read in pages."""
+        last = 0
+        clause = "" if include_deleted else " AND deleted_at IS NULL"
+        while True:
+            rows = self.db.query(
+                f"SELECT seq, {COLUMNS} FROM memories WHERE seq > ?{clause} "
+                "ORDER BY seq LIMIT 1000",
+                (last,),
+            )
+            if not rows:
+                return
+            for row in rows:
+                yield _row_to_memory(row[1:])
+            last = rows[-1][0]
+
+    def keyword_search(self, expression: str, filters: Filters, limit: int,
+                       weights: tuple[float, ...] = (2.0, 1.0, 1.0, 1.0)) -> list[tuple[int, float]]:
+        """(seq, bm25) for the best FTS5 matches of a safe expression; higher is better."""
+        where, args = filters.sql()
+        w = ", ".join(str(float(x)) for x in weights)
+        rows = self.db.query(
+            f"SELECT m.seq, -bm25(memories_fts, {w}) AS score FROM memories_fts "
+            f"JOIN memories m ON m.seq = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ?{where} ORDER BY bm25(memories_fts, {w}) LIMIT ?",
+            (expression, *args, limit),
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        """Memory totals: live, trashed, pinned."""
+        row = self.db.query(
+            "SELECT count(*) FILTER (WHERE deleted_at IS NULL), "
+            "count(*) FILTER (WHERE deleted_at IS NOT NULL), "
+            "count(*) FILTER (WHERE pinned AND deleted_at IS NULL) FROM memories"
+        )[0]
+        return {"memories": row[0], "trash": row[1], "pinned": row[2]}
+
+    def max_observations(self) -> int:
+        """The largest observation count of a live memory (for normalizing prominence)."""
+        return self.db.query(
+            "SELECT coalesce(max(observation_count), 1) FROM memories WHERE deleted_at IS NULL"
+        )[0][0]
+
+    # ---- writing -------------------------------------------------------------------
+    def insert(self, memory: Memory) -> Memory:
+        """Store a new memory; its id is the content hash, made unique if already taken."""
+        stamp = now()
+        memory.created_at = memory.created_at or stamp
+        memory.updated_at = memory.updated_at or memory.created_at
+        digest = content_hash(memory.text)
+        with self.db.write() as conn:
+            base = candidate = memory.id or digest
+            n = 1
+            while conn.execute("SELECT 1 FROM memories WHERE id = ?", (candidate,)).fetchall():
+                # The id is taken by a memory whose text has since been edited.
+                candidate = content_hash(f"{base}:{n}")
+                n += 1
+            memory.id = candidate
+            conn.execute(
+                f"INSERT INTO memories ({COLUMNS}, content_hash) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                self._values(memory) + (digest,),
+            )
+        return memory
+
+    def insert_many(self, memories: list[Memory]) -> int:
+        """Store several new memories in one transaction, skipping known texts; the count added."""
+        added = 0
+        with self.db.write():
+            for memory in memories:
+                if memory.id and self.db.query("SELECT 1 FROM memories WHERE id = ?", (memory.id,)):
+                    continue
+                if self.find_by_hash(content_hash(memory.text)) is not None:
+                    continue
+                self.insert(memory)
+                added += 1
+        return added
+
+    @staticmethod
+    def _values(m: Memory) -> tuple:
+        return (
+            m.id, m.text, m.title, m.reasoning, m.category, json.dumps(m.tags),
+            json.dumps(m.references), m.source, m.source_project, m.confidence,
+            m.observation_count, m.recall_count, m.last_recalled_at, m.created_at,
+            m.updated_at, int(m.pinned), m.deleted_at,
+        )
+
+    def update(self, memory_id: str, **changes) -> Memory:
+        """Change fields of a memory; a content change re-stamps it and drops its vectors."""
+        unknown = set(changes) - set(EDITABLE) - {"observation_count"}
+        if unknown:
+            raise InputError(f"cannot edit {', '.join(sorted(unknown))}")
+        with self.db.write() as conn:
+            memory = self.get(memory_id)
+            content_changed = any(
+                k in CONTENT_FIELDS and getattr(memory, k) != v for k, v in changes.items()
+            )
+            for key, value in changes.items():
+                setattr(memory, key, value)
+            if content_changed:
+                memory.updated_at = now()
+                conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (memory.id,))
+            conn.execute(
+                "UPDATE memories SET title=?, text=?, reasoning=?, category=?, tags=?, refs=?, "
+                "source_project=?, confidence=?, pinned=?, observation_count=?, updated_at=?, "
+                "content_hash=? WHERE id=?",
+                (memory.title, memory.text, memory.reasoning, memory.category,
+                 json.dumps(memory.tags), json.dumps(memory.references), memory.source_project,
+                 memory.confidence, int(memory.pinned), memory.observation_count,
+                 memory.updated_at, content_hash(memory.text), memory.id),
+            )
+        return memory
+
+    def observe(self, memory_id: str) -> Memory:
+        """Count one more observation of an existing memory (and bring it back from the trash)."""
+        with self.db.write() as conn:
+            conn.execute(
+                "UPDATE memories SET observation_count = observation_count + 1, "
+                "deleted_at = NULL WHERE id = ?",
+                (memory_id,),
+            )
+            return self.get(memory_id)
+
+    def set_deleted(self, ids: list[str], deleted: bool) -> list[str]:
+        """Move memories to the trash or back; returns the ids that changed."""
+        changed = []
+        with self.db.write() as conn:
+            for memory_id in ids:
+                memory = self.get(memory_id)
+                if bool(memory.deleted_at) != deleted:
+                    conn.execute(
+                        "UPDATE memories SET deleted_at = ? WHERE id = ?",
+                        (now() if deleted else None, memory.id),
+                    )
+                    changed.append(memory.id)
+        return changed
+
+    def purge(self, ids: list[str]) -> int:
+        """Delete memories for good (with their vectors)."""
+        with self.db.write() as conn:
+            for memory_id in ids:
+                conn.execute("DELETE FROM memories WHERE id = ?", (self.get(memory_id).id,))
+        return len(ids)
+
+    def record_recall(self, ids: Iterable[str]) -> None:
+        """Count a use of each memory: recall_count + 1 and last_recalled_at now."""
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return
+        stamp = now()
+        with self.db.write() as conn:
+            conn.executemany(
+                "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ? "
+                "WHERE id = ?",
+                [(stamp, i) for i in ids],
+            )
+
+    # ---- vectors -------------------------------------------------------------------
+    def save_vectors(self, memory_id: str, model_id: str, digest: str, vectors: np.ndarray) -> None:
+        """Replace a memory's vectors with these chunk vectors, in one transaction."""
+        with self.db.write() as conn:
+            if not conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchall():
+                return  # deleted for good while it was being embedded
+            conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (memory_id,))
+            conn.executemany(
+                "INSERT INTO embeddings(memory_id, chunk, model_id, content_hash, vector) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(memory_id, i, model_id, digest, np.asarray(v, dtype="<f4").tobytes())
+                 for i, v in enumerate(vectors)],
+            )
+
+    def needing_vectors(self, model_id: str, limit: int,
+                        after_seq: int = 0) -> list[tuple[int, Memory]]:
+        """(seq, memory) of live memories with no vectors from this model, after a seq."""
+        rows = self.db.query(
+            f"SELECT m.seq, {COLUMNS} FROM memories m WHERE m.seq > ? AND m.deleted_at IS NULL "
+            "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = m.id "
+            "AND e.model_id = ?) ORDER BY m.seq LIMIT ?",
+            (after_seq, model_id, limit),
+        )
+        return [(r[0], _row_to_memory(r[1:])) for r in rows]
+
+    def vector_counts(self, model_id: str) -> dict[str, int]:
+        """How many live memories have current vectors, stale vectors, or none."""
+        row = self.db.query(
+            "SELECT count(*) FILTER (WHERE cur), count(*) FILTER (WHERE NOT cur AND other), "
+            "count(*) FILTER (WHERE NOT cur AND NOT other) FROM (SELECT "
+            "EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = m.id AND e.model_id = ?) cur,"
+            "EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = m.id AND e.model_id != ?) other "
+            "FROM memories m WHERE m.deleted_at IS NULL)",
+            (model_id, model_id),
+        )[0]
+        return {"embedded": row[0], "stale": row[1], "missing": row[2]}
+
+    def vector_rows(self, model_id: str, after_rowid: int = 0) -> list[tuple[int, int, bytes]]:
+        """(embedding rowid, memory seq, vector blob) for live memories, after a rowid."""
+        return self.db.query(
+            "SELECT e.rowid, m.seq, e.vector FROM embeddings e JOIN memories m ON m.id = e.memory_id "
+            "WHERE e.model_id = ? AND e.rowid > ? AND m.deleted_at IS NULL ORDER BY e.rowid",
+            (model_id, after_rowid),
+        )
+
+    def vector_watermark(self) -> tuple[int, int]:
+        """(largest embedding rowid, reload generation): tells a reader what changed."""
+        top = self.db.query("SELECT coalesce(max(rowid), 0) FROM embeddings")[0][0]
+        generation = int(self.db.get_meta("vector_generation", "0"))
+        return top, generation
+
+    def vectors_of(self, memory_id: str, model_id: str) -> np.ndarray | None:
+        """A memory's chunk vectors from this model, if any."""
+        rows = self.db.query(
+            "SELECT vector FROM embeddings WHERE memory_id = ? AND model_id = ? ORDER BY chunk",
+            (memory_id, model_id),
+        )
+        if not rows:
+            return None
+        return np.vstack([np.frombuffer(r[0], dtype="<f4") for r in rows])

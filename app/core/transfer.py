@@ -1,0 +1,179 @@
+"""Import (markdown, JSONL) and export (JSONL, markdown); importing twice adds nothing.
+
+Markdown splitting rule: every heading line (`#` to `######`, outside fenced code) starts a
+memory whose title is the heading and whose text is everything up to the next heading.
+Text before the first heading is a memory titled after the file; a file without headings is
+one memory. Sections with no text under their heading are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.core.errors import InputError, MnemoError
+from app.core.memory import Memory, clean_text, content_hash, title_from
+from app.core.store import Store
+
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")
+BATCH = 200
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+@dataclass
+class ImportReport:
+    """What an import did."""
+
+    added: int = 0
+    skipped: int = 0  # already known (same id or same text)
+    errors: list[str] = field(default_factory=list)
+
+
+def markdown_sections(text: str, fallback_title: str) -> list[tuple[str, str]]:
+    """(title, body) pairs by the splitting rule in this module's docstring."""
+    sections: list[tuple[str, list[str]]] = [(fallback_title, [])]
+    in_fence = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        heading = None if in_fence else _HEADING.match(line)
+        if heading:
+            sections.append((heading.group(2).strip(), []))
+        else:
+            sections[-1][1].append(line)
+    out = []
+    for title, lines in sections:
+        body = "\n".join(lines).strip()
+        if body:
+            out.append((title, body))
+    return out
+
+
+def _markdown_memories(path: Path) -> Iterator[Memory]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text") from None
+    for title, body in markdown_sections(clean_text(text, str(path)), path.stem):
+        yield Memory(id="", text=body, title=title[:500], source="import",
+                     references=[str(path)])
+
+
+def _jsonl_memories(path: Path, errors: list[str]) -> Iterator[Memory]:
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
+    with handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                yield Memory.from_dict(json.loads(line))
+            except (ValueError, TypeError, MnemoError) as exc:
+                errors.append(f"{path}:{number}: {exc}")
+
+
+def _files(paths: Iterable[Path]) -> Iterator[Path]:
+    for path in paths:
+        path = Path(path)
+        if path.is_dir():
+            for found in sorted(path.rglob("*")):
+                if found.is_file() and found.suffix.lower() in (*MARKDOWN_SUFFIXES, ".jsonl"):
+                    yield found
+        elif path.is_file():
+            yield path
+        else:
+            raise InputError(f"no such file or folder: {path}")
+
+
+def import_paths(store: Store, paths: Iterable[Path],
+                 progress: Callable[[int], None] | None = None) -> ImportReport:
+    """Import markdown files/folders and JSONL exports, in batches of one transaction each."""
+    report = ImportReport()
+    batch: list[Memory] = []
+
+    def flush() -> None:
+        added = store.insert_many(batch)
+        report.added += added
+        report.skipped += len(batch) - added
+        batch.clear()
+        if progress:
+            progress(report.added + report.skipped)
+
+    for path in _files(paths):
+        if path.suffix.lower() == ".jsonl":
+            memories = _jsonl_memories(path, report.errors)
+        else:
+            memories = _markdown_memories(path)
+        for memory in memories:
+            memory.title = memory.title or title_from(memory.text)
+            memory.id = memory.id or content_hash(memory.text)
+            batch.append(memory)
+            if len(batch) >= BATCH:
+                flush()
+    if batch:
+        flush()
+    return report
+
+
+def to_markdown(memory: Memory) -> str:
+    """A memory as a knowledge-bank style markdown section."""
+    lines = [f"### {memory.display_title}", "", memory.text, ""]
+    if memory.reasoning:
+        lines += [f"- Reasoning: {memory.reasoning}"]
+    lines += [
+        f"- Category: {memory.category}",
+        f"- Confidence: {memory.confidence}",
+        f"- Observation count: {memory.observation_count}",
+        f"- Created: {memory.created_at}",
+        f"- Last observed: {memory.updated_at}",
+    ]
+    if memory.tags:
+        lines.append(f"- Tags: {', '.join(memory.tags)}")
+    if memory.references:
+        lines.append(f"- References: {', '.join(memory.references)}")
+    if memory.source_project:
+        lines.append(f"- Project: {memory.source_project}")
+    return "\n".join(lines) + "\n"
+
+
+def export(store: Store, fmt: str = "jsonl", include_trash: bool = False) -> Iterator[str]:
+    """The export, piece by piece (one line per memory for JSONL)."""
+    if fmt not in ("jsonl", "markdown"):
+        raise InputError(f"unknown export format {fmt!r}; choose jsonl or markdown")
+    if fmt == "markdown":
+        yield "# Mnemo export\n\n"
+    for memory in store.iter_all(include_deleted=include_trash):
+        if fmt == "jsonl":
+            yield json.dumps(memory.to_dict(), ensure_ascii=False) + "\n"
+        else:
+            yield to_markdown(memory) + "\n"
+
+
+def write_atomically(path: Path, pieces: Iterable[str]) -> int:
+    """Write pieces to `path` via a temporary file, so a crash never leaves half a file."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    count = 0
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            for piece in pieces:
+                f.write(piece)
+                count += 1
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"cannot write {path}: {exc}") from None
+    return count
