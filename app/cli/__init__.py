@@ -24,7 +24,8 @@ def _filters(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = argparse.ArgumentParser(
-        prog="mnemo", description="Remember things and find them again by meaning, offline.")
+        prog="mnemo", description="Remember things and find them again by meaning, offline."
+    )
     parser.add_argument("--version", action="version", version=f"mnemo {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -136,8 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; known problems print one line on stderr and return 1."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR,
-                        format="mnemo: %(levelname)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.ERROR,
+        format="mnemo: %(levelname)s: %(message)s",
+    )
     if not args.command:
         parser.print_help()
         return 0

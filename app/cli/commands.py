@@ -27,8 +27,14 @@ def _read_stdin() -> str:
 
 def _filters(args: Namespace) -> Filters:
     tags = tuple(t.strip() for t in (args.tags or "").split(",") if t.strip())
-    return Filters(category=args.category, tags=tags, project=args.project, source=args.source,
-                   since=args.since, until=args.until)
+    return Filters(
+        category=args.category,
+        tags=tags,
+        project=args.project,
+        source=args.source,
+        since=args.since,
+        until=args.until,
+    )
 
 
 def remember(args: Namespace) -> int:
@@ -36,16 +42,31 @@ def remember(args: Namespace) -> int:
     text = _read_stdin() if args.text == "-" else args.text
     engine = Engine()
     result = engine.remember(
-        text, title=args.title, category=args.category, tags=args.tags, project=args.project,
-        reasoning=args.reasoning, source=args.source, references=args.references,
-        confidence=args.confidence, merge=args.merge, force=args.force,
+        text,
+        title=args.title,
+        category=args.category,
+        tags=args.tags,
+        project=args.project,
+        reasoning=args.reasoning,
+        source=args.source,
+        references=args.references,
+        confidence=args.confidence,
+        merge=args.merge,
+        force=args.force,
     )
     m = result.memory
     if args.json:
-        out = {"status": result.status, "id": m.id, "title": m.display_title,
-               "observation_count": m.observation_count, "similarity": result.similarity,
-               "related": [{"id": r.id, "title": r.display_title, "similarity": round(s, 4)}
-                           for r, s in result.related]}
+        out = {
+            "status": result.status,
+            "id": m.id,
+            "title": m.display_title,
+            "observation_count": m.observation_count,
+            "similarity": result.similarity,
+            "related": [
+                {"id": r.id, "title": r.display_title, "similarity": round(s, 4)}
+                for r, s in result.related
+            ],
+        }
         if result.notice:
             out["notice"] = result.notice
         print(json.dumps(out, ensure_ascii=False))
@@ -56,13 +77,17 @@ def remember(args: Namespace) -> int:
     elif result.status == "observed":
         print(f"Already known as {m.id} (seen {m.observation_count} times now)")
     elif result.status == "restored":
-        print(f"Already known as {m.id}: brought back from the trash "
-              f"(seen {m.observation_count} times now)")
+        print(
+            f"Already known as {m.id}: brought back from the trash "
+            f"(seen {m.observation_count} times now)"
+        )
     elif result.status == "merged":
         print(f"Merged into {m.id} (similarity {similarity}): {m.display_title}")
     else:
-        print(f"Not stored: very similar to {m.id} (similarity {similarity}): "
-              f"{m.display_title}\nUse --merge to merge into it or --force to store anyway.")
+        print(
+            f"Not stored: very similar to {m.id} (similarity {similarity}): "
+            f"{m.display_title}\nUse --merge to merge into it or --force to store anyway."
+        )
     if result.related:
         print("Related:")
         for other, score in result.related:
@@ -75,8 +100,13 @@ def remember(args: Namespace) -> int:
 def recall(args: Namespace) -> int:
     """mnemo recall"""
     engine = Engine()
-    result = engine.recall(args.query, mode=args.mode, limit=args.limit,
-                           filters=_filters(args), track=not args.no_track)
+    result = engine.recall(
+        args.query,
+        mode=args.mode,
+        limit=args.limit,
+        filters=_filters(args),
+        track=not args.no_track,
+    )
     if args.json:
         print(json.dumps(result.to_dict(explain=args.explain), ensure_ascii=False))
         return 0
@@ -98,8 +128,19 @@ def show(args: Namespace) -> int:
 
 def edit(args: Namespace) -> int:
     """mnemo edit"""
-    changes = {k: getattr(args, k) for k in ("title", "text", "reasoning", "category", "tags",
-                                             "references", "confidence", "pinned")}
+    changes = {
+        k: getattr(args, k)
+        for k in (
+            "title",
+            "text",
+            "reasoning",
+            "category",
+            "tags",
+            "references",
+            "confidence",
+            "pinned",
+        )
+    }
     changes["source_project"] = args.project
     if all(v is None for v in changes.values()):
         raise InputError("nothing to change: give at least one of --title, --text, ...")
@@ -155,7 +196,8 @@ def import_(args: Namespace) -> int:
     """mnemo import"""
     engine = Engine()
     report = transfer.import_paths(
-        engine.store, [Path(p) for p in args.paths],
+        engine.store,
+        [Path(p) for p in args.paths],
         progress=lambda n: progress_bar("importing", n, 0),
     )
     progress_bar.end()
@@ -214,8 +256,7 @@ def stats(args: Namespace) -> int:
         print(f"Model:      unavailable: {model['error']}")
     else:
         print(f"Model:      {model['name']} ({model['dimension']} dimensions, {model['path']})")
-        print(f"Embedded:   {data['embedded']}  missing: {data['missing']}  "
-              f"stale: {data['stale']}")
+        print(f"Embedded:   {data['embedded']}  missing: {data['missing']}  stale: {data['stale']}")
     for category, count in data["categories"].items():
         print(f"  {category:<16} {count}")
     return 0
@@ -225,12 +266,19 @@ def model_info(args: Namespace) -> int:
     """mnemo model info"""
     engine = Engine()
     info = engine.model_info()
-    data = {"name": info.name, "id": info.model_id, "path": str(info.path),
-            "architecture": info.architecture, "dimension": info.dimension,
-            "trained_context": info.trained_context, "window": info.window,
-            "sha256": info.sha256, "query_prefix": info.query_prefix,
-            "document_prefix": info.document_prefix,
-            "default": info.path.resolve() == paths.DEFAULT_MODEL.resolve()}
+    data = {
+        "name": info.name,
+        "id": info.model_id,
+        "path": str(info.path),
+        "architecture": info.architecture,
+        "dimension": info.dimension,
+        "trained_context": info.trained_context,
+        "window": info.window,
+        "sha256": info.sha256,
+        "query_prefix": info.query_prefix,
+        "document_prefix": info.document_prefix,
+        "default": info.path.resolve() == paths.DEFAULT_MODEL.resolve(),
+    }
     if args.json:
         print(json.dumps(data))
     else:
@@ -258,8 +306,10 @@ def model_use(args: Namespace) -> int:
         raise InputError(f"not switched: {engine.model_error}")
     settings.save()
     counts = engine.store.vector_counts(engine.embedder.info.model_id)
-    print(f"Now using {engine.embedder.info.name} ({engine.embedder.info.path}); "
-          f"{counts['missing'] + counts['stale']} memories need re-embedding")
+    print(
+        f"Now using {engine.embedder.info.name} ({engine.embedder.info.path}); "
+        f"{counts['missing'] + counts['stale']} memories need re-embedding"
+    )
     if not args.no_backfill:
         _backfill(engine)
     return 0

@@ -41,11 +41,12 @@ def print_results(result: RecallResult, explain: bool = False) -> None:
             vec = "—" if r.vector is None else f"{r.vector:.3f}"
             kw = "—" if r.keyword is None else f"{r.keyword:.3f}"
             w = result.weights
-            print(f"   vector {vec} → {r.vector_norm:.2f} ×{w.vector:g} · keyword {kw} → "
-                  f"{r.keyword_norm:.2f} ×{w.keyword:g} · prominence {r.prominence:.3f} → "
-                  f"{r.prominence_norm:.2f} ×{w.prominence:g}")
-    print(f"({len(result.results)} result{'s' if len(result.results) != 1 else ''}, "
-          f"{result.mode})")
+            print(
+                f"   vector {vec} → {r.vector_norm:.2f} ×{w.vector:g} · keyword {kw} → "
+                f"{r.keyword_norm:.2f} ×{w.keyword:g} · prominence {r.prominence:.3f} → "
+                f"{r.prominence_norm:.2f} ×{w.prominence:g}"
+            )
+    print(f"({len(result.results)} result{'s' if len(result.results) != 1 else ''}, {result.mode})")
 
 
 def print_memory(m: Memory) -> None:
@@ -56,9 +57,13 @@ def print_memory(m: Memory) -> None:
         print(f"\nReasoning: {m.reasoning}")
     print()
     rows = [
-        ("id", m.id), ("category", m.category), ("tags", ", ".join(m.tags)),
-        ("references", ", ".join(m.references)), ("project", m.source_project or ""),
-        ("source", m.source), ("confidence", m.confidence),
+        ("id", m.id),
+        ("category", m.category),
+        ("tags", ", ".join(m.tags)),
+        ("references", ", ".join(m.references)),
+        ("project", m.source_project or ""),
+        ("source", m.source),
+        ("confidence", m.confidence),
         ("observed", f"{m.observation_count} times"),
         ("recalled", f"{m.recall_count} times, last {age(m.last_recalled_at)}"),
         ("created", f"{m.created_at} ({age(m.created_at)})"),

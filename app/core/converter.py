@@ -155,8 +155,11 @@ def convert(src: Path, out: Path, out_type: str = "f16", name: str | None = None
     writer.add_causal_attention(False)
     writer.add_pooling_type(_pooling_type(src))
     writer.add_file_type(
-        {"f32": gguf.LlamaFileType.ALL_F32, "f16": gguf.LlamaFileType.MOSTLY_F16,
-         "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}[out_type]
+        {
+            "f32": gguf.LlamaFileType.ALL_F32,
+            "f16": gguf.LlamaFileType.MOSTLY_F16,
+            "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
+        }[out_type]
     )
     writer.add_token_type_count(int(config.get("type_vocab_size", 1)))
     writer.add_tokenizer_model("bert")

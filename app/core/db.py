@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import apsw
@@ -20,7 +20,7 @@ BUSY_TIMEOUT_MS = 5000
 
 def now() -> str:
     """The current UTC time as ISO 8601 with microseconds (sorts as text)."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def _known(exc: apsw.Error, path: Path) -> StoreError:
@@ -44,13 +44,18 @@ def _known(exc: apsw.Error, path: Path) -> StoreError:
 class Database:
     """One APSW connection to the Mnemo database, migrated on open."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, read_only: bool = False):
         self.path = Path(path)
-        self.read_only = False
+        self.read_only = read_only
         self._depth = 0
+        flags = (
+            apsw.SQLITE_OPEN_READONLY
+            if read_only
+            else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+        )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = apsw.Connection(str(self.path))
+            self.conn = apsw.Connection(str(self.path), flags=flags)
             self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
             self.conn.execute("PRAGMA foreign_keys = ON")
             self._prepare()
@@ -60,6 +65,13 @@ class Database:
             raise StoreError(f"cannot create the folder for {self.path}: {exc}") from exc
 
     def _prepare(self) -> None:
+        if self.read_only:
+            if pending := self.pending_migrations():
+                raise StoreError(
+                    f"the database {self.path} is read-only and needs an upgrade "
+                    f"({', '.join(pending)}); make it writable once"
+                )
+            return
         try:
             mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]
             if mode != "wal":

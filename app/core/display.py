@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from app.core import fts
 
@@ -17,10 +17,16 @@ def age(stamp: str | None, now: datetime | None = None) -> str:
     except ValueError:
         return stamp
     if then.tzinfo is None:
-        then = then.replace(tzinfo=timezone.utc)
-    seconds = ((now or datetime.now(timezone.utc)) - then).total_seconds()
-    for unit, size in (("year", 31_536_000), ("month", 2_592_000), ("week", 604_800),
-                       ("day", 86_400), ("hour", 3_600), ("minute", 60)):
+        then = then.replace(tzinfo=UTC)
+    seconds = ((now or datetime.now(UTC)) - then).total_seconds()
+    for unit, size in (
+        ("year", 31_536_000),
+        ("month", 2_592_000),
+        ("week", 604_800),
+        ("day", 86_400),
+        ("hour", 3_600),
+        ("minute", 60),
+    ):
         if seconds >= size:
             n = int(seconds // size)
             return f"{n} {unit}{'s' if n != 1 else ''} ago"
@@ -36,12 +42,18 @@ def snippet(text: str, query: str, width: int = 160) -> tuple[str, list[tuple[in
     """A one-line excerpt around the first matched word, and the (start, end) of each match."""
     flat = " ".join(text.split())
     words = query_words(query)
-    pattern = (re.compile(r"\b(" + "|".join(re.escape(w[:max(4, len(w) - 2)]) for w in words)
-                          + r")\w*", re.IGNORECASE) if words else None)
+    pattern = (
+        re.compile(
+            r"\b(" + "|".join(re.escape(w[: max(4, len(w) - 2)]) for w in words) + r")\w*",
+            re.IGNORECASE,
+        )
+        if words
+        else None
+    )
     start = 0
     if pattern and (first := pattern.search(flat)):
         start = max(0, first.start() - width // 4)
-    excerpt = flat[start:start + width]
+    excerpt = flat[start : start + width]
     if start > 0:
         excerpt = "…" + excerpt
     if start + width < len(flat):

@@ -32,10 +32,17 @@ CHUNK_OVERLAP = 32  # tokens shared by neighbouring chunks
 FAMILY_PREFIXES: tuple[tuple[str, str, str], ...] = (
     (r"nomic", "search_query: ", "search_document: "),
     (r"(^|[^a-z])e5([^a-z]|$)", "query: ", "passage: "),
-    (r"embeddinggemma|gemma-embedding|gemma3", "task: search result | query: ",
-     "title: none | text: "),
-    (r"qwen3", "Instruct: Given a web search query, retrieve relevant passages that answer "
-     "the query\nQuery:", ""),
+    (
+        r"embeddinggemma|gemma-embedding|gemma3",
+        "task: search result | query: ",
+        "title: none | text: ",
+    ),
+    (
+        r"qwen3",
+        "Instruct: Given a web search query, retrieve relevant passages that answer "
+        "the query\nQuery:",
+        "",
+    ),
     (r"bge-m3", "", ""),
     (r"bge|mxbai", "Represent this sentence for searching relevant passages: ", ""),
 )
@@ -94,7 +101,9 @@ class ModelInfo:
         return f"{self.name}@{self.sha256[:12]}"
 
 
-def inspect_model(path: Path, query_prefix: str = "auto", document_prefix: str = "auto") -> ModelInfo:
+def inspect_model(
+    path: Path, query_prefix: str = "auto", document_prefix: str = "auto"
+) -> ModelInfo:
     """Read a model's metadata and choose its window and prefixes; ModelError if unusable."""
     path = Path(path).expanduser()
     meta = read_metadata(path)
@@ -148,9 +157,9 @@ class Embedder:
         self._n_seq_max = self._llm.context_params.n_seq_max
         with_special = self._llm.tokenize(b"a", add_bos=True, special=False)
         bare = self._llm.tokenize(b"a", add_bos=False, special=False)
-        start = next(i for i in range(len(with_special)) if with_special[i:i + len(bare)] == bare)
+        start = next(i for i in range(len(with_special)) if with_special[i : i + len(bare)] == bare)
         self._head = with_special[:start]
-        self._tail = with_special[start + len(bare):]
+        self._tail = with_special[start + len(bare) :]
         self._budget = info.window - len(self._head) - len(self._tail)
         self._query_prefix = self._tokens(info.query_prefix)
         self._document_prefix = self._tokens(info.document_prefix)
@@ -158,8 +167,9 @@ class Embedder:
             raise ModelError(f"{info.path}: the window of {info.window} tokens is too small")
 
     @classmethod
-    def load(cls, path: Path, query_prefix: str = "auto", document_prefix: str = "auto",
-             threads: int = 0) -> Embedder:
+    def load(
+        cls, path: Path, query_prefix: str = "auto", document_prefix: str = "auto", threads: int = 0
+    ) -> Embedder:
         """Inspect and load a model in one step."""
         return cls(inspect_model(path, query_prefix, document_prefix), threads)
 
@@ -168,8 +178,9 @@ class Embedder:
             return []
         # NUL and other C0 controls can end the C string early or confuse the tokenizer.
         clean = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", " ", text)
-        return self._llm.tokenize(clean.encode("utf-8", errors="replace"), add_bos=False,
-                                  special=False)
+        return self._llm.tokenize(
+            clean.encode("utf-8", errors="replace"), add_bos=False, special=False
+        )
 
     def query_sequence(self, text: str) -> list[int]:
         """The token sequence for a query: prefixed and truncated to the window."""
@@ -183,7 +194,7 @@ class Embedder:
         overlap = min(CHUNK_OVERLAP, room // 4)
         starts = range(0, max(len(body) - overlap, 1), room - overlap)
         return [
-            self._head + self._document_prefix + body[s:s + room] + self._tail
+            self._head + self._document_prefix + body[s : s + room] + self._tail
             for s in list(starts)[:MAX_CHUNKS]
         ]
 

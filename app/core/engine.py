@@ -37,13 +37,21 @@ class RememberResult:
 class Engine:
     """Opens the database, owns the model (loaded on first use) and the vector index."""
 
-    def __init__(self, settings: Settings | None = None, database: Path | None = None):
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        database: Path | None = None,
+        embedder: Embedder | None = None,
+    ):
         self.settings = settings or Settings()
         self.db = Database(database or paths.database_path())
         self.store = Store(self.db)
-        self._embedder: Embedder | None = None
+        self._embedder: Embedder | None = embedder
         self._model_error: str | None = None
-        self._model_tried = False
+        self._model_tried = embedder is not None
+        self._owns_embedder = embedder is None
+        if embedder is not None:
+            self._record_model(embedder.info)
         self._index: VectorIndex | None = None
         self._live_count: tuple[tuple, int] | None = None
 
@@ -55,8 +63,9 @@ class Engine:
 
     def model_info(self) -> ModelInfo:
         """The model's metadata, without loading it (ModelError if unusable)."""
-        return inspect_model(self.model_path(), self.settings["query_prefix"],
-                             self.settings["document_prefix"])
+        return inspect_model(
+            self.model_path(), self.settings["query_prefix"], self.settings["document_prefix"]
+        )
 
     @property
     def embedder(self) -> Embedder | None:
@@ -78,8 +87,9 @@ class Engine:
 
     def reload_model(self) -> Embedder | None:
         """Forget the loaded model (after a settings change) and load it again."""
-        if self._embedder is not None:
+        if self._embedder is not None and self._owns_embedder:
             self._embedder.close()
+        self._owns_embedder = True
         self._embedder, self._model_error, self._model_tried, self._index = None, None, False, None
         return self.embedder
 
@@ -88,8 +98,9 @@ class Engine:
         if previous == info.model_id or self.db.read_only:
             return
         if previous:
-            log.info("model changed from %s to %s: vectors will be re-embedded", previous,
-                     info.model_id)
+            log.info(
+                "model changed from %s to %s: vectors will be re-embedded", previous, info.model_id
+            )
         with self.db.write():
             self.db.set_meta("model_id", info.model_id)
             self.db.set_meta("model_name", info.name)
@@ -123,12 +134,17 @@ class Engine:
         return Weights(s["weight_vector"], s["weight_keyword"], s["weight_prominence"])
 
     # ---- reading -------------------------------------------------------------------
-    def recall(self, query: str, mode: str | None = None, limit: int | None = None,
-               filters: Filters | None = None, track: bool = True,
-               prefix: bool = False) -> RecallResult:
+    def recall(
+        self,
+        query: str,
+        mode: str | None = None,
+        limit: int | None = None,
+        filters: Filters | None = None,
+        track: bool = True,
+        prefix: bool = False,
+    ) -> RecallResult:
         """Search; with `track`, every returned memory counts as recalled."""
-        result = recall(self, query, mode, limit or self.settings["default_limit"], filters,
-                        prefix)
+        result = recall(self, query, mode, limit or self.settings["default_limit"], filters, prefix)
         if track and result.results and not self.db.read_only:
             self.mark_used([r.memory.id for r in result.results])
         return result
@@ -150,11 +166,17 @@ class Engine:
 
     def _save_vectors(self, memory: Memory, vectors: np.ndarray | None) -> None:
         if vectors is not None and self._embedder is not None:
-            self.store.save_vectors(memory.id, self._embedder.info.model_id,
-                                    content_hash(memory.embed_text), vectors)
+            self.store.save_vectors(
+                memory.id, self._embedder.info.model_id, content_hash(memory.embed_text), vectors
+            )
 
-    def similar(self, vectors: np.ndarray, exclude: str | None = None,
-                minimum: float | None = None, k: int = 6) -> list[tuple[Memory, float]]:
+    def similar(
+        self,
+        vectors: np.ndarray,
+        exclude: str | None = None,
+        minimum: float | None = None,
+        k: int = 6,
+    ) -> list[tuple[Memory, float]]:
         """Live memories whose best chunk is close to any of these vectors, closest first."""
         index = self.vector_index()
         if index is None or vectors is None or not len(vectors):
@@ -169,11 +191,21 @@ class Engine:
         pairs = [(found[s], best[s]) for s in best if s in found and found[s].id != exclude]
         return sorted(pairs, key=lambda p: -p[1])[:k]
 
-    def remember(self, text: str, title: str | None = None, category: str | None = None,
-                 tags: str | list[str] | None = None, project: str | None = None,
-                 reasoning: str | None = None, source: str = "manual",
-                 references: str | list[str] | None = None, confidence: str = "medium",
-                 merge: bool = False, force: bool = False, embed: bool = True) -> RememberResult:
+    def remember(
+        self,
+        text: str,
+        title: str | None = None,
+        category: str | None = None,
+        tags: str | list[str] | None = None,
+        project: str | None = None,
+        reasoning: str | None = None,
+        source: str = "manual",
+        references: str | list[str] | None = None,
+        confidence: str = "medium",
+        merge: bool = False,
+        force: bool = False,
+        embed: bool = True,
+    ) -> RememberResult:
         """Store a memory, or count it again if known, or hold it back as a near-duplicate."""
         text = clean_text(text)
         if not text:
@@ -181,11 +213,16 @@ class Engine:
         if confidence not in CONFIDENCES:
             raise InputError(f"confidence must be one of {', '.join(CONFIDENCES)}")
         memory = Memory(
-            id="", text=text, title=clean_text(title or "", "title")[:500] or title_from(text),
+            id="",
+            text=text,
+            title=clean_text(title or "", "title")[:500] or title_from(text),
             reasoning=clean_text(reasoning or "", "reasoning"),
-            category=(category or "note").strip() or "note", tags=split_list(tags),
-            references=split_list(references), source=source or "manual",
-            source_project=project or None, confidence=confidence,
+            category=(category or "note").strip() or "note",
+            tags=split_list(tags),
+            references=split_list(references),
+            source=source or "manual",
+            source_project=project or None,
+            confidence=confidence,
         )
         existing = self.store.find_by_hash(content_hash(text))
         if existing is not None:
@@ -199,7 +236,9 @@ class Engine:
         vectors = self._embed(memory) if embed else None
         notice = None
         if vectors is None and embed:
-            notice = f"stored without embedding ({self.model_error}); `mnemo backfill` adds it later"
+            notice = (
+                f"stored without embedding ({self.model_error}); `mnemo backfill` adds it later"
+            )
         neighbours = self.similar(vectors) if vectors is not None else []
         duplicate = next(
             ((m, s) for m, s in neighbours if s >= self.settings["duplicate_threshold"]), None
@@ -219,7 +258,7 @@ class Engine:
         """Fold memories into `target`: longer text wins, lists unite, counts add up."""
         group = [target, *others]
         longest = max(group, key=lambda m: len(m.text))
-        best_confidence = max((CONFIDENCES.index(m.confidence) for m in group))
+        best_confidence = max(CONFIDENCES.index(m.confidence) for m in group)
         with self.db.write():
             merged = self.store.update(
                 target.id,
@@ -259,6 +298,10 @@ class Engine:
             if key in changes and changes[key] is not None:
                 changes[key] = split_list(changes[key])
         changes = {k: v for k, v in changes.items() if v is not None}
+        if "text" in changes and "title" not in changes:
+            current = self.store.get(memory_id)
+            if current.title == title_from(current.text):  # derived, so it follows the text
+                changes["title"] = title_from(changes["text"])
         memory = self.store.update(memory_id, **changes)
         if self.store.vectors_of(memory.id, self._model_id()) is None:
             self._save_vectors(memory, self._embed(memory))
@@ -277,9 +320,12 @@ class Engine:
         """Bring memories back from the trash."""
         return self.store.set_deleted(ids, False)
 
-    def backfill(self, batch_size: int = 32,
-                 progress: Callable[[int, int], None] | None = None,
-                 should_stop: Callable[[], bool] | None = None) -> int:
+    def backfill(
+        self,
+        batch_size: int = 32,
+        progress: Callable[[int, int], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
         """Embed every live memory whose vectors are missing or stale; returns how many."""
         embedder = self.embedder
         if embedder is None:
@@ -295,8 +341,9 @@ class Engine:
             vectors = embedder.embed_documents([m.embed_text for _, m in batch])
             with self.db.write():
                 for (_, memory), vecs in zip(batch, vectors, strict=True):
-                    self.store.save_vectors(memory.id, model_id, content_hash(memory.embed_text),
-                                            vecs)
+                    self.store.save_vectors(
+                        memory.id, model_id, content_hash(memory.embed_text), vecs
+                    )
             done += len(batch)
             after = batch[-1][0]
             if progress:
@@ -308,14 +355,21 @@ class Engine:
         """Counts, model and database facts for `mnemo stats` and the status bar."""
         counts = self.store.counts()
         out = {"database": str(self.db.path), **counts}
-        out["categories"] = dict(self.db.query(
-            "SELECT category, count(*) FROM memories WHERE deleted_at IS NULL "
-            "GROUP BY category ORDER BY count(*) DESC"
-        ))
+        out["categories"] = dict(
+            self.db.query(
+                "SELECT category, count(*) FROM memories WHERE deleted_at IS NULL "
+                "GROUP BY category ORDER BY count(*) DESC"
+            )
+        )
         try:
             info = self.model_info()
-            out["model"] = {"name": info.name, "id": info.model_id, "path": str(info.path),
-                            "dimension": info.dimension, "window": info.window}
+            out["model"] = {
+                "name": info.name,
+                "id": info.model_id,
+                "path": str(info.path),
+                "dimension": info.dimension,
+                "window": info.window,
+            }
             out.update(self.store.vector_counts(info.model_id))
         except MnemoError as exc:
             out["model"] = {"error": str(exc)}
@@ -323,8 +377,8 @@ class Engine:
         return out
 
     def close(self) -> None:
-        """Free the model and close the database."""
-        if self._embedder is not None:
+        """Free the model (if this engine loaded it) and close the database."""
+        if self._embedder is not None and self._owns_embedder:
             self._embedder.close()
             self._embedder = None
         self.db.close()

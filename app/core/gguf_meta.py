@@ -13,8 +13,17 @@ from typing import Any, BinaryIO
 from app.core.errors import ModelError
 
 _SCALARS = {
-    0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q",
-    11: "<q", 12: "<d",
+    0: "<B",
+    1: "<b",
+    2: "<H",
+    3: "<h",
+    4: "<I",
+    5: "<i",
+    6: "<f",
+    7: "<?",
+    10: "<Q",
+    11: "<q",
+    12: "<d",
 }
 _STRING, _ARRAY = 8, 9
 MAX_KEYS = 100_000

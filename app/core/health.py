@@ -16,14 +16,19 @@ def checks(engine: Engine) -> list[tuple[bool, str]]:
     else:
         info = embedder.info
         probe = embedder.embed_query("health check")
-        out.append((abs(float(probe @ probe) - 1.0) < 1e-3,
-                    f"model: {info.name} loads and embeds ({info.dimension} dimensions, "
-                    f"window {info.window} tokens)"))
+        out.append(
+            (
+                abs(float(probe @ probe) - 1.0) < 1e-3,
+                f"model: {info.name} loads and embeds ({info.dimension} dimensions, "
+                f"window {info.window} tokens)",
+            )
+        )
     integrity = [r[0] for r in engine.db.query("PRAGMA integrity_check")]
     out.append((integrity == ["ok"], "database integrity: " + "; ".join(integrity[:5])))
     try:
         engine.db.conn.execute(
-            "INSERT INTO memories_fts(memories_fts, rank) VALUES('integrity-check', 1)")
+            "INSERT INTO memories_fts(memories_fts, rank) VALUES('integrity-check', 1)"
+        )
         out.append((True, "keyword index matches the memories"))
     except apsw.Error as exc:
         out.append((False, f"keyword index out of sync ({exc}); fix: mnemo doctor --repair"))
@@ -33,9 +38,13 @@ def checks(engine: Engine) -> list[tuple[bool, str]]:
     out.append((not pending, "schema up to date" if not pending else f"pending: {pending}"))
     if embedder is not None:
         counts = engine.store.vector_counts(embedder.info.model_id)
-        out.append((counts["missing"] + counts["stale"] == 0,
-                    f"vectors: {counts['embedded']} current, {counts['missing']} missing, "
-                    f"{counts['stale']} stale (fix: mnemo backfill)"))
+        out.append(
+            (
+                counts["missing"] + counts["stale"] == 0,
+                f"vectors: {counts['embedded']} current, {counts['missing']} missing, "
+                f"{counts['stale']} stale (fix: mnemo backfill)",
+            )
+        )
     return out
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from app.core.memory import Memory
 
@@ -41,13 +41,13 @@ def _days_since(stamp: str, now: datetime) -> float:
     except (TypeError, ValueError):
         return 0.0
     if then.tzinfo is None:
-        then = then.replace(tzinfo=timezone.utc)
+        then = then.replace(tzinfo=UTC)
     return max((now - then).total_seconds() / 86400.0, 0.0)
 
 
 def prominence(memory: Memory, max_observations: int, now: datetime | None = None) -> float:
     """Mean of observations (vs the most observed), confidence, recency and recall use."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     observed = min(memory.observation_count / max(max_observations, 1), 1.0)
     confidence = CONFIDENCE_VALUE.get(memory.confidence, 2 / 3)
     if memory.pinned:

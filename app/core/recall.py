@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from app.core import fts
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from app.core.engine import Engine
 
 MODES = ("hybrid", "semantic", "keyword")
+KEYWORD_SUPPORT = 1 / 3  # a hybrid keyword hit needs cosine >= this share of min_similarity
 
 
 @dataclass
@@ -33,16 +34,28 @@ class RecallResult:
         for r in self.results:
             m = r.memory
             item = {
-                "id": m.id, "title": m.display_title, "text": m.text, "score": round(r.score, 6),
-                "category": m.category, "tags": m.tags, "created_at": m.created_at,
-                "updated_at": m.updated_at, "source": m.source, "project": m.source_project,
-                "confidence": m.confidence, "recall_count": m.recall_count,
-                "observation_count": m.observation_count, "pinned": m.pinned,
+                "id": m.id,
+                "title": m.display_title,
+                "text": m.text,
+                "score": round(r.score, 6),
+                "category": m.category,
+                "tags": m.tags,
+                "created_at": m.created_at,
+                "updated_at": m.updated_at,
+                "source": m.source,
+                "project": m.source_project,
+                "confidence": m.confidence,
+                "recall_count": m.recall_count,
+                "observation_count": m.observation_count,
+                "pinned": m.pinned,
             }
             if explain:
                 item["signals"] = {
-                    "vector": r.vector, "vector_norm": r.vector_norm, "keyword": r.keyword,
-                    "keyword_norm": r.keyword_norm, "prominence": r.prominence,
+                    "vector": r.vector,
+                    "vector_norm": r.vector_norm,
+                    "keyword": r.keyword,
+                    "keyword_norm": r.keyword_norm,
+                    "prominence": r.prominence,
                     "prominence_norm": r.prominence_norm,
                 }
             out["results"].append(item)
@@ -51,8 +64,14 @@ class RecallResult:
         return out
 
 
-def recall(engine: Engine, query: str, mode: str | None = None, limit: int = 10,
-           filters: Filters | None = None, prefix: bool = False) -> RecallResult:
+def recall(
+    engine: Engine,
+    query: str,
+    mode: str | None = None,
+    limit: int = 10,
+    filters: Filters | None = None,
+    prefix: bool = False,
+) -> RecallResult:
     """Search memories; falls back to keywords (with a notice) when meaning is unavailable."""
     if mode is not None and mode not in MODES:
         raise InputError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
@@ -92,7 +111,7 @@ def recall(engine: Engine, query: str, mode: str | None = None, limit: int = 10,
     seqs = dict.fromkeys([s for s, _ in vector_hits] + [s for s, _ in keyword_hits])
     memories = engine.store.by_seqs(seqs, filters)
     vector_of, keyword_of = dict(vector_hits), dict(keyword_hits)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     max_obs = engine.store.max_observations()
     candidates = []
     for seq in seqs:
@@ -102,9 +121,19 @@ def recall(engine: Engine, query: str, mode: str | None = None, limit: int = 10,
         vector = vector_of.get(seq)
         if vector is None and lookup is not None:
             vector = lookup.get(seq)
-        candidates.append(Scored(memory=memory, seq=seq, vector=vector,
-                                 keyword=keyword_of.get(seq),
-                                 prominence=prominence(memory, max_obs, now)))
+            # A keyword hit needs some support from meaning: "likes" matching "like" in an
+            # unrelated memory is not relevant. Memories not embedded yet keep keyword hits.
+            if vector is not None and vector < settings["min_similarity"] * KEYWORD_SUPPORT:
+                continue
+        candidates.append(
+            Scored(
+                memory=memory,
+                seq=seq,
+                vector=vector,
+                keyword=keyword_of.get(seq),
+                prominence=prominence(memory, max_obs, now),
+            )
+        )
 
     if wanted == "semantic":
         weights = Weights(vector=1.0, keyword=0.0, prominence=0.0)
@@ -115,6 +144,8 @@ def recall(engine: Engine, query: str, mode: str | None = None, limit: int = 10,
     ranked = combine(candidates, weights)[:limit]
     missing = engine.vectors_missing() if wanted != "keyword" and notice is None else 0
     if missing:
-        notice = (f"{missing} memor{'y is' if missing == 1 else 'ies are'} not embedded yet "
-                  "and can only be found by keywords")
+        notice = (
+            f"{missing} memor{'y is' if missing == 1 else 'ies are'} not embedded yet "
+            "and can only be found by keywords"
+        )
     return RecallResult(query=query, mode=wanted, results=ranked, notice=notice, weights=weights)

@@ -47,7 +47,9 @@ class Setting:
             else:
                 value = self.type(value)
         except (TypeError, ValueError):
-            raise InputError(f"setting {self.key}: {value!r} is not a {self.type.__name__}") from None
+            raise InputError(
+                f"setting {self.key}: {value!r} is not a {self.type.__name__}"
+            ) from None
         if self.choices and value not in self.choices:
             raise InputError(f"setting {self.key}: choose one of {', '.join(self.choices)}")
         if self.minimum is not None and value < self.minimum:
@@ -59,38 +61,109 @@ class Setting:
 
 SETTINGS: tuple[Setting, ...] = (
     # Model
-    Setting("model_path", str, "", "GGUF embedding model file; empty uses the bundled "
-            "all-MiniLM-L6-v2 (MNEMO_MODEL overrides)", "Model"),
-    Setting("query_prefix", str, "auto", "Text put before every query; 'auto' picks the "
-            "model family's prefix, '' none", "Model"),
-    Setting("document_prefix", str, "auto", "Text put before every memory when embedding; "
-            "'auto' picks the model family's prefix", "Model"),
-    Setting("model_threads", int, 0, "CPU threads for the model; 0 = all cores", "Model",
-            minimum=0, maximum=256),
+    Setting(
+        "model_path",
+        str,
+        "",
+        "GGUF embedding model file; empty uses the bundled "
+        "all-MiniLM-L6-v2 (MNEMO_MODEL overrides)",
+        "Model",
+    ),
+    Setting(
+        "query_prefix",
+        str,
+        "auto",
+        "Text put before every query; 'auto' picks the model family's prefix, '' none",
+        "Model",
+    ),
+    Setting(
+        "document_prefix",
+        str,
+        "auto",
+        "Text put before every memory when embedding; 'auto' picks the model family's prefix",
+        "Model",
+    ),
+    Setting(
+        "model_threads",
+        int,
+        0,
+        "CPU threads for the model; 0 = all cores",
+        "Model",
+        minimum=0,
+        maximum=256,
+    ),
     # Search
-    Setting("weight_vector", float, 0.5, "Hybrid weight of meaning (cosine similarity)",
-            "Search", minimum=0.0, maximum=1.0),
-    Setting("weight_keyword", float, 0.2, "Hybrid weight of keywords (FTS5 BM25)", "Search",
-            minimum=0.0, maximum=1.0),
-    Setting("weight_prominence", float, 0.3, "Hybrid weight of prominence (recency, "
-            "confidence, observations, recalls)", "Search", minimum=0.0, maximum=1.0),
-    Setting("min_similarity", float, 0.15, "Cosine similarity below which a memory is not "
-            "relevant by meaning", "Search", minimum=-1.0, maximum=1.0),
-    Setting("duplicate_threshold", float, 0.85, "Cosine similarity from which a new memory "
-            "counts as a near-duplicate", "Search", minimum=0.0, maximum=1.0),
-    Setting("related_threshold", float, 0.5, "Cosine similarity from which a memory is "
-            "listed as related", "Search", minimum=0.0, maximum=1.0),
-    Setting("default_limit", int, 10, "Results shown by recall", "Search", minimum=1,
-            maximum=1000),
+    Setting(
+        "weight_vector",
+        float,
+        0.5,
+        "Hybrid weight of meaning (cosine similarity)",
+        "Search",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "weight_keyword",
+        float,
+        0.2,
+        "Hybrid weight of keywords (FTS5 BM25)",
+        "Search",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "weight_prominence",
+        float,
+        0.3,
+        "Hybrid weight of prominence (recency, confidence, observations, recalls)",
+        "Search",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "min_similarity",
+        float,
+        0.15,
+        "Cosine similarity below which a memory is not relevant by meaning",
+        "Search",
+        minimum=-1.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "duplicate_threshold",
+        float,
+        0.85,
+        "Cosine similarity from which a new memory counts as a near-duplicate",
+        "Search",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting(
+        "related_threshold",
+        float,
+        0.5,
+        "Cosine similarity from which a memory is listed as related",
+        "Search",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Setting("default_limit", int, 10, "Results shown by recall", "Search", minimum=1, maximum=1000),
     # Desktop
-    Setting("hotkey", str, "Ctrl+Alt+Space", "Global hotkey that opens the recall popup",
-            "Desktop"),
-    Setting("popup_results", int, 8, "Results shown in the popup", "Desktop", minimum=1,
-            maximum=50),
+    Setting(
+        "hotkey", str, "Ctrl+Alt+Space", "Global hotkey that opens the recall popup", "Desktop"
+    ),
+    Setting(
+        "popup_results", int, 8, "Results shown in the popup", "Desktop", minimum=1, maximum=50
+    ),
     Setting("start_at_login", bool, False, "Start Mnemo when you log in", "Desktop"),
     # Memories
-    Setting("categories", list, ["note", "anti-patterns", "patterns", "heuristics"],
-            "Known categories (the MCP server accepts only these)", "Memories"),
+    Setting(
+        "categories",
+        list,
+        ["note", "anti-patterns", "patterns", "heuristics"],
+        "Known categories (the MCP server accepts only these)",
+        "Memories",
+    ),
 )
 
 BY_KEY = {s.key: s for s in SETTINGS}

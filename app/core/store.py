@@ -19,18 +19,37 @@ COLUMNS = (
 )
 CONTENT_FIELDS = ("title", "text", "reasoning")
 EDITABLE = (
-    "title", "text", "reasoning", "category", "tags", "references", "source_project",
-    "confidence", "pinned",
+    "title",
+    "text",
+    "reasoning",
+    "category",
+    "tags",
+    "references",
+    "source_project",
+    "confidence",
+    "pinned",
 )
 
 
 def _row_to_memory(row: tuple) -> Memory:
     return Memory(
-        id=row[0], text=row[1], title=row[2], reasoning=row[3], category=row[4],
-        tags=json.loads(row[5]), references=json.loads(row[6]), source=row[7],
-        source_project=row[8], confidence=row[9], observation_count=row[10],
-        recall_count=row[11], last_recalled_at=row[12], created_at=row[13],
-        updated_at=row[14], pinned=bool(row[15]), deleted_at=row[16],
+        id=row[0],
+        text=row[1],
+        title=row[2],
+        reasoning=row[3],
+        category=row[4],
+        tags=json.loads(row[5]),
+        references=json.loads(row[6]),
+        source=row[7],
+        source_project=row[8],
+        confidence=row[9],
+        observation_count=row[10],
+        recall_count=row[11],
+        last_recalled_at=row[12],
+        created_at=row[13],
+        updated_at=row[14],
+        pinned=bool(row[15]),
+        deleted_at=row[16],
     )
 
 
@@ -116,7 +135,7 @@ class Store:
         where, args = (filters or Filters()).sql()
         out: dict[int, Memory] = {}
         for start in range(0, len(seqs), 500):
-            part = seqs[start:start + 500]
+            part = seqs[start : start + 500]
             marks = ",".join("?" * len(part))
             for row in self.db.query(
                 f"SELECT m.seq, {', '.join('m.' + c.strip() for c in COLUMNS.split(','))} "
@@ -132,11 +151,24 @@ class Store:
         rows = self.db.query(f"SELECT m.seq FROM memories m WHERE 1{where}", tuple(args))
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
-    def listing(self, filters: Filters | None = None, order: str = "updated_at DESC",
-                limit: int = 50, offset: int = 0) -> list[Memory]:
+    def listing(
+        self,
+        filters: Filters | None = None,
+        order: str = "updated_at DESC",
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[Memory]:
         """A page of memories in a fixed order (for browsing)."""
-        allowed = {"updated_at", "created_at", "title", "recall_count", "category", "seq",
-                   "observation_count", "last_recalled_at"}
+        allowed = {
+            "updated_at",
+            "created_at",
+            "title",
+            "recall_count",
+            "category",
+            "seq",
+            "observation_count",
+            "last_recalled_at",
+        }
         column, _, direction = order.partition(" ")
         if column not in allowed or direction.upper() not in ("", "ASC", "DESC"):
             raise InputError(f"cannot sort by {order!r}")
@@ -164,8 +196,13 @@ class Store:
                 yield _row_to_memory(row[1:])
             last = rows[-1][0]
 
-    def keyword_search(self, expression: str, filters: Filters, limit: int,
-                       weights: tuple[float, ...] = (2.0, 1.0, 1.0, 1.0)) -> list[tuple[int, float]]:
+    def keyword_search(
+        self,
+        expression: str,
+        filters: Filters,
+        limit: int,
+        weights: tuple[float, ...] = (2.0, 1.0, 1.0, 1.0),
+    ) -> list[tuple[int, float]]:
         """(seq, bm25) for the best FTS5 matches of a safe expression; higher is better."""
         where, args = filters.sql()
         w = ", ".join(str(float(x)) for x in weights)
@@ -230,10 +267,23 @@ class Store:
     @staticmethod
     def _values(m: Memory) -> tuple:
         return (
-            m.id, m.text, m.title, m.reasoning, m.category, json.dumps(m.tags),
-            json.dumps(m.references), m.source, m.source_project, m.confidence,
-            m.observation_count, m.recall_count, m.last_recalled_at, m.created_at,
-            m.updated_at, int(m.pinned), m.deleted_at,
+            m.id,
+            m.text,
+            m.title,
+            m.reasoning,
+            m.category,
+            json.dumps(m.tags),
+            json.dumps(m.references),
+            m.source,
+            m.source_project,
+            m.confidence,
+            m.observation_count,
+            m.recall_count,
+            m.last_recalled_at,
+            m.created_at,
+            m.updated_at,
+            int(m.pinned),
+            m.deleted_at,
         )
 
     def update(self, memory_id: str, **changes) -> Memory:
@@ -255,10 +305,21 @@ class Store:
                 "UPDATE memories SET title=?, text=?, reasoning=?, category=?, tags=?, refs=?, "
                 "source_project=?, confidence=?, pinned=?, observation_count=?, updated_at=?, "
                 "content_hash=? WHERE id=?",
-                (memory.title, memory.text, memory.reasoning, memory.category,
-                 json.dumps(memory.tags), json.dumps(memory.references), memory.source_project,
-                 memory.confidence, int(memory.pinned), memory.observation_count,
-                 memory.updated_at, content_hash(memory.text), memory.id),
+                (
+                    memory.title,
+                    memory.text,
+                    memory.reasoning,
+                    memory.category,
+                    json.dumps(memory.tags),
+                    json.dumps(memory.references),
+                    memory.source_project,
+                    memory.confidence,
+                    int(memory.pinned),
+                    memory.observation_count,
+                    memory.updated_at,
+                    content_hash(memory.text),
+                    memory.id,
+                ),
             )
         return memory
 
@@ -316,12 +377,15 @@ class Store:
             conn.executemany(
                 "INSERT INTO embeddings(memory_id, chunk, model_id, content_hash, vector) "
                 "VALUES (?, ?, ?, ?, ?)",
-                [(memory_id, i, model_id, digest, np.asarray(v, dtype="<f4").tobytes())
-                 for i, v in enumerate(vectors)],
+                [
+                    (memory_id, i, model_id, digest, np.asarray(v, dtype="<f4").tobytes())
+                    for i, v in enumerate(vectors)
+                ],
             )
 
-    def needing_vectors(self, model_id: str, limit: int,
-                        after_seq: int = 0) -> list[tuple[int, Memory]]:
+    def needing_vectors(
+        self, model_id: str, limit: int, after_seq: int = 0
+    ) -> list[tuple[int, Memory]]:
         """(seq, memory) of live memories with no vectors from this model, after a seq."""
         rows = self.db.query(
             f"SELECT m.seq, {COLUMNS} FROM memories m WHERE m.seq > ? AND m.deleted_at IS NULL "
@@ -336,8 +400,10 @@ class Store:
         row = self.db.query(
             "SELECT count(*) FILTER (WHERE cur), count(*) FILTER (WHERE NOT cur AND other), "
             "count(*) FILTER (WHERE NOT cur AND NOT other) FROM (SELECT "
-            "EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = m.id AND e.model_id = ?) cur,"
-            "EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = m.id AND e.model_id != ?) other "
+            "EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = m.id "
+            "AND e.model_id = ?) cur, "
+            "EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = m.id "
+            "AND e.model_id != ?) other "
             "FROM memories m WHERE m.deleted_at IS NULL)",
             (model_id, model_id),
         )[0]
@@ -346,8 +412,9 @@ class Store:
     def vector_rows(self, model_id: str, after_rowid: int = 0) -> list[tuple[int, int, bytes]]:
         """(embedding rowid, memory seq, vector blob) for live memories, after a rowid."""
         return self.db.query(
-            "SELECT e.rowid, m.seq, e.vector FROM embeddings e JOIN memories m ON m.id = e.memory_id "
-            "WHERE e.model_id = ? AND e.rowid > ? AND m.deleted_at IS NULL ORDER BY e.rowid",
+            "SELECT e.rowid, m.seq, e.vector FROM embeddings e "
+            "JOIN memories m ON m.id = e.memory_id WHERE e.model_id = ? AND e.rowid > ? "
+            "AND m.deleted_at IS NULL ORDER BY e.rowid",
             (model_id, after_rowid),
         )
 

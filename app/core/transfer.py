@@ -64,8 +64,7 @@ def _markdown_memories(path: Path) -> Iterator[Memory]:
     except UnicodeDecodeError:
         raise InputError(f"{path} is not UTF-8 text") from None
     for title, body in markdown_sections(clean_text(text, str(path)), path.stem):
-        yield Memory(id="", text=body, title=title[:500], source="import",
-                     references=[str(path)])
+        yield Memory(id="", text=body, title=title[:500], source="import", references=[str(path)])
 
 
 def _jsonl_memories(path: Path, errors: list[str]) -> Iterator[Memory]:
@@ -96,8 +95,9 @@ def _files(paths: Iterable[Path]) -> Iterator[Path]:
             raise InputError(f"no such file or folder: {path}")
 
 
-def import_paths(store: Store, paths: Iterable[Path],
-                 progress: Callable[[int], None] | None = None) -> ImportReport:
+def import_paths(
+    store: Store, paths: Iterable[Path], progress: Callable[[int], None] | None = None
+) -> ImportReport:
     """Import markdown files/folders and JSONL exports, in batches of one transaction each."""
     report = ImportReport()
     batch: list[Memory] = []

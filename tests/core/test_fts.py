@@ -1,0 +1,74 @@
+"""The FTS5 query builder: any user string becomes a safe expression."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.core import fts
+from app.core.memory import Memory
+from app.core.store import Filters
+
+HOSTILE = [
+    '"',
+    '""',
+    "'",
+    "(",
+    ")",
+    "((a)",
+    "a AND",
+    "OR OR",
+    "NOT x",
+    "NEAR(a b, 3)",
+    "*",
+    "a*",
+    "^start",
+    "title:secret",
+    "-minus",
+    "a + b",
+    "{col1 col2}: x",
+    "x" * 10_000,
+    "nul\x00byte",
+    "🙂🚀",
+    "שלום עולם",
+    "مرحبا",
+    "\u202eevil",
+    "AND OR NOT NEAR * ^ : -",
+    "rank MATCH 'x'",
+    "'; DROP TABLE memories; --",
+]
+
+
+def test_builder_quotes_every_phrase_and_drops_operators():
+    assert fts.build('hello AND "world" NEAR') == '"hello" OR "world" OR "near"'
+    assert fts.build("E_CONN_RESET") == '"e_conn_reset"'  # FTS5 splits it into a phrase
+    assert fts.build("config.yaml") == '"config yaml"'
+    assert fts.build("the and of") is None
+    assert fts.build("🙂") is None
+    assert fts.build("pars", prefix=True) == '"pars" *'
+    assert fts.build("pars ", prefix=True) == '"pars"'
+
+
+def test_builder_caps_the_number_of_phrases():
+    expression = fts.build(" ".join(f"w{i}" for i in range(500)))
+    assert expression.count(" OR ") == fts.MAX_PHRASES - 1
+
+
+def test_hostile_strings_run_as_match_without_error(engine):
+    engine.store.insert(Memory(id="", text="title secret start minus near"))
+    for text in HOSTILE:
+        for prefix in (False, True):
+            expression = fts.build(text, prefix=prefix)
+            if expression is not None:
+                engine.store.keyword_search(expression, Filters(), 10)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.text(min_size=0, max_size=300))
+def test_any_text_is_a_valid_match_expression(engine, text):
+    expression = fts.build(text, prefix=True)
+    if expression is not None:
+        assert expression.startswith('"')
+        engine.store.keyword_search(expression, Filters(), 5)

@@ -1,0 +1,141 @@
+"""The bundled model: our converter reproduces it, and the embedder never lets llama.cpp abort."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from app.core import paths
+from app.core.converter import convert
+from app.core.embedder import Embedder, family_prefixes, inspect_model
+from app.core.errors import InputError, ModelError
+from app.core.gguf_meta import read_metadata
+
+BUNDLED_SHA256 = "a5ec65c2783c25b6c4f60d03fd831007c767667faed6695aa12377bf890555ee"
+
+
+def _sha(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_bundled_model_is_the_recorded_file():
+    assert _sha(paths.DEFAULT_MODEL) == BUNDLED_SHA256
+    assert (paths.DEFAULT_MODEL.parent / "LICENSE-all-MiniLM-L6-v2").is_file()
+
+
+def test_converter_reproduces_the_bundled_model_byte_for_byte(minilm_source, tmp_path):
+    out = convert(minilm_source, tmp_path / "again.gguf", "f16", name="all-MiniLM-L6-v2")
+    assert _sha(out) == BUNDLED_SHA256
+
+
+def test_converted_metadata_matches_sentence_transformers_config():
+    meta = read_metadata(paths.DEFAULT_MODEL)
+    assert meta["general.architecture"] == "bert"
+    assert meta["general.name"] == "all-MiniLM-L6-v2"
+    assert meta["general.license"] == "apache-2.0"
+    assert meta["bert.context_length"] == 512
+    assert meta["bert.embedding_length"] == 384
+    assert meta["bert.pooling_type"] == 1  # mean
+    assert meta["tokenizer.ggml.model"] == "bert"
+    assert meta["mnemo.max_seq_length"] == 256
+    assert meta["tokenizer.ggml.seperator_token_id"] == 102
+
+
+def test_q8_conversion_is_smaller_and_close_to_f16(q8_model, embedder):
+    assert q8_model.stat().st_size < paths.DEFAULT_MODEL.stat().st_size * 0.6
+    q8 = Embedder.load(q8_model)
+    assert q8.info.model_id != embedder.info.model_id
+    texts = ["parsing CSV files with error handling", "deploying to kubernetes"]
+    for a, b in zip(embedder.embed_documents(texts), q8.embed_documents(texts), strict=True):
+        assert float(a[0] @ b[0]) > 0.99
+    q8.close()
+
+
+def test_converter_refuses_non_bert_and_incomplete_folders(tmp_path, minilm_source):
+    with pytest.raises(InputError, match="no config.json"):
+        convert(tmp_path, tmp_path / "x.gguf")
+    other = tmp_path / "llama"
+    other.mkdir()
+    (other / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    with pytest.raises(InputError, match="BERT only"):
+        convert(other, tmp_path / "x.gguf")
+    partial = tmp_path / "partial"
+    shutil.copytree(minilm_source, partial, ignore=shutil.ignore_patterns("*.safetensors"))
+    with pytest.raises(InputError, match="model.safetensors"):
+        convert(partial, tmp_path / "x.gguf")
+    assert not (tmp_path / "x.gguf").exists()
+
+
+@pytest.mark.parametrize(
+    "content", [b"", b"GGUF", b"not a model at all" * 50, b"GGUF\x03\x00\x00\x00" + b"\xff" * 64]
+)
+def test_corrupt_model_files_raise_model_error(tmp_path, content):
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(content)
+    with pytest.raises(ModelError):
+        Embedder.load(bad)
+
+
+def test_truncated_model_file_raises_model_error(tmp_path):
+    bad = tmp_path / "truncated.gguf"
+    bad.write_bytes(paths.DEFAULT_MODEL.read_bytes()[:20_000_000])
+    with pytest.raises(ModelError, match="cannot load"):
+        Embedder.load(bad)
+
+
+def test_missing_model_file_raises_model_error(tmp_path):
+    with pytest.raises(ModelError, match="not found"):
+        inspect_model(tmp_path / "nope.gguf")
+
+
+def test_vectors_are_normalized_float32_and_meaningful(embedder):
+    q = embedder.embed_query("kubernetes troubleshooting")
+    docs = embedder.embed_documents(["k8s pod restart debugging", "banana bread recipe"])
+    assert q.dtype == np.float32 and q.shape == (384,)
+    assert abs(float(np.linalg.norm(q)) - 1) < 1e-5
+    assert float(docs[0][0] @ q) > 0.4 > float(docs[1][0] @ q)
+
+
+def test_long_text_is_chunked_within_the_window(embedder):
+    text = " ".join(f"word{i}" for i in range(3000))
+    sequences = embedder.document_sequences(text)
+    assert len(sequences) > 5
+    assert all(len(s) <= embedder.info.window for s in sequences)
+    assert all(s[0] == 101 and s[-1] == 102 for s in sequences)  # [CLS] ... [SEP]
+    vectors = embedder.embed_documents([text])[0]
+    assert vectors.shape == (len(sequences), 384)
+
+
+def test_hostile_queries_are_truncated_never_abort(embedder):
+    for text in [
+        "x" * 10_000,
+        "a\x00b\x00" * 3000,
+        "🙂" * 5000,
+        "مرحبا بالعالم " * 900,
+        "\u202e\u200f" * 4000,
+        "",
+    ]:
+        seq = embedder.query_sequence(text)
+        assert len(seq) <= embedder.info.window
+        vec = embedder.embed_query(text)
+        assert np.isfinite(vec).all()
+
+
+def test_family_prefixes_follow_the_model_family():
+    assert family_prefixes("nomic-bert", "nomic-embed-text-v1.5") == (
+        "search_query: ",
+        "search_document: ",
+    )
+    assert family_prefixes("bert", "multilingual-e5-small") == ("query: ", "passage: ")
+    assert family_prefixes("bert", "all-MiniLM-L6-v2") == ("", "")
+    assert family_prefixes("qwen3", "Qwen3-Embedding-0.6B")[0].startswith("Instruct:")
+    assert family_prefixes("gemma-embedding", "embeddinggemma-300m")[1] == "title: none | text: "
+
+
+def test_prefix_override_from_settings(tmp_path):
+    info = inspect_model(paths.DEFAULT_MODEL, query_prefix="Q: ", document_prefix="")
+    assert (info.query_prefix, info.document_prefix) == ("Q: ", "")

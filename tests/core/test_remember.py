@@ -1,0 +1,125 @@
+"""Remembering: exact duplicates, near-duplicates, merge, related memories, huge texts."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.errors import InputError
+
+
+def test_same_text_counts_an_observation_instead_of_a_new_row(engine):
+    first = engine.remember("Always pin dependency versions in the lock file", tags="deps")
+    again = engine.remember("always  pin dependency versions in the LOCK file", tags="ci")
+    assert first.status == "stored" and again.status == "observed"
+    assert again.memory.id == first.memory.id
+    assert again.memory.observation_count == 2
+    assert again.memory.tags == ["deps", "ci"]
+    assert engine.store.counts()["memories"] == 1
+
+
+def test_remembering_a_trashed_text_brings_it_back(engine):
+    memory = engine.remember("Check the fuse box first").memory
+    engine.forget([memory.id])
+    result = engine.remember("Check the fuse box first")
+    assert result.status == "restored" and result.memory.deleted_at is None
+
+
+def test_near_duplicate_is_reported_not_stored(engine):
+    engine.remember("Use exponential backoff when retrying HTTP requests", tags="http")
+    # Punctuation changes the content hash, so this is a near-duplicate, not the same text.
+    punctuated = engine.remember("Use exponential backoff when retrying HTTP requests!")
+    assert punctuated.status == "similar" and punctuated.similarity > 0.95
+    near = engine.remember("Retry HTTP requests using exponential backoff")
+    assert near.status == "similar" and near.similarity >= 0.85
+    assert engine.store.counts()["memories"] == 1
+
+
+def test_merge_keeps_longer_text_unions_tags_and_adds_observations(engine):
+    base = engine.remember(
+        "Use exponential backoff when retrying HTTP requests", tags="http", references="net.py"
+    ).memory
+    merged = engine.remember(
+        "Retry HTTP requests using exponential backoff, and add jitter",
+        tags="retry",
+        references="client.py",
+        merge=True,
+    )
+    assert merged.status == "merged" and merged.memory.id == base.id
+    m = engine.get(base.id)
+    assert m.text.endswith("and add jitter")
+    assert m.tags == ["http", "retry"] and m.references == ["net.py", "client.py"]
+    assert m.observation_count == 2
+    assert engine.store.counts()["memories"] == 1
+    # The merged memory was re-embedded: it is found by its new words' meaning.
+    assert engine.recall("jitter", mode="keyword", track=False).results[0].memory.id == base.id
+
+
+def test_force_stores_a_near_duplicate_and_related_are_listed(engine):
+    engine.remember("Use exponential backoff when retrying HTTP requests")
+    forced = engine.remember("Retry HTTP requests using exponential backoff", force=True)
+    assert forced.status == "stored"
+    assert engine.store.counts()["memories"] == 2
+    related = engine.remember("HTTP clients need timeouts on every request")
+    assert related.status == "stored"
+    assert related.related and all(0.5 <= s < 0.85 for _, s in related.related)
+
+
+def test_merge_selected_memories_trashes_the_others(engine):
+    a = engine.remember("Deploys happen on Tuesdays", tags="ops").memory
+    b = engine.remember(
+        "We never deploy on Fridays because nobody is around", tags="team", force=True
+    ).memory
+    merged = engine.merge([a.id, b.id])
+    assert merged.id == a.id and merged.text.startswith("We never deploy on Fridays")
+    assert merged.tags == ["ops", "team"]
+    assert engine.get(b.id).deleted_at is not None
+    engine.restore([b.id])  # merging is undoable
+    assert engine.store.counts()["memories"] == 2
+
+
+def test_empty_binary_and_bad_confidence_are_refused(engine):
+    for text, message in (("   ", "empty"), ("a\x00b", "binary"), ("x" * 2_000_001, "limit")):
+        with pytest.raises(InputError, match=message):
+            engine.remember(text)
+    with pytest.raises(InputError, match="confidence"):
+        engine.remember("fine text", confidence="certain")
+    assert engine.store.counts()["memories"] == 0
+
+
+def test_edit_reembeds_changed_content(engine):
+    memory = engine.remember("The office wifi password is on the fridge").memory
+    edited = engine.edit(memory.id, text="Team lunch is every Thursday at the noodle bar")
+    assert edited.title == "Team lunch is every Thursday at the noodle bar"  # derived title follows
+    hit = engine.recall("where do we eat together", mode="semantic", track=False).results
+    assert hit and hit[0].memory.id == memory.id
+    assert engine.recall("wifi password", mode="keyword", track=False).results == []
+
+
+@pytest.mark.slow
+def test_a_50000_word_memory_is_stored_chunked_embedded_and_found(engine):
+    filler = (
+        "The committee reviewed the annual budget and discussed the schedule for "
+        "the next quarter in considerable detail. "
+    )
+    needle = (
+        "The lighthouse keeper logged a migrating flock of arctic terns resting on "
+        "the northern rocks during the storm. "
+    )
+    words_per_filler = len(filler.split())
+    repeats = 50_000 // words_per_filler
+    text = filler * (repeats // 2) + needle + filler * (repeats - repeats // 2)
+    assert len(text.split()) >= 50_000
+    memory = engine.remember(text, title="Minutes").memory
+    vectors = engine.store.vectors_of(memory.id, engine.embedder.info.model_id)
+    windows = engine.embedder.document_sequences(memory.embed_text)
+    assert vectors.shape[0] == len(windows) > 200  # chunked, every chunk embedded
+    engine.remember("Buy oat milk and coffee beans", force=True)
+    engine.remember("The quarterly tax filing is due at the end of the month", force=True)
+    query = "arctic terns sheltering from a storm"
+    result = engine.recall(query, mode="semantic", track=False)
+    assert result.results[0].memory.id == memory.id
+    # Its score is its best chunk's, the one holding the needle, well above a filler chunk's.
+    filler_only = float(
+        engine.embedder.embed_documents([filler * 20])[0][0] @ engine.embedder.embed_query(query)
+    )
+    assert result.results[0].vector > filler_only + 0.1

@@ -1,0 +1,114 @@
+"""Import and export: the markdown splitting rule, idempotence, lossless JSONL."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.core import transfer
+from app.core.errors import InputError
+from app.core.transfer import markdown_sections
+
+NOTES = """Intro line before any heading.
+
+# Shell
+
+Use `set -euo pipefail` in every bash script.
+
+## Empty section
+### Git
+
+Rebase feature branches; never rebase main.
+
+```
+# not a heading inside a fence
+```
+"""
+
+
+def test_markdown_splits_at_headings_outside_code_fences():
+    sections = markdown_sections(NOTES, "notes")
+    assert [t for t, _ in sections] == ["notes", "Shell", "Git"]
+    assert sections[2][1].startswith("Rebase feature branches")
+    assert "# not a heading inside a fence" in sections[2][1]
+
+
+def test_import_folder_is_idempotent(engine, tmp_path):
+    folder = tmp_path / "kb"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "notes.md").write_text(NOTES)
+    (folder / "sub" / "plain.txt").write_text("A file without headings is one memory.")
+    (folder / "ignored.bin").write_bytes(b"\x00\x01")
+    first = transfer.import_paths(engine.store, [folder])
+    assert (first.added, first.skipped) == (4, 0)
+    second = transfer.import_paths(engine.store, [folder])
+    assert (second.added, second.skipped) == (0, 4)
+    titles = sorted(m.title for m in engine.store.iter_all())
+    assert titles == ["Git", "Shell", "notes", "plain"]
+    assert all(m.source == "import" for m in engine.store.iter_all())
+
+
+def test_jsonl_export_import_round_trip_is_lossless(engine, tmp_path, monkeypatch):
+    engine.remember(
+        "First memory",
+        title="One",
+        tags="a,b",
+        project="p",
+        reasoning="why",
+        references="x.py",
+        confidence="high",
+    )
+    second = engine.remember("Second memory with ünïcödé and emoji 🙂").memory
+    engine.edit(second.id, pinned=True)
+    engine.recall("memory")
+    exported = "".join(transfer.export(engine.store, "jsonl"))
+    path = tmp_path / "export.jsonl"
+    path.write_text(exported)
+
+    monkeypatch.setenv("MNEMO_HOME", str(tmp_path / "other-home"))
+    from app.core.engine import Engine
+
+    fresh = Engine(embedder=engine.embedder)
+    report = transfer.import_paths(fresh.store, [path])
+    assert report.added == 2 and not report.errors
+    assert "".join(transfer.export(fresh.store, "jsonl")) == exported
+    assert transfer.import_paths(fresh.store, [path]).added == 0
+    # Imported memories have no vectors yet; backfill adds them.
+    assert fresh.store.vector_counts(fresh.embedder.info.model_id)["missing"] == 2
+    assert fresh.backfill() == 2
+    fresh.close()
+
+
+def test_bad_jsonl_lines_are_reported_and_good_ones_kept(engine, tmp_path):
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps({"text": "good line"}),
+                "{not json",
+                json.dumps({"text": ""}),
+                json.dumps({"title": "no text"}),
+            ]
+        )
+    )
+    report = transfer.import_paths(engine.store, [path])
+    assert report.added == 1 and len(report.errors) == 3
+    assert all("mixed.jsonl:" in e for e in report.errors)
+
+
+def test_markdown_export_can_be_imported_back(engine, tmp_path):
+    engine.remember("Prefer composition over inheritance", title="Composition")
+    out = tmp_path / "export.md"
+    transfer.write_atomically(out, transfer.export(engine.store, "markdown"))
+    text = out.read_text()
+    assert "### Composition" in text and "- Confidence: medium" in text
+
+
+def test_missing_path_and_non_utf8_file_are_clear_errors(engine, tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        transfer.import_paths(engine.store, [tmp_path / "nope"])
+    latin = tmp_path / "latin.md"
+    latin.write_bytes("café".encode("latin-1"))
+    with pytest.raises(InputError, match="not UTF-8"):
+        transfer.import_paths(engine.store, [latin])
