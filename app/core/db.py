@@ -57,6 +57,8 @@ class Database:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = apsw.Connection(str(self.path), flags=flags)
             self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+            # SQLite silently opens a write-protected file read-only: notice it.
+            self.read_only = self.read_only or self.conn.readonly("main")
             self.conn.execute("PRAGMA foreign_keys = ON")
             self._prepare()
         except apsw.Error as exc:

