@@ -1,11 +1,11 @@
-"""Writes benchmark tables into docs/benchmarks.md, one section per benchmark, with machine and date."""
+"""Writes benchmark tables into docs/benchmarks.md: a section per benchmark, machine, date."""
 
 from __future__ import annotations
 
 import os
 import platform
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
@@ -31,12 +31,13 @@ def machine() -> str:
         mem = f", {kib / 1024 / 1024:.0f} GiB RAM"
     except (OSError, ValueError, IndexError):
         pass
-    return f"{cpu}, {os.cpu_count()} cores{mem}, {platform.system()}, Python {platform.python_version()}"
+    python = platform.python_version()
+    return f"{cpu}, {os.cpu_count()} cores{mem}, {platform.system()}, Python {python}"
 
 
 def record(title: str, columns: list[str], rows: list[tuple], note: str = "") -> None:
     """Replace (or add) the section `title` in docs/benchmarks.md with this table."""
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"## {title}", "", f"Measured {stamp} on {machine()}.", ""]
     if note:
         lines += [note, ""]
