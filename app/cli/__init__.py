@@ -40,6 +40,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--references", help="related files or links, comma-separated")
     p.add_argument("--confidence", choices=("low", "medium", "high"), default="medium")
     p.add_argument("--source", default="cli")
+    secrets = p.add_mutually_exclusive_group()
+    secrets.add_argument(
+        "--redact-secrets",
+        dest="secrets",
+        action="store_const",
+        const="redact",
+        default="refuse",
+        help="store a copy with keys, tokens and passwords redacted",
+    )
+    secrets.add_argument(
+        "--allow-secrets",
+        dest="secrets",
+        action="store_const",
+        const="allow",
+        help="store secrets as they are (not recommended)",
+    )
     group = p.add_mutually_exclusive_group()
     group.add_argument("--merge", action="store_true", help="merge into a near-duplicate")
     group.add_argument("--force", action="store_true", help="store even if a near-duplicate exists")
@@ -63,7 +79,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("edit", help="change a memory's fields")
     p.add_argument("id")
-    for name in ("title", "text", "reasoning", "category", "tags", "references", "project"):
+    for name in (
+        "title",
+        "text",
+        "reasoning",
+        "category",
+        "tags",
+        "references",
+        "project",
+        "keywords",
+    ):
         p.add_argument(f"--{name}")
     p.add_argument("--confidence", choices=("low", "medium", "high"))
     pin = p.add_mutually_exclusive_group()
@@ -126,6 +151,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("key", nargs="?")
     p.add_argument("value", nargs="?")
     p.set_defaults(func=commands.settings)
+
+    p = sub.add_parser("context", help="the memory block an AI agent injects at session start")
+    p.add_argument("--project", help="project name (default: the git repository's name)")
+    p.add_argument("--query", help="use this text instead of the context signals")
+    p.add_argument("--feature", help="a feature description file; its first paragraph is a signal")
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--no-track", action="store_true", help="do not count this as a recall")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=commands.context)
+
+    p = sub.add_parser("mcp", help="run the MCP server over stdio (for AI coding agents)")
+    p.set_defaults(func=commands.mcp)
 
     p = sub.add_parser("doctor", help="check the model, the database and the search index")
     p.add_argument("--repair", action="store_true", help="rebuild the keyword index first")

@@ -53,6 +53,7 @@ def remember(args: Namespace) -> int:
         confidence=args.confidence,
         merge=args.merge,
         force=args.force,
+        secrets=args.secrets,
     )
     m = result.memory
     if args.json:
@@ -139,6 +140,7 @@ def edit(args: Namespace) -> int:
             "references",
             "confidence",
             "pinned",
+            "keywords",
         )
     }
     changes["source_project"] = args.project
@@ -201,7 +203,8 @@ def import_(args: Namespace) -> int:
         progress=lambda n: progress_bar("importing", n, 0),
     )
     progress_bar.end()
-    print(f"Imported {report.added} new memories ({report.skipped} already known)")
+    updated = f", {report.updated} updated" if report.updated else ""
+    print(f"Imported {report.added} new memories ({report.skipped} already known{updated})")
     for error in report.errors[:20]:
         say(f"skipped {error}")
     if len(report.errors) > 20:
@@ -343,3 +346,29 @@ def doctor(args: Namespace) -> int:
         print(("ok    " if ok else "FAIL  ") + line)
         problems += not ok
     return 1 if problems else 0
+
+
+def context(args: Namespace) -> int:
+    """mnemo context"""
+    from app.core.context import build_context
+
+    block = build_context(
+        Engine(),
+        query=args.query,
+        limit=max(1, args.limit),
+        project=args.project,
+        feature=Path(args.feature) if args.feature else None,
+        track=not args.no_track,
+    )
+    if args.json:
+        print(json.dumps(block.to_dict(), ensure_ascii=False))
+    else:
+        print(block.markdown())
+    return 0
+
+
+def mcp(args: Namespace) -> int:
+    """mnemo mcp"""
+    from app.mcp_server import main
+
+    return main()

@@ -61,6 +61,7 @@ def print_memory(m: Memory) -> None:
         ("category", m.category),
         ("tags", ", ".join(m.tags)),
         ("references", ", ".join(m.references)),
+        ("keywords", ", ".join(m.keywords or [])),
         ("project", m.source_project or ""),
         ("source", m.source),
         ("confidence", m.confidence),

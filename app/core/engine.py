@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +13,15 @@ import numpy as np
 from app.core import paths
 from app.core.db import Database
 from app.core.embedder import Embedder, ModelInfo, inspect_model
-from app.core.errors import InputError, MnemoError, ModelError
+from app.core.errors import InputError, MnemoError, ModelError, SecretError
+from app.core.knowledge import to_markdown
+from app.core.labels import make_labels
 from app.core.memory import CONFIDENCES, Memory, clean_text, content_hash, split_list, title_from
 from app.core.ranking import Weights
 from app.core.recall import RecallResult, recall
+from app.core.secrets import describe as describe_secrets
+from app.core.secrets import redact
+from app.core.secrets import scan as scan_secrets
 from app.core.settings import Settings
 from app.core.store import Filters, Store
 from app.core.vectors import VectorIndex
@@ -165,10 +171,21 @@ class Engine:
         return embedder.embed_documents([memory.embed_text])[0]
 
     def _save_vectors(self, memory: Memory, vectors: np.ndarray | None) -> None:
-        if vectors is not None and self._embedder is not None:
-            self.store.save_vectors(
-                memory.id, self._embedder.info.model_id, content_hash(memory.embed_text), vectors
-            )
+        """Store a memory's vectors and, if it has none yet, its keyword labels."""
+        if vectors is None or self._embedder is None:
+            return
+        self.store.save_vectors(
+            memory.id, self._embedder.info.model_id, content_hash(memory.embed_text), vectors
+        )
+        if memory.keywords is None:
+            memory.keywords = self._labels(memory, vectors)
+            self.store.set_keywords(memory.id, memory.keywords)
+
+    def _labels(self, memory: Memory, vectors: np.ndarray) -> list[str]:
+        """Keyword labels for a memory, judged against the mean of its chunk vectors."""
+        doc = vectors.mean(axis=0)
+        doc /= max(float(np.linalg.norm(doc)), 1e-12)
+        return make_labels(self._embedder, memory.embed_text, doc)
 
     def similar(
         self,
@@ -205,11 +222,29 @@ class Engine:
         merge: bool = False,
         force: bool = False,
         embed: bool = True,
+        secrets: str = "refuse",
     ) -> RememberResult:
-        """Store a memory, or count it again if known, or hold it back as a near-duplicate."""
+        """Store a memory, or count it again if known, or hold it back as a near-duplicate.
+
+        `secrets`: what to do when the text holds a key, token or password: "refuse"
+        (SecretError), "redact" (store it with `[REDACTED:kind]` in their place) or "allow".
+        """
         text = clean_text(text)
         if not text:
             raise InputError("nothing to remember: the text is empty")
+        notice = None
+        if secrets != "allow":
+            found = scan_secrets(" ".join((title or "", text, reasoning or "")))
+            if found and secrets == "refuse":
+                raise SecretError(
+                    f"not stored: the text contains a secret ({describe_secrets(found)}); "
+                    "remove it, or store a redacted copy"
+                )
+            if found:
+                text = redact(text)
+                title = redact(title) if title else title
+                reasoning = redact(reasoning) if reasoning else reasoning
+                notice = f"redacted {len(found)} secret(s): {describe_secrets(found)}"
         if confidence not in CONFIDENCES:
             raise InputError(f"confidence must be one of {', '.join(CONFIDENCES)}")
         memory = Memory(
@@ -224,17 +259,10 @@ class Engine:
             source_project=project or None,
             confidence=confidence,
         )
-        existing = self.store.find_by_hash(content_hash(text))
-        if existing is not None:
-            was_trashed = existing.deleted_at is not None
-            observed = self.store.observe(existing.id)
-            new_tags = split_list(observed.tags + memory.tags)
-            if new_tags != observed.tags:
-                observed = self.store.update(observed.id, tags=new_tags)
-            return RememberResult("restored" if was_trashed else "observed", observed)
+        if (known := self._observe_if_known(memory)) is not None:
+            return known
 
         vectors = self._embed(memory) if embed else None
-        notice = None
         if vectors is None and embed:
             notice = (
                 f"stored without embedding ({self.model_error}); `mnemo backfill` adds it later"
@@ -249,17 +277,38 @@ class Engine:
             if not merge:
                 return RememberResult("similar", target, score, related)
             merged = self._merge_into(target, [memory])
+            self._mirror([merged])
             return RememberResult("merged", merged, score, related)
-        stored = self.store.insert(memory)
+        with self.db.write():
+            # Checked again under the write lock: another process may have stored it meanwhile.
+            if (known := self._observe_if_known(memory)) is not None:
+                return known
+            stored = self.store.insert(memory)
         self._save_vectors(stored, vectors)
+        self._mirror([stored])
         return RememberResult("stored", stored, None, related, notice)
+
+    def _observe_if_known(self, memory: Memory) -> RememberResult | None:
+        """Count one more observation of a memory with the same text, if there is one."""
+        with self.db.write():
+            existing = self.store.find_by_hash(content_hash(memory.text))
+            if existing is None:
+                return None
+            observed = self.store.observe(existing.id)
+            new_tags = split_list(observed.tags + memory.tags)
+            if new_tags != observed.tags:
+                observed = self.store.update(observed.id, tags=new_tags)
+        self._mirror([observed])
+        return RememberResult("restored" if existing.deleted_at else "observed", observed)
 
     def _merge_into(self, target: Memory, others: list[Memory]) -> Memory:
         """Fold memories into `target`: longer text wins, lists unite, counts add up."""
-        group = [target, *others]
-        longest = max(group, key=lambda m: len(m.text))
-        best_confidence = max(CONFIDENCES.index(m.confidence) for m in group)
         with self.db.write():
+            # Re-read under the write lock so concurrent merges never lose a count.
+            target = self.store.get(target.id)
+            group = [target, *others]
+            longest = max(group, key=lambda m: len(m.text))
+            best_confidence = max(CONFIDENCES.index(m.confidence) for m in group)
             merged = self.store.update(
                 target.id,
                 text=longest.text,
@@ -283,7 +332,9 @@ class Engine:
         if len(set(ids)) < 2:
             raise InputError("merging needs at least two different memories")
         memories = [self.store.get(i, include_deleted=False) for i in ids]
-        return self._merge_into(memories[0], memories[1:])
+        merged = self._merge_into(memories[0], memories[1:])
+        self._mirror([merged, *(self.store.get(m.id) for m in memories[1:])])
+        return merged
 
     def edit(self, memory_id: str, **changes) -> Memory:
         """Change a memory's fields; a content change is re-embedded at once if possible."""
@@ -294,7 +345,7 @@ class Engine:
             raise InputError("a memory's text cannot be empty")
         if changes.get("confidence") is not None and changes["confidence"] not in CONFIDENCES:
             raise InputError(f"confidence must be one of {', '.join(CONFIDENCES)}")
-        for key in ("tags", "references"):
+        for key in ("tags", "references", "keywords"):
             if key in changes and changes[key] is not None:
                 changes[key] = split_list(changes[key])
         changes = {k: v for k, v in changes.items() if v is not None}
@@ -305,6 +356,7 @@ class Engine:
         memory = self.store.update(memory_id, **changes)
         if self.store.vectors_of(memory.id, self._model_id()) is None:
             self._save_vectors(memory, self._embed(memory))
+        self._mirror([memory])
         return memory
 
     def _model_id(self) -> str:
@@ -314,11 +366,29 @@ class Engine:
 
     def forget(self, ids: list[str]) -> list[str]:
         """Move memories to the trash."""
-        return self.store.set_deleted(ids, True)
+        changed = self.store.set_deleted(ids, True)
+        self._mirror([self.store.get(i) for i in changed])
+        return changed
 
     def restore(self, ids: list[str]) -> list[str]:
         """Bring memories back from the trash."""
-        return self.store.set_deleted(ids, False)
+        changed = self.store.set_deleted(ids, False)
+        self._mirror([self.store.get(i) for i in changed])
+        return changed
+
+    def _mirror(self, memories: list[Memory]) -> None:
+        """Append changed memories to the markdown mirror, if one is set (never fails a write)."""
+        folder = self.settings["mirror_dir"]
+        if not folder or not memories:
+            return
+        path = Path(folder).expanduser() / f"mnemo-{datetime.now(UTC):%Y-%m}.md"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as f:
+                for memory in memories:
+                    f.write("\n" + to_markdown(memory))
+        except OSError as exc:
+            log.warning("could not append to the mirror %s: %s", path, exc)
 
     def backfill(
         self,
@@ -338,13 +408,24 @@ class Engine:
             batch = self.store.needing_vectors(model_id, batch_size, after)
             if not batch:
                 break
-            vectors = embedder.embed_documents([m.embed_text for _, m in batch])
+            fresh = [m for _, m, has in batch if not has]
+            embedded = embedder.embed_documents([m.embed_text for m in fresh])
+            new_vectors = dict(zip((m.id for m in fresh), embedded, strict=True))
+            labels = {}
+            for _, memory, _ in batch:
+                if memory.keywords is None:
+                    vecs = new_vectors.get(memory.id)
+                    if vecs is None:
+                        vecs = self.store.vectors_of(memory.id, model_id)
+                    labels[memory.id] = self._labels(memory, vecs)
             with self.db.write():
-                for (_, memory), vecs in zip(batch, vectors, strict=True):
+                for memory in fresh:
                     self.store.save_vectors(
-                        memory.id, model_id, content_hash(memory.embed_text), vecs
+                        memory.id, model_id, content_hash(memory.embed_text), new_vectors[memory.id]
                     )
-            done += len(batch)
+                for memory_id, words in labels.items():
+                    self.store.set_keywords(memory_id, words)
+            done += len(fresh)
             after = batch[-1][0]
             if progress:
                 progress(done, max(total, done))

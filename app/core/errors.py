@@ -21,3 +21,7 @@ class ModelError(MnemoError):
 
 class StoreError(MnemoError):
     """The database cannot be opened or written (locked, read-only, corrupt, disk full)."""
+
+
+class SecretError(InputError):
+    """The text holds a secret (key, token, password) and the caller asked to refuse it."""

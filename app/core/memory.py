@@ -80,6 +80,7 @@ class Memory:
     updated_at: str = ""
     pinned: bool = False
     deleted_at: str | None = None
+    keywords: list[str] | None = None  # keyword labels; None until they are made
 
     @property
     def embed_text(self) -> str:
@@ -108,6 +109,8 @@ class Memory:
         values["text"] = clean_text(values["text"])
         values["tags"] = split_list(values.get("tags"))
         values["references"] = split_list(values.get("references"))
+        if values.get("keywords") is not None:
+            values["keywords"] = split_list(values["keywords"])
         if values.get("confidence", "medium") not in CONFIDENCES:
             raise InputError(f"confidence must be one of {', '.join(CONFIDENCES)}")
         values.setdefault("id", content_hash(values["text"]))

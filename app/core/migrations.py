@@ -91,4 +91,44 @@ def m002_embeddings(db: apsw.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (m001_memories, m002_embeddings)
+def m003_keywords(db: apsw.Connection) -> None:
+    """Keyword labels per memory (JSON list; NULL = not made yet), indexed by FTS5."""
+    db.execute(
+        """
+        ALTER TABLE memories ADD COLUMN keywords TEXT;
+        DROP TRIGGER memories_ai;
+        DROP TRIGGER memories_ad;
+        DROP TRIGGER memories_au;
+        DROP TABLE memories_fts;
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            title, text, reasoning, tags, keywords,
+            content='memories', content_rowid='seq',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts(rowid, title, text, reasoning, tags, keywords)
+            VALUES (new.seq, new.title, new.text, new.reasoning, new.tags, new.keywords);
+        END;
+        CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, title, text, reasoning, tags, keywords)
+            VALUES ('delete', old.seq, old.title, old.text, old.reasoning, old.tags,
+                    old.keywords);
+        END;
+        CREATE TRIGGER memories_au
+        AFTER UPDATE OF title, text, reasoning, tags, keywords ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, title, text, reasoning, tags, keywords)
+            VALUES ('delete', old.seq, old.title, old.text, old.reasoning, old.tags,
+                    old.keywords);
+            INSERT INTO memories_fts(rowid, title, text, reasoning, tags, keywords)
+            VALUES (new.seq, new.title, new.text, new.reasoning, new.tags, new.keywords);
+        END;
+        INSERT INTO memories_fts(memories_fts) VALUES ('rebuild');
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
+    m001_memories,
+    m002_embeddings,
+    m003_keywords,
+)

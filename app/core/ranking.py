@@ -13,10 +13,13 @@ RECENCY_HALF_LIFE_DAYS = 30.0
 
 @dataclass(frozen=True)
 class Weights:
-    """How much each signal counts; they need not sum to 1 (they are rescaled)."""
+    """How much each signal counts; they need not sum to 1 (they are rescaled).
 
-    vector: float = 0.5
-    keyword: float = 0.2
+    Shipped defaults: design 004's 0.5/0.2/0.3 tuned on SciFact (docs/adr/0003-ranking.md).
+    """
+
+    vector: float = 0.4
+    keyword: float = 0.3
     prominence: float = 0.3
 
 

@@ -48,6 +48,7 @@ class RecallResult:
                 "recall_count": m.recall_count,
                 "observation_count": m.observation_count,
                 "pinned": m.pinned,
+                "keywords": m.keywords or [],
             }
             if explain:
                 item["signals"] = {

@@ -96,7 +96,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "weight_vector",
         float,
-        0.5,
+        0.4,
         "Hybrid weight of meaning (cosine similarity)",
         "Search",
         minimum=0.0,
@@ -105,7 +105,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "weight_keyword",
         float,
-        0.2,
+        0.3,
         "Hybrid weight of keywords (FTS5 BM25)",
         "Search",
         minimum=0.0,
@@ -157,6 +157,14 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("start_at_login", bool, False, "Start Mnemo when you log in", "Desktop"),
     # Memories
+    Setting(
+        "mirror_dir",
+        str,
+        "",
+        "Folder where every new or changed memory is also appended as markdown (an audit "
+        "trail `mnemo import` can rebuild the database from); empty = off",
+        "Memories",
+    ),
     Setting(
         "categories",
         list,

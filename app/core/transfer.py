@@ -1,9 +1,11 @@
-"""Import (markdown, JSONL) and export (JSONL, markdown); importing twice adds nothing.
+"""Import (markdown, knowledge banks, JSONL) and export (JSONL, markdown); importing twice
+adds nothing.
 
 Markdown splitting rule: every heading line (`#` to `######`, outside fenced code) starts a
 memory whose title is the heading and whose text is everything up to the next heading.
 Text before the first heading is a memory titled after the file; a file without headings is
-one memory. Sections with no text under their heading are skipped.
+one memory. Sections with no text under their heading are skipped. `- Field: value` lines
+in a section (knowledge-bank fields, see `knowledge.py`) become the memory's fields.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.core.errors import InputError, MnemoError
+from app.core.errors import InputError, MnemoError, NotFoundError
+from app.core.knowledge import parse_section, to_markdown
 from app.core.memory import Memory, clean_text, content_hash, title_from
 from app.core.store import Store
 
@@ -30,6 +33,7 @@ class ImportReport:
     """What an import did."""
 
     added: int = 0
+    updated: int = 0  # sections naming an existing id whose content differed
     skipped: int = 0  # already known (same id or same text)
     errors: list[str] = field(default_factory=list)
 
@@ -64,7 +68,9 @@ def _markdown_memories(path: Path) -> Iterator[Memory]:
     except UnicodeDecodeError:
         raise InputError(f"{path} is not UTF-8 text") from None
     for title, body in markdown_sections(clean_text(text, str(path)), path.stem):
-        yield Memory(id="", text=body, title=title[:500], source="import", references=[str(path)])
+        memory = parse_section(title, body, path)
+        if memory.text:
+            yield memory
 
 
 def _jsonl_memories(path: Path, errors: list[str]) -> Iterator[Memory]:
@@ -101,6 +107,7 @@ def import_paths(
     """Import markdown files/folders and JSONL exports, in batches of one transaction each."""
     report = ImportReport()
     batch: list[Memory] = []
+    mirrored: dict[str, Memory] = {}  # sections that carry an id: the last one wins
 
     def flush() -> None:
         added = store.insert_many(batch)
@@ -117,34 +124,58 @@ def import_paths(
             memories = _markdown_memories(path)
         for memory in memories:
             memory.title = memory.title or title_from(memory.text)
+            if memory.id and path.suffix.lower() != ".jsonl":
+                mirrored[memory.id] = memory
+                continue
             memory.id = memory.id or content_hash(memory.text)
             batch.append(memory)
             if len(batch) >= BATCH:
                 flush()
     if batch:
         flush()
+    for memory in mirrored.values():
+        outcome = _apply_versioned(store, memory)
+        report.added += outcome == "added"
+        report.updated += outcome == "updated"
+        report.skipped += outcome == "skipped"
     return report
 
 
-def to_markdown(memory: Memory) -> str:
-    """A memory as a knowledge-bank style markdown section."""
-    lines = [f"### {memory.display_title}", "", memory.text, ""]
-    if memory.reasoning:
-        lines += [f"- Reasoning: {memory.reasoning}"]
-    lines += [
-        f"- Category: {memory.category}",
-        f"- Confidence: {memory.confidence}",
-        f"- Observation count: {memory.observation_count}",
-        f"- Created: {memory.created_at}",
-        f"- Last observed: {memory.updated_at}",
-    ]
-    if memory.tags:
-        lines.append(f"- Tags: {', '.join(memory.tags)}")
-    if memory.references:
-        lines.append(f"- References: {', '.join(memory.references)}")
-    if memory.source_project:
-        lines.append(f"- Project: {memory.source_project}")
-    return "\n".join(lines) + "\n"
+VERSIONED_FIELDS = (
+    "title",
+    "text",
+    "reasoning",
+    "category",
+    "tags",
+    "references",
+    "keywords",
+    "confidence",
+    "pinned",
+    "observation_count",
+    "source_project",
+)
+
+
+def _apply_versioned(store: Store, memory: Memory) -> str:
+    """Insert a section that names its id, or bring the stored memory up to it."""
+    try:
+        current = store.get(memory.id)
+    except NotFoundError:
+        return "added" if store.insert_many([memory]) else "skipped"
+    changes = {
+        f: getattr(memory, f) for f in VERSIONED_FIELDS if getattr(memory, f) != getattr(current, f)
+    }
+    if changes.get("keywords") is None:
+        changes.pop("keywords", None)
+    trashed = bool(memory.deleted_at) != bool(current.deleted_at)
+    if not changes and not trashed:
+        return "skipped"
+    with store.db.write():
+        if changes:
+            store.update(memory.id, **changes)
+        if trashed:
+            store.set_deleted([memory.id], bool(memory.deleted_at))
+    return "updated"
 
 
 def export(store: Store, fmt: str = "jsonl", include_trash: bool = False) -> Iterator[str]:

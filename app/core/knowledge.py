@@ -1,0 +1,120 @@
+"""Knowledge-bank markdown: `### Title` sections with `- Field: value` lines (design 004).
+
+The same format is what Mnemo writes to its markdown export and to the optional mirror
+folder, so a database can be rebuilt from either by `mnemo import`.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+from app.core.memory import CONFIDENCES, Memory, split_list
+
+KNOWN_CATEGORIES = ("anti-patterns", "patterns", "heuristics")
+_FIELD = re.compile(r"^\s*[-*]\s+\**([A-Za-z][A-Za-z ]{1,30}?)\**\s*:\s*\**\s*(.*?)\s*$")
+FIELDS = {
+    "observation count": "observation_count",
+    "observations": "observation_count",
+    "confidence": "confidence",
+    "last observed": "updated_at",
+    "updated": "updated_at",
+    "created": "created_at",
+    "reasoning": "reasoning",
+    "why": "reasoning",
+    "references": "references",
+    "refs": "references",
+    "category": "category",
+    "tags": "tags",
+    "keywords": "keywords",
+    "labels": "keywords",
+    "project": "source_project",
+    "source project": "source_project",
+    "id": "id",
+    "deleted": "deleted_at",
+    "pinned": "pinned",
+    "recall count": "recall_count",
+    "source": "source",
+}
+
+
+def _timestamp(value: str) -> str | None:
+    """An ISO timestamp for a date or datetime string, or None when it is not one."""
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.isoformat(timespec="microseconds")
+
+
+def parse_section(title: str, body: str, path: Path) -> Memory:
+    """A memory from one markdown section: field lines become fields, the rest is the text."""
+    memory = Memory(id="", text="", title=title[:500], source="import", references=[])
+    category = path.stem.lower()
+    if category in KNOWN_CATEGORIES:
+        memory.category = category
+    text_lines = []
+    for line in body.splitlines():
+        match = _FIELD.match(line)
+        field = FIELDS.get(match.group(1).strip().lower()) if match else None
+        if field is None:
+            text_lines.append(line)
+            continue
+        value = match.group(2)
+        if field in ("observation_count", "recall_count"):
+            digits = re.match(r"\d+", value)
+            if digits:
+                setattr(memory, field, max(int(digits.group()), 1 if field[0] == "o" else 0))
+        elif field == "confidence":
+            if value.lower() in CONFIDENCES:
+                memory.confidence = value.lower()
+        elif field in ("updated_at", "created_at", "deleted_at"):
+            stamp = _timestamp(value)
+            if stamp:
+                setattr(memory, field, stamp)
+            elif field == "updated_at" and value:
+                memory.references.append(f"last observed: {value}")
+        elif field in ("references", "tags", "keywords"):
+            setattr(memory, field, split_list((getattr(memory, field) or []) + value.split(",")))
+        elif field == "pinned":
+            memory.pinned = value.lower() in ("yes", "true", "1")
+        elif field == "id":
+            memory.id = value.lower() if re.fullmatch(r"[0-9a-fA-F]{16}", value) else ""
+        else:
+            setattr(memory, field, value)
+    memory.text = "\n".join(text_lines).strip()
+    if not memory.references:
+        memory.references = [str(path)]
+    return memory
+
+
+def to_markdown(memory: Memory) -> str:
+    """A memory as a knowledge-bank section that `parse_section` reads back."""
+    lines = [f"### {memory.display_title}", "", memory.text, ""]
+    if memory.reasoning:
+        lines.append(f"- Reasoning: {' '.join(memory.reasoning.split())}")
+    lines += [
+        f"- Id: {memory.id}",
+        f"- Category: {memory.category}",
+        f"- Confidence: {memory.confidence}",
+        f"- Observation count: {memory.observation_count}",
+        f"- Created: {memory.created_at}",
+        f"- Last observed: {memory.updated_at}",
+    ]
+    for label, values in (
+        ("Tags", memory.tags),
+        ("References", memory.references),
+        ("Keywords", memory.keywords or []),
+    ):
+        if values:
+            lines.append(f"- {label}: {', '.join(values)}")
+    if memory.source_project:
+        lines.append(f"- Project: {memory.source_project}")
+    if memory.pinned:
+        lines.append("- Pinned: yes")
+    if memory.deleted_at:
+        lines.append(f"- Deleted: {memory.deleted_at}")
+    return "\n".join(lines) + "\n"

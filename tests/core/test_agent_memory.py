@@ -1,0 +1,209 @@
+"""Agent memory (design 004): session-start context, keyword labels, knowledge banks, mirror."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from app.core import transfer
+from app.core.context import balanced, build_context, feature_paragraph, signals
+from app.core.labels import GENERIC
+from tests.core.test_recall import DEPLOY, PARSER, TESTING
+
+KNOWLEDGE_BANK = """# Anti-patterns
+
+### Trusting synthetic fixtures
+Parsers tested only on synthetic fixtures broke on real files with BOMs.
+- Observation count: 3
+- Confidence: high
+- Last observed: 2026-09-14
+- Reasoning: Two production incidents traced to unseen encodings.
+- References: importer/csv.py, feature #023
+
+### Deploying on Fridays
+Friday deploys led to weekend pages with nobody around to fix them.
+- **Observation count:** 2
+- Confidence: medium
+- Last observed: Feature #031
+"""
+
+
+@pytest.fixture
+def corpus(engine):
+    for texts, category in (
+        (PARSER, "patterns"),
+        (DEPLOY, "anti-patterns"),
+        (TESTING, "heuristics"),
+    ):
+        for text in texts:
+            engine.remember(text, category=category, force=True)
+    return engine
+
+
+def _git_repo(path, files):
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    for name in files:
+        (path / name).write_text(name)
+        subprocess.run(["git", "-C", str(path), "add", "-A"], check=True)
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                str(path),
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "user.name=t",
+                "commit",
+                "-qm",
+                name,
+            ],
+            check=True,
+        )
+
+
+def test_context_signals_from_git_and_feature_file(tmp_path):
+    repo = tmp_path / "csv-importer"
+    repo.mkdir()
+    _git_repo(repo, ["a.py", "parser.py", "lexer.py", "errors.py"])
+    feature = tmp_path / "spec.md"
+    feature.write_text("# Feature\n\nRobust CSV parsing with error recovery.\n\nMore.\n\n## Design")
+    query = signals(repo, feature)
+    assert query == (
+        "csv-importer: Robust CSV parsing with error recovery. Files: errors.py lexer.py parser.py"
+    )  # HEAD~3..HEAD, not a.py
+    shallow = tmp_path / "young"
+    shallow.mkdir()
+    _git_repo(shallow, ["only.py", "second.py"])
+    assert signals(shallow) == "young. Files: second.py"  # falls back to HEAD~1
+    plain = tmp_path / "not-a-repo"
+    plain.mkdir()
+    assert signals(plain) is None
+    assert feature_paragraph(tmp_path / "missing.md") == ""
+
+
+def test_context_block_is_relevant_balanced_and_diagnosed(corpus):
+    block = build_context(corpus, query="building a file parser with error handling", limit=12)
+    categories = [m.category for m, _ in block.memories]
+    assert len(block.memories) == 12
+    assert all(categories.count(c) >= 3 for c in ("patterns", "anti-patterns", "heuristics"))
+    assert categories.count("patterns") >= 6  # the rest goes to the most relevant
+    line = block.markdown().splitlines()[-1]
+    assert re.fullmatch(
+        r"\*Memory: 12 entries from 50 \| semantic: active \(vector=\d+, "
+        r'fts5=\d+\) \| context: "building a file parser with error handling" '
+        r"\| model: all-MiniLM-L6-v2\*",
+        line,
+    )
+
+
+def test_small_limit_is_not_forced_to_balance(corpus):
+    block = build_context(corpus, query="parser error recovery", limit=5, track=False)
+    assert [m.category for m, _ in block.memories] == ["patterns"] * 5
+
+
+def test_balanced_selection_arithmetic():
+    order = list(range(12))
+    cats = ["a"] * 9 + ["b", "c", "c"]
+    picked = balanced(order, cats, 9)
+    assert [cats[i] for i in picked].count("b") == 1 and [cats[i] for i in picked].count("c") == 2
+    assert picked == sorted(picked)
+
+
+def test_three_context_runs_count_three_recalls(corpus):
+    for _ in range(3):
+        block = build_context(corpus, query="kubernetes rollout", limit=10)
+    top = block.memories[0][0]
+    after = corpus.get(top.id)
+    assert after.recall_count == 3 and after.last_recalled_at is not None
+
+
+def test_no_signals_means_prominence_only(corpus):
+    pinned = corpus.store.listing(limit=50)[-1]
+    corpus.edit(pinned.id, pinned=True, confidence="high")
+    corpus.remember(PARSER[0])  # a second observation
+    block = build_context(corpus, query=None, cwd=corpus.db.path.parent, limit=3, track=False)
+    assert block.query is None and block.weights == (0.0, 0.0, 1.0)
+    assert "semantic: unavailable (no context signals)" in block.diagnostic()
+    assert pinned.id in [m.id for m, _ in block.memories]
+
+
+def test_context_without_model_says_why(corpus, monkeypatch, tmp_path):
+    from app.core.engine import Engine
+
+    monkeypatch.setenv("MNEMO_MODEL", str(tmp_path / "gone.gguf"))
+    broken = Engine()
+    block = build_context(broken, query="parser errors", limit=9, track=False)
+    assert "semantic: unavailable (model file not found" in block.diagnostic()
+    assert block.keyword_matches > 0 and len(block.memories) == 9
+
+
+def test_every_memory_gets_3_to_10_labels_from_its_own_words(corpus):
+    for memory in corpus.store.iter_all():
+        labels = memory.keywords
+        assert 3 <= len(labels) <= 10, (memory.text, labels)
+        source = (memory.text + " " + memory.reasoning).lower()
+        for label in labels:
+            assert label.lower() in source, (label, memory.text)
+            assert not set(label.lower().split()) & GENERIC
+        assert len(set(labels)) == len(labels)
+
+
+def test_labels_are_searchable_and_editable(engine):
+    memory = engine.remember(
+        "Zero-downtime deploys need SIGTERM handling and connection "
+        "draining before Kubernetes kills the pod"
+    ).memory
+    assert memory.keywords and any("sigterm" in k.lower() for k in memory.keywords)
+    edited = engine.edit(memory.id, keywords="graceful-shutdown, pods")
+    assert edited.keywords == ["graceful-shutdown", "pods"]
+    hit = engine.recall("graceful-shutdown", mode="keyword", track=False).results
+    assert [r.memory.id for r in hit] == [memory.id]
+    refreshed = engine.edit(memory.id, text="Pods get SIGKILL after the grace period ends")
+    assert refreshed.keywords and "graceful-shutdown" not in refreshed.keywords
+
+
+def test_knowledge_bank_import_maps_fields_and_is_idempotent(engine, tmp_path):
+    bank = tmp_path / "anti-patterns.md"
+    bank.write_text(KNOWLEDGE_BANK)
+    first = transfer.import_paths(engine.store, [bank])
+    assert first.added == 2
+    fixtures = engine.recall("synthetic fixtures", mode="keyword", track=False).results[0].memory
+    assert fixtures.title == "Trusting synthetic fixtures"
+    assert (
+        fixtures.text == "Parsers tested only on synthetic fixtures broke on real files with BOMs."
+    )
+    assert (fixtures.observation_count, fixtures.confidence) == (3, "high")
+    assert fixtures.updated_at.startswith("2026-09-14")
+    assert fixtures.reasoning == "Two production incidents traced to unseen encodings."
+    assert fixtures.references == ["importer/csv.py", "feature #023"]
+    assert fixtures.category == "anti-patterns" and fixtures.source == "import"
+    friday = engine.recall("Friday deploys", mode="keyword", track=False).results[0].memory
+    assert friday.observation_count == 2 and "last observed: Feature #031" in friday.references
+    assert transfer.import_paths(engine.store, [bank]).added == 0
+    assert engine.store.counts()["memories"] == 2
+
+
+def test_mirror_folder_rebuilds_the_database(engine, tmp_path, monkeypatch):
+    mirror = tmp_path / "mirror"
+    engine.settings.set("mirror_dir", str(mirror))
+    kept = engine.remember("Cache keys must include the tenant id", tags="cache").memory
+    engine.edit(kept.id, text="Cache keys must include the tenant id and the locale")
+    dropped = engine.remember("Temporary note to delete").memory
+    engine.forget([dropped.id])
+    files = list(mirror.glob("mnemo-*.md"))
+    assert len(files) == 1 and files[0].read_text().count("### ") == 4
+
+    monkeypatch.setenv("MNEMO_HOME", str(tmp_path / "rebuilt"))
+    from app.core.engine import Engine
+
+    rebuilt = Engine(embedder=engine.embedder)
+    report = transfer.import_paths(rebuilt.store, [mirror])
+    assert report.added == 2
+    assert rebuilt.get(kept.id).text == "Cache keys must include the tenant id and the locale"
+    assert rebuilt.get(kept.id).tags == ["cache"]
+    assert rebuilt.get(dropped.id).deleted_at is not None
+    again = transfer.import_paths(rebuilt.store, [mirror])
+    assert (again.added, again.updated) == (0, 0)
