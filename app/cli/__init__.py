@@ -164,6 +164,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("mcp", help="run the MCP server over stdio (for AI coding agents)")
     p.set_defaults(func=commands.mcp)
 
+    for name, text in (
+        ("gui", "start the desktop app (the default with no command)"),
+        ("popup", "open the recall popup of the running app (bind this to a key)"),
+        ("manager", "open the memory manager"),
+        ("remember-clipboard", "remember what is on the clipboard"),
+        ("quit", "quit the running app"),
+    ):
+        p = sub.add_parser(name, help=text)
+        p.set_defaults(func=commands.gui, gui_command=None if name == "gui" else name)
+
     p = sub.add_parser("doctor", help="check the model, the database and the search index")
     p.add_argument("--repair", action="store_true", help="rebuild the keyword index first")
     p.set_defaults(func=commands.doctor)
@@ -179,8 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         format="mnemo: %(levelname)s: %(message)s",
     )
     if not args.command:
-        parser.print_help()
-        return 0
+        args.func, args.gui_command = commands.gui, None
     try:
         return args.func(args) or 0
     except MnemoError as exc:

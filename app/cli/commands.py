@@ -372,3 +372,10 @@ def mcp(args: Namespace) -> int:
     from app.mcp_server import main
 
     return main()
+
+
+def gui(args: Namespace) -> int:
+    """mnemo [gui|popup|manager|remember-clipboard|quit]"""
+    from app.gui.app import run
+
+    return run(args.gui_command)

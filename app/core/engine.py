@@ -395,14 +395,21 @@ class Engine:
         batch_size: int = 32,
         progress: Callable[[int, int], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
+        count_total: bool = True,
     ) -> int:
-        """Embed every live memory whose vectors are missing or stale; returns how many."""
+        """Embed every live memory whose vectors are missing or stale; returns how many.
+
+        `should_stop` is asked before each batch; `count_total` = False skips counting the
+        work first (the caller knows it) and passes 0 as the total to `progress`.
+        """
         embedder = self.embedder
         if embedder is None:
             raise ModelError(f"cannot backfill: {self.model_error}")
         model_id = embedder.info.model_id
-        counts = self.store.vector_counts(model_id)
-        total = counts["missing"] + counts["stale"]
+        total = 0
+        if count_total:
+            counts = self.store.vector_counts(model_id)
+            total = counts["missing"] + counts["stale"]
         done, after = 0, 0
         while not (should_stop and should_stop()):
             batch = self.store.needing_vectors(model_id, batch_size, after)
@@ -430,6 +437,18 @@ class Engine:
             if progress:
                 progress(done, max(total, done))
         return done
+
+    def duplicate_pairs(
+        self, threshold: float | None = None, limit: int = 500
+    ) -> list[tuple[Memory, Memory, float]]:
+        """Pairs of live memories whose meaning is nearly the same, closest first."""
+        index = self.vector_index()
+        if index is None:
+            raise ModelError(f"finding duplicates needs the model: {self.model_error}")
+        floor = self.settings["duplicate_threshold"] if threshold is None else threshold
+        pairs = index.near_pairs(floor, limit)
+        found = self.store.by_seqs({s for a, b, _ in pairs for s in (a, b)})
+        return [(found[a], found[b], score) for a, b, score in pairs if a in found and b in found]
 
     # ---- overview ------------------------------------------------------------------
     def stats(self) -> dict:

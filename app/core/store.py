@@ -32,7 +32,8 @@ EDITABLE = (
 )
 
 
-def _row_to_memory(row: tuple) -> Memory:
+def row_to_memory(row: tuple) -> Memory:
+    """A Memory from a row of COLUMNS."""
     return Memory(
         id=row[0],
         text=row[1],
@@ -65,12 +66,16 @@ class Filters:
     source: str | None = None
     since: str | None = None  # ISO date or timestamp, compared with created_at
     until: str | None = None
+    pinned: bool | None = None
     include_deleted: bool = False
+    only_deleted: bool = False  # the trash
 
     def sql(self, alias: str = "m") -> tuple[str, list]:
         """A WHERE fragment (starting with AND) and its bindings."""
         parts, args = [], []
-        if not self.include_deleted:
+        if self.only_deleted:
+            parts.append(f"{alias}.deleted_at IS NOT NULL")
+        elif not self.include_deleted:
             parts.append(f"{alias}.deleted_at IS NULL")
         if self.category:
             parts.append(f"{alias}.category = ?")
@@ -90,12 +95,25 @@ class Filters:
         if self.until:
             parts.append(f"{alias}.created_at < ?")
             args.append(self.until)
+        if self.pinned is not None:
+            parts.append(f"{alias}.pinned = ?")
+            args.append(int(self.pinned))
         return "".join(f" AND {p}" for p in parts), args
 
     @property
     def active(self) -> bool:
         """Whether anything beyond the trash exclusion narrows the set."""
-        return any((self.category, self.tags, self.project, self.source, self.since, self.until))
+        return any(
+            (
+                self.category,
+                self.tags,
+                self.project,
+                self.source,
+                self.since,
+                self.until,
+                self.pinned is not None,
+            )
+        )
 
 
 class Store:
@@ -118,7 +136,7 @@ class Store:
                 raise InputError(f"id prefix {memory_id!r} matches several memories")
         if not rows or (rows[0][16] and not include_deleted):
             raise NotFoundError(f"no memory with id {memory_id!r}")
-        return _row_to_memory(rows[0])
+        return row_to_memory(rows[0])
 
     def find_by_hash(self, digest: str) -> Memory | None:
         """A memory (live first, then trashed) whose text has this content hash."""
@@ -127,7 +145,7 @@ class Store:
             "ORDER BY deleted_at IS NOT NULL, seq LIMIT 1",
             (digest,),
         )
-        return _row_to_memory(rows[0]) if rows else None
+        return row_to_memory(rows[0]) if rows else None
 
     def by_seqs(self, seqs: Iterable[int], filters: Filters | None = None) -> dict[int, Memory]:
         """Memories by internal row number, keeping only those passing `filters`."""
@@ -144,7 +162,7 @@ class Store:
                 f"FROM memories m WHERE m.seq IN ({marks}){where}",
                 (*part, *args),
             ):
-                out[row[0]] = _row_to_memory(row[1:])
+                out[row[0]] = row_to_memory(row[1:])
         return out
 
     def seqs_matching(self, filters: Filters) -> np.ndarray:
@@ -180,7 +198,7 @@ class Store:
             "LIMIT ? OFFSET ?",
             (*args, limit, offset),
         )
-        return [_row_to_memory(r) for r in rows]
+        return [row_to_memory(r) for r in rows]
 
     def iter_all(self, include_deleted: bool = False) -> Iterator[Memory]:
         """Every memory in insertion order, read in pages."""
@@ -195,7 +213,7 @@ class Store:
             if not rows:
                 return
             for row in rows:
-                yield _row_to_memory(row[1:])
+                yield row_to_memory(row[1:])
             last = rows[-1][0]
 
     def keyword_search(
@@ -207,7 +225,7 @@ class Store:
     ) -> list[tuple[int, float]]:
         """(seq, bm25) for the best FTS5 matches of a safe expression; higher is better."""
         w = ", ".join(str(float(x)) for x in weights)
-        if not filters.active and not filters.include_deleted:
+        if not filters.active and not filters.include_deleted and not filters.only_deleted:
             # Without filters the join with memories costs a lookup per match (a third of
             # the time when a common word matches everything): rank in FTS5 alone, then drop
             # trashed memories from the few best.
@@ -419,7 +437,7 @@ class Store:
             "ORDER BY m.seq LIMIT ?",
             (model_id, after_seq, limit),
         )
-        return [(r[0], _row_to_memory(r[2:]), bool(r[1])) for r in rows]
+        return [(r[0], row_to_memory(r[2:]), bool(r[1])) for r in rows]
 
     def set_keywords(self, memory_id: str, keywords: list[str]) -> None:
         """Store a memory's keyword labels (not a content change)."""
@@ -441,6 +459,14 @@ class Store:
             (model_id, model_id),
         )[0]
         return {"embedded": row[0], "stale": row[1], "missing": row[2]}
+
+    def embedded_count(self, model_id: str) -> int:
+        """Live memories with vectors from this model (cheap enough for a status bar)."""
+        return self.db.query(
+            "SELECT count(*) FROM embeddings e JOIN memories m ON m.id = e.memory_id "
+            "WHERE e.model_id = ? AND e.chunk = 0 AND m.deleted_at IS NULL",
+            (model_id,),
+        )[0][0]
 
     def vector_rows(self, model_id: str, after_rowid: int = 0) -> list[tuple[int, int, bytes]]:
         """(embedding rowid, memory seq, vector blob) for live memories, after a rowid."""

@@ -95,6 +95,23 @@ class VectorIndex:
         np.maximum.at(best, self._row_mem[live], rows[live])
         return self._mem_seqs, best
 
+    def near_pairs(
+        self, threshold: float, limit: int = 500, block: int = 2048
+    ) -> list[tuple[int, int, float]]:
+        """(seq a, seq b, cosine) for distinct memories with chunks at least this close."""
+        vecs, owners = self._buf[: self._n], self._owner[: self._n]
+        best: dict[tuple[int, int], float] = {}
+        for start in range(0, self._n, block):
+            sims = vecs[start : start + block] @ vecs.T
+            rows, cols = np.nonzero(sims >= threshold)
+            for r, c in zip(rows, cols, strict=True):
+                a, b = int(owners[start + r]), int(owners[c])
+                if a < 0 or b < 0 or a >= b:
+                    continue  # superseded row, the same memory, or the mirror of a pair
+                best[(a, b)] = max(best.get((a, b), -1.0), float(sims[r, c]))
+        ranked = sorted(best.items(), key=lambda item: -item[1])[:limit]
+        return [(a, b, score) for (a, b), score in ranked]
+
     def top(
         self, query: np.ndarray, k: int, allowed: np.ndarray | None = None, minimum: float = -1.0
     ) -> tuple[list[tuple[int, float]], ScoreLookup]:

@@ -1,0 +1,285 @@
+"""The desktop app: tray + background engine + hotkey + popup, and the windows on demand."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from app.core import paths
+from app.core.engine import RememberResult
+from app.core.memory import title_from
+from app.core.secrets import describe, scan
+from app.core.settings import Settings
+from app.gui import clipboard, desktop, hotkey, ipc
+from app.gui.popup import Popup
+from app.gui.qt import QtCore, QtGui, QtWidgets
+from app.gui.tray import Tray, icon
+from app.gui.worker import INTERACTIVE, Worker
+
+log = logging.getLogger(__name__)
+
+
+class MnemoApp(QtCore.QObject):
+    """Owns the worker, the popup, the tray, the hotkey and the IPC server."""
+
+    def __init__(self, qapp: QtWidgets.QApplication, settings: Settings | None = None):
+        super().__init__(qapp)
+        self.qapp = qapp
+        self.settings = settings or Settings()
+        self.worker = Worker(parent=self)
+        self.popup = Popup(self.worker, self.settings)
+        self.manager = None
+        self.settings_dialog = None
+        self._model_state = ("loading", "")
+        self._backfill = (0, 0)
+        self._focus_before: int | None = None
+        self._pending: dict[int, tuple] = {}
+
+        self.tray: Tray | None = None
+        if QtWidgets.QSystemTrayIcon.isSystemTrayAvailable():
+            self.tray = Tray(self.settings["hotkey"])
+            self.tray.search_action.triggered.connect(self.show_popup)
+            self.tray.clipboard_action.triggered.connect(self.remember_clipboard)
+            self.tray.manager_action.triggered.connect(self.show_manager)
+            self.tray.settings_action.triggered.connect(self.show_settings)
+            self.tray.quit_action.triggered.connect(self.quit)
+            self.tray.on_left_click(self.show_popup)
+            self.tray.show()
+        else:
+            self._say_no_tray_once()
+
+        self.hotkey = hotkey.backend(self)
+        self.hotkey.activated.connect(self.show_popup)
+        self.hotkey_error = self.hotkey.register(self.settings["hotkey"])
+        if self.hotkey_error:
+            self.notify("Global hotkey not available", self.hotkey_error)
+
+        self.server = ipc.Server(self)
+        self.server.command.connect(self.run_command)
+        self.listening = self.server.listen()
+
+        self.popup.used.connect(
+            lambda memory_id: self.worker.write(lambda e: e.mark_used([memory_id]))
+        )
+        self.popup.openMemory.connect(self.show_manager)
+        self.popup.rememberText.connect(lambda text: self._remember(text, "manual"))
+        self.popup.hidden.connect(self._restore_focus)
+        self.worker.modelState.connect(self._on_model_state)
+        self.worker.backfillProgress.connect(self._on_backfill)
+        self.worker.finished.connect(self._on_finished)
+        self.worker.failed.connect(self._on_failed)
+        desktop.install_launcher()
+
+    # ---- commands ----------------------------------------------------------------------
+    def run_command(self, command: str) -> None:
+        """A command from the IPC socket (another `mnemo …`) or the command line."""
+        {
+            "popup": self.show_popup,
+            "show": self.show_popup,
+            "manager": self.show_manager,
+            "remember-clipboard": self.remember_clipboard,
+            "settings": self.show_settings,
+            "quit": self.quit,
+        }.get(command, lambda: None)()
+
+    def show_popup(self) -> None:
+        """Open the recall popup, remembering which window had focus."""
+        if not self.popup.isVisible():
+            self._focus_before = hotkey.active_window()
+        self.popup.present()
+
+    def _restore_focus(self) -> None:
+        if self._focus_before:
+            hotkey.activate_window(self._focus_before)
+            self._focus_before = None
+
+    def show_manager(self, memory_id: str | None = None) -> None:
+        """Open (or raise) the memory manager, optionally on one memory."""
+        from app.gui.manager import Manager
+
+        if self.manager is None:
+            self.manager = Manager(self.worker, self.settings)
+        self.manager.show()
+        self.manager.raise_()
+        self.manager.activateWindow()
+        if isinstance(memory_id, str):
+            self.manager.select_memory(memory_id)
+
+    def show_settings(self) -> None:
+        """Open the settings dialog."""
+        from app.gui.settings_dialog import SettingsDialog
+
+        if self.settings_dialog is None:
+            self.settings_dialog = SettingsDialog(self.settings, self.worker)
+            self.settings_dialog.applied.connect(self._settings_applied)
+        self.settings_dialog.show()
+        self.settings_dialog.raise_()
+        self.settings_dialog.activateWindow()
+
+    def _settings_applied(self, changed: list[str]) -> None:
+        if "hotkey" in changed:
+            self.hotkey_error = self.hotkey.register(self.settings["hotkey"])
+            if self.tray:
+                self.tray.set_hotkey_text(self.settings["hotkey"])
+            if self.hotkey_error:
+                self.notify("Global hotkey not available", self.hotkey_error)
+        if "start_at_login" in changed:
+            desktop.set_autostart(self.settings["start_at_login"])
+        if {"model_path", "query_prefix", "document_prefix", "model_threads"} & set(changed):
+            self.worker.reload_model()
+
+    # ---- remember clipboard ------------------------------------------------------------
+    def remember_clipboard(self) -> None:
+        """Store the clipboard's text, unless it is secret, empty, binary or huge."""
+        content = clipboard.read(QtGui.QGuiApplication.clipboard().mimeData())
+        if content.refusal:
+            self.notify("Nothing remembered", content.refusal)
+            return
+        self._remember(content.text, "clipboard")
+
+    def _remember(
+        self,
+        text: str,
+        source: str,
+        merge: bool = False,
+        force: bool = False,
+        secrets: str = "refuse",
+    ) -> None:
+        found = scan(text) if secrets == "refuse" else []
+        if found:
+            answer = QtWidgets.QMessageBox.question(
+                None,
+                "Mnemo: secret found",
+                f"The text contains {describe(found)}. Mnemo never stores secrets as they "
+                "are.\n\nStore a copy with the secret replaced by [REDACTED]?",
+                QtWidgets.QMessageBox.Yes | QtWidgets.QMessageBox.No,
+                QtWidgets.QMessageBox.No,
+            )
+            if answer != QtWidgets.QMessageBox.Yes:
+                self.notify("Nothing remembered", "The text held a secret.")
+                return
+            secrets = "redact"
+        title = title_from(text)
+        request = self.worker.write(
+            lambda e: e.remember(
+                text, title=title, source=source, merge=merge, force=force, secrets=secrets
+            ),
+            INTERACTIVE,
+        )
+        self._pending[request] = (text, source, secrets)
+
+    def _on_finished(self, request: int, result) -> None:
+        pending = self._pending.pop(request, None)
+        if pending is None or not isinstance(result, RememberResult):
+            return
+        text, source, secrets = pending
+        memory = result.memory
+        if result.status == "similar":
+            box = QtWidgets.QMessageBox(
+                QtWidgets.QMessageBox.Question,
+                "Mnemo: near-duplicate",
+                f"This is very similar ({result.similarity:.2f}) to “{memory.display_title}”.",
+            )
+            merge = box.addButton("Merge", QtWidgets.QMessageBox.AcceptRole)
+            keep = box.addButton("Keep both", QtWidgets.QMessageBox.ActionRole)
+            box.addButton(QtWidgets.QMessageBox.Cancel)
+            box.exec()
+            if box.clickedButton() in (merge, keep):
+                self._remember(
+                    text,
+                    source,
+                    merge=box.clickedButton() is merge,
+                    force=box.clickedButton() is keep,
+                    secrets=secrets,
+                )
+            return
+        verb = {
+            "stored": "Remembered",
+            "observed": "Already known",
+            "restored": "Restored from the trash",
+            "merged": "Merged",
+        }[result.status]
+        self.notify(verb, memory.display_title + (f"\n{result.notice}" if result.notice else ""))
+        if self.popup.isVisible():
+            self.popup.show_message(f"{verb}: {memory.display_title}")
+
+    def _on_failed(self, request: int, message: str) -> None:
+        if self._pending.pop(request, None) is not None:
+            self.notify("Nothing remembered", message)
+
+    # ---- status ------------------------------------------------------------------------
+    def _on_model_state(self, state: str, detail: str) -> None:
+        self._model_state = (state, detail)
+        self._refresh_tray()
+        if state == "unavailable":
+            self.notify(
+                "Search by meaning is unavailable", f"{detail}\nKeyword search still works."
+            )
+
+    def _on_backfill(self, done: int, total: int) -> None:
+        self._backfill = (done, total)
+        self._refresh_tray()
+
+    def _refresh_tray(self) -> None:
+        if self.tray is None:
+            return
+        state, detail = self._model_state
+        done, total = self._backfill
+        if state == "unavailable":
+            self.tray.set_state("unavailable", f"Mnemo — meaning unavailable: {detail}")
+        elif total:
+            self.tray.set_state("busy", f"Mnemo — embedding {done}/{total} memories")
+        elif state == "loading":
+            self.tray.set_state("busy", "Mnemo — loading the model")
+        else:
+            self.tray.set_state("ready", f"Mnemo — {detail}")
+
+    def notify(self, title: str, text: str) -> None:
+        """A desktop notification (through the tray), logged as well."""
+        log.info("%s: %s", title, text)
+        if self.tray is not None:
+            self.tray.showMessage(title, text, icon(), 5000)
+
+    def _say_no_tray_once(self) -> None:
+        marker = paths.config_dir() / ".told-no-tray"
+        if marker.exists():
+            return
+        marker.write_text("1")
+        box = QtWidgets.QMessageBox(
+            QtWidgets.QMessageBox.Information,
+            "Mnemo is running",
+            "No system tray was found (on GNOME, install the AppIndicator extension).\n\n"
+            f"Mnemo keeps running: press {self.settings['hotkey']} to search, or use the "
+            "launcher's actions, or run `mnemo popup`, `mnemo manager`, "
+            "`mnemo remember-clipboard`, `mnemo quit`.",
+        )
+        box.setAttribute(QtCore.Qt.WA_DeleteOnClose)
+        box.show()
+
+    def quit(self) -> None:
+        """Finish the current batch, close the database, leave no process behind."""
+        self.popup.hide()
+        self.hotkey.unregister()
+        self.server.close()
+        if self.tray:
+            self.tray.hide()
+        self.worker.stop()
+        self.qapp.quit()
+
+
+def run(command: str | None = None) -> int:
+    """Start the app, or hand `command` to the instance that is already running."""
+    QtWidgets.QApplication.setApplicationName("Mnemo")
+    QtWidgets.QApplication.setDesktopFileName("mnemo")
+    qapp = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
+    if ipc.send(command or "popup"):
+        return 0  # the running instance does it
+    if command == "quit":
+        print("mnemo: not running", file=sys.stderr)
+        return 0
+    qapp.setQuitOnLastWindowClosed(False)
+    qapp.setWindowIcon(icon())
+    app = MnemoApp(qapp)
+    if command:
+        QtCore.QTimer.singleShot(0, lambda: app.run_command(command))
+    return qapp.exec()

@@ -1,0 +1,69 @@
+"""What "Remember clipboard" may store: text only, never what a password manager marked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core.memory import MAX_TEXT_CHARS
+from app.gui.qt import QtCore, QtGui
+
+# Formats password managers set so clipboard tools leave their data alone.
+KDE_HINT = "x-kde-passwordManagerHint"
+MAC_CONCEALED = ("org.nspasteboard.ConcealedType", "org.nspasteboard.TransientType")
+WIN_EXCLUDE = "ExcludeClipboardContentFromMonitorProcessing"
+WIN_HISTORY = "CanIncludeInClipboardHistory"
+
+
+@dataclass(frozen=True)
+class ClipboardText:
+    """The clipboard's text, or why there is none to store."""
+
+    text: str = ""
+    refusal: str = ""
+
+
+def _formats(mime: QtCore.QMimeData) -> dict[str, bytes]:
+    out = {}
+    for name in mime.formats():
+        # Qt exposes some native formats as application/x-qt-windows-mime;value="NAME".
+        short = name.split('value="', 1)[1].rstrip('"') if 'value="' in name else name
+        out[short] = bytes(mime.data(name))
+    return out
+
+
+def read(mime: QtCore.QMimeData | None) -> ClipboardText:
+    """Classify the clipboard: text to store, or a clear reason not to."""
+    if mime is None:
+        return ClipboardText(refusal="The clipboard is empty.")
+    formats = _formats(mime)
+    if (
+        formats.get(KDE_HINT, b"").strip() == b"secret"
+        or any(f in formats for f in MAC_CONCEALED)
+        or WIN_EXCLUDE in formats
+        or (WIN_HISTORY in formats and formats[WIN_HISTORY][:4] == b"\0\0\0\0")
+    ):
+        return ClipboardText(
+            refusal="Not stored: a password manager marked the clipboard as secret."
+        )
+    text = mime.text() if mime.hasText() else ""
+    if not text.strip() and mime.hasHtml():
+        text = QtGui.QTextDocumentFragment.fromHtml(mime.html()).toPlainText()
+    if not text.strip():
+        if mime.hasImage():
+            return ClipboardText(refusal="The clipboard holds an image; Mnemo stores text only.")
+        if mime.hasUrls():
+            return ClipboardText(
+                refusal="The clipboard holds files; Mnemo stores text only "
+                "(use Import in the manager for .md and .txt files)."
+            )
+        if formats:
+            return ClipboardText(refusal="The clipboard holds no text Mnemo can store.")
+        return ClipboardText(refusal="The clipboard is empty.")
+    if len(text) > MAX_TEXT_CHARS:
+        return ClipboardText(
+            refusal=f"The clipboard holds {len(text):,} characters; the limit "
+            f"is {MAX_TEXT_CHARS:,}. Nothing was stored."
+        )
+    if "\x00" in text:
+        return ClipboardText(refusal="The clipboard holds binary data, not text.")
+    return ClipboardText(text=text)

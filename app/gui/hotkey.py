@@ -1,0 +1,186 @@
+"""Global hotkey backends behind one small interface whose only output is a Qt signal.
+
+- X11: `XGrabKey` on the root window (with the NumLock/CapsLock variants), in a thread that
+  only emits `activated`.
+- Everything else (Wayland without a backend here yet, macOS, Windows): no grab; the user
+  binds `mnemo popup` in the desktop's keyboard settings, which reaches the running app
+  over IPC. `error` says why and names that fallback.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import threading
+
+from app.gui.qt import QtCore, Signal
+
+log = logging.getLogger(__name__)
+
+FALLBACK = "bind the command `mnemo popup` to a key in your desktop's keyboard settings"
+
+
+class HotkeyBackend(QtCore.QObject):
+    """Registers one global shortcut; emits `activated` when it is pressed."""
+
+    activated = Signal()
+    name = "none"
+
+    def register(self, sequence: str) -> str | None:
+        """Grab `sequence` (Qt form, e.g. "Ctrl+Alt+Space"); returns an error or None."""
+        return f"no global hotkey backend for this session; {FALLBACK}"
+
+    def unregister(self) -> None:
+        """Release the shortcut."""
+
+
+def parse(sequence: str) -> tuple[set[str], str]:
+    """('ctrl', 'alt', ...) modifiers and the key name of a Qt-style sequence."""
+    parts = [p.strip() for p in sequence.replace("Meta", "Super").split("+") if p.strip()]
+    if not parts:
+        raise ValueError("empty hotkey")
+    mods = {p.lower() for p in parts[:-1]}
+    unknown = mods - {"ctrl", "alt", "shift", "super"}
+    if unknown:
+        raise ValueError(f"unknown modifier {', '.join(sorted(unknown))}")
+    return mods, parts[-1]
+
+
+class X11Hotkey(HotkeyBackend):
+    """XGrabKey on the root window, read by a thread that only emits `activated`."""
+
+    name = "X11"
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._display = None
+
+    def register(self, sequence: str) -> str | None:
+        from Xlib import XK, X, display, error
+
+        self.unregister()
+        try:
+            mods, key = parse(sequence)
+        except ValueError as exc:
+            return f"cannot use the hotkey {sequence!r}: {exc}"
+        keysym = XK.string_to_keysym(key) or XK.string_to_keysym(key.lower())
+        if not keysym:
+            return f"cannot use the hotkey {sequence!r}: unknown key {key!r}"
+        try:
+            self._display = display.Display()
+        except Exception as exc:  # Xlib raises its own DisplayError types
+            return f"cannot reach the X server ({exc}); {FALLBACK}"
+        keycode = self._display.keysym_to_keycode(keysym)
+        mask = 0
+        for name, bit in (
+            ("ctrl", X.ControlMask),
+            ("alt", X.Mod1Mask),
+            ("shift", X.ShiftMask),
+            ("super", X.Mod4Mask),
+        ):
+            if name in mods:
+                mask |= bit
+        root = self._display.screen().root
+        failures: list[error.XError] = []
+        catcher = error.CatchError(error.BadAccess)
+        for extra in (0, X.Mod2Mask, X.LockMask, X.Mod2Mask | X.LockMask):  # NumLock, Caps
+            root.grab_key(
+                keycode, mask | extra, True, X.GrabModeAsync, X.GrabModeAsync, onerror=catcher
+            )
+        self._display.sync()
+        if catcher.get_error():
+            failures.append(catcher.get_error())
+        if failures:
+            self._display.close()
+            self._display = None
+            return f"{sequence} is already taken by another program; {FALLBACK}"
+        self._keycode, self._mask = keycode, mask
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._listen, name="mnemo-hotkey", daemon=True)
+        self._thread.start()
+        log.info("global hotkey %s registered (X11)", sequence)
+        return None
+
+    def _listen(self) -> None:
+        from Xlib import X
+
+        display = self._display
+        fd = display.fileno()
+        while not self._stop.is_set():
+            readable, _, _ = select.select([fd], [], [], 0.2)
+            if not readable:
+                continue
+            while display.pending_events():
+                event = display.next_event()
+                if event.type == X.KeyPress and event.detail == self._keycode:
+                    self.activated.emit()
+
+    def unregister(self) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join(2)
+            self._thread = None
+        if self._display is not None:
+            try:
+                self._display.screen().root.ungrab_key(self._keycode, 0xFF)  # AnyModifier
+                self._display.sync()
+            except Exception:  # the connection may already be gone at exit
+                pass
+            self._display.close()
+            self._display = None
+
+
+def backend(parent=None) -> HotkeyBackend:
+    """The backend for this session: X11 when DISPLAY is X11 (not Wayland), else none."""
+    platform = (
+        QtCore.QCoreApplication.instance().platformName()
+        if QtCore.QCoreApplication.instance()
+        else ""
+    )
+    if platform == "xcb" and os.environ.get("DISPLAY"):
+        return X11Hotkey(parent)
+    return HotkeyBackend(parent)
+
+
+def active_window() -> int | None:
+    """The X11 window that has focus now (to give it back when the popup hides)."""
+    try:
+        from Xlib import display
+
+        d = display.Display()
+        try:
+            atom = d.intern_atom("_NET_ACTIVE_WINDOW")
+            prop = d.screen().root.get_full_property(atom, 0)
+            return int(prop.value[0]) if prop and prop.value[0] else None
+        finally:
+            d.close()
+    except Exception:
+        return None
+
+
+def activate_window(window: int) -> None:
+    """Ask the window manager to focus an X11 window again (EWMH _NET_ACTIVE_WINDOW)."""
+    try:
+        from Xlib import X, display, protocol
+
+        d = display.Display()
+        try:
+            root = d.screen().root
+            atom = d.intern_atom("_NET_ACTIVE_WINDOW")
+            event = protocol.event.ClientMessage(
+                window=d.create_resource_object("window", window),
+                client_type=atom,
+                data=(32, [2, X.CurrentTime, 0, 0, 0]),
+            )
+            root.send_event(event, event_mask=X.SubstructureRedirectMask | X.SubstructureNotifyMask)
+            d.create_resource_object("window", window).set_input_focus(
+                X.RevertToParent, X.CurrentTime
+            )
+            d.sync()
+        finally:
+            d.close()
+    except Exception as exc:
+        log.info("could not give focus back: %s", exc)

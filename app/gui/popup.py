@@ -1,0 +1,341 @@
+"""The recall popup: type, and the most relevant memories appear as you type.
+
+Every keystroke runs a keyword/prefix search at once; a hybrid search follows after a short
+pause. Results of superseded requests are dropped, so typing is never blocked.
+"""
+
+from __future__ import annotations
+
+import html
+
+from app.core.display import age, snippet
+from app.core.ranking import Scored
+from app.core.recall import RecallResult
+from app.core.store import Filters
+from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
+from app.gui.worker import INTERACTIVE, Worker
+
+DEBOUNCE_MS = 100
+ROW_HEIGHT = 62
+WIDTH = 680
+
+
+class ResultsModel(QtCore.QAbstractListModel):
+    """The rows of the popup: scored memories (or recent ones, with no score)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.rows: list[Scored] = []
+        self.query = ""
+
+    def rowCount(self, parent=None) -> int:  # noqa: N802 - Qt API
+        return 0 if parent is not None and parent.isValid() else len(self.rows)
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid():
+            return None
+        row = self.rows[index.row()]
+        if role == Qt.DisplayRole:
+            return row.memory.display_title
+        if role == Qt.UserRole:
+            return row
+        return None
+
+    def set_rows(self, rows: list[Scored], query: str) -> None:
+        """Replace every row."""
+        self.beginResetModel()
+        self.rows, self.query = rows, query
+        self.endResetModel()
+
+
+class ResultDelegate(QtWidgets.QStyledItemDelegate):
+    """Paints title, highlighted snippet, category/tags/age and a relevance bar."""
+
+    def sizeHint(self, option, index) -> QtCore.QSize:  # noqa: N802 - Qt API
+        return QtCore.QSize(WIDTH - 24, ROW_HEIGHT)
+
+    def paint(self, painter: QtGui.QPainter, option, index) -> None:
+        row: Scored = index.data(Qt.UserRole)
+        model: ResultsModel = index.model()
+        palette = option.palette
+        rect = option.rect.adjusted(10, 6, -10, -6)
+        painter.save()
+        selected = bool(option.state & QtWidgets.QStyle.State_Selected)
+        if selected:
+            painter.fillRect(option.rect, palette.highlight())
+        text_color = palette.highlightedText().color() if selected else palette.text().color()
+        dim = QtGui.QColor(text_color)
+        dim.setAlpha(150)
+        number = index.row() + 1
+        title_font = QtGui.QFont(option.font)
+        title_font.setBold(True)
+        painter.setFont(title_font)
+        painter.setPen(text_color)
+        bar_width = 44
+        title_rect = QtCore.QRect(rect.left(), rect.top(), rect.width() - bar_width - 8, 18)
+        title = row.memory.display_title
+        painter.drawText(
+            title_rect,
+            Qt.AlignLeft | Qt.AlignVCenter,
+            painter.fontMetrics().elidedText(title, Qt.ElideRight, title_rect.width()),
+        )
+        # Relevance bar and the Ctrl+N shortcut hint.
+        if row.score:
+            bar = QtCore.QRect(rect.right() - bar_width, rect.top() + 5, bar_width, 6)
+            painter.setPen(Qt.NoPen)
+            painter.setBrush(dim)
+            painter.drawRoundedRect(bar, 3, 3)
+            filled = QtCore.QRect(
+                bar.left(), bar.top(), max(4, int(bar_width * min(row.score, 1))), 6
+            )
+            painter.setBrush(palette.highlightedText() if selected else palette.highlight())
+            painter.drawRoundedRect(filled, 3, 3)
+        small = QtGui.QFont(option.font)
+        small.setPointSizeF(option.font.pointSizeF() * 0.85)
+        painter.setFont(small)
+        if number <= 9:
+            painter.setPen(dim)
+            painter.drawText(
+                QtCore.QRect(rect.right() - bar_width, rect.top() + 14, bar_width, 16),
+                Qt.AlignRight,
+                f"Ctrl+{number}",
+            )
+        # Snippet with the query's words in bold.
+        body = " ".join(row.memory.text.split())
+        if not title.endswith("…") and body.startswith(" ".join(title.split())):
+            body = body[len(" ".join(title.split())) :].lstrip(" .;:,-")  # title = first line
+        excerpt, spans = snippet(body, model.query, 140) if body else ("", [])
+        parts, last = [], 0
+        for start, end in spans:
+            parts += [html.escape(excerpt[last:start]), f"<b>{html.escape(excerpt[start:end])}</b>"]
+            last = end
+        parts.append(html.escape(excerpt[last:]))
+        doc = QtGui.QTextDocument()
+        doc.setDefaultFont(small)
+        doc.setDocumentMargin(0)
+        doc.setHtml(f"<span style='color:{text_color.name()}'>{''.join(parts)}</span>")
+        doc.setTextWidth(rect.width() - bar_width - 8)
+        painter.translate(rect.left(), rect.top() + 20)
+        painter.setClipRect(QtCore.QRect(0, 0, rect.width() - bar_width - 8, 17))
+        doc.drawContents(painter)
+        painter.setClipping(False)
+        painter.translate(-rect.left(), -(rect.top() + 20))
+        meta = [
+            row.memory.category,
+            *(f"#{t}" for t in row.memory.tags[:4]),
+            age(row.memory.created_at),
+        ]
+        if row.memory.pinned:
+            meta.insert(0, "★ pinned")
+        painter.setPen(dim)
+        painter.drawText(
+            QtCore.QRect(rect.left(), rect.top() + 36, rect.width(), 16),
+            Qt.AlignLeft,
+            "  ·  ".join(meta),
+        )
+        painter.restore()
+
+
+class Popup(QtWidgets.QWidget):
+    """The frameless search window the hotkey opens."""
+
+    used = Signal(str)  # a memory was copied (counts as a recall)
+    openMemory = Signal(str)  # Ctrl+Enter: show this memory in the manager
+    rememberText = Signal(str)  # Ctrl+S: store what was typed
+    hidden = Signal()
+
+    def __init__(self, worker: Worker, settings, parent=None):
+        super().__init__(parent, Qt.Tool | Qt.FramelessWindowHint | Qt.WindowStaysOnTopHint)
+        self.setObjectName("popup")
+        self.setAttribute(Qt.WA_TranslucentBackground, False)
+        self.worker = worker
+        self.settings = settings
+        self._requests: dict[int, str] = {}
+        self.setWindowTitle("Mnemo")
+        self.setFixedWidth(WIDTH)
+
+        self.search = QtWidgets.QLineEdit(objectName="popupSearch")
+        self.search.setPlaceholderText("Search your memories…")
+        self.search.setClearButtonEnabled(True)
+        font = self.search.font()
+        font.setPointSizeF(font.pointSizeF() * 1.35)
+        self.search.setFont(font)
+        self.search.setMinimumHeight(40)
+        self.model = ResultsModel(self)
+        self.list = QtWidgets.QListView(objectName="popupResults")
+        self.list.setModel(self.model)
+        self.list.setItemDelegate(ResultDelegate(self.list))
+        self.list.setUniformItemSizes(True)
+        self.list.setFocusPolicy(Qt.NoFocus)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.status = QtWidgets.QLabel(objectName="popupStatus")
+        self.status.setWordWrap(True)
+        hint = QtWidgets.QLabel(
+            "↑↓ move · Enter copy · Ctrl+Enter open · Ctrl+S remember · Esc close"
+        )
+        hint.setObjectName("popupHint")
+        hint_font = hint.font()
+        hint_font.setPointSizeF(hint_font.pointSizeF() * 0.85)
+        hint.setFont(hint_font)
+        hint.setEnabled(False)
+
+        frame = QtWidgets.QFrame(objectName="popupFrame")
+        frame.setFrameShape(QtWidgets.QFrame.StyledPanel)
+        inner = QtWidgets.QVBoxLayout(frame)
+        inner.setContentsMargins(10, 10, 10, 8)
+        inner.addWidget(self.search)
+        inner.addWidget(self.status)
+        inner.addWidget(self.list)
+        inner.addWidget(hint)
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(frame)
+
+        self._debounce = QtCore.QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self._hybrid_search)
+        self.search.textEdited.connect(self._on_text)
+        self.search.installEventFilter(self)
+        self.list.doubleClicked.connect(lambda index: self._copy(index.row()))
+        self.list.clicked.connect(lambda index: self.list.setCurrentIndex(index))
+        worker.finished.connect(self._on_result)
+        worker.failed.connect(self._on_failure)
+        self._resize_for(0)
+
+    # ---- showing and hiding ------------------------------------------------------------
+    def present(self) -> None:
+        """Show on the screen under the mouse, focused, with the last query selected."""
+        screen = QtGui.QGuiApplication.screenAt(QtGui.QCursor.pos()) or self.screen()
+        area = screen.availableGeometry()
+        self.move(area.left() + (area.width() - self.width()) // 2, area.top() + area.height() // 5)
+        self.show()
+        self.raise_()
+        self.activateWindow()
+        self.search.setFocus(Qt.ActiveWindowFocusReason)
+        self.search.selectAll()
+        if not self.search.text():
+            self._show_recent()
+
+    def hideEvent(self, event) -> None:  # noqa: N802 - Qt API
+        super().hideEvent(event)
+        self.hidden.emit()
+
+    # ---- searching -------------------------------------------------------------------
+    def _on_text(self, text: str) -> None:
+        if not text.strip():
+            self._debounce.stop()
+            self._show_recent()
+            return
+        request = self.worker.search(
+            text, "keyword", self._limit(), prefix=True, channel="popup-keyword"
+        )
+        self._requests[request] = text
+        self._debounce.start()
+
+    def _hybrid_search(self) -> None:
+        text = self.search.text()
+        if text.strip():
+            request = self.worker.search(
+                text, None, self._limit(), prefix=True, channel="popup-hybrid"
+            )
+            self._requests[request] = text
+
+    def _limit(self) -> int:
+        return int(self.settings["popup_results"])
+
+    def _show_recent(self) -> None:
+        limit = self._limit()
+
+        def recent(engine):
+            pinned = engine.store.listing(Filters(pinned=True), limit=limit)
+            rest = engine.store.listing(limit=limit)
+            seen = {m.id for m in pinned}
+            rows = pinned + [m for m in rest if m.id not in seen]
+            return RecallResult(
+                query="", mode="recent", results=[Scored(memory=m, seq=0) for m in rows[:limit]]
+            )
+
+        request = self.worker.submit(recent, INTERACTIVE, channel="popup-keyword")
+        self._requests[request] = ""
+
+    def _on_result(self, request: int, result) -> None:
+        text = self._requests.pop(request, None)
+        if text is None or not isinstance(result, RecallResult):
+            return
+        if text != self.search.text() and not (text == "" and not self.search.text().strip()):
+            return  # the user typed on: this answer is stale
+        self.model.set_rows(result.results, text)
+        if self.model.rows:
+            self.list.setCurrentIndex(self.model.index(0))
+        if not text.strip():
+            self.status.setText(
+                "" if result.results else "No memories yet. Type something and press Ctrl+S."
+            )
+        elif result.results:
+            self.status.setText(result.notice or "")
+        else:
+            self.status.setText(f"No memories match. Ctrl+S remembers “{text.strip()}”.")
+        self.status.setVisible(bool(self.status.text()))
+        self._resize_for(len(result.results))
+
+    def _on_failure(self, request: int, message: str) -> None:
+        if self._requests.pop(request, None) is not None:
+            self.status.setText(message)
+            self.status.setVisible(True)
+
+    def _resize_for(self, rows: int) -> None:
+        self.list.setVisible(rows > 0)
+        self.list.setFixedHeight(min(rows, self._limit()) * ROW_HEIGHT + 4)
+        self.status.setVisible(bool(self.status.text()))
+        self.adjustSize()
+
+    # ---- keys --------------------------------------------------------------------------
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt API
+        if obj is self.search and event.type() == QtCore.QEvent.KeyPress:
+            return self._key(event)
+        return super().eventFilter(obj, event)
+
+    def _key(self, event: QtGui.QKeyEvent) -> bool:
+        key, mods = event.key(), event.modifiers()
+        ctrl = bool(mods & Qt.ControlModifier)
+        if key == Qt.Key_Escape:
+            self.hide()
+        elif key in (Qt.Key_Down, Qt.Key_Up) or (ctrl and key in (Qt.Key_N, Qt.Key_P)):
+            self._move(1 if key in (Qt.Key_Down, Qt.Key_N) else -1)
+        elif key in (Qt.Key_Return, Qt.Key_Enter):
+            row = self.list.currentIndex().row()
+            if ctrl and row >= 0:
+                self.openMemory.emit(self.model.rows[row].memory.id)
+                self.hide()
+            elif row >= 0:
+                self._copy(row)
+        elif ctrl and Qt.Key_1 <= key <= Qt.Key_9:
+            self._copy(key - Qt.Key_1)
+        elif ctrl and key == Qt.Key_S:
+            text = self.search.text().strip()
+            if text:
+                self.rememberText.emit(text)
+                self.search.clear()
+                self.status.setText(f"Remembering “{text}”…")
+                self.status.setVisible(True)
+        else:
+            return False
+        return True
+
+    def _move(self, step: int) -> None:
+        if not self.model.rows:
+            return
+        row = (self.list.currentIndex().row() + step) % len(self.model.rows)
+        self.list.setCurrentIndex(self.model.index(row))
+
+    def _copy(self, row: int) -> None:
+        if not 0 <= row < len(self.model.rows):
+            return
+        memory = self.model.rows[row].memory
+        QtGui.QGuiApplication.clipboard().setText(memory.text)
+        self.used.emit(memory.id)
+        self.hide()
+
+    def show_message(self, text: str) -> None:
+        """A line under the search field (e.g. "Remembered")."""
+        self.status.setText(text)
+        self.status.setVisible(True)

@@ -1,0 +1,176 @@
+"""The settings dialog, built from the settings declaration in `app.core.settings`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.core.errors import MnemoError
+from app.core.settings import SETTINGS, Setting, Settings
+from app.gui.qt import QtGui, QtWidgets, Signal
+from app.gui.worker import Worker
+
+
+class SettingsDialog(QtWidgets.QDialog):
+    """One tab per settings group; a widget per setting chosen by its type."""
+
+    applied = Signal(list)  # the keys that changed
+
+    def __init__(self, settings: Settings, worker: Worker | None = None, parent=None):
+        super().__init__(parent)
+        self.setObjectName("settingsDialog")
+        self.setWindowTitle("Mnemo settings")
+        self.settings = settings
+        self.worker = worker
+        self.fields: dict[str, QtWidgets.QWidget] = {}
+        tabs = QtWidgets.QTabWidget()
+        groups: dict[str, QtWidgets.QFormLayout] = {}
+        for setting in SETTINGS:
+            if setting.group not in groups:
+                page = QtWidgets.QWidget()
+                groups[setting.group] = QtWidgets.QFormLayout(page)
+                tabs.addTab(page, setting.group)
+            widget = self._widget(setting)
+            widget.setObjectName(f"setting_{setting.key}")
+            widget.setToolTip(setting.help)
+            self.fields[setting.key] = widget
+            label = setting.key.replace("_", " ").capitalize()
+            groups[setting.group].addRow(label, self._with_extras(setting, widget))
+        self.status = QtWidgets.QLabel(objectName="settingsStatus")
+        self.status.setWordWrap(True)
+        buttons = QtWidgets.QDialogButtonBox(
+            QtWidgets.QDialogButtonBox.Save | QtWidgets.QDialogButtonBox.Cancel
+        )
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addWidget(tabs)
+        layout.addWidget(self.status)
+        layout.addWidget(buttons)
+        self.load()
+
+    def _widget(self, setting: Setting) -> QtWidgets.QWidget:
+        if setting.key == "hotkey":
+            return QtWidgets.QKeySequenceEdit()
+        if setting.type is bool:
+            return QtWidgets.QCheckBox()
+        if setting.type is int:
+            box = QtWidgets.QSpinBox()
+            box.setRange(int(setting.minimum or 0), int(setting.maximum or 1_000_000))
+            return box
+        if setting.type is float:
+            box = QtWidgets.QDoubleSpinBox()
+            box.setDecimals(3)
+            box.setSingleStep(0.05)
+            box.setRange(
+                setting.minimum if setting.minimum is not None else -1e9,
+                setting.maximum if setting.maximum is not None else 1e9,
+            )
+            return box
+        return QtWidgets.QLineEdit()
+
+    def _with_extras(self, setting: Setting, widget: QtWidgets.QWidget) -> QtWidgets.QWidget:
+        if setting.key not in ("model_path", "mirror_dir"):
+            return widget
+        row = QtWidgets.QWidget()
+        layout = QtWidgets.QHBoxLayout(row)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(widget, 1)
+        browse = QtWidgets.QPushButton("Choose…")
+        layout.addWidget(browse)
+        if setting.key == "mirror_dir":
+            browse.clicked.connect(lambda: self._choose_folder(widget))
+            return row
+        browse.clicked.connect(lambda: self._choose_model(widget))
+        convert = QtWidgets.QPushButton("Convert folder…", objectName="convertModel")
+        convert.clicked.connect(self._convert)
+        layout.addWidget(convert)
+        reembed = QtWidgets.QPushButton("Re-embed now", objectName="reembed")
+        reembed.clicked.connect(self._reembed)
+        layout.addWidget(reembed)
+        return row
+
+    def _choose_model(self, widget: QtWidgets.QLineEdit) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "Choose a GGUF embedding model", "", "GGUF models (*.gguf)"
+        )
+        if path:
+            widget.setText(path)
+
+    def _choose_folder(self, widget: QtWidgets.QLineEdit) -> None:
+        path = QtWidgets.QFileDialog.getExistingDirectory(self, "Choose the mirror folder")
+        if path:
+            widget.setText(path)
+
+    def _convert(self) -> None:
+        from app.core.converter import convert
+
+        src = QtWidgets.QFileDialog.getExistingDirectory(
+            self, "Choose a sentence-transformers model folder (BERT)"
+        )
+        if not src:
+            return
+        out, _ = QtWidgets.QFileDialog.getSaveFileName(
+            self, "Save the GGUF model as", str(Path(src).name) + ".gguf", "GGUF (*.gguf)"
+        )
+        if not out:
+            return
+        try:
+            QtGui.QGuiApplication.setOverrideCursor(QtGui.Qt.WaitCursor)
+            convert(Path(src), Path(out))
+        except MnemoError as exc:
+            self.status.setText(f"Not converted: {exc}")
+            return
+        finally:
+            QtGui.QGuiApplication.restoreOverrideCursor()
+        self.fields["model_path"].setText(out)
+        self.status.setText(
+            f"Converted to {out}. Save to switch to it; memories are then "
+            "re-embedded in the background."
+        )
+
+    def _reembed(self) -> None:
+        if self.worker is None:
+            return
+        self.worker.reload_model()
+        self.status.setText(
+            "Re-embedding in the background; progress shows in the tray and "
+            "the manager's status bar."
+        )
+
+    def load(self) -> None:
+        """Show the current values."""
+        for setting in SETTINGS:
+            widget, value = self.fields[setting.key], self.settings[setting.key]
+            if isinstance(widget, QtWidgets.QKeySequenceEdit):
+                widget.setKeySequence(QtGui.QKeySequence(value))
+            elif isinstance(widget, QtWidgets.QCheckBox):
+                widget.setChecked(bool(value))
+            elif isinstance(widget, QtWidgets.QSpinBox | QtWidgets.QDoubleSpinBox):
+                widget.setValue(value)
+            else:
+                widget.setText(", ".join(value) if isinstance(value, list) else str(value))
+
+    def _value(self, setting: Setting):
+        widget = self.fields[setting.key]
+        if isinstance(widget, QtWidgets.QKeySequenceEdit):
+            return widget.keySequence().toString() or setting.default
+        if isinstance(widget, QtWidgets.QCheckBox):
+            return widget.isChecked()
+        if isinstance(widget, QtWidgets.QSpinBox | QtWidgets.QDoubleSpinBox):
+            return widget.value()
+        return widget.text()
+
+    def save(self) -> None:
+        """Validate, write the settings file, tell the app what changed."""
+        before = self.settings.as_dict()
+        try:
+            for setting in SETTINGS:
+                self.settings.set(setting.key, self._value(setting))
+        except MnemoError as exc:
+            self.status.setText(str(exc))
+            return
+        self.settings.save()
+        after = self.settings.as_dict()
+        changed = [k for k in after if after[k] != before[k]]
+        self.applied.emit(changed)
+        self.accept()

@@ -1,0 +1,71 @@
+"""The tray icon and its menu; the icon shows when backfilling or when the model is out."""
+
+from __future__ import annotations
+
+from app.core import paths
+from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
+
+ICON = paths.RESOURCES / "icons" / "mnemo.svg"
+SIZES = (16, 22, 24, 32, 48, 64)
+BADGES = {"busy": "#F59E0B", "unavailable": "#DC2626"}
+
+
+def icon(state: str = "ready") -> QtGui.QIcon:
+    """The app icon, with an amber (backfilling) or red (model unavailable) badge."""
+    base = QtGui.QIcon(str(ICON))
+    if state not in BADGES:
+        return base
+    out = QtGui.QIcon()
+    for size in SIZES:
+        pixmap = base.pixmap(size, size)
+        painter = QtGui.QPainter(pixmap)
+        painter.setRenderHint(QtGui.QPainter.Antialiasing)
+        r = max(3, size // 4)
+        painter.setPen(QtGui.QPen(QtGui.QColor("white"), max(1, size // 16)))
+        painter.setBrush(QtGui.QColor(BADGES[state]))
+        painter.drawEllipse(QtCore.QRect(size - 2 * r - 1, size - 2 * r - 1, 2 * r, 2 * r))
+        painter.end()
+        out.addPixmap(pixmap)
+    return out
+
+
+class Tray(QtWidgets.QSystemTrayIcon):
+    """The tray icon: left click searches; the menu has every action."""
+
+    def __init__(self, hotkey_text: str, parent=None):
+        super().__init__(icon(), parent)
+        self.setObjectName("tray")
+        menu = QtWidgets.QMenu()
+        menu.setObjectName("trayMenu")
+        self.search_action = menu.addAction(f"Search…\t{hotkey_text}")
+        self.search_action.setObjectName("actionSearch")
+        self.clipboard_action = menu.addAction("Remember clipboard")
+        self.clipboard_action.setObjectName("actionRememberClipboard")
+        self.manager_action = menu.addAction("Open manager")
+        self.manager_action.setObjectName("actionManager")
+        self.settings_action = menu.addAction("Settings…")
+        self.settings_action.setObjectName("actionSettings")
+        menu.addSeparator()
+        self.quit_action = menu.addAction("Quit Mnemo")
+        self.quit_action.setObjectName("actionQuit")
+        self._menu = menu
+        self.setContextMenu(menu)
+        self.setToolTip("Mnemo")
+
+    def set_hotkey_text(self, text: str) -> None:
+        """Show the current hotkey next to Search…"""
+        self.search_action.setText(f"Search…\t{text}")
+
+    def set_state(self, state: str, tooltip: str) -> None:
+        """ready | busy | unavailable, and the tooltip line."""
+        self.setIcon(icon(state))
+        self.setToolTip(tooltip)
+
+    def on_left_click(self, slot) -> None:
+        """Connect a plain left click (not the menu) to `slot`."""
+        self.activated.connect(
+            lambda reason: slot() if reason == QtWidgets.QSystemTrayIcon.Trigger else None
+        )
+
+
+__all__ = ["Tray", "icon", "Qt"]

@@ -1,0 +1,199 @@
+"""The engine worker: one thread owns the model and every write; the GUI only sends requests.
+
+Requests wait in a priority queue, so a query from the popup goes ahead of backfill, which
+runs in small batches and yields as soon as anything else is waiting. Results come back as
+Qt signals, which Qt delivers in the GUI thread; the worker never touches a widget.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from app.core.engine import Engine
+from app.core.errors import MnemoError
+from app.gui.qt import QtCore, Signal
+
+log = logging.getLogger(__name__)
+
+INTERACTIVE, NORMAL, BACKGROUND = 0, 1, 2
+BACKFILL_BATCH = 8
+
+
+class Worker(QtCore.QObject):
+    """Runs engine calls on its own thread; every result arrives as a signal."""
+
+    finished = Signal(int, object)  # request id, result
+    failed = Signal(int, str)  # request id, message for the user
+    modelState = Signal(str, str)  # "loading" | "ready" | "unavailable", detail
+    backfillProgress = Signal(int, int)  # done, total (0, 0 when finished)
+    changed = Signal()  # memories were written: views should refresh
+
+    def __init__(self, engine_factory: Callable[[], Engine] = Engine, parent=None):
+        super().__init__(parent)
+        self._factory = engine_factory
+        self._queue: queue.PriorityQueue = queue.PriorityQueue()
+        self._ids = itertools.count(1)
+        self._order = itertools.count()
+        self._latest: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._backfill_total = 0
+        self._backfill_done = 0
+        self._backfill_queued = False
+        self.thread_ident: int | None = None
+        self.engine: Engine | None = None
+        self._thread = threading.Thread(target=self._run, name="mnemo-engine", daemon=True)
+        self._thread.start()
+
+    # ---- requests from the GUI -----------------------------------------------------
+    def submit(
+        self,
+        fn: Callable[[Engine], Any],
+        priority: int = NORMAL,
+        channel: str | None = None,
+        writes: bool = False,
+    ) -> int:
+        """Queue `fn(engine)`; returns the request id its result will carry.
+
+        Requests on the same `channel` supersede each other: only the newest runs.
+        """
+        request = next(self._ids)
+        if channel:
+            with self._lock:
+                self._latest[channel] = request
+        self._queue.put((priority, next(self._order), request, fn, channel, writes))
+        return request
+
+    def search(
+        self,
+        query: str,
+        mode: str | None,
+        limit: int,
+        prefix: bool = False,
+        channel: str = "search",
+    ) -> int:
+        """A recall that does not count as use (the GUI counts copies instead)."""
+        return self.submit(
+            lambda e: e.recall(query, mode=mode, limit=limit, track=False, prefix=prefix),
+            INTERACTIVE,
+            channel,
+        )
+
+    def write(self, fn: Callable[[Engine], Any], priority: int = NORMAL) -> int:
+        """A request that changes memories; `changed` is emitted after it."""
+        return self.submit(fn, priority, writes=True)
+
+    def backfill(self) -> None:
+        """Embed what is missing or stale, in small batches behind everything else."""
+        with self._lock:
+            if self._backfill_queued:
+                return
+            self._backfill_queued = True
+        self._queue.put((BACKGROUND, next(self._order), 0, None, "backfill", False))
+
+    def reload_model(self) -> None:
+        """Load the model again (after a settings change), then re-embed what is stale."""
+        self.modelState.emit("loading", "")
+
+        def reload(engine: Engine) -> None:
+            engine.reload_model()
+            self._load_model()
+
+        self.submit(reload, NORMAL)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Finish the current batch, close the database, end the thread."""
+        self._stopping = True
+        self._queue.put((-1, next(self._order), 0, None, "stop", False))
+        self._thread.join(timeout)
+
+    # ---- the thread ------------------------------------------------------------------
+    def _run(self) -> None:
+        self.thread_ident = threading.get_ident()
+        try:
+            self.engine = self._factory()
+        except MnemoError as exc:
+            self.modelState.emit("unavailable", str(exc))
+            return
+        self.modelState.emit("loading", "")
+        # Load the model as the first background job; keyword requests queued meanwhile
+        # still run first.
+        self._queue.put((NORMAL, next(self._order), 0, None, "load", False))
+        while True:
+            priority, _, request, fn, channel, writes = self._queue.get()
+            if channel == "stop":
+                break
+            if channel == "load":
+                self._load_model()
+            elif channel == "backfill":
+                self._backfill_step()
+            else:
+                self._call(request, fn, channel, writes)
+        self.engine.close()
+
+    def _load_model(self) -> None:
+        embedder = self.engine.embedder
+        if embedder is None:
+            self.modelState.emit("unavailable", self.engine.model_error or "")
+        else:
+            self.modelState.emit("ready", f"{embedder.info.name} ({embedder.info.dimension}d)")
+            self.backfill()
+
+    def _call(self, request: int, fn, channel: str | None, writes: bool) -> None:
+        if channel and self._latest.get(channel) != request:
+            return  # superseded by a newer request on the same channel
+        try:
+            result = fn(self.engine)
+        except MnemoError as exc:
+            self.failed.emit(request, str(exc))
+            return
+        except Exception as exc:  # a bug: log it with its traceback, tell the user briefly
+            log.exception("engine request failed")
+            self.failed.emit(request, f"internal error: {exc}")
+            return
+        self.finished.emit(request, result)
+        if writes:
+            self.changed.emit()
+            self.backfill()
+
+    def _backfill_step(self) -> None:
+        with self._lock:
+            self._backfill_queued = False
+        engine = self.engine
+        if self._stopping or engine.embedder is None:
+            return
+        if self._backfill_total == 0:
+            counts = engine.store.vector_counts(engine.embedder.info.model_id)
+            self._backfill_total = counts["missing"] + counts["stale"]
+            self._backfill_done = 0
+
+        def progress(done: int, _total: int) -> None:
+            self.backfillProgress.emit(
+                self._backfill_done + done, max(self._backfill_total, self._backfill_done + done)
+            )
+
+        try:
+            done = engine.backfill(
+                batch_size=BACKFILL_BATCH,
+                progress=progress,
+                count_total=False,
+                # Yield after each batch when anything else is waiting.
+                should_stop=lambda: self._stopping or not self._queue.empty(),
+            )
+        except MnemoError as exc:
+            log.warning("backfill stopped: %s", exc)
+            return
+        self._backfill_done += done
+        remaining = engine.store.needing_vectors(engine.embedder.info.model_id, 1)
+        if remaining and not self._stopping:
+            self.backfill()
+        else:
+            self._backfill_total = 0
+            self.backfillProgress.emit(0, 0)
+            if done:
+                self.changed.emit()
