@@ -170,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("manager", "open the memory manager"),
         ("remember-clipboard", "remember what is on the clipboard"),
         ("quit", "quit the running app"),
+        ("status", "show the running app's state (hotkey, model, tray)"),
     ):
         p = sub.add_parser(name, help=text)
         p.set_defaults(func=commands.gui, gui_command=None if name == "gui" else name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 
@@ -34,9 +35,11 @@ class MnemoApp(QtCore.QObject):
         self._backfill = (0, 0)
         self._focus_before: int | None = None
         self._pending: dict[int, tuple] = {}
+        self._last_notification: tuple[str, str] | None = None
 
         self.tray: Tray | None = None
         if QtWidgets.QSystemTrayIcon.isSystemTrayAvailable():
+            log.info("system tray available")
             self.tray = Tray(self.settings["hotkey"])
             self.tray.search_action.triggered.connect(self.show_popup)
             self.tray.clipboard_action.triggered.connect(self.remember_clipboard)
@@ -54,7 +57,7 @@ class MnemoApp(QtCore.QObject):
         if self.hotkey_error:
             self.notify("Global hotkey not available", self.hotkey_error)
 
-        self.server = ipc.Server(self)
+        self.server = ipc.Server(self.status, self)
         self.server.command.connect(self.run_command)
         self.listening = self.server.listen()
 
@@ -209,6 +212,7 @@ class MnemoApp(QtCore.QObject):
 
     # ---- status ------------------------------------------------------------------------
     def _on_model_state(self, state: str, detail: str) -> None:
+        log.info("model %s %s", state, detail)
         self._model_state = (state, detail)
         self._refresh_tray()
         if state == "unavailable":
@@ -234,9 +238,24 @@ class MnemoApp(QtCore.QObject):
         else:
             self.tray.set_state("ready", f"Mnemo — {detail}")
 
+    def status(self) -> dict:
+        """What `mnemo status` reports about the running app."""
+        state, detail = self._model_state
+        return {
+            "hotkey": self.settings["hotkey"],
+            "hotkey_backend": self.hotkey.name,
+            "hotkey_error": self.hotkey_error,
+            "model": state,
+            "model_detail": detail,
+            "tray": self.tray is not None,
+            "backfill": list(self._backfill),
+            "last_notification": list(self._last_notification or ()),
+        }
+
     def notify(self, title: str, text: str) -> None:
         """A desktop notification (through the tray), logged as well."""
         log.info("%s: %s", title, text)
+        self._last_notification = (title, text)
         if self.tray is not None:
             self.tray.showMessage(title, text, icon(), 5000)
 
@@ -271,7 +290,11 @@ def run(command: str | None = None) -> int:
     """Start the app, or hand `command` to the instance that is already running."""
     QtWidgets.QApplication.setApplicationName("Mnemo")
     QtWidgets.QApplication.setDesktopFileName("mnemo")
-    qapp = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
+    qapp = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["mnemo"])
+    if command == "status":
+        state = ipc.status()
+        print(json.dumps(state, indent=2) if state else "mnemo: not running")
+        return 0 if state else 1
     if ipc.send(command or "popup"):
         return 0  # the running instance does it
     if command == "quit":

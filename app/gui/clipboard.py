@@ -45,6 +45,12 @@ def read(mime: QtCore.QMimeData | None) -> ClipboardText:
         return ClipboardText(
             refusal="Not stored: a password manager marked the clipboard as secret."
         )
+    if mime.hasUrls() and all(url.isLocalFile() for url in mime.urls()):
+        # A file manager's copy also offers the paths as text: that is not a note.
+        return ClipboardText(
+            refusal="The clipboard holds files; Mnemo stores text only (use "
+            "Import in the manager for .md and .txt files)."
+        )
     text = mime.text() if mime.hasText() else ""
     if not text.strip() and mime.hasHtml():
         text = QtGui.QTextDocumentFragment.fromHtml(mime.html()).toPlainText()

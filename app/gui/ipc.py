@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+from collections.abc import Callable
 
 from app.core import paths
 from app.gui.qt import QtCore, QtNetwork, Signal
@@ -24,8 +26,9 @@ class Server(QtCore.QObject):
 
     command = Signal(str)
 
-    def __init__(self, parent=None):
+    def __init__(self, status: Callable[[], dict] | None = None, parent=None):
         super().__init__(parent)
+        self._status = status or dict
         self._server = QtNetwork.QLocalServer(self)
         self._server.setSocketOptions(QtNetwork.QLocalServer.UserAccessOption)
         self._server.newConnection.connect(self._accept)
@@ -45,7 +48,8 @@ class Server(QtCore.QObject):
     def _read(self, socket: QtNetwork.QLocalSocket) -> None:
         while socket.canReadLine():
             word = bytes(socket.readLine()).decode("utf-8", "replace").strip()
-            socket.write(b"ok\n")
+            reply = "ok " + json.dumps(self._status()) if word == "status" else "ok"
+            socket.write(reply.encode() + b"\n")
             socket.flush()
             if word in COMMANDS:
                 self.command.emit(word)
@@ -55,14 +59,29 @@ class Server(QtCore.QObject):
         self._server.close()
 
 
-def send(command: str, timeout_ms: int = 2000) -> bool:
-    """Send a command to the running instance; True if one answered."""
+def _ask(command: str, timeout_ms: int) -> str | None:
     socket = QtNetwork.QLocalSocket()
     socket.connectToServer(server_name())
     if not socket.waitForConnected(timeout_ms):
-        return False
+        return None
     socket.write(command.encode() + b"\n")
     socket.flush()
-    answered = socket.waitForReadyRead(timeout_ms) and bytes(socket.readLine()).startswith(b"ok")
+    reply = None
+    if socket.waitForReadyRead(timeout_ms):
+        reply = bytes(socket.readLine()).decode("utf-8", "replace").strip()
     socket.disconnectFromServer()
-    return answered
+    return reply
+
+
+def send(command: str, timeout_ms: int = 2000) -> bool:
+    """Send a command to the running instance; True if one answered."""
+    reply = _ask(command, timeout_ms)
+    return reply is not None and reply.startswith("ok")
+
+
+def status(timeout_ms: int = 2000) -> dict | None:
+    """The running instance's state (hotkey, model, tray, last notification), or None."""
+    reply = _ask("status", timeout_ms)
+    if not reply or not reply.startswith("ok "):
+        return None
+    return json.loads(reply[3:])

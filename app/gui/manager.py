@@ -344,11 +344,12 @@ class Manager(QtWidgets.QMainWindow):
             self._search()
         else:
             self.table_model.reload()
-        if selected:
-            self.select_memory(selected, load_editor=False)
+        rows = [m.id for m, _ in self.table_model.rows]
+        if selected in rows:  # keep the selection only if it is still in view
+            self.table.selectRow(rows.index(selected))
         self._update_status()
 
-    def select_memory(self, memory_id: str, load_editor: bool = True) -> None:
+    def select_memory(self, memory_id: str) -> None:
         """Select a memory in the table (searching for it by id if needed)."""
         for row, (memory, _) in enumerate(self.table_model.rows):
             if memory.id == memory_id:
@@ -361,8 +362,7 @@ class Manager(QtWidgets.QMainWindow):
             return
         self.table_model.show_results([memory])
         self.table.selectRow(0)
-        if load_editor:
-            self._load(memory)
+        self._load(memory)
 
     def selected(self) -> list[Memory]:
         """The selected memories."""

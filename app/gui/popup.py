@@ -151,7 +151,7 @@ class Popup(QtWidgets.QWidget):
         self.worker = worker
         self.settings = settings
         self._requests: dict[int, str] = {}
-        self.setWindowTitle("Mnemo")
+        self.setWindowTitle("Mnemo search")
         self.setFixedWidth(WIDTH)
 
         self.search = QtWidgets.QLineEdit(objectName="popupSearch")

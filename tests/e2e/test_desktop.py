@@ -1,0 +1,217 @@
+"""End to end on a real X server (Xvfb) with a real system tray (trayer): the real app
+process, the real global hotkey pressed with xdotool, the real clipboard read with xclip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import apsw
+import pytest
+
+from tests.conftest import REPO
+
+TOOLS = ("Xvfb", "xdotool", "xclip", "trayer", "xwininfo")
+QUERY_HIT = "k8s pod restart debugging: CrashLoopBackOff came from an OOM kill"
+
+
+def _wait(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _run(env, *args, check=True, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        args, env=env, capture_output=True, text=True, timeout=30, check=check, **kw
+    )
+
+
+def _status(env) -> dict | None:
+    run = _run(env, sys.executable, "-m", "app", "status", cwd=REPO, check=False)
+    return json.loads(run.stdout) if run.returncode == 0 else None
+
+
+@pytest.fixture(scope="module")
+def desktop(tmp_path_factory):
+    """Xvfb + trayer + the Mnemo app on a seeded MNEMO_HOME; yields (env, home, app)."""
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if missing:
+        pytest.fail(f"end-to-end tools missing: {missing}; run scripts/setup --test")
+    display = next(n for n in range(150, 400) if not Path(f"/tmp/.X{n}-lock").exists())
+    home = tmp_path_factory.mktemp("e2e-home")
+    env = {
+        **os.environ,
+        "DISPLAY": f":{display}",
+        "MNEMO_HOME": str(home),
+        "QT_QPA_PLATFORM": "xcb",
+    }
+    env.pop("MNEMO_MODEL", None)
+    procs: list[subprocess.Popen] = []
+    try:
+        procs.append(
+            subprocess.Popen(
+                ["Xvfb", f":{display}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        _wait(lambda: Path(f"/tmp/.X11-unix/X{display}").exists(), 10, "Xvfb")
+        procs.append(
+            subprocess.Popen(
+                [
+                    "trayer",
+                    "--edge",
+                    "top",
+                    "--align",
+                    "right",
+                    "--widthtype",
+                    "request",
+                    "--height",
+                    "28",
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        seed = (
+            "from app.core.engine import Engine\n"
+            "e = Engine()\n"
+            f"e.remember({QUERY_HIT!r}, tags='k8s')\n"
+            "e.remember('Grandma lasagne uses nutmeg in the bechamel', tags='food')\n"
+            "e.remember('Parse dates with an explicit format string', tags='code')\n"
+        )
+        _run(env, sys.executable, "-c", seed, cwd=REPO)
+        app = subprocess.Popen(
+            [sys.executable, "-m", "app", "-v"],
+            cwd=REPO,
+            env=env,
+            stdout=(home / "app.log").open("w"),
+            stderr=subprocess.STDOUT,
+        )
+        procs.append(app)
+        state = _wait(
+            lambda: (s := _status(env)) and s["model"] == "ready" and s, 60, "the app to start"
+        )
+        assert state["hotkey_backend"] == "X11" and state["hotkey_error"] is None, state
+        assert state["tray"], state
+        yield env, home, app
+    finally:
+        for proc in reversed(procs):
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+
+
+def _memories(home: Path) -> list[tuple[str, str]]:
+    conn = apsw.Connection(str(home / "data" / "mnemo.db"), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return conn.execute("SELECT text, source FROM memories WHERE deleted_at IS NULL").fetchall()
+    finally:
+        conn.close()
+
+
+def test_tray_icon_is_embedded_in_the_system_tray(desktop):
+    env, *_ = desktop
+    tree = _run(env, "xwininfo", "-root", "-tree").stdout.splitlines()
+    panel = next(i for i, line in enumerate(tree) if '("panel" "trayer")' in line)
+    depth = len(tree[panel]) - len(tree[panel].lstrip())
+    children = []
+    for line in tree[panel + 1 :]:
+        if len(line) - len(line.lstrip()) <= depth:
+            break
+        children.append(line)
+    assert any('"Mnemo"' in line and '"mnemo"' in line for line in children), children
+
+
+def test_hotkey_opens_the_popup_and_enter_copies_the_best_memory(desktop):
+    env, _home, _app = desktop
+    _run(env, "xdotool", "key", "ctrl+alt+space")
+    _wait(
+        lambda: _run(
+            env, "xdotool", "search", "--onlyvisible", "--name", "^Mnemo search$", check=False
+        ).stdout.strip(),
+        10,
+        "the popup to show",
+    )
+    _run(env, "xdotool", "type", "--delay", "30", "kubernetes troubleshooting")
+    time.sleep(1.5)  # hybrid results follow the keyword ones after a short debounce
+    _run(env, "xdotool", "key", "Return")
+    copied = _wait(
+        lambda: _run(env, "xclip", "-o", "-selection", "clipboard", check=False).stdout,
+        10,
+        "the clipboard",
+    )
+    assert copied == QUERY_HIT
+    _wait(
+        lambda: (
+            not _run(
+                env, "xdotool", "search", "--onlyvisible", "--name", "^Mnemo search$", check=False
+            ).stdout.strip()
+        ),
+        5,
+        "the popup to hide",
+    )
+
+
+def test_remember_clipboard_stores_the_clipboard_text(desktop):
+    env, home, _app = desktop
+    text = "The VPN config lives in the team vault under network/vpn"
+    subprocess.run(
+        ["xclip", "-selection", "clipboard"], input=text, env=env, text=True, check=True, timeout=10
+    )
+    _run(env, sys.executable, "-m", "app", "remember-clipboard", cwd=REPO)
+    _wait(lambda: (text, "clipboard") in _memories(home), 20, "the clipboard memory")
+
+
+HINTED = """
+import sys
+from PySide6 import QtCore, QtWidgets
+app = QtWidgets.QApplication(sys.argv)
+mime = QtCore.QMimeData()
+mime.setText(sys.argv[1])
+mime.setData("x-kde-passwordManagerHint", b"secret")
+app.clipboard().setMimeData(mime)
+print("owned", flush=True)
+app.exec()
+"""
+
+
+def test_clipboard_marked_secret_by_a_password_manager_is_refused(desktop):
+    env, home, _app = desktop
+    secret = "correct horse battery staple 77"
+    owner = subprocess.Popen(
+        [sys.executable, "-c", HINTED, secret], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert owner.stdout.readline().strip() == "owned"
+        _run(env, sys.executable, "-m", "app", "remember-clipboard", cwd=REPO)
+        _wait(
+            lambda: "password manager" in " ".join(_status(env)["last_notification"]),
+            20,
+            "the refusal",
+        )
+        assert all(secret not in t for t, _ in _memories(home))
+    finally:
+        owner.terminate()
+        owner.wait(10)
+
+
+def test_quit_leaves_no_process(desktop):
+    env, _home, app = desktop
+    _run(env, sys.executable, "-m", "app", "quit", cwd=REPO)
+    assert app.wait(20) == 0

@@ -1,0 +1,44 @@
+"""GUI tests run real widgets offscreen, on a real engine worker with the real model."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+from app.core.engine import Engine  # noqa: E402
+from app.core.settings import Settings  # noqa: E402
+from app.gui.worker import Worker  # noqa: E402
+
+MEMORIES = [
+    ("k8s pod restart debugging: CrashLoopBackOff came from an OOM kill", "ops"),
+    ("Parse dates with an explicit format string; guessing formats caused silent bugs", "code"),
+    ("Grandma's lasagne uses nutmeg in the bechamel", "food"),
+    ("The staging database password rotates monthly, ask the ops channel", "ops"),
+]
+
+
+@pytest.fixture
+def seeded(embedder, mnemo_home):
+    """A database with a few memories (one pinned); returns their ids by first word."""
+    engine = Engine(embedder=embedder)
+    ids = {}
+    for text, tag in MEMORIES:
+        ids[text.split()[0]] = engine.remember(text, tags=tag, force=True).memory.id
+    engine.edit(ids["Grandma's"], pinned=True)
+    engine.close()
+    return ids
+
+
+@pytest.fixture
+def worker(embedder, seeded, qapp):
+    w = Worker(lambda: Engine(embedder=embedder))
+    yield w
+    w.stop()
+
+
+@pytest.fixture
+def settings(mnemo_home):
+    return Settings()

@@ -1,0 +1,150 @@
+"""The manager: edit, delete with undo, restore, merge, duplicates, import — real widgets."""
+
+from __future__ import annotations
+
+from app.core.engine import Engine
+from app.gui.manager import PAGE, Manager
+from app.gui.qt import Qt, QtCore
+
+
+def _manager(qtbot, worker, settings) -> Manager:
+    manager = Manager(worker, settings)
+    qtbot.addWidget(manager)
+    manager.show()
+    return manager
+
+
+def _row_of(manager, memory_id):
+    return next(i for i, (m, _) in enumerate(manager.table_model.rows) if m.id == memory_id)
+
+
+def _db(embedder) -> Engine:
+    return Engine(embedder=embedder)
+
+
+def test_lists_every_memory_with_status(qtbot, worker, settings, seeded):
+    manager = _manager(qtbot, worker, settings)
+    assert manager.table_model.rowCount() == 4
+    qtbot.waitUntil(lambda: "4 memories" in manager.status_label.text(), timeout=5000)
+    assert "all-MiniLM-L6-v2 (384d)" in manager.status_label.text()
+
+
+def test_edit_saves_and_reembeds(qtbot, worker, settings, seeded, embedder):
+    manager = _manager(qtbot, worker, settings)
+    manager.table.selectRow(_row_of(manager, seeded["Parse"]))
+    assert manager.f_text.toPlainText().startswith("Parse dates")
+    manager.f_title.setText("Date parsing")
+    manager.f_tags.setText("code, dates")
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        qtbot.mouseClick(manager.save_button, Qt.LeftButton)
+    memory = _db(embedder).get(seeded["Parse"])
+    assert memory.title == "Date parsing" and memory.tags == ["code", "dates"]
+    qtbot.waitUntil(
+        lambda: (
+            manager.table_model.rows[_row_of(manager, seeded["Parse"])][0].title == "Date parsing"
+        ),
+        timeout=5000,
+    )
+
+
+def test_delete_then_undo(qtbot, worker, settings, seeded, embedder):
+    manager = _manager(qtbot, worker, settings)
+    manager.table.selectRow(_row_of(manager, seeded["Grandma's"]))
+    with qtbot.waitSignal(worker.changed, timeout=5000):
+        manager.delete_selected()
+    qtbot.waitUntil(lambda: manager.undo_button.isVisible(), timeout=5000)
+    assert _db(embedder).get(seeded["Grandma's"]).deleted_at is not None
+    assert manager.table_model.rowCount() == 3
+    with qtbot.waitSignal(worker.changed, timeout=5000):
+        qtbot.mouseClick(manager.undo_button, Qt.LeftButton)
+    assert _db(embedder).get(seeded["Grandma's"]).deleted_at is None
+    qtbot.waitUntil(lambda: manager.table_model.rowCount() == 4, timeout=5000)
+
+
+def test_trash_view_and_restore(qtbot, worker, settings, seeded, embedder):
+    engine = _db(embedder)
+    engine.forget([seeded["k8s"]])
+    manager = _manager(qtbot, worker, settings)
+    manager.trash.setChecked(True)
+    assert [m.id for m, _ in manager.table_model.rows] == [seeded["k8s"]]
+    manager.table.selectRow(0)
+    with qtbot.waitSignal(worker.changed, timeout=5000):
+        manager.restore_selected()
+    assert engine.get(seeded["k8s"]).deleted_at is None
+
+
+def test_merge_selected(qtbot, worker, settings, seeded, embedder):
+    manager = _manager(qtbot, worker, settings)
+    selection = manager.table.selectionModel()
+    for key in ("k8s", "The"):
+        index = manager.table_model.index(_row_of(manager, seeded[key]), 0)
+        selection.select(index, QtCore.QItemSelectionModel.Select | QtCore.QItemSelectionModel.Rows)
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        manager.merge_selected()
+    engine = _db(embedder)
+    ids = {seeded["k8s"], seeded["The"]}
+    trashed = [i for i in ids if engine.get(i).deleted_at]
+    assert len(trashed) == 1
+    survivor = engine.get((ids - set(trashed)).pop())
+    assert survivor.tags == ["ops"] and survivor.observation_count == 2
+
+
+def test_search_box_uses_the_engine(qtbot, worker, settings, seeded):
+    manager = _manager(qtbot, worker, settings)
+    manager.search.setText("italian cooking")
+    qtbot.waitUntil(
+        lambda: (
+            manager.table_model.rowCount() >= 1
+            and manager.table_model.rows[0][0].id == seeded["Grandma's"]
+        ),
+        timeout=10_000,
+    )
+    manager.search.clear()
+    qtbot.waitUntil(lambda: manager.table_model.rowCount() == 4, timeout=5000)
+
+
+def test_find_duplicates_lists_near_copies(qtbot, worker, settings, seeded, embedder):
+    _db(embedder).remember(
+        "k8s pod restart debugging: the CrashLoopBackOff came from an OOM kill", force=True
+    )
+    manager = _manager(qtbot, worker, settings)
+    with qtbot.waitSignal(worker.finished, timeout=10_000):
+        manager.find_duplicates()
+    qtbot.waitUntil(
+        lambda: manager.findChild(QtCore.QObject, "duplicatesDialog") is not None, timeout=5000
+    )
+    dialog = manager.findChild(QtCore.QObject, "duplicatesDialog")
+    table = dialog.findChild(QtCore.QObject, "duplicatesTable")
+    assert table.rowCount() == 1 and float(table.item(0, 0).text()) >= 0.85
+
+
+def test_import_file_then_new_memories_are_embedded(
+    qtbot, worker, settings, seeded, tmp_path, embedder
+):
+    notes = tmp_path / "notes.md"
+    notes.write_text(
+        "# Shell\n\nUse set -euo pipefail in bash scripts.\n\n# Git\n\nNever force-push to main.\n"
+    )
+    manager = _manager(qtbot, worker, settings)
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        manager.import_paths([notes])
+    engine = _db(embedder)
+    qtbot.waitUntil(
+        lambda: engine.store.vector_counts(engine.embedder.info.model_id)["missing"] == 0,
+        timeout=15_000,
+    )
+    assert engine.stats()["memories"] == 6
+
+
+def test_lazy_model_reads_pages_not_everything(qtbot, worker, settings, seeded, embedder):
+    from app.core.memory import Memory
+
+    engine = _db(embedder)
+    engine.store.insert_many(
+        [Memory(id="", text=f"bulk memory number {i}") for i in range(PAGE * 2 + 10)]
+    )
+    manager = _manager(qtbot, worker, settings)
+    assert manager.table_model.rowCount() == PAGE
+    assert manager.table_model.total == PAGE * 2 + 14
+    manager.table_model.fetchMore()
+    assert manager.table_model.rowCount() == PAGE * 2

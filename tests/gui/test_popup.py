@@ -1,0 +1,112 @@
+"""The recall popup's keyboard flow, with real widgets and the real engine."""
+
+from __future__ import annotations
+
+from app.core.engine import Engine
+from app.gui.popup import Popup
+from app.gui.qt import Qt, QtGui
+
+
+def _popup(qtbot, worker, settings) -> Popup:
+    popup = Popup(worker, settings)
+    qtbot.addWidget(popup)
+    popup.present()
+    qtbot.waitUntil(lambda: len(popup.model.rows) > 0, timeout=10_000)  # recent memories
+    return popup
+
+
+def _type(qtbot, popup, text: str) -> None:
+    qtbot.keyClicks(popup.search, text)
+
+
+def test_empty_query_shows_pinned_first_then_recent(qtbot, worker, settings, seeded):
+    popup = _popup(qtbot, worker, settings)
+    ids = [r.memory.id for r in popup.model.rows]
+    assert ids[0] == seeded["Grandma's"] and len(ids) == 4
+
+
+def test_typing_finds_by_meaning_and_enter_copies_and_counts(
+    qtbot, worker, settings, seeded, embedder
+):
+    popup = _popup(qtbot, worker, settings)
+    used = []
+    popup.used.connect(used.append)
+    _type(qtbot, popup, "kubernetes troubleshooting")
+    qtbot.waitUntil(
+        lambda: (
+            bool(popup.model.rows)
+            and popup.model.query == popup.search.text()
+            and popup.model.rows[0].memory.id == seeded["k8s"]
+        ),
+        timeout=10_000,
+    )
+    with qtbot.waitSignal(popup.hidden, timeout=5000):
+        qtbot.keyClick(popup.search, Qt.Key_Return)
+    assert QtGui.QGuiApplication.clipboard().text().startswith("k8s pod restart debugging")
+    assert used == [seeded["k8s"]]
+
+
+def test_arrows_ctrl_n_p_and_ctrl_number_pick(qtbot, worker, settings, seeded):
+    popup = _popup(qtbot, worker, settings)
+    assert popup.list.currentIndex().row() == 0
+    qtbot.keyClick(popup.search, Qt.Key_Down)
+    qtbot.keyClick(popup.search, Qt.Key_N, Qt.ControlModifier)
+    assert popup.list.currentIndex().row() == 2
+    qtbot.keyClick(popup.search, Qt.Key_P, Qt.ControlModifier)
+    qtbot.keyClick(popup.search, Qt.Key_Up)
+    assert popup.list.currentIndex().row() == 0
+    second = popup.model.rows[1].memory
+    qtbot.keyClick(popup.search, Qt.Key_2, Qt.ControlModifier)
+    assert QtGui.QGuiApplication.clipboard().text() == second.text
+    assert not popup.isVisible()
+
+
+def test_prefix_results_appear_while_typing(qtbot, worker, settings, seeded):
+    popup = _popup(qtbot, worker, settings)
+    _type(qtbot, popup, "lasag")  # a word not finished yet
+    qtbot.waitUntil(lambda: popup.model.query == "lasag" and bool(popup.model.rows), timeout=5000)
+    assert popup.model.rows[0].memory.id == seeded["Grandma's"]
+
+
+def test_no_results_offers_ctrl_s_and_ctrl_s_remembers(qtbot, worker, settings, seeded):
+    popup = _popup(qtbot, worker, settings)
+    _type(qtbot, popup, "quantum chromodynamics")
+    qtbot.waitUntil(lambda: "Ctrl+S" in popup.status.text(), timeout=5000)
+    assert popup.model.rows == []
+    with qtbot.waitSignal(popup.rememberText, timeout=2000) as signal:
+        qtbot.keyClick(popup.search, Qt.Key_S, Qt.ControlModifier)
+    assert signal.args == ["quantum chromodynamics"]
+    assert popup.search.text() == ""
+
+
+def test_ctrl_enter_opens_in_manager_and_escape_hides(qtbot, worker, settings, seeded):
+    popup = _popup(qtbot, worker, settings)
+    first = popup.model.rows[0].memory.id
+    with qtbot.waitSignal(popup.openMemory, timeout=2000) as signal:
+        qtbot.keyClick(popup.search, Qt.Key_Return, Qt.ControlModifier)
+    assert signal.args == [first] and not popup.isVisible()
+    popup.present()
+    qtbot.keyClick(popup.search, Qt.Key_Escape)
+    assert not popup.isVisible()
+
+
+def test_stale_results_are_dropped(qtbot, worker, settings, seeded):
+    popup = _popup(qtbot, worker, settings)
+    _type(qtbot, popup, "lasagne")
+    popup.search.clear()
+    _type(qtbot, popup, "kubernetes")
+    qtbot.waitUntil(
+        lambda: popup.model.query == "kubernetes" and bool(popup.model.rows), timeout=5000
+    )
+    qtbot.wait(300)  # let every pending answer arrive
+    assert popup.model.query == "kubernetes"
+    assert popup.model.rows[0].memory.id == seeded["k8s"]
+
+
+def test_copy_counts_as_a_recall_through_the_worker(qtbot, worker, settings, seeded, embedder):
+    popup = _popup(qtbot, worker, settings)
+    popup.used.connect(lambda memory_id: worker.write(lambda e: e.mark_used([memory_id])))
+    with qtbot.waitSignal(worker.changed, timeout=5000):
+        qtbot.keyClick(popup.search, Qt.Key_Return)
+    engine = Engine(embedder=embedder)
+    assert engine.get(popup.model.rows[0].memory.id).recall_count == 1

@@ -1,0 +1,131 @@
+"""Settings persistence, the worker's threading contract, and what the clipboard may give."""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+
+from app.core.settings import SETTINGS, Settings
+from app.gui import clipboard
+from app.gui.qt import QtCore, QtGui
+from app.gui.settings_dialog import SettingsDialog
+from app.gui.worker import BACKGROUND, INTERACTIVE
+
+
+def test_dialog_has_a_widget_for_every_declared_setting(qtbot, settings):
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    assert set(dialog.fields) == {s.key for s in SETTINGS}
+
+
+def test_settings_persist_and_report_what_changed(qtbot, settings, mnemo_home):
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    dialog.fields["hotkey"].setKeySequence(QtGui.QKeySequence("Ctrl+Shift+M"))
+    dialog.fields["weight_keyword"].setValue(0.25)
+    dialog.fields["popup_results"].setValue(5)
+    dialog.fields["start_at_login"].setChecked(True)
+    with qtbot.waitSignal(dialog.applied, timeout=2000) as signal:
+        dialog.save()
+    assert sorted(signal.args[0]) == ["hotkey", "popup_results", "start_at_login", "weight_keyword"]
+    fresh = Settings()
+    assert (
+        fresh["hotkey"],
+        fresh["weight_keyword"],
+        fresh["popup_results"],
+        fresh["start_at_login"],
+    ) == ("Ctrl+Shift+M", 0.25, 5, True)
+    reopened = SettingsDialog(fresh)
+    qtbot.addWidget(reopened)
+    assert reopened.fields["hotkey"].keySequence().toString() == "Ctrl+Shift+M"
+
+
+def test_spin_boxes_clamp_to_the_declared_bounds(qtbot, settings):
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    dialog.fields["popup_results"].setValue(0)
+    dialog.fields["weight_vector"].setValue(7.0)
+    dialog.save()
+    fresh = Settings()
+    assert fresh["popup_results"] == 1 and fresh["weight_vector"] == 1.0
+
+
+def test_worker_runs_in_its_own_thread_and_signals_arrive_in_the_gui_thread(qtbot, worker):
+    seen = {}
+
+    def probe(engine):
+        seen["worker"] = threading.get_ident()
+        return engine.store.counts()["memories"]
+
+    def on_finished(request, result):
+        seen["slot"] = threading.get_ident()
+        seen["result"] = result
+
+    worker.finished.connect(on_finished)
+    with qtbot.waitSignal(worker.finished, timeout=5000):
+        worker.submit(probe)
+    assert seen["worker"] == worker.thread_ident != threading.get_ident()
+    assert seen["slot"] == threading.get_ident()  # delivered in the GUI thread
+    assert seen["result"] == 4
+
+
+def test_worker_module_never_touches_widgets():
+    source = (Path(__file__).parents[2] / "app" / "gui" / "worker.py").read_text()
+    assert not re.search(r"QtWidgets|QWidget|QtGui", source)
+
+
+def test_queries_go_ahead_of_background_work(qtbot, worker):
+    order = []
+    gate = threading.Event()
+    worker.submit(lambda e: gate.wait(5), INTERACTIVE)  # hold the worker busy
+    worker.submit(lambda e: order.append("background"), BACKGROUND)
+    worker.submit(lambda e: order.append("query"), INTERACTIVE)
+    gate.set()
+    qtbot.waitUntil(lambda: len(order) == 2, timeout=5000)
+    assert order == ["query", "background"]
+
+
+def test_superseded_requests_on_a_channel_are_skipped(qtbot, worker):
+    ran = []
+    gate = threading.Event()
+    worker.submit(lambda e: gate.wait(5), INTERACTIVE)
+    for word in ("a", "ab", "abc"):
+        worker.submit(lambda e, w=word: ran.append(w), INTERACTIVE, channel="typing")
+    gate.set()
+    qtbot.waitUntil(lambda: ran == ["abc"], timeout=5000)
+    qtbot.wait(100)
+    assert ran == ["abc"]
+
+
+def test_clipboard_refuses_password_manager_hints(qapp):
+    kde = QtCore.QMimeData()
+    kde.setText("hunter2")
+    kde.setData("x-kde-passwordManagerHint", b"secret")
+    mac = QtCore.QMimeData()
+    mac.setText("hunter2")
+    mac.setData("org.nspasteboard.ConcealedType", b"")
+    win = QtCore.QMimeData()
+    win.setText("hunter2")
+    win.setData("CanIncludeInClipboardHistory", b"\0\0\0\0")
+    for mime in (kde, mac, win):
+        assert "password manager" in clipboard.read(mime).refusal
+
+
+def test_clipboard_text_html_images_files_empty_and_huge(qapp):
+    plain = QtCore.QMimeData()
+    plain.setText("a note")
+    assert clipboard.read(plain).text == "a note"
+    rich = QtCore.QMimeData()
+    rich.setHtml("<p>Hello <b>world</b></p>")
+    assert clipboard.read(rich).text.strip() == "Hello world"
+    image = QtCore.QMimeData()
+    image.setImageData(QtGui.QImage(4, 4, QtGui.QImage.Format_RGB32))
+    assert "image" in clipboard.read(image).refusal
+    files = QtCore.QMimeData()
+    files.setUrls([QtCore.QUrl.fromLocalFile("/tmp/x.pdf")])
+    assert "files" in clipboard.read(files).refusal
+    assert "empty" in clipboard.read(QtCore.QMimeData()).refusal
+    huge = QtCore.QMimeData()
+    huge.setText("x" * 2_000_001)
+    assert "limit" in clipboard.read(huge).refusal
