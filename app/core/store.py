@@ -461,11 +461,10 @@ class Store:
         return {"embedded": row[0], "stale": row[1], "missing": row[2]}
 
     def embedded_count(self, model_id: str) -> int:
-        """Live memories with vectors from this model (cheap enough for a status bar)."""
+        """Memories with vectors from this model (cheap enough for a status bar)."""
+        # An index-only count; trashed memories that keep vectors count too (rarely many).
         return self.db.query(
-            "SELECT count(*) FROM embeddings e JOIN memories m ON m.id = e.memory_id "
-            "WHERE e.model_id = ? AND e.chunk = 0 AND m.deleted_at IS NULL",
-            (model_id,),
+            "SELECT count(DISTINCT memory_id) FROM embeddings WHERE model_id = ?", (model_id,)
         )[0][0]
 
     def vector_rows(self, model_id: str, after_rowid: int = 0) -> list[tuple[int, int, bytes]]:

@@ -171,9 +171,12 @@ class MnemoApp(QtCore.QObject):
         )
         self._pending[request] = (text, source, secrets)
 
-    def _on_finished(self, request: int, result) -> None:
+    def _on_finished(self, request: int) -> None:
         pending = self._pending.pop(request, None)
-        if pending is None or not isinstance(result, RememberResult):
+        if pending is None:
+            return
+        result = self.worker.result(request)
+        if not isinstance(result, RememberResult):
             return
         text, source, secrets = pending
         memory = result.memory

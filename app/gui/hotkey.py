@@ -13,6 +13,7 @@ import logging
 import os
 import select
 import threading
+import time
 
 from app.gui.qt import QtCore, Signal
 
@@ -47,6 +48,18 @@ def parse(sequence: str) -> tuple[set[str], str]:
     return mods, parts[-1]
 
 
+class _Listener(QtCore.QThread):
+    """The X11 event loop's thread."""
+
+    def __init__(self, target):
+        super().__init__()
+        self._target = target
+        self.setObjectName("mnemo-hotkey")
+
+    def run(self) -> None:
+        self._target()
+
+
 class X11Hotkey(HotkeyBackend):
     """XGrabKey on the root window, read by a thread that only emits `activated`."""
 
@@ -54,9 +67,10 @@ class X11Hotkey(HotkeyBackend):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self._thread: threading.Thread | None = None
+        self._thread: QtCore.QThread | None = None
         self._stop = threading.Event()
         self._display = None
+        self.last_press = 0.0
 
     def register(self, sequence: str) -> str | None:
         from Xlib import XK, X, display, error
@@ -99,7 +113,8 @@ class X11Hotkey(HotkeyBackend):
             return f"{sequence} is already taken by another program; {FALLBACK}"
         self._keycode, self._mask = keycode, mask
         self._stop.clear()
-        self._thread = threading.Thread(target=self._listen, name="mnemo-hotkey", daemon=True)
+        # A QThread: PySide6 may crash on signals emitted from threads Qt did not create.
+        self._thread = _Listener(self._listen)
         self._thread.start()
         log.info("global hotkey %s registered (X11)", sequence)
         return None
@@ -116,12 +131,13 @@ class X11Hotkey(HotkeyBackend):
             while display.pending_events():
                 event = display.next_event()
                 if event.type == X.KeyPress and event.detail == self._keycode:
+                    self.last_press = time.perf_counter()  # for latency measurements
                     self.activated.emit()
 
     def unregister(self) -> None:
         if self._thread is not None:
             self._stop.set()
-            self._thread.join(2)
+            self._thread.wait(2000)
             self._thread = None
         if self._display is not None:
             try:

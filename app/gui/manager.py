@@ -86,8 +86,10 @@ class MemoryTable(QtCore.QAbstractTableModel):
         name = SORT_COLUMNS[column]
         if name is None or self._results is not None:
             return
-        self.order = f"{name} {'ASC' if order == Qt.AscendingOrder else 'DESC'}"
-        self.reload()
+        wanted = f"{name} {'ASC' if order == Qt.AscendingOrder else 'DESC'}"
+        if wanted != self.order or not self.rows:
+            self.order = wanted
+            self.reload()
 
     # ---- loading -------------------------------------------------------------------
     def _model_id(self) -> str:
@@ -98,7 +100,9 @@ class MemoryTable(QtCore.QAbstractTableModel):
         rows = self.db.query(
             f"SELECT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = m.id "
             f"AND e.model_id = ?), {', '.join('m.' + c.strip() for c in COLUMNS.split(','))} "
-            f"FROM memories m WHERE 1{where} ORDER BY m.{self.order}, m.seq LIMIT ? OFFSET ?",
+            # The tiebreak runs the same way as the sort, so an index can serve both.
+            f"FROM memories m WHERE 1{where} ORDER BY m.{self.order}, "
+            f"m.seq {self.order.split()[1]} LIMIT ? OFFSET ?",
             (self._model_id(), *args, PAGE, offset),
         )
         return [(row_to_memory(r[1:]), bool(r[0])) for r in rows]
@@ -221,9 +225,11 @@ class Manager(QtWidgets.QMainWindow):
         QtGui.QShortcut(QtGui.QKeySequence.Delete, self.table, self.delete_selected)
         QtGui.QShortcut(QtGui.QKeySequence.Undo, self, self.undo_delete)
         QtGui.QShortcut(QtGui.QKeySequence.Find, self, self.search.setFocus)
-        self._fill_filters()
         self.table_model.reload()
-        self._update_status()
+        # Counting and the filter lists scan every memory: do them just after the window
+        # shows, so a 100,000-memory database still opens at once.
+        QtCore.QTimer.singleShot(0, self._fill_filters)
+        QtCore.QTimer.singleShot(0, self._update_status)
         if self.table_model.rows:
             self.table.selectRow(0)
         else:
@@ -527,10 +533,11 @@ class Manager(QtWidgets.QMainWindow):
             self.import_paths(files)
 
     # ---- results -----------------------------------------------------------------------
-    def _on_finished(self, request: int, result) -> None:
+    def _on_finished(self, request: int) -> None:
         kind = self._requests.pop(request, None)
         if kind is None:
             return
+        result = self.worker.result(request)
         if kind == "search" and isinstance(result, RecallResult):
             self.table_model.show_results([r.memory for r in result.results])
             note = f" — {result.notice}" if result.notice else ""

@@ -151,6 +151,7 @@ class Popup(QtWidgets.QWidget):
         self.worker = worker
         self.settings = settings
         self._requests: dict[int, str] = {}
+        self.last_mode = ""  # mode of the results on screen (keyword, hybrid, recent)
         self.setWindowTitle("Mnemo search")
         self.setFixedWidth(WIDTH)
 
@@ -257,12 +258,16 @@ class Popup(QtWidgets.QWidget):
         request = self.worker.submit(recent, INTERACTIVE, channel="popup-keyword")
         self._requests[request] = ""
 
-    def _on_result(self, request: int, result) -> None:
+    def _on_result(self, request: int) -> None:
         text = self._requests.pop(request, None)
-        if text is None or not isinstance(result, RecallResult):
+        if text is None:
+            return
+        result = self.worker.result(request)
+        if not isinstance(result, RecallResult):
             return
         if text != self.search.text() and not (text == "" and not self.search.text().strip()):
             return  # the user typed on: this answer is stale
+        self.last_mode = result.mode
         self.model.set_rows(result.results, text)
         if self.model.rows:
             self.list.setCurrentIndex(self.model.index(0))

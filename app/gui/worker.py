@@ -7,6 +7,7 @@ Qt signals, which Qt delivers in the GUI thread; the worker never touches a widg
 
 from __future__ import annotations
 
+import collections
 import itertools
 import logging
 import queue
@@ -22,12 +23,27 @@ log = logging.getLogger(__name__)
 
 INTERACTIVE, NORMAL, BACKGROUND = 0, 1, 2
 BACKFILL_BATCH = 8
+MAX_KEPT_RESULTS = 256
+
+
+class _Loop(QtCore.QThread):
+    """Runs one function on a Qt-created thread."""
+
+    def __init__(self, target, name: str):
+        super().__init__()
+        self._target = target
+        self.setObjectName(name)
+
+    def run(self) -> None:
+        self._target()
 
 
 class Worker(QtCore.QObject):
     """Runs engine calls on its own thread; every result arrives as a signal."""
 
-    finished = Signal(int, object)  # request id, result
+    # Only ids and strings cross threads: PySide6 can drop references to Python objects
+    # (even None) carried by queued signals. The owner of a request fetches its result.
+    finished = Signal(int)  # request id: `result(request_id)` has the value
     failed = Signal(int, str)  # request id, message for the user
     modelState = Signal(str, str)  # "loading" | "ready" | "unavailable", detail
     backfillProgress = Signal(int, int)  # done, total (0, 0 when finished)
@@ -45,9 +61,12 @@ class Worker(QtCore.QObject):
         self._backfill_total = 0
         self._backfill_done = 0
         self._backfill_queued = False
+        self._results: collections.OrderedDict[int, Any] = collections.OrderedDict()
         self.thread_ident: int | None = None
         self.engine: Engine | None = None
-        self._thread = threading.Thread(target=self._run, name="mnemo-engine", daemon=True)
+        # A QThread, not a threading.Thread: PySide6 (6.8+) may corrupt reference counts
+        # when signals are emitted from threads Qt did not create (PYSIDE-3124).
+        self._thread = _Loop(self._run, "mnemo-engine")
         self._thread.start()
 
     # ---- requests from the GUI -----------------------------------------------------
@@ -96,6 +115,11 @@ class Worker(QtCore.QObject):
             self._backfill_queued = True
         self._queue.put((BACKGROUND, next(self._order), 0, None, "backfill", False))
 
+    def result(self, request: int) -> Any:
+        """Take the result of a finished request (once)."""
+        with self._lock:
+            return self._results.pop(request, None)
+
     def reload_model(self) -> None:
         """Load the model again (after a settings change), then re-embed what is stale."""
         self.modelState.emit("loading", "")
@@ -110,7 +134,7 @@ class Worker(QtCore.QObject):
         """Finish the current batch, close the database, end the thread."""
         self._stopping = True
         self._queue.put((-1, next(self._order), 0, None, "stop", False))
-        self._thread.join(timeout)
+        self._thread.wait(int(timeout * 1000))
 
     # ---- the thread ------------------------------------------------------------------
     def _run(self) -> None:
@@ -156,7 +180,11 @@ class Worker(QtCore.QObject):
             log.exception("engine request failed")
             self.failed.emit(request, f"internal error: {exc}")
             return
-        self.finished.emit(request, result)
+        with self._lock:
+            self._results[request] = result
+            while len(self._results) > MAX_KEPT_RESULTS:  # nobody asked for these
+                self._results.popitem(last=False)
+        self.finished.emit(request)
         if writes:
             self.changed.emit()
             self.backfill()

@@ -58,9 +58,9 @@ def test_worker_runs_in_its_own_thread_and_signals_arrive_in_the_gui_thread(qtbo
         seen["worker"] = threading.get_ident()
         return engine.store.counts()["memories"]
 
-    def on_finished(request, result):
+    def on_finished(request):
         seen["slot"] = threading.get_ident()
-        seen["result"] = result
+        seen["result"] = worker.result(request)
 
     worker.finished.connect(on_finished)
     with qtbot.waitSignal(worker.finished, timeout=5000):

@@ -1,0 +1,270 @@
+"""Desktop responsiveness: hotkey to visible popup, keystroke to results, event-loop stalls
+during backfill, manager open time.
+
+    .venv/bin/python -m bench.desktop          (needs Xvfb and xdotool for the hotkey part)
+
+Every number is measured in the real app objects (worker thread, popup, manager) with the
+real model; the hotkey is pressed through the X server with xdotool.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.report import record
+
+HERE = Path(__file__).resolve().parent
+
+
+def _xvfb() -> subprocess.Popen | None:
+    if os.environ.get("DISPLAY") or not shutil.which("Xvfb"):
+        return None
+    display = next(n for n in range(300, 400) if not Path(f"/tmp/.X{n}-lock").exists())
+    proc = subprocess.Popen(
+        ["Xvfb", f":{display}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(100):
+        if Path(f"/tmp/.X11-unix/X{display}").exists():
+            break
+        time.sleep(0.05)
+    os.environ["DISPLAY"] = f":{display}"
+    return proc
+
+
+def _wait_until(predicate, timeout_s: float) -> bool:
+    """Run a real Qt event loop (as the app does) until predicate() or the timeout.
+
+    A Python loop around processEvents() would hold the GIL and starve the worker thread.
+    """
+    from app.gui.qt import QtCore
+
+    loop = QtCore.QEventLoop()
+    poll = QtCore.QTimer(interval=1)
+    poll.timeout.connect(lambda: loop.quit() if predicate() else None)
+    QtCore.QTimer.singleShot(int(timeout_s * 1000), loop.quit)
+    poll.start()
+    if not predicate():
+        loop.exec()
+    poll.stop()
+    return bool(predicate())
+
+
+def _home_with(n_memories: int, embedded: bool) -> Path:
+    """A temporary MNEMO_HOME: the speed benchmark's synthetic database, or fresh text."""
+    home = Path(tempfile.mkdtemp(prefix="mnemo-desktop-"))
+    cached = sorted((HERE / ".cache").glob(f"speed-{n_memories}-*"))
+    if embedded and cached:
+        shutil.copytree(cached[0], home, dirs_exist_ok=True)
+        # Synthetic text needs no labels; without this the worker would spend the whole
+        # benchmark making 10,000 of them in the background.
+        import apsw
+
+        conn = apsw.Connection(str(home / "data" / "mnemo.db"))
+        conn.execute("UPDATE memories SET keywords = '[]' WHERE keywords IS NULL")
+        conn.close()
+        return home
+    if embedded:
+        raise SystemExit(f"run `python -m bench.speed --sizes {n_memories}` first")
+    os.environ["MNEMO_HOME"] = str(home)
+    from app.core.engine import Engine
+    from app.core.memory import Memory
+
+    engine = Engine()
+    topics = ("deploy", "parser", "cache", "login", "backup", "index", "queue", "release")
+    memories = [
+        Memory(
+            id="",
+            text=f"Note {i}: the {topics[i % 8]} step {i * 7} needs a "
+            f"review after the {topics[(i * 3) % 8]} change on day {i % 31}",
+        )
+        for i in range(n_memories)
+    ]
+    for start in range(0, len(memories), 500):
+        engine.store.insert_many(memories[start : start + 500])
+    engine.close()
+    return home
+
+
+def hotkey_to_visible(qapp, runs: int = 10) -> list[float]:
+    """ms from the X server delivering the hotkey to the popup being shown."""
+    from app.gui.app import MnemoApp
+
+    app = MnemoApp(qapp)
+    if app.hotkey_error:
+        raise SystemExit(app.hotkey_error)
+    times = []
+    for _ in range(runs):
+        app.popup.hide()
+        qapp.processEvents()
+        start = time.perf_counter()
+        subprocess.Popen(["xdotool", "key", "ctrl+alt+space"])
+        _wait_until(app.popup.isVisible, 5)
+        if app.popup.isVisible() and app.hotkey.last_press >= start:
+            times.append((time.perf_counter() - app.hotkey.last_press) * 1000)
+        _wait_until(lambda: False, 0.2)
+    app.quit()
+    return times
+
+
+def keystroke_to_results(qapp, runs: int = 20) -> dict[str, list[float]]:
+    """ms from a keystroke in the popup to keyword results, and to hybrid results."""
+    from app.core.settings import Settings
+    from app.gui.popup import Popup
+    from app.gui.qt import QtTest
+    from app.gui.worker import Worker
+
+    worker = Worker()
+    popup = Popup(worker, Settings())
+    popup.present()
+    arrivals: list[tuple[float, str]] = []
+
+    # What the user sees: the popup's rows replaced, by keyword then by hybrid results.
+    popup.model.modelReset.connect(lambda: arrivals.append((time.perf_counter(), popup.last_mode)))
+    words = ["deploy", "parser", "cache", "backup", "queue", "release", "index", "login"]
+    out = {"keyword": [], "hybrid": []}
+    if not _wait_until(
+        lambda: worker.engine is not None and worker.engine.embedder is not None, 60
+    ):
+        raise SystemExit("the worker did not start")
+    for i in range(runs):
+        popup.search.clear()
+        QtTest.QTest.keyClicks(popup.search, words[i % len(words)][:-1])
+        _wait_until(lambda: False, 0.3)  # let that settle
+        arrivals.clear()
+        start = time.perf_counter()
+        QtTest.QTest.keyClick(popup.search, words[i % len(words)][-1])
+        _wait_until(lambda: any(m == "hybrid" for _, m in arrivals), 3)
+        for moment, mode in arrivals:
+            if mode in out:
+                out[mode].append((moment - start) * 1000)
+    worker.stop()
+    return out
+
+
+def stall_during_backfill(qapp, n: int = 5000) -> tuple[float, float, int]:
+    """The longest gap between 5 ms timer ticks while the worker embeds n memories."""
+    from app.gui.qt import QtCore
+    from app.gui.worker import Worker
+
+    worker = Worker()
+    ticks: list[float] = []
+    timer = QtCore.QTimer(interval=5)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    done = {"flag": False}
+    worker.backfillProgress.connect(lambda d, t: done.update(flag=(t == 0)) if t == 0 else None)
+    timer.start()
+    start = time.perf_counter()
+    while not done["flag"] and time.perf_counter() - start < 900:
+        qapp.processEvents(QtCore.QEventLoop.AllEvents, 5)
+    elapsed = time.perf_counter() - start
+    timer.stop()
+    embedded = worker.engine.store.vector_counts(worker.engine.embedder.info.model_id)
+    worker.stop()
+    gaps = [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
+    return max(gaps) * 1000, elapsed, embedded["embedded"]
+
+
+def manager_open(qapp, runs: int = 3) -> list[float]:
+    """ms to build, show and paint the manager on the current database."""
+    from app.core.settings import Settings
+    from app.gui.manager import Manager
+    from app.gui.worker import Worker
+
+    worker = Worker()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        manager = Manager(worker, Settings())
+        manager.show()
+        qapp.processEvents()
+        manager.grab()  # force a full paint
+        times.append((time.perf_counter() - start) * 1000)
+        manager.close()
+        manager.deleteLater()
+        qapp.processEvents()
+    worker.stop()
+    return times
+
+
+def main() -> None:
+    xvfb = _xvfb()
+    rows = []
+    try:
+        from app.gui.qt import QtWidgets
+
+        os.environ["MNEMO_HOME"] = str(_home_with(10_000, embedded=True))
+        qapp = QtWidgets.QApplication(["mnemo-bench"])
+        qapp.setQuitOnLastWindowClosed(False)
+        if shutil.which("xdotool") and os.environ.get("DISPLAY"):
+            times = hotkey_to_visible(qapp)
+            rows.append(
+                (
+                    "hotkey (X11 key event) → popup visible",
+                    "10k",
+                    f"{statistics.median(times):.1f}",
+                    f"{max(times):.1f}",
+                    "< 50",
+                )
+            )
+        results = keystroke_to_results(qapp)
+        for mode in ("keyword", "hybrid"):
+            values = results[mode]
+            rows.append(
+                (
+                    f"keystroke → {mode} results"
+                    + (" (includes the 100 ms debounce)" if mode == "hybrid" else ""),
+                    "10k",
+                    f"{statistics.median(values):.1f}",
+                    f"{max(values):.1f}",
+                    "",
+                )
+            )
+        os.environ["MNEMO_HOME"] = str(_home_with(100_000, embedded=True))
+        times = manager_open(qapp)
+        rows.append(
+            (
+                "manager open (build, show, first paint)",
+                "100k",
+                f"{statistics.median(times):.0f}",
+                f"{max(times):.0f}",
+                "< 1000",
+            )
+        )
+        os.environ["MNEMO_HOME"] = str(_home_with(5000, embedded=False))
+        stall, elapsed, embedded = stall_during_backfill(qapp)
+        rows.append(
+            (
+                f"longest event-loop stall while backfilling (embedded {embedded} "
+                f"with labels in {elapsed:.0f} s, {embedded / elapsed:.0f}/s)",
+                "5k",
+                f"{stall:.1f}",
+                f"{stall:.1f}",
+                "< 50",
+            )
+        )
+    finally:
+        if xvfb:
+            xvfb.terminate()
+    for row in rows:
+        print(" | ".join(row))
+    record(
+        "Desktop responsiveness",
+        ["measure", "memories", "median ms", "max ms", "goal ms"],
+        rows,
+        note="Real app objects and model; 10k/100k databases from bench/speed.py "
+        "(synthetic text, random vectors); the 5k backfill embeds real text.",
+    )
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
