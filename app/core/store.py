@@ -282,10 +282,11 @@ class Store:
                 candidate = content_hash(f"{base}:{n}")
                 n += 1
             memory.id = candidate
+            values = self._columns(memory)
             conn.execute(
-                f"INSERT INTO memories ({COLUMNS}, content_hash) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                self._values(memory) + (digest,),
+                f"INSERT INTO memories ({', '.join(values)}) "
+                f"VALUES ({', '.join('?' * len(values))})",
+                tuple(values.values()),
             )
         return memory
 
@@ -303,27 +304,29 @@ class Store:
         return added
 
     @staticmethod
-    def _values(m: Memory) -> tuple:
-        return (
-            m.id,
-            m.text,
-            m.title,
-            m.reasoning,
-            m.category,
-            json.dumps(m.tags),
-            json.dumps(m.references),
-            m.source,
-            m.source_project,
-            m.confidence,
-            m.observation_count,
-            m.recall_count,
-            m.last_recalled_at,
-            m.created_at,
-            m.updated_at,
-            int(m.pinned),
-            m.deleted_at,
-            None if m.keywords is None else json.dumps(m.keywords),
-        )
+    def _columns(m: Memory) -> dict:
+        """A memory as column values (the one place that encodes lists as JSON)."""
+        return {
+            "id": m.id,
+            "text": m.text,
+            "title": m.title,
+            "reasoning": m.reasoning,
+            "category": m.category,
+            "tags": json.dumps(m.tags),
+            "refs": json.dumps(m.references),
+            "source": m.source,
+            "source_project": m.source_project,
+            "confidence": m.confidence,
+            "observation_count": m.observation_count,
+            "recall_count": m.recall_count,
+            "last_recalled_at": m.last_recalled_at,
+            "created_at": m.created_at,
+            "updated_at": m.updated_at,
+            "pinned": int(m.pinned),
+            "deleted_at": m.deleted_at,
+            "keywords": None if m.keywords is None else json.dumps(m.keywords),
+            "content_hash": content_hash(m.text),
+        }
 
     def update(self, memory_id: str, **changes) -> Memory:
         """Change fields of a memory; a content change re-stamps it and drops its vectors."""
@@ -342,26 +345,11 @@ class Store:
                 conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (memory.id,))
                 if "keywords" not in changes:
                     memory.keywords = None  # made again from the new content
+            values = self._columns(memory)
+            del values["id"]
             conn.execute(
-                "UPDATE memories SET title=?, text=?, reasoning=?, category=?, tags=?, refs=?, "
-                "source_project=?, confidence=?, pinned=?, observation_count=?, updated_at=?, "
-                "content_hash=?, keywords=? WHERE id=?",
-                (
-                    memory.title,
-                    memory.text,
-                    memory.reasoning,
-                    memory.category,
-                    json.dumps(memory.tags),
-                    json.dumps(memory.references),
-                    memory.source_project,
-                    memory.confidence,
-                    int(memory.pinned),
-                    memory.observation_count,
-                    memory.updated_at,
-                    content_hash(memory.text),
-                    None if memory.keywords is None else json.dumps(memory.keywords),
-                    memory.id,
-                ),
+                f"UPDATE memories SET {', '.join(f'{c} = ?' for c in values)} WHERE id = ?",
+                (*values.values(), memory.id),
             )
         return memory
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from app.core.errors import InputError, MnemoError, NotFoundError
 from app.core.knowledge import parse_section, to_markdown
 from app.core.memory import Memory, clean_text, content_hash, title_from
-from app.core.store import Store
+from app.core.store import EDITABLE, Store
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")
 BATCH = 200
@@ -141,19 +141,7 @@ def import_paths(
     return report
 
 
-VERSIONED_FIELDS = (
-    "title",
-    "text",
-    "reasoning",
-    "category",
-    "tags",
-    "references",
-    "keywords",
-    "confidence",
-    "pinned",
-    "observation_count",
-    "source_project",
-)
+VERSIONED_FIELDS = (*EDITABLE, "observation_count")
 
 
 def _apply_versioned(store: Store, memory: Memory) -> str:
