@@ -53,6 +53,7 @@ class MnemoApp(QtCore.QObject):
 
         self.hotkey = hotkey.backend(self)
         self.hotkey.activated.connect(self.show_popup)
+        self.hotkey.failed.connect(self._hotkey_failed)
         self.hotkey_error = self.hotkey.register(self.settings["hotkey"])
         if self.hotkey_error:
             self.notify("Global hotkey not available", self.hotkey_error)
@@ -118,6 +119,10 @@ class MnemoApp(QtCore.QObject):
         self.settings_dialog.show()
         self.settings_dialog.raise_()
         self.settings_dialog.activateWindow()
+
+    def _hotkey_failed(self, message: str) -> None:
+        self.hotkey_error = message
+        self.notify("Global hotkey not available", message)
 
     def _settings_applied(self, changed: list[str]) -> None:
         if "hotkey" in changed:

@@ -2,7 +2,8 @@
 
 - X11: `XGrabKey` on the root window (with the NumLock/CapsLock variants), in a thread that
   only emits `activated`.
-- Everything else (Wayland without a backend here yet, macOS, Windows): no grab; the user
+- Wayland: the xdg-desktop-portal GlobalShortcuts interface (`portal.py`).
+- Everything else (macOS, Windows until their backends exist): no grab; the user
   binds `mnemo popup` in the desktop's keyboard settings, which reaches the running app
   over IPC. `error` says why and names that fallback.
 """
@@ -26,6 +27,7 @@ class HotkeyBackend(QtCore.QObject):
     """Registers one global shortcut; emits `activated` when it is pressed."""
 
     activated = Signal()
+    failed = Signal(str)  # a problem found after `register` returned (portal backends)
     name = "none"
 
     def register(self, sequence: str) -> str | None:
@@ -150,14 +152,16 @@ class X11Hotkey(HotkeyBackend):
 
 
 def backend(parent=None) -> HotkeyBackend:
-    """The backend for this session: X11 when DISPLAY is X11 (not Wayland), else none."""
-    platform = (
-        QtCore.QCoreApplication.instance().platformName()
-        if QtCore.QCoreApplication.instance()
-        else ""
-    )
+    """The backend for this session: X11 under X, the desktop portal under Wayland."""
+    app = QtCore.QCoreApplication.instance()
+    platform = app.platformName() if app is not None else ""
     if platform == "xcb" and os.environ.get("DISPLAY"):
         return X11Hotkey(parent)
+    wayland = platform.startswith("wayland") or os.environ.get("XDG_SESSION_TYPE") == "wayland"
+    if wayland and os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
+        from app.gui.portal import PortalHotkey
+
+        return PortalHotkey(parent)
     return HotkeyBackend(parent)
 
 

@@ -1,0 +1,167 @@
+"""Wayland global hotkey through the xdg-desktop-portal GlobalShortcuts interface.
+
+Protocol (org.freedesktop.portal.GlobalShortcuts, version 1): register our app id (it
+matches mnemo.desktop), CreateSession, BindShortcuts, then listen for Activated. Each call
+answers with a Request object whose Response signal carries the result. The portal keeps
+the user's chosen trigger per app id, so binding again on the next start restores it.
+
+D-Bus is spoken with jeepney (pure Python): the portal's a(sa{sv}) structures are one
+signature string there.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+
+from app.gui.hotkey import FALLBACK, HotkeyBackend, parse
+from app.gui.qt import QtCore
+
+log = logging.getLogger(__name__)
+
+BUS_NAME = "org.freedesktop.portal.Desktop"
+PATH = "/org/freedesktop/portal/desktop"
+SHORTCUTS = "org.freedesktop.portal.GlobalShortcuts"
+APP_ID = "mnemo"
+SHORTCUT_ID = "popup"
+TIMEOUT_S = 120  # BindShortcuts may wait for the user to confirm in a dialog
+
+
+def portal_trigger(sequence: str) -> str:
+    """Qt "Ctrl+Alt+Space" → XDG shortcuts form "CTRL+ALT+space"."""
+    mods, key = parse(sequence)
+    names = {"ctrl": "CTRL", "alt": "ALT", "shift": "SHIFT", "super": "LOGO"}
+    ordered = [names[m] for m in ("ctrl", "alt", "shift", "super") if m in mods]
+    return "+".join([*ordered, key.lower() if len(key) > 1 else key])
+
+
+class PortalHotkey(HotkeyBackend):
+    """GlobalShortcuts over the session bus; `activated` when the portal says so."""
+
+    name = "xdg-desktop-portal"
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._thread: QtCore.QThread | None = None
+        self._stop = False
+        self.session_handle: str | None = None
+
+    def register(self, sequence: str) -> str | None:
+        try:
+            trigger = portal_trigger(sequence)
+        except ValueError as exc:
+            return f"cannot use the hotkey {sequence!r}: {exc}"
+        if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
+            return f"no D-Bus session bus for the desktop portal; {FALLBACK}"
+        self.unregister()
+        self._stop = False
+        self._thread = _Listener(self, sequence, trigger)
+        self._thread.start()
+        return None  # binding finishes in the background; problems arrive as `failed`
+
+    def unregister(self) -> None:
+        self._stop = True
+        if self._thread is not None:
+            self._thread.wait(3000)
+            self._thread = None
+
+
+class _Listener(QtCore.QThread):
+    """Creates the session, binds the shortcut, then waits for Activated signals."""
+
+    def __init__(self, owner: PortalHotkey, sequence: str, trigger: str):
+        super().__init__()
+        self.setObjectName("mnemo-portal")
+        self.owner, self.sequence, self.trigger = owner, sequence, trigger
+
+    def run(self) -> None:
+        try:
+            self._serve()
+        except Exception as exc:  # D-Bus errors, a portal without GlobalShortcuts, ...
+            log.info("portal hotkey failed: %s", exc)
+            self.owner.failed.emit(
+                f"the desktop portal could not bind {self.sequence} ({exc}); {FALLBACK}"
+            )
+
+    def _request(self, conn, method: str, signature: str, body: tuple, token: str) -> dict:
+        """Call a portal method and wait for its Request's Response; returns the results."""
+        from jeepney import DBusAddress, MatchRule, message_bus, new_method_call
+
+        sender = conn.unique_name.lstrip(":").replace(".", "_")
+        request_path = f"{PATH}/request/{sender}/{token}"
+        rule = MatchRule(
+            type="signal",
+            interface="org.freedesktop.portal.Request",
+            member="Response",
+            path=request_path,
+        )
+        conn.send_and_get_reply(message_bus.AddMatch(rule), timeout=10)
+        address = DBusAddress(PATH, bus_name=BUS_NAME, interface=SHORTCUTS)
+        with conn.filter(rule) as queue:
+            conn.send_and_get_reply(new_method_call(address, method, signature, body), timeout=10)
+            response = conn.recv_until_filtered(queue, timeout=TIMEOUT_S)
+        code, results = response.body
+        if code != 0:
+            raise RuntimeError(
+                "the request was cancelled" if code == 1 else f"the portal answered {code}"
+            )
+        return results
+
+    def _serve(self) -> None:
+        from jeepney import DBusAddress, MatchRule, message_bus, new_method_call
+        from jeepney.io.blocking import open_dbus_connection
+
+        with open_dbus_connection(bus="SESSION") as conn:
+            # Tell a host (non-sandboxed) portal who we are: the id of our .desktop file.
+            registry = DBusAddress(
+                PATH, bus_name=BUS_NAME, interface="org.freedesktop.host.portal.Registry"
+            )
+            try:
+                conn.send_and_get_reply(
+                    new_method_call(registry, "Register", "sa{sv}", (APP_ID, {})), timeout=5
+                )
+            except Exception as exc:  # older portals have no Registry: that is fine
+                log.info("portal registry unavailable: %s", exc)
+            session_token = "mnemo_" + secrets.token_hex(4)
+            results = self._request(
+                conn,
+                "CreateSession",
+                "a{sv}",
+                (
+                    {
+                        "handle_token": ("s", session_token),
+                        "session_handle_token": ("s", session_token),
+                    },
+                ),
+                session_token,
+            )
+            session = results["session_handle"][1]
+            self.owner.session_handle = session
+            bind_token = "mnemo_" + secrets.token_hex(4)
+            shortcut = (
+                SHORTCUT_ID,
+                {
+                    "description": ("s", "Open the Mnemo search popup"),
+                    "preferred_trigger": ("s", self.trigger),
+                },
+            )
+            self._request(
+                conn,
+                "BindShortcuts",
+                "oa(sa{sv})sa{sv}",
+                (session, [shortcut], "", {"handle_token": ("s", bind_token)}),
+                bind_token,
+            )
+            log.info("global hotkey %s bound through the desktop portal", self.sequence)
+            rule = MatchRule(type="signal", interface=SHORTCUTS, member="Activated")
+            conn.send_and_get_reply(message_bus.AddMatch(rule), timeout=10)
+            with conn.filter(rule) as queue:
+                while not self.owner._stop:
+                    try:
+                        signal = conn.recv_until_filtered(queue, timeout=0.25)
+                    except TimeoutError:
+                        continue
+                    session_handle, shortcut_id = signal.body[0], signal.body[1]
+                    if session_handle == session and shortcut_id == SHORTCUT_ID:
+                        self.owner.activated.emit()
