@@ -221,6 +221,7 @@ class Manager(QtWidgets.QMainWindow):
         worker.failed.connect(self._on_failed)
         worker.changed.connect(self.refresh)
         worker.backfillProgress.connect(self._on_backfill)
+        worker.progress.connect(self._on_progress)
         worker.modelState.connect(lambda *_: self._update_status())
         QtGui.QShortcut(QtGui.QKeySequence.Delete, self.table, self.delete_selected)
         QtGui.QShortcut(QtGui.QKeySequence.Undo, self, self.undo_delete)
@@ -494,12 +495,18 @@ class Manager(QtWidgets.QMainWindow):
             self.import_paths([Path(f) for f in files])
 
     def import_paths(self, files: list[Path]) -> None:
-        """Import in the background; new memories are embedded afterwards."""
+        """Import in the background (with a running count); new memories are embedded next."""
         self.progress.setRange(0, 0)
         self.progress.setVisible(True)
         self.statusBar().showMessage(f"Importing {len(files)} file(s)…")
+        report = self.worker.progress.emit
         self._requests[
-            self.worker.write(lambda e: transfer.import_paths(e.store, files), INTERACTIVE)
+            self.worker.write(
+                lambda e: transfer.import_paths(
+                    e.store, files, progress=lambda n: report("import", n, 0)
+                ),
+                INTERACTIVE,
+            )
         ] = "import"
 
     def export_dialog(self) -> None:
@@ -512,12 +519,30 @@ class Manager(QtWidgets.QMainWindow):
         )
         if not path:
             return
-        fmt = "markdown" if path.endswith(".md") or "Markdown" in kind else "jsonl"
-        self._requests[
-            self.worker.submit(
-                lambda e: transfer.write_atomically(Path(path), transfer.export(e.store, fmt))
+        self.export_to(
+            Path(path), "markdown" if path.endswith(".md") or "Markdown" in kind else "jsonl"
+        )
+
+    def export_to(self, path: Path, fmt: str) -> None:
+        """Export in the background with a progress bar; written atomically."""
+        report = self.worker.progress.emit
+
+        def run_export(engine):
+            total = engine.store.counts()["memories"]
+
+            def counted(pieces):
+                for n, piece in enumerate(pieces, 1):
+                    if n % 200 == 0:
+                        report("export", n, total)
+                    yield piece
+
+            return transfer.write_atomically(
+                Path(path), counted(transfer.export(engine.store, fmt))
             )
-        ] = f"export:{path}"
+
+        self.progress.setRange(0, 0)
+        self.progress.setVisible(True)
+        self._requests[self.worker.submit(run_export)] = f"export:{path}"
 
     def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt API
         if any(
@@ -569,6 +594,7 @@ class Manager(QtWidgets.QMainWindow):
                 8000,
             )
         elif kind.startswith("export:"):
+            self.progress.setVisible(False)
             self.statusBar().showMessage(f"Exported to {kind[7:]}.", 8000)
         elif kind == "duplicates":
             from app.gui.duplicates import DuplicatesDialog
@@ -581,6 +607,13 @@ class Manager(QtWidgets.QMainWindow):
         if self._requests.pop(request, None) is not None:
             self.progress.setVisible(False)
             QtWidgets.QMessageBox.warning(self, "Mnemo", message)
+
+    def _on_progress(self, job: str, done: int, total: int) -> None:
+        self.progress.setVisible(True)
+        self.progress.setRange(0, total)  # 0..0 shows a busy bar when the total is unknown
+        self.progress.setValue(done)
+        verb = {"import": "Imported", "export": "Exported"}.get(job, job)
+        self.statusBar().showMessage(f"{verb} {done:,}{f' of {total:,}' if total else ''}…")
 
     def _on_backfill(self, done: int, total: int) -> None:
         self.progress.setVisible(total > 0)

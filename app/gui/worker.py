@@ -48,6 +48,7 @@ class Worker(QtCore.QObject):
     modelState = Signal(str, str)  # "loading" | "ready" | "unavailable", detail
     backfillProgress = Signal(int, int)  # done, total (0, 0 when finished)
     changed = Signal()  # memories were written: views should refresh
+    progress = Signal(str, int, int)  # job, done, total (0 = unknown) for imports, exports
 
     def __init__(self, engine_factory: Callable[[], Engine] = Engine, parent=None):
         super().__init__(parent)

@@ -148,3 +148,24 @@ def test_lazy_model_reads_pages_not_everything(qtbot, worker, settings, seeded, 
     assert manager.table_model.total == PAGE * 2 + 14
     manager.table_model.fetchMore()
     assert manager.table_model.rowCount() == PAGE * 2
+
+
+def test_export_and_import_report_progress(qtbot, worker, settings, seeded, embedder, tmp_path):
+    from app.core.memory import Memory
+
+    _db(embedder).store.insert_many(
+        [Memory(id="", text=f"exported memory {i}") for i in range(446)]
+    )
+    manager = _manager(qtbot, worker, settings)
+    seen = []
+    worker.progress.connect(lambda job, done, total: seen.append((job, done, total)))
+    out = tmp_path / "all.jsonl"
+    with qtbot.waitSignal(worker.finished, timeout=10_000):
+        manager.export_to(out, "jsonl")
+    assert ("export", 200, 450) in seen and ("export", 400, 450) in seen
+    assert len(out.read_text().splitlines()) == 450
+    qtbot.waitUntil(lambda: not manager.progress.isVisible(), timeout=5000)
+    seen.clear()
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        manager.import_paths([out])
+    assert seen and seen[-1] == ("import", 450, 0)
