@@ -79,16 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("edit", help="change a memory's fields")
     p.add_argument("id")
-    for name in (
-        "title",
-        "text",
-        "reasoning",
-        "category",
-        "tags",
-        "references",
-        "project",
-        "keywords",
-    ):
+    for name in (*commands.EDIT_OPTIONS, "project"):
         p.add_argument(f"--{name}")
     p.add_argument("--confidence", choices=("low", "medium", "high"))
     pin = p.add_mutually_exclusive_group()

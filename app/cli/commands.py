@@ -127,22 +127,13 @@ def show(args: Namespace) -> int:
     return 0
 
 
+# Text options of `mnemo edit`, named as the engine's fields (the parser reads this too).
+EDIT_OPTIONS = ("title", "text", "reasoning", "category", "tags", "references", "keywords")
+
+
 def edit(args: Namespace) -> int:
     """mnemo edit"""
-    changes = {
-        k: getattr(args, k)
-        for k in (
-            "title",
-            "text",
-            "reasoning",
-            "category",
-            "tags",
-            "references",
-            "confidence",
-            "pinned",
-            "keywords",
-        )
-    }
+    changes = {k: getattr(args, k) for k in (*EDIT_OPTIONS, "confidence", "pinned")}
     changes["source_project"] = args.project
     if all(v is None for v in changes.values()):
         raise InputError("nothing to change: give at least one of --title, --text, ...")

@@ -165,7 +165,8 @@ def balanced(order: list[int], categories: list[str], limit: int) -> list[int]:
                 seen[categories[i]] = seen.get(categories[i], 0) + 1
                 chosen.append(i)
         chosen = chosen[:limit]
-    rest = [i for i in order if i not in set(chosen)]
+    taken = set(chosen)
+    rest = [i for i in order if i not in taken]
     chosen += rest[: limit - len(chosen)]
     rank = {i: n for n, i in enumerate(order)}
     return sorted(chosen, key=rank.__getitem__)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.core import paths
-from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
+from app.gui.qt import QtCore, QtGui, QtWidgets
 
 ICON = paths.RESOURCES / "icons" / "mnemo.svg"
 SIZES = (16, 22, 24, 32, 48, 64)
@@ -66,6 +66,3 @@ class Tray(QtWidgets.QSystemTrayIcon):
         self.activated.connect(
             lambda reason: slot() if reason == QtWidgets.QSystemTrayIcon.Trigger else None
         )
-
-
-__all__ = ["Tray", "icon", "Qt"]
