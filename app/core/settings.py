@@ -153,6 +153,14 @@ SETTINGS: tuple[Setting, ...] = (
         "hotkey", str, "Ctrl+Alt+Space", "Global hotkey that opens the recall popup", "Desktop"
     ),
     Setting(
+        "hotkey_backend",
+        str,
+        "auto",
+        "Which global hotkey backend to use: auto, x11, portal or none",
+        "Desktop",
+        choices=("auto", "x11", "portal", "none"),
+    ),
+    Setting(
         "popup_results", int, 8, "Results shown in the popup", "Desktop", minimum=1, maximum=50
     ),
     Setting("start_at_login", bool, False, "Start Mnemo when you log in", "Desktop"),
@@ -175,47 +183,93 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 BY_KEY = {s.key: s for s in SETTINGS}
+# Keys whose change means another model (or the same one loaded differently).
+MODEL_KEYS = ("model_path", "query_prefix", "document_prefix", "model_threads")
 
 
 class Settings:
-    """The user's settings: declared defaults overlaid with the settings file."""
+    """The user's settings: declared defaults overlaid with the settings file.
+
+    One instance per process, owned by the Engine: front ends read values from it and
+    change them only through `Engine.apply_settings` (the GUI through its worker).
+    """
 
     def __init__(self, path: Path | None = None):
         self.path = path or paths.settings_path()
         self._values: dict[str, Any] = {}
+        self._stamp: tuple[int, int] | None = None
         self.load()
+
+    def _file_stamp(self) -> tuple[int, int] | None:
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size)
 
     def load(self) -> None:
         """Read the settings file; a bad value falls back to its default with a warning."""
-        self._values = {}
+        values: dict[str, Any] = {}
+        self._stamp = self._file_stamp()
         try:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            return
+            raw = {}
         except (OSError, ValueError) as exc:
             log.warning("ignoring unreadable settings file %s: %s", self.path, exc)
-            return
+            raw = {}
         if not isinstance(raw, dict):
             log.warning("ignoring settings file %s: not an object", self.path)
-            return
+            raw = {}
         for key, value in raw.items():
             if key not in BY_KEY:
                 continue
             try:
-                self._values[key] = BY_KEY[key].coerce(value)
+                values[key] = BY_KEY[key].coerce(value)
             except InputError as exc:
                 log.warning("%s; using the default", exc)
+        self._values = values  # one assignment: readers on other threads see old or new
+
+    def reload_if_changed(self) -> list[str]:
+        """Re-read the file if another process changed it (mtime); the keys that changed."""
+        if self._file_stamp() == self._stamp:
+            return []
+        before = self.as_dict()
+        self.load()
+        after = self.as_dict()
+        return [k for k in after if after[k] != before[k]]
 
     def __getitem__(self, key: str) -> Any:
         if key == "model_path" and os.environ.get("MNEMO_MODEL"):
             return os.environ["MNEMO_MODEL"]
         return self._values.get(key, BY_KEY[key].default)
 
+    def validate(self, values: dict[str, Any]) -> dict[str, Any]:
+        """These values checked and converted (InputError names the first bad one)."""
+        out = {}
+        for key, value in values.items():
+            if key not in BY_KEY:
+                raise InputError(f"unknown setting {key!r}")
+            out[key] = BY_KEY[key].coerce(value)
+        return out
+
+    def apply(self, values: dict[str, Any], save: bool = True) -> list[str]:
+        """Validate all of `values`, then take them at once and save; the keys that changed.
+
+        Nothing changes if any value is bad.
+        """
+        checked = self.validate(values)
+        before = self.as_dict()
+        merged = {**self._values, **checked}
+        if save:
+            self._write(merged)
+        self._values = merged
+        after = self.as_dict()
+        return [k for k in after if after[k] != before[k]]
+
     def set(self, key: str, value: Any) -> None:
-        """Validate and store one setting (call `save` to write the file)."""
-        if key not in BY_KEY:
-            raise InputError(f"unknown setting {key!r}")
-        self._values[key] = BY_KEY[key].coerce(value)
+        """Validate and store one setting in memory (call `save` to write the file)."""
+        self._values = {**self._values, **self.validate({key: value})}
 
     def as_dict(self) -> dict[str, Any]:
         """Every setting's current value."""
@@ -223,7 +277,15 @@ class Settings:
 
     def save(self) -> None:
         """Write the non-default settings atomically."""
-        data = {k: v for k, v in self._values.items() if v != BY_KEY[k].default}
+        self._write(self._values)
+
+    def _write(self, values: dict[str, Any]) -> None:
+        data = {k: v for k, v in values.items() if v != BY_KEY[k].default}
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        tmp.replace(self.path)
+        try:
+            tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            tmp.replace(self.path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise InputError(f"cannot save the settings to {self.path}: {exc}") from None
+        self._stamp = self._file_stamp()

@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from app.gui.portal import BUS_NAME, PATH, SHORTCUTS, PortalHotkey, portal_trigger
+from app.gui.hotkey.portal import BUS_NAME, PATH, SHORTCUTS, PortalHotkey, portal_trigger
 
 pytestmark = pytest.mark.skipif(shutil.which("dbus-daemon") is None, reason="needs dbus-daemon")
 

@@ -11,11 +11,12 @@ signature string there.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import secrets
 
-from app.gui.hotkey import FALLBACK, HotkeyBackend, parse
+from app.gui.hotkey.base import FALLBACK, HotkeyBackend, parse, qt_platform
 from app.gui.qt import QtCore
 
 log = logging.getLogger(__name__)
@@ -40,12 +41,29 @@ class PortalHotkey(HotkeyBackend):
     """GlobalShortcuts over the session bus; `activated` when the portal says so."""
 
     name = "xdg-desktop-portal"
+    key = "portal"
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self._thread: QtCore.QThread | None = None
         self._stop = False
         self.session_handle: str | None = None
+
+    @classmethod
+    def is_compatible(cls) -> str | None:
+        """None in a Wayland session with a D-Bus session bus, else why not."""
+        wayland = (
+            qt_platform().startswith("wayland")
+            or os.environ.get("XDG_SESSION_TYPE") == "wayland"
+            or bool(os.environ.get("WAYLAND_DISPLAY"))
+        )
+        if not wayland:
+            return "not a Wayland session (neither XDG_SESSION_TYPE=wayland nor WAYLAND_DISPLAY)"
+        if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
+            return "DBUS_SESSION_BUS_ADDRESS not set (no D-Bus session bus)"
+        if importlib.util.find_spec("jeepney") is None:
+            return "jeepney is not installed"
+        return None
 
     def register(self, sequence: str) -> str | None:
         try:

@@ -1,53 +1,22 @@
-"""Global hotkey backends behind one small interface whose only output is a Qt signal.
+"""X11 global hotkey: `XGrabKey` on the root window, and the EWMH focus helpers.
 
-- X11: `XGrabKey` on the root window (with the NumLock/CapsLock variants), in a thread that
-  only emits `activated`.
-- Wayland: the xdg-desktop-portal GlobalShortcuts interface (`portal.py`).
-- Everything else (macOS, Windows until their backends exist): no grab; the user
-  binds `mnemo popup` in the desktop's keyboard settings, which reaches the running app
-  over IPC. `error` says why and names that fallback.
+The grab covers the NumLock/CapsLock variants of the modifiers; a QThread reads the X
+connection and only emits `activated`.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import select
 import threading
 import time
 
-from app.gui.qt import QtCore, Signal
+from app.gui.hotkey.base import FALLBACK, HotkeyBackend, parse, qt_platform
+from app.gui.qt import QtCore
 
 log = logging.getLogger(__name__)
-
-FALLBACK = "bind the command `mnemo popup` to a key in your desktop's keyboard settings"
-
-
-class HotkeyBackend(QtCore.QObject):
-    """Registers one global shortcut; emits `activated` when it is pressed."""
-
-    activated = Signal()
-    failed = Signal(str)  # a problem found after `register` returned (portal backends)
-    name = "none"
-
-    def register(self, sequence: str) -> str | None:
-        """Grab `sequence` (Qt form, e.g. "Ctrl+Alt+Space"); returns an error or None."""
-        return f"no global hotkey backend for this session; {FALLBACK}"
-
-    def unregister(self) -> None:
-        """Release the shortcut."""
-
-
-def parse(sequence: str) -> tuple[set[str], str]:
-    """('ctrl', 'alt', ...) modifiers and the key name of a Qt-style sequence."""
-    parts = [p.strip() for p in sequence.replace("Meta", "Super").split("+") if p.strip()]
-    if not parts:
-        raise ValueError("empty hotkey")
-    mods = {p.lower() for p in parts[:-1]}
-    unknown = mods - {"ctrl", "alt", "shift", "super"}
-    if unknown:
-        raise ValueError(f"unknown modifier {', '.join(sorted(unknown))}")
-    return mods, parts[-1]
 
 
 class _Listener(QtCore.QThread):
@@ -66,6 +35,7 @@ class X11Hotkey(HotkeyBackend):
     """XGrabKey on the root window, read by a thread that only emits `activated`."""
 
     name = "X11"
+    key = "x11"
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -73,6 +43,19 @@ class X11Hotkey(HotkeyBackend):
         self._stop = threading.Event()
         self._display = None
         self.last_press = 0.0
+
+    @classmethod
+    def is_compatible(cls) -> str | None:
+        """None under an X server that Qt itself talks to (xcb), else why not."""
+        if not os.environ.get("DISPLAY"):
+            return "DISPLAY not set"
+        platform = qt_platform()
+        if platform != "xcb":
+            # Under XWayland a grab only sees X11 windows; Wayland sessions use the portal.
+            return f"Qt uses the {platform or 'no'} platform plugin, not xcb"
+        if importlib.util.find_spec("Xlib") is None:
+            return "python-xlib is not installed"
+        return None
 
     def register(self, sequence: str) -> str | None:
         from Xlib import XK, X, display, error
@@ -149,20 +132,6 @@ class X11Hotkey(HotkeyBackend):
                 pass
             self._display.close()
             self._display = None
-
-
-def backend(parent=None) -> HotkeyBackend:
-    """The backend for this session: X11 under X, the desktop portal under Wayland."""
-    app = QtCore.QCoreApplication.instance()
-    platform = app.platformName() if app is not None else ""
-    if platform == "xcb" and os.environ.get("DISPLAY"):
-        return X11Hotkey(parent)
-    wayland = platform.startswith("wayland") or os.environ.get("XDG_SESSION_TYPE") == "wayland"
-    if wayland and os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
-        from app.gui.portal import PortalHotkey
-
-        return PortalHotkey(parent)
-    return HotkeyBackend(parent)
 
 
 def active_window() -> int | None:
