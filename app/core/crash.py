@@ -1,0 +1,234 @@
+"""Crash and log plumbing for a tray app that starts at login (after qutebrowser's
+`misc/crashsignal.py`): a rotating log file, `faulthandler` writing a crash file (llama.cpp
+can abort the process), hooks that log uncaught exceptions and tell the user, and a "running"
+marker so the next start can say, once, that the last run did not end cleanly.
+
+Everything here is plain Python: the GUI registers how to notify (`set_notifier`) and handles
+signals itself. Files are private to the user (0600 in a 0700 folder), whatever the umask.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable
+from logging.handlers import RotatingFileHandler
+from pathlib import Path
+from types import TracebackType
+
+from app.core import paths
+
+log = logging.getLogger(__name__)
+
+LOG_BYTES = 1_000_000
+LOG_BACKUPS = 3
+MARKER = "running.pid"  # the desktop app's pid while it runs; removed by `clean_exit`
+ACKNOWLEDGED = "crash.ack"  # the size of crash.log the user has already been told about
+FORMAT = "%(asctime)s %(process)d %(threadName)s %(levelname)s %(name)s: %(message)s"
+
+Notifier = Callable[[str, str], None]
+
+_notifier: Notifier | None = None
+_handler: logging.Handler | None = None
+_crash_file = None  # kept open: faulthandler writes to its descriptor at the moment of death
+_kind = "app"
+
+
+def log_path(kind: str = "app") -> Path:
+    """The log file of the desktop app (`kind="app"`) or of another front end (`"mcp"`)."""
+    return _folder() / ("mnemo.log" if kind == "app" else f"mnemo-{kind}.log")
+
+
+def crash_path(kind: str = "app") -> Path:
+    """Where `faulthandler` writes the Python traceback of a fatal error (abort, segfault)."""
+    return _folder() / ("crash.log" if kind == "app" else f"crash-{kind}.log")
+
+
+def install(kind: str = "app") -> Path:
+    """Log to a rotating file, write fatal errors to the crash file, hook uncaught
+    exceptions and (for the desktop app) mark this run as running; returns the log file."""
+    global _kind
+    _kind = kind
+    sys.excepthook = _excepthook
+    threading.excepthook = _thread_excepthook
+    path, crash = log_path(kind), crash_path(kind)
+    try:
+        _log_to(path)
+        _crash_to(crash)
+        if kind == "app":
+            _write_private(_folder() / MARKER, f"{os.getpid()}\n")
+    except OSError as exc:  # a full disk or a read-only folder is no reason not to start
+        log.error("cannot write to the log folder %s: %s", path.parent, exc)
+    else:
+        log.info("mnemo %s started (pid %d); fatal errors go to %s", kind, os.getpid(), crash)
+    return path
+
+
+def set_notifier(fn: Notifier | None) -> None:
+    """Register `fn(title, text)` to tell the user about an uncaught exception.
+
+    It may be called from any thread: a GUI must hand the call over to its own thread.
+    """
+    global _notifier
+    _notifier = fn
+
+
+def clean_exit() -> None:
+    """Record that this run ended on purpose, so the next start says nothing."""
+    marker = _folder() / MARKER
+    if _read_pid(marker) == os.getpid():
+        with contextlib.suppress(OSError):
+            marker.unlink(missing_ok=True)
+    log.info("mnemo %s exited cleanly", _kind)
+
+
+def previous_crash() -> str | None:
+    """One line for the user if the last desktop run crashed (said once), else None.
+
+    Call it before `install`: a marker left by a process that is gone, or a crash file that
+    grew since the last notice, both mean the last run did not end cleanly.
+    """
+    folder = _folder()
+    marker = folder / MARKER
+    stale = marker.exists() and not _alive(_read_pid(marker))
+    crash = crash_path()
+    size = crash.stat().st_size if crash.exists() else 0
+    told = _read_int(folder / ACKNOWLEDGED) or 0
+    try:  # acknowledge, so the notice is given once
+        if stale:
+            marker.unlink(missing_ok=True)
+        if size != told:  # grew: a new crash; shrank or vanished: start counting again
+            _write_private(folder / ACKNOWLEDGED, f"{size}\n")
+    except OSError as exc:
+        log.error("cannot write to the log folder %s: %s", folder, exc)
+    if size > told:
+        return f"Mnemo quit unexpectedly last time; details are in {crash}"
+    if stale:
+        return f"Mnemo quit unexpectedly last time; details are in {log_path()}"
+    return None
+
+
+# ---- installing ----------------------------------------------------------------------
+def _log_to(path: Path) -> None:
+    global _handler
+    root = logging.getLogger()
+    if _handler is not None:
+        root.removeHandler(_handler)
+        _handler.close()
+    _handler = _PrivateRotatingFileHandler(
+        path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
+    )
+    _handler.setLevel(logging.INFO)
+    _handler.setFormatter(logging.Formatter(FORMAT))
+    if root.getEffectiveLevel() > logging.INFO:
+        # Lowering the root level must not make the existing handlers (stderr) chattier.
+        for handler in root.handlers:
+            if handler.level < root.getEffectiveLevel():
+                handler.setLevel(root.getEffectiveLevel())
+        root.setLevel(logging.INFO)
+    root.addHandler(_handler)
+
+
+def _crash_to(path: Path) -> None:
+    global _crash_file
+    previous = _crash_file
+    _crash_file = os.fdopen(_open_private(path, os.O_APPEND), "a", encoding="utf-8")
+    faulthandler.enable(file=_crash_file, all_threads=True)
+    if previous is not None:
+        previous.close()
+
+
+# ---- hooks ---------------------------------------------------------------------------
+def _excepthook(
+    exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None
+) -> None:
+    if not issubclass(exc_type, Exception):  # KeyboardInterrupt and the like: not a bug
+        sys.__excepthook__(exc_type, exc, tb)
+        return
+    log.critical("uncaught exception", exc_info=(exc_type, exc, tb))
+    _tell_user(exc_type, exc)
+
+
+def _thread_excepthook(args: threading.ExceptHookArgs) -> None:
+    if args.exc_type is SystemExit:
+        return
+    name = args.thread.name if args.thread is not None else "?"
+    exc_info = (args.exc_type, args.exc_value, args.exc_traceback)
+    log.critical("uncaught exception in thread %s", name, exc_info=exc_info)
+    _tell_user(args.exc_type, args.exc_value)
+
+
+def _tell_user(exc_type: type[BaseException], exc: BaseException | None) -> None:
+    if _notifier is None:
+        return
+    message = f"{exc_type.__name__}: {exc}" if str(exc or "") else exc_type.__name__
+    if len(message) > 200:
+        message = message[:199] + "…"
+    try:
+        _notifier("Mnemo hit a bug", f"{message}\nDetails are in {log_path(_kind)}")
+    except Exception:
+        log.exception("could not show the error notification")
+
+
+# ---- private files -------------------------------------------------------------------
+class _PrivateRotatingFileHandler(RotatingFileHandler):
+    """A rotating log whose every new file is created 0600."""
+
+    def _open(self):
+        os.close(_open_private(Path(self.baseFilename), os.O_APPEND))
+        return super()._open()
+
+
+def _folder() -> Path:
+    folder = paths.log_dir()
+    with contextlib.suppress(OSError):  # a file system without modes (FAT) is no reason to fail
+        os.chmod(folder, 0o700)
+    return folder
+
+
+def _open_private(path: Path, flags: int) -> int:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | flags, 0o600)
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o600)  # os.open's mode is umasked, and an old file keeps its mode
+    return fd
+
+
+def _write_private(path: Path, text: str) -> None:
+    with os.fdopen(_open_private(path, os.O_TRUNC), "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _read_pid(path: Path) -> int | None:
+    pid = _read_int(path)
+    return pid if pid is not None and pid > 0 else None
+
+
+def _alive(pid: int | None) -> bool:
+    if pid is None:  # unreadable marker: the process died while writing it
+        return False
+    if pid == os.getpid():
+        return True
+    if os.name == "nt":
+        # os.kill would terminate the process there; and the app is single-instance, so a
+        # marker found while no instance answers is stale.
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process reuses the pid: ours is gone
+        return False
+    except OSError:
+        return True
+    return True

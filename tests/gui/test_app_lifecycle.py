@@ -1,0 +1,123 @@
+"""The real `mnemo gui` process (offscreen): SIGTERM and SIGINT end it cleanly, and a start
+after an unclean end says so once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.core import crash
+from tests.conftest import REPO
+
+
+def _wait(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def gui_env(mnemo_home: Path) -> dict:
+    """The environment of a desktop session with no tray, no hotkey, no real home."""
+    mnemo_home.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "MNEMO_HOME": str(mnemo_home),
+        "QT_QPA_PLATFORM": "offscreen",
+        "XDG_DATA_HOME": str(mnemo_home / "xdg-data"),  # the launcher goes here
+        "XDG_CONFIG_HOME": str(mnemo_home / "xdg-config"),
+    }
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "MNEMO_MODEL"):
+        env.pop(name, None)
+    return env
+
+
+def _status(env: dict) -> dict | None:
+    run = subprocess.run(
+        [sys.executable, "-m", "app", "status"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    return json.loads(run.stdout) if run.returncode == 0 else None
+
+
+def _start(env: dict, home: Path) -> subprocess.Popen:
+    app = subprocess.Popen(
+        [sys.executable, "-m", "app", "gui"],
+        cwd=REPO,
+        env=env,
+        stdout=(home / "gui-output.txt").open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    # `status` is answered from the event loop, which runs once the signal handlers are set
+    _wait(lambda: app.poll() is not None or _status(env), 30, "the app to start")
+    assert app.poll() is None, (home / "gui-output.txt").read_text()
+    return app
+
+
+def _stop(app: subprocess.Popen, signum: int) -> int:
+    app.send_signal(signum)
+    try:
+        return app.wait(10)
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.wait()
+
+
+def test_sigterm_quits_cleanly_and_leaves_no_running_marker(gui_env, mnemo_home):
+    # GIVEN the app running
+    app = _start(gui_env, mnemo_home)
+    assert (mnemo_home / "log" / crash.MARKER).read_text().strip() == str(app.pid)
+    # WHEN the session ends it (logout, `kill`)
+    code = _stop(app, signal.SIGTERM)
+    # THEN it quits through the event loop: status 0, the marker gone, the log says so
+    assert code == 0, (mnemo_home / "gui-output.txt").read_text()
+    assert not (mnemo_home / "log" / crash.MARKER).exists()
+    log = (mnemo_home / "log" / "mnemo.log").read_text()
+    assert "SIGTERM received: quitting" in log and "mnemo app exited cleanly" in log
+
+
+def test_start_after_a_crash_says_so_once_and_sigint_quits_cleanly(gui_env, mnemo_home):
+    # GIVEN the marker of a run whose process died without cleaning up
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (mnemo_home / "log").mkdir(parents=True)
+    (mnemo_home / "log" / crash.MARKER).write_text(f"{dead.pid}\n")
+    # WHEN the app starts
+    app = _start(gui_env, mnemo_home)
+    try:
+        # THEN it tells the user, with the log path
+        notice = _wait(
+            lambda: (
+                (s := _status(gui_env))
+                and s["last_notification"][:1] == ["Mnemo restarted"]
+                and s["last_notification"]
+            ),
+            10,
+            "the restart notice",
+        )
+        assert notice[1] == (
+            f"Mnemo quit unexpectedly last time; details are in {mnemo_home / 'log' / 'mnemo.log'}"
+        )
+    finally:
+        # AND Ctrl+C quits it cleanly too
+        code = _stop(app, signal.SIGINT)
+    assert code == 0, (mnemo_home / "gui-output.txt").read_text()
+    assert not (mnemo_home / "log" / crash.MARKER).exists()
+    # AND the next start has nothing to say
+    assert crash.previous_crash() is None
