@@ -14,7 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from app.core.engine import Engine
 from app.core.errors import MnemoError
-from app.core.memory import Memory
+from app.core.memory import Memory, public_dict
 from app.core.store import Filters
 
 log = logging.getLogger(__name__)
@@ -29,25 +29,7 @@ INSTRUCTIONS = (
 
 
 def _summary(memory: Memory, score: float | None = None) -> dict:
-    out = {
-        "id": memory.id,
-        "title": memory.display_title,
-        "text": memory.text,
-        "reasoning": memory.reasoning,
-        "category": memory.category,
-        "tags": memory.tags,
-        "keywords": memory.keywords or [],
-        "references": memory.references,
-        "project": memory.source_project,
-        "confidence": memory.confidence,
-        "observation_count": memory.observation_count,
-        "recall_count": memory.recall_count,
-        "created_at": memory.created_at,
-        "updated_at": memory.updated_at,
-    }
-    if score is not None:
-        out["score"] = round(score, 4)
-    return out
+    return public_dict(memory, score=score)
 
 
 def build_server(engine: Engine | None = None) -> MCPServer:
@@ -56,8 +38,14 @@ def build_server(engine: Engine | None = None) -> MCPServer:
     state: dict[str, Engine] = {}
 
     def core() -> Engine:
+        """The engine, with the settings file re-read if it changed since the last call."""
         if "engine" not in state:
             state["engine"] = engine or Engine()
+        else:
+            try:
+                state["engine"].refresh_settings()
+            except MnemoError as exc:
+                log.warning("settings not reloaded: %s", exc)
         return state["engine"]
 
     def required(**values: str) -> None:
@@ -79,11 +67,12 @@ def build_server(engine: Engine | None = None) -> MCPServer:
         (anti-patterns, patterns, heuristics or note). The same description again counts
         one more observation; a near-duplicate is merged into the existing memory."""
         required(name=name, description=description, reasoning=reasoning, category=category)
-        allowed = core().settings["categories"]
+        engine = core()
+        allowed = engine.settings["categories"]
         if category not in allowed:
             raise ToolError(f"unknown category {category!r}; use one of: {', '.join(allowed)}")
         try:
-            result = core().remember(
+            result = engine.remember(
                 description,
                 title=name,
                 reasoning=reasoning,
@@ -137,7 +126,7 @@ def build_server(engine: Engine | None = None) -> MCPServer:
     @server.tool()
     def list_recent(limit: int = 20) -> dict:
         """The most recently created or changed memories."""
-        memories = core().store.listing(Filters(), limit=max(1, min(limit, 200)))
+        memories = core().listing(Filters(), limit=max(1, min(limit, 200)))
         return {"results": [_summary(m) for m in memories]}
 
     @server.tool()
@@ -145,8 +134,9 @@ def build_server(engine: Engine | None = None) -> MCPServer:
         """Move a memory to the trash (the user can restore it)."""
         required(id=id)
         try:
-            memory = core().get(id)
-            core().forget([memory.id])
+            engine = core()
+            memory = engine.get(id)
+            engine.forget([memory.id])
         except MnemoError as exc:
             raise ToolError(str(exc)) from None
         return {"status": "trashed", "id": memory.id, "title": memory.display_title}
@@ -156,6 +146,9 @@ def build_server(engine: Engine | None = None) -> MCPServer:
 
 def main() -> int:
     """Serve over stdio until the client closes the connection."""
+    from app.core import crash
+
     logging.basicConfig(level=logging.WARNING, format="mnemo-mcp: %(levelname)s: %(message)s")
+    crash.install("mcp")  # a log file and a crash file; stdout stays the protocol's alone
     build_server().run("stdio")
     return 0

@@ -89,7 +89,7 @@ def _home_with(n_memories: int, embedded: bool) -> Path:
         for i in range(n_memories)
     ]
     for start in range(0, len(memories), 500):
-        engine.store.insert_many(memories[start : start + 500])
+        engine._store.insert_many(memories[start : start + 500])
     engine.close()
     return home
 
@@ -167,7 +167,7 @@ def stall_during_backfill(qapp, n: int = 5000) -> tuple[float, float, int]:
         qapp.processEvents(QtCore.QEventLoop.AllEvents, 5)
     elapsed = time.perf_counter() - start
     timer.stop()
-    embedded = worker.engine.store.vector_counts(worker.engine.embedder.info.model_id)
+    embedded = worker.engine._store.vector_counts(worker.engine.embedder.info.model_id)
     worker.stop()
     gaps = [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
     return max(gaps) * 1000, elapsed, embedded["embedded"]

@@ -61,7 +61,7 @@ def prepare(data: Path):
 
     engine = Engine()
     corpus, _, _ = load(data)
-    if engine.store.counts()["memories"] < len(corpus):
+    if engine._store.counts()["memories"] < len(corpus):
         started = time.perf_counter()
         memories = [
             Memory(
@@ -74,9 +74,9 @@ def prepare(data: Path):
             for d in corpus
         ]
         for start in range(0, len(memories), 500):
-            engine.store.insert_many(memories[start : start + 500])
+            engine._store.insert_many(memories[start : start + 500])
         print(f"imported {len(corpus)} documents in {time.perf_counter() - started:.1f} s")
-    missing = engine.store.vector_counts(engine.embedder.info.model_id)["missing"]
+    missing = engine._store.vector_counts(engine.embedder.info.model_id)["missing"]
     if missing:
         started = time.perf_counter()
         done = engine.backfill(

@@ -129,7 +129,7 @@ def measure_size(n: int) -> dict:
     from app.core import fts
 
     matches = [
-        engine.db.query(
+        engine._db.query(
             "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (fts.build(q),)
         )[0][0]
         for q in QUERIES
@@ -155,13 +155,12 @@ def measure_size(n: int) -> dict:
                 engine.recall(q, mode=mode, track=False)
                 times.append((time.perf_counter() - t) * 1000)
         out[f"{mode}_p50_ms"], out[f"{mode}_p95_ms"] = pct(times, 50), pct(times, 95)
-    from app.core.context import build_context
 
-    build_context(engine, query="deploy pipeline parser errors", track=False)  # warm
+    engine.context(query="deploy pipeline parser errors", track=False)  # warm
     times = []
     for q in QUERIES:
         t = time.perf_counter()
-        build_context(engine, query=q, limit=20, track=False)
+        engine.context(query=q, limit=20, track=False)
         times.append((time.perf_counter() - t) * 1000)
     out["context_p50_ms"] = pct(times, 50)
     times = []

@@ -1,17 +1,39 @@
-"""The shape of the house: core never imports Qt."""
+"""The shape of the house, enforced: who may import what, and who may touch what."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
-CORE = Path(__file__).resolve().parent.parent / "app" / "core"
+APP = Path(__file__).resolve().parent.parent / "app"
+CORE = APP / "core"
+FRONT_ENDS = [APP / "cli", APP / "gui", APP / "mcp_server.py"]
+PRIVATE_PARTS = {"store", "db", "_store", "_db"}
+
+
+def _modules(*roots: Path) -> list[Path]:
+    out: list[Path] = []
+    for root in roots:
+        out += [root] if root.is_file() else sorted(root.rglob("*.py"))
+    return out
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+    return names
 
 
 def test_core_never_imports_qt():
     offenders = [
         str(path)
-        for path in CORE.rglob("*.py")
+        for path in _modules(CORE)
         if re.search(
             r"^\s*(from|import)\s+(PySide6|PyQt\d|app\.gui|shiboken6)",
             path.read_text(),
@@ -19,3 +41,56 @@ def test_core_never_imports_qt():
         )
     ]
     assert offenders == []
+
+
+def test_only_the_qt_module_imports_the_binding():
+    offenders = [
+        f"{path.relative_to(APP)} imports {name}"
+        for path in _modules(APP)
+        if path != APP / "gui" / "qt.py"
+        for name in _imports(path)
+        if name.split(".")[0] in ("PySide6", "PyQt5", "PyQt6", "shiboken6")
+    ]
+    assert offenders == []
+
+
+def test_front_ends_never_touch_the_engines_store_or_database():
+    # GIVEN every module of the CLI, the GUI and the MCP server
+    # THEN none reaches past the Engine into `.store`, `.db` (or their private names)
+    offenders = []
+    for path in _modules(*FRONT_ENDS):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Attribute) and node.attr in PRIVATE_PARTS:
+                offenders.append(f"{path.relative_to(APP)}:{node.lineno} .{node.attr}")
+    assert offenders == []
+
+
+def test_front_ends_never_import_storage_internals():
+    internals = {"app.core.db", "app.core.health", "app.core.recall.recall"}
+    offenders = [
+        f"{path.relative_to(APP)} imports {name}"
+        for path in _modules(*FRONT_ENDS)
+        for name in _imports(path)
+        if name in internals or name == "apsw"
+    ]
+    assert offenders == []
+
+
+def test_services_take_collaborators_not_the_engine():
+    # recall, context and health get store, meaning and settings: nothing calls back up.
+    for name in ("recall", "context", "health", "meaning", "ranking", "store"):
+        assert "app.core.engine" not in _imports(CORE / f"{name}.py"), name
+
+
+def test_no_app_module_imports_tests():
+    offenders = [
+        str(path.relative_to(APP))
+        for path in _modules(APP)
+        if any(n == "tests" or n.startswith("tests.") for n in _imports(path))
+    ]
+    assert offenders == []
+
+
+def test_core_stays_small_enough_to_see():
+    # If app/core grows past ~25 modules it should be grouped into subpackages.
+    assert len(list(CORE.glob("*.py"))) <= 26

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import apsw
 import pytest
@@ -169,3 +170,25 @@ def test_two_mcp_servers_and_the_cli_write_at_once_without_loss(mnemo_home):
     )
     assert rows == {"mcp": 80, "cli": 40}
     assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+
+
+def test_server_picks_up_settings_changed_on_disk_without_a_restart(mnemo_home):
+    # GIVEN a running MCP server that refuses an unknown category
+    from app.core.settings import Settings
+
+    async def session() -> None:
+        async with Client(_params()) as client:
+            decision = {**LEARNING, "category": "decisions"}
+            assert "unknown category" in _error_text(
+                await client.call_tool("store_memory", decision)
+            )
+            # WHEN the user adds the category (desktop settings dialog, `mnemo settings`)
+            settings = Settings()
+            settings.apply({"categories": [*settings["categories"], "decisions"]})
+            stamp = time.time() + 2  # coarse mtimes: make sure the stamp moves
+            os.utime(settings.path, (stamp, stamp))
+            # THEN the same server accepts it on the next call
+            stored = _payload(await client.call_tool("store_memory", decision))
+            assert stored["status"] == "stored" and stored["category"] == "decisions"
+
+    asyncio.run(session())

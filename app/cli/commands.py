@@ -8,10 +8,11 @@ from argparse import Namespace
 from pathlib import Path
 
 from app.cli.output import print_memory, print_results, progress_bar, say
-from app.core import paths, transfer
+from app.core import paths
 from app.core.engine import Engine
 from app.core.errors import InputError
-from app.core.settings import SETTINGS, Settings
+from app.core.memory import public_dict
+from app.core.settings import SETTINGS
 from app.core.store import Filters
 
 
@@ -59,9 +60,7 @@ def remember(args: Namespace) -> int:
     if args.json:
         out = {
             "status": result.status,
-            "id": m.id,
-            "title": m.display_title,
-            "observation_count": m.observation_count,
+            **public_dict(m),
             "similarity": result.similarity,
             "related": [
                 {"id": r.id, "title": r.display_title, "similarity": round(s, 4)}
@@ -149,7 +148,7 @@ def forget(args: Namespace) -> int:
     """mnemo forget"""
     engine = Engine()
     if args.purge:
-        count = engine.store.purge(args.ids)
+        count = engine.purge(args.ids)
         print(f"Deleted {count} memor{'y' if count == 1 else 'ies'} for good")
         return 0
     changed = engine.forget(args.ids)
@@ -173,10 +172,8 @@ def restore(args: Namespace) -> int:
 def listing(args: Namespace) -> int:
     """mnemo list"""
     filters = _filters(args)
-    filters.include_deleted = args.trash
-    memories = Engine().store.listing(filters, limit=args.limit)
-    if args.trash:
-        memories = [m for m in memories if m.deleted_at]
+    filters.only_deleted = args.trash
+    memories = Engine().listing(filters, limit=args.limit)
     if args.json:
         print(json.dumps([m.to_dict() for m in memories], ensure_ascii=False))
         return 0
@@ -188,10 +185,8 @@ def listing(args: Namespace) -> int:
 def import_(args: Namespace) -> int:
     """mnemo import"""
     engine = Engine()
-    report = transfer.import_paths(
-        engine.store,
-        [Path(p) for p in args.paths],
-        progress=lambda n: progress_bar("importing", n, 0),
+    report = engine.import_paths(
+        [Path(p) for p in args.paths], progress=lambda n: progress_bar("importing", n, 0)
     )
     progress_bar.end()
     updated = f", {report.updated} updated" if report.updated else ""
@@ -200,20 +195,21 @@ def import_(args: Namespace) -> int:
         say(f"skipped {error}")
     if len(report.errors) > 20:
         say(f"... and {len(report.errors) - 20} more lines skipped")
-    if report.added and not args.no_embed:
-        _backfill(engine)
+    if not args.no_embed:
+        status = engine.vector_status()  # also what an earlier, interrupted run left
+        if report.added or status.get("missing", 0) + status.get("stale", 0):
+            _backfill(engine)
     return 1 if report.errors and not report.added else 0
 
 
 def export(args: Namespace) -> int:
     """mnemo export"""
     engine = Engine()
-    pieces = transfer.export(engine.store, args.format, args.include_trash)
     if args.output:
-        count = transfer.write_atomically(Path(args.output), pieces)
-        say(f"Exported {count - (args.format == 'markdown')} memories to {args.output}")
+        count = engine.export_to(Path(args.output), args.format, args.include_trash)
+        say(f"Exported {count} memories to {args.output}")
     else:
-        for piece in pieces:
+        for piece in engine.export(args.format, args.include_trash):
             sys.stdout.write(piece)
     return 0
 
@@ -283,23 +279,19 @@ def model_info(args: Namespace) -> int:
 
 def model_convert(args: Namespace) -> int:
     """mnemo model convert"""
-    from app.core.converter import convert
-
-    out = convert(Path(args.src), Path(args.out), args.type, args.name)
+    out = Engine.convert_model(Path(args.src), Path(args.out), args.type, args.name)
     print(f"Wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {args.type})")
     return 0
 
 
 def model_use(args: Namespace) -> int:
     """mnemo model use"""
-    settings = Settings()
+    engine = Engine()
     target = "" if args.path == "default" else str(Path(args.path).expanduser().resolve())
-    settings.set("model_path", target)
-    engine = Engine(settings)
+    change = engine.apply_settings({"model_path": target})
     if engine.embedder is None:
-        raise InputError(f"not switched: {engine.model_error}")
-    settings.save()
-    counts = engine.store.vector_counts(engine.embedder.info.model_id)
+        raise InputError(f"the model is set but does not load: {change.model_error}")
+    counts = engine.vector_status()
     print(
         f"Now using {engine.embedder.info.name} ({engine.embedder.info.path}); "
         f"{counts['missing'] + counts['stale']} memories need re-embedding"
@@ -311,10 +303,10 @@ def model_use(args: Namespace) -> int:
 
 def settings(args: Namespace) -> int:
     """mnemo settings [KEY [VALUE]]"""
-    current = Settings()
+    engine = Engine()
     if args.key and args.value is not None:
-        current.set(args.key, args.value)
-        current.save()
+        engine.apply_settings({args.key: args.value})
+    current = engine.settings
     for setting in SETTINGS:
         if args.key and setting.key != args.key:
             continue
@@ -326,14 +318,15 @@ def settings(args: Namespace) -> int:
 
 def doctor(args: Namespace) -> int:
     """mnemo doctor"""
-    from app.core.health import checks, repair
+    from app.core import crash
 
+    print(f"log:  {crash.log_path()}")
     engine = Engine()
     if args.repair:
-        repair(engine)
+        engine.repair()
         print("Rebuilt the keyword index")
     problems = 0
-    for ok, line in checks(engine):
+    for ok, line in engine.health():
         print(("ok    " if ok else "FAIL  ") + line)
         problems += not ok
     return 1 if problems else 0
@@ -341,10 +334,7 @@ def doctor(args: Namespace) -> int:
 
 def context(args: Namespace) -> int:
     """mnemo context"""
-    from app.core.context import build_context
-
-    block = build_context(
-        Engine(),
+    block = Engine().context(
         query=args.query,
         limit=max(1, args.limit),
         project=args.project,

@@ -11,17 +11,15 @@ import subprocess
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from app.core import fts
-from app.core.memory import Memory
-from app.core.ranking import CONFIDENCE_VALUE, RECENCY_HALF_LIFE_DAYS
-from app.core.store import Filters
-
-if TYPE_CHECKING:
-    from app.core.engine import Engine
+from app.core.meaning import Meaning
+from app.core.memory import Memory, public_dict
+from app.core.ranking import combine_arrays, prominence_array, weights_from
+from app.core.settings import Settings
+from app.core.store import Filters, Store
 
 MIN_PER_CATEGORY = 3
 MAX_FILES = 20
@@ -122,37 +120,8 @@ class ContextBlock:
             "query": self.query,
             "total": self.total,
             "diagnostic": self.diagnostic(),
-            "entries": [
-                {
-                    "id": m.id,
-                    "title": m.display_title,
-                    "text": m.text,
-                    "reasoning": m.reasoning,
-                    "category": m.category,
-                    "references": m.references,
-                    "score": round(s, 6),
-                }
-                for m, s in self.memories
-            ],
+            "entries": [public_dict(m, score=s) for m, s in self.memories],
         }
-
-
-def _prominence(rows: list[tuple], now: datetime) -> np.ndarray:
-    """Vectorized `ranking.prominence` over (obs, confidence, updated_at, pinned, recalls)."""
-    obs = np.array([r[0] for r in rows], dtype=np.float64)
-    confidence = np.array([CONFIDENCE_VALUE.get(r[1], 2 / 3) for r in rows])
-    updated = np.array([r[2][:26] for r in rows], dtype="datetime64[us]")
-    days = (np.datetime64(now.replace(tzinfo=None), "us") - updated) / np.timedelta64(1, "D")
-    recency = np.where(
-        [bool(r[3]) for r in rows], 1.0, 1.0 / (1.0 + np.maximum(days, 0) / RECENCY_HALF_LIFE_DAYS)
-    )
-    recalled = np.minimum(np.array([r[4] for r in rows], dtype=np.float64) / 10.0, 1.0)
-    return (np.minimum(obs / max(obs.max(), 1.0), 1.0) + confidence + recency + recalled) / 4
-
-
-def _normalize(values: np.ndarray) -> np.ndarray:
-    top = values.max() if len(values) else 0.0
-    return values / top if top > 0 else np.zeros_like(values)
 
 
 def balanced(order: list[int], categories: list[str], limit: int) -> list[int]:
@@ -173,65 +142,65 @@ def balanced(order: list[int], categories: list[str], limit: int) -> list[int]:
 
 
 def build_context(
-    engine: Engine,
+    store: Store,
+    meaning: Meaning,
+    settings: Settings,
     query: str | None = None,
     limit: int = 20,
     cwd: Path | None = None,
     feature: Path | None = None,
     project: str | None = None,
-    track: bool = True,
-    use_model: bool = True,
 ) -> ContextBlock:
-    """Score every live memory against the session's context and pick the block."""
+    """Score every live memory against the session's context and pick the block.
+
+    `meaning` is `NO_MEANING` when the model should not be used; the ranking is
+    `ranking.combine_arrays`, the same formula as recall's.
+    """
     if query is None:
         query = signals(cwd or Path.cwd(), feature, project)
-    rows = engine.db.query(
-        "SELECT seq, observation_count, confidence, updated_at, pinned, recall_count, category "
-        "FROM memories WHERE deleted_at IS NULL ORDER BY seq"
-    )
+    rows = store.rank_rows()
     block = ContextBlock(memories=[], total=len(rows), query=query)
-    embedder = engine.embedder if (query and use_model) else None
-    if embedder is not None:
-        block.model = embedder.info.name
-    elif query and use_model:
-        block.semantic_problem = engine.model_error
+    use_meaning = bool(query) and meaning.available
+    if use_meaning:
+        block.model = meaning.model_name
+    elif not query:
+        block.semantic_problem = "no context signals"
     else:
-        block.semantic_problem = "no context signals" if not query else "model not used"
+        block.semantic_problem = meaning.problem or "model not used"
     if not rows:
         return block
     seqs = np.array([r[0] for r in rows], dtype=np.int64)
-    prominence = _prominence([r[1:6] for r in rows], datetime.now(UTC))
+    max_obs = max((r[1] for r in rows), default=1)
+    prominence = prominence_array(
+        [r[1] for r in rows],
+        [r[2] for r in rows],
+        [r[3] for r in rows],
+        [bool(r[4]) for r in rows],
+        [r[5] for r in rows],
+        max_obs,
+        datetime.now(UTC),
+    )
     vector = np.zeros(len(rows))
     keyword = np.zeros(len(rows))
-    if embedder is not None:
-        index = engine.vector_index()
-        mem_seqs, best = index.scores(embedder.embed_query(query))
+    if use_meaning:
+        mem_seqs, best = meaning.index.scores(meaning.embedder.embed_query(query))
         pos = np.searchsorted(mem_seqs, seqs)
         found = (pos < len(mem_seqs)) & (mem_seqs[np.minimum(pos, len(mem_seqs) - 1)] == seqs)
         vector[found] = best[pos[found]]
-        block.vector_matches = int((vector >= engine.settings["min_similarity"]).sum())
+        block.vector_matches = int((vector >= settings["min_similarity"]).sum())
     if query:
         expression = fts.build(query)
         if expression:
-            hits = dict(engine.store.keyword_search(expression, Filters(), 10_000))
+            hits = dict(store.keyword_search(expression, Filters(), 10_000))
             keyword = np.array([hits.get(int(s), 0.0) for s in seqs])
             block.keyword_matches = len(hits)
-    w_v, w_k, w_p = engine.weights().vector, engine.weights().keyword, engine.weights().prominence
-    signals_present = [(w_v, vector.max() > 0), (w_k, keyword.max() > 0), (w_p, True)]
-    total = sum(w for w, present in signals_present if present)
-    w_v, w_k, w_p = (w / total if present else 0.0 for w, present in signals_present)
-    block.weights = (w_v, w_k, w_p)
-    score = (
-        w_v * _normalize(np.maximum(vector, 0))
-        + w_k * _normalize(keyword)
-        + w_p * _normalize(prominence)
-    )
+    combined = combine_arrays(vector, keyword, prominence, weights_from(settings))
+    block.weights = (combined.weights.vector, combined.weights.keyword, combined.weights.prominence)
+    score = combined.score
     order = [int(i) for i in np.lexsort((seqs, -score))]
     picked = balanced(order, [r[6] for r in rows], limit)
-    memories = engine.store.by_seqs(int(seqs[i]) for i in picked)
+    memories = store.by_seqs(int(seqs[i]) for i in picked)
     block.memories = [
         (memories[int(seqs[i])], float(score[i])) for i in picked if int(seqs[i]) in memories
     ]
-    if track and block.memories and not engine.db.read_only:
-        engine.mark_used([m.id for m, _ in block.memories])
     return block

@@ -124,13 +124,33 @@ class Database:
 
     @contextlib.contextmanager
     def write(self) -> Iterator[apsw.Connection]:
-        """One write transaction (BEGIN IMMEDIATE): all of it lands, or none of it."""
+        """One write transaction (BEGIN IMMEDIATE): all of it lands, or none of it.
+
+        Nested, it is a SAVEPOINT (like sqlite-utils' `atomic()`): an inner failure rolls
+        back only the inner part, and the caller may catch it and carry on.
+        """
         if self._depth:
+            name = f"mnemo_sp{self._depth}"
+            try:
+                self.conn.execute(f"SAVEPOINT {name}")
+            except apsw.Error as exc:
+                raise _known(exc, self.path) from exc
             self._depth += 1
             try:
                 yield self.conn
-            finally:
+            except BaseException as exc:
                 self._depth -= 1
+                with contextlib.suppress(apsw.Error):
+                    self.conn.execute(f"ROLLBACK TO {name}")
+                    self.conn.execute(f"RELEASE {name}")
+                if isinstance(exc, apsw.Error):
+                    raise _known(exc, self.path) from exc
+                raise
+            self._depth -= 1
+            try:
+                self.conn.execute(f"RELEASE {name}")
+            except apsw.Error as exc:
+                raise _known(exc, self.path) from exc
             return
         try:
             self.conn.execute("BEGIN IMMEDIATE")

@@ -3,26 +3,30 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from app.core import paths
+from app.core import health, paths, transfer
+from app.core.context import ContextBlock, build_context
 from app.core.db import Database
 from app.core.embedder import Embedder, ModelInfo, inspect_model
 from app.core.errors import InputError, MnemoError, ModelError, SecretError
 from app.core.knowledge import to_markdown
 from app.core.labels import make_labels
+from app.core.meaning import NO_MEANING, Meaning, assess
 from app.core.memory import CONFIDENCES, Memory, clean_text, content_hash, split_list, title_from
-from app.core.ranking import Weights
+from app.core.ranking import Weights, weights_from
 from app.core.recall import RecallResult, recall
 from app.core.secrets import describe as describe_secrets
 from app.core.secrets import redact
 from app.core.secrets import scan as scan_secrets
-from app.core.settings import Settings
+from app.core.settings import MODEL_KEYS, Settings
 from app.core.store import Filters, Store
 from app.core.vectors import VectorIndex
 
@@ -40,8 +44,22 @@ class RememberResult:
     notice: str | None = None
 
 
+@dataclass
+class SettingsChange:
+    """What `apply_settings` did: the keys that changed and the model's state after it."""
+
+    changed: list[str]
+    model_reloaded: bool = False
+    model_error: str | None = None
+    model_name: str = ""
+
+
 class Engine:
-    """Opens the database, owns the model (loaded on first use) and the vector index."""
+    """The one door into the core for the CLI, the GUI and the MCP server.
+
+    It opens the database, owns the settings, the model (loaded on first use) and the
+    vector index. Front ends call its methods only; `_db` and `_store` are private.
+    """
 
     def __init__(
         self,
@@ -49,9 +67,9 @@ class Engine:
         database: Path | None = None,
         embedder: Embedder | None = None,
     ):
-        self.settings = settings or Settings()
-        self.db = Database(database or paths.database_path())
-        self.store = Store(self.db)
+        self._settings = settings or Settings()
+        self._db = Database(database or paths.database_path())
+        self._store = Store(self._db)
         self._embedder: Embedder | None = embedder
         self._model_error: str | None = None
         self._model_tried = embedder is not None
@@ -61,16 +79,57 @@ class Engine:
         self._index: VectorIndex | None = None
         self._live_count: tuple[tuple, int] | None = None
 
+    # ---- settings (this engine is their one owner in the process) --------------------
+    @property
+    def settings(self) -> Settings:
+        """The settings, to read; change them with `apply_settings`."""
+        return self._settings
+
+    def apply_settings(self, values: dict[str, Any]) -> SettingsChange:
+        """Validate, save and take new settings; reload the model when a model key changed.
+
+        All or nothing: a bad value, or a model that cannot be used, raises InputError and
+        changes nothing (the settings file included).
+        """
+        checked = self._settings.validate(values)
+        current = self._settings.as_dict()
+        model_keys_changed = any(k in checked and checked[k] != current[k] for k in MODEL_KEYS)
+        if model_keys_changed:
+            trial = {**current, **checked}
+            try:
+                inspect_model(
+                    _model_path(trial["model_path"]),
+                    trial["query_prefix"],
+                    trial["document_prefix"],
+                )
+            except ModelError as exc:
+                raise InputError(f"model not switched: {exc}") from None
+        changed = self._settings.apply(checked)
+        return self._settings_changed(changed)
+
+    def refresh_settings(self) -> SettingsChange:
+        """Re-read the settings file if another process changed it (before each MCP call)."""
+        return self._settings_changed(self._settings.reload_if_changed())
+
+    def _settings_changed(self, changed: list[str]) -> SettingsChange:
+        result = SettingsChange(changed)
+        if set(changed) & set(MODEL_KEYS):
+            log.info("model settings changed (%s): reloading the model", ", ".join(changed))
+            embedder = self.reload_model()
+            result.model_reloaded = True
+            result.model_error = self._model_error
+            result.model_name = embedder.info.name if embedder else ""
+        return result
+
     # ---- the model -----------------------------------------------------------------
     def model_path(self) -> Path:
         """The GGUF file in use: MNEMO_MODEL, the setting, or the bundled default."""
-        configured = self.settings["model_path"]
-        return Path(configured).expanduser() if configured else paths.DEFAULT_MODEL
+        return _model_path(self._settings["model_path"])
 
     def model_info(self) -> ModelInfo:
         """The model's metadata, without loading it (ModelError if unusable)."""
         return inspect_model(
-            self.model_path(), self.settings["query_prefix"], self.settings["document_prefix"]
+            self.model_path(), self._settings["query_prefix"], self._settings["document_prefix"]
         )
 
     @property
@@ -79,7 +138,7 @@ class Engine:
         if not self._model_tried:
             self._model_tried = True
             try:
-                self._embedder = Embedder(self.model_info(), self.settings["model_threads"])
+                self._embedder = Embedder(self.model_info(), self._settings["model_threads"])
                 self._record_model(self._embedder.info)
             except ModelError as exc:
                 self._model_error = str(exc)
@@ -100,19 +159,25 @@ class Engine:
         return self.embedder
 
     def _record_model(self, info: ModelInfo) -> None:
-        previous = self.db.get_meta("model_id")
-        if previous == info.model_id or self.db.read_only:
+        previous = self._db.get_meta("model_id")
+        if previous == info.model_id or self._db.read_only:
             return
         if previous:
             log.info(
                 "model changed from %s to %s: vectors will be re-embedded", previous, info.model_id
             )
-        with self.db.write():
-            self.db.set_meta("model_id", info.model_id)
-            self.db.set_meta("model_name", info.name)
-            self.db.set_meta("model_dimension", str(info.dimension))
-            self.db.set_meta("model_sha256", info.sha256)
-            self.db.set_meta("model_path", str(info.path))
+        with self._db.write():
+            self._db.set_meta("model_id", info.model_id)
+            self._db.set_meta("model_name", info.name)
+            self._db.set_meta("model_dimension", str(info.dimension))
+            self._db.set_meta("model_sha256", info.sha256)
+            self._db.set_meta("model_path", str(info.path))
+
+    @property
+    def model_id(self) -> str:
+        """The current model's id ('' when the model is unavailable)."""
+        embedder = self.embedder
+        return embedder.info.model_id if embedder else ""
 
     def vector_index(self) -> VectorIndex | None:
         """The in-memory vectors of the current model, refreshed from the database."""
@@ -121,23 +186,35 @@ class Engine:
             return None
         if self._index is None:
             self._index = VectorIndex(embedder.info.model_id, embedder.info.dimension)
-        self._index.refresh(self.store)
+        self._index.refresh(self._store)
         return self._index
+
+    def _live(self) -> int:
+        """How many live memories there are (cached until the database changes)."""
+        version = (self._db.query("PRAGMA data_version")[0][0], self._db.conn.total_changes())
+        if self._live_count is None or self._live_count[0] != version:
+            self._live_count = (version, self._store.counts()["memories"])
+        return self._live_count[1]
+
+    def meaning(self) -> Meaning:
+        """Whether search by meaning is available now and, if not, why (one answer for
+        recall, context and health)."""
+        embedder = self.embedder
+        index = self.vector_index() if embedder is not None else None
+        return assess(embedder, self._model_error, index, self._live())
 
     def vectors_missing(self) -> int:
         """How many live memories have no vectors from the current model."""
-        index = self.vector_index()
-        if index is None:
-            return self.store.counts()["memories"]
-        version = (self.db.query("PRAGMA data_version")[0][0], self.db.conn.total_changes())
-        if self._live_count is None or self._live_count[0] != version:
-            self._live_count = (version, self.store.counts()["memories"])
-        return max(self._live_count[1] - len(index), 0)
+        return self.meaning().missing
+
+    def vector_status(self) -> dict[str, int]:
+        """How many live memories have current, stale or no vectors ({} without a model)."""
+        model_id = self.model_id
+        return self._store.vector_counts(model_id) if model_id else {}
 
     def weights(self) -> Weights:
         """The hybrid weights from the settings."""
-        s = self.settings
-        return Weights(s["weight_vector"], s["weight_keyword"], s["weight_prominence"])
+        return weights_from(self._settings)
 
     # ---- reading -------------------------------------------------------------------
     def recall(
@@ -150,18 +227,103 @@ class Engine:
         prefix: bool = False,
     ) -> RecallResult:
         """Search; with `track`, every returned memory counts as recalled."""
-        result = recall(self, query, mode, limit or self.settings["default_limit"], filters, prefix)
-        if track and result.results and not self.db.read_only:
+        meaning = self.meaning() if mode != "keyword" else NO_MEANING
+        result = recall(
+            self._store,
+            meaning,
+            self._settings,
+            query,
+            mode,
+            limit or self._settings["default_limit"],
+            filters,
+            prefix,
+        )
+        if track and result.results and not self._db.read_only:
             self.mark_used([r.memory.id for r in result.results])
         return result
 
+    def context(
+        self,
+        query: str | None = None,
+        limit: int = 20,
+        cwd: Path | None = None,
+        feature: Path | None = None,
+        project: str | None = None,
+        track: bool = True,
+        use_model: bool = True,
+    ) -> ContextBlock:
+        """The session-start memory block; with `track`, the chosen memories count as used."""
+        meaning = self.meaning() if use_model else NO_MEANING
+        block = build_context(
+            self._store, meaning, self._settings, query, limit, cwd, feature, project
+        )
+        if track and block.memories and not self._db.read_only:
+            self.mark_used([m.id for m, _ in block.memories])
+        return block
+
     def mark_used(self, ids: list[str]) -> None:
         """Count memories as recalled (printed, copied, injected)."""
-        self.store.record_recall(ids)
+        self._store.record_recall(ids)
 
-    def get(self, memory_id: str) -> Memory:
+    def get(self, memory_id: str, include_deleted: bool = True) -> Memory:
         """One memory by id or unique id prefix."""
-        return self.store.get(memory_id)
+        return self._store.get(memory_id, include_deleted)
+
+    def listing(
+        self,
+        filters: Filters | None = None,
+        limit: int = 50,
+        offset: int = 0,
+        order: str = "updated_at DESC",
+    ) -> list[Memory]:
+        """A page of memories in a fixed order (newest change first by default)."""
+        return self._store.listing(filters, order=order, limit=limit, offset=offset)
+
+    def recent(self, limit: int = 10) -> list[Memory]:
+        """Pinned memories first, then the most recently changed (the popup's empty query)."""
+        pinned = self._store.listing(Filters(pinned=True), limit=limit)
+        seen = {m.id for m in pinned}
+        rest = [m for m in self._store.listing(limit=limit) if m.id not in seen]
+        return (pinned + rest)[:limit]
+
+    def count(self, filters: Filters | None = None) -> int:
+        """How many memories pass `filters` (live ones when none)."""
+        return self._store.count(filters or Filters())
+
+    def page(
+        self,
+        filters: Filters | None = None,
+        order: str = "updated_at DESC",
+        offset: int = 0,
+        limit: int = 200,
+    ) -> list[tuple[Memory, bool]]:
+        """(memory, has current vectors) for one page of the manager's table."""
+        return self._store.page(filters or Filters(), order, offset, limit, self._known_model_id())
+
+    def embedded(self, ids: Iterable[str]) -> set[str]:
+        """Which of these memories have vectors from the current model."""
+        return self._store.embedded_ids(list(ids), self._known_model_id())
+
+    def filter_values(self, limit: int = 500) -> dict[str, list[str]]:
+        """The categories, tags, projects and sources in use (for filter lists)."""
+        return self._store.distinct_values(limit)
+
+    def overview(self) -> dict:
+        """Counts and the model's name for a status bar, without loading the model."""
+        counts = self._store.counts()
+        model_id = self._known_model_id()
+        return {
+            **counts,
+            "model_name": self._db.get_meta("model_name", "no model"),
+            "model_dimension": self._db.get_meta("model_dimension", "?"),
+            "embedded": self._store.embedded_count(model_id) if model_id else 0,
+        }
+
+    def _known_model_id(self) -> str:
+        """The model id the database last recorded (no model load needed)."""
+        if self._embedder is not None:
+            return self._embedder.info.model_id
+        return self._db.get_meta("model_id", "") or ""
 
     # ---- writing -------------------------------------------------------------------
     def _embed(self, memory: Memory) -> np.ndarray | None:
@@ -174,12 +336,12 @@ class Engine:
         """Store a memory's vectors and, if it has none yet, its keyword labels."""
         if vectors is None or self._embedder is None:
             return
-        self.store.save_vectors(
+        self._store.save_vectors(
             memory.id, self._embedder.info.model_id, content_hash(memory.embed_text), vectors
         )
         if memory.keywords is None:
             memory.keywords = self._labels(memory, vectors)
-            self.store.set_keywords(memory.id, memory.keywords)
+            self._store.set_keywords(memory.id, memory.keywords)
 
     def _labels(self, memory: Memory, vectors: np.ndarray) -> list[str]:
         """Keyword labels for a memory, judged against the mean of its chunk vectors."""
@@ -198,13 +360,13 @@ class Engine:
         index = self.vector_index()
         if index is None or vectors is None or not len(vectors):
             return []
-        floor = self.settings["related_threshold"] if minimum is None else minimum
+        floor = self._settings["related_threshold"] if minimum is None else minimum
         best: dict[int, float] = {}
         for vec in vectors[:8]:
             hits, _ = index.top(vec, k + 1, None, floor)
             for seq, score in hits:
                 best[seq] = max(best.get(seq, -1.0), score)
-        found = self.store.by_seqs(best)
+        found = self._store.by_seqs(best)
         pairs = [(found[s], best[s]) for s in best if s in found and found[s].id != exclude]
         return sorted(pairs, key=lambda p: -p[1])[:k]
 
@@ -269,9 +431,9 @@ class Engine:
             )
         neighbours = self.similar(vectors) if vectors is not None else []
         duplicate = next(
-            ((m, s) for m, s in neighbours if s >= self.settings["duplicate_threshold"]), None
+            ((m, s) for m, s in neighbours if s >= self._settings["duplicate_threshold"]), None
         )
-        related = [(m, s) for m, s in neighbours if s < self.settings["duplicate_threshold"]]
+        related = [(m, s) for m, s in neighbours if s < self._settings["duplicate_threshold"]]
         if duplicate is not None and not force:
             target, score = duplicate
             if not merge:
@@ -279,37 +441,37 @@ class Engine:
             merged = self._merge_into(target, [memory])
             self._mirror([merged])
             return RememberResult("merged", merged, score, related)
-        with self.db.write():
+        with self._db.write():
             # Checked again under the write lock: another process may have stored it meanwhile.
             if (known := self._observe_if_known(memory)) is not None:
                 return known
-            stored = self.store.insert(memory)
+            stored = self._store.insert(memory)
         self._save_vectors(stored, vectors)
         self._mirror([stored])
         return RememberResult("stored", stored, None, related, notice)
 
     def _observe_if_known(self, memory: Memory) -> RememberResult | None:
         """Count one more observation of a memory with the same text, if there is one."""
-        with self.db.write():
-            existing = self.store.find_by_hash(content_hash(memory.text))
+        with self._db.write():
+            existing = self._store.find_by_hash(content_hash(memory.text))
             if existing is None:
                 return None
-            observed = self.store.observe(existing.id)
+            observed = self._store.observe(existing.id)
             new_tags = split_list(observed.tags + memory.tags)
             if new_tags != observed.tags:
-                observed = self.store.update(observed.id, tags=new_tags)
+                observed = self._store.update(observed.id, tags=new_tags)
         self._mirror([observed])
         return RememberResult("restored" if existing.deleted_at else "observed", observed)
 
     def _merge_into(self, target: Memory, others: list[Memory]) -> Memory:
         """Fold memories into `target`: longer text wins, lists unite, counts add up."""
-        with self.db.write():
+        with self._db.write():
             # Re-read under the write lock so concurrent merges never lose a count.
-            target = self.store.get(target.id)
+            target = self._store.get(target.id)
             group = [target, *others]
             longest = max(group, key=lambda m: len(m.text))
             best_confidence = max(CONFIDENCES.index(m.confidence) for m in group)
-            merged = self.store.update(
+            merged = self._store.update(
                 target.id,
                 text=longest.text,
                 title=longest.title or target.title,
@@ -322,8 +484,8 @@ class Engine:
             )
             stored_others = [m.id for m in others if m.id and m.created_at]
             if stored_others:
-                self.store.set_deleted(stored_others, True)
-        if longest is not target or self.store.vectors_of(merged.id, self._model_id()) is None:
+                self._store.set_deleted(stored_others, True)
+        if longest is not target or self._store.vectors_of(merged.id, self.model_id) is None:
             self._save_vectors(merged, self._embed(merged))
         return merged
 
@@ -331,9 +493,9 @@ class Engine:
         """Merge memories into the first; the others go to the trash (restorable)."""
         if len(set(ids)) < 2:
             raise InputError("merging needs at least two different memories")
-        memories = [self.store.get(i, include_deleted=False) for i in ids]
+        memories = [self._store.get(i, include_deleted=False) for i in ids]
         merged = self._merge_into(memories[0], memories[1:])
-        self._mirror([merged, *(self.store.get(m.id) for m in memories[1:])])
+        self._mirror([merged, *(self._store.get(m.id) for m in memories[1:])])
         return merged
 
     def edit(self, memory_id: str, **changes) -> Memory:
@@ -350,35 +512,79 @@ class Engine:
                 changes[key] = split_list(changes[key])
         changes = {k: v for k, v in changes.items() if v is not None}
         if "text" in changes and "title" not in changes:
-            current = self.store.get(memory_id)
+            current = self._store.get(memory_id)
             if current.title == title_from(current.text):  # derived, so it follows the text
                 changes["title"] = title_from(changes["text"])
-        memory = self.store.update(memory_id, **changes)
-        if self.store.vectors_of(memory.id, self._model_id()) is None:
+        memory = self._store.update(memory_id, **changes)
+        if self._store.vectors_of(memory.id, self.model_id) is None:
             self._save_vectors(memory, self._embed(memory))
         self._mirror([memory])
         return memory
 
-    def _model_id(self) -> str:
-        """The current model's id ('' when the model is unavailable)."""
-        embedder = self.embedder
-        return embedder.info.model_id if embedder else ""
-
     def forget(self, ids: list[str]) -> list[str]:
         """Move memories to the trash."""
-        changed = self.store.set_deleted(ids, True)
-        self._mirror([self.store.get(i) for i in changed])
+        changed = self._store.set_deleted(ids, True)
+        self._mirror([self._store.get(i) for i in changed])
         return changed
 
     def restore(self, ids: list[str]) -> list[str]:
         """Bring memories back from the trash."""
-        changed = self.store.set_deleted(ids, False)
-        self._mirror([self.store.get(i) for i in changed])
+        changed = self._store.set_deleted(ids, False)
+        self._mirror([self._store.get(i) for i in changed])
         return changed
+
+    def purge(self, ids: list[str]) -> int:
+        """Delete memories for good, with their vectors (no undo)."""
+        return self._store.purge(ids)
+
+    # ---- files -----------------------------------------------------------------------
+    def import_paths(
+        self, paths_: Iterable[Path], progress: Callable[[int], None] | None = None
+    ) -> transfer.ImportReport:
+        """Import markdown files/folders and JSONL exports; what changed reaches the mirror.
+
+        Embedding is left to `backfill` (the GUI's worker runs it next; the CLI right after).
+        """
+        report = transfer.import_paths(self._store, [Path(p) for p in paths_], progress)
+        if report.changed and self._settings["mirror_dir"]:
+            for start in range(0, len(report.changed), 500):
+                part = report.changed[start : start + 500]
+                self._mirror([self._store.get(i) for i in part])
+        return report
+
+    def export(self, fmt: str = "jsonl", include_trash: bool = False) -> Iterator[str]:
+        """The export, piece by piece (one line per memory for JSONL)."""
+        return transfer.export(self._store, fmt, include_trash)
+
+    def export_to(
+        self,
+        path: Path,
+        fmt: str = "jsonl",
+        include_trash: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Write an export to a file atomically; returns how many memories it holds."""
+        total = self._store.count(Filters(include_deleted=include_trash))
+
+        def counted(pieces: Iterator[str]) -> Iterator[str]:
+            for n, piece in enumerate(pieces, 1):
+                if progress and n % 200 == 0:
+                    progress(n, total)
+                yield piece
+
+        written = transfer.write_atomically(Path(path), counted(self.export(fmt, include_trash)))
+        return written - (fmt == "markdown")  # the markdown export starts with a heading
+
+    @staticmethod
+    def convert_model(src: Path, out: Path, kind: str = "f16", name: str | None = None) -> Path:
+        """Convert a sentence-transformers BERT folder to a GGUF file (slow: seconds)."""
+        from app.core.converter import convert
+
+        return convert(Path(src), Path(out), kind, name)
 
     def _mirror(self, memories: list[Memory]) -> None:
         """Append changed memories to the markdown mirror, if one is set (never fails a write)."""
-        folder = self.settings["mirror_dir"]
+        folder = self._settings["mirror_dir"]
         if not folder or not memories:
             return
         path = Path(folder).expanduser() / f"mnemo-{datetime.now(UTC):%Y-%m}.md"
@@ -408,11 +614,11 @@ class Engine:
         model_id = embedder.info.model_id
         total = 0
         if count_total:
-            counts = self.store.vector_counts(model_id)
+            counts = self._store.vector_counts(model_id)
             total = counts["missing"] + counts["stale"]
         done, after = 0, 0
         while not (should_stop and should_stop()):
-            batch = self.store.needing_vectors(model_id, batch_size, after)
+            batch = self._store.needing_vectors(model_id, batch_size, after)
             if not batch:
                 break
             fresh = [m for _, m, has in batch if not has]
@@ -423,20 +629,25 @@ class Engine:
                 if memory.keywords is None:
                     vecs = new_vectors.get(memory.id)
                     if vecs is None:
-                        vecs = self.store.vectors_of(memory.id, model_id)
+                        vecs = self._store.vectors_of(memory.id, model_id)
                     labels[memory.id] = self._labels(memory, vecs)
-            with self.db.write():
+            with self._db.write():
                 for memory in fresh:
-                    self.store.save_vectors(
+                    self._store.save_vectors(
                         memory.id, model_id, content_hash(memory.embed_text), new_vectors[memory.id]
                     )
                 for memory_id, words in labels.items():
-                    self.store.set_keywords(memory_id, words)
+                    self._store.set_keywords(memory_id, words)
             done += len(fresh)
             after = batch[-1][0]
             if progress:
                 progress(done, max(total, done))
         return done
+
+    def needs_backfill(self) -> bool:
+        """Whether any live memory still lacks current vectors or keyword labels."""
+        model_id = self.model_id
+        return bool(model_id) and bool(self._store.needing_vectors(model_id, 1))
 
     def duplicate_pairs(
         self, threshold: float | None = None, limit: int = 500
@@ -445,22 +656,17 @@ class Engine:
         index = self.vector_index()
         if index is None:
             raise ModelError(f"finding duplicates needs the model: {self.model_error}")
-        floor = self.settings["duplicate_threshold"] if threshold is None else threshold
+        floor = self._settings["duplicate_threshold"] if threshold is None else threshold
         pairs = index.near_pairs(floor, limit)
-        found = self.store.by_seqs({s for a, b, _ in pairs for s in (a, b)})
+        found = self._store.by_seqs({s for a, b, _ in pairs for s in (a, b)})
         return [(found[a], found[b], score) for a, b, score in pairs if a in found and b in found]
 
     # ---- overview ------------------------------------------------------------------
     def stats(self) -> dict:
         """Counts, model and database facts for `mnemo stats` and the status bar."""
-        counts = self.store.counts()
-        out = {"database": str(self.db.path), **counts}
-        out["categories"] = dict(
-            self.db.query(
-                "SELECT category, count(*) FROM memories WHERE deleted_at IS NULL "
-                "GROUP BY category ORDER BY count(*) DESC"
-            )
-        )
+        counts = self._store.counts()
+        out = {"database": str(self._db.path), **counts}
+        out["categories"] = self._store.category_counts()
         try:
             info = self.model_info()
             out["model"] = {
@@ -470,15 +676,40 @@ class Engine:
                 "dimension": info.dimension,
                 "window": info.window,
             }
-            out.update(self.store.vector_counts(info.model_id))
+            out.update(self._store.vector_counts(info.model_id))
         except MnemoError as exc:
             out["model"] = {"error": str(exc)}
-        out["schema_version"] = int(self.db.get_meta("schema_version", "0"))
+        out["schema_version"] = int(self._db.get_meta("schema_version", "0"))
         return out
+
+    def health(self) -> list[tuple[bool, str]]:
+        """(passed, description) for each `mnemo doctor` check."""
+        return health.checks(self._db, self._store, self.meaning())
+
+    def repair(self) -> None:
+        """Rebuild the keyword index from the memories table."""
+        health.repair(self._db)
+
+    @property
+    def database_path(self) -> Path:
+        """The database file this engine uses."""
+        return self._db.path
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the database can only be read."""
+        return self._db.read_only
 
     def close(self) -> None:
         """Free the model (if this engine loaded it) and close the database."""
         if self._embedder is not None and self._owns_embedder:
             self._embedder.close()
             self._embedder = None
-        self.db.close()
+        self._db.close()
+
+
+def _model_path(configured: str) -> Path:
+    """The GGUF file for a `model_path` value: MNEMO_MODEL, the value, or the default."""
+    if os.environ.get("MNEMO_MODEL"):
+        configured = os.environ["MNEMO_MODEL"]
+    return Path(configured).expanduser() if configured else paths.DEFAULT_MODEL

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import apsw
 
-from app.core.engine import Engine
+from app.core.db import Database
+from app.core.meaning import Meaning
+from app.core.store import Store
 
 
-def checks(engine: Engine) -> list[tuple[bool, str]]:
+def checks(db: Database, store: Store, meaning: Meaning) -> list[tuple[bool, str]]:
     """(passed, description) for each health check."""
     out: list[tuple[bool, str]] = []
-    embedder = engine.embedder
+    embedder = meaning.embedder
     if embedder is None:
-        out.append((False, f"model: {engine.model_error}"))
+        out.append((False, f"model: {meaning.problem}"))
     else:
         info = embedder.info
         probe = embedder.embed_query("health check")
@@ -23,21 +25,19 @@ def checks(engine: Engine) -> list[tuple[bool, str]]:
                 f"window {info.window} tokens)",
             )
         )
-    integrity = [r[0] for r in engine.db.query("PRAGMA integrity_check")]
+    integrity = [r[0] for r in db.query("PRAGMA integrity_check")]
     out.append((integrity == ["ok"], "database integrity: " + "; ".join(integrity[:5])))
     try:
-        engine.db.conn.execute(
-            "INSERT INTO memories_fts(memories_fts, rank) VALUES('integrity-check', 1)"
-        )
+        db.conn.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES('integrity-check', 1)")
         out.append((True, "keyword index matches the memories"))
     except apsw.Error as exc:
         out.append((False, f"keyword index out of sync ({exc}); fix: mnemo doctor --repair"))
-    mode = engine.db.query("PRAGMA journal_mode")[0][0]
+    mode = db.query("PRAGMA journal_mode")[0][0]
     out.append((mode == "wal", f"journal mode: {mode}"))
-    pending = engine.db.pending_migrations()
+    pending = db.pending_migrations()
     out.append((not pending, "schema up to date" if not pending else f"pending: {pending}"))
     if embedder is not None:
-        counts = engine.store.vector_counts(embedder.info.model_id)
+        counts = store.vector_counts(embedder.info.model_id)
         out.append(
             (
                 counts["missing"] + counts["stale"] == 0,
@@ -48,7 +48,7 @@ def checks(engine: Engine) -> list[tuple[bool, str]]:
     return out
 
 
-def repair(engine: Engine) -> None:
+def repair(db: Database) -> None:
     """Rebuild the keyword index from the memories table."""
-    with engine.db.write() as conn:
+    with db.write() as conn:
         conn.execute("INSERT INTO memories_fts(memories_fts) VALUES('rebuild')")

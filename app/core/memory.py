@@ -115,3 +115,36 @@ class Memory:
             raise InputError(f"confidence must be one of {', '.join(CONFIDENCES)}")
         values.setdefault("id", content_hash(values["text"]))
         return cls(**values)
+
+
+def public_dict(memory: Memory, score: float | None = None, signals: dict | None = None) -> dict:
+    """The one JSON shape of a memory shown to people and agents (README: "JSON output").
+
+    Used by `recall --json`, `remember --json`, `context --json` and every MCP tool result;
+    `score` and `signals` are present only where a search produced them.
+    """
+    out = {
+        "id": memory.id,
+        "title": memory.display_title,
+        "text": memory.text,
+        "reasoning": memory.reasoning,
+        "category": memory.category,
+        "tags": memory.tags,
+        "keywords": memory.keywords or [],
+        "references": memory.references,
+        "project": memory.source_project,
+        "source": memory.source,
+        "confidence": memory.confidence,
+        "pinned": memory.pinned,
+        "observation_count": memory.observation_count,
+        "recall_count": memory.recall_count,
+        "created_at": memory.created_at,
+        "updated_at": memory.updated_at,
+    }
+    if memory.deleted_at:
+        out["deleted_at"] = memory.deleted_at
+    if score is not None:
+        out["score"] = round(float(score), 6)
+    if signals is not None:
+        out["signals"] = signals
+    return out

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 from app.core import fts
 from app.core.errors import InputError
-from app.core.ranking import Scored, Weights, combine, prominence
-from app.core.store import Filters
-
-if TYPE_CHECKING:
-    from app.core.engine import Engine
+from app.core.meaning import Meaning
+from app.core.memory import public_dict
+from app.core.ranking import Scored, Weights, combine, prominence_of, weights_from
+from app.core.settings import Settings
+from app.core.store import Filters, Store
 
 MODES = ("hybrid", "semantic", "keyword")
 KEYWORD_SUPPORT = 1 / 3  # a hybrid keyword hit needs cosine >= this share of min_similarity
@@ -29,29 +28,12 @@ class RecallResult:
     weights: Weights | None = None
 
     def to_dict(self, explain: bool = False) -> dict:
-        """The JSON shape of `mnemo recall --json`."""
+        """The JSON shape of `mnemo recall --json`: each result is a memory's public shape."""
         out = {"query": self.query, "mode": self.mode, "results": []}
         for r in self.results:
-            m = r.memory
-            item = {
-                "id": m.id,
-                "title": m.display_title,
-                "text": m.text,
-                "score": round(r.score, 6),
-                "category": m.category,
-                "tags": m.tags,
-                "created_at": m.created_at,
-                "updated_at": m.updated_at,
-                "source": m.source,
-                "project": m.source_project,
-                "confidence": m.confidence,
-                "recall_count": m.recall_count,
-                "observation_count": m.observation_count,
-                "pinned": m.pinned,
-                "keywords": m.keywords or [],
-            }
+            signals = None
             if explain:
-                item["signals"] = {
+                signals = {
                     "vector": r.vector,
                     "vector_norm": r.vector_norm,
                     "keyword": r.keyword,
@@ -59,14 +41,16 @@ class RecallResult:
                     "prominence": r.prominence,
                     "prominence_norm": r.prominence_norm,
                 }
-            out["results"].append(item)
+            out["results"].append(public_dict(r.memory, score=r.score, signals=signals))
         if self.notice:
             out["notice"] = self.notice
         return out
 
 
 def recall(
-    engine: Engine,
+    store: Store,
+    meaning: Meaning,
+    settings: Settings,
     query: str,
     mode: str | None = None,
     limit: int = 10,
@@ -79,41 +63,32 @@ def recall(
     if not query or not query.strip():
         raise InputError("nothing to search for: the query is empty")
     filters = filters or Filters()
-    settings = engine.settings
     limit = max(1, min(int(limit), 1000))
     pool = max(limit * 5, 50)
     notice = None
 
     wanted = mode or "hybrid"
-    embedder = engine.embedder if wanted != "keyword" else None
-    index = engine.vector_index() if embedder is not None else None
-    if wanted != "keyword":
-        if embedder is None:
-            notice = f"semantic search unavailable ({engine.model_error}); showing keyword results"
-        elif index is not None and len(index) == 0:
-            embedder = None
-            notice = "no memory is embedded yet (run `mnemo backfill`); showing keyword results"
-    if embedder is None:
+    if wanted != "keyword" and not meaning.available:
+        if meaning.embedder is None:
+            notice = f"semantic search unavailable ({meaning.problem}); showing keyword results"
+        else:
+            notice = f"{meaning.problem}; showing keyword results"
         wanted = "keyword"
-    elif mode is None:
-        wanted = "hybrid"
 
     vector_hits, lookup = [], None
     if wanted in ("hybrid", "semantic"):
-        qvec = embedder.embed_query(query)
-        allowed = engine.store.seqs_matching(filters) if filters.active else None
-        vector_hits, lookup = index.top(qvec, pool, allowed, settings["min_similarity"])
+        qvec = meaning.embedder.embed_query(query)
+        allowed = store.seqs_matching(filters) if filters.active else None
+        vector_hits, lookup = meaning.index.top(qvec, pool, allowed, settings["min_similarity"])
     keyword_hits = []
     if wanted in ("hybrid", "keyword"):
         expression = fts.build(query, prefix=prefix)
         if expression:
-            keyword_hits = engine.store.keyword_search(expression, filters, pool)
+            keyword_hits = store.keyword_search(expression, filters, pool)
 
     seqs = dict.fromkeys([s for s, _ in vector_hits] + [s for s, _ in keyword_hits])
-    memories = engine.store.by_seqs(seqs, filters)
+    memories = store.by_seqs(seqs, filters)
     vector_of, keyword_of = dict(vector_hits), dict(keyword_hits)
-    now = datetime.now(UTC)
-    max_obs = engine.store.max_observations()
     candidates = []
     for seq in seqs:
         memory = memories.get(seq)
@@ -127,24 +102,24 @@ def recall(
             if vector is not None and vector < settings["min_similarity"] * KEYWORD_SUPPORT:
                 continue
         candidates.append(
-            Scored(
-                memory=memory,
-                seq=seq,
-                vector=vector,
-                keyword=keyword_of.get(seq),
-                prominence=prominence(memory, max_obs, now),
-            )
+            Scored(memory=memory, seq=seq, vector=vector, keyword=keyword_of.get(seq))
         )
+    if candidates:
+        values = prominence_of(
+            [c.memory for c in candidates], store.max_observations(), datetime.now(UTC)
+        )
+        for c, value in zip(candidates, values, strict=True):
+            c.prominence = float(value)
 
     if wanted == "semantic":
         weights = Weights(vector=1.0, keyword=0.0, prominence=0.0)
     elif wanted == "keyword":
         weights = Weights(vector=0.0, keyword=1.0, prominence=0.0)
     else:
-        weights = engine.weights()
+        weights = weights_from(settings)
     ranked = combine(candidates, weights)[:limit]
-    missing = engine.vectors_missing() if wanted != "keyword" and notice is None else 0
-    if missing:
+    if wanted != "keyword" and notice is None and meaning.missing:
+        missing = meaning.missing
         notice = (
             f"{missing} memor{'y is' if missing == 1 else 'ies are'} not embedded yet "
             "and can only be found by keywords"

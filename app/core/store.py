@@ -171,6 +171,28 @@ class Store:
         rows = self.db.query(f"SELECT m.seq FROM memories m WHERE 1{where}", tuple(args))
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
+    ORDERABLE = frozenset(
+        (
+            "updated_at",
+            "created_at",
+            "title",
+            "recall_count",
+            "category",
+            "tags",
+            "seq",
+            "observation_count",
+            "last_recalled_at",
+        )
+    )
+
+    def _order(self, order: str) -> tuple[str, str]:
+        """A checked (column, direction) from "column [ASC|DESC]"."""
+        column, _, direction = order.partition(" ")
+        direction = direction.strip().upper() or "ASC"
+        if column not in self.ORDERABLE or direction not in ("ASC", "DESC"):
+            raise InputError(f"cannot sort by {order!r}")
+        return column, direction
+
     def listing(
         self,
         filters: Filters | None = None,
@@ -179,26 +201,75 @@ class Store:
         offset: int = 0,
     ) -> list[Memory]:
         """A page of memories in a fixed order (for browsing)."""
-        allowed = {
-            "updated_at",
-            "created_at",
-            "title",
-            "recall_count",
-            "category",
-            "seq",
-            "observation_count",
-            "last_recalled_at",
-        }
-        column, _, direction = order.partition(" ")
-        if column not in allowed or direction.upper() not in ("", "ASC", "DESC"):
-            raise InputError(f"cannot sort by {order!r}")
+        column, direction = self._order(order)
         where, args = (filters or Filters()).sql()
         rows = self.db.query(
-            f"SELECT {COLUMNS} FROM memories m WHERE 1{where} ORDER BY {order}, seq "
+            f"SELECT {COLUMNS} FROM memories m WHERE 1{where} ORDER BY {column} {direction}, seq "
             "LIMIT ? OFFSET ?",
             (*args, limit, offset),
         )
         return [row_to_memory(r) for r in rows]
+
+    def page(
+        self, filters: Filters, order: str, offset: int, limit: int, model_id: str
+    ) -> list[tuple[Memory, bool]]:
+        """(memory, has vectors from `model_id`) for a page of a listing."""
+        column, direction = self._order(order)
+        where, args = filters.sql()
+        rows = self.db.query(
+            f"SELECT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = m.id "
+            f"AND e.model_id = ?), {', '.join('m.' + c.strip() for c in COLUMNS.split(','))} "
+            # The tiebreak runs the same way as the sort, so an index can serve both.
+            f"FROM memories m WHERE 1{where} ORDER BY m.{column} {direction}, "
+            f"m.seq {direction} LIMIT ? OFFSET ?",
+            (model_id, *args, limit, offset),
+        )
+        return [(row_to_memory(r[1:]), bool(r[0])) for r in rows]
+
+    def count(self, filters: Filters) -> int:
+        """How many memories pass `filters`."""
+        where, args = filters.sql()
+        return self.db.query(f"SELECT count(*) FROM memories m WHERE 1{where}", tuple(args))[0][0]
+
+    def embedded_ids(self, ids: list[str], model_id: str) -> set[str]:
+        """Which of these memories have vectors from `model_id`."""
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            found.update(
+                r[0]
+                for r in self.db.query(
+                    f"SELECT DISTINCT memory_id FROM embeddings WHERE model_id = ? "
+                    f"AND memory_id IN ({marks})",
+                    (model_id, *part),
+                )
+            )
+        return found
+
+    def distinct_values(self, limit: int = 500) -> dict[str, list[str]]:
+        """Categories, tags, projects and sources of live memories, sorted."""
+        queries = {
+            "category": "SELECT DISTINCT category FROM memories WHERE deleted_at IS NULL",
+            "tag": "SELECT DISTINCT j.value FROM memories m, json_each(m.tags) j "
+            "WHERE m.deleted_at IS NULL",
+            "project": "SELECT DISTINCT source_project FROM memories WHERE source_project "
+            "IS NOT NULL AND deleted_at IS NULL",
+            "source": "SELECT DISTINCT source FROM memories WHERE deleted_at IS NULL",
+        }
+        return {
+            name: sorted(str(r[0]) for r in self.db.query(f"{sql} LIMIT ?", (limit,)))
+            for name, sql in queries.items()
+        }
+
+    def category_counts(self) -> dict[str, int]:
+        """Live memories per category, largest first."""
+        return dict(
+            self.db.query(
+                "SELECT category, count(*) FROM memories WHERE deleted_at IS NULL "
+                "GROUP BY category ORDER BY count(*) DESC"
+            )
+        )
 
     def iter_all(self, include_deleted: bool = False) -> Iterator[Memory]:
         """Every memory in insertion order, read in pages."""
@@ -261,6 +332,14 @@ class Store:
         )[0]
         return {"memories": row[0], "trash": row[1], "pinned": row[2]}
 
+    def rank_rows(self) -> list[tuple]:
+        """(seq, observation_count, confidence, updated_at, pinned, recall_count, category)
+        of every live memory, in seq order (what ranking needs without the texts)."""
+        return self.db.query(
+            "SELECT seq, observation_count, confidence, updated_at, pinned, recall_count, "
+            "category FROM memories WHERE deleted_at IS NULL ORDER BY seq"
+        )
+
     def max_observations(self) -> int:
         """The largest observation count of a live memory (for normalizing prominence)."""
         return self.db.query(
@@ -290,17 +369,16 @@ class Store:
             )
         return memory
 
-    def insert_many(self, memories: list[Memory]) -> int:
-        """Store several new memories in one transaction, skipping known texts; the count added."""
-        added = 0
+    def insert_many(self, memories: list[Memory]) -> list[str]:
+        """Store several new memories in one transaction, skipping known texts; the ids added."""
+        added = []
         with self.db.write():
             for memory in memories:
                 if memory.id and self.db.query("SELECT 1 FROM memories WHERE id = ?", (memory.id,)):
                     continue
                 if self.find_by_hash(content_hash(memory.text)) is not None:
                     continue
-                self.insert(memory)
-                added += 1
+                added.append(self.insert(memory).id)
         return added
 
     @staticmethod

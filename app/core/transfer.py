@@ -36,6 +36,7 @@ class ImportReport:
     updated: int = 0  # sections naming an existing id whose content differed
     skipped: int = 0  # already known (same id or same text)
     errors: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # ids added or updated, in order
 
 
 def markdown_sections(text: str, fallback_title: str) -> list[tuple[str, str]]:
@@ -111,8 +112,9 @@ def import_paths(
 
     def flush() -> None:
         added = store.insert_many(batch)
-        report.added += added
-        report.skipped += len(batch) - added
+        report.changed += added
+        report.added += len(added)
+        report.skipped += len(batch) - len(added)
         batch.clear()
         if progress:
             progress(report.added + report.skipped)
@@ -135,6 +137,8 @@ def import_paths(
         flush()
     for memory in mirrored.values():
         outcome = _apply_versioned(store, memory)
+        if outcome != "skipped":
+            report.changed.append(memory.id)
         report.added += outcome == "added"
         report.updated += outcome == "updated"
         report.skipped += outcome == "skipped"

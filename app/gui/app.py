@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Callable
 
 from app.core import paths
-from app.core.engine import RememberResult
+from app.core.engine import Engine, RememberResult
 from app.core.memory import title_from
 from app.core.secrets import describe, scan
 from app.core.settings import Settings
@@ -23,18 +24,25 @@ log = logging.getLogger(__name__)
 class MnemoApp(QtCore.QObject):
     """Owns the worker, the popup, the tray, the hotkey and the IPC server."""
 
-    def __init__(self, qapp: QtWidgets.QApplication, settings: Settings | None = None):
+    def __init__(
+        self,
+        qapp: QtWidgets.QApplication,
+        settings: Settings | None = None,
+        engine_factory: Callable[[Settings], Engine] | None = None,
+    ):
         super().__init__(qapp)
         self.qapp = qapp
+        # The one Settings of the process: the worker's engine owns it (all changes go
+        # through `worker.apply_settings`); the GUI only reads it.
         self.settings = settings or Settings()
-        self.worker = Worker(parent=self)
+        factory = engine_factory or (lambda s: Engine(settings=s))
+        self.worker = Worker(lambda: factory(self.settings), parent=self, start=False)
         self.popup = Popup(self.worker, self.settings)
         self.manager = None
         self.settings_dialog = None
         self._model_state = ("loading", "")
         self._backfill = (0, 0)
         self._focus_before: int | None = None
-        self._pending: dict[int, tuple] = {}
         self._last_notification: tuple[str, str] | None = None
 
         self.tray: Tray | None = None
@@ -51,27 +59,22 @@ class MnemoApp(QtCore.QObject):
         else:
             self._say_no_tray_once()
 
-        self.hotkey = hotkey.backend(self)
-        self.hotkey.activated.connect(self.show_popup)
-        self.hotkey.failed.connect(self._hotkey_failed)
-        self.hotkey_error = self.hotkey.register(self.settings["hotkey"])
-        if self.hotkey_error:
-            self.notify("Global hotkey not available", self.hotkey_error)
+        self.hotkey = None
+        self._start_hotkey()
 
         self.server = ipc.Server(self.status, self)
         self.server.command.connect(self.run_command)
         self.listening = self.server.listen()
 
         self.popup.used.connect(
-            lambda memory_id: self.worker.write(lambda e: e.mark_used([memory_id]))
+            lambda memory_id: self.worker.call(lambda e: e.mark_used([memory_id]), writes=True)
         )
         self.popup.openMemory.connect(self.show_manager)
         self.popup.rememberText.connect(lambda text: self._remember(text, "manual"))
         self.popup.hidden.connect(self._restore_focus)
         self.worker.modelState.connect(self._on_model_state)
         self.worker.backfillProgress.connect(self._on_backfill)
-        self.worker.finished.connect(self._on_finished)
-        self.worker.failed.connect(self._on_failed)
+        self.worker.start()  # only now: every signal above has its slot
         desktop.install_launcher()
 
     # ---- commands ----------------------------------------------------------------------
@@ -116,6 +119,8 @@ class MnemoApp(QtCore.QObject):
         if self.settings_dialog is None:
             self.settings_dialog = SettingsDialog(self.settings, self.worker)
             self.settings_dialog.applied.connect(self._settings_applied)
+        if not self.settings_dialog.isVisible():
+            self.settings_dialog.load()  # what the settings are now
         self.settings_dialog.show()
         self.settings_dialog.raise_()
         self.settings_dialog.activateWindow()
@@ -124,17 +129,30 @@ class MnemoApp(QtCore.QObject):
         self.hotkey_error = message
         self.notify("Global hotkey not available", message)
 
+    def _start_hotkey(self) -> None:
+        """Choose the hotkey backend (the setting may force one) and grab the hotkey."""
+        if self.hotkey is not None:
+            self.hotkey.unregister()
+            self.hotkey.deleteLater()
+        self.hotkey = hotkey.backend(self, forced=self.settings["hotkey_backend"])
+        self.hotkey.activated.connect(self.show_popup)
+        self.hotkey.failed.connect(self._hotkey_failed)
+        self.hotkey_error = self.hotkey.register(self.settings["hotkey"])
+        if self.hotkey_error:
+            self.notify("Global hotkey not available", self.hotkey_error)
+
     def _settings_applied(self, changed: list[str]) -> None:
-        if "hotkey" in changed:
+        if "hotkey_backend" in changed:
+            self._start_hotkey()
+        elif "hotkey" in changed:
             self.hotkey_error = self.hotkey.register(self.settings["hotkey"])
-            if self.tray:
-                self.tray.set_hotkey_text(self.settings["hotkey"])
             if self.hotkey_error:
                 self.notify("Global hotkey not available", self.hotkey_error)
+        if "hotkey" in changed and self.tray:
+            self.tray.set_hotkey_text(self.settings["hotkey"])
         if "start_at_login" in changed:
             desktop.set_autostart(self.settings["start_at_login"])
-        if {"model_path", "query_prefix", "document_prefix", "model_threads"} & set(changed):
-            self.worker.reload_model()
+        # A model change was already applied by the engine (the worker reports its state).
 
     # ---- remember clipboard ------------------------------------------------------------
     def remember_clipboard(self) -> None:
@@ -168,22 +186,17 @@ class MnemoApp(QtCore.QObject):
                 return
             secrets = "redact"
         title = title_from(text)
-        request = self.worker.write(
+        self.worker.call(
             lambda e: e.remember(
                 text, title=title, source=source, merge=merge, force=force, secrets=secrets
             ),
+            lambda result: self._remembered(result, text, source, secrets),
+            lambda message: self.notify("Nothing remembered", message),
             INTERACTIVE,
+            writes=True,
         )
-        self._pending[request] = (text, source, secrets)
 
-    def _on_finished(self, request: int) -> None:
-        pending = self._pending.pop(request, None)
-        if pending is None:
-            return
-        result = self.worker.result(request)
-        if not isinstance(result, RememberResult):
-            return
-        text, source, secrets = pending
+    def _remembered(self, result: RememberResult, text: str, source: str, secrets: str) -> None:
         memory = result.memory
         if result.status == "similar":
             box = QtWidgets.QMessageBox(
@@ -213,10 +226,6 @@ class MnemoApp(QtCore.QObject):
         self.notify(verb, memory.display_title + (f"\n{result.notice}" if result.notice else ""))
         if self.popup.isVisible():
             self.popup.show_message(f"{verb}: {memory.display_title}")
-
-    def _on_failed(self, request: int, message: str) -> None:
-        if self._pending.pop(request, None) is not None:
-            self.notify("Nothing remembered", message)
 
     # ---- status ------------------------------------------------------------------------
     def _on_model_state(self, state: str, detail: str) -> None:
@@ -255,6 +264,7 @@ class MnemoApp(QtCore.QObject):
             "hotkey_error": self.hotkey_error,
             "model": state,
             "model_detail": detail,
+            "model_id": self.worker.model_id,
             "tray": self.tray is not None,
             "backfill": list(self._backfill),
             "last_notification": list(self._last_notification or ()),
@@ -296,6 +306,12 @@ class MnemoApp(QtCore.QObject):
 
 def run(command: str | None = None) -> int:
     """Start the app, or hand `command` to the instance that is already running."""
+    import contextlib
+    import signal
+    import socket
+
+    from app.core import crash
+
     QtWidgets.QApplication.setApplicationName("Mnemo")
     QtWidgets.QApplication.setDesktopFileName("mnemo")
     qapp = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["mnemo"])
@@ -308,9 +324,51 @@ def run(command: str | None = None) -> int:
     if command == "quit":
         print("mnemo: not running", file=sys.stderr)
         return 0
+    notice = crash.previous_crash()
+    crash.install("app")
+    if notice:
+        log.warning("%s", notice)
     qapp.setQuitOnLastWindowClosed(False)
     qapp.setWindowIcon(icon())
     app = MnemoApp(qapp)
+    # The hooks may run on any thread; the notification is shown on the GUI thread.
+    crash.set_notifier(
+        lambda title, text: QtCore.QTimer.singleShot(0, app, lambda: app.notify(title, text))
+    )
+    if notice:
+        QtCore.QTimer.singleShot(1500, lambda: app.notify("Mnemo restarted", notice))
+
+    # SIGTERM (logout, `kill`) and SIGINT (Ctrl+C) quit through the event loop, as `mnemo quit`
+    # does. Qt waits in C++, where Python cannot run its handlers: the C-level handler writes
+    # to a socket Qt watches, and reading it lets Python run them (qutebrowser's
+    # SignalHandler).
+    wake_read, wake_write = socket.socketpair()
+    wake_read.setblocking(False)
+    wake_write.setblocking(False)
+    previous_fd = signal.set_wakeup_fd(wake_write.fileno())
+    wakeup = QtCore.QSocketNotifier(wake_read.fileno(), QtCore.QSocketNotifier.Type.Read, app)
+
+    def drain(*_) -> None:
+        with contextlib.suppress(OSError):
+            wake_read.recv(512)
+
+    def stop(signum: int, _frame) -> None:
+        log.info("%s received: quitting", signal.Signals(signum).name)
+        for sig in quitting:
+            signal.signal(sig, signal.SIG_DFL)  # a second one ends the process at once
+        QtCore.QTimer.singleShot(0, app.quit)
+
+    wakeup.activated.connect(drain)
+    quitting = (signal.SIGTERM, signal.SIGINT)
+    previous = {sig: signal.signal(sig, stop) for sig in quitting}
     if command:
         QtCore.QTimer.singleShot(0, lambda: app.run_command(command))
-    return qapp.exec()
+    code = qapp.exec()
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+    signal.set_wakeup_fd(previous_fd)
+    wakeup.setEnabled(False)
+    wake_read.close()
+    wake_write.close()
+    crash.clean_exit()
+    return code

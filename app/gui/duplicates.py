@@ -43,4 +43,4 @@ class DuplicatesDialog(QtWidgets.QDialog):
     def _merge(self, a: Memory, b: Memory, button: QtWidgets.QPushButton) -> None:
         button.setEnabled(False)
         button.setText("Merged")
-        self.worker.write(lambda e: e.merge([a.id, b.id]), INTERACTIVE)
+        self.worker.call(lambda e: e.merge([a.id, b.id]), priority=INTERACTIVE, writes=True)

@@ -1,20 +1,20 @@
 """The memory manager: browse, search, filter, edit, delete with undo, merge, import/export.
 
-Browsing reads pages of rows from SQLite on demand (a lazy model: 100,000 memories never
-become 100,000 widgets); every write goes to the engine worker.
+Browsing asks the engine worker for pages of rows on demand (a lazy model: 100,000
+memories never become 100,000 widgets). Nothing here runs SQL or blocks the GUI thread:
+pages, counts, filter lists, searches and every write are worker calls.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from app.core import paths, transfer
-from app.core.db import Database
+from app.core import transfer
 from app.core.display import age
 from app.core.engine import RememberResult
 from app.core.memory import Memory
 from app.core.recall import RecallResult
-from app.core.store import COLUMNS, Filters, Store, row_to_memory
+from app.core.store import Filters
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
 
@@ -24,16 +24,20 @@ SORT_COLUMNS = ("title", "category", "tags", "created_at", "updated_at", "recall
 
 
 class MemoryTable(QtCore.QAbstractTableModel):
-    """Rows read from SQLite a page at a time, or a fixed list of search results."""
+    """Rows fetched from the engine worker a page at a time, or a fixed list of results."""
 
-    def __init__(self, db: Database, parent=None):
+    loaded = Signal()  # the first page (or the results) arrived
+
+    def __init__(self, worker: Worker, parent=None):
         super().__init__(parent)
-        self.db = db
+        self.worker = worker
         self.filters = Filters()
         self.order = "updated_at DESC"
         self.rows: list[tuple[Memory, bool]] = []  # (memory, has current vectors)
         self._total = 0
-        self._results: list[Memory] | None = None
+        self._results: list[tuple[Memory, bool]] | None = None
+        self._generation = 0  # bumped by every reload: older pages are dropped
+        self._fetching = False
 
     # ---- Qt model API ----------------------------------------------------------------
     def rowCount(self, parent=None) -> int:  # noqa: N802 - Qt API
@@ -71,16 +75,33 @@ class MemoryTable(QtCore.QAbstractTableModel):
         return None
 
     def canFetchMore(self, parent=None) -> bool:  # noqa: N802 - Qt API
-        return self._results is None and len(self.rows) < self._total
+        return self._results is None and not self._fetching and len(self.rows) < self._total
 
     def fetchMore(self, parent=None) -> None:  # noqa: N802 - Qt API
-        page = self._page(len(self.rows))
-        if page:
-            self.beginInsertRows(
-                QtCore.QModelIndex(), len(self.rows), len(self.rows) + len(page) - 1
-            )
+        if not self.canFetchMore():
+            return
+        self._fetching = True
+        generation, offset = self._generation, len(self.rows)
+        filters, order = self.filters, self.order
+        self.worker.call(
+            lambda e: e.page(filters, order, offset, PAGE),
+            lambda page: self._append(generation, offset, page),
+            lambda _message: self._fetch_failed(generation),
+            INTERACTIVE,
+        )
+
+    def _append(self, generation: int, offset: int, page: list[tuple[Memory, bool]]) -> None:
+        if generation != self._generation:
+            return  # a reload happened meanwhile
+        self._fetching = False
+        if page and offset == len(self.rows):
+            self.beginInsertRows(QtCore.QModelIndex(), offset, offset + len(page) - 1)
             self.rows += page
             self.endInsertRows()
+
+    def _fetch_failed(self, generation: int) -> None:
+        if generation == self._generation:
+            self._fetching = False
 
     def sort(self, column: int, order=Qt.AscendingOrder) -> None:
         name = SORT_COLUMNS[column]
@@ -92,39 +113,34 @@ class MemoryTable(QtCore.QAbstractTableModel):
             self.reload()
 
     # ---- loading -------------------------------------------------------------------
-    def _model_id(self) -> str:
-        return self.db.get_meta("model_id", "") or ""
-
-    def _page(self, offset: int) -> list[tuple[Memory, bool]]:
-        where, args = self.filters.sql()
-        rows = self.db.query(
-            f"SELECT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = m.id "
-            f"AND e.model_id = ?), {', '.join('m.' + c.strip() for c in COLUMNS.split(','))} "
-            # The tiebreak runs the same way as the sort, so an index can serve both.
-            f"FROM memories m WHERE 1{where} ORDER BY m.{self.order}, "
-            f"m.seq {self.order.split()[1]} LIMIT ? OFFSET ?",
-            (self._model_id(), *args, PAGE, offset),
-        )
-        return [(row_to_memory(r[1:]), bool(r[0])) for r in rows]
-
     def reload(self) -> None:
-        """Re-read the first page (after a write, a sort or a filter change)."""
-        self.beginResetModel()
-        if self._results is None:
-            where, args = self.filters.sql()
-            self._total = self.db.query(
-                f"SELECT count(*) FROM memories m WHERE 1{where}", tuple(args)
-            )[0][0]
-            self.rows = self._page(0)
-        else:
-            model_id = self._model_id()
-            store = Store(self.db)
-            self.rows = [(m, store.vectors_of(m.id, model_id) is not None) for m in self._results]
-        self.endResetModel()
+        """Fetch the first page again (after a write, a sort or a filter change)."""
+        self._generation += 1
+        self._fetching = False
+        if self._results is not None:
+            self._reset(self._generation, len(self._results), self._results)
+            return
+        generation, filters, order = self._generation, self.filters, self.order
+        self.worker.call(
+            lambda e: (e.count(filters), e.page(filters, order, 0, PAGE)),
+            lambda answer: self._reset(generation, *answer),
+            None,
+            INTERACTIVE,
+            channel="manager-page",
+        )
 
-    def show_results(self, memories: list[Memory] | None) -> None:
-        """Show search results (None: back to browsing)."""
-        self._results = memories
+    def _reset(self, generation: int, total: int, rows: list[tuple[Memory, bool]]) -> None:
+        if generation != self._generation:
+            return
+        self.beginResetModel()
+        self._total = total
+        self.rows = list(rows)
+        self.endResetModel()
+        self.loaded.emit()
+
+    def show_results(self, results: list[tuple[Memory, bool]] | None) -> None:
+        """Show search results as (memory, embedded) pairs (None: back to browsing)."""
+        self._results = results
         self.reload()
 
     @property
@@ -145,12 +161,13 @@ class Manager(QtWidgets.QMainWindow):
         self.resize(1100, 680)
         self.setAcceptDrops(True)
         self.worker = worker
-        self.settings = settings
-        self.db = Database(paths.database_path())
-        self.table_model = MemoryTable(self.db, self)
+        self.settings = settings  # read only: the engine owns them
+        self.table_model = MemoryTable(worker, self)
         self._last_deleted: list[str] = []
-        self._requests: dict[int, str] = {}
         self._current: Memory | None = None
+        self._keep_selected: str | None = None  # select this id when the rows arrive
+        self._overview: dict | None = None
+        self.last_search: RecallResult | None = None
 
         # Search and filters.
         self.search = QtWidgets.QLineEdit(objectName="managerSearch")
@@ -217,8 +234,7 @@ class Manager(QtWidgets.QMainWindow):
             box.currentIndexChanged.connect(self._filters_changed)
         self.trash.toggled.connect(self._filters_changed)
         self.table.selectionModel().currentRowChanged.connect(self._row_changed)
-        worker.finished.connect(self._on_finished)
-        worker.failed.connect(self._on_failed)
+        self.table_model.loaded.connect(self._rows_arrived)
         worker.changed.connect(self.refresh)
         worker.backfillProgress.connect(self._on_backfill)
         worker.progress.connect(self._on_progress)
@@ -226,15 +242,11 @@ class Manager(QtWidgets.QMainWindow):
         QtGui.QShortcut(QtGui.QKeySequence.Delete, self.table, self.delete_selected)
         QtGui.QShortcut(QtGui.QKeySequence.Undo, self, self.undo_delete)
         QtGui.QShortcut(QtGui.QKeySequence.Find, self, self.search.setFocus)
+        self._load(None)
+        self._select_first = True
         self.table_model.reload()
-        # Counting and the filter lists scan every memory: do them just after the window
-        # shows, so a 100,000-memory database still opens at once.
-        QtCore.QTimer.singleShot(0, self._fill_filters)
-        QtCore.QTimer.singleShot(0, self._update_status)
-        if self.table_model.rows:
-            self.table.selectRow(0)
-        else:
-            self._load(None)
+        self._fill_filters()
+        self._update_status()
 
     # ---- building --------------------------------------------------------------------
     def _build_editor(self) -> QtWidgets.QWidget:
@@ -292,22 +304,16 @@ class Manager(QtWidgets.QMainWindow):
 
     # ---- browsing --------------------------------------------------------------------
     def _fill_filters(self) -> None:
-        queries = {
-            "category": "SELECT DISTINCT category FROM memories WHERE deleted_at IS NULL",
-            "tag": "SELECT DISTINCT j.value FROM memories m, json_each(m.tags) j "
-            "WHERE m.deleted_at IS NULL",
-            "project": "SELECT DISTINCT source_project FROM memories WHERE source_project "
-            "IS NOT NULL AND deleted_at IS NULL",
-            "source": "SELECT DISTINCT source FROM memories WHERE deleted_at IS NULL",
-        }
-        for name, sql in queries.items():
-            box = self.filters[name]
+        self.worker.call(lambda e: e.filter_values(), self._set_filter_values, None, INTERACTIVE)
+
+    def _set_filter_values(self, values: dict[str, list[str]]) -> None:
+        for name, box in self.filters.items():
             current = box.currentText()
             box.blockSignals(True)
             box.clear()
             box.addItem(f"any {name}", None)
-            for (value,) in sorted(self.db.query(sql + " LIMIT 500")):
-                box.addItem(str(value), value)
+            for value in values.get(name, []):
+                box.addItem(value, value)
             index = box.findText(current)
             box.setCurrentIndex(max(index, 0))
             box.blockSignals(False)
@@ -333,43 +339,64 @@ class Manager(QtWidgets.QMainWindow):
             self.table_model.show_results(None)
             self._update_status()
             return
-        filters = self.current_filters()
-        request = self.worker.submit(
-            lambda e: e.recall(
-                text, mode=self.mode.currentText(), limit=200, track=False, filters=filters
-            ),
-            INTERACTIVE,
-            channel="manager-search",
+        # Every widget value is read here, on the GUI thread, before the job is queued.
+        filters, mode = self.current_filters(), self.mode.currentText()
+
+        def search(engine):
+            result = engine.recall(text, mode=mode, limit=200, track=False, filters=filters)
+            embedded = engine.embedded(r.memory.id for r in result.results)
+            return result, embedded
+
+        self.worker.call(
+            search, self._show_search, self._failed, INTERACTIVE, channel="manager-search"
         )
-        self._requests[request] = "search"
+
+    def _show_search(self, answer: tuple[RecallResult, set[str]]) -> None:
+        result, embedded = answer
+        self.last_search = result
+        self.table_model.show_results([(r.memory, r.memory.id in embedded) for r in result.results])
+        note = f" — {result.notice}" if result.notice else ""
+        self.statusBar().showMessage(f"{len(result.results)} results ({result.mode}){note}", 6000)
+        self._update_status()
 
     def refresh(self) -> None:
         """Re-read after a write (keeps the selection when it can)."""
-        selected = self._current.id if self._current else None
+        self._keep_selected = self._current.id if self._current else None
         self._fill_filters()
         if self.search.text().strip():
             self._search()
         else:
             self.table_model.reload()
+        self._update_status()
+
+    def _rows_arrived(self) -> None:
         rows = [m.id for m, _ in self.table_model.rows]
-        if selected in rows:  # keep the selection only if it is still in view
-            self.table.selectRow(rows.index(selected))
+        wanted, self._keep_selected = self._keep_selected, None
+        if wanted in rows:  # keep the selection only if it is still in view
+            self.table.selectRow(rows.index(wanted))
+        elif self._select_first and rows:
+            self.table.selectRow(0)
+        self._select_first = False
         self._update_status()
 
     def select_memory(self, memory_id: str) -> None:
-        """Select a memory in the table (searching for it by id if needed)."""
+        """Select a memory in the table (fetching it by id if it is not in view)."""
         for row, (memory, _) in enumerate(self.table_model.rows):
             if memory.id == memory_id:
                 self.table.selectRow(row)
                 self.table.scrollTo(self.table_model.index(row, 0))
                 return
-        try:
-            memory = Store(self.db).get(memory_id)
-        except Exception:
-            return
-        self.table_model.show_results([memory])
-        self.table.selectRow(0)
-        self._load(memory)
+
+        def fetch(engine):
+            memory = engine.get(memory_id)
+            return memory, memory.id in engine.embedded([memory.id])
+
+        def show(pair) -> None:
+            self._keep_selected = pair[0].id
+            self.table_model.show_results([pair])
+            self._load(pair[0])
+
+        self.worker.call(fetch, show, self._failed, INTERACTIVE)
 
     def selected(self) -> list[Memory]:
         """The selected memories."""
@@ -440,36 +467,51 @@ class Manager(QtWidgets.QMainWindow):
                     engine.edit(result.memory.id, pinned=True)
                 return result
 
-            self._requests[self.worker.write(create, INTERACTIVE)] = "create"
+            self._write(create, self._saved)
             return
         memory_id = self._current.id
         keywords = self.f_keywords.text()
         changes = dict(fields, source_project=project, pinned=self.f_pinned.isChecked())
         if keywords != ", ".join(self._current.keywords or []):
             changes["keywords"] = keywords
-        self._requests[self.worker.write(lambda e: e.edit(memory_id, **changes), INTERACTIVE)] = (
-            "edit"
+        self._write(lambda e: e.edit(memory_id, **changes), self._saved)
+
+    def _write(self, fn, done) -> None:
+        """A change on the worker; a failure is shown in a message box, nothing is lost."""
+        self.worker.call(fn, done, self._failed_write, INTERACTIVE, writes=True)
+
+    def _saved(self, result) -> None:
+        memory = result.memory if isinstance(result, RememberResult) else result
+        self._current = memory
+        self.statusBar().showMessage(
+            f"Saved “{memory.display_title}”; re-embedding in the background.", 5000
         )
+        QtCore.QTimer.singleShot(0, lambda: self.select_memory(memory.id))
 
     def delete_selected(self) -> None:
         """Move the selected memories to the trash (Undo brings them back)."""
         ids = [m.id for m in self.selected() if not m.deleted_at]
-        if not ids:
-            return
-        self._requests[self.worker.write(lambda e: e.forget(ids), INTERACTIVE)] = "delete"
+        if ids:
+            self._write(lambda e: e.forget(ids), self._deleted)
+
+    def _deleted(self, ids: list[str]) -> None:
+        self._last_deleted = list(ids)
+        self.undo_button.setText(f"Undo delete ({len(ids)})")
+        self.undo_button.setVisible(True)
+        self.statusBar().showMessage(f"Moved {len(ids)} to the trash.", 8000)
 
     def undo_delete(self) -> None:
         """Restore what the last delete moved to the trash."""
         ids, self._last_deleted = self._last_deleted, []
         self.undo_button.setVisible(False)
         if ids:
-            self._requests[self.worker.write(lambda e: e.restore(ids), INTERACTIVE)] = "restore"
+            self._write(lambda e: e.restore(ids), None)
 
     def restore_selected(self) -> None:
         """Bring the selected memories back from the trash."""
         ids = [m.id for m in self.selected() if m.deleted_at]
         if ids:
-            self._requests[self.worker.write(lambda e: e.restore(ids), INTERACTIVE)] = "restore"
+            self._write(lambda e: e.restore(ids), None)
 
     def merge_selected(self) -> None:
         """Merge the selected memories into the first (the others go to the trash)."""
@@ -477,13 +519,27 @@ class Manager(QtWidgets.QMainWindow):
         if len(ids) < 2:
             self.statusBar().showMessage("Select two or more memories to merge.", 4000)
             return
-        self._requests[self.worker.write(lambda e: e.merge(ids), INTERACTIVE)] = "merge"
+        self._write(lambda e: e.merge(ids), self._merged)
+
+    def _merged(self, memory: Memory) -> None:
+        self.statusBar().showMessage(
+            f"Merged into “{memory.display_title}”; the others are in the trash.", 8000
+        )
 
     def find_duplicates(self) -> None:
         """List near-duplicate pairs (cosine ≥ the duplicate threshold) with merge buttons."""
         threshold = self.settings["duplicate_threshold"]
         self.statusBar().showMessage("Looking for near-duplicates…")
-        self._requests[self.worker.submit(lambda e: e.duplicate_pairs(threshold))] = "duplicates"
+        self.worker.call(
+            lambda e: e.duplicate_pairs(threshold), self._show_duplicates, self._failed
+        )
+
+    def _show_duplicates(self, pairs) -> None:
+        from app.gui.duplicates import DuplicatesDialog
+
+        self.statusBar().showMessage(f"{len(pairs)} near-duplicate pairs.", 5000)
+        dialog = DuplicatesDialog(pairs, self.worker, self)
+        dialog.show()
 
     # ---- import / export -------------------------------------------------------------
     def import_dialog(self) -> None:
@@ -500,14 +556,20 @@ class Manager(QtWidgets.QMainWindow):
         self.progress.setVisible(True)
         self.statusBar().showMessage(f"Importing {len(files)} file(s)…")
         report = self.worker.progress.emit
-        self._requests[
-            self.worker.write(
-                lambda e: transfer.import_paths(
-                    e.store, files, progress=lambda n: report("import", n, 0)
-                ),
-                INTERACTIVE,
-            )
-        ] = "import"
+        self._write(
+            lambda e: e.import_paths(files, progress=lambda n: report("import", n, 0)),
+            self._imported,
+        )
+
+    def _imported(self, result) -> None:
+        self.progress.setVisible(False)
+        updated = f", {result.updated} updated" if result.updated else ""
+        skipped = f"; {len(result.errors)} lines skipped" if result.errors else ""
+        self.statusBar().showMessage(
+            f"Imported {result.added} new ({result.skipped} already known{updated}{skipped}); "
+            "embedding them in the background.",
+            8000,
+        )
 
     def export_dialog(self) -> None:
         """Export every memory to JSONL (lossless) or markdown."""
@@ -527,22 +589,17 @@ class Manager(QtWidgets.QMainWindow):
         """Export in the background with a progress bar; written atomically."""
         report = self.worker.progress.emit
 
-        def run_export(engine):
-            total = engine.store.counts()["memories"]
-
-            def counted(pieces):
-                for n, piece in enumerate(pieces, 1):
-                    if n % 200 == 0:
-                        report("export", n, total)
-                    yield piece
-
-            return transfer.write_atomically(
-                Path(path), counted(transfer.export(engine.store, fmt))
-            )
+        def exported(count: int) -> None:
+            self.progress.setVisible(False)
+            self.statusBar().showMessage(f"Exported {count:,} memories to {path}.", 8000)
 
         self.progress.setRange(0, 0)
         self.progress.setVisible(True)
-        self._requests[self.worker.submit(run_export)] = f"export:{path}"
+        self.worker.call(
+            lambda e: e.export_to(Path(path), fmt, progress=lambda n, t: report("export", n, t)),
+            exported,
+            self._failed_write,
+        )
 
     def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt API
         if any(
@@ -558,55 +615,13 @@ class Manager(QtWidgets.QMainWindow):
             self.import_paths(files)
 
     # ---- results -----------------------------------------------------------------------
-    def _on_finished(self, request: int) -> None:
-        kind = self._requests.pop(request, None)
-        if kind is None:
-            return
-        result = self.worker.result(request)
-        if kind == "search" and isinstance(result, RecallResult):
-            self.table_model.show_results([r.memory for r in result.results])
-            note = f" — {result.notice}" if result.notice else ""
-            self.statusBar().showMessage(
-                f"{len(result.results)} results ({result.mode}){note}", 6000
-            )
-        elif kind == "delete":
-            self._last_deleted = list(result)
-            self.undo_button.setText(f"Undo delete ({len(result)})")
-            self.undo_button.setVisible(True)
-            self.statusBar().showMessage(f"Moved {len(result)} to the trash.", 8000)
-        elif kind in ("edit", "create"):
-            memory = result.memory if isinstance(result, RememberResult) else result
-            self._current = memory
-            self.statusBar().showMessage(
-                f"Saved “{memory.display_title}”; re-embedding in the background.", 5000
-            )
-            QtCore.QTimer.singleShot(0, lambda: self.select_memory(memory.id))
-        elif kind == "merge":
-            self.statusBar().showMessage(
-                f"Merged into “{result.display_title}”; the others are in the trash.", 8000
-            )
-        elif kind == "import":
-            self.progress.setVisible(False)
-            updated = f", {result.updated} updated" if result.updated else ""
-            self.statusBar().showMessage(
-                f"Imported {result.added} new ({result.skipped} already known{updated}); "
-                "embedding them in the background.",
-                8000,
-            )
-        elif kind.startswith("export:"):
-            self.progress.setVisible(False)
-            self.statusBar().showMessage(f"Exported to {kind[7:]}.", 8000)
-        elif kind == "duplicates":
-            from app.gui.duplicates import DuplicatesDialog
+    def _failed(self, message: str) -> None:
+        self.progress.setVisible(False)
+        self.statusBar().showMessage(message, 8000)
 
-            self.statusBar().showMessage(f"{len(result)} near-duplicate pairs.", 5000)
-            dialog = DuplicatesDialog(result, self.worker, self)
-            dialog.show()
-
-    def _on_failed(self, request: int, message: str) -> None:
-        if self._requests.pop(request, None) is not None:
-            self.progress.setVisible(False)
-            QtWidgets.QMessageBox.warning(self, "Mnemo", message)
+    def _failed_write(self, message: str) -> None:
+        self.progress.setVisible(False)
+        QtWidgets.QMessageBox.warning(self, "Mnemo", message)
 
     def _on_progress(self, job: str, done: int, total: int) -> None:
         self.progress.setVisible(True)
@@ -625,16 +640,16 @@ class Manager(QtWidgets.QMainWindow):
             self._update_status()
 
     def _update_status(self) -> None:
-        store = Store(self.db)
-        counts = store.counts()
-        model = self.db.get_meta("model_name", "no model")
-        dim = self.db.get_meta("model_dimension", "?")
-        embedded = store.embedded_count(self.db.get_meta("model_id", "") or "")
+        self.worker.call(lambda e: e.overview(), self._show_status, None, INTERACTIVE)
+
+    def _show_status(self, info: dict) -> None:
+        self._overview = info
         shown = self.table_model.total
         self.status_label.setText(
-            f"{counts['memories']:,} memories ({shown:,} shown, {counts['trash']:,} in trash) · "
-            f"model {model} ({dim}d) · {embedded:,} embedded, "
-            f"{counts['memories'] - embedded:,} waiting"
+            f"{info['memories']:,} memories ({shown:,} shown, {info['trash']:,} in trash) · "
+            f"model {info['model_name']} ({info['model_dimension']}d) · "
+            f"{info['embedded']:,} embedded, {max(info['memories'] - info['embedded'], 0):,} "
+            "waiting"
         )
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt API

@@ -11,7 +11,6 @@ import html
 from app.core.display import age, snippet
 from app.core.ranking import Scored
 from app.core.recall import RecallResult
-from app.core.store import Filters
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
 
@@ -149,9 +148,9 @@ class Popup(QtWidgets.QWidget):
         self.setObjectName("popup")
         self.setAttribute(Qt.WA_TranslucentBackground, False)
         self.worker = worker
-        self.settings = settings
-        self._requests: dict[int, str] = {}
+        self.settings = settings  # read only: the engine owns them
         self.last_mode = ""  # mode of the results on screen (keyword, hybrid, recent)
+        self.last_result: RecallResult | None = None  # the answer on screen
         self.setWindowTitle("Mnemo search")
         self.setFixedWidth(WIDTH)
 
@@ -198,8 +197,6 @@ class Popup(QtWidgets.QWidget):
         self.search.installEventFilter(self)
         self.list.doubleClicked.connect(lambda index: self._copy(index.row()))
         self.list.clicked.connect(lambda index: self.list.setCurrentIndex(index))
-        worker.finished.connect(self._on_result)
-        worker.failed.connect(self._on_failure)
         self._resize_for(0)
 
     # ---- showing and hiding ------------------------------------------------------------
@@ -226,19 +223,24 @@ class Popup(QtWidgets.QWidget):
             self._debounce.stop()
             self._show_recent()
             return
-        request = self.worker.search(
-            text, "keyword", self._limit(), prefix=True, channel="popup-keyword"
-        )
-        self._requests[request] = text
+        self._search(text, "keyword", "popup-keyword")
         self._debounce.start()
 
     def _hybrid_search(self) -> None:
         text = self.search.text()
         if text.strip():
-            request = self.worker.search(
-                text, None, self._limit(), prefix=True, channel="popup-hybrid"
-            )
-            self._requests[request] = text
+            self._search(text, None, "popup-hybrid")
+
+    def _search(self, text: str, mode: str | None, channel: str) -> None:
+        self.worker.search(
+            text,
+            mode,
+            self._limit(),
+            prefix=True,
+            channel=channel,
+            done=lambda result: self._on_result(text, result),
+            failed=self._on_failure,
+        )
 
     def _limit(self) -> int:
         return int(self.settings["popup_results"])
@@ -247,27 +249,24 @@ class Popup(QtWidgets.QWidget):
         limit = self._limit()
 
         def recent(engine):
-            pinned = engine.store.listing(Filters(pinned=True), limit=limit)
-            rest = engine.store.listing(limit=limit)
-            seen = {m.id for m in pinned}
-            rows = pinned + [m for m in rest if m.id not in seen]
+            rows = engine.recent(limit)
             return RecallResult(
-                query="", mode="recent", results=[Scored(memory=m, seq=0) for m in rows[:limit]]
+                query="", mode="recent", results=[Scored(memory=m, seq=0) for m in rows]
             )
 
-        request = self.worker.submit(recent, INTERACTIVE, channel="popup-keyword")
-        self._requests[request] = ""
+        self.worker.call(
+            recent,
+            lambda result: self._on_result("", result),
+            self._on_failure,
+            INTERACTIVE,
+            channel="popup-keyword",
+        )
 
-    def _on_result(self, request: int) -> None:
-        text = self._requests.pop(request, None)
-        if text is None:
-            return
-        result = self.worker.result(request)
-        if not isinstance(result, RecallResult):
-            return
+    def _on_result(self, text: str, result: RecallResult) -> None:
         if text != self.search.text() and not (text == "" and not self.search.text().strip()):
             return  # the user typed on: this answer is stale
         self.last_mode = result.mode
+        self.last_result = result
         self.model.set_rows(result.results, text)
         if self.model.rows:
             self.list.setCurrentIndex(self.model.index(0))
@@ -282,10 +281,9 @@ class Popup(QtWidgets.QWidget):
         self.status.setVisible(bool(self.status.text()))
         self._resize_for(len(result.results))
 
-    def _on_failure(self, request: int, message: str) -> None:
-        if self._requests.pop(request, None) is not None:
-            self.status.setText(message)
-            self.status.setVisible(True)
+    def _on_failure(self, message: str) -> None:
+        self.status.setText(message)
+        self.status.setVisible(True)
 
     def _resize_for(self, rows: int) -> None:
         self.list.setVisible(rows > 0)

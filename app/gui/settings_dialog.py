@@ -4,18 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core.errors import MnemoError
+from app.core.engine import SettingsChange
 from app.core.settings import SETTINGS, Setting, Settings
 from app.gui.qt import QtGui, QtWidgets, Signal
-from app.gui.worker import Worker
+from app.gui.worker import INTERACTIVE, Worker
 
 
 class SettingsDialog(QtWidgets.QDialog):
-    """One tab per settings group; a widget per setting chosen by its type."""
+    """One tab per settings group; a widget per setting chosen by its type.
+
+    It shows the engine's settings and hands changes to the engine through the worker
+    (`Engine.apply_settings`), so the running engine uses them at once.
+    """
 
     applied = Signal(list)  # the keys that changed
+    failed = Signal(str)  # why nothing was saved
 
-    def __init__(self, settings: Settings, worker: Worker | None = None, parent=None):
+    def __init__(self, settings: Settings, worker: Worker, parent=None):
         super().__init__(parent)
         self.setObjectName("settingsDialog")
         self.setWindowTitle("Mnemo settings")
@@ -51,6 +56,10 @@ class SettingsDialog(QtWidgets.QDialog):
     def _widget(self, setting: Setting) -> QtWidgets.QWidget:
         if setting.key == "hotkey":
             return QtWidgets.QKeySequenceEdit()
+        if setting.choices:
+            box = QtWidgets.QComboBox()
+            box.addItems([str(c) for c in setting.choices])
+            return box
         if setting.type is bool:
             return QtWidgets.QCheckBox()
         if setting.type is int:
@@ -81,9 +90,9 @@ class SettingsDialog(QtWidgets.QDialog):
             browse.clicked.connect(lambda: self._choose_folder(widget))
             return row
         browse.clicked.connect(lambda: self._choose_model(widget))
-        convert = QtWidgets.QPushButton("Convert folder…", objectName="convertModel")
-        convert.clicked.connect(self._convert)
-        layout.addWidget(convert)
+        self.convert_button = QtWidgets.QPushButton("Convert folder…", objectName="convertModel")
+        self.convert_button.clicked.connect(self._convert)
+        layout.addWidget(self.convert_button)
         reembed = QtWidgets.QPushButton("Re-embed now", objectName="reembed")
         reembed.clicked.connect(self._reembed)
         layout.addWidget(reembed)
@@ -102,8 +111,6 @@ class SettingsDialog(QtWidgets.QDialog):
             widget.setText(path)
 
     def _convert(self) -> None:
-        from app.core.converter import convert
-
         src = QtWidgets.QFileDialog.getExistingDirectory(
             self, "Choose a sentence-transformers model folder (BERT)"
         )
@@ -112,25 +119,29 @@ class SettingsDialog(QtWidgets.QDialog):
         out, _ = QtWidgets.QFileDialog.getSaveFileName(
             self, "Save the GGUF model as", str(Path(src).name) + ".gguf", "GGUF (*.gguf)"
         )
-        if not out:
-            return
-        try:
-            QtGui.QGuiApplication.setOverrideCursor(QtGui.Qt.WaitCursor)
-            convert(Path(src), Path(out))
-        except MnemoError as exc:
-            self.status.setText(f"Not converted: {exc}")
-            return
-        finally:
-            QtGui.QGuiApplication.restoreOverrideCursor()
-        self.fields["model_path"].setText(out)
-        self.status.setText(
-            f"Converted to {out}. Save to switch to it; memories are then "
-            "re-embedded in the background."
-        )
+        if out:
+            self.convert(Path(src), Path(out))
+
+    def convert(self, src: Path, out: Path) -> None:
+        """Convert a model folder to GGUF on the worker (it takes seconds), then offer it."""
+        self.status.setText(f"Converting {src.name}… (this takes a few seconds)")
+        self.convert_button.setEnabled(False)
+
+        def converted(path: Path) -> None:
+            self.convert_button.setEnabled(True)
+            self.fields["model_path"].setText(str(path))
+            self.status.setText(
+                f"Converted to {path}. Save to switch to it; memories are then "
+                "re-embedded in the background."
+            )
+
+        def not_converted(message: str) -> None:
+            self.convert_button.setEnabled(True)
+            self.status.setText(f"Not converted: {message}")
+
+        self.worker.call(lambda e: e.convert_model(src, out), converted, not_converted, INTERACTIVE)
 
     def _reembed(self) -> None:
-        if self.worker is None:
-            return
         self.worker.reload_model()
         self.status.setText(
             "Re-embedding in the background; progress shows in the tray and "
@@ -143,6 +154,8 @@ class SettingsDialog(QtWidgets.QDialog):
             widget, value = self.fields[setting.key], self.settings[setting.key]
             if isinstance(widget, QtWidgets.QKeySequenceEdit):
                 widget.setKeySequence(QtGui.QKeySequence(value))
+            elif isinstance(widget, QtWidgets.QComboBox):
+                widget.setCurrentText(str(value))
             elif isinstance(widget, QtWidgets.QCheckBox):
                 widget.setChecked(bool(value))
             elif isinstance(widget, QtWidgets.QSpinBox | QtWidgets.QDoubleSpinBox):
@@ -154,23 +167,32 @@ class SettingsDialog(QtWidgets.QDialog):
         widget = self.fields[setting.key]
         if isinstance(widget, QtWidgets.QKeySequenceEdit):
             return widget.keySequence().toString() or setting.default
+        if isinstance(widget, QtWidgets.QComboBox):
+            return widget.currentText()
         if isinstance(widget, QtWidgets.QCheckBox):
             return widget.isChecked()
         if isinstance(widget, QtWidgets.QSpinBox | QtWidgets.QDoubleSpinBox):
             return widget.value()
         return widget.text()
 
+    def values(self) -> dict:
+        """What the widgets say now, by setting key."""
+        return {setting.key: self._value(setting) for setting in SETTINGS}
+
     def save(self) -> None:
-        """Validate, write the settings file, tell the app what changed."""
-        before = self.settings.as_dict()
-        try:
-            for setting in SETTINGS:
-                self.settings.set(setting.key, self._value(setting))
-        except MnemoError as exc:
-            self.status.setText(str(exc))
-            return
-        self.settings.save()
-        after = self.settings.as_dict()
-        changed = [k for k in after if after[k] != before[k]]
-        self.applied.emit(changed)
+        """Hand the values to the engine (validated, saved, applied); close when done."""
+        self.status.setText("Saving…")
+        self.worker.apply_settings(self.values(), self._saved, self._not_saved)
+
+    def _saved(self, change: SettingsChange) -> None:
+        if change.model_reloaded and change.model_error:
+            self.status.setText(f"Saved, but the model does not load: {change.model_error}")
+        else:
+            self.status.setText("")
+        self.load()  # show what the engine took (e.g. clamped values)
+        self.applied.emit(change.changed)
         self.accept()
+
+    def _not_saved(self, message: str) -> None:
+        self.status.setText(f"Not saved: {message}")
+        self.failed.emit(message)

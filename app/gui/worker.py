@@ -3,6 +3,10 @@
 Requests wait in a priority queue, so a query from the popup goes ahead of backfill, which
 runs in small batches and yields as soon as anything else is waiting. Results come back as
 Qt signals, which Qt delivers in the GUI thread; the worker never touches a widget.
+
+Front ends use `call(fn, done, failed)`: `fn(engine)` runs on the worker, then `done(result)`
+or `failed(message)` runs on the GUI thread. Read every widget value before calling, never
+inside `fn` (Anki's CollectionOp rule).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from app.core.engine import Engine
+from app.core.engine import Engine, SettingsChange
 from app.core.errors import MnemoError
 from app.gui.qt import QtCore, Signal
 
@@ -50,7 +54,9 @@ class Worker(QtCore.QObject):
     changed = Signal()  # memories were written: views should refresh
     progress = Signal(str, int, int)  # job, done, total (0 = unknown) for imports, exports
 
-    def __init__(self, engine_factory: Callable[[], Engine] = Engine, parent=None):
+    def __init__(
+        self, engine_factory: Callable[[], Engine] = Engine, parent=None, start: bool = True
+    ):
         super().__init__(parent)
         self._factory = engine_factory
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
@@ -65,10 +71,23 @@ class Worker(QtCore.QObject):
         self._results: collections.OrderedDict[int, Any] = collections.OrderedDict()
         self.thread_ident: int | None = None
         self.engine: Engine | None = None
+        self.model_id = ""  # the loaded model's id, for `mnemo status`
+        # GUI-thread bookkeeping of `call`: request id -> (done, failed) callbacks.
+        self._callbacks: dict[int, tuple[Callable | None, Callable | None]] = {}
+        self._channel_requests: dict[str, int] = {}
+        self.finished.connect(self._deliver_result)
+        self.failed.connect(self._deliver_failure)
         # A QThread, not a threading.Thread: PySide6 (6.8+) may corrupt reference counts
         # when signals are emitted from threads Qt did not create (PYSIDE-3124).
         self._thread = _Loop(self._run, "mnemo-engine")
-        self._thread.start()
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Start the thread. Connect to the signals first: a queued signal emitted before a
+        slot is connected never reaches it (the model's "ready" would be lost)."""
+        if not self._thread.isRunning():
+            self._thread.start()
 
     # ---- requests from the GUI -----------------------------------------------------
     def submit(
@@ -89,6 +108,67 @@ class Worker(QtCore.QObject):
         self._queue.put((priority, next(self._order), request, fn, channel, writes))
         return request
 
+    def call(
+        self,
+        fn: Callable[[Engine], Any],
+        done: Callable[[Any], None] | None = None,
+        failed: Callable[[str], None] | None = None,
+        priority: int = NORMAL,
+        channel: str | None = None,
+        writes: bool = False,
+    ) -> int:
+        """Queue `fn(engine)`; `done(result)` or `failed(message)` then runs on the GUI thread.
+
+        Call from the GUI thread. On a `channel`, a newer call supersedes an older one that
+        has not run yet: the older one's callbacks are dropped.
+        """
+        request = self.submit(fn, priority, channel, writes)
+        if channel:
+            older = self._channel_requests.get(channel)
+            if older is not None:
+                self._callbacks.pop(older, None)
+            self._channel_requests[channel] = request
+        if done is not None or failed is not None:
+            self._callbacks[request] = (done, failed)
+        return request
+
+    def _deliver_result(self, request: int) -> None:
+        callbacks = self._callbacks.pop(request, None)
+        if callbacks is None:
+            return
+        result = self.result(request)
+        if callbacks[0] is not None:
+            try:
+                callbacks[0](result)
+            except Exception:  # a bug in a view: log it, keep the app running
+                log.exception("handling the result of request %s failed", request)
+
+    def _deliver_failure(self, request: int, message: str) -> None:
+        callbacks = self._callbacks.pop(request, None)
+        if callbacks is None:
+            return
+        if callbacks[1] is not None:
+            try:
+                callbacks[1](message)
+            except Exception:
+                log.exception("handling the failure of request %s failed", request)
+
+    def apply_settings(
+        self,
+        values: dict[str, Any],
+        done: Callable[[SettingsChange], None] | None = None,
+        failed: Callable[[str], None] | None = None,
+    ) -> int:
+        """Hand new settings to the engine (their one owner); a model change reloads it."""
+
+        def apply(engine: Engine) -> SettingsChange:
+            change = engine.apply_settings(values)
+            if change.model_reloaded:
+                self._load_model()
+            return change
+
+        return self.call(apply, done, failed, INTERACTIVE)
+
     def search(
         self,
         query: str,
@@ -96,10 +176,14 @@ class Worker(QtCore.QObject):
         limit: int,
         prefix: bool = False,
         channel: str = "search",
+        done: Callable[[Any], None] | None = None,
+        failed: Callable[[str], None] | None = None,
     ) -> int:
         """A recall that does not count as use (the GUI counts copies instead)."""
-        return self.submit(
+        return self.call(
             lambda e: e.recall(query, mode=mode, limit=limit, track=False, prefix=prefix),
+            done,
+            failed,
             INTERACTIVE,
             channel,
         )
@@ -164,8 +248,10 @@ class Worker(QtCore.QObject):
     def _load_model(self) -> None:
         embedder = self.engine.embedder
         if embedder is None:
+            self.model_id = ""
             self.modelState.emit("unavailable", self.engine.model_error or "")
         else:
+            self.model_id = embedder.info.model_id
             self.modelState.emit("ready", f"{embedder.info.name} ({embedder.info.dimension}d)")
             self.backfill()
 
@@ -197,8 +283,8 @@ class Worker(QtCore.QObject):
         if self._stopping or engine.embedder is None:
             return
         if self._backfill_total == 0:
-            counts = engine.store.vector_counts(engine.embedder.info.model_id)
-            self._backfill_total = counts["missing"] + counts["stale"]
+            counts = engine.vector_status()
+            self._backfill_total = counts.get("missing", 0) + counts.get("stale", 0)
             self._backfill_done = 0
 
         def progress(done: int, _total: int) -> None:
@@ -218,8 +304,7 @@ class Worker(QtCore.QObject):
             log.warning("backfill stopped: %s", exc)
             return
         self._backfill_done += done
-        remaining = engine.store.needing_vectors(engine.embedder.info.model_id, 1)
-        if remaining and not self._stopping:
+        if engine.needs_backfill() and not self._stopping:
             self.backfill()
         else:
             self._backfill_total = 0

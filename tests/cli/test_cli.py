@@ -141,3 +141,35 @@ def test_doctor_detects_and_repairs_a_desynced_keyword_index(mnemo_home):
 def test_hostile_queries_from_the_command_line(query):
     ok("remember", "a harmless memory about near title stars")
     assert "results" in json.loads(ok("recall", query, "--json").stdout)
+
+
+def test_imported_memories_reach_the_markdown_mirror(tmp_path):
+    # Imports used to bypass the Engine, so the mirror (the audit trail) never saw them.
+    mirror = tmp_path / "mirror"
+    ok("settings", "mirror_dir", str(mirror))
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Backups\n\nThe NAS backs up every night at two.\n")
+    ok("import", str(notes))
+    written = "".join(p.read_text() for p in mirror.glob("*.md"))
+    assert "The NAS backs up every night at two." in written
+
+
+def test_purge_goes_through_the_engine_and_is_final():
+    memory_id = json.loads(ok("remember", "A note to delete for good", "--json").stdout)["id"]
+    assert b"Deleted 1 memory for good" in ok("forget", memory_id, "--purge").stdout
+    assert "no memory" in fails("show", memory_id)
+    assert json.loads(ok("list", "--trash", "--json").stdout) == []
+
+
+def test_rerunning_an_import_embeds_what_an_earlier_run_left(tmp_path):
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(
+        "".join(
+            json.dumps({"text": f"Imported note number {i} about sourdough"}) + "\n"
+            for i in range(5)
+        )
+    )
+    ok("import", str(notes), "--no-embed")  # like a run killed before embedding
+    assert json.loads(ok("stats", "--json").stdout)["missing"] == 5
+    assert b"Imported 0 new" in ok("import", str(notes)).stdout
+    assert json.loads(ok("stats", "--json").stdout)["missing"] == 0

@@ -7,8 +7,7 @@ import subprocess
 
 import pytest
 
-from app.core import transfer
-from app.core.context import balanced, build_context, feature_paragraph, signals
+from app.core.context import balanced, feature_paragraph, signals
 from app.core.labels import GENERIC
 from tests.core.test_recall import DEPLOY, PARSER, TESTING
 
@@ -85,7 +84,7 @@ def test_context_signals_from_git_and_feature_file(tmp_path):
 
 
 def test_context_block_is_relevant_balanced_and_diagnosed(corpus):
-    block = build_context(corpus, query="building a file parser with error handling", limit=12)
+    block = corpus.context(query="building a file parser with error handling", limit=12)
     categories = [m.category for m, _ in block.memories]
     assert len(block.memories) == 12
     assert all(categories.count(c) >= 3 for c in ("patterns", "anti-patterns", "heuristics"))
@@ -100,7 +99,7 @@ def test_context_block_is_relevant_balanced_and_diagnosed(corpus):
 
 
 def test_small_limit_is_not_forced_to_balance(corpus):
-    block = build_context(corpus, query="parser error recovery", limit=5, track=False)
+    block = corpus.context(query="parser error recovery", limit=5, track=False)
     assert [m.category for m, _ in block.memories] == ["patterns"] * 5
 
 
@@ -114,17 +113,17 @@ def test_balanced_selection_arithmetic():
 
 def test_three_context_runs_count_three_recalls(corpus):
     for _ in range(3):
-        block = build_context(corpus, query="kubernetes rollout", limit=10)
+        block = corpus.context(query="kubernetes rollout", limit=10)
     top = block.memories[0][0]
     after = corpus.get(top.id)
     assert after.recall_count == 3 and after.last_recalled_at is not None
 
 
 def test_no_signals_means_prominence_only(corpus):
-    pinned = corpus.store.listing(limit=50)[-1]
+    pinned = corpus._store.listing(limit=50)[-1]
     corpus.edit(pinned.id, pinned=True, confidence="high")
     corpus.remember(PARSER[0])  # a second observation
-    block = build_context(corpus, query=None, cwd=corpus.db.path.parent, limit=3, track=False)
+    block = corpus.context(query=None, cwd=corpus.database_path.parent, limit=3, track=False)
     assert block.query is None and block.weights == (0.0, 0.0, 1.0)
     assert "semantic: unavailable (no context signals)" in block.diagnostic()
     assert pinned.id in [m.id for m, _ in block.memories]
@@ -135,13 +134,13 @@ def test_context_without_model_says_why(corpus, monkeypatch, tmp_path):
 
     monkeypatch.setenv("MNEMO_MODEL", str(tmp_path / "gone.gguf"))
     broken = Engine()
-    block = build_context(broken, query="parser errors", limit=9, track=False)
+    block = broken.context(query="parser errors", limit=9, track=False)
     assert "semantic: unavailable (model file not found" in block.diagnostic()
     assert block.keyword_matches > 0 and len(block.memories) == 9
 
 
 def test_every_memory_gets_3_to_10_labels_from_its_own_words(corpus):
-    for memory in corpus.store.iter_all():
+    for memory in corpus._store.iter_all():
         labels = memory.keywords
         assert 3 <= len(labels) <= 10, (memory.text, labels)
         source = (memory.text + " " + memory.reasoning).lower()
@@ -168,7 +167,7 @@ def test_labels_are_searchable_and_editable(engine):
 def test_knowledge_bank_import_maps_fields_and_is_idempotent(engine, tmp_path):
     bank = tmp_path / "anti-patterns.md"
     bank.write_text(KNOWLEDGE_BANK)
-    first = transfer.import_paths(engine.store, [bank])
+    first = engine.import_paths([bank])
     assert first.added == 2
     fixtures = engine.recall("synthetic fixtures", mode="keyword", track=False).results[0].memory
     assert fixtures.title == "Trusting synthetic fixtures"
@@ -182,8 +181,8 @@ def test_knowledge_bank_import_maps_fields_and_is_idempotent(engine, tmp_path):
     assert fixtures.category == "anti-patterns" and fixtures.source == "import"
     friday = engine.recall("Friday deploys", mode="keyword", track=False).results[0].memory
     assert friday.observation_count == 2 and "last observed: Feature #031" in friday.references
-    assert transfer.import_paths(engine.store, [bank]).added == 0
-    assert engine.store.counts()["memories"] == 2
+    assert engine.import_paths([bank]).added == 0
+    assert engine._store.counts()["memories"] == 2
 
 
 def test_mirror_folder_rebuilds_the_database(engine, tmp_path, monkeypatch):
@@ -200,10 +199,10 @@ def test_mirror_folder_rebuilds_the_database(engine, tmp_path, monkeypatch):
     from app.core.engine import Engine
 
     rebuilt = Engine(embedder=engine.embedder)
-    report = transfer.import_paths(rebuilt.store, [mirror])
+    report = rebuilt.import_paths([mirror])
     assert report.added == 2
     assert rebuilt.get(kept.id).text == "Cache keys must include the tenant id and the locale"
     assert rebuilt.get(kept.id).tags == ["cache"]
     assert rebuilt.get(dropped.id).deleted_at is not None
-    again = transfer.import_paths(rebuilt.store, [mirror])
+    again = rebuilt.import_paths([mirror])
     assert (again.added, again.updated) == (0, 0)

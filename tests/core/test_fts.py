@@ -55,12 +55,12 @@ def test_builder_caps_the_number_of_phrases():
 
 
 def test_hostile_strings_run_as_match_without_error(engine):
-    engine.store.insert(Memory(id="", text="title secret start minus near"))
+    engine._store.insert(Memory(id="", text="title secret start minus near"))
     for text in HOSTILE:
         for prefix in (False, True):
             expression = fts.build(text, prefix=prefix)
             if expression is not None:
-                engine.store.keyword_search(expression, Filters(), 10)
+                engine._store.keyword_search(expression, Filters(), 10)
 
 
 @settings(
@@ -71,4 +71,4 @@ def test_any_text_is_a_valid_match_expression(engine, text):
     expression = fts.build(text, prefix=True)
     if expression is not None:
         assert expression.startswith('"')
-        engine.store.keyword_search(expression, Filters(), 5)
+        engine._store.keyword_search(expression, Filters(), 5)

@@ -62,7 +62,7 @@ def test_acceptance_1b_ranking_with_hand_made_vectors(mnemo_home):
     for i in range(50):
         parser = i < 20
         cosine = rng.uniform(0.81, 0.95) if parser else rng.uniform(0.0, 0.29)
-        memory = engine.store.insert(
+        memory = engine._store.insert(
             Memory(
                 id="",
                 text=f"{'parser' if parser else 'other'} memory number {i}",
@@ -71,7 +71,7 @@ def test_acceptance_1b_ranking_with_hand_made_vectors(mnemo_home):
                 updated_at=stamp,
             )
         )
-        engine.store.save_vectors(
+        engine._store.save_vectors(
             memory.id, model_id, "h", _unit_with_cosine(query, cosine, rng)[None, :]
         )
     result = engine.recall("unrelated words", limit=25, track=False)

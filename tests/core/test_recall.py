@@ -74,7 +74,7 @@ def corpus(engine):
         engine.remember(text, category="deployment", force=True)
     for text in TESTING:
         engine.remember(text, category="testing", force=True)
-    assert engine.store.counts()["memories"] == 50
+    assert engine._store.counts()["memories"] == 50
     return engine
 
 
@@ -195,8 +195,8 @@ def test_read_only_database_still_searches_without_tracking(engine):
     from app.core.store import Store
 
     memory = engine.remember("Backups run nightly at two in the morning").memory
-    engine.db = Database(engine.db.path, read_only=True)
-    engine.store = Store(engine.db)
+    engine._db = Database(engine._db.path, read_only=True)
+    engine._store = Store(engine._db)
     result = engine.recall("when do backups run")
     assert result.results[0].memory.id == memory.id
     assert engine.get(memory.id).recall_count == 0

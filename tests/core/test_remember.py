@@ -14,7 +14,7 @@ def test_same_text_counts_an_observation_instead_of_a_new_row(engine):
     assert again.memory.id == first.memory.id
     assert again.memory.observation_count == 2
     assert again.memory.tags == ["deps", "ci"]
-    assert engine.store.counts()["memories"] == 1
+    assert engine._store.counts()["memories"] == 1
 
 
 def test_remembering_a_trashed_text_brings_it_back(engine):
@@ -31,7 +31,7 @@ def test_near_duplicate_is_reported_not_stored(engine):
     assert punctuated.status == "similar" and punctuated.similarity > 0.95
     near = engine.remember("Retry HTTP requests using exponential backoff")
     assert near.status == "similar" and near.similarity >= 0.85
-    assert engine.store.counts()["memories"] == 1
+    assert engine._store.counts()["memories"] == 1
 
 
 def test_merge_keeps_longer_text_unions_tags_and_adds_observations(engine):
@@ -49,7 +49,7 @@ def test_merge_keeps_longer_text_unions_tags_and_adds_observations(engine):
     assert m.text.endswith("and add jitter")
     assert m.tags == ["http", "retry"] and m.references == ["net.py", "client.py"]
     assert m.observation_count == 2
-    assert engine.store.counts()["memories"] == 1
+    assert engine._store.counts()["memories"] == 1
     # The merged memory was re-embedded: it is found by its new words' meaning.
     assert engine.recall("jitter", mode="keyword", track=False).results[0].memory.id == base.id
 
@@ -58,7 +58,7 @@ def test_force_stores_a_near_duplicate_and_related_are_listed(engine):
     engine.remember("Use exponential backoff when retrying HTTP requests")
     forced = engine.remember("Retry HTTP requests using exponential backoff", force=True)
     assert forced.status == "stored"
-    assert engine.store.counts()["memories"] == 2
+    assert engine._store.counts()["memories"] == 2
     related = engine.remember("HTTP clients need timeouts on every request")
     assert related.status == "stored"
     assert related.related and all(0.5 <= s < 0.85 for _, s in related.related)
@@ -74,7 +74,7 @@ def test_merge_selected_memories_trashes_the_others(engine):
     assert merged.tags == ["ops", "team"]
     assert engine.get(b.id).deleted_at is not None
     engine.restore([b.id])  # merging is undoable
-    assert engine.store.counts()["memories"] == 2
+    assert engine._store.counts()["memories"] == 2
 
 
 def test_empty_binary_and_bad_confidence_are_refused(engine):
@@ -83,7 +83,7 @@ def test_empty_binary_and_bad_confidence_are_refused(engine):
             engine.remember(text)
     with pytest.raises(InputError, match="confidence"):
         engine.remember("fine text", confidence="certain")
-    assert engine.store.counts()["memories"] == 0
+    assert engine._store.counts()["memories"] == 0
 
 
 def test_edit_reembeds_changed_content(engine):
@@ -110,7 +110,7 @@ def test_a_50000_word_memory_is_stored_chunked_embedded_and_found(engine):
     text = filler * (repeats // 2) + needle + filler * (repeats - repeats // 2)
     assert len(text.split()) >= 50_000
     memory = engine.remember(text, title="Minutes").memory
-    vectors = engine.store.vectors_of(memory.id, engine.embedder.info.model_id)
+    vectors = engine._store.vectors_of(memory.id, engine.embedder.info.model_id)
     windows = engine.embedder.document_sequences(memory.embed_text)
     assert vectors.shape[0] == len(windows) > 200  # chunked, every chunk embedded
     engine.remember("Buy oat milk and coffee beans", force=True)

@@ -40,13 +40,13 @@ def test_import_folder_is_idempotent(engine, tmp_path):
     (folder / "notes.md").write_text(NOTES)
     (folder / "sub" / "plain.txt").write_text("A file without headings is one memory.")
     (folder / "ignored.bin").write_bytes(b"\x00\x01")
-    first = transfer.import_paths(engine.store, [folder])
+    first = engine.import_paths([folder])
     assert (first.added, first.skipped) == (4, 0)
-    second = transfer.import_paths(engine.store, [folder])
+    second = engine.import_paths([folder])
     assert (second.added, second.skipped) == (0, 4)
-    titles = sorted(m.title for m in engine.store.iter_all())
+    titles = sorted(m.title for m in engine._store.iter_all())
     assert titles == ["Git", "Shell", "notes", "plain"]
-    assert all(m.source == "import" for m in engine.store.iter_all())
+    assert all(m.source == "import" for m in engine._store.iter_all())
 
 
 def test_jsonl_export_import_round_trip_is_lossless(engine, tmp_path, monkeypatch):
@@ -62,7 +62,7 @@ def test_jsonl_export_import_round_trip_is_lossless(engine, tmp_path, monkeypatc
     second = engine.remember("Second memory with ünïcödé and emoji 🙂").memory
     engine.edit(second.id, pinned=True)
     engine.recall("memory")
-    exported = "".join(transfer.export(engine.store, "jsonl"))
+    exported = "".join(engine.export("jsonl"))
     path = tmp_path / "export.jsonl"
     path.write_text(exported)
 
@@ -70,12 +70,12 @@ def test_jsonl_export_import_round_trip_is_lossless(engine, tmp_path, monkeypatc
     from app.core.engine import Engine
 
     fresh = Engine(embedder=engine.embedder)
-    report = transfer.import_paths(fresh.store, [path])
+    report = fresh.import_paths([path])
     assert report.added == 2 and not report.errors
-    assert "".join(transfer.export(fresh.store, "jsonl")) == exported
-    assert transfer.import_paths(fresh.store, [path]).added == 0
+    assert "".join(fresh.export("jsonl")) == exported
+    assert fresh.import_paths([path]).added == 0
     # Imported memories have no vectors yet; backfill adds them.
-    assert fresh.store.vector_counts(fresh.embedder.info.model_id)["missing"] == 2
+    assert fresh._store.vector_counts(fresh.embedder.info.model_id)["missing"] == 2
     assert fresh.backfill() == 2
     fresh.close()
 
@@ -92,7 +92,7 @@ def test_bad_jsonl_lines_are_reported_and_good_ones_kept(engine, tmp_path):
             ]
         )
     )
-    report = transfer.import_paths(engine.store, [path])
+    report = engine.import_paths([path])
     assert report.added == 1 and len(report.errors) == 3
     assert all("mixed.jsonl:" in e for e in report.errors)
 
@@ -100,15 +100,15 @@ def test_bad_jsonl_lines_are_reported_and_good_ones_kept(engine, tmp_path):
 def test_markdown_export_can_be_imported_back(engine, tmp_path):
     engine.remember("Prefer composition over inheritance", title="Composition")
     out = tmp_path / "export.md"
-    transfer.write_atomically(out, transfer.export(engine.store, "markdown"))
+    transfer.write_atomically(out, engine.export("markdown"))
     text = out.read_text()
     assert "### Composition" in text and "- Confidence: medium" in text
 
 
 def test_missing_path_and_non_utf8_file_are_clear_errors(engine, tmp_path):
     with pytest.raises(InputError, match="no such file"):
-        transfer.import_paths(engine.store, [tmp_path / "nope"])
+        engine.import_paths([tmp_path / "nope"])
     latin = tmp_path / "latin.md"
     latin.write_bytes("café".encode("latin-1"))
     with pytest.raises(InputError, match="not UTF-8"):
-        transfer.import_paths(engine.store, [latin])
+        engine.import_paths([latin])

@@ -33,12 +33,13 @@ def seeded(embedder, mnemo_home):
 
 
 @pytest.fixture
-def worker(embedder, seeded, qapp):
-    w = Worker(lambda: Engine(embedder=embedder))
-    yield w
-    w.stop()
+def settings(mnemo_home):
+    """The process's one Settings: the worker's engine owns it, the widgets read it."""
+    return Settings()
 
 
 @pytest.fixture
-def settings(mnemo_home):
-    return Settings()
+def worker(embedder, seeded, settings, qapp):
+    w = Worker(lambda: Engine(settings=settings, embedder=embedder))
+    yield w
+    w.stop()

@@ -8,9 +8,11 @@ from app.gui.qt import Qt, QtCore
 
 
 def _manager(qtbot, worker, settings) -> Manager:
+    """The manager, once its first page has arrived from the worker."""
     manager = Manager(worker, settings)
     qtbot.addWidget(manager)
-    manager.show()
+    with qtbot.waitSignal(manager.table_model.loaded, timeout=10_000):
+        manager.show()
     return manager
 
 
@@ -54,7 +56,7 @@ def test_delete_then_undo(qtbot, worker, settings, seeded, embedder):
         manager.delete_selected()
     qtbot.waitUntil(lambda: manager.undo_button.isVisible(), timeout=5000)
     assert _db(embedder).get(seeded["Grandma's"]).deleted_at is not None
-    assert manager.table_model.rowCount() == 3
+    qtbot.waitUntil(lambda: manager.table_model.rowCount() == 3, timeout=5000)
     with qtbot.waitSignal(worker.changed, timeout=5000):
         qtbot.mouseClick(manager.undo_button, Qt.LeftButton)
     assert _db(embedder).get(seeded["Grandma's"]).deleted_at is None
@@ -66,7 +68,9 @@ def test_trash_view_and_restore(qtbot, worker, settings, seeded, embedder):
     engine.forget([seeded["k8s"]])
     manager = _manager(qtbot, worker, settings)
     manager.trash.setChecked(True)
-    assert [m.id for m, _ in manager.table_model.rows] == [seeded["k8s"]]
+    qtbot.waitUntil(
+        lambda: [m.id for m, _ in manager.table_model.rows] == [seeded["k8s"]], timeout=5000
+    )
     manager.table.selectRow(0)
     with qtbot.waitSignal(worker.changed, timeout=5000):
         manager.restore_selected()
@@ -130,7 +134,7 @@ def test_import_file_then_new_memories_are_embedded(
         manager.import_paths([notes])
     engine = _db(embedder)
     qtbot.waitUntil(
-        lambda: engine.store.vector_counts(engine.embedder.info.model_id)["missing"] == 0,
+        lambda: engine._store.vector_counts(engine.embedder.info.model_id)["missing"] == 0,
         timeout=15_000,
     )
     assert engine.stats()["memories"] == 6
@@ -140,20 +144,20 @@ def test_lazy_model_reads_pages_not_everything(qtbot, worker, settings, seeded, 
     from app.core.memory import Memory
 
     engine = _db(embedder)
-    engine.store.insert_many(
+    engine._store.insert_many(
         [Memory(id="", text=f"bulk memory number {i}") for i in range(PAGE * 2 + 10)]
     )
     manager = _manager(qtbot, worker, settings)
     assert manager.table_model.rowCount() == PAGE
     assert manager.table_model.total == PAGE * 2 + 14
     manager.table_model.fetchMore()
-    assert manager.table_model.rowCount() == PAGE * 2
+    qtbot.waitUntil(lambda: manager.table_model.rowCount() == PAGE * 2, timeout=5000)
 
 
 def test_export_and_import_report_progress(qtbot, worker, settings, seeded, embedder, tmp_path):
     from app.core.memory import Memory
 
-    _db(embedder).store.insert_many(
+    _db(embedder)._store.insert_many(
         [Memory(id="", text=f"exported memory {i}") for i in range(446)]
     )
     manager = _manager(qtbot, worker, settings)

@@ -13,14 +13,14 @@ from app.gui.settings_dialog import SettingsDialog
 from app.gui.worker import BACKGROUND, INTERACTIVE
 
 
-def test_dialog_has_a_widget_for_every_declared_setting(qtbot, settings):
-    dialog = SettingsDialog(settings)
+def test_dialog_has_a_widget_for_every_declared_setting(qtbot, settings, worker):
+    dialog = SettingsDialog(settings, worker)
     qtbot.addWidget(dialog)
     assert set(dialog.fields) == {s.key for s in SETTINGS}
 
 
-def test_settings_persist_and_report_what_changed(qtbot, settings, mnemo_home):
-    dialog = SettingsDialog(settings)
+def test_settings_persist_and_report_what_changed(qtbot, settings, worker, mnemo_home):
+    dialog = SettingsDialog(settings, worker)
     qtbot.addWidget(dialog)
     dialog.fields["hotkey"].setKeySequence(QtGui.QKeySequence("Ctrl+Shift+M"))
     dialog.fields["weight_keyword"].setValue(0.25)
@@ -36,17 +36,18 @@ def test_settings_persist_and_report_what_changed(qtbot, settings, mnemo_home):
         fresh["popup_results"],
         fresh["start_at_login"],
     ) == ("Ctrl+Shift+M", 0.25, 5, True)
-    reopened = SettingsDialog(fresh)
+    reopened = SettingsDialog(fresh, worker)
     qtbot.addWidget(reopened)
     assert reopened.fields["hotkey"].keySequence().toString() == "Ctrl+Shift+M"
 
 
-def test_spin_boxes_clamp_to_the_declared_bounds(qtbot, settings):
-    dialog = SettingsDialog(settings)
+def test_spin_boxes_clamp_to_the_declared_bounds(qtbot, settings, worker):
+    dialog = SettingsDialog(settings, worker)
     qtbot.addWidget(dialog)
     dialog.fields["popup_results"].setValue(0)
     dialog.fields["weight_vector"].setValue(7.0)
-    dialog.save()
+    with qtbot.waitSignal(dialog.applied, timeout=5000):
+        dialog.save()
     fresh = Settings()
     assert fresh["popup_results"] == 1 and fresh["weight_vector"] == 1.0
 
@@ -56,7 +57,7 @@ def test_worker_runs_in_its_own_thread_and_signals_arrive_in_the_gui_thread(qtbo
 
     def probe(engine):
         seen["worker"] = threading.get_ident()
-        return engine.store.counts()["memories"]
+        return engine._store.counts()["memories"]
 
     def on_finished(request):
         seen["slot"] = threading.get_ident()

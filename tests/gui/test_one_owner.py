@@ -1,0 +1,152 @@
+"""The engine is the one owner of settings and the one door to the data (issue 7).
+
+Each test here failed on the code before: the dialog saved through the app's own Settings,
+the engine kept another, and the manager read a widget on the engine's thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from app.core.embedder import inspect_model
+from app.core.engine import Engine
+from app.core.ranking import Weights
+from app.core.settings import Settings
+from app.gui.manager import Manager
+from app.gui.popup import Popup
+from app.gui.settings_dialog import SettingsDialog
+from app.gui.worker import INTERACTIVE
+
+
+def test_weights_saved_in_the_dialog_reach_the_next_popup_search(qtbot, worker, settings):
+    # GIVEN a running worker and the settings dialog
+    dialog = SettingsDialog(settings, worker)
+    qtbot.addWidget(dialog)
+    dialog.fields["weight_vector"].setValue(0.0)
+    dialog.fields["weight_keyword"].setValue(0.0)
+    dialog.fields["weight_prominence"].setValue(1.0)
+    # WHEN the weights 0/0/1 are saved
+    with qtbot.waitSignal(dialog.applied, timeout=5000):
+        dialog.save()
+    # THEN the next hybrid search from the popup ranks with them, without a restart
+    popup = Popup(worker, settings)
+    qtbot.addWidget(popup)
+    popup.present()
+    qtbot.keyClicks(popup.search, "kubernetes troubleshooting")
+    qtbot.waitUntil(
+        lambda: popup.last_result is not None and popup.last_result.mode == "hybrid",
+        timeout=10_000,
+    )
+    assert popup.last_result.weights == Weights(0.0, 0.0, 1.0)
+    assert Settings()["weight_prominence"] == 1.0  # and it was saved
+
+
+def test_a_bad_value_changes_nothing_and_says_why(qtbot, worker, settings, mnemo_home):
+    dialog = SettingsDialog(settings, worker)
+    qtbot.addWidget(dialog)
+    dialog.fields["weight_keyword"].setValue(0.5)
+    dialog.fields["model_path"].setText(str(mnemo_home / "no-such-model.gguf"))
+    with qtbot.waitSignal(dialog.failed, timeout=5000) as failed:
+        dialog.save()
+    assert "not switched" in failed.args[0] and "no-such-model" in failed.args[0]
+    assert "Not saved" in dialog.status.text()
+    assert settings["weight_keyword"] == 0.3  # all or nothing
+    assert not (mnemo_home / "config" / "settings.json").exists()
+
+
+@pytest.fixture
+def running_app(qtbot, qapp, embedder, seeded, tmp_path, monkeypatch):
+    """The desktop app (tray, worker, hotkey, IPC) on the seeded database, model loaded."""
+    from app.gui.app import MnemoApp
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    app = MnemoApp(qapp, engine_factory=lambda s: Engine(settings=s, embedder=embedder))
+    qtbot.waitUntil(lambda: app.status()["model"] == "ready", timeout=10_000)
+    yield app
+    app.hotkey.unregister()
+    app.server.close()
+    app.worker.stop()
+
+
+def test_forcing_a_hotkey_backend_takes_effect_without_a_restart(qtbot, running_app):
+    app = running_app
+    app.show_settings()
+    app.settings_dialog.fields["hotkey_backend"].setCurrentText("none")
+    with qtbot.waitSignal(app.settings_dialog.applied, timeout=5000):
+        app.settings_dialog.save()
+    assert app.hotkey.key == "none" and app.status()["hotkey_error"] is None
+
+
+def test_choosing_another_model_in_the_dialog_switches_the_running_app(
+    qtbot, running_app, embedder, q8_model
+):
+    app = running_app
+    assert app.status()["model_id"] == embedder.info.model_id
+    # WHEN the user picks the Q8 model in the dialog and saves
+    app.show_settings()
+    app.settings_dialog.fields["model_path"].setText(str(q8_model))
+    with qtbot.waitSignal(app.settings_dialog.applied, timeout=10_000):
+        app.settings_dialog.save()
+    # THEN `mnemo status` reports the new model, and its vectors are being made
+    q8_id = inspect_model(q8_model, "auto", "auto").model_id
+    assert q8_id != embedder.info.model_id
+    qtbot.waitUntil(lambda: app.status()["model_id"] == q8_id, timeout=10_000)
+    assert app.status()["model"] == "ready"
+    # and the memories are re-embedded with it in the background
+    deadline = time.monotonic() + 60
+    while _missing(app, qtbot) and time.monotonic() < deadline:
+        qtbot.wait(200)
+    assert _missing(app, qtbot) == 0
+
+
+def _missing(app, qtbot) -> int:
+    """Live memories without current vectors, asked of the running engine."""
+    answer = {}
+    app.worker.call(lambda e: e.vector_status(), lambda v: answer.update(v))
+    qtbot.waitUntil(lambda: bool(answer), timeout=5000)
+    return answer["missing"] + answer["stale"]
+
+
+def test_manager_search_reads_its_widgets_on_the_gui_thread(qtbot, worker, settings, seeded):
+    # GIVEN a manager whose search is queued behind a busy worker
+    manager = Manager(worker, settings)
+    qtbot.addWidget(manager)
+    with qtbot.waitSignal(manager.table_model.loaded, timeout=10_000):
+        manager.show()
+    gate = threading.Event()
+    worker.submit(lambda e: gate.wait(10), INTERACTIVE)
+    manager.mode.blockSignals(True)
+    manager.mode.setCurrentText("keyword")
+    manager.search.setText("kubernetes")
+    manager._search()
+    # WHEN the user switches the mode before the worker gets to it
+    manager.mode.setCurrentText("semantic")
+    gate.set()
+    # THEN the search that runs is the one the user asked for (the mode of that moment)
+    qtbot.waitUntil(lambda: manager.last_search is not None, timeout=10_000)
+    assert manager.last_search.mode == "keyword"
+
+
+def test_settings_dialog_converts_a_model_on_the_worker(
+    qtbot, worker, settings, minilm_source, tmp_path, monkeypatch
+):
+    dialog = SettingsDialog(settings, worker)
+    qtbot.addWidget(dialog)
+    threads = []
+    original = Engine.convert_model
+
+    def spy(*args, **kwargs):
+        threads.append(threading.get_ident())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(Engine, "convert_model", staticmethod(spy))
+    out = tmp_path / "converted.gguf"
+    dialog.convert(minilm_source, out)
+    assert not dialog.convert_button.isEnabled()  # busy, and the GUI thread is free
+    qtbot.waitUntil(lambda: dialog.fields["model_path"].text() == str(out), timeout=60_000)
+    assert threads == [worker.thread_ident] and out.stat().st_size > 10_000_000
+    assert dialog.convert_button.isEnabled()
