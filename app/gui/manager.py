@@ -226,6 +226,8 @@ class Manager(QtWidgets.QMainWindow):
         self.statusBar().addPermanentWidget(self.undo_button)
         self.statusBar().addPermanentWidget(self.progress)
 
+        self._status_timer = QtCore.QTimer(self, singleShot=True, interval=2000)
+        self._status_timer.timeout.connect(self._update_status)
         self._debounce = QtCore.QTimer(self, singleShot=True, interval=150)
         self._debounce.timeout.connect(self._search)
         self.search.textChanged.connect(lambda _t: self._debounce.start())
@@ -636,6 +638,8 @@ class Manager(QtWidgets.QMainWindow):
             self.progress.setRange(0, total)
             self.progress.setValue(done)
             self.progress.setFormat("embedding %v/%m")
+            if not self._status_timer.isActive():  # the counts, at most every 2 s
+                self._status_timer.start()
         else:
             self._update_status()
 
