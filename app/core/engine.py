@@ -500,6 +500,7 @@ class Engine:
 
     def edit(self, memory_id: str, **changes) -> Memory:
         """Change a memory's fields; a content change is re-embedded at once if possible."""
+        changes = {k: v for k, v in changes.items() if v is not None}  # None: not given
         for key in ("title", "text", "reasoning"):
             if changes.get(key) is not None:
                 changes[key] = clean_text(changes[key], key)

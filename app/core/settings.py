@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,8 @@ class Setting:
             raise InputError(
                 f"setting {self.key}: {value!r} is not a {self.type.__name__}"
             ) from None
+        if self.type is float and not math.isfinite(value):
+            raise InputError(f"setting {self.key}: must be a finite number, not {value!r}")
         if self.choices and value not in self.choices:
             raise InputError(f"setting {self.key}: choose one of {', '.join(self.choices)}")
         if self.minimum is not None and value < self.minimum:

@@ -173,3 +173,22 @@ def test_rerunning_an_import_embeds_what_an_earlier_run_left(tmp_path):
     assert json.loads(ok("stats", "--json").stdout)["missing"] == 5
     assert b"Imported 0 new" in ok("import", str(notes)).stdout
     assert json.loads(ok("stats", "--json").stdout)["missing"] == 0
+
+
+@pytest.mark.parametrize(
+    "change", [("--title", "A new title"), ("--pin",), ("--tags", "x,y"), ("--confidence", "high")]
+)
+def test_edit_without_text_changes_only_what_was_given(change):
+    memory_id = json.loads(ok("remember", "Edit me without touching the text", "--json").stdout)[
+        "id"
+    ]
+    edited = json.loads(ok("edit", memory_id, *change, "--json").stdout)
+    assert edited["text"] == "Edit me without touching the text"
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN"])
+def test_settings_refuse_non_finite_numbers(value):
+    # (a value starting with "-" follows "--", as argparse wants)
+    assert "finite" in fails("settings", "weight_vector", "--", value)
+    assert "finite" in fails("settings", "duplicate_threshold", "--", value)
+    assert "weight_vector = 0.4" in ok("settings", "weight_vector").stdout.decode()
