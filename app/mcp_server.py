@@ -86,7 +86,15 @@ def build_server(engine: Engine | None = None) -> MCPServer:
             )
         except MnemoError as exc:
             raise ToolError(str(exc)) from None
-        out = {"status": result.status, **_summary(result.memory)}
+        out = {
+            "status": result.status,
+            **_summary(result.memory),
+            "similarity": result.similarity,
+            "related": [
+                {"id": m.id, "title": m.display_title, "similarity": round(s, 4)}
+                for m, s in result.related
+            ],
+        }
         if result.notice:
             out["notice"] = result.notice
         return out

@@ -66,13 +66,35 @@ def test_front_ends_never_touch_the_engines_store_or_database():
 
 
 def test_front_ends_never_import_storage_internals():
-    internals = {"app.core.db", "app.core.health", "app.core.recall.recall"}
-    offenders = [
-        f"{path.relative_to(APP)} imports {name}"
-        for path in _modules(*FRONT_ENDS)
-        for name in _imports(path)
-        if name in internals or name == "apsw"
-    ]
+    internals = {"app.core.db", "app.core.health", "app.core.store.Store", "apsw"}
+    internals |= {
+        f"app.core.{m}.{f}" for m in ("recall", "context") for f in ("recall", "build_context")
+    }
+    offenders = []
+    for path in _modules(*FRONT_ENDS):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            offenders += [f"{path.relative_to(APP)} imports {n}" for n in names if n in internals]
+    assert offenders == []
+
+
+def test_front_ends_change_settings_only_through_the_engine():
+    # Reading `settings[...]` is fine; set/apply/save/load belong to the Engine.
+    offenders = []
+    for path in _modules(*FRONT_ENDS):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("set", "apply", "save", "load", "reload_if_changed")
+                and isinstance(node.func.value, ast.Attribute)
+                and node.func.value.attr == "settings"
+            ):
+                offenders.append(f"{path.relative_to(APP)}:{node.lineno}")
     assert offenders == []
 
 

@@ -91,6 +91,8 @@ class Engine:
         All or nothing: a bad value, or a model that cannot be used, raises InputError and
         changes nothing (the settings file included).
         """
+        # Take what another process saved first: a save here never undoes it.
+        before = self.refresh_settings()
         checked = self._settings.validate(values)
         current = self._settings.as_dict()
         model_keys_changed = any(k in checked and checked[k] != current[k] for k in MODEL_KEYS)
@@ -104,8 +106,12 @@ class Engine:
                 )
             except ModelError as exc:
                 raise InputError(f"model not switched: {exc}") from None
-        changed = self._settings.apply(checked)
-        return self._settings_changed(changed)
+        change = self._settings_changed(self._settings.apply(checked))
+        change.changed = list(dict.fromkeys(before.changed + change.changed))
+        if before.model_reloaded and not change.model_reloaded:
+            change.model_reloaded = True
+            change.model_error, change.model_name = before.model_error, before.model_name
+        return change
 
     def refresh_settings(self) -> SettingsChange:
         """Re-read the settings file if another process changed it (before each MCP call)."""

@@ -74,6 +74,7 @@ class MnemoApp(QtCore.QObject):
         self.popup.hidden.connect(self._restore_focus)
         self.worker.modelState.connect(self._on_model_state)
         self.worker.backfillProgress.connect(self._on_backfill)
+        self.worker.settingsChanged.connect(lambda keys: self._settings_applied(keys.split(",")))
         self.worker.start()  # only now: every signal above has its slot
         desktop.install_launcher()
 
@@ -152,6 +153,8 @@ class MnemoApp(QtCore.QObject):
             self.tray.set_hotkey_text(self.settings["hotkey"])
         if "start_at_login" in changed:
             desktop.set_autostart(self.settings["start_at_login"])
+        if "categories" in changed and self.manager is not None:
+            self.manager.set_categories(self.settings["categories"])
         # A model change was already applied by the engine (the worker reports its state).
 
     # ---- remember clipboard ------------------------------------------------------------

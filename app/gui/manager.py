@@ -27,6 +27,7 @@ class MemoryTable(QtCore.QAbstractTableModel):
     """Rows fetched from the engine worker a page at a time, or a fixed list of results."""
 
     loaded = Signal()  # the first page (or the results) arrived
+    failed = Signal(str)  # a page could not be read (e.g. the database is locked)
 
     def __init__(self, worker: Worker, parent=None):
         super().__init__(parent)
@@ -86,7 +87,7 @@ class MemoryTable(QtCore.QAbstractTableModel):
         self.worker.call(
             lambda e: e.page(filters, order, offset, PAGE),
             lambda page: self._append(generation, offset, page),
-            lambda _message: self._fetch_failed(generation),
+            lambda message: self._fetch_failed(generation, message),
             INTERACTIVE,
         )
 
@@ -99,9 +100,10 @@ class MemoryTable(QtCore.QAbstractTableModel):
             self.rows += page
             self.endInsertRows()
 
-    def _fetch_failed(self, generation: int) -> None:
+    def _fetch_failed(self, generation: int, message: str) -> None:
         if generation == self._generation:
             self._fetching = False
+            self.failed.emit(message)
 
     def sort(self, column: int, order=Qt.AscendingOrder) -> None:
         name = SORT_COLUMNS[column]
@@ -124,7 +126,7 @@ class MemoryTable(QtCore.QAbstractTableModel):
         self.worker.call(
             lambda e: (e.count(filters), e.page(filters, order, 0, PAGE)),
             lambda answer: self._reset(generation, *answer),
-            None,
+            self.failed.emit,
             INTERACTIVE,
             channel="manager-page",
         )
@@ -237,6 +239,7 @@ class Manager(QtWidgets.QMainWindow):
         self.trash.toggled.connect(self._filters_changed)
         self.table.selectionModel().currentRowChanged.connect(self._row_changed)
         self.table_model.loaded.connect(self._rows_arrived)
+        self.table_model.failed.connect(lambda message: self._failed(f"Not loaded: {message}"))
         worker.changed.connect(self.refresh)
         worker.backfillProgress.connect(self._on_backfill)
         worker.progress.connect(self._on_progress)
@@ -306,7 +309,13 @@ class Manager(QtWidgets.QMainWindow):
 
     # ---- browsing --------------------------------------------------------------------
     def _fill_filters(self) -> None:
-        self.worker.call(lambda e: e.filter_values(), self._set_filter_values, None, INTERACTIVE)
+        self.worker.call(
+            lambda e: e.filter_values(),
+            self._set_filter_values,
+            self._failed,
+            INTERACTIVE,
+            channel="manager-filters",
+        )
 
     def _set_filter_values(self, values: dict[str, list[str]]) -> None:
         for name, box in self.filters.items():
@@ -319,6 +328,13 @@ class Manager(QtWidgets.QMainWindow):
             index = box.findText(current)
             box.setCurrentIndex(max(index, 0))
             box.blockSignals(False)
+
+    def set_categories(self, categories: list[str]) -> None:
+        """Offer these categories in the editor (after a settings change)."""
+        current = self.f_category.currentText()
+        self.f_category.clear()
+        self.f_category.addItems(categories)
+        self.f_category.setCurrentText(current)
 
     def current_filters(self) -> Filters:
         """The filters the combo boxes and the trash switch describe."""
@@ -644,7 +660,9 @@ class Manager(QtWidgets.QMainWindow):
             self._update_status()
 
     def _update_status(self) -> None:
-        self.worker.call(lambda e: e.overview(), self._show_status, None, INTERACTIVE)
+        self.worker.call(
+            lambda e: e.overview(), self._show_status, None, INTERACTIVE, channel="manager-status"
+        )
 
     def _show_status(self, info: dict) -> None:
         self._overview = info

@@ -162,6 +162,7 @@ class SettingsDialog(QtWidgets.QDialog):
                 widget.setValue(value)
             else:
                 widget.setText(", ".join(value) if isinstance(value, list) else str(value))
+        self._shown = self.values()
 
     def _value(self, setting: Setting):
         widget = self.fields[setting.key]
@@ -179,10 +180,15 @@ class SettingsDialog(QtWidgets.QDialog):
         """What the widgets say now, by setting key."""
         return {setting.key: self._value(setting) for setting in SETTINGS}
 
+    def edits(self) -> dict:
+        """Only what the user changed since the dialog showed the settings (so a value
+        another process saved meanwhile is not overwritten with the old one)."""
+        return {k: v for k, v in self.values().items() if v != self._shown.get(k)}
+
     def save(self) -> None:
-        """Hand the values to the engine (validated, saved, applied); close when done."""
+        """Hand the edits to the engine (validated, saved, applied); close when done."""
         self.status.setText("Saving…")
-        self.worker.apply_settings(self.values(), self._saved, self._not_saved)
+        self.worker.apply_settings(self.edits(), self._saved, self._not_saved)
 
     def _saved(self, change: SettingsChange) -> None:
         if change.model_reloaded and change.model_error:

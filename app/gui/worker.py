@@ -21,6 +21,7 @@ from typing import Any
 
 from app.core.engine import Engine, SettingsChange
 from app.core.errors import MnemoError
+from app.core.settings import MODEL_KEYS
 from app.gui.qt import QtCore, Signal
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,7 @@ class Worker(QtCore.QObject):
     backfillProgress = Signal(int, int)  # done, total (0, 0 when finished)
     changed = Signal()  # memories were written: views should refresh
     progress = Signal(str, int, int)  # job, done, total (0 = unknown) for imports, exports
+    settingsChanged = Signal(str)  # comma-separated keys another process changed on disk
 
     def __init__(
         self, engine_factory: Callable[[], Engine] = Engine, parent=None, start: bool = True
@@ -69,6 +71,7 @@ class Worker(QtCore.QObject):
         self._backfill_done = 0
         self._backfill_queued = False
         self._results: collections.OrderedDict[int, Any] = collections.OrderedDict()
+        self._keep: set[int] = set()  # requests whose result someone will come for
         self.thread_ident: int | None = None
         self.engine: Engine | None = None
         self.model_id = ""  # the loaded model's id, for `mnemo status`
@@ -96,15 +99,19 @@ class Worker(QtCore.QObject):
         priority: int = NORMAL,
         channel: str | None = None,
         writes: bool = False,
+        keep: bool = True,
     ) -> int:
         """Queue `fn(engine)`; returns the request id its result will carry.
 
-        Requests on the same `channel` supersede each other: only the newest runs.
+        Requests on the same `channel` supersede each other: only the newest runs. With
+        `keep`, the result waits for `result(request)`; without, it is dropped.
         """
         request = next(self._ids)
-        if channel:
-            with self._lock:
+        with self._lock:
+            if channel:
                 self._latest[channel] = request
+            if keep:
+                self._keep.add(request)
         self._queue.put((priority, next(self._order), request, fn, channel, writes))
         return request
 
@@ -122,11 +129,14 @@ class Worker(QtCore.QObject):
         Call from the GUI thread. On a `channel`, a newer call supersedes an older one that
         has not run yet: the older one's callbacks are dropped.
         """
-        request = self.submit(fn, priority, channel, writes)
+        wanted = done is not None or failed is not None
+        request = self.submit(fn, priority, channel, writes, keep=wanted)
         if channel:
             older = self._channel_requests.get(channel)
-            if older is not None:
-                self._callbacks.pop(older, None)
+            if older is not None and self._callbacks.pop(older, None) is not None:
+                with self._lock:  # it may be running already: its result is not wanted
+                    self._keep.discard(older)
+                    self._results.pop(older, None)
             self._channel_requests[channel] = request
         if done is not None or failed is not None:
             self._callbacks[request] = (done, failed)
@@ -162,8 +172,11 @@ class Worker(QtCore.QObject):
         """Hand new settings to the engine (their one owner); a model change reloads it."""
 
         def apply(engine: Engine) -> SettingsChange:
+            if set(values) & set(MODEL_KEYS):
+                self.modelState.emit("loading", "")
             change = engine.apply_settings(values)
             if change.model_reloaded:
+                self._backfill_total = 0  # another model: count the work again
                 self._load_model()
             return change
 
@@ -245,6 +258,19 @@ class Worker(QtCore.QObject):
                 self._call(request, fn, channel, writes)
         self.engine.close()
 
+    def _refresh_settings(self) -> None:
+        """Take settings another process saved (`mnemo settings`, `mnemo model use`)."""
+        try:
+            change = self.engine.refresh_settings()
+        except MnemoError as exc:
+            log.warning("settings not reloaded: %s", exc)
+            return
+        if change.model_reloaded:
+            self._backfill_total = 0
+            self._load_model()
+        if change.changed:
+            self.settingsChanged.emit(",".join(change.changed))
+
     def _load_model(self) -> None:
         embedder = self.engine.embedder
         if embedder is None:
@@ -257,20 +283,29 @@ class Worker(QtCore.QObject):
 
     def _call(self, request: int, fn, channel: str | None, writes: bool) -> None:
         if channel and self._latest.get(channel) != request:
+            with self._lock:
+                self._keep.discard(request)
             return  # superseded by a newer request on the same channel
+        self._refresh_settings()
         try:
             result = fn(self.engine)
         except MnemoError as exc:
+            with self._lock:
+                self._keep.discard(request)
             self.failed.emit(request, str(exc))
             return
         except Exception as exc:  # a bug: log it with its traceback, tell the user briefly
             log.exception("engine request failed")
+            with self._lock:
+                self._keep.discard(request)
             self.failed.emit(request, f"internal error: {exc}")
             return
         with self._lock:
-            self._results[request] = result
-            while len(self._results) > MAX_KEPT_RESULTS:  # nobody asked for these
-                self._results.popitem(last=False)
+            if request in self._keep:
+                self._keep.discard(request)
+                self._results[request] = result
+                while len(self._results) > MAX_KEPT_RESULTS:  # nobody came for these
+                    self._results.popitem(last=False)
         self.finished.emit(request)
         if writes:
             self.changed.emit()

@@ -6,6 +6,7 @@ the engine kept another, and the manager read a widget on the engine's thread.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -150,3 +151,54 @@ def test_settings_dialog_converts_a_model_on_the_worker(
     qtbot.waitUntil(lambda: dialog.fields["model_path"].text() == str(out), timeout=60_000)
     assert threads == [worker.thread_ident] and out.stat().st_size > 10_000_000
     assert dialog.convert_button.isEnabled()
+
+
+def _touch_later(path) -> None:
+    stamp = time.time() + 2  # coarse mtimes: make sure the stamp moves
+    os.utime(path, (stamp, stamp))
+
+
+def test_settings_saved_by_another_process_are_taken_not_overwritten(qtbot, worker, settings):
+    # GIVEN the dialog open on the current settings
+    dialog = SettingsDialog(settings, worker)
+    qtbot.addWidget(dialog)
+    # WHEN `mnemo settings popup_results 5` runs in another process meanwhile
+    other = Settings()
+    other.apply({"popup_results": 5})
+    _touch_later(other.path)
+    # THEN the running app takes it with its next request, and says so
+    with qtbot.waitSignal(worker.settingsChanged, timeout=5000) as signal:
+        worker.call(lambda e: None, lambda _: None)
+    assert signal.args[0] == "popup_results" and settings["popup_results"] == 5
+    # AND saving the user's own edit in the dialog does not undo it
+    dialog.fields["weight_keyword"].setValue(0.5)
+    with qtbot.waitSignal(dialog.applied, timeout=5000):
+        dialog.save()
+    on_disk = Settings()
+    assert on_disk["popup_results"] == 5 and on_disk["weight_keyword"] == 0.5
+
+
+def test_new_categories_reach_an_open_manager(qtbot, running_app):
+    app = running_app
+    app.show_manager()
+    app.show_settings()
+    app.settings_dialog.fields["categories"].setText("note, recipes")
+    with qtbot.waitSignal(app.settings_dialog.applied, timeout=5000):
+        app.settings_dialog.save()
+    box = app.manager.f_category
+    assert [box.itemText(i) for i in range(box.count())] == ["note", "recipes"]
+
+
+def test_results_nobody_asked_for_are_not_kept(qtbot, worker):
+    # Fire-and-forget calls (marking a memory used) and superseded ones keep nothing.
+    gate = threading.Event()
+    worker.submit(lambda e: gate.wait(10), INTERACTIVE, keep=False)
+    for _ in range(10):
+        worker.call(lambda e: "x" * 1000, writes=False)
+    seen = []
+    worker.call(lambda e: "old", seen.append, channel="c")
+    worker.call(lambda e: "new", seen.append, channel="c")
+    gate.set()
+    qtbot.waitUntil(lambda: seen == ["new"], timeout=5000)
+    qtbot.wait(50)
+    assert worker._results == {} and worker._keep == set()
