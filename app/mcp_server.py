@@ -65,7 +65,8 @@ def build_server(engine: Engine | None = None) -> MCPServer:
     ) -> dict:
         """Store a learning: a short name, what was learned, why it matters, and a category
         (anti-patterns, patterns, heuristics or note). The same description again counts
-        one more observation; a near-duplicate is merged into the existing memory."""
+        one more observation. A near-duplicate is stored as a new memory linked to the
+        similar one (`similar` in the result says which); merging is left to the user."""
         required(name=name, description=description, reasoning=reasoning, category=category)
         engine = core()
         allowed = engine.settings["categories"]
@@ -81,7 +82,8 @@ def build_server(engine: Engine | None = None) -> MCPServer:
                 tags=tags or [],
                 project=project,
                 source="mcp",
-                merge=True,
+                force=True,  # never merge on an agent's behalf: merging is a person's call
+                link_similar=True,
                 secrets="redact",
             )
         except MnemoError as exc:
@@ -95,6 +97,12 @@ def build_server(engine: Engine | None = None) -> MCPServer:
                 for m, s in result.related
             ],
         }
+        if result.similar is not None:
+            out["similar"] = {
+                "id": result.similar.id,
+                "title": result.similar.display_title,
+                "similarity": round(result.similarity or 0.0, 4),
+            }
         if result.notice:
             out["notice"] = result.notice
         return out

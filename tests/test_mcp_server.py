@@ -162,10 +162,11 @@ def test_two_mcp_servers_and_the_cli_write_at_once_without_loss(mnemo_home):
     _, err = cli.communicate(timeout=300)
     assert cli.returncode == 0, err
     conn = apsw.Connection(str(paths.database_path()))
-    # store_memory merges near-duplicates, so every agent call is a row or an observation.
+    # store_memory never merges: every agent call is a live row or an observation.
     rows = dict(
         conn.execute(
-            "SELECT source, sum(observation_count) FROM memories GROUP BY source"
+            "SELECT source, sum(observation_count) FROM memories WHERE deleted_at IS NULL "
+            "GROUP BY source"
         ).fetchall()
     )
     assert rows == {"mcp": 80, "cli": 40}
@@ -190,5 +191,26 @@ def test_server_picks_up_settings_changed_on_disk_without_a_restart(mnemo_home):
             # THEN the same server accepts it on the next call
             stored = _payload(await client.call_tool("store_memory", decision))
             assert stored["status"] == "stored" and stored["category"] == "decisions"
+
+    asyncio.run(session())
+
+
+def test_an_agents_near_duplicate_is_stored_and_linked_never_merged(mnemo_home):
+    # Merging drops nothing now, but it is still a person's decision, not an agent's.
+    async def session() -> None:
+        async with Client(_params()) as client:
+            first = _payload(await client.call_tool("store_memory", LEARNING))
+            near = {
+                **LEARNING,
+                "description": "Collect real input files before you write a parser; synthetic "
+                "fixtures missed byte order marks and CRLF line endings!",
+            }
+            second = _payload(await client.call_tool("store_memory", near))
+            assert second["status"] == "stored" and second["id"] != first["id"]
+            assert second["similar"]["id"] == first["id"]
+            assert second["similar"]["similarity"] >= 0.85
+            assert f"mnemo:{first['id']}" in second["references"]
+            again = _payload(await client.call_tool("get_memory", {"id": first["id"]}))
+            assert again["text"] == LEARNING["description"] and "deleted_at" not in again
 
     asyncio.run(session())

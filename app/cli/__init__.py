@@ -57,7 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="store secrets as they are (not recommended)",
     )
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--merge", action="store_true", help="merge into a near-duplicate")
+    group.add_argument(
+        "--merge",
+        action="store_true",
+        help="merge with a near-duplicate (every statement of both is kept)",
+    )
     group.add_argument("--force", action="store_true", help="store even if a near-duplicate exists")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=commands.remember)
@@ -92,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("ids", nargs="+", metavar="ID")
     p.add_argument("--purge", action="store_true", help="delete for good instead")
     p.set_defaults(func=commands.forget)
+
+    p = sub.add_parser("unmerge", help="undo a merge: bring back its originals")
+    p.add_argument("id", metavar="MERGED_ID")
+    p.set_defaults(func=commands.unmerge)
 
     p = sub.add_parser("restore", help="bring memories back from the trash")
     p.add_argument("ids", nargs="+", metavar="ID")

@@ -82,7 +82,10 @@ def remember(args: Namespace) -> int:
             f"(seen {m.observation_count} times now)"
         )
     elif result.status == "merged":
-        print(f"Merged into {m.id} (similarity {similarity}): {m.display_title}")
+        print(
+            f"Merged with a memory (similarity {similarity}) into {m.id}: {m.display_title}\n"
+            f"Every statement of both is kept; undo: mnemo unmerge {m.id}"
+        )
     else:
         print(
             f"Not stored: very similar to {m.id} (similarity {similarity}): "
@@ -159,6 +162,13 @@ def forget(args: Namespace) -> int:
     return 0
 
 
+def unmerge(args: Namespace) -> int:
+    """mnemo unmerge"""
+    restored = Engine().unmerge(args.id)
+    print(f"Restored {len(restored)} original(s): {' '.join(restored)}; the merge is in the trash")
+    return 0
+
+
 def restore(args: Namespace) -> int:
     """mnemo restore"""
     changed = Engine().restore(args.ids)
@@ -195,11 +205,13 @@ def import_(args: Namespace) -> int:
         say(f"skipped {error}")
     if len(report.errors) > 20:
         say(f"... and {len(report.errors) - 20} more lines skipped")
+    if report.errors:
+        say(f"{len(report.errors)} line(s) or section(s) skipped; the rest was imported")
     if not args.no_embed:
         status = engine.vector_status()  # also what an earlier, interrupted run left
         if report.added or status.get("missing", 0) + status.get("stale", 0):
             _backfill(engine)
-    return 1 if report.errors and not report.added else 0
+    return 1 if report.errors else 0
 
 
 def export(args: Namespace) -> int:
@@ -323,7 +335,12 @@ def doctor(args: Namespace) -> int:
     print(f"log:  {crash.log_path()}")
     engine = Engine()
     if args.repair:
-        engine.repair()
+        fixed, quarantined = engine.repair()
+        if fixed or quarantined:
+            print(
+                f"Fixed {fixed} memor{'y' if fixed == 1 else 'ies'} with fields of the wrong "
+                f"type; set {quarantined} unusable row(s) aside in memories_quarantine"
+            )
         print("Rebuilt the keyword index")
     problems = 0
     for ok, line in engine.health():

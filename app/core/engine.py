@@ -14,13 +14,21 @@ import numpy as np
 
 from app.core import health, paths, transfer
 from app.core.context import ContextBlock, build_context
-from app.core.db import Database
+from app.core.db import Database, now
 from app.core.embedder import Embedder, ModelInfo, inspect_model
 from app.core.errors import InputError, MnemoError, ModelError, SecretError
 from app.core.knowledge import to_markdown
 from app.core.labels import make_labels
 from app.core.meaning import NO_MEANING, Meaning, assess
-from app.core.memory import CONFIDENCES, Memory, clean_text, content_hash, split_list, title_from
+from app.core.memory import (
+    CONFIDENCES,
+    Memory,
+    clean_text,
+    content_hash,
+    join_statements,
+    split_list,
+    title_from,
+)
 from app.core.ranking import Weights, weights_from
 from app.core.recall import RecallResult, recall
 from app.core.secrets import describe as describe_secrets
@@ -42,6 +50,7 @@ class RememberResult:
     similarity: float | None = None  # to the near-duplicate, for similar / merged
     related: list[tuple[Memory, float]] = field(default_factory=list)
     notice: str | None = None
+    similar: Memory | None = None  # the near-duplicate a forced store was linked to
 
 
 @dataclass
@@ -391,8 +400,13 @@ class Engine:
         force: bool = False,
         embed: bool = True,
         secrets: str = "refuse",
+        link_similar: bool = False,
     ) -> RememberResult:
         """Store a memory, or count it again if known, or hold it back as a near-duplicate.
+
+        `force` stores it anyway (with `link_similar`, its references gain `mnemo:ID` of
+        the near-duplicate); `merge` merges it with the near-duplicate into a new memory
+        that keeps every statement of both.
 
         `secrets`: what to do when the text holds a key, token or password: "refuse"
         (SecretError), "redact" (store it with `[REDACTED:kind]` in their place) or "allow".
@@ -444,9 +458,11 @@ class Engine:
             target, score = duplicate
             if not merge:
                 return RememberResult("similar", target, score, related)
-            merged = self._merge_into(target, [memory])
-            self._mirror([merged])
+            merged = self._merge([target], memory)
             return RememberResult("merged", merged, score, related)
+        similar = duplicate[0] if duplicate is not None else None
+        if similar is not None and link_similar:
+            memory.references = split_list([*memory.references, f"mnemo:{similar.id}"])
         with self._db.write():
             # Checked again under the write lock: another process may have stored it meanwhile.
             if (known := self._observe_if_known(memory)) is not None:
@@ -454,7 +470,8 @@ class Engine:
             stored = self._store.insert(memory)
         self._save_vectors(stored, vectors)
         self._mirror([stored])
-        return RememberResult("stored", stored, None, related, notice)
+        score = duplicate[1] if duplicate is not None else None
+        return RememberResult("stored", stored, score, related, notice, similar)
 
     def _observe_if_known(self, memory: Memory) -> RememberResult | None:
         """Count one more observation of a memory with the same text, if there is one."""
@@ -469,40 +486,75 @@ class Engine:
         self._mirror([observed])
         return RememberResult("restored" if existing.deleted_at else "observed", observed)
 
-    def _merge_into(self, target: Memory, others: list[Memory]) -> Memory:
-        """Fold memories into `target`: longer text wins, lists unite, counts add up."""
+    def _merge(self, sources: list[Memory], incoming: Memory | None = None) -> Memory:
+        """A new memory holding every distinct statement of `sources` (and of `incoming`,
+        a text not stored yet); the sources go to the trash with `merged_into` set, as
+        they were, so `unmerge` brings back the exact originals."""
         with self._db.write():
             # Re-read under the write lock so concurrent merges never lose a count.
-            target = self._store.get(target.id)
-            group = [target, *others]
-            longest = max(group, key=lambda m: len(m.text))
-            best_confidence = max(CONFIDENCES.index(m.confidence) for m in group)
-            merged = self._store.update(
-                target.id,
-                text=longest.text,
-                title=longest.title or target.title,
-                reasoning=max((m.reasoning for m in group), key=len),
+            current = [self._store.get(m.id) for m in sources]
+            if incoming is not None:  # a near-duplicate merged away meanwhile: its result
+                current = [self._merge_result(m) for m in current]
+            if any(m.deleted_at for m in current):
+                raise InputError("a memory to merge is in the trash; restore it first")
+            group = current + ([incoming] if incoming is not None else [])
+            first = group[0]
+            text = join_statements([m.text for m in group])
+            merged = Memory(
+                id="",
+                text=text,
+                title=first.title if first.title != title_from(first.text) else title_from(text),
+                reasoning=join_statements([m.reasoning for m in group if m.reasoning]),
+                category=first.category,
                 tags=split_list([t for m in group for t in m.tags]),
                 references=split_list([r for m in group for r in m.references]),
+                source=first.source,
+                source_project=next((m.source_project for m in group if m.source_project), None),
+                confidence=CONFIDENCES[max(CONFIDENCES.index(m.confidence) for m in group)],
                 observation_count=sum(m.observation_count for m in group),
-                confidence=CONFIDENCES[best_confidence],
+                recall_count=sum(m.recall_count for m in current),
+                last_recalled_at=max((m.last_recalled_at or "" for m in current), default="")
+                or None,
+                created_at=min(m.created_at for m in current),
                 pinned=any(m.pinned for m in group),
             )
-            stored_others = [m.id for m in others if m.id and m.created_at]
-            if stored_others:
-                self._store.set_deleted(stored_others, True)
-        if longest is not target or self._store.vectors_of(merged.id, self.model_id) is None:
-            self._save_vectors(merged, self._embed(merged))
-        return merged
+            merged.updated_at = now()
+            stored = self._store.insert(merged)
+            self._store.mark_merged([m.id for m in current], stored.id)
+        self._save_vectors(stored, self._embed(stored))
+        self._mirror([stored, *(self._store.get(m.id) for m in current)])
+        return stored
+
+    def _merge_result(self, memory: Memory) -> Memory:
+        """The live memory a trashed merge source ended up in (itself when live)."""
+        for _ in range(20):
+            if not memory.deleted_at or not memory.merged_into:
+                return memory
+            memory = self._store.get(memory.merged_into)
+        return memory
 
     def merge(self, ids: list[str]) -> Memory:
-        """Merge memories into the first; the others go to the trash (restorable)."""
+        """Merge memories into a new one that keeps every distinct statement; the sources
+        go to the trash linked to it (`unmerge` undoes it)."""
         if len(set(ids)) < 2:
             raise InputError("merging needs at least two different memories")
-        memories = [self._store.get(i, include_deleted=False) for i in ids]
-        merged = self._merge_into(memories[0], memories[1:])
-        self._mirror([merged, *(self._store.get(m.id) for m in memories[1:])])
-        return merged
+        memories = [self._store.get(i, include_deleted=False) for i in dict.fromkeys(ids)]
+        if len({m.id for m in memories}) < 2:
+            raise InputError("merging needs at least two different memories")
+        return self._merge(memories)
+
+    def unmerge(self, merged_id: str) -> list[str]:
+        """Undo a merge: its sources come back exactly as they were, the result goes to the
+        trash. Returns the restored ids."""
+        merged = self._store.get(merged_id)
+        with self._db.write():
+            sources = self._store.merged_sources(merged.id)
+            if not sources:
+                raise InputError(f"{merged.id} is not the result of a merge")
+            self._store.unmark_merged(sources)
+            self._store.set_deleted([merged.id], True)
+        self._mirror([self._store.get(i) for i in (*sources, merged.id)])
+        return sources
 
     def edit(self, memory_id: str, **changes) -> Memory:
         """Change a memory's fields; a content change is re-embedded at once if possible."""
@@ -693,9 +745,10 @@ class Engine:
         """(passed, description) for each `mnemo doctor` check."""
         return health.checks(self._db, self._store, self.meaning())
 
-    def repair(self) -> None:
-        """Rebuild the keyword index from the memories table."""
-        health.repair(self._db)
+    def repair(self) -> tuple[int, int]:
+        """Fix rows of the wrong types (or set them aside) and rebuild the keyword index;
+        returns (fixed, quarantined)."""
+        return health.repair(self._db)
 
     @property
     def database_path(self) -> Path:

@@ -6,6 +6,7 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
 
 from app.core.errors import InputError
 
@@ -46,6 +47,31 @@ def title_from(text: str) -> str:
     return ""
 
 
+_STATEMENT_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _statement_key(sentence: str) -> str:
+    return " ".join(sentence.lower().split()).rstrip(".!?;:, ")
+
+
+def join_statements(texts: list[str]) -> str:
+    """Texts joined so every distinct statement (sentence or line) of each is kept once.
+
+    The first text stays as written; each later one adds a paragraph of the statements
+    not said before (the whole text, as written, when all of them are new).
+    """
+    seen: set[str] = set()
+    parts: list[str] = []
+    for text in texts:
+        sentences = [s.strip() for s in _STATEMENT_BREAK.split(text) if s.strip()]
+        new = [s for s in sentences if _statement_key(s) and _statement_key(s) not in seen]
+        seen.update(_statement_key(s) for s in sentences)
+        if not new:
+            continue
+        parts.append(text.strip() if len(new) == len(sentences) else " ".join(new))
+    return "\n\n".join(parts)
+
+
 def split_list(value: str | list[str] | None) -> list[str]:
     """Tags or references from a comma-separated string or a list, trimmed and de-duplicated."""
     if value is None:
@@ -81,6 +107,7 @@ class Memory:
     pinned: bool = False
     deleted_at: str | None = None
     keywords: list[str] | None = None  # keyword labels; None until they are made
+    merged_into: str | None = None  # set on a merge's sources (in the trash): the result
 
     @property
     def embed_text(self) -> str:
@@ -101,20 +128,98 @@ class Memory:
 
     @classmethod
     def from_dict(cls, data: dict) -> Memory:
-        """A memory from an exported dict; unknown keys are ignored, bad values refused."""
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
-        if not isinstance(values.get("text"), str) or not values["text"].strip():
+        """A memory from an exported dict; unknown keys are ignored, every known field is
+        type- and range-checked like `remember` (InputError names the first bad field)."""
+        if not isinstance(data, dict):
+            raise InputError(f"not a JSON object but {type(data).__name__}")
+        values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        text = values.get("text")
+        if not isinstance(text, str) or not text.strip():
             raise InputError("a memory needs a non-empty text")
-        values["text"] = clean_text(values["text"])
-        values["tags"] = split_list(values.get("tags"))
-        values["references"] = split_list(values.get("references"))
+        values["text"] = clean_text(text)
+        for name in ("title", "reasoning"):
+            values[name] = clean_text(_optional_str(values, name) or "", name)
+        values["title"] = values["title"][:MAX_TITLE_CHARS]
+        for name in ("category", "source"):
+            value = _optional_str(values, name)
+            if value is not None:
+                values[name] = (
+                    _short(clean_text(value, name), name) or cls.__dataclass_fields__[name].default
+                )
+        for name in ("source_project", "merged_into"):
+            value = _optional_str(values, name)
+            values[name] = _short(clean_text(value, name), name) or None if value else None
+        for name in ("tags", "references"):
+            values[name] = _str_list(values.get(name), name)
         if values.get("keywords") is not None:
-            values["keywords"] = split_list(values["keywords"])
+            values["keywords"] = _str_list(values["keywords"], "keywords")
         if values.get("confidence", "medium") not in CONFIDENCES:
             raise InputError(f"confidence must be one of {', '.join(CONFIDENCES)}")
-        values.setdefault("id", content_hash(values["text"]))
+        values["observation_count"] = _count(values, "observation_count", 1, 1)
+        values["recall_count"] = _count(values, "recall_count", 0, 0)
+        pinned = values.get("pinned", False)
+        if pinned not in (True, False, 0, 1) or isinstance(pinned, float):
+            raise InputError(f"pinned must be true or false, not {pinned!r}")
+        values["pinned"] = bool(pinned)
+        for name in ("created_at", "updated_at", "last_recalled_at", "deleted_at"):
+            values[name] = _timestamp(values, name)
+        values["created_at"] = values["created_at"] or ""
+        values["updated_at"] = values["updated_at"] or ""
+        memory_id = _optional_str(values, "id")
+        if memory_id is not None and not _ID.fullmatch(memory_id):
+            raise InputError(f"id must be 1-64 letters, digits, '-' or '_', not {memory_id!r}")
+        values["id"] = memory_id or content_hash(values["text"])
         return cls(**values)
+
+
+MAX_SHORT_CHARS = 500  # category, source, project: a label, not a text
+MAX_COUNT = 2**31 - 1
+_ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+
+
+def _optional_str(values: dict, name: str) -> str | None:
+    value = values.get(name)
+    if value is not None and not isinstance(value, str):
+        raise InputError(f"{name} must be text, not {type(value).__name__}")
+    return value
+
+
+def _short(value: str, name: str) -> str:
+    if len(value) > MAX_SHORT_CHARS:
+        raise InputError(f"{name} has {len(value):,} characters; the limit is {MAX_SHORT_CHARS}")
+    return value
+
+
+def _str_list(value, name: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{name} must be a list of texts")
+    return split_list([_short(clean_text(v, name), name) for v in value])
+
+
+def _count(values: dict, name: str, default: int, minimum: int) -> int:
+    value = values.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{name} must be a whole number, not {value!r}")
+    if not minimum <= value <= MAX_COUNT:
+        raise InputError(f"{name} must be between {minimum} and {MAX_COUNT}, not {value}")
+    return value
+
+
+def _timestamp(values: dict, name: str) -> str | None:
+    value = _optional_str(values, name)
+    if not value:
+        return None
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError:
+        raise InputError(f"{name} must be an ISO date/time, not {value[:40]!r}") from None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=UTC)
+    return stamp.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def public_dict(memory: Memory, score: float | None = None, signals: dict | None = None) -> dict:

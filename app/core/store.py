@@ -10,12 +10,12 @@ import numpy as np
 
 from app.core.db import Database, now
 from app.core.errors import InputError, NotFoundError
-from app.core.memory import Memory, content_hash
+from app.core.memory import CONFIDENCES, Memory, content_hash
 
 COLUMNS = (
     "id, text, title, reasoning, category, tags, refs, source, source_project, confidence, "
     "observation_count, recall_count, last_recalled_at, created_at, updated_at, pinned, "
-    "deleted_at, keywords"
+    "deleted_at, keywords, merged_into"
 )
 CONTENT_FIELDS = ("title", "text", "reasoning")
 EDITABLE = (
@@ -32,27 +32,49 @@ EDITABLE = (
 )
 
 
+def _int(value, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _json_list(value, default):
+    try:
+        items = json.loads(value) if value is not None else default
+    except (TypeError, ValueError):
+        return default
+    return [str(i) for i in items] if isinstance(items, list) else default
+
+
+def _text(value, default: str = "") -> str:
+    return value if isinstance(value, str) else default
+
+
 def row_to_memory(row: tuple) -> Memory:
-    """A Memory from a row of COLUMNS."""
+    """A Memory from a row of COLUMNS.
+
+    Rows written by Mnemo always have the right types (the m004 triggers); a row from an
+    older database that does not is read with defaults instead of failing every search,
+    and `mnemo doctor` reports it.
+    """
     return Memory(
         id=row[0],
-        text=row[1],
-        title=row[2],
-        reasoning=row[3],
-        category=row[4],
-        tags=json.loads(row[5]),
-        references=json.loads(row[6]),
-        source=row[7],
-        source_project=row[8],
-        confidence=row[9],
-        observation_count=row[10],
-        recall_count=row[11],
-        last_recalled_at=row[12],
-        created_at=row[13],
-        updated_at=row[14],
-        pinned=bool(row[15]),
-        deleted_at=row[16],
-        keywords=None if row[17] is None else json.loads(row[17]),
+        text=_text(row[1]),
+        title=_text(row[2]),
+        reasoning=_text(row[3]),
+        category=_text(row[4], "note"),
+        tags=_json_list(row[5], []),
+        references=_json_list(row[6], []),
+        source=_text(row[7], "manual"),
+        source_project=row[8] if isinstance(row[8], str) else None,
+        confidence=row[9] if row[9] in CONFIDENCES else "medium",
+        observation_count=max(_int(row[10], 1), 1),
+        recall_count=max(_int(row[11], 0), 0),
+        last_recalled_at=row[12] if isinstance(row[12], str) else None,
+        created_at=_text(row[13]),
+        updated_at=_text(row[14]),
+        pinned=row[15] in (1, True),
+        deleted_at=row[16] if isinstance(row[16], str) else None,
+        keywords=_json_list(row[17], None),
+        merged_into=row[18] if isinstance(row[18], str) else None,
     )
 
 
@@ -226,6 +248,19 @@ class Store:
         )
         return [(row_to_memory(r[1:]), bool(r[0])) for r in rows]
 
+    def texts_of_ids(self, ids: list[str]) -> dict[str, str]:
+        """{id: content hash} of the memories with these ids that exist."""
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            out.update(
+                self.db.query(
+                    f"SELECT id, content_hash FROM memories WHERE id IN ({marks})", tuple(part)
+                )
+            )
+        return out
+
     def count(self, filters: Filters) -> int:
         """How many memories pass `filters`."""
         where, args = filters.sql()
@@ -336,14 +371,18 @@ class Store:
         """(seq, observation_count, confidence, updated_at, pinned, recall_count, category)
         of every live memory, in seq order (what ranking needs without the texts)."""
         return self.db.query(
-            "SELECT seq, observation_count, confidence, updated_at, pinned, recall_count, "
+            # Typed in SQL: a row an older version let in must not break every ranking.
+            "SELECT seq, CASE WHEN typeof(observation_count) = 'integer' "
+            "THEN max(observation_count, 1) ELSE 1 END, confidence, updated_at, pinned = 1, "
+            "CASE WHEN typeof(recall_count) = 'integer' THEN max(recall_count, 0) ELSE 0 END, "
             "category FROM memories WHERE deleted_at IS NULL ORDER BY seq"
         )
 
     def max_observations(self) -> int:
         """The largest observation count of a live memory (for normalizing prominence)."""
         return self.db.query(
-            "SELECT coalesce(max(observation_count), 1) FROM memories WHERE deleted_at IS NULL"
+            "SELECT coalesce(max(observation_count), 1) FROM memories WHERE deleted_at IS NULL "
+            "AND typeof(observation_count) = 'integer'"
         )[0][0]
 
     # ---- writing -------------------------------------------------------------------
@@ -403,6 +442,7 @@ class Store:
             "pinned": int(m.pinned),
             "deleted_at": m.deleted_at,
             "keywords": None if m.keywords is None else json.dumps(m.keywords),
+            "merged_into": m.merged_into,
             "content_hash": content_hash(m.text),
         }
 
@@ -448,12 +488,39 @@ class Store:
             for memory_id in ids:
                 memory = self.get(memory_id)
                 if bool(memory.deleted_at) != deleted:
+                    # A merge source restored on its own is no longer part of that merge.
                     conn.execute(
-                        "UPDATE memories SET deleted_at = ? WHERE id = ?",
-                        (now() if deleted else None, memory.id),
+                        "UPDATE memories SET deleted_at = ?, merged_into = "
+                        "CASE WHEN ? THEN merged_into END WHERE id = ?",
+                        (now() if deleted else None, deleted, memory.id),
                     )
                     changed.append(memory.id)
         return changed
+
+    def mark_merged(self, ids: list[str], into: str) -> None:
+        """Move a merge's sources to the trash, pointing at its result."""
+        stamp = now()
+        with self.db.write() as conn:
+            conn.executemany(
+                "UPDATE memories SET deleted_at = ?, merged_into = ? WHERE id = ?",
+                [(stamp, into, i) for i in ids],
+            )
+
+    def merged_sources(self, merged_id: str) -> list[str]:
+        """The ids of the memories merged into this one (still in the trash)."""
+        rows = self.db.query(
+            "SELECT id FROM memories WHERE merged_into = ? AND deleted_at IS NOT NULL ORDER BY seq",
+            (merged_id,),
+        )
+        return [r[0] for r in rows]
+
+    def unmark_merged(self, ids: list[str]) -> None:
+        """Bring a merge's sources back from the trash, unlinked."""
+        with self.db.write() as conn:
+            conn.executemany(
+                "UPDATE memories SET deleted_at = NULL, merged_into = NULL WHERE id = ?",
+                [(i,) for i in ids],
+            )
 
     def purge(self, ids: list[str]) -> int:
         """Delete memories for good (with their vectors)."""

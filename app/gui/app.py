@@ -207,6 +207,10 @@ class MnemoApp(QtCore.QObject):
                 "Mnemo: near-duplicate",
                 f"This is very similar ({result.similarity:.2f}) to “{memory.display_title}”.",
             )
+            box.setInformativeText(
+                "Merge keeps every statement of both in one memory (the original goes to the "
+                "trash); Keep both stores this one as well."
+            )
             merge = box.addButton("Merge", QtWidgets.QMessageBox.AcceptRole)
             keep = box.addButton("Keep both", QtWidgets.QMessageBox.ActionRole)
             box.addButton(QtWidgets.QMessageBox.Cancel)

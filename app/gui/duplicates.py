@@ -33,8 +33,8 @@ class DuplicatesDialog(QtWidgets.QDialog):
         empty = QtWidgets.QLabel(
             "No near-duplicates: every memory is distinct."
             if not pairs
-            else "Merging keeps the longer text and unites tags; the "
-            "other memory goes to the trash (restorable)."
+            else "Merging makes one memory that keeps every statement of both and unites "
+            "their tags; the two originals go to the trash (`mnemo unmerge` brings them back)."
         )
         layout = QtWidgets.QVBoxLayout(self)
         layout.addWidget(empty)

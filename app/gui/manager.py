@@ -166,6 +166,7 @@ class Manager(QtWidgets.QMainWindow):
         self.settings = settings  # read only: the engine owns them
         self.table_model = MemoryTable(worker, self)
         self._last_deleted: list[str] = []
+        self._last_merge: str | None = None
         self._current: Memory | None = None
         self._keep_selected: str | None = None  # select this id when the rows arrive
         self._overview: dict | None = None
@@ -514,16 +515,20 @@ class Manager(QtWidgets.QMainWindow):
 
     def _deleted(self, ids: list[str]) -> None:
         self._last_deleted = list(ids)
+        self._last_merge = None
         self.undo_button.setText(f"Undo delete ({len(ids)})")
         self.undo_button.setVisible(True)
         self.statusBar().showMessage(f"Moved {len(ids)} to the trash.", 8000)
 
     def undo_delete(self) -> None:
-        """Restore what the last delete moved to the trash."""
+        """Undo the last delete (or merge): the originals come back from the trash."""
         ids, self._last_deleted = self._last_deleted, []
+        merged, self._last_merge = self._last_merge, None
         self.undo_button.setVisible(False)
         if ids:
             self._write(lambda e: e.restore(ids), None)
+        elif merged:
+            self._write(lambda e: e.unmerge(merged), None)
 
     def restore_selected(self) -> None:
         """Bring the selected memories back from the trash."""
@@ -532,7 +537,8 @@ class Manager(QtWidgets.QMainWindow):
             self._write(lambda e: e.restore(ids), None)
 
     def merge_selected(self) -> None:
-        """Merge the selected memories into the first (the others go to the trash)."""
+        """Merge the selected memories into a new one keeping every statement (the
+        originals go to the trash; Undo brings them back)."""
         ids = [m.id for m in self.selected()]
         if len(ids) < 2:
             self.statusBar().showMessage("Select two or more memories to merge.", 4000)
@@ -540,9 +546,16 @@ class Manager(QtWidgets.QMainWindow):
         self._write(lambda e: e.merge(ids), self._merged)
 
     def _merged(self, memory: Memory) -> None:
+        self._last_merge = memory.id
+        self._last_deleted = []
+        self.undo_button.setText("Undo merge")
+        self.undo_button.setVisible(True)
         self.statusBar().showMessage(
-            f"Merged into “{memory.display_title}”; the others are in the trash.", 8000
+            f"Merged into “{memory.display_title}”: every statement is kept; the originals "
+            "are in the trash.",
+            8000,
         )
+        QtCore.QTimer.singleShot(0, lambda: self.select_memory(memory.id))
 
     def find_duplicates(self) -> None:
         """List near-duplicate pairs (cosine ≥ the duplicate threshold) with merge buttons."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.errors import InputError
+from app.core.errors import InputError, NotFoundError
 
 
 def test_same_text_counts_an_observation_instead_of_a_new_row(engine):
@@ -34,7 +34,7 @@ def test_near_duplicate_is_reported_not_stored(engine):
     assert engine._store.counts()["memories"] == 1
 
 
-def test_merge_keeps_longer_text_unions_tags_and_adds_observations(engine):
+def test_merge_keeps_every_statement_unions_tags_and_adds_observations(engine):
     base = engine.remember(
         "Use exponential backoff when retrying HTTP requests", tags="http", references="net.py"
     ).memory
@@ -44,14 +44,54 @@ def test_merge_keeps_longer_text_unions_tags_and_adds_observations(engine):
         references="client.py",
         merge=True,
     )
-    assert merged.status == "merged" and merged.memory.id == base.id
-    m = engine.get(base.id)
-    assert m.text.endswith("and add jitter")
+    assert merged.status == "merged"
+    m = engine.get(merged.memory.id)
+    assert "Use exponential backoff when retrying HTTP requests" in m.text
+    assert "Retry HTTP requests using exponential backoff, and add jitter" in m.text
     assert m.tags == ["http", "retry"] and m.references == ["net.py", "client.py"]
     assert m.observation_count == 2
-    assert engine._store.counts()["memories"] == 1
-    # The merged memory was re-embedded: it is found by its new words' meaning.
-    assert engine.recall("jitter", mode="keyword", track=False).results[0].memory.id == base.id
+    assert engine.count() == 1
+    # The source is in the trash as it was, linked to the result.
+    source = engine.get(base.id)
+    assert source.deleted_at and source.merged_into == m.id and source.text == base.text
+    # The merged memory was embedded: it is found by its new words.
+    assert engine.recall("jitter", mode="keyword", track=False).results[0].memory.id == m.id
+
+
+def test_merging_contradicting_statements_keeps_both_and_undo_restores_originals(engine):
+    # A cosine of 0.88 between opposite rules used to replace one with the other.
+    always = engine.remember(
+        "Always deploy the billing service on Fridays before 3pm. Tell the on-call first.",
+        tags="deploy",
+    ).memory
+    never = engine.remember(
+        "Never deploy the billing service on Fridays after 3pm. Tell the on-call first.",
+        force=True,
+        tags="billing",
+    ).memory
+    engine.edit(never.id, pinned=True)
+    merged = engine.merge([always.id, never.id])
+    assert "Always deploy the billing service on Fridays before 3pm." in merged.text
+    assert "Never deploy the billing service on Fridays after 3pm." in merged.text
+    assert merged.text.count("Tell the on-call first") == 1  # said once, kept once
+    assert merged.pinned and merged.tags == ["deploy", "billing"]
+    assert {m.id for m in engine.listing()} == {merged.id}
+    # WHEN the merge is undone THEN both originals are back exactly, the merge is trashed
+    restored = engine.unmerge(merged.id)
+    assert sorted(restored) == sorted([always.id, never.id])
+    back = {m.id: m for m in engine.listing()}
+    assert set(back) == {always.id, never.id}
+    assert back[always.id].text == always.text and back[never.id].text == never.text
+    assert back[never.id].pinned and back[always.id].merged_into is None
+    assert engine.get(merged.id).deleted_at is not None
+
+
+def test_a_merge_of_a_trashed_memory_is_refused(engine):
+    a = engine.remember("Water the tomatoes in the morning", force=True).memory
+    b = engine.remember("The tomatoes want water before nine", force=True).memory
+    engine.forget([b.id])
+    with pytest.raises(NotFoundError):
+        engine.merge([a.id, b.id])
 
 
 def test_force_stores_a_near_duplicate_and_related_are_listed(engine):
@@ -70,10 +110,13 @@ def test_merge_selected_memories_trashes_the_others(engine):
         "We never deploy on Fridays because nobody is around", tags="team", force=True
     ).memory
     merged = engine.merge([a.id, b.id])
-    assert merged.id == a.id and merged.text.startswith("We never deploy on Fridays")
+    assert merged.text == (
+        "Deploys happen on Tuesdays\n\nWe never deploy on Fridays because nobody is around"
+    )
     assert merged.tags == ["ops", "team"]
-    assert engine.get(b.id).deleted_at is not None
-    engine.restore([b.id])  # merging is undoable
+    assert engine.get(a.id).deleted_at and engine.get(b.id).deleted_at
+    engine.restore([b.id])  # one source can come back on its own, unlinked
+    assert engine.get(b.id).merged_into is None
     assert engine._store.counts()["memories"] == 2
 
 

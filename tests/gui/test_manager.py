@@ -86,11 +86,20 @@ def test_merge_selected(qtbot, worker, settings, seeded, embedder):
     with qtbot.waitSignal(worker.changed, timeout=10_000):
         manager.merge_selected()
     engine = _db(embedder)
-    ids = {seeded["k8s"], seeded["The"]}
-    trashed = [i for i in ids if engine.get(i).deleted_at]
-    assert len(trashed) == 1
-    survivor = engine.get((ids - set(trashed)).pop())
-    assert survivor.tags == ["ops"] and survivor.observation_count == 2
+    originals = {key: engine.get(seeded[key]) for key in ("k8s", "The")}
+    assert all(m.deleted_at and m.merged_into for m in originals.values())
+    merged = engine.get(originals["k8s"].merged_into)
+    # Every statement of both is in the merged memory (none is dropped for being shorter).
+    assert originals["k8s"].text in merged.text and originals["The"].text in merged.text
+    assert merged.tags == ["ops"] and merged.observation_count == 2
+    # Undo brings back both originals exactly and trashes the merge.
+    qtbot.waitUntil(lambda: manager.undo_button.text() == "Undo merge", timeout=5000)
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        qtbot.mouseClick(manager.undo_button, Qt.LeftButton)
+    for key, before in originals.items():
+        after = engine.get(seeded[key])
+        assert after.deleted_at is None and after.text == before.text
+    assert engine.get(merged.id).deleted_at is not None
 
 
 def test_search_box_uses_the_engine(qtbot, worker, settings, seeded):
