@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import apsw
 
-from app.core.db import Database
+from app.core.db import Database, now
+from app.core.errors import StoreError
 from app.core.meaning import Meaning
-from app.core.store import Store
+from app.core.migrations import valid_row
+from app.core.store import COLUMNS, Store, row_to_memory
 
 
 def checks(db: Database, store: Store, meaning: Meaning) -> list[tuple[bool, str]]:
@@ -36,6 +38,25 @@ def checks(db: Database, store: Store, meaning: Meaning) -> list[tuple[bool, str
     out.append((mode == "wal", f"journal mode: {mode}"))
     pending = db.pending_migrations()
     out.append((not pending, "schema up to date" if not pending else f"pending: {pending}"))
+    if not pending:
+        bad = db.query(f"SELECT count(*) FROM memories m WHERE NOT ({valid_row('m')})")[0][0]
+        out.append(
+            (
+                bad == 0,
+                "every memory has the right field types"
+                if not bad
+                else f"{bad} memor{'y has' if bad == 1 else 'ies have'} fields of the wrong "
+                "type or range (fix: mnemo doctor --repair)",
+            )
+        )
+        held = db.query("SELECT count(*) FROM memories_quarantine")[0][0]
+        if held:
+            out.append(
+                (
+                    True,
+                    f"{held} unrepairable row(s) kept aside in the table memories_quarantine",
+                )
+            )
     if embedder is not None:
         counts = store.vector_counts(embedder.info.model_id)
         out.append(
@@ -48,7 +69,33 @@ def checks(db: Database, store: Store, meaning: Meaning) -> list[tuple[bool, str
     return out
 
 
-def repair(db: Database) -> None:
-    """Rebuild the keyword index from the memories table."""
+def repair(db: Database) -> tuple[int, int]:
+    """Fix rows with wrong field types (or move them to `memories_quarantine` when the
+    text itself is unusable), then rebuild the keyword index. Returns (fixed, quarantined).
+    """
+    fixed = quarantined = 0
     with db.write() as conn:
+        rows = db.query(f"SELECT seq, {COLUMNS} FROM memories m WHERE NOT ({valid_row('m')})")
+        for row in rows:
+            seq, memory = row[0], row_to_memory(row[1:])
+            try:
+                with db.write():  # a savepoint: a row that cannot be fixed rolls back alone
+                    if not memory.text.strip() or not isinstance(row[2], str):
+                        raise StoreError("the text is not usable")
+                    values = Store._columns(memory)
+                    del values["id"], values["content_hash"]
+                    conn.execute(
+                        f"UPDATE memories SET {', '.join(f'{c} = ?' for c in values)} "
+                        "WHERE seq = ?",
+                        (*values.values(), seq),
+                    )
+                fixed += 1
+            except StoreError as exc:
+                conn.execute(
+                    "INSERT INTO memories_quarantine SELECT *, ?, ? FROM memories WHERE seq = ?",
+                    (str(exc), now(), seq),
+                )
+                conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+                quarantined += 1
         conn.execute("INSERT INTO memories_fts(memories_fts) VALUES('rebuild')")
+    return fixed, quarantined

@@ -10,7 +10,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from app.core.memory import CONFIDENCES, Memory, split_list
+from app.core.memory import CONFIDENCES, MAX_COUNT, Memory, split_list
 
 KNOWN_CATEGORIES = ("anti-patterns", "patterns", "heuristics")
 _FIELD = re.compile(r"^\s*[-*]\s+\**([A-Za-z][A-Za-z ]{1,30}?)\**\s*:\s*\**\s*(.*?)\s*$")
@@ -67,7 +67,8 @@ def parse_section(title: str, body: str, path: Path) -> Memory:
         if field in ("observation_count", "recall_count"):
             digits = re.match(r"\d+", value)
             if digits:
-                setattr(memory, field, max(int(digits.group()), 1 if field[0] == "o" else 0))
+                count = min(int(digits.group()[:12]), MAX_COUNT)
+                setattr(memory, field, max(count, 1 if field[0] == "o" else 0))
         elif field == "confidence":
             if value.lower() in CONFIDENCES:
                 memory.confidence = value.lower()

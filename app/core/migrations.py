@@ -127,8 +127,66 @@ def m003_keywords(db: apsw.Connection) -> None:
     )
 
 
+def valid_row(row: str) -> str:
+    """An SQL condition that holds when a memories row (alias or NEW) has the right types.
+
+    The one statement of the column rules: the triggers of m004 enforce it on every write
+    and `mnemo doctor` uses it to find older rows that break it.
+    """
+    r = row
+    lists = " AND ".join(
+        f"json_valid({r}.{c}) AND json_type({r}.{c}) = 'array' AND NOT EXISTS "
+        f"(SELECT 1 FROM json_each({r}.{c}) WHERE type != 'text')"
+        for c in ("tags", "refs")
+    )
+    return (
+        f"typeof({r}.id) = 'text' AND length({r}.id) BETWEEN 1 AND 64"
+        f" AND typeof({r}.text) = 'text' AND length({r}.text) > 0"
+        f" AND typeof({r}.title) = 'text' AND typeof({r}.reasoning) = 'text'"
+        f" AND typeof({r}.category) = 'text' AND typeof({r}.source) = 'text'"
+        f" AND ({r}.source_project IS NULL OR typeof({r}.source_project) = 'text')"
+        f" AND {r}.confidence IN ('low', 'medium', 'high')"
+        f" AND typeof({r}.observation_count) = 'integer'"
+        f" AND {r}.observation_count BETWEEN 1 AND 2147483647"
+        f" AND typeof({r}.recall_count) = 'integer'"
+        f" AND {r}.recall_count BETWEEN 0 AND 2147483647"
+        f" AND {r}.pinned IN (0, 1) AND typeof({r}.pinned) = 'integer'"
+        f" AND typeof({r}.created_at) = 'text' AND typeof({r}.updated_at) = 'text'"
+        f" AND ({r}.last_recalled_at IS NULL OR typeof({r}.last_recalled_at) = 'text')"
+        f" AND ({r}.deleted_at IS NULL OR typeof({r}.deleted_at) = 'text')"
+        f" AND ({r}.merged_into IS NULL OR typeof({r}.merged_into) = 'text')"
+        f" AND {lists}"
+        f" AND ({r}.keywords IS NULL OR (json_valid({r}.keywords)"
+        f" AND json_type({r}.keywords) = 'array'))"
+    )
+
+
+def m004_merges_and_checks(db: apsw.Connection) -> None:
+    """Merge sources point at their result; every write is checked for the right types.
+
+    SQLite adds CHECK constraints only by rebuilding the table, and a rebuild under the
+    embeddings' ON DELETE CASCADE would drop every vector: triggers enforce the same
+    rules instead. Older rows that break them are found by `mnemo doctor` and moved to
+    `memories_quarantine` (or fixed) by `mnemo doctor --repair`.
+    """
+    db.execute("ALTER TABLE memories ADD COLUMN merged_into TEXT")
+    db.execute("CREATE INDEX memories_merged_into ON memories(merged_into)")
+    db.execute(
+        "CREATE TABLE memories_quarantine AS SELECT * FROM memories WHERE 0; "
+        "ALTER TABLE memories_quarantine ADD COLUMN reason TEXT; "
+        "ALTER TABLE memories_quarantine ADD COLUMN quarantined_at TEXT;"
+    )
+    for event in ("INSERT", "UPDATE"):
+        db.execute(
+            f"CREATE TRIGGER memories_check_{event.lower()} BEFORE {event} ON memories "
+            f"WHEN NOT ({valid_row('NEW')}) BEGIN "
+            "SELECT RAISE(ABORT, 'mnemo: a memory field has the wrong type or range'); END"
+        )
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
     m003_keywords,
+    m004_merges_and_checks,
 )

@@ -74,19 +74,33 @@ def _markdown_memories(path: Path) -> Iterator[Memory]:
             yield memory
 
 
-def _jsonl_memories(path: Path, errors: list[str]) -> Iterator[Memory]:
+def _jsonl_memories(path: Path, errors: list[str]) -> Iterator[tuple[int, Memory]]:
+    """(line number, memory) for every good line; a bad line is reported and skipped."""
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
     with handle:
-        for number, line in enumerate(handle, 1):
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                errors.append(f"{path}:{number}: not UTF-8 text")
+                continue
             if not line.strip():
                 continue
             try:
-                yield Memory.from_dict(json.loads(line))
-            except (ValueError, TypeError, MnemoError) as exc:
+                data = json.loads(line, parse_constant=_no_constant)
+                yield number, Memory.from_dict(data)
+            except ValueError as exc:  # JSONDecodeError too
+                errors.append(f"{path}:{number}: not valid JSON ({exc})")
+            except (TypeError, MnemoError) as exc:
                 errors.append(f"{path}:{number}: {exc}")
+
+
+def _no_constant(name: str):
+    """JSON's NaN and Infinity are not numbers a memory can hold."""
+    raise ValueError(f"{name} is not allowed")
 
 
 def _files(paths: Iterable[Path]) -> Iterator[Path]:
@@ -105,16 +119,31 @@ def _files(paths: Iterable[Path]) -> Iterator[Path]:
 def import_paths(
     store: Store, paths: Iterable[Path], progress: Callable[[int], None] | None = None
 ) -> ImportReport:
-    """Import markdown files/folders and JSONL exports, in batches of one transaction each."""
+    """Import markdown files/folders and JSONL exports, in batches of one transaction each.
+
+    A bad line or section is skipped and reported (file and line) in `errors`; the rest
+    is imported. A JSONL line whose id is taken by a different text is reported too.
+    """
     report = ImportReport()
-    batch: list[Memory] = []
+    batch: list[tuple[str, Memory]] = []  # (where it came from, memory)
     mirrored: dict[str, Memory] = {}  # sections that carry an id: the last one wins
 
     def flush() -> None:
-        added = store.insert_many(batch)
+        taken = store.texts_of_ids([m.id for _, m in batch])  # id -> content hash
+        fresh = []
+        for where, memory in batch:
+            digest = content_hash(memory.text)
+            known = taken.setdefault(memory.id, digest)  # earlier lines of this batch too
+            if known != digest:
+                report.errors.append(
+                    f"{where}: id {memory.id} already holds a different text; skipped"
+                )
+                continue
+            fresh.append(memory)
+        added = store.insert_many(fresh)
         report.changed += added
         report.added += len(added)
-        report.skipped += len(batch) - len(added)
+        report.skipped += len(fresh) - len(added)
         batch.clear()
         if progress:
             progress(report.added + report.skipped)
@@ -123,14 +152,14 @@ def import_paths(
         if path.suffix.lower() == ".jsonl":
             memories = _jsonl_memories(path, report.errors)
         else:
-            memories = _markdown_memories(path)
-        for memory in memories:
+            memories = ((0, m) for m in _markdown_memories(path))
+        for number, memory in memories:
             memory.title = memory.title or title_from(memory.text)
             if memory.id and path.suffix.lower() != ".jsonl":
                 mirrored[memory.id] = memory
                 continue
             memory.id = memory.id or content_hash(memory.text)
-            batch.append(memory)
+            batch.append((f"{path}:{number}" if number else str(path), memory))
             if len(batch) >= BATCH:
                 flush()
     if batch:
