@@ -21,6 +21,26 @@ def _filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--until", help="created before this date (YYYY-MM-DD)")
 
 
+def _secrets(p: argparse.ArgumentParser) -> None:
+    """--redact-secrets / --allow-secrets: one policy for every command that writes."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--redact-secrets",
+        dest="secrets",
+        action="store_const",
+        const="redact",
+        default="refuse",
+        help="store a copy with keys, tokens and passwords redacted",
+    )
+    group.add_argument(
+        "--allow-secrets",
+        dest="secrets",
+        action="store_const",
+        const="allow",
+        help="store secrets as they are (not recommended)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = argparse.ArgumentParser(
@@ -40,22 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--references", help="related files or links, comma-separated")
     p.add_argument("--confidence", choices=("low", "medium", "high"), default="medium")
     p.add_argument("--source", default="cli")
-    secrets = p.add_mutually_exclusive_group()
-    secrets.add_argument(
-        "--redact-secrets",
-        dest="secrets",
-        action="store_const",
-        const="redact",
-        default="refuse",
-        help="store a copy with keys, tokens and passwords redacted",
-    )
-    secrets.add_argument(
-        "--allow-secrets",
-        dest="secrets",
-        action="store_const",
-        const="allow",
-        help="store secrets as they are (not recommended)",
-    )
+    _secrets(p)
     group = p.add_mutually_exclusive_group()
     group.add_argument(
         "--merge",
@@ -89,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     pin = p.add_mutually_exclusive_group()
     pin.add_argument("--pin", dest="pinned", action="store_true", default=None)
     pin.add_argument("--unpin", dest="pinned", action="store_false")
+    _secrets(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=commands.edit)
 
@@ -115,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("import", help="import markdown files/folders or JSONL exports")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--no-embed", action="store_true", help="leave embedding to `backfill`")
+    _secrets(p)
     p.set_defaults(func=commands.import_)
 
     p = sub.add_parser("export", help="export memories")

@@ -139,7 +139,7 @@ def edit(args: Namespace) -> int:
     changes["source_project"] = args.project
     if all(v is None for v in changes.values()):
         raise InputError("nothing to change: give at least one of --title, --text, ...")
-    memory = Engine().edit(args.id, **changes)
+    memory = Engine().edit(args.id, secrets=args.secrets, **changes)
     if args.json:
         print(json.dumps(memory.to_dict(), ensure_ascii=False))
     else:
@@ -196,7 +196,9 @@ def import_(args: Namespace) -> int:
     """mnemo import"""
     engine = Engine()
     report = engine.import_paths(
-        [Path(p) for p in args.paths], progress=lambda n: progress_bar("importing", n, 0)
+        [Path(p) for p in args.paths],
+        progress=lambda n: progress_bar("importing", n, 0),
+        secrets=args.secrets,
     )
     progress_bar.end()
     updated = f", {report.updated} updated" if report.updated else ""

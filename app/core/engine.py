@@ -16,7 +16,7 @@ from app.core import health, paths, transfer
 from app.core.context import ContextBlock, build_context
 from app.core.db import Database, now
 from app.core.embedder import Embedder, ModelInfo, inspect_model
-from app.core.errors import InputError, MnemoError, ModelError, SecretError
+from app.core.errors import InputError, MnemoError, ModelError
 from app.core.knowledge import to_markdown
 from app.core.labels import make_labels
 from app.core.meaning import NO_MEANING, Meaning, assess
@@ -25,15 +25,14 @@ from app.core.memory import (
     Memory,
     clean_text,
     content_hash,
+    guard_memory,
+    guard_secrets,
     join_statements,
     split_list,
     title_from,
 )
 from app.core.ranking import Weights, weights_from
 from app.core.recall import RecallResult, recall
-from app.core.secrets import describe as describe_secrets
-from app.core.secrets import redact
-from app.core.secrets import scan as scan_secrets
 from app.core.settings import MODEL_KEYS, Settings
 from app.core.store import Filters, Store
 from app.core.vectors import VectorIndex
@@ -414,40 +413,51 @@ class Engine:
         text = clean_text(text)
         if not text:
             raise InputError("nothing to remember: the text is empty")
-        notice = None
-        if secrets != "allow":
-            found = scan_secrets(" ".join((title or "", text, reasoning or "")))
-            if found and secrets == "refuse":
-                raise SecretError(
-                    f"not stored: the text contains a secret ({describe_secrets(found)}); "
-                    "remove it, or store a redacted copy"
-                )
-            if found:
-                text = redact(text)
-                title = redact(title) if title else title
-                reasoning = redact(reasoning) if reasoning else reasoning
-                notice = f"redacted {len(found)} secret(s): {describe_secrets(found)}"
         if confidence not in CONFIDENCES:
             raise InputError(f"confidence must be one of {', '.join(CONFIDENCES)}")
+        # The same checks as an import line: types, lengths, cleaning.
+        fields = Memory.from_dict(
+            {
+                "text": text,
+                "title": title or "",
+                "reasoning": reasoning or "",
+                "category": (category or "note").strip() or "note",
+                "tags": split_list(tags),
+                "references": split_list(references),
+                "source": source or "manual",
+                "source_project": (project or "").strip() or None,
+                "confidence": confidence,
+            }
+        )
         memory = Memory(
             id="",
-            text=text,
-            title=clean_text(title or "", "title")[:500] or title_from(text),
-            reasoning=clean_text(reasoning or "", "reasoning"),
-            category=(category or "note").strip() or "note",
-            tags=split_list(tags),
-            references=split_list(references),
-            source=source or "manual",
-            source_project=project or None,
+            text=fields.text,
+            title=fields.title or title_from(fields.text),
+            reasoning=fields.reasoning,
+            category=fields.category,
+            tags=fields.tags,
+            references=fields.references,
+            source=fields.source,
+            source_project=fields.source_project,
             confidence=confidence,
         )
+        notice = guard_memory(memory, secrets)  # every field, on every path
+        if not title:  # derived from the (possibly redacted) text
+            memory.title = title_from(memory.text)
         if (known := self._observe_if_known(memory)) is not None:
             return known
 
         vectors = self._embed(memory) if embed else None
         if vectors is None and embed:
-            notice = (
-                f"stored without embedding ({self.model_error}); `mnemo backfill` adds it later"
+            notice = "; ".join(
+                filter(
+                    None,
+                    (
+                        notice,
+                        f"stored without embedding ({self.model_error}); "
+                        "`mnemo backfill` adds it later",
+                    ),
+                )
             )
         neighbours = self.similar(vectors) if vectors is not None else []
         duplicate = next(
@@ -556,8 +566,9 @@ class Engine:
         self._mirror([self._store.get(i) for i in (*sources, merged.id)])
         return sources
 
-    def edit(self, memory_id: str, **changes) -> Memory:
-        """Change a memory's fields; a content change is re-embedded at once if possible."""
+    def edit(self, memory_id: str, secrets: str = "refuse", **changes) -> Memory:
+        """Change a memory's fields (only those given); a content change is re-embedded at
+        once if possible. Every changed field is checked for secrets like `remember`."""
         changes = {k: v for k, v in changes.items() if v is not None}  # None: not given
         for key in ("title", "text", "reasoning"):
             if changes.get(key) is not None:
@@ -570,6 +581,10 @@ class Engine:
             if key in changes and changes[key] is not None:
                 changes[key] = split_list(changes[key])
         changes = {k: v for k, v in changes.items() if v is not None}
+        for key in ("category", "source_project"):
+            if isinstance(changes.get(key), str):
+                changes[key] = clean_text(changes[key], key)[:500]
+        guard_secrets(changes, secrets)
         if "text" in changes and "title" not in changes:
             current = self._store.get(memory_id)
             if current.title == title_from(current.text):  # derived, so it follows the text
@@ -598,13 +613,16 @@ class Engine:
 
     # ---- files -----------------------------------------------------------------------
     def import_paths(
-        self, paths_: Iterable[Path], progress: Callable[[int], None] | None = None
+        self,
+        paths_: Iterable[Path],
+        progress: Callable[[int], None] | None = None,
+        secrets: str = "refuse",
     ) -> transfer.ImportReport:
         """Import markdown files/folders and JSONL exports; what changed reaches the mirror.
 
         Embedding is left to `backfill` (the GUI's worker runs it next; the CLI right after).
         """
-        report = transfer.import_paths(self._store, [Path(p) for p in paths_], progress)
+        report = transfer.import_paths(self._store, [Path(p) for p in paths_], progress, secrets)
         if report.changed and self._settings["mirror_dir"]:
             for start in range(0, len(report.changed), 500):
                 part = report.changed[start : start + 500]

@@ -8,7 +8,10 @@ import unicodedata
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 
-from app.core.errors import InputError
+from app.core.errors import InputError, SecretError
+from app.core.secrets import describe as describe_secrets
+from app.core.secrets import redact as redact_secrets
+from app.core.secrets import scan as scan_secrets
 
 MAX_TEXT_CHARS = 2_000_000  # about 300,000 words; larger input is refused, not cut
 MAX_TITLE_CHARS = 500
@@ -253,3 +256,53 @@ def public_dict(memory: Memory, score: float | None = None, signals: dict | None
     if signals is not None:
         out["signals"] = signals
     return out
+
+
+SECRET_POLICIES = ("refuse", "redact", "allow")
+# Every field a person or an agent can write, in the order they are checked.
+TEXT_FIELDS = ("title", "text", "reasoning", "category", "source_project", "source")
+LIST_FIELDS = ("tags", "references", "keywords")
+FIELD_NAMES = {"source_project": "project"}
+
+
+def guard_secrets(values: dict, policy: str = "refuse") -> str | None:
+    """Check every text and list field in `values` for secrets, the same on every path.
+
+    "refuse" raises SecretError naming the field and the kind; "redact" replaces each
+    secret with `[REDACTED:kind]` in place and returns a notice; "allow" does nothing.
+    """
+    if policy not in SECRET_POLICIES:
+        raise InputError(f"secrets must be one of {', '.join(SECRET_POLICIES)}")
+    if policy == "allow":
+        return None
+    found_in: list[tuple[str, list]] = []
+    for name in (*TEXT_FIELDS, *LIST_FIELDS):
+        value = values.get(name)
+        items = value if isinstance(value, list) else [value]
+        hits = [f for item in items if isinstance(item, str) for f in scan_secrets(item)]
+        if hits:
+            found_in.append((FIELD_NAMES.get(name, name), hits))
+    if not found_in:
+        return None
+    where = ", ".join(f"{describe_secrets(hits)} in the {name}" for name, hits in found_in)
+    if policy == "refuse":
+        raise SecretError(
+            f"not stored: it contains a secret ({where}); remove it, or store a redacted copy"
+        )
+    for name in (*TEXT_FIELDS, *LIST_FIELDS):
+        value = values.get(name)
+        if isinstance(value, str):
+            values[name] = redact_secrets(value)
+        elif isinstance(value, list):
+            values[name] = [redact_secrets(v) if isinstance(v, str) else v for v in value]
+    count = sum(len(hits) for _, hits in found_in)
+    return f"redacted {count} secret(s): {where}"
+
+
+def guard_memory(memory: Memory, policy: str = "refuse") -> str | None:
+    """`guard_secrets` over a Memory's fields (redacted in place)."""
+    values = {name: getattr(memory, name) for name in (*TEXT_FIELDS, *LIST_FIELDS)}
+    notice = guard_secrets(values, policy)
+    for name, value in values.items():
+        setattr(memory, name, value)
+    return notice

@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.core.errors import InputError, MnemoError, NotFoundError
+from app.core.errors import InputError, MnemoError, NotFoundError, SecretError
 from app.core.knowledge import parse_section, to_markdown
-from app.core.memory import Memory, clean_text, content_hash, title_from
+from app.core.memory import Memory, clean_text, content_hash, guard_memory, title_from
 from app.core.store import EDITABLE, Store
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")
@@ -117,12 +117,17 @@ def _files(paths: Iterable[Path]) -> Iterator[Path]:
 
 
 def import_paths(
-    store: Store, paths: Iterable[Path], progress: Callable[[int], None] | None = None
+    store: Store,
+    paths: Iterable[Path],
+    progress: Callable[[int], None] | None = None,
+    secrets: str = "refuse",
 ) -> ImportReport:
     """Import markdown files/folders and JSONL exports, in batches of one transaction each.
 
     A bad line or section is skipped and reported (file and line) in `errors`; the rest
-    is imported. A JSONL line whose id is taken by a different text is reported too.
+    is imported. A JSONL line whose id is taken by a different text is reported too. Every
+    field is checked for secrets like `remember` (`secrets`: refuse = skip and report,
+    redact, allow).
     """
     report = ImportReport()
     batch: list[tuple[str, Memory]] = []  # (where it came from, memory)
@@ -154,12 +159,18 @@ def import_paths(
         else:
             memories = ((0, m) for m in _markdown_memories(path))
         for number, memory in memories:
+            where = f"{path}:{number}" if number else f"{path} (section “{memory.title}”)"
+            try:
+                guard_memory(memory, secrets)
+            except SecretError as exc:
+                report.errors.append(f"{where}: {exc}")
+                continue
             memory.title = memory.title or title_from(memory.text)
             if memory.id and path.suffix.lower() != ".jsonl":
                 mirrored[memory.id] = memory
                 continue
             memory.id = memory.id or content_hash(memory.text)
-            batch.append((f"{path}:{number}" if number else str(path), memory))
+            batch.append((where, memory))
             if len(batch) >= BATCH:
                 flush()
     if batch:

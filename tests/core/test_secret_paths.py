@@ -1,0 +1,98 @@
+"""Secrets are checked on every field and every path (issue 8): one rule, one place.
+
+Before, `edit`, tags, references, the project and imports stored raw tokens, and the MCP
+server left them in tags, references and project despite "always redacts".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from app.core.errors import SecretError
+from tests.conftest import run_cli
+
+TOKEN = "ghp_" + "Zq8xT2mV9kLp4RwN7cJd3HsY6bFa1GeU5oIi"  # shape of a GitHub token, not real
+FIELDS = {
+    "title": {"title": f"deploy with {TOKEN}"},
+    "reasoning": {"reasoning": f"because {TOKEN} works"},
+    "tags": {"tags": ["ci", TOKEN]},
+    "references": {"references": [f"https://example.com/?t={TOKEN}"]},
+    "project": {"project": TOKEN},
+    "category": {"category": TOKEN},
+}
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_remember_refuses_a_secret_in_any_field_and_redacts_it_on_request(engine, field):
+    with pytest.raises(SecretError, match=f"in the {field}"):
+        engine.remember("A harmless note about deploys", **FIELDS[field])
+    assert engine.count() == 0
+    stored = engine.remember("A harmless note about deploys", secrets="redact", **FIELDS[field])
+    assert TOKEN not in json.dumps(stored.memory.to_dict())
+    assert "[REDACTED" in json.dumps(stored.memory.to_dict())
+    assert "redacted 1 secret" in stored.notice
+
+
+def test_edit_checks_every_changed_field(engine):
+    memory = engine.remember("The CI token lives in the vault").memory
+    for change in ({"text": f"The CI token is {TOKEN}"}, {"tags": f"ci,{TOKEN}"}):
+        with pytest.raises(SecretError):
+            engine.edit(memory.id, **change)
+    assert engine.get(memory.id).text == "The CI token lives in the vault"
+    edited = engine.edit(memory.id, secrets="redact", tags=f"ci,{TOKEN}")
+    assert TOKEN not in edited.tags[1] and edited.tags[0] == "ci"
+
+
+def test_cli_edit_and_import_refuse_secrets_and_say_where(tmp_path):
+    memory_id = json.loads(run_cli("remember", "Rotate keys yearly", "--json").stdout)["id"]
+    result = run_cli("edit", memory_id, "--text", f"Rotate {TOKEN} yearly")
+    assert result.returncode == 1 and b"in the text" in result.stderr
+    assert b"Traceback" not in result.stderr
+    lines = tmp_path / "notes.jsonl"
+    lines.write_text(
+        json.dumps({"text": "Clean line about backups"})
+        + "\n"
+        + json.dumps({"text": "Line with a token", "tags": [TOKEN]})
+        + "\n"
+    )
+    notes = tmp_path / "notes.md"
+    notes.write_text(f"# Deploy\n\nUse {TOKEN} for the pipeline.\n\n# Backups\n\nNightly.\n")
+    result = run_cli("import", str(lines), str(notes), "--no-embed")
+    err = result.stderr.decode()
+    assert result.returncode == 1
+    assert f"{lines}:2: not stored: it contains a secret" in err and "in the tags" in err
+    assert f"{notes} (section “Deploy”)" in err
+    exported = run_cli("export").stdout.decode()
+    assert TOKEN not in exported and "Clean line about backups" in exported
+    assert "Nightly." in exported
+    redacted = run_cli("import", str(lines), "--redact-secrets", "--no-embed")
+    assert redacted.returncode == 0
+    assert TOKEN not in run_cli("export").stdout.decode()
+
+
+def test_mcp_redacts_secrets_in_every_field(engine):
+    from app.mcp_server import build_server
+
+    server = build_server(engine)
+
+    async def call():
+        return await server.call_tool(
+            "store_memory",
+            {
+                "name": f"Deploy token {TOKEN}",
+                "description": "How the pipeline authenticates",
+                "reasoning": f"It uses {TOKEN}",
+                "category": "note",
+                "tags": ["ci", TOKEN],
+                "references": [f"https://ci.example.com/?token={TOKEN}"],
+                "project": TOKEN,
+            },
+        )
+
+    asyncio.run(call())
+    stored = engine.listing(limit=5)
+    assert len(stored) == 1
+    assert TOKEN not in json.dumps(stored[0].to_dict())
