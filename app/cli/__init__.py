@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import sys
@@ -189,6 +190,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; known problems print one line on stderr and return 1."""
+    argv = sys.argv[1:] if argv is None else argv
+    for n, arg in enumerate(argv, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:  # bytes the locale could not decode (surrogateescape)
+            print(
+                f"mnemo: error: argument {n} is not UTF-8 text (binary data is not stored)",
+                file=sys.stderr,
+            )
+            return 1
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -198,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         args.func, args.gui_command = commands.gui, None
     try:
-        return args.func(args) or 0
+        status = args.func(args) or 0
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
+        return status
     except MnemoError as exc:
         print(f"mnemo: error: {exc}", file=sys.stderr)
         return 1
@@ -209,3 +222,9 @@ def main(argv: list[str] | None = None) -> int:
         # The reader went away (e.g. `| head`); silence the flush at exit too.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        # Writing the output failed (`mnemo export > /dev/full`): one line, no traceback.
+        why = "the disk is full" if exc.errno == errno.ENOSPC else exc.strerror or str(exc)
+        print(f"mnemo: error: cannot write the output: {why}", file=sys.stderr)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

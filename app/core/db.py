@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
+import os
+import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,6 +15,7 @@ import apsw
 
 from app.core.errors import StoreError
 from app.core.migrations import MIGRATIONS
+from app.core.paths import private_dir, private_file
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +27,15 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
+def _disk_full(path: Path) -> bool:
+    """Whether the file system holding `path` has (almost) no room left: SQLite reports a
+    full disk as a plain I/O error when the WAL or a temporary file cannot grow."""
+    try:
+        return shutil.disk_usage(path.parent).free < 512 * 1024
+    except OSError as exc:
+        return exc.errno == errno.ENOSPC
+
+
 def _known(exc: apsw.Error, path: Path) -> StoreError:
     """A user-facing error for an SQLite failure."""
     if isinstance(exc, apsw.BusyError | apsw.LockedError):
@@ -32,13 +45,28 @@ def _known(exc: apsw.Error, path: Path) -> StoreError:
         )
     if isinstance(exc, apsw.ReadOnlyError):
         return StoreError(f"the database {path} is read-only; nothing was written")
-    if isinstance(exc, apsw.FullError):
+    if isinstance(exc, apsw.FullError) or (isinstance(exc, apsw.IOError) and _disk_full(path)):
         return StoreError(f"the disk holding {path} is full; nothing was written")
     if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
         return StoreError(f"the database {path} is damaged or not a Mnemo database ({exc})")
     if isinstance(exc, apsw.CantOpenError):
         return StoreError(f"cannot open the database {path} ({exc})")
     return StoreError(f"database error on {path}: {exc}")
+
+
+def _private_database(path: Path) -> None:
+    """Create the database file 0600 before SQLite does (SQLite gives its WAL and SHM
+    files the database file's mode), and narrow older, wider files to 0600."""
+    if not path.parent.exists():
+        private_dir(path.parent)
+    if not path.exists():
+        os.close(private_file(path, os.O_WRONLY | os.O_CREAT))
+    if os.name != "posix":
+        return
+    for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with contextlib.suppress(OSError):
+            if part.stat().st_uid == os.getuid() and part.stat().st_mode & 0o077:
+                part.chmod(0o600)
 
 
 class Database:
@@ -54,7 +82,8 @@ class Database:
             else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         )
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not read_only:
+                _private_database(self.path)
             self.conn = apsw.Connection(str(self.path), flags=flags)
             self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
             # SQLite silently opens a write-protected file read-only: notice it.

@@ -16,7 +16,7 @@ from app.core import health, paths, transfer
 from app.core.context import ContextBlock, build_context
 from app.core.db import Database, now
 from app.core.embedder import Embedder, ModelInfo, inspect_model
-from app.core.errors import InputError, MnemoError, ModelError
+from app.core.errors import InputError, MnemoError, ModelError, StoreError
 from app.core.knowledge import to_markdown
 from app.core.labels import make_labels
 from app.core.meaning import NO_MEANING, Meaning, assess
@@ -622,7 +622,18 @@ class Engine:
 
         Embedding is left to `backfill` (the GUI's worker runs it next; the CLI right after).
         """
-        report = transfer.import_paths(self._store, [Path(p) for p in paths_], progress, secrets)
+        report = transfer.ImportReport()
+        try:
+            transfer.import_paths(self._store, [Path(p) for p in paths_], progress, secrets, report)
+        except StoreError as exc:
+            if not report.added and not report.updated:
+                raise
+            # Earlier batches are committed: say exactly what is in, and what is not.
+            raise StoreError(
+                f"{str(exc).replace('; nothing was written', '')}: the import stopped; "
+                f"{report.added} memories from earlier batches were imported, the rest was "
+                "not (run the import again when this is fixed: it adds only the rest)"
+            ) from exc
         if report.changed and self._settings["mirror_dir"]:
             for start in range(0, len(report.changed), 500):
                 part = report.changed[start : start + 500]
@@ -666,11 +677,12 @@ class Engine:
             return
         path = Path(folder).expanduser() / f"mnemo-{datetime.now(UTC):%Y-%m}.md"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as f:
+            paths.private_dir(path.parent)
+            fd = paths.private_file(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            with os.fdopen(fd, "a", encoding="utf-8") as f:
                 for memory in memories:
                     f.write("\n" + to_markdown(memory))
-        except OSError as exc:
+        except (OSError, InputError) as exc:
             log.warning("could not append to the mirror %s: %s", path, exc)
 
     def backfill(

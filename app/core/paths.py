@@ -7,6 +7,8 @@ from pathlib import Path
 
 import platformdirs
 
+from app.core.errors import InputError
+
 APP = "mnemo"
 RESOURCES = Path(__file__).resolve().parent.parent.parent / "resources"
 DEFAULT_MODEL = RESOURCES / "models" / "all-MiniLM-L6-v2.F16.gguf"
@@ -21,11 +23,35 @@ def home() -> Path | None:
 def _dir(kind: str) -> Path:
     base = home()
     if base is not None:
+        if base.exists() and not base.is_dir():
+            raise InputError(f"MNEMO_HOME={base} is not a folder")
         path = base / kind
     else:
         path = Path(getattr(platformdirs, f"user_{kind}_dir")(APP, appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
+    return private_dir(path)
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` (and parents) if needed; the folder itself is ours alone (0700),
+    whatever the umask, so another local user cannot read a memory from it."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if os.name == "posix" and path.stat().st_mode & 0o077:
+            path.chmod(0o700)
+    except FileExistsError:
+        raise InputError(f"{path} is a file, not a folder") from None
+    except OSError as exc:
+        raise InputError(f"cannot create the folder {path}: {exc.strerror}") from None
     return path
+
+
+def private_file(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC) -> int:
+    """Open (creating) a file readable and writable by us alone (0600), whatever the
+    umask; an existing file is narrowed to 0600 too. Returns the descriptor."""
+    fd = os.open(path, flags, 0o600)
+    if os.name == "posix":
+        os.fchmod(fd, 0o600)
+    return fd
 
 
 def data_dir() -> Path:

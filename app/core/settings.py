@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import math
@@ -286,9 +287,13 @@ class Settings:
         data = {k: v for k, v in values.items() if v != BY_KEY[k].default}
         tmp = self.path.with_suffix(".tmp")
         try:
-            tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            with os.fdopen(paths.private_file(tmp), "w", encoding="utf-8") as f:
+                f.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
             tmp.replace(self.path)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
-            raise InputError(f"cannot save the settings to {self.path}: {exc}") from None
+            why = "the disk is full" if exc.errno == errno.ENOSPC else exc.strerror
+            raise InputError(f"settings not saved to {self.path}: {why}") from None
         self._stamp = self._file_stamp()

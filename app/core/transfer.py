@@ -10,9 +10,11 @@ in a section (knowledge-bank fields, see `knowledge.py`) become the memory's fie
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +22,7 @@ from pathlib import Path
 from app.core.errors import InputError, MnemoError, NotFoundError, SecretError
 from app.core.knowledge import parse_section, to_markdown
 from app.core.memory import Memory, clean_text, content_hash, guard_memory, title_from
+from app.core.paths import private_file
 from app.core.store import EDITABLE, Store
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")
@@ -121,6 +124,7 @@ def import_paths(
     paths: Iterable[Path],
     progress: Callable[[int], None] | None = None,
     secrets: str = "refuse",
+    report: ImportReport | None = None,
 ) -> ImportReport:
     """Import markdown files/folders and JSONL exports, in batches of one transaction each.
 
@@ -129,7 +133,7 @@ def import_paths(
     field is checked for secrets like `remember` (`secrets`: refuse = skip and report,
     redact, allow).
     """
-    report = ImportReport()
+    report = report if report is not None else ImportReport()  # the caller's, if given
     batch: list[tuple[str, Memory]] = []  # (where it came from, memory)
     mirrored: dict[str, Memory] = {}  # sections that carry an id: the last one wins
 
@@ -224,12 +228,25 @@ def export(store: Store, fmt: str = "jsonl", include_trash: bool = False) -> Ite
 
 
 def write_atomically(path: Path, pieces: Iterable[str]) -> int:
-    """Write pieces to `path` via a temporary file, so a crash never leaves half a file."""
+    """Write pieces to `path` via a private temporary file, so a crash never leaves half a
+    file; only a regular file (or a new one) is written, never a device or a symlink."""
     path = Path(path)
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}") from None
+    else:
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(
+                f"not written: {path} is not a regular file (a symlink, device, folder or "
+                "pipe); choose a file name"
+            )
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     count = 0
     try:
-        with tmp.open("w", encoding="utf-8") as f:
+        with os.fdopen(private_file(tmp), "w", encoding="utf-8") as f:
             for piece in pieces:
                 f.write(piece)
                 count += 1
@@ -238,5 +255,6 @@ def write_atomically(path: Path, pieces: Iterable[str]) -> int:
         tmp.replace(path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise InputError(f"cannot write {path}: {exc}") from None
+        why = "the disk is full" if exc.errno == errno.ENOSPC else exc.strerror
+        raise InputError(f"cannot write {path}: {why}; nothing was written") from None
     return count

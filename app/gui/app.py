@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable
 
@@ -311,6 +312,19 @@ class MnemoApp(QtCore.QObject):
         self.qapp.quit()
 
 
+def _no_display() -> str | None:
+    """Why the desktop app cannot show itself here, or None (Linux and other X11/Wayland
+    systems need DISPLAY or WAYLAND_DISPLAY unless Qt is told which platform to use)."""
+    if sys.platform in ("darwin", "win32") or os.environ.get("QT_QPA_PLATFORM"):
+        return None
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    return (
+        "no display to show the desktop app on (DISPLAY and WAYLAND_DISPLAY are not set); "
+        "the command line works without one: mnemo --help"
+    )
+
+
 def run(command: str | None = None) -> int:
     """Start the app, or hand `command` to the instance that is already running."""
     import contextlib
@@ -319,9 +333,8 @@ def run(command: str | None = None) -> int:
 
     from app.core import crash
 
-    QtWidgets.QApplication.setApplicationName("Mnemo")
-    QtWidgets.QApplication.setDesktopFileName("mnemo")
-    qapp = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["mnemo"])
+    # Talking to a running instance needs no display: no QApplication before it is sure
+    # that this process starts the app (Qt aborts the process without a display).
     if command == "status":
         state = ipc.status()
         print(json.dumps(state, indent=2) if state else "mnemo: not running")
@@ -331,6 +344,12 @@ def run(command: str | None = None) -> int:
     if command == "quit":
         print("mnemo: not running", file=sys.stderr)
         return 0
+    if problem := _no_display():
+        print(f"mnemo: error: {problem}", file=sys.stderr)
+        return 1
+    QtWidgets.QApplication.setApplicationName("Mnemo")
+    QtWidgets.QApplication.setDesktopFileName("mnemo")
+    qapp = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["mnemo"])
     notice = crash.previous_crash()
     crash.install("app")
     if notice:

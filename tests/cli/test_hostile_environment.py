@@ -1,0 +1,152 @@
+"""Hostile environments: another local user, odd targets, no display, a full disk (issue 8).
+
+Each case gave a traceback, a SIGABRT, a world-readable file or a false message before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_cli
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def _cli_umask0(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        cwd=REPO,
+        timeout=120,
+        preexec_fn=lambda: os.umask(0),
+    )
+
+
+def test_every_file_is_private_whatever_the_umask(mnemo_home, tmp_path):
+    # GIVEN a umask of 0 (files would be created 0666, folders 0777)
+    mirror = tmp_path / "mirror"
+    assert _cli_umask0("settings", "mirror_dir", str(mirror)).returncode == 0
+    assert _cli_umask0("remember", "My diary: I told nobody about the interview").returncode == 0
+    out = tmp_path / "export.jsonl"
+    assert _cli_umask0("export", "-o", str(out)).returncode == 0
+    data = mnemo_home / "data"
+    files = [data / "mnemo.db", mnemo_home / "config" / "settings.json", out]
+    files += list(mirror.glob("*.md"))
+    wal = data / "mnemo.db-wal"
+    if wal.exists():
+        files.append(wal)
+    assert len(files) >= 4
+    for path in files:
+        assert _mode(path) == 0o600, path
+    for folder in (data, mnemo_home / "config", mirror):
+        assert _mode(folder) == 0o700, folder
+
+
+def test_an_older_world_readable_database_is_narrowed(mnemo_home):
+    run_cli("remember", "An older note")
+    db = mnemo_home / "data" / "mnemo.db"
+    db.chmod(0o644)
+    (mnemo_home / "data").chmod(0o755)
+    run_cli("stats")
+    assert _mode(db) == 0o600 and _mode(mnemo_home / "data") == 0o700
+
+
+def _one_line_error(result: subprocess.CompletedProcess) -> str:
+    err = result.stderr.decode()
+    assert result.returncode == 1, (result.stdout, err)
+    assert "Traceback" not in err and err.startswith("mnemo: error: ")
+    assert len(err.strip().splitlines()) == 1
+    return err
+
+
+def test_non_utf8_arguments_and_a_home_that_is_a_file(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "app", "remember", b"caf\xe9 \xff\xfe"],
+        capture_output=True,
+        cwd=REPO,
+        timeout=60,
+    )
+    assert "not UTF-8" in _one_line_error(result)
+    a_file = tmp_path / "not-a-folder"
+    a_file.write_text("x")
+    assert "is not a folder" in _one_line_error(run_cli("stats", env={"MNEMO_HOME": str(a_file)}))
+
+
+def test_status_and_gui_without_a_display_say_so_instead_of_aborting():
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env.pop("QT_QPA_PLATFORM", None)
+    status = subprocess.run(
+        [sys.executable, "-m", "app", "status"], capture_output=True, env=env, cwd=REPO, timeout=60
+    )
+    assert status.returncode == 1 and b"not running" in status.stdout  # not SIGABRT (-6)
+    gui = subprocess.run(
+        [sys.executable, "-m", "app", "gui"], capture_output=True, env=env, cwd=REPO, timeout=60
+    )
+    assert "no display" in _one_line_error(gui)
+
+
+def test_export_writes_only_regular_files(tmp_path):
+    run_cli("remember", "Something to export")
+    target = tmp_path / "real.jsonl"
+    target.write_text("old")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    for path in ("/dev/null", str(link), str(tmp_path)):
+        assert "not a regular file" in _one_line_error(run_cli("export", "-o", path))
+    assert target.read_text() == "old"  # the symlink's target is untouched
+    assert run_cli("export", "-o", str(target)).returncode == 0
+    assert json.loads(target.read_text().splitlines()[0])["text"] == "Something to export"
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "app", "export"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            cwd=REPO,
+            timeout=60,
+        )
+    assert result.returncode == 1 and b"the disk is full" in result.stderr
+    assert b"Traceback" not in result.stderr
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 400 KB tmpfs (root can mount one; elsewhere the test is skipped)."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_is_named_and_the_import_says_exactly_what_landed(tiny_disk, tmp_path):
+    env = {"MNEMO_HOME": str(tiny_disk / "home")}
+    assert run_cli("remember", "first note", env=env).returncode == 0
+    notes = tmp_path / "big.jsonl"
+    notes.write_text(
+        "".join(
+            json.dumps({"text": f"note {i} " + "lorem ipsum dolor sit amet " * 8}) + "\n"
+            for i in range(3000)
+        )
+    )
+    err = _one_line_error(run_cli("import", str(notes), "--no-embed", env=env))
+    assert "is full" in err and "nothing was written" not in err
+    stats = json.loads(run_cli("stats", "--json", env=env).stdout)
+    landed = stats["memories"] - 1
+    assert f"{landed} memories from earlier batches were imported" in err
+    err = _one_line_error(run_cli("settings", "weight_vector", "0.5", env=env))
+    assert "the disk is full" in err
+    assert not list((tiny_disk / "home" / "config").glob("*.tmp"))  # no half-written file
