@@ -3,21 +3,52 @@
 A thin layer over `app.core`: the same database as the desktop app and the CLI (WAL and a
 busy timeout let several servers, the app and the CLI write at once). Known problems come
 back as tool errors the model can read; nothing is printed to stdout but the protocol.
+
+Under load (issues 8 and 10):
+
+- **One engine thread** owns the Engine (connection and model) and runs every call in
+  arrival order, like the desktop app's worker. The tools are async and queue their work
+  there; the SDK would run sync tools in worker threads, several at once on one connection.
+- **Long learnings are embedded in the background.** Name, description and reasoning over
+  `INLINE_EMBED_CHARS` (1,500 characters: one or two chunks of the bundled model, ~60 ms
+  on an idle machine) are stored without vectors, still validated and redacted (~0.1-0.3 s
+  for 200 KB), found by keywords meanwhile and not checked for near-duplicates; `notice`
+  says so. Shorter ones are embedded inline, so near-duplicates are linked as before.
+  `Engine.backfill` then runs in small batches on a second thread with its own Engine (its
+  own connection and model), not between calls on the engine thread: one memory is the
+  smallest unit it embeds, and 200 KB alone took 18-130 s on these two cores.
+- **Malformed input is answered**: -32700 for a line that is not JSON, -32600 for JSON that
+  is not a JSON-RPC message (with its id if it has one); blank lines are ignored. The SDK
+  alone drops such lines without a word. The next request is served as usual.
+- **Exit**: when stdin closes, the engine thread finishes its call and closes the engine.
+  An embedding still under way is left to the next backfill (its vectors are written in one
+  transaction) and the process ends at once: llama.cpp cannot be interrupted, and
+  finalizing Python under a running decode can crash (1 exit in 3 did, here).
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import sys
+from typing import TypeVar
 
-from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from app.core.engine import Engine
-from app.core.errors import MnemoError
 from app.core.memory import Memory, public_dict
 from app.core.store import Filters
+from app.mcp_runtime import EXIT_GRACE, EngineThread, MnemoServer
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+INLINE_EMBED_CHARS = 1_500  # longer learnings are embedded in the background
+LATER = (
+    "a long text: stored and found by keywords now; its embedding continues in the "
+    "background, then search by meaning finds it too (it was not checked for near-duplicates)"
+)
 
 INSTRUCTIONS = (
     "Mnemo is the user's long-term memory, shared with their other agents and their desktop "
@@ -32,21 +63,10 @@ def _summary(memory: Memory, score: float | None = None) -> dict:
     return public_dict(memory, score=score)
 
 
-def build_server(engine: Engine | None = None) -> MCPServer:
+def build_server(engine: Engine | None = None) -> MnemoServer:
     """The MCP server with Mnemo's tools; the engine (and model) load on first use."""
-    server = MCPServer("mnemo", instructions=INSTRUCTIONS, log_level="WARNING")
-    state: dict[str, Engine] = {}
-
-    def core() -> Engine:
-        """The engine, with the settings file re-read if it changed since the last call."""
-        if "engine" not in state:
-            state["engine"] = engine or Engine()
-        else:
-            try:
-                state["engine"].refresh_settings()
-            except MnemoError as exc:
-                log.warning("settings not reloaded: %s", exc)
-        return state["engine"]
+    core = EngineThread(engine)
+    server = MnemoServer(core, name="mnemo", instructions=INSTRUCTIONS, log_level="WARNING")
 
     def required(**values: str) -> None:
         for name, value in values.items():
@@ -54,7 +74,7 @@ def build_server(engine: Engine | None = None) -> MCPServer:
                 raise ToolError(f"{name} must not be empty")
 
     @server.tool()
-    def store_memory(
+    async def store_memory(
         name: str,
         description: str,
         reasoning: str,
@@ -68,11 +88,12 @@ def build_server(engine: Engine | None = None) -> MCPServer:
         one more observation. A near-duplicate is stored as a new memory linked to the
         similar one (`similar` in the result says which); merging is left to the user."""
         required(name=name, description=description, reasoning=reasoning, category=category)
-        engine = core()
-        allowed = engine.settings["categories"]
-        if category not in allowed:
-            raise ToolError(f"unknown category {category!r}; use one of: {', '.join(allowed)}")
-        try:
+        inline = len(name) + len(description) + len(reasoning) <= INLINE_EMBED_CHARS
+
+        def store(engine: Engine) -> dict:
+            allowed = engine.settings["categories"]
+            if category not in allowed:
+                raise ToolError(f"unknown category {category!r}; use one of: {', '.join(allowed)}")
             result = engine.remember(
                 description,
                 title=name,
@@ -85,77 +106,90 @@ def build_server(engine: Engine | None = None) -> MCPServer:
                 force=True,  # never merge on an agent's behalf: merging is a person's call
                 link_similar=True,
                 secrets="redact",
+                embed=inline,
             )
-        except MnemoError as exc:
-            raise ToolError(str(exc)) from None
-        out = {
-            "status": result.status,
-            **_summary(result.memory),
-            "similarity": result.similarity,
-            "related": [
-                {"id": m.id, "title": m.display_title, "similarity": round(s, 4)}
-                for m, s in result.related
-            ],
-        }
-        if result.similar is not None:
-            out["similar"] = {
-                "id": result.similar.id,
-                "title": result.similar.display_title,
-                "similarity": round(result.similarity or 0.0, 4),
+            notices = [result.notice] if result.notice else []
+            if not inline and result.status == "stored":
+                if engine.embedder is None:
+                    notices.append(
+                        f"stored without embedding ({engine.model_error}); "
+                        "`mnemo backfill` adds it later"
+                    )
+                else:
+                    core.embed_later(engine)
+                    notices.append(LATER)
+            out = {
+                "status": result.status,
+                **_summary(result.memory),
+                "similarity": result.similarity,
+                "related": [
+                    {"id": m.id, "title": m.display_title, "similarity": round(s, 4)}
+                    for m, s in result.related
+                ],
             }
-        if result.notice:
-            out["notice"] = result.notice
-        return out
+            if result.similar is not None:
+                out["similar"] = {
+                    "id": result.similar.id,
+                    "title": result.similar.display_title,
+                    "similarity": round(result.similarity or 0.0, 4),
+                }
+            if notices:
+                out["notice"] = "; ".join(notices)
+            return out
+
+        return await core.run(store)
 
     @server.tool()
-    def search_memory(
+    async def search_memory(
         query: str, limit: int = 10, category: str | None = None, project: str | None = None
     ) -> dict:
         """Search memories by meaning and keywords; best first, with scores."""
         required(query=query)
-        try:
-            result = core().recall(
+
+        def search(engine: Engine) -> dict:
+            result = engine.recall(
                 query,
                 limit=max(1, min(limit, 100)),
                 filters=Filters(category=category, project=project),
             )
-        except MnemoError as exc:
-            raise ToolError(str(exc)) from None
-        out = {
-            "query": query,
-            "mode": result.mode,
-            "results": [_summary(r.memory, r.score) for r in result.results],
-        }
-        if result.notice:
-            out["notice"] = result.notice
-        return out
+            out = {
+                "query": query,
+                "mode": result.mode,
+                "results": [_summary(r.memory, r.score) for r in result.results],
+            }
+            if result.notice:
+                out["notice"] = result.notice
+            return out
+
+        return await core.run(search)
 
     @server.tool()
-    def get_memory(id: str) -> dict:  # noqa: A002 - the tool's public argument name
+    async def get_memory(id: str) -> dict:  # noqa: A002 - the tool's public argument name
         """One memory by its id (or a unique prefix of at least 4 characters)."""
         required(id=id)
-        try:
-            return _summary(core().get(id))
-        except MnemoError as exc:
-            raise ToolError(str(exc)) from None
+        return await core.run(lambda engine: _summary(engine.get(id)))
 
     @server.tool()
-    def list_recent(limit: int = 20) -> dict:
+    async def list_recent(limit: int = 20) -> dict:
         """The most recently created or changed memories."""
-        memories = core().listing(Filters(), limit=max(1, min(limit, 200)))
-        return {"results": [_summary(m) for m in memories]}
+
+        def recent(engine: Engine) -> dict:
+            memories = engine.listing(Filters(), limit=max(1, min(limit, 200)))
+            return {"results": [_summary(m) for m in memories]}
+
+        return await core.run(recent)
 
     @server.tool()
-    def forget_memory(id: str) -> dict:  # noqa: A002 - the tool's public argument name
+    async def forget_memory(id: str) -> dict:  # noqa: A002 - the tool's public argument name
         """Move a memory to the trash (the user can restore it)."""
         required(id=id)
-        try:
-            engine = core()
+
+        def forget(engine: Engine) -> dict:
             memory = engine.get(id)
             engine.forget([memory.id])
-        except MnemoError as exc:
-            raise ToolError(str(exc)) from None
-        return {"status": "trashed", "id": memory.id, "title": memory.display_title}
+            return {"status": "trashed", "id": memory.id, "title": memory.display_title}
+
+        return await core.run(forget)
 
     return server
 
@@ -166,5 +200,15 @@ def main() -> int:
 
     logging.basicConfig(level=logging.WARNING, format="mnemo-mcp: %(levelname)s: %(message)s")
     crash.install("mcp")  # a log file and a crash file; stdout stays the protocol's alone
-    build_server().run("stdio")
-    return 0
+    server = build_server()
+    code = 1
+    try:
+        server.run("stdio")
+        code = 0
+    finally:
+        if not server.close(EXIT_GRACE):
+            log.info("exiting during a background embedding; the next backfill finishes it")
+            logging.shutdown()
+            sys.stderr.flush()
+            os._exit(code)  # never finalize Python under a running llama.cpp decode
+    return code

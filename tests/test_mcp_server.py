@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import queue
+import random
 import subprocess
 import sys
+import threading
 import time
 
 import apsw
@@ -97,7 +100,8 @@ def test_store_search_get_forget_and_validation_over_stdio(mnemo_home):
                 await client.call_tool("get_memory", {"id": "0123456789abcdef"})
             )
 
-            secret = {**LEARNING, "description": "Deploy key is AKIAIOSFODNN7EXAMPLE for CI"}
+            # Not AWS's documented AKIAIOSFODNN7EXAMPLE: published examples are benign now.
+            secret = {**LEARNING, "description": "Deploy key is AKIAQ3EGRVZ7M4KXPLWD for CI"}
             redacted = _payload(await client.call_tool("store_memory", secret))
             assert "AKIA" not in redacted["text"] and "redacted" in redacted["notice"]
 
@@ -214,3 +218,309 @@ def test_an_agents_near_duplicate_is_stored_and_linked_never_merged(mnemo_home):
             assert again["text"] == LEARNING["description"] and "deleted_at" not in again
 
     asyncio.run(session())
+
+
+# ---- under load (issue 8 "MCP server under load", issue 10 "a large store_memory") ----
+
+
+def _runbook(size: int = 200_000) -> str:
+    """About `size` characters of varied prose on one theme, like a pasted runbook."""
+    rng = random.Random(8)
+    things = [
+        "nightly database backup",
+        "restore drill",
+        "standby replica",
+        "WAL archive",
+        "point-in-time recovery",
+        "checksum verification",
+        "retention policy",
+        "offsite copy",
+    ]
+    actions = ["must be checked", "is verified", "gets rotated", "should be rehearsed", "is copied"]
+    times = ["every Monday", "after each release", "before a schema migration", "at 02:00 UTC"]
+    parts, total, step = [], 0, 0
+    while total < size:
+        sentence = (
+            f"Step {step}: the {rng.choice(things)} on host db-{rng.randint(1, 40)} "
+            f"{rng.choice(actions)} {rng.choice(times)}, and the operator writes the result "
+            f"to ticket OPS-{rng.randint(1000, 9999)} before moving on."
+        )
+        parts.append(sentence)
+        total += len(sentence) + 1
+        step += 1
+    return " ".join(parts)[:size]
+
+
+class _RawServer:
+    """`python -m app mcp` fed raw bytes, for input no SDK client would ever send."""
+
+    def __init__(self, stderr_path):
+        self._stderr = open(stderr_path, "wb")  # noqa: SIM115 - closed in close()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "app", "mcp"],
+            cwd=REPO,
+            env=os.environ.copy(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+        )
+        self._lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def send(self, message: dict | bytes) -> None:
+        data = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def reply(self, timeout: float = 60) -> dict:
+        line = self._lines.get(timeout=timeout)
+        assert line is not None, "the server closed stdout"
+        return json.loads(line)
+
+    def initialize(self) -> None:
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw-test", "version": "1"},
+                },
+            }
+        )
+        assert self.reply()["id"] == 0
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def call(self, request_id: int, tool: str, arguments: dict) -> None:
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments},
+            }
+        )
+
+    def close(self, timeout: float = 30) -> float:
+        """Close stdin; how long the server took to exit."""
+        start = time.monotonic()
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self._stderr.close()
+        return time.monotonic() - start
+
+
+@pytest.mark.slow
+def test_a_large_store_replies_at_once_and_is_embedded_in_the_background(mnemo_home, engine):
+    # GIVEN a running server and a 200 KB text (a 230 KB one blocked every search for
+    # 6 minutes while it was embedded, labels included, before the reply)
+    big = {
+        **LEARNING,
+        "name": "Database restore runbook",
+        "description": _runbook(),
+        "reasoning": "Pasted from the ops wiki so agents can answer restore questions.",
+        "category": "note",
+    }
+    timings: dict[str, float] = {}
+
+    async def session() -> dict:
+        async with Client(_params()) as client:
+            # WHEN an agent stores it
+            start = time.monotonic()
+            stored = _payload(await client.call_tool("store_memory", big))
+            stored_at = time.monotonic()
+            timings["store"] = stored_at - start
+            # THEN the reply comes at once and says the embedding goes on in the background
+            assert stored["status"] == "stored"
+            assert "background" in stored["notice"]
+            # AND searches sent meanwhile are answered while it is embedded
+            searches, answers = [], []
+            for query in ("restore drill", "how do we restore the database", "CSV parser"):
+                start = time.monotonic()
+                found = await client.call_tool("search_memory", {"query": query})
+                searches.append(time.monotonic() - start)
+                assert not found.is_error, found.content
+                answers.append([r["id"] for r in _payload(found)["results"]])
+            assert stored["id"] in answers[0]  # by its keywords until its vectors exist
+            # AND it is embedded soon after, with its keyword labels, searches answered
+            # all along (the reason for a second engine: one memory is one backfill batch)
+            deadline = time.monotonic() + 600
+            while engine.vector_status().get("missing", 1) and time.monotonic() < deadline:
+                await asyncio.sleep(1)
+                start = time.monotonic()
+                found = await client.call_tool("search_memory", {"query": "restore a replica"})
+                searches.append(time.monotonic() - start)
+                assert not found.is_error, found.content
+            timings["embedded after"] = time.monotonic() - stored_at
+            timings["first search"], timings["slowest search"] = searches[0], max(searches)
+            timings["searches"] = len(searches)
+            return _payload(await client.call_tool("get_memory", {"id": stored["id"]}))
+
+    got = asyncio.run(session())
+    print({k: round(v, 3) for k, v in timings.items()})
+    assert engine.vector_status() == {"embedded": 1, "stale": 0, "missing": 0}
+    assert got["keywords"], "the background embedding also makes the labels"
+    # Generous bounds on a shared 2-core machine; the goals are 2 s and 1 s (issue 10).
+    assert timings["store"] < 5
+    assert timings["slowest search"] < 3
+
+
+def test_concurrent_calls_from_one_client_all_succeed(mnemo_home):
+    # GIVEN one memory to find
+    async def session() -> None:
+        async with Client(_params()) as client:
+            await client.call_tool("store_memory", LEARNING)
+            # WHEN an agent sends 10 searches and 5 stores at once (the SDK runs each call
+            # in its own task: they used to share one APSW connection across threads)
+            searches = [
+                client.call_tool("search_memory", {"query": f"parser fixtures {i}"})
+                for i in range(10)
+            ]
+            stores = [
+                client.call_tool(
+                    "store_memory",
+                    {
+                        **LEARNING,
+                        "name": f"Concurrent learning {i}",
+                        "description": f"Build step {i} of module m{i * 7} needs a warm cache.",
+                    },
+                )
+                for i in range(5)
+            ]
+            results = await asyncio.gather(*searches, *stores)
+            # THEN every call succeeds
+            assert [r.content[0].text for r in results if r.is_error] == []
+            found = [_payload(r) for r in results[:10]]
+            assert all(f["results"] for f in found)
+            stored = [_payload(r) for r in results[10:]]
+            assert {s["status"] for s in stored} == {"stored"}
+            recent = _payload(await client.call_tool("list_recent", {"limit": 50}))
+            assert len(recent["results"]) == 6
+
+    asyncio.run(session())
+
+
+def test_malformed_json_rpc_gets_an_error_and_the_server_keeps_serving(mnemo_home, tmp_path):
+    server = _RawServer(tmp_path / "stderr.txt")
+    try:
+        server.initialize()
+        # WHEN a client sends a garbage line, invalid JSON and JSON that is not a request
+        server.send(b"garbage\n")
+        parse = server.reply(30)
+        server.send(b'{"jsonrpc": "2.0", "id": 7, "method": \n')
+        truncated = server.reply(30)
+        server.send(b"[1, 2, 3]\n")
+        not_a_request = server.reply(30)
+        server.send(b'{"jsonrpc": "2.0", "id": 8, "method": 5}\n')
+        bad_method = server.reply(30)
+        server.send(b"\n")  # a blank line is no message: nothing to answer
+        # THEN each gets a JSON-RPC error ...
+        assert parse == {"jsonrpc": "2.0", "id": None, "error": parse["error"]}
+        assert parse["error"]["code"] == -32700
+        assert truncated["id"] is None and truncated["error"]["code"] == -32700
+        assert not_a_request["id"] is None and not_a_request["error"]["code"] == -32600
+        assert bad_method["id"] == 8 and bad_method["error"]["code"] == -32600
+        # ... AND the next valid request is served as usual
+        server.call(9, "list_recent", {})
+        listed = server.reply(60)
+        assert listed["id"] == 9 and "result" in listed
+        assert not listed["result"]["isError"]
+        assert json.loads(listed["result"]["content"][0]["text"]) == {"results": []}
+    finally:
+        took = server.close()
+    assert server.proc.returncode == 0 and took < 10
+
+
+def test_server_exits_at_once_when_stdin_closes_during_a_background_embedding(mnemo_home, tmp_path):
+    # GIVEN a server embedding a 200 KB text in the background (it takes 10-60 s here)
+    server = _RawServer(tmp_path / "stderr.txt")
+    try:
+        server.initialize()
+        server.call(1, "store_memory", {**LEARNING, "description": _runbook()})
+        stored = server.reply(120)
+        assert stored["id"] == 1 and not stored["result"].get("isError"), stored
+        time.sleep(1)  # the background embedding is under way
+    finally:
+        # WHEN the client closes stdin
+        took = server.close()
+    # THEN the server exits promptly and cleanly
+    print(f"exit took {took:.2f} s")
+    assert server.proc.returncode == 0
+    assert took < 10
+    log = (tmp_path / "stderr.txt").read_text(errors="replace")
+    assert "Traceback" not in log and "Fatal Python error" not in log
+
+
+def test_every_engine_call_runs_on_the_one_engine_thread(embedder):
+    # GIVEN the server over an engine that notes the thread of every call into it
+    from app.core.engine import Engine
+    from app.mcp_server import build_server
+
+    callers: set[int] = set()
+
+    class Noting(Engine):
+        def __getattribute__(self, name: str):
+            if not name.startswith("_"):
+                callers.add(threading.get_ident())
+            return super().__getattribute__(name)
+
+    engine = Noting(embedder=embedder)
+    server = build_server(engine)
+
+    async def calls() -> list:
+        await server.call_tool("store_memory", LEARNING)
+        # WHEN searches and stores arrive at once (the SDK ran sync tools in worker threads)
+        searches = [server.call_tool("search_memory", {"query": f"parser {i}"}) for i in range(10)]
+        stores = [
+            server.call_tool("store_memory", {**LEARNING, "description": f"Step {i} needs a cache"})
+            for i in range(5)
+        ]
+        return await asyncio.gather(*searches, *stores)
+
+    try:
+        results = asyncio.run(calls())
+        seen = set(callers)
+        # THEN all succeed, and one thread (not the caller's) made every engine call
+        assert [r.content[0].text for r in results if r.is_error] == []
+        assert len(seen) == 1 and threading.get_ident() not in seen
+        assert server.close(30)
+    finally:
+        engine.close()
+
+
+def test_only_long_learnings_are_embedded_in_the_background(engine):
+    # GIVEN learnings just under and just over the size embedded inline
+    from app.mcp_server import INLINE_EMBED_CHARS, build_server
+
+    server = build_server(engine)
+    room = INLINE_EMBED_CHARS - len(LEARNING["name"]) - len(LEARNING["reasoning"])
+    short = {**LEARNING, "description": _runbook(room)}
+    long = {**LEARNING, "description": _runbook(room + 1)}
+
+    async def store(learning: dict) -> dict:
+        return json.loads((await server.call_tool("store_memory", learning)).content[0].text)
+
+    try:
+        # WHEN both are stored
+        inline, later = asyncio.run(store(short)), asyncio.run(store(long))
+        # THEN the short one is embedded (with labels) before the reply, the long one after
+        assert inline["keywords"] and "notice" not in inline
+        assert later["keywords"] == [] and "background" in later["notice"]
+        deadline = time.monotonic() + 120
+        while engine.vector_status()["missing"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert engine.vector_status() == {"embedded": 2, "stale": 0, "missing": 0}
+        assert engine.get(later["id"]).keywords
+    finally:
+        assert server.close(30)
