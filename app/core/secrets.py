@@ -2,46 +2,52 @@
 
 Used by every way in (CLI, MCP, clipboard): the caller either refuses the text or stores
 `redact(text)`, where each secret is replaced by `[REDACTED:kind]`.
+
+All rules are data in `secret_rules.py`: `RULES` (kind, check, keywords, regex), the words of the
+generic `name = value` rule, and the placeholder and documented example values that are
+never secrets. Documented vendor examples (AWS's `AKIAIOSFODNN7EXAMPLE`, Stripe's doc keys,
+jwt.io's sample) are benign: they are public and unusable, and people paste docs.
+The corpus that measures these rules is in tests/core/data/secrets/.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import unquote
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern, flags))
-    for kind, pattern, flags in (
-        (
-            "private key",
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-            0,
-        ),
-        ("AWS access key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA)[A-Z0-9]{16}\b", 0),
-        ("AWS secret key", r"(?i)aws_?secret_?access_?key\s*[:=]\s*['\"]?[A-Za-z0-9/+=]{40}", 0),
-        (
-            "GitHub token",
-            r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b",
-            0,
-        ),
-        ("GitLab token", r"\bglpat-[A-Za-z0-9_\-]{20,}\b", 0),
-        ("Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b", 0),
-        ("Slack webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+", 0),
-        ("Stripe key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b", 0),
-        ("OpenAI/Anthropic key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{32,}\b", 0),
-        ("Google API key", r"\bAIza[0-9A-Za-z_\-]{35}\b", 0),
-        ("JWT", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0),
-        ("password in URL", r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s@/]{3,}@[^\s/]+", re.I),
-    )
+from app.core.secret_rules import (
+    ASSIGNMENT,
+    EXAMPLES,
+    NOT_SECRET_SUFFIXES,
+    PASSWORD_WORDS,
+    PLACEHOLDER_PART,
+    PLACEHOLDER_WORDS,
+    PUBLIC_PREFIXES,
+    PUBLIC_WORDS,
+    RULES,
+    SECRET_PAIRS,
+    SECRET_WORDS,
+    SHORT_WORDS,
+    VOWELS,
+    XML_SETTING,
 )
-# key = value where the key names a secret and the value looks random.
-_ASSIGNMENT = re.compile(
-    r"(?i)\b([A-Za-z0-9_.\-]*(?:secret|passw(?:or)?d|pwd|token|api[_\-]?key|access[_\-]?key|"
-    r"private[_\-]?key|auth|credential)[A-Za-z0-9_.\-]*)\s*[:=]\s*['\"]?([^\s'\"]{8,})"
+
+_RUN = re.compile(r"x{4,}|X{4,}|\*{3,}|0{8,}|#{3,}")
+_CALL = re.compile(r"[A-Za-z_]\w*\s*[(\[]")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:(?:\.|::|->)[A-Za-z_]\w*)+|[A-Z_]+")
+_SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
+_CHUNK = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_HEX = re.compile(
+    r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|[0-9a-f]{16,}|[0-9A-F]{16,}"
 )
+_QUERY_NEXT = re.compile(r"&\w+=")
+_CONSONANTS = re.compile(r"[^aeiouyAEIOUY]{5}")
 
 
 @dataclass(frozen=True)
@@ -59,23 +65,244 @@ def entropy(value: str) -> float:
     return -sum(c / len(value) * math.log2(c / len(value)) for c in counts.values())
 
 
-def _looks_random(value: str) -> bool:
-    classes = sum(bool(re.search(p, value)) for p in (r"[a-z]", r"[A-Z]", r"\d", r"[^A-Za-z0-9]"))
-    return len(value) >= 8 and entropy(value) >= 3.0 and classes >= 2
+def _example(value: str) -> bool:
+    """A documented example or an obvious stand-in (`AKIAXXXXXXXXXXXXXXXX`, `sk-...`)."""
+    return (
+        value in EXAMPLES
+        or "EXAMPLE" in value
+        or _RUN.search(value) is not None
+        or any(p in value for p in ("...", "…", "<", ">"))
+    )
+
+
+def _placeholder(value: str) -> bool:
+    """A documented example, a template or a stand-in such as `xxxx`, `<token>`, `changeme`."""
+    low = value.lower()
+    return (
+        _example(value)
+        or low.strip("_-.").rstrip("0123456789!") in PLACEHOLDER_WORDS
+        or PLACEHOLDER_PART.search(value) is not None
+        or value.startswith(("$", "[", "%", "@", "#"))
+        or value.startswith(PUBLIC_PREFIXES)
+    )
+
+
+def _code(value: str) -> bool:
+    """A reference in code, not a literal: `settings.API_KEY`, `env("X")`, `TEMPLATE_NAME`."""
+    return (
+        value.startswith(("(", "[", "{", "$", "%", "<", "@", "&", "*"))
+        or _CALL.search(value) is not None
+        or _DOTTED.fullmatch(value) is not None
+    )
+
+
+def _chunks(value: str) -> list[str]:
+    return [c for part in _SEPARATORS.split(value) for c in _CHUNK.findall(part)]
+
+
+def _wordlike(value: str) -> bool:
+    """Made of words (`accounts.User`, `dev-secret-change-me`), not random characters."""
+    chunks = _chunks(value)
+    if not chunks or not all(c.isalpha() and len(c) <= 20 for c in chunks):
+        return False
+    words = [c for c in chunks if len(c) >= 3 and not VOWELS.isdisjoint(c)]
+    # short chunks without a vowel pass as abbreviations (`db`, `js`) if words dominate
+    short = [c for c in chunks if c not in words]
+    return bool(words) and len(short) <= len(words) and all(2 <= len(c) <= 3 for c in short)
+
+
+def _identifier(value: str) -> bool:
+    """Code rather than a key: `sodium_crypto_box_keygen`, `Ed25519PrivateKey`, `self.db.x`.
+
+    Mostly words and numbers, structured by separators or CamelCase. About 0.5 % of random
+    16-character keys (and more of upper-case-only ones) pass too: only weak contexts use it.
+    """
+    if _DOTTED.fullmatch(value):
+        return True
+    if re.fullmatch(r"[0-9a-fA-F_.-]+", value):
+        return False
+    if not any(c.islower() for c in value):  # CONSTANT_NAMES: words between separators
+        parts = [p for p in re.split(r"[_.-]+", value) if p]
+        short = [p for p in parts if p.isdigit() or (p.isalpha() and len(p) <= 3)]
+        words = [p for p in parts if p not in short and _word(p)]
+        return len(words) >= 2 and len(words) + len(short) == len(parts)
+    chunks = _chunks(value)
+    words = [c for c in chunks if _word(c)]
+    numbers = [c for c in chunks if c.isdigit() and len(c) >= 2]
+    structured = bool(re.search(r"[_.-]", value)) or sum(w[0].isupper() for w in words) >= 2
+    alnum = sum(c.isalnum() for c in value)
+    return len(words) >= 2 and structured and sum(map(len, words + numbers)) >= 0.7 * alnum
+
+
+def _word(chunk: str) -> bool:
+    """A pronounceable word of 4 to 16 letters, or a common short one (`key`, `url`)."""
+    if chunk.lower() in SHORT_WORDS:
+        return True
+    return (
+        chunk.isalpha()
+        and 4 <= len(chunk) <= 16
+        and not VOWELS.isdisjoint(chunk)
+        and _CONSONANTS.search(chunk) is None
+    )
+
+
+def _hexish(value: str) -> bool:
+    """A hash or an id with words around it (`node-modules-3f9a…`), typical of benign text."""
+    rest = _HEX.sub("", value)
+    return rest != value and (not rest.strip("-_.:/") or _wordlike(rest))
+
+
+def _random(value: str, min_len: int = 16, hex_ok: bool = False) -> bool:
+    """Looks like a generated key: long, varied, not words, not a hash (unless `hex_ok`)."""
+    if len(value) < min_len or " " in value or _placeholder(value) or _wordlike(value):
+        return False
+    if _hexish(value) and not hex_ok:
+        return False
+    upper = any(c.isupper() for c in value)
+    lower = any(c.islower() for c in value)
+    digit = any(c.isdigit() for c in value)
+    # random text of n characters over k symbols has about log2(min(n, k)) bits per character
+    symbols = 16 if _HEX.fullmatch(value) or value.isdigit() else 62
+    floor = min(3.3, 0.75 * math.log2(min(len(value), symbols)))
+    return (digit or (upper and lower)) and (upper or lower) and entropy(value) >= floor
+
+
+def _password(value: str) -> bool:
+    """Looks like a chosen password: letters with digits or symbols, not a word or a template."""
+    if not 4 <= len(value) <= 200 or _placeholder(value) or _code(value):
+        return False
+    if value.startswith(("/", "~", "./")) or "://" in value:  # a path or a link
+        return False
+    if " " in value:  # a quoted passphrase
+        return len(value) >= 8 and any(c.isdigit() for c in value)
+    letters = any(c.isascii() and c.isalpha() for c in value)
+    if value.isascii() and value.isalpha():  # only letters: random mixed case, not words
+        words = sum(len(c) for c in _chunks(value) if _word(c))
+        return (
+            len(value) >= 10
+            and not value.islower()
+            and not value.isupper()
+            and (words < len(value) / 2)
+        )
+    if _wordlike(value):
+        return False
+    return len(value) >= 6 and letters
+
+
+def _opaque(value: str) -> bool:
+    """Long letters and digits that are not words: a generated password in a URL."""
+    return (
+        len(value) >= 12
+        and value.isalnum()
+        and not _placeholder(value)
+        and not (_code(value) or _wordlike(value))
+    )
+
+
+def _basic(value: str) -> bool:
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    user, _, password = decoded.partition(":")
+    return bool(user) and bool(password) and decoded.isprintable() and not _placeholder(password)
+
+
+_CHECKS = {
+    "": lambda v: not _example(v),
+    "random": _random,
+    "mixed case": lambda v: not _example(v) and not v.islower() and not v.isupper(),
+    "random or hex": lambda v: _random(v, hex_ok=True) and not _identifier(v),
+    "bare random": lambda v: _random(v) and not _identifier(v),
+    "password": _password,
+    "pin": lambda v: True,
+    "pem": lambda v: re.search(r"[A-Za-z0-9+/]{40}", v) is not None,  # a body, not a header
+    "url password": lambda v: _password(unquote(v)) or _opaque(v),
+    "basic": _basic,
+}
+_COMPILED = tuple(
+    (kind, _CHECKS[check], tuple(keywords.split("|")) if keywords else (), re.compile(rx))
+    for kind, check, keywords, rx in RULES
+)
+# A redaction marker is never a secret, so a redacted text scans clean.
+_MARKER = re.compile(r"\[REDACTED:[^\]\n]{1,60}\]")
+
+
+def _span(m: re.Match) -> tuple[int, int]:
+    for group in ("s", "q1", "q2", "u"):
+        if group in m.re.groupindex and m.group(group) is not None:
+            start, end = m.span(group)
+            if group == "u":  # a bare value ends before trailing punctuation
+                end -= len(m.group(group)) - len(m.group(group).rstrip(".,;)"))
+            return start, end
+    return m.span()
+
+
+@lru_cache(maxsize=1024)
+def _secret_name(name: str) -> str | None:
+    """The kind of secret a variable or key name holds, or None."""
+    words = [w.lower() for w in _chunks(name)]
+    if not words or words[-1] in NOT_SECRET_SUFFIXES or not PUBLIC_WORDS.isdisjoint(words):
+        return None
+    if any(w in PASSWORD_WORDS or "password" in w or "passwd" in w for w in words):
+        return "password"
+    for w in words:
+        for word, kind in SECRET_WORDS.items():
+            if w.endswith(word):  # also PGTOKEN, authtoken, clientsecret
+                return kind
+    for a, b in zip(words, words[1:], strict=False):
+        if a in SECRET_PAIRS and b in ("key", "secret"):
+            return "API key" if b == "key" else "secret"
+    if words[-1] == "key":
+        return "key"  # FERNET_KEY, HMAC_KEY: a secret only if the value looks random
+    return None
+
+
+def _assignments(text: str) -> list[Finding]:
+    found = []
+    for pattern in (ASSIGNMENT, XML_SETTING):
+        for m in pattern.finditer(text):
+            kind = _secret_name(m.group("name").rsplit(".", 1)[-1])
+            if kind is None:
+                continue
+            start, end = _span(m)
+            value = text[start:end]
+            if m.group("u") is not None:  # a URL query goes on after `&`: password=x&ssl=true
+                value = _QUERY_NEXT.split(value)[0]
+                end = start + len(value)
+            if kind == "password":
+                ok = _password(value)
+            elif kind == "key":  # a bare *_KEY may hold a hash or a public key: be stricter
+                ok = _random(value, 24) and not value.startswith(("ssh-", "MII", "AAAA"))
+            else:
+                ok = _random(value, 12, hex_ok=True)
+            if kind != "password" and m.group("u") is not None and _identifier(value):
+                ok = False  # `private_key: PKCS7PrivateKeyTypes`, a type or a name in code
+            if ok and not (m.group("u") is not None and _code(value)):
+                found.append(Finding(kind, start, end))
+    return found
 
 
 def scan(text: str) -> list[Finding]:
     """Every secret found, in order, without overlaps."""
+    if "[REDACTED:" in text:
+        text = _MARKER.sub(lambda m: " " * len(m.group()), text)
+    low = text.lower()
     found: list[Finding] = []
-    for kind, pattern in _PATTERNS:
-        found += [Finding(kind, m.start(), m.end()) for m in pattern.finditer(text)]
-    for m in _ASSIGNMENT.finditer(text):
-        if _looks_random(m.group(2)):
-            found.append(Finding(f"value of {m.group(1)}", m.start(2), m.end(2)))
+    for kind, check, keywords, pattern in _COMPILED:
+        if keywords and not any(k in low for k in keywords):
+            continue
+        for m in pattern.finditer(text):
+            start, end = _span(m)
+            if start < end and check(text[start:end]):
+                found.append(Finding(kind, start, end))
+    found += _assignments(text)
     found.sort(key=lambda f: (f.start, -f.end))
     merged: list[Finding] = []
     for f in found:
         if merged and f.start < merged[-1].end:
+            if f.end > merged[-1].end:  # overlapping spans: one redaction covers both
+                merged[-1] = Finding(merged[-1].kind, merged[-1].start, f.end)
             continue
         merged.append(f)
     return merged

@@ -1,0 +1,253 @@
+"""Secret detection on the corpus in tests/core/data/secrets: scan, CLI, MCP, detect-secrets.
+
+    .venv/bin/python -m bench.secrets [--cli 40] [--no-mcp] [--no-record]
+
+Every text goes through `app.core.secrets.scan`; `--cli N` secrets and N benign texts
+through `python -m app remember -` in a temporary MNEMO_HOME (refused = caught, stored =
+not flagged); every text through the MCP server in-process (`store_memory`: caught when the
+stored memory no longer holds the secret, flagged when a benign text came back redacted).
+detect-secrets runs on the same corpus as a peer if it is installed (`pip install
+detect-secrets`; it is not a dependency of Mnemo). Writes "Secret detection" into
+docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.report import record
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "tests" / "core" / "data" / "secrets"
+# Measured once, on 2026-11-23, before the rules were rewritten (app/core/secrets.py at dabf90d):
+# that detector on the main corpus, and the new rules on the holdout before its misses were fixed.
+BEFORE = ("63.9 % (108/169)", "17.7 % (60/339)")
+HOLDOUT_FIRST = ("90.2 % (37/41)", "1.2 % (1/81)")
+
+
+def load(*names: str) -> list[dict]:
+    """Rows of the corpus files `names`."""
+    return [json.loads(line) for name in names for line in (DATA / name).open(encoding="utf-8")]
+
+
+def rate(hits: int, total: int) -> str:
+    return f"{100 * hits / total:.1f} % ({hits}/{total})" if total else "–"
+
+
+def subset(rows: list[dict], n: int) -> list[dict]:
+    """`n` rows spread evenly over `rows` (every kind of text, not just the first ones)."""
+    if n >= len(rows):
+        return rows
+    return [rows[i * len(rows) // n] for i in range(n)]
+
+
+def judge(
+    name: str, detect: Callable[[dict], bool], secrets: list[dict], benign: list[dict]
+) -> tuple[int, int, float]:
+    """Caught secrets and flagged benign texts by `detect`; prints misses and false alarms."""
+    start = time.perf_counter()
+    missed = [s for s in secrets if not detect(s)]
+    flagged = [b for b in benign if detect(b)]
+    seconds = time.perf_counter() - start
+    caught = len(secrets) - len(missed)
+    print(f"{name}: caught {rate(caught, len(secrets))}, flagged {rate(len(flagged), len(benign))}")
+    for s in missed:
+        print(f"    missed  {s['kind']}: {s['text'][:90]!r}")
+    for b in flagged:
+        print(f"    flagged {b['why']}: {b['text'][:90]!r}")
+    return caught, len(flagged), seconds
+
+
+def by_scan(row: dict) -> bool:
+    from app.core.secrets import scan
+
+    return bool(scan(row["text"]))
+
+
+def by_cli(home: Path) -> Callable[[dict], bool]:
+    """True when `mnemo remember` refuses the text for holding a secret."""
+
+    def detect(row: dict) -> bool:
+        done = subprocess.run(
+            [sys.executable, "-m", "app", "remember", "-", "--force"],
+            input=row["text"].encode(),
+            capture_output=True,
+            env={**os.environ, "MNEMO_HOME": str(home)},
+            cwd=REPO,
+            timeout=120,
+        )
+        refused = done.returncode == 1 and b"secret" in done.stderr
+        if done.returncode not in (0, 1) or (done.returncode == 1 and not refused):
+            print(f"    CLI error {done.returncode}: {done.stderr.decode()[-200:]}")
+        return refused
+
+    return detect
+
+
+def by_mcp(home: Path, rows: list[dict]) -> dict[int, bool]:
+    """Each row stored through the MCP server's store_memory; True when it was redacted."""
+    os.environ["MNEMO_HOME"] = str(home)
+    from app.core.engine import Engine
+    from app.mcp_server import build_server
+
+    engine = Engine()
+    server = build_server(engine)
+
+    def payload(result) -> dict:
+        if getattr(result, "structured_content", None):
+            return result.structured_content
+        return json.loads(result.content[0].text)
+
+    async def store_all() -> dict[int, bool]:
+        out = {}
+        for i, row in enumerate(rows):
+            stored = payload(
+                await server.call_tool(
+                    "store_memory",
+                    {
+                        "name": f"corpus text {i}",
+                        "description": row["text"],
+                        "reasoning": "secret-detection benchmark",
+                        "category": "note",
+                    },
+                )
+            )
+            again = payload(await server.call_tool("get_memory", {"id": stored["id"]}))
+            if "secret" in row:
+                out[i] = row["secret"] not in json.dumps([stored, again], ensure_ascii=False)
+            else:
+                out[i] = "[REDACTED" in again["text"]
+        return out
+
+    try:
+        return asyncio.run(store_all())
+    finally:
+        engine.close()
+
+
+def by_detect_secrets() -> Callable[[dict], bool] | None:
+    """detect-secrets 1.x with its default plugins and filters, one temporary file per text."""
+    try:
+        from detect_secrets import SecretsCollection
+        from detect_secrets.settings import default_settings
+    except ImportError:
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="mnemo-ds-"))
+
+    def detect(row: dict) -> bool:
+        path = folder / "note.txt"
+        path.write_text(row["text"], encoding="utf-8")
+        found = SecretsCollection()
+        with default_settings():
+            found.scan_file(str(path))
+        return any(True for f in found.files for _ in found[f])
+
+    return detect
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cli", type=int, default=40, help="secrets and benign texts via CLI")
+    parser.add_argument("--no-mcp", action="store_true", help="skip the MCP server")
+    parser.add_argument("--no-record", action="store_true", help="do not write the docs")
+    args = parser.parse_args()
+
+    secrets, benign = load("secrets.jsonl"), load("benign.jsonl")
+    held_secrets, held_benign = load("holdout_secrets.jsonl"), load("holdout_benign.jsonl")
+    all_secrets, all_benign = secrets + held_secrets, benign + held_benign
+    kinds = len({s["kind"] for s in all_secrets})
+    print(f"corpus: {len(all_secrets)} secrets of {kinds} kinds, {len(all_benign)} benign texts")
+    rows: list[tuple] = [
+        ("Mnemo before issue 8 (measured once)", "`scan`, main corpus", *BEFORE, "–"),
+        ("Mnemo, first run on the holdout (measured once)", "`scan`, holdout", *HOLDOUT_FIRST, "–"),
+    ]
+
+    def add(detector: str, path: str, result: tuple[int, int, float], n_s: int, n_b: int):
+        caught, flagged, seconds = result
+        per_text = f"{1000 * seconds / (n_s + n_b):.1f}"
+        rows.append((detector, path, rate(caught, n_s), rate(flagged, n_b), per_text))
+
+    add(
+        "Mnemo",
+        "`scan`, main corpus",
+        judge("scan, main corpus", by_scan, secrets, benign),
+        len(secrets),
+        len(benign),
+    )
+    add(
+        "Mnemo",
+        "`scan`, holdout (written after the rules)",
+        judge("scan, holdout", by_scan, held_secrets, held_benign),
+        len(held_secrets),
+        len(held_benign),
+    )
+    with tempfile.TemporaryDirectory(prefix="mnemo-bench-secrets-") as tmp:
+        if args.cli:
+            some_s, some_b = subset(all_secrets, args.cli), subset(all_benign, args.cli)
+            result = judge("CLI remember", by_cli(Path(tmp) / "cli"), some_s, some_b)
+            add("Mnemo", "CLI `mnemo remember` (even subset)", result, len(some_s), len(some_b))
+        if not args.no_mcp:
+            start = time.perf_counter()
+            redacted = by_mcp(Path(tmp) / "mcp", all_secrets + all_benign)
+            seconds = time.perf_counter() - start
+            print(f"MCP: {len(redacted)} store_memory + get_memory calls in {seconds:.1f} s")
+            verdict = {id(r): redacted[i] for i, r in enumerate(all_secrets + all_benign)}
+            caught, flagged, _ = judge(
+                "MCP store_memory", lambda r: verdict[id(r)], all_secrets, all_benign
+            )
+            add(
+                "Mnemo",
+                "MCP `store_memory` (stored text checked)",
+                (caught, flagged, seconds),
+                len(all_secrets),
+                len(all_benign),
+            )
+    peer = by_detect_secrets()
+    if peer is None:
+        print("detect-secrets is not installed: `.venv/bin/pip install detect-secrets` to compare")
+    else:
+        from importlib.metadata import version
+
+        name = f"detect-secrets {version('detect-secrets')}"
+        add(
+            name,
+            "default plugins, main corpus",
+            judge(f"{name}, main corpus", peer, secrets, benign),
+            len(secrets),
+            len(benign),
+        )
+        add(
+            name,
+            "default plugins, holdout",
+            judge(f"{name}, holdout", peer, held_secrets, held_benign),
+            len(held_secrets),
+            len(held_benign),
+        )
+    if not args.no_record:
+        record(
+            "Secret detection",
+            ["detector", "path", "secrets caught", "benign texts flagged", "ms/text"],
+            rows,
+            note=(
+                f"Corpus: tests/core/data/secrets ({len(all_secrets)} fake secrets of {kinds} "
+                f"kinds, {len(all_benign)} risky-looking benign texts; documented vendor "
+                "examples such as AKIAIOSFODNN7EXAMPLE count as benign). Goal: ≥ 95 % caught, "
+                "≤ 2 % flagged. The holdout was written after the rules; its first run is kept "
+                "as the honest estimate, its four misses were fixed afterwards. CLI: a refusal "
+                "counts as caught; MCP redacts instead of refusing, so a secret "
+                "counts as caught when the stored memory no longer holds it."
+            ),
+        )
+
+
+if __name__ == "__main__":
+    main()
