@@ -36,7 +36,7 @@ from typing import TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 
 from app.core.engine import Engine
-from app.core.memory import Memory, public_dict
+from app.core.memory import public_dict
 from app.core.store import Filters
 from app.mcp_runtime import EXIT_GRACE, EngineThread, MnemoServer
 
@@ -57,10 +57,6 @@ INSTRUCTIONS = (
     "beyond this session: a pattern that worked, an anti-pattern to avoid, a heuristic, with "
     "the reasoning behind it. Never store secrets (they are redacted)."
 )
-
-
-def _summary(memory: Memory, score: float | None = None) -> dict:
-    return public_dict(memory, score=score)
 
 
 def build_server(engine: Engine | None = None) -> MnemoServer:
@@ -118,21 +114,7 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
                 else:
                     core.embed_later(engine)
                     notices.append(LATER)
-            out = {
-                "status": result.status,
-                **_summary(result.memory),
-                "similarity": result.similarity,
-                "related": [
-                    {"id": m.id, "title": m.display_title, "similarity": round(s, 4)}
-                    for m, s in result.related
-                ],
-            }
-            if result.similar is not None:
-                out["similar"] = {
-                    "id": result.similar.id,
-                    "title": result.similar.display_title,
-                    "similarity": round(result.similarity or 0.0, 4),
-                }
+            out = result.to_dict()
             if notices:
                 out["notice"] = "; ".join(notices)
             return out
@@ -155,7 +137,7 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
             out = {
                 "query": query,
                 "mode": result.mode,
-                "results": [_summary(r.memory, r.score) for r in result.results],
+                "results": [public_dict(r.memory, score=r.score) for r in result.results],
             }
             if result.notice:
                 out["notice"] = result.notice
@@ -167,7 +149,7 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
     async def get_memory(id: str) -> dict:  # noqa: A002 - the tool's public argument name
         """One memory by its id (or a unique prefix of at least 4 characters)."""
         required(id=id)
-        return await core.run(lambda engine: _summary(engine.get(id)))
+        return await core.run(lambda engine: public_dict(engine.get(id)))
 
     @server.tool()
     async def list_recent(limit: int = 20) -> dict:
@@ -175,7 +157,7 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
 
         def recent(engine: Engine) -> dict:
             memories = engine.listing(Filters(), limit=max(1, min(limit, 200)))
-            return {"results": [_summary(m) for m in memories]}
+            return {"results": [public_dict(m) for m in memories]}
 
         return await core.run(recent)
 

@@ -11,7 +11,6 @@ from app.cli.output import print_memory, print_results, progress_bar, say
 from app.core import paths
 from app.core.engine import Engine
 from app.core.errors import InputError
-from app.core.memory import public_dict
 from app.core.settings import SETTINGS
 from app.core.store import Filters
 
@@ -58,18 +57,7 @@ def remember(args: Namespace) -> int:
     )
     m = result.memory
     if args.json:
-        out = {
-            "status": result.status,
-            **public_dict(m),
-            "similarity": result.similarity,
-            "related": [
-                {"id": r.id, "title": r.display_title, "similarity": round(s, 4)}
-                for r, s in result.related
-            ],
-        }
-        if result.notice:
-            out["notice"] = result.notice
-        print(json.dumps(out, ensure_ascii=False))
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
         return 0
     similarity = f"{result.similarity:.2f}" if result.similarity is not None else "?"
     if result.status == "stored":

@@ -28,6 +28,7 @@ from app.core.memory import (
     guard_memory,
     guard_secrets,
     join_statements,
+    public_dict,
     split_list,
     title_from,
 )
@@ -50,6 +51,28 @@ class RememberResult:
     related: list[tuple[Memory, float]] = field(default_factory=list)
     notice: str | None = None
     similar: Memory | None = None  # the near-duplicate a forced store was linked to
+
+    def to_dict(self) -> dict:
+        """The JSON shape of `remember --json` and MCP `store_memory` (README: "JSON
+        output"): the memory's public shape with what remembering it found around it."""
+        out = {
+            "status": self.status,
+            **public_dict(self.memory),
+            "similarity": self.similarity,
+            "related": [
+                {"id": m.id, "title": m.display_title, "similarity": round(s, 4)}
+                for m, s in self.related
+            ],
+        }
+        if self.similar is not None:
+            out["similar"] = {
+                "id": self.similar.id,
+                "title": self.similar.display_title,
+                "similarity": round(self.similarity or 0.0, 4),
+            }
+        if self.notice:
+            out["notice"] = self.notice
+        return out
 
 
 @dataclass
@@ -216,10 +239,6 @@ class Engine:
         embedder = self.embedder
         index = self.vector_index() if embedder is not None else None
         return assess(embedder, self._model_error, index, self._live())
-
-    def vectors_missing(self) -> int:
-        """How many live memories have no vectors from the current model."""
-        return self.meaning().missing
 
     def vector_status(self) -> dict[str, int]:
         """How many live memories have current, stale or no vectors ({} without a model)."""

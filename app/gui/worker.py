@@ -201,10 +201,6 @@ class Worker(QtCore.QObject):
             channel,
         )
 
-    def write(self, fn: Callable[[Engine], Any], priority: int = NORMAL) -> int:
-        """A request that changes memories; `changed` is emitted after it."""
-        return self.submit(fn, priority, writes=True)
-
     def backfill(self) -> None:
         """Embed what is missing or stale, in small batches behind everything else."""
         with self._lock:

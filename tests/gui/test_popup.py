@@ -105,7 +105,9 @@ def test_stale_results_are_dropped(qtbot, worker, settings, seeded):
 
 def test_copy_counts_as_a_recall_through_the_worker(qtbot, worker, settings, seeded, embedder):
     popup = _popup(qtbot, worker, settings)
-    popup.used.connect(lambda memory_id: worker.write(lambda e: e.mark_used([memory_id])))
+    popup.used.connect(
+        lambda memory_id: worker.call(lambda e: e.mark_used([memory_id]), writes=True)
+    )
     with qtbot.waitSignal(worker.changed, timeout=5000):
         qtbot.keyClick(popup.search, Qt.Key_Return)
     engine = Engine(embedder=embedder)
