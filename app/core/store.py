@@ -380,6 +380,12 @@ class Store:
 
     def max_observations(self) -> int:
         """The largest observation count of a live memory (for normalizing prominence)."""
+        top = self.db.query(
+            "SELECT coalesce(max(observation_count), 1) FROM memories WHERE deleted_at IS NULL"
+        )[0][0]
+        if isinstance(top, int):
+            return top
+        # A text value sorts above every number: a row an older version let in (doctor).
         return self.db.query(
             "SELECT coalesce(max(observation_count), 1) FROM memories WHERE deleted_at IS NULL "
             "AND typeof(observation_count) = 'integer'"
