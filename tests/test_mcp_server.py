@@ -384,8 +384,8 @@ def test_concurrent_calls_from_one_client_all_succeed(mnemo_home):
             # WHEN an agent sends 10 searches and 5 stores at once (the SDK runs each call
             # in its own task: they used to share one APSW connection across threads)
             searches = [
-                client.call_tool("search_memory", {"query": f"parser fixtures {i}"})
-                for i in range(10)
+                client.call_tool("search_memory", {"query": query})
+                for query in ["parser fixtures", "synthetic fixtures for a parser"] * 5
             ]
             stores = [
                 client.call_tool(

@@ -10,6 +10,7 @@ import sys
 
 from app import __version__
 from app.cli import commands
+from app.core.context import DEFAULT_MAX_CHARS
 from app.core.errors import MnemoError
 
 
@@ -164,6 +165,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--query", help="use this text instead of the context signals")
     p.add_argument("--feature", help="a feature description file; its first paragraph is a signal")
     p.add_argument("--limit", type=int, default=20)
+    p.add_argument(
+        "--max-chars",
+        type=int,
+        default=DEFAULT_MAX_CHARS,
+        metavar="N",
+        help="fit the block in N characters (default: %(default)s, under Claude Code's ~10,000 "
+        "cap on hook output); long memories are shortened with a pointer to `mnemo show ID`, "
+        "the least relevant that do not fit are left out",
+    )
     p.add_argument("--no-track", action="store_true", help="do not count this as a recall")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=commands.context)

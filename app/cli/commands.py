@@ -9,6 +9,7 @@ from pathlib import Path
 
 from app.cli.output import print_memory, print_results, progress_bar, say
 from app.core import paths
+from app.core.context import check_max_chars
 from app.core.engine import Engine
 from app.core.errors import InputError
 from app.core.settings import SETTINGS
@@ -341,12 +342,14 @@ def doctor(args: Namespace) -> int:
 
 def context(args: Namespace) -> int:
     """mnemo context"""
+    max_chars = check_max_chars(args.max_chars)  # before the model loads
     block = Engine().context(
         query=args.query,
         limit=max(1, args.limit),
         project=args.project,
         feature=Path(args.feature) if args.feature else None,
         track=not args.no_track,
+        max_chars=max_chars,
     )
     if args.json:
         print(json.dumps(block.to_dict(), ensure_ascii=False))

@@ -42,9 +42,9 @@ def print_results(result: RecallResult, explain: bool = False) -> None:
             kw = "—" if r.keyword is None else f"{r.keyword:.3f}"
             w = result.weights
             print(
-                f"   vector {vec} → {r.vector_norm:.2f} ×{w.vector:g} · keyword {kw} → "
-                f"{r.keyword_norm:.2f} ×{w.keyword:g} · prominence {r.prominence:.3f} → "
-                f"{r.prominence_norm:.2f} ×{w.prominence:g}"
+                f"   meaning: cosine {vec} → {r.vector_norm:.2f} ×{w.vector:.2g} · keywords: "
+                f"bm25 {kw} → {r.keyword_norm:.2f} ×{w.keyword:.2g} · relevance "
+                f"{r.relevance:.2f} · prominence {r.prominence:.2f} (share {w.prominence:.2g})"
             )
     print(f"({len(result.results)} result{'s' if len(result.results) != 1 else ''}, {result.mode})")
 

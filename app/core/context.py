@@ -3,10 +3,13 @@
 Context signals (repository name, recently changed files, a feature description) form a
 query; every live memory is scored (vector, keyword, prominence), a category-balanced
 selection is made, the chosen memories count as recalled, and a diagnostic line closes it.
+The block is fitted to a character budget (`ContextBlock.fit`): Claude Code cuts hook output
+at about 10,000 characters, so long memories are shortened with a pointer to `mnemo show`.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -14,16 +17,33 @@ from pathlib import Path
 
 import numpy as np
 
-from app.core import fts
+from app.core.errors import InputError
 from app.core.meaning import Meaning
 from app.core.memory import Memory, public_dict
-from app.core.ranking import combine_arrays, prominence_array, weights_from
+from app.core.ranking import (
+    FLOOR,
+    Weights,
+    combine_arrays,
+    cosine_crowd,
+    keyword_relevance,
+    prominence_array,
+    vector_relevance,
+    weights_from,
+)
+from app.core.recall import KEYWORD_SUPPORT
 from app.core.settings import Settings
 from app.core.store import Filters, Store
 
 MIN_PER_CATEGORY = 3
 MAX_FILES = 20
 MAX_FEATURE_WORDS = 100
+DEFAULT_MAX_CHARS = 9_000  # under Claude Code's ~10,000-character cap on injected hook output
+MIN_MAX_CHARS = 500  # the header, the diagnostic line and one short entry
+MAX_TEXT_CHARS = 1_200  # a longer text is shortened to this, at a sentence or word boundary
+MAX_ENTRY_CHARS = 1_600  # a longer section (long "Why:" or references) is shortened too
+MIN_TEXT_CHARS = 200  # never shortened below this to fit the budget: left out instead
+HEADER = "## Memories from earlier sessions"
+POINTER = "… (shortened; full text: mnemo show {id})"
 
 
 def _git(cwd: Path, *args: str) -> str | None:
@@ -68,6 +88,16 @@ def signals(cwd: Path, feature: Path | None = None, project: str | None = None) 
 
 
 @dataclass
+class Fitted:
+    """What of a block fits in `max_chars`: the sections shown, best first, and the counts."""
+
+    entries: list[tuple[Memory, float, str]]  # memory, score, its markdown section
+    left_out: int
+    shortened: int
+    max_chars: int
+
+
+@dataclass
 class ContextBlock:
     """The selected memories and what the diagnostic line reports."""
 
@@ -79,49 +109,151 @@ class ContextBlock:
     model: str = ""
     semantic_problem: str | None = None
     weights: tuple[float, float, float] = field(default=(0.0, 0.0, 1.0))
+    max_chars: int = DEFAULT_MAX_CHARS  # the budget `fit`, `markdown` and `to_dict` keep to
 
-    def diagnostic(self) -> str:
-        """`*Memory: N entries from TOTAL | semantic: … | context: "…" | model: NAME*`"""
+    def diagnostic(self, fitted: Fitted | None = None) -> str:
+        """`*Memory: N entries from TOTAL | semantic: … | context: "…" | model: NAME*`
+
+        With `fitted`, N counts the entries shown, and what was left out or shortened to fit
+        the budget is said after TOTAL: `(5 left out, 3 shortened to fit 9,000 chars)`.
+        """
+        if fitted is None:
+            return self._diagnostic(len(self.memories), 0, 0, 0)
+        return self._diagnostic(
+            len(fitted.entries), fitted.left_out, fitted.shortened, fitted.max_chars
+        )
+
+    def _diagnostic(self, shown: int, left_out: int, shortened: int, max_chars: int) -> str:
         if self.semantic_problem:
-            semantic = f"semantic: unavailable ({self.semantic_problem})"
+            semantic = f"semantic: unavailable ({_clip(self.semantic_problem, 120)})"
         else:
             semantic = (
                 f"semantic: active (vector={self.vector_matches}, fts5={self.keyword_matches})"
             )
-        query = self.query or "none"
-        shown = query if len(query) <= 80 else query[:77] + "..."
+        notes = []
+        if left_out:
+            notes.append(f"{left_out} left out")
+        if shortened:
+            notes.append(f"{shortened} shortened")
+        budget = f" ({', '.join(notes)} to fit {max_chars:,} chars)" if notes else ""
         return (
-            f"*Memory: {len(self.memories)} entries from {self.total} | {semantic} | "
-            f'context: "{shown}" | model: {self.model or "none"}*'
+            f"*Memory: {shown} entries from {self.total}{budget} | {semantic} | "
+            f'context: "{_clip(self.query or "none", 80)}" | '
+            f"model: {_clip(self.model, 60) or 'none'}*"
         )
 
-    def markdown(self) -> str:
-        """The block to inject: one section per memory, then the diagnostic line."""
-        lines = ["## Memories from earlier sessions", ""]
-        for memory, _score in self.memories:
-            facts = [memory.category, f"confidence {memory.confidence}"]
-            if memory.observation_count > 1:
-                facts.append(f"seen {memory.observation_count}×")
-            if memory.source_project:
-                facts.append(f"from {memory.source_project}")
-            lines.append(f"### {memory.display_title} ({', '.join(facts)})")
-            lines.append(memory.text)
-            if memory.reasoning:
-                lines.append(f"Why: {memory.reasoning}")
-            if memory.references:
-                lines.append(f"References: {', '.join(memory.references)}")
-            lines.append("")
-        lines.append(self.diagnostic())
-        return "\n".join(lines)
+    def fit(self, max_chars: int | None = None) -> Fitted:
+        """The entries that fit in `max_chars` characters with the header and diagnostic line.
 
-    def to_dict(self) -> dict:
-        """JSON form for `mnemo context --json`."""
+        Memories are taken best first. One whose text is longer than MAX_TEXT_CHARS, or whose
+        section is longer than MAX_ENTRY_CHARS, is shortened: the text is cut at a sentence
+        end (or else a word boundary) and followed by `… (shortened; full text: mnemo show
+        ID)`; its "Why:" and "References:" lines stay whole when they fit beside it and are
+        dropped otherwise. Near the end of the budget an entry is shortened to what is left,
+        but never below MIN_TEXT_CHARS of text: an entry that cannot fit is left out and the
+        next, less relevant ones are still tried (a short one may fit), so the order of
+        relevance is kept among the entries shown. A heading, "Why:" or "References:" line is
+        never cut, and a text never mid-word.
+        """
+        max_chars = check_max_chars(self.max_chars if max_chars is None else max_chars)
+        n = len(self.memories)
+        # The diagnostic line's longest form (every count at its largest) is set aside first.
+        remaining = max_chars - len(HEADER) - 2 - len(self._diagnostic(n, n, n, max_chars))
+        entries: list[tuple[Memory, float, str]] = []
+        shortened = 0
+        for memory, score in self.memories:
+            section = _section(memory, remaining - 2)  # each section ends with a blank line
+            if section is None:
+                continue
+            text, cut = section
+            entries.append((memory, score, text))
+            shortened += cut
+            remaining -= len(text) + 2
+        return Fitted(entries, n - len(entries), shortened, max_chars)
+
+    def markdown(self, max_chars: int | None = None) -> str:
+        """The block to inject, at most `max_chars` long: one section per memory that fits
+        (see `fit`), then the diagnostic line."""
+        fitted = self.fit(max_chars)
+        sections = "".join(f"{text}\n\n" for _, _, text in fitted.entries)
+        return f"{HEADER}\n\n{sections}{self.diagnostic(fitted)}"
+
+    def to_dict(self, max_chars: int | None = None) -> dict:
+        """JSON form for `mnemo context --json`: the entries the markdown block shows (with
+        their full text), and how many were left out or shortened there."""
+        fitted = self.fit(max_chars)
         return {
             "query": self.query,
             "total": self.total,
-            "diagnostic": self.diagnostic(),
-            "entries": [public_dict(m, score=s) for m, s in self.memories],
+            "diagnostic": self.diagnostic(fitted),
+            "entries": [public_dict(m, score=s) for m, s, _ in fitted.entries],
+            "left_out": fitted.left_out,
+            "shortened": fitted.shortened,
+            "max_chars": fitted.max_chars,
         }
+
+
+def check_max_chars(max_chars: int) -> int:
+    """`max_chars` when it is a usable budget, else InputError."""
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int):
+        raise InputError("--max-chars must be a whole number")
+    if max_chars < MIN_MAX_CHARS:
+        raise InputError(f"--max-chars must be at least {MIN_MAX_CHARS}")
+    return max_chars
+
+
+def _clip(text: str, size: int) -> str:
+    return text if len(text) <= size else text[: size - 3] + "..."
+
+
+def _heading(memory: Memory) -> str:
+    facts = [memory.category, f"confidence {memory.confidence}"]
+    if memory.observation_count > 1:
+        facts.append(f"seen {memory.observation_count}×")
+    if memory.source_project:
+        facts.append(f"from {memory.source_project}")
+    return f"### {memory.display_title} ({', '.join(facts)})"
+
+
+def _section(memory: Memory, room: int) -> tuple[str, bool] | None:
+    """A memory's markdown section in at most `room` characters, and whether it was
+    shortened; None when it does not fit even shortened to MIN_TEXT_CHARS."""
+    heading = _heading(memory)
+    extras = [f"Why: {memory.reasoning}"] if memory.reasoning else []
+    if memory.references:
+        extras.append(f"References: {', '.join(memory.references)}")
+    limit = min(room, MAX_ENTRY_CHARS)
+    whole = "\n".join([heading, memory.text, *extras])
+    if len(memory.text) <= MAX_TEXT_CHARS and len(whole) <= limit:
+        return whole, False
+    pointer = POINTER.format(id=memory.id)
+    choices = [extras, extras[:1], []] if len(extras) == 2 else [extras, []] if extras else [[]]
+    for kept in choices:
+        # heading and newline, the text, a closing code fence ("\n```"), a separator, the
+        # pointer, then each kept line with its newline
+        fixed = len(heading) + 1 + 4 + 1 + len(pointer) + sum(len(x) + 1 for x in kept)
+        size = min(limit - fixed, MAX_TEXT_CHARS)
+        if size < min(MIN_TEXT_CHARS, len(memory.text)):
+            continue
+        text = _shorten(memory.text, size)
+        if text.count("```") % 2:  # never leave a code block open over the next entries
+            text += "\n```"
+        separator = "\n" if text.endswith("```") else " "
+        body = f"{text}{separator}{pointer}" if text else pointer
+        return "\n".join([heading, body, *kept]), True
+    return None
+
+
+def _shorten(text: str, size: int) -> str:
+    """The longest start of `text` of at most `size` characters that ends a sentence (when
+    that keeps at least half) or else a word; "" when the first word is already too long."""
+    if len(text) <= size:
+        return text
+    window = text[: size + 1]
+    breaks = [m.start() for m in re.finditer(r"\s", window) if m.start() > 0]
+    ends = [k for k in breaks if window[k] == "\n" or window[k - 1] in ".!?"]
+    cuts = [k for k in ends if k >= size // 2] or breaks
+    return window[: cuts[-1]].rstrip() if cuts else ""
 
 
 def balanced(order: list[int], categories: list[str], limit: int) -> list[int]:
@@ -180,24 +312,45 @@ def build_context(
         max_obs,
         datetime.now(UTC),
     )
-    vector = np.zeros(len(rows))
-    keyword = np.zeros(len(rows))
+    vector = np.zeros(len(rows))  # relevance by meaning, calibrated (ranking.py)
+    keyword = np.zeros(len(rows))  # relevance by keywords, calibrated
+    cosine = None
     if use_meaning:
         mem_seqs, best = meaning.index.scores(meaning.embedder.embed_query(query))
         pos = np.searchsorted(mem_seqs, seqs)
         found = (pos < len(mem_seqs)) & (mem_seqs[np.minimum(pos, len(mem_seqs) - 1)] == seqs)
-        vector[found] = best[pos[found]]
-        block.vector_matches = int((vector >= settings["min_similarity"]).sum())
+        cosine = np.full(len(rows), np.nan)
+        cosine[found] = best[pos[found]]
+        vector = vector_relevance(np.nan_to_num(cosine, nan=-1.0), *cosine_crowd(best))
+        block.vector_matches = int((vector > 0).sum())
     if query:
-        expression = fts.build(query)
-        if expression:
-            hits = dict(store.keyword_search(expression, Filters(), 10_000))
-            keyword = np.array([hits.get(int(s), 0.0) for s in seqs])
-            block.keyword_matches = len(hits)
-    combined = combine_arrays(vector, keyword, prominence, weights_from(settings))
-    block.weights = (combined.weights.vector, combined.weights.keyword, combined.weights.prominence)
-    score = combined.score
-    order = [int(i) for i in np.lexsort((seqs, -score))]
+        plan = store.keyword_plan(query)
+        if plan.expression:
+            hits = dict(store.keyword_search(plan.expression, Filters(), 10_000))
+            bm25 = np.array([hits.get(int(s), 0.0) for s in seqs])
+            if cosine is not None:
+                # As in recall: a keyword match needs some support from meaning, unless the
+                # memory has no vectors yet.
+                weak = cosine < settings["min_similarity"] * KEYWORD_SUPPORT
+                bm25[weak & ~np.isnan(cosine)] = 0.0
+            keyword = keyword_relevance(bm25, plan.ideal)
+            block.keyword_matches = int((bm25 > 0).sum())
+    if query:
+        weights = weights_from(settings)
+        if not use_meaning:  # keywords alone: they count in full, as in keyword mode
+            weights = Weights(0.0, 1.0, weights.prominence)
+        combined = combine_arrays(vector, keyword, prominence, weights)
+        block.weights = (
+            combined.weights.vector,
+            combined.weights.keyword,
+            combined.weights.prominence,
+        )
+        score = combined.score
+        relevant = combined.relevance >= FLOOR
+    else:  # no signals: prominence alone chooses, as designed
+        score = prominence
+        relevant = np.ones(len(rows), dtype=bool)
+    order = [int(i) for i in np.lexsort((seqs, -score)) if relevant[i]]
     picked = balanced(order, [r[6] for r in rows], limit)
     memories = store.by_seqs(int(seqs[i]) for i in picked)
     block.memories = [

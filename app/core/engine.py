@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from app.core import health, paths, transfer
-from app.core.context import ContextBlock, build_context
+from app.core.context import DEFAULT_MAX_CHARS, ContextBlock, build_context, check_max_chars
 from app.core.db import Database, now
 from app.core.embedder import Embedder, ModelInfo, inspect_model
 from app.core.errors import InputError, MnemoError, ModelError, StoreError
@@ -284,14 +284,19 @@ class Engine:
         project: str | None = None,
         track: bool = True,
         use_model: bool = True,
+        max_chars: int = DEFAULT_MAX_CHARS,
     ) -> ContextBlock:
-        """The session-start memory block; with `track`, the chosen memories count as used."""
+        """The session-start memory block, fitted to `max_chars`; with `track`, the memories
+        it shows (not those left out for the budget) count as used."""
+        max_chars = check_max_chars(max_chars)  # before any work
         meaning = self.meaning() if use_model else NO_MEANING
         block = build_context(
             self._store, meaning, self._settings, query, limit, cwd, feature, project
         )
-        if track and block.memories and not self._db.read_only:
-            self.mark_used([m.id for m, _ in block.memories])
+        block.max_chars = max_chars
+        shown = [m.id for m, _, _ in block.fit().entries]
+        if track and shown and not self._db.read_only:
+            self.mark_used(shown)
         return block
 
     def mark_used(self, ids: list[str]) -> None:

@@ -1,13 +1,34 @@
-"""Turns any user string into a safe FTS5 expression: quoted phrases, OR-ed, no operators.
+"""Keyword search: any user string as a safe FTS5 expression, planned against the index.
 
 User text never reaches MATCH as typed. Each whitespace-separated chunk becomes one quoted
 phrase made only of its word characters, so `E_CONN_RESET` or `config.yaml` match as the
 identifiers they are, and `AND`, `NEAR`, `*`, `^`, `:` or quotes are plain words or nothing.
+
+FTS5 indexes porter stems (`kubernetes` → `kubernet`); a `fts5vocab` table over that index
+says how many memories hold each stem. `Lexicon.plan` uses it for:
+
+- **Typo tolerance.** A word of 5+ letters that no memory holds, and that is not an
+  identifier (digits, `_`), is corrected to a word of the collection one edit away (a
+  missing, wrong, swapped or extra letter; stemmed as the index stems), the most common
+  one first; words of 8+ letters may be two edits away. Words that exist are never
+  corrected (`kuberntes` → `kubernetes`, `postgress` → `postgres`, `recieve` → `receive`).
+- **Long queries count every word**, within a bound: when a query has more than
+  `MAX_PHRASES` phrases that occur in the collection, the rarest ones are kept, not the first.
+- **What a full match is worth.** Each phrase's inverse document frequency (FTS5's formula)
+  adds up to the query's *ideal*, the BM25 a memory holding every phrase would approach. A
+  memory's BM25 over that ideal is how much of the query it holds, weighted by rarity:
+  comparable across queries, unlike BM25 itself (`ranking.keyword_relevance`).
 """
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass, field
+
+import apsw
+from rapidfuzz.distance import Levenshtein
+from rapidfuzz.process import extract
 
 MAX_PHRASES = 32
 MAX_WORDS_PER_PHRASE = 16
@@ -22,10 +43,18 @@ STOP_WORDS = frozenset(
     theirs them themselves then there these they this those through to too under until up
     very was we were what when where which while who whom why will with would you your
     yours yourself yourselves""".split()
+    # what apostrophes leave behind: didn't → didn t, we'll → we ll
+    + "t s d ll m re ve didn doesn don isn aren wasn weren won wouldn shouldn couldn hasn "
+    "haven hadn cannot".split()
 )
 
 
-def terms(text: str) -> list[list[str]]:
+def words(text: str) -> list[str]:
+    """The word characters runs of `text` (what FTS5's unicode61 tokenizer splits on)."""
+    return _WORD.findall(text)
+
+
+def terms(text: str, max_phrases: int = MAX_PHRASES) -> list[list[str]]:
     """The query's phrases as lists of words, stop-word-only phrases dropped, de-duplicated."""
     phrases: list[list[str]] = []
     seen: set[tuple[str, ...]] = set()
@@ -37,7 +66,7 @@ def terms(text: str) -> list[list[str]]:
         if key not in seen:
             seen.add(key)
             phrases.append(words)
-        if len(phrases) >= MAX_PHRASES:
+        if len(phrases) >= max_phrases:
             break
     return phrases
 
@@ -57,3 +86,220 @@ def build(text: str, prefix: bool = False) -> str | None:
         if last_words and last_words[:MAX_WORDS_PER_PHRASE] == phrases[-1]:
             parts[-1] += " *"
     return " OR ".join(parts)
+
+
+MAX_QUERY_WORDS = 1_000  # a pasted page is searched by its rarest words among the first 1,000
+TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])  # as memories_fts (m003)
+BM25_K1 = 1.2  # FTS5's constants
+_VOCAB = "temp.mnemo_vocab"
+
+
+@dataclass
+class Phrase:
+    """One quoted phrase of the query, its stems and how many memories hold it."""
+
+    words: list[str]
+    stems: list[str]
+    docs: int
+    prefix: bool = False
+    corrected: str | None = None  # the collection's word used instead of a misspelt one
+
+    def match(self) -> str:
+        """This phrase as FTS5 syntax (a corrected word is searched by its stem)."""
+        if self.corrected is not None:
+            return f'"{self.corrected}"' + (" *" if self.prefix else "")
+        return '"' + " ".join(self.words) + '"' + (" *" if self.prefix else "")
+
+
+@dataclass
+class KeywordPlan:
+    """What a query looks for in the keyword index, and what a full match would score."""
+
+    expression: str | None
+    phrases: list[Phrase] = field(default_factory=list)
+    ideal: float = 0.0  # BM25 of a memory holding every phrase, before saturation
+    corrections: dict[str, str] = field(default_factory=dict)  # typed → collection word
+    left_out: int = 0  # common phrases left out of a long query
+
+    @property
+    def exact_identifier(self) -> bool:
+        """Whether the query is one identifier-like token (`E_CONN_RESET`, `a.yaml`)."""
+        return len(self.phrases) == 1 and _identifier(self.phrases[0].words)
+
+
+def _identifier(words: list[str]) -> bool:
+    joined = "".join(words)
+    return len(words) > 1 or any(ch.isdigit() for ch in joined) or "_" in joined
+
+
+def idf(docs: int, total: int) -> float:
+    """FTS5's BM25 inverse document frequency (never below its floor of 1e-6)."""
+    value = math.log((total - docs + 0.5) / (docs + 0.5))
+    return value if value > 0 else 1e-6
+
+
+class Lexicon:
+    """Document frequencies and spelling corrections from one connection's FTS5 index."""
+
+    def __init__(self, conn: apsw.Connection):
+        self._conn = conn
+        self._tokenize = None
+        self._ready = False
+
+    def _prepare(self) -> None:
+        if self._ready:
+            return
+        self._conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {_VOCAB} USING fts5vocab(main, memories_fts, row)"
+        )
+        self._tokenize = self._conn.fts5_tokenizer(TOKENIZER[0], TOKENIZER[1])
+        self._ready = True
+
+    def stems(self, text: str) -> list[str]:
+        """The index's tokens for `text` (porter stems of its words)."""
+        self._prepare()
+        tokens = self._tokenize(
+            text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False
+        )
+        return [t[0] for t in tokens]
+
+    def total(self) -> int:
+        """How many rows the index holds (BM25's N)."""
+        return int(self._conn.execute("SELECT count(*) FROM memories").fetchall()[0][0])
+
+    def docs(self, stems: list[str]) -> dict[str, int]:
+        """How many memories hold each stem (stems no memory holds are absent)."""
+        self._prepare()
+        unique = list(dict.fromkeys(stems))
+        out: dict[str, int] = {}
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            marks = ",".join("?" * len(part))
+            out.update(
+                self._conn.execute(
+                    f"SELECT term, doc FROM {_VOCAB} WHERE term IN ({marks})", part
+                ).fetchall()
+            )
+        return out
+
+    def prefix_docs(self, prefix: str, total: int) -> int:
+        """About how many memories hold a word starting with `prefix` (at most `total`)."""
+        self._prepare()
+        row = self._conn.execute(
+            f"SELECT sum(doc) FROM {_VOCAB} WHERE term >= ? AND term < ?",
+            (prefix, prefix + "\U0010ffff"),
+        ).fetchall()
+        return min(int(row[0][0] or 0), total)
+
+    def correct(self, word: str, stem: str) -> tuple[str, int] | None:
+        """(stem, docs) of the collection word closest to a misspelt one, or None.
+
+        First every word one edit away, stemmed as the index stems, looked up exactly: a
+        missing letter, then a wrong one, two swapped, an extra one; the most common wins.
+        Words of 8+ letters may then be two edits away, stem to stem (same first letter).
+        """
+        self._prepare()
+        letters = sorted(set("abcdefghijklmnopqrstuvwxyz") | set(word))
+        splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+        kinds = (
+            [a + c + b for a, b in splits for c in letters],  # a missing letter
+            [a + c + b[1:] for a, b in splits if b for c in letters if c != b[0]],  # wrong
+            [a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1],  # swapped
+            [a + b[1:] for a, b in splits if b],  # an extra letter
+        )
+        for variants in kinds:
+            stems = self.stems(" ".join(variants))
+            # Porter may stem a variant far from it (`operatxr` → `oper`): keep stems that
+            # still look like the word (same first letter, at most 3 letters shorter).
+            plausible = [
+                s for s in stems if s != stem and s[:1] == word[:1] and len(s) >= len(word) - 3
+            ]
+            found = self.docs(plausible)
+            if found:
+                best = max(found, key=lambda t: (found[t], t))
+                return best, found[best]
+        if len(word) < 8 or len(stem) < 6:
+            return None
+        rows = self._conn.execute(
+            f"SELECT term, doc FROM {_VOCAB} WHERE term >= ? AND term < ?",
+            (stem[0], chr(ord(stem[0]) + 1)),
+        ).fetchall()
+        near = {t: d for t, d in rows if abs(len(t) - len(stem)) <= 2 and len(t) >= 6}
+        hits = extract(stem, list(near), scorer=Levenshtein.distance, score_cutoff=2, limit=None)
+        if not hits:
+            return None
+        best = min(hits, key=lambda hit: (hit[1], -near[hit[0]], hit[0]))[0]
+        return best, near[best]
+
+    def spelled(self, stem: str, texts: list[str]) -> str:
+        """How `stem` is written in `texts` (the first word that stems to it), else `stem…`."""
+        for text in texts:
+            for word in _WORD.findall(text[:20_000]):
+                if (
+                    len(word) >= len(stem)
+                    and word[:2].lower() == stem[:2]
+                    and self.stems(word) == [stem]
+                ):
+                    return word.lower()
+        return stem + "…"
+
+    def searchable(self, stem: str) -> str | None:
+        """`stem` if FTS5 finds it as typed (it stems to itself), else None."""
+        return stem if self.stems(stem) == [stem] else None
+
+    def plan(self, text: str, prefix: bool = False) -> KeywordPlan:
+        """The keyword plan of a query: phrases to match, corrections, and the ideal BM25."""
+        chunks = terms(text, max_phrases=MAX_QUERY_WORDS)
+        if not chunks:
+            return KeywordPlan(expression=None)
+        typing = prefix and bool(text) and not text[-1].isspace()
+        last_words = [w.lower() for w in words(text.split()[-1])] if typing else []
+        phrases = []
+        for chunk in chunks:
+            stems = self.stems(" ".join(chunk))
+            if stems:
+                phrases.append(Phrase(words=chunk, stems=stems, docs=0))
+        if not phrases:
+            return KeywordPlan(expression=None)
+        if typing and last_words and last_words[:MAX_WORDS_PER_PHRASE] == phrases[-1].words:
+            phrases[-1].prefix = True
+        total = max(self.total(), 1)
+        known = self.docs([s for p in phrases for s in p.stems])
+        corrections: dict[str, str] = {}
+        for p in phrases:
+            if p.prefix:
+                typed = self.stems(p.words[-1])  # FTS5 stems a prefix as it stems words
+                tail = self.prefix_docs(typed[-1] if typed else p.words[-1], total)
+                p.docs = min([known.get(s, 0) for s in p.stems[:-1]] + [tail])
+            else:
+                p.docs = min(known.get(s, 0) for s in p.stems)
+            word = p.words[0]
+            if p.docs == 0 and len(p.words) == 1 and 5 <= len(word) <= 30 and word.isalpha():
+                # A word being typed is first a prefix; only when nothing starts with it is
+                # it taken as a misspelt word.
+                p.prefix = False
+                fix = self.correct(word, p.stems[0])
+                if fix is not None:
+                    searchable = self.searchable(fix[0])
+                    p.corrected = searchable if searchable else None
+                    if p.corrected is None:
+                        p.corrected = fix[0]
+                        p.prefix = True  # a stem that stems further: match it as a prefix
+                    p.docs = fix[1]
+                    corrections[word] = fix[0]
+        ideal = sum(idf(p.docs, total) for p in phrases)
+        matchable = [p for p in phrases if p.docs > 0]
+        left_out = 0
+        if len(matchable) > MAX_PHRASES:
+            keep = sorted(matchable, key=lambda p: (not p.prefix, p.docs))[:MAX_PHRASES]
+            kept = {id(p) for p in keep}
+            left_out = len(matchable) - MAX_PHRASES
+            matchable = [p for p in matchable if id(p) in kept]
+        expression = " OR ".join(p.match() for p in matchable) or None
+        return KeywordPlan(
+            expression=expression,
+            phrases=phrases,
+            ideal=ideal * (BM25_K1 + 1),
+            corrections=corrections,
+            left_out=left_out,
+        )

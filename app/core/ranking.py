@@ -1,4 +1,4 @@
-"""Hybrid ranking arithmetic: w_v·vector + w_k·keyword + w_p·prominence (design 004, D3)."""
+"""Ranking arithmetic: calibrated relevance by meaning and keywords, prominence for ties."""
 
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ RECENCY_HALF_LIFE_DAYS = 30.0
 class Weights:
     """How much each signal counts; they need not sum to 1 (they are rescaled).
 
-    Shipped defaults: design 004's 0.5/0.2/0.3 tuned on SciFact (docs/adr/0003-ranking.md).
+    Shipped defaults: meaning and keywords alike, prominence 0.3 (a 10 % share for near
+    ties), chosen on SciFact and the personal set (docs/adr/0006-calibrated-relevance.md).
     """
 
-    vector: float = 0.4
-    keyword: float = 0.3
+    vector: float = 0.5
+    keyword: float = 0.5
     prominence: float = 0.3
 
 
@@ -42,10 +43,11 @@ class Scored:
     vector: float | None = None  # cosine similarity, None when the memory has no vectors
     keyword: float | None = None  # BM25 (higher is better), None when no keyword matched
     prominence: float = 0.0
-    vector_norm: float = 0.0
-    keyword_norm: float = 0.0
+    vector_norm: float = 0.0  # relevance by meaning, calibrated to [0, 1]
+    keyword_norm: float = 0.0  # relevance by keywords, calibrated to [0, 1]
     prominence_norm: float = 0.0
-    score: float = 0.0
+    relevance: float = 0.0  # the two combined (prominence aside), in [0, 1]
+    score: float = 0.0  # relevance with prominence's near-tie share: the order, the bar
 
 
 def _days_since(stamp: str, now: datetime) -> float:
@@ -114,61 +116,115 @@ def prominence(memory: Memory, max_observations: int, now: datetime | None = Non
     return float(prominence_of([memory], max_observations, now)[0])
 
 
+# Calibration (docs/adr/0006-calibrated-relevance.md; measured with bench/quality.py).
+FLOOR = 0.35  # relevance below which a memory is not an answer at all
+TAIL = 0.5  # the popup shows results scoring at least this share of the best one
+CROWD_Z = 2.0  # cosines up to the crowd's centre + 2 σ say nothing
+RISE_Z = 6.0  # above that edge, relevance by meaning rises as tanh(excess / 6 σ)
+MAX_STD = 0.1  # σ of a crowd widened by relevant memories counts at most this
+SMALL_COLLECTION = 20
+KEYWORD_GAIN = 1.5  # relevance by keywords = tanh(1.5 × BM25 / the query's ideal)
+PROMINENCE_SHARE = 1 / 3  # weight_prominence 0.3 → prominence decides 10 % of a score
+PRIOR_MEAN, PRIOR_STD, PRIOR_COUNT = 0.05, 0.09, 10  # MiniLM cosines of unrelated texts
+
+
+def cosine_crowd(cosines: np.ndarray) -> tuple[float, float]:
+    """Where a query's unrelated memories lie: (centre, σ) of its cosines over the
+    collection, steadied by a prior (five memories say little about what "unrelated" looks
+    like). The centre is the lower of mean and median: in a collection mostly about one
+    project, the many relevant memories raise the mean but not the median. In a collection
+    of fewer than 20 the best cosine is left out: it may be the answer, and would otherwise
+    widen the crowd it is measured against."""
+    values = np.asarray(cosines, dtype=np.float64)
+    if 0 < len(values) < SMALL_COLLECTION:
+        values = np.sort(values)[:-1]
+    n = len(values)
+    mean = (float(np.sum(values)) + PRIOR_COUNT * PRIOR_MEAN) / (n + PRIOR_COUNT)
+    spread = float(np.sum((values - mean) ** 2)) + PRIOR_COUNT * PRIOR_STD**2
+    std = max((spread / (n + PRIOR_COUNT)) ** 0.5, 0.02)
+    if n:
+        median = (n * float(np.median(values)) + PRIOR_COUNT * PRIOR_MEAN) / (n + PRIOR_COUNT)
+        mean = min(mean, median)
+    return mean, std
+
+
+def vector_relevance(cosines: np.ndarray, mean: float, std: float) -> np.ndarray:
+    """How relevant by meaning, in [0, 1): 0 inside the query's crowd (its centre plus
+    2 σ), then tanh of the excess in units of 6 σ: measured in the query's own spread, so
+    it holds for models with other scales of cosine. Many memories about the query widen
+    the crowd themselves, so σ counts at most 0.1."""
+    std = min(std, MAX_STD)
+    excess = np.asarray(cosines, dtype=np.float64) - (mean + CROWD_Z * std)
+    return np.tanh(np.maximum(excess, 0.0) / (RISE_Z * std))
+
+
+def keyword_relevance(bm25: np.ndarray, ideal: float) -> np.ndarray:
+    """How relevant by keywords, in [0, 1): tanh(1.5 × BM25 / the query's ideal), where the
+    ideal is what a memory holding every phrase would approach (`fts.KeywordPlan`): how
+    much of the query a memory holds, rare words counting most."""
+    if ideal <= 0:
+        return np.zeros(len(bm25))
+    return np.tanh(KEYWORD_GAIN * np.maximum(np.asarray(bm25, dtype=np.float64), 0.0) / ideal)
+
+
 @dataclass
 class Combined:
-    """Each signal normalized by its maximum, the weights in effect, and the final scores."""
+    """Each signal calibrated to [0, 1], the weights in effect, relevance and final scores."""
 
     vector_norm: np.ndarray
     keyword_norm: np.ndarray
     prominence_norm: np.ndarray
     weights: Weights
+    relevance: np.ndarray
     score: np.ndarray
 
 
-def _normalized(values: np.ndarray) -> tuple[np.ndarray, bool]:
-    top = float(values.max()) if len(values) else 0.0
-    if top > 0:
-        return values / top, True
-    return np.zeros_like(values), False
-
-
 def combine_arrays(
-    vector: np.ndarray, keyword: np.ndarray, prominence: np.ndarray, weights: Weights
+    vector_relevance_: np.ndarray,
+    keyword_relevance_: np.ndarray,
+    prominence: np.ndarray,
+    weights: Weights,
 ) -> Combined:
-    """The hybrid score of every candidate: w_v·vector + w_k·keyword + w_p·prominence.
+    """Relevance and final score of every candidate, from calibrated signals in [0, 1].
 
-    Each signal is divided by its maximum over the candidates (negative cosines count as
-    0; a missing signal is 0). A signal no candidate has (no vectors, no keyword match)
-    gives its weight to the others in proportion; a signal equal for every candidate
-    normalizes to 1.0 for all.
+    relevance = 1 − (1 − w_v·vector)(1 − w_k·keyword), with w_v, w_k scaled so the larger
+    is 1: either signal alone can make a memory relevant, both together more so (as the
+    chance that at least one of two independent witnesses is right).
+    score = relevance × (1 − λ + λ·prominence), λ = weight_prominence / 3: prominence
+    only reorders near-ties and never lifts a memory that is not relevant (0 stays 0).
     """
-    v, has_v = _normalized(np.maximum(np.asarray(vector, dtype=np.float64), 0.0))
-    k, has_k = _normalized(np.maximum(np.asarray(keyword, dtype=np.float64), 0.0))
-    p, has_p = _normalized(np.asarray(prominence, dtype=np.float64))
-    active = (
-        weights.vector if has_v else 0.0,
-        weights.keyword if has_k else 0.0,
-        weights.prominence if has_p else 0.0,
-    )
-    total = sum(active) or 1.0
-    used = Weights(*(w / total for w in active))
-    score = used.vector * v + used.keyword * k + used.prominence * p
-    return Combined(v, k, p, used, score)
+    v = np.asarray(vector_relevance_, dtype=np.float64)
+    k = np.asarray(keyword_relevance_, dtype=np.float64)
+    p = np.clip(np.asarray(prominence, dtype=np.float64), 0, 1)
+    top = max(weights.vector, weights.keyword)
+    wv, wk = (weights.vector / top, weights.keyword / top) if top > 0 else (1.0, 1.0)
+    share = min(max(weights.prominence, 0.0), 1.0) * PROMINENCE_SHARE
+    relevance = 1.0 - (1.0 - wv * v) * (1.0 - wk * k)
+    score = relevance * (1 - share + share * p)
+    return Combined(v, k, p, Weights(wv, wk, share), relevance, score)
 
 
 def combine(candidates: list[Scored], weights: Weights) -> list[Scored]:
-    """Score candidates with `combine_arrays` and sort them best first (ties by seq)."""
+    """Score candidates (their `vector_norm`/`keyword_norm` already calibrated) with
+    `combine_arrays`; best first, ties by seq."""
     if not candidates:
         return []
     combined = combine_arrays(
-        np.array([c.vector if c.vector is not None else 0.0 for c in candidates]),
-        np.array([c.keyword if c.keyword is not None else 0.0 for c in candidates]),
+        np.array([c.vector_norm for c in candidates]),
+        np.array([c.keyword_norm for c in candidates]),
         np.array([c.prominence for c in candidates]),
         weights,
     )
     for i, c in enumerate(candidates):
-        c.vector_norm = float(combined.vector_norm[i])
-        c.keyword_norm = float(combined.keyword_norm[i])
         c.prominence_norm = float(combined.prominence_norm[i])
+        c.relevance = float(combined.relevance[i])
         c.score = float(combined.score[i])
     return sorted(candidates, key=lambda c: (-c.score, c.seq))
+
+
+def weak_tail_cut(results: list[Scored], share: float = TAIL) -> list[Scored]:
+    """The results scoring at least `share` of the best one (the popup hides the rest)."""
+    if not results:
+        return []
+    best = results[0].score
+    return [r for r in results if r.score >= share * best]

@@ -5,11 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import numpy as np
+
 from app.core import fts
 from app.core.errors import InputError
 from app.core.meaning import Meaning
 from app.core.memory import public_dict
-from app.core.ranking import Scored, Weights, combine, prominence_of, weights_from
+from app.core.ranking import (
+    FLOOR,
+    Scored,
+    Weights,
+    combine,
+    combine_arrays,
+    keyword_relevance,
+    prominence_of,
+    vector_relevance,
+    weights_from,
+)
 from app.core.settings import Settings
 from app.core.store import Filters, Store
 
@@ -25,7 +37,8 @@ class RecallResult:
     mode: str
     results: list[Scored] = field(default_factory=list)
     notice: str | None = None
-    weights: Weights | None = None
+    weights: Weights | None = None  # in effect: vector and keyword scaled to a max of 1
+    corrections: dict[str, str] = field(default_factory=dict)  # typed word → stem matched
 
     def to_dict(self, explain: bool = False) -> dict:
         """The JSON shape of `mnemo recall --json`: each result is a memory's public shape."""
@@ -40,6 +53,7 @@ class RecallResult:
                     "keyword_norm": r.keyword_norm,
                     "prominence": r.prominence,
                     "prominence_norm": r.prominence_norm,
+                    "relevance": r.relevance,
                 }
             out["results"].append(public_dict(r.memory, score=r.score, signals=signals))
         if self.notice:
@@ -57,7 +71,11 @@ def recall(
     filters: Filters | None = None,
     prefix: bool = False,
 ) -> RecallResult:
-    """Search memories; falls back to keywords (with a notice) when meaning is unavailable."""
+    """Search memories: the relevant ones, best first, each with a calibrated score.
+
+    Memories below the relevance floor are never returned: a query that matches nothing
+    gets no results. Falls back to keywords (with a notice) when meaning is unavailable.
+    """
     if mode is not None and mode not in MODES:
         raise InputError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     if not query or not query.strip():
@@ -80,11 +98,13 @@ def recall(
         qvec = meaning.embedder.embed_query(query)
         allowed = store.seqs_matching(filters) if filters.active else None
         vector_hits, lookup = meaning.index.top(qvec, pool, allowed, settings["min_similarity"])
-    keyword_hits = []
+    keyword_hits, plan = [], fts.KeywordPlan(expression=None)
     if wanted in ("hybrid", "keyword"):
-        expression = fts.build(query, prefix=prefix)
-        if expression:
-            keyword_hits = store.keyword_search(expression, filters, pool)
+        plan = store.keyword_plan(query, prefix=prefix)
+        if plan.expression:
+            keyword_hits = store.keyword_search(plan.expression, filters, pool)
+    if plan.exact_identifier and keyword_hits:
+        vector_hits = []  # `E_CONN_RESET`: the memories that hold it, not look-alikes
 
     seqs = dict.fromkeys([s for s, _ in vector_hits] + [s for s, _ in keyword_hits])
     memories = store.by_seqs(seqs, filters)
@@ -99,7 +119,11 @@ def recall(
             vector = lookup.get(seq)
             # A keyword hit needs some support from meaning: "likes" matching "like" in an
             # unrelated memory is not relevant. Memories not embedded yet keep keyword hits.
-            if vector is not None and vector < settings["min_similarity"] * KEYWORD_SUPPORT:
+            if (
+                vector is not None
+                and vector < settings["min_similarity"] * KEYWORD_SUPPORT
+                and not plan.exact_identifier
+            ):
                 continue
         candidates.append(
             Scored(memory=memory, seq=seq, vector=vector, keyword=keyword_of.get(seq))
@@ -108,20 +132,38 @@ def recall(
         values = prominence_of(
             [c.memory for c in candidates], store.max_observations(), datetime.now(UTC)
         )
-        for c, value in zip(candidates, values, strict=True):
-            c.prominence = float(value)
+        mean, std = lookup.crowd if lookup is not None else (0.0, 1.0)
+        cosines = np.array([c.vector if c.vector is not None else -1.0 for c in candidates])
+        bm25 = np.array([c.keyword or 0.0 for c in candidates])
+        v = vector_relevance(cosines, mean, std)
+        k = keyword_relevance(bm25, plan.ideal)
+        for i, c in enumerate(candidates):
+            c.prominence = float(values[i])
+            c.vector_norm, c.keyword_norm = float(v[i]), float(k[i])
 
     if wanted == "semantic":
-        weights = Weights(vector=1.0, keyword=0.0, prominence=0.0)
+        weights = Weights(vector=1.0, keyword=0.0, prominence=settings["weight_prominence"])
     elif wanted == "keyword":
-        weights = Weights(vector=0.0, keyword=1.0, prominence=0.0)
+        weights = Weights(vector=0.0, keyword=1.0, prominence=settings["weight_prominence"])
     else:
         weights = weights_from(settings)
-    ranked = combine(candidates, weights)[:limit]
+    ranked = [r for r in combine(candidates, weights) if r.relevance >= FLOOR][:limit]
+    notices = [notice] if notice else []
+    if plan.corrections and wanted != "semantic":
+        texts = [f"{r.memory.title} {r.memory.text}" for r in ranked[:5]]
+        spelled = {typed: store.spelled(stem, texts) for typed, stem in plan.corrections.items()}
+        notices.append("matched " + ", ".join(f"“{t}” as “{w}”" for t, w in spelled.items()))
     if wanted != "keyword" and notice is None and meaning.missing:
         missing = meaning.missing
-        notice = (
+        notices.append(
             f"{missing} memor{'y is' if missing == 1 else 'ies are'} not embedded yet "
             "and can only be found by keywords"
         )
-    return RecallResult(query=query, mode=wanted, results=ranked, notice=notice, weights=weights)
+    return RecallResult(
+        query=query,
+        mode=wanted,
+        results=ranked,
+        notice="; ".join(notices) or None,
+        weights=combine_arrays(np.zeros(0), np.zeros(0), np.zeros(0), weights).weights,
+        corrections=dict(plan.corrections),
+    )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.core import fts
 from app.core.db import Database, now
 from app.core.errors import InputError, NotFoundError
 from app.core.memory import CONFIDENCES, Memory, content_hash
@@ -143,6 +144,7 @@ class Store:
 
     def __init__(self, db: Database):
         self.db = db
+        self._lexicon: fts.Lexicon | None = None
 
     # ---- reading -------------------------------------------------------------------
     def get(self, memory_id: str, include_deleted: bool = True) -> Memory:
@@ -321,6 +323,18 @@ class Store:
             for row in rows:
                 yield row_to_memory(row[1:])
             last = rows[-1][0]
+
+    def keyword_plan(self, query: str, prefix: bool = False) -> fts.KeywordPlan:
+        """What `query` looks for in the keyword index (`fts.Lexicon.plan`)."""
+        if self._lexicon is None:
+            self._lexicon = fts.Lexicon(self.db.conn)
+        return self._lexicon.plan(query, prefix)
+
+    def spelled(self, stem: str, texts: list[str]) -> str:
+        """How an index stem is written in these texts (`fts.Lexicon.spelled`)."""
+        if self._lexicon is None:
+            self._lexicon = fts.Lexicon(self.db.conn)
+        return self._lexicon.spelled(stem, texts)
 
     def keyword_search(
         self,

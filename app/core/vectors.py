@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from app.core.ranking import cosine_crowd
 from app.core.store import Store
 
 
@@ -117,6 +118,7 @@ class VectorIndex:
     ) -> tuple[list[tuple[int, float]], ScoreLookup]:
         """The k most similar memories (seq, cosine) at or above `minimum`, and every score."""
         seqs, best = self.scores(query)
+        crowd = cosine_crowd(best)
         if allowed is not None:
             keep = np.isin(seqs, allowed)
             seqs, best = seqs[keep], best[keep]
@@ -126,14 +128,16 @@ class VectorIndex:
             eligible = eligible[part]
         order = eligible[np.argsort(-best[eligible], kind="stable")]
         hits = [(int(seqs[i]), float(best[i])) for i in order]
-        return hits, ScoreLookup(seqs, best)
+        return hits, ScoreLookup(seqs, best, crowd)
 
 
 class ScoreLookup:
-    """Cosine by memory seq, looked up in the sorted score arrays."""
+    """Cosine by memory seq, looked up in the sorted score arrays, and the query's crowd:
+    (mean, σ) of its cosines over the whole collection (`ranking.cosine_crowd`)."""
 
-    def __init__(self, seqs: np.ndarray, best: np.ndarray):
+    def __init__(self, seqs: np.ndarray, best: np.ndarray, crowd: tuple[float, float]):
         self._seqs, self._best = seqs, best
+        self.crowd = crowd
 
     def get(self, seq: int, default: float | None = None) -> float | None:
         """The memory's best-chunk cosine, or `default` if it has no vectors."""

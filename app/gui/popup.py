@@ -1,7 +1,10 @@
 """The recall popup: type, and the most relevant memories appear as you type.
 
 Every keystroke runs a keyword/prefix search at once; a hybrid search follows after a short
-pause. Results of superseded requests are dropped, so typing is never blocked.
+pause. Results of superseded requests are dropped, so typing is never blocked. Only relevant
+memories come back (the core's floor), and of those the popup hides the weak tail: results
+scoring under half of the best one. The bar on each row is the calibrated score, so a weak
+match has a short bar even when it is the best there is.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import html
 
 from app.core.display import age, snippet
-from app.core.ranking import Scored
+from app.core.ranking import Scored, weak_tail_cut
 from app.core.recall import RecallResult
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
@@ -267,19 +270,21 @@ class Popup(QtWidgets.QWidget):
             return  # the user typed on: this answer is stale
         self.last_mode = result.mode
         self.last_result = result
-        self.model.set_rows(result.results, text)
+        rows = result.results if result.mode == "recent" else weak_tail_cut(result.results)
+        self.model.set_rows(rows, text)
         if self.model.rows:
             self.list.setCurrentIndex(self.model.index(0))
         if not text.strip():
             self.status.setText(
                 "" if result.results else "No memories yet. Type something and press Ctrl+S."
             )
-        elif result.results:
+        elif rows:
             self.status.setText(result.notice or "")
         else:
-            self.status.setText(f"No memories match. Ctrl+S remembers “{text.strip()}”.")
+            typed = text.strip() if len(text.strip()) <= 60 else text.strip()[:59] + "…"
+            self.status.setText(f"Nothing relevant to “{typed}”. Ctrl+S remembers it.")
         self.status.setVisible(bool(self.status.text()))
-        self._resize_for(len(result.results))
+        self._resize_for(len(rows))
 
     def _on_failure(self, message: str) -> None:
         self.status.setText(message)

@@ -43,7 +43,7 @@ def test_a_failure_outside_any_savepoint_rolls_back_everything(engine):
 def test_apply_settings_is_all_or_nothing_and_saved(engine, mnemo_home):
     with pytest.raises(InputError):
         engine.apply_settings({"weight_vector": 0.9, "popup_results": 0})
-    assert engine.settings["weight_vector"] == 0.4
+    assert engine.settings["weight_vector"] == 0.5
     change = engine.apply_settings({"weight_vector": 0.9, "default_limit": 3})
     assert sorted(change.changed) == ["default_limit", "weight_vector"]
     assert not change.model_reloaded
@@ -123,12 +123,12 @@ def test_prominence_of_many_equals_prominence_of_each():
 
 def test_combine_and_combine_arrays_are_one_formula():
     scored = [
-        Scored(memory=Memory(id="a", text="a"), seq=1, vector=0.8, keyword=None, prominence=0.2),
-        Scored(memory=Memory(id="b", text="b"), seq=2, vector=-0.1, keyword=4.0, prominence=0.9),
+        Scored(memory=Memory(id="a", text="a"), seq=1, vector_norm=0.8, prominence=0.2),
+        Scored(memory=Memory(id="b", text="b"), seq=2, keyword_norm=0.5, prominence=0.9),
     ]
     weights = Weights(0.5, 0.2, 0.3)
     arrays = combine_arrays(
-        np.array([0.8, -0.1]), np.array([0.0, 4.0]), np.array([0.2, 0.9]), weights
+        np.array([0.8, 0.0]), np.array([0.0, 0.5]), np.array([0.2, 0.9]), weights
     )
     ranked = {c.memory.id: c.score for c in combine(scored, weights)}
     assert ranked["a"] == pytest.approx(arrays.score[0])
@@ -141,9 +141,11 @@ def test_context_ranks_with_the_settings_weights(engine):
         "Garden: water the tomatoes before nine",
     ):
         engine.remember(text, force=True)
-    engine.apply_settings({"weight_vector": 0.0, "weight_keyword": 0.0, "weight_prominence": 1.0})
+    engine.apply_settings({"weight_vector": 0.2, "weight_keyword": 0.4, "weight_prominence": 0.6})
     block = engine.context(query="parser errors", limit=2, track=False)
-    assert block.weights == (0.0, 0.0, 1.0)
+    # In effect: vector and keyword scaled so the larger is 1, prominence's share = w_p / 3.
+    assert block.weights == pytest.approx((0.5, 1.0, 0.2))
+    assert [m.text[:6] for m, _ in block.memories] == ["Parser"]  # the garden is not relevant
 
 
 def test_one_json_shape_for_a_memory_everywhere(engine, mnemo_home):

@@ -11,7 +11,16 @@ import pytest
 from app.core.embedder import ModelInfo
 from app.core.engine import Engine
 from app.core.memory import Memory
-from app.core.ranking import Scored, Weights, combine, prominence
+from app.core.ranking import (
+    FLOOR,
+    Scored,
+    Weights,
+    combine,
+    cosine_crowd,
+    keyword_relevance,
+    prominence,
+    vector_relevance,
+)
 
 DIM = 16
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -80,41 +89,83 @@ def test_acceptance_1b_ranking_with_hand_made_vectors(mnemo_home):
     assert top[:20] == ["parser"] * 20
 
 
-def _scored(seq, vector=None, keyword=None, prominence=0.5):
+def _scored(seq, v=0.0, k=0.0, prominence=0.5):
+    """A candidate with calibrated signals (relevance by meaning v, by keywords k)."""
     return Scored(
         memory=Memory(id=str(seq), text="t"),
         seq=seq,
-        vector=vector,
-        keyword=keyword,
+        vector_norm=v,
+        keyword_norm=k,
         prominence=prominence,
     )
 
 
-def test_signals_are_normalized_by_their_maximum_and_weighted():
-    ranked = combine([_scored(1, 0.8, 4.0, 0.5), _scored(2, 0.4, 8.0, 1.0)], Weights(0.5, 0.2, 0.3))
-    by_seq = {c.seq: c for c in ranked}
-    assert by_seq[1].score == pytest.approx(0.5 * 1.0 + 0.2 * 0.5 + 0.3 * 0.5)
-    assert by_seq[2].score == pytest.approx(0.5 * 0.5 + 0.2 * 1.0 + 0.3 * 1.0)
-    assert [c.seq for c in ranked] == [1, 2]
+def test_vector_relevance_is_zero_in_the_querys_crowd_and_rises_in_its_spread():
+    mean, std = 0.05, 0.1  # the crowd's edge: 0.05 + 2 × 0.1 = 0.25; a unit of 6 σ = 0.6
+    v = vector_relevance(np.array([-0.3, 0.1, 0.25, 0.55, 0.85]), mean, std)
+    assert v.tolist() == pytest.approx([0, 0, 0, np.tanh(0.5), np.tanh(1.0)])
+    # The same standing in another model's scale (cosines crowded near 0.6) means the same
+    assert vector_relevance(np.array([0.725]), 0.6, 0.025)[0] == pytest.approx(np.tanh(0.5))
+    # A crowd widened by many relevant memories counts σ at most 0.1
+    assert vector_relevance(np.array([0.85]), 0.05, 0.3)[0] == pytest.approx(np.tanh(1.0))
 
 
-def test_missing_signal_weight_goes_to_the_others_in_proportion():
+def test_the_crowd_of_a_small_collection_leans_on_the_prior():
+    # One memory, its cosine 0.5: its own cosine is not the crowd, the prior is.
+    assert cosine_crowd(np.array([0.5])) == pytest.approx((0.05, 0.09))
+    mean, std = cosine_crowd(np.full(5, 0.5))  # four others at 0.5 pull it only part way
+    assert 0.15 < mean < 0.25 and std > 0.1
+    big = np.random.default_rng(1).normal(0.3, 0.05, 100_000)
+    assert cosine_crowd(big) == pytest.approx((0.3, 0.05), abs=0.002)
+
+
+def test_a_collection_mostly_about_the_query_does_not_raise_its_own_bar():
+    # 40 % of the memories at 0.8, the rest at 0.1: the median, not the mean, is the centre
+    cosines = np.array([0.8] * 40 + [0.1] * 60)
+    mean, std = cosine_crowd(cosines)
+    assert mean == pytest.approx(0.1, abs=0.01)
+    assert vector_relevance(np.array([0.8]), mean, std)[0] > 0.5
+
+
+def test_keyword_relevance_is_bm25_over_the_querys_ideal_saturating():
+    k = keyword_relevance(np.array([0.0, 2.0, 4.0, 40.0]), 4.0)
+    assert k.tolist() == pytest.approx([0, np.tanh(0.75), np.tanh(1.5), 1.0])
+    assert keyword_relevance(np.array([3.0]), 0.0).tolist() == [0]
+
+
+def test_either_signal_alone_makes_a_memory_relevant_and_agreement_adds():
     ranked = combine(
-        [_scored(1, 0.8, None, 0.5), _scored(2, 0.4, None, 1.0)], Weights(0.5, 0.2, 0.3)
+        [_scored(1, v=0.8), _scored(2, k=0.8), _scored(3, v=0.6, k=0.6)], Weights(1, 1, 0)
     )
-    by_seq = {c.seq: c for c in ranked}
-    assert by_seq[1].score == pytest.approx(0.5 / 0.8 * 1.0 + 0.3 / 0.8 * 0.5)
-    assert by_seq[2].score == pytest.approx(0.5 / 0.8 * 0.5 + 0.3 / 0.8 * 1.0)
+    by_seq = {c.seq: c.relevance for c in ranked}
+    assert by_seq == pytest.approx({1: 0.8, 2: 0.8, 3: 1 - 0.4 * 0.4})
+    # Weights scale the two signals so the larger is 1: keyword counting half of meaning
+    halved = {c.seq: c.relevance for c in combine([_scored(1, k=0.8)], Weights(0.6, 0.3, 0))}
+    assert halved[1] == pytest.approx(0.4)
 
 
-def test_identical_signal_normalizes_to_one_for_all():
-    ranked = combine([_scored(1, 0.5, 2.0, 0.7), _scored(2, 0.5, 2.0, 0.7)], Weights())
-    assert all(c.vector_norm == c.keyword_norm == c.prominence_norm == 1.0 for c in ranked)
+def test_scores_are_absolute_not_relative_to_the_best_candidate():
+    # The old max-normalization gave the best of a weak lot 1.00 (a full bar for nonsense).
+    weak = combine([_scored(1, v=0.1), _scored(2, v=0.05)], Weights(1, 0, 0))
+    assert weak[0].score < 0.15 and weak[0].score < FLOOR
 
 
-def test_negative_cosine_counts_as_zero():
-    ranked = combine([_scored(1, -0.3, 1.0), _scored(2, 0.6, 1.0)], Weights(1, 0, 0))
-    assert {c.seq: c.vector_norm for c in ranked} == {1: 0.0, 2: 1.0}
+def test_prominence_breaks_near_ties_but_never_lifts_the_irrelevant():
+    weights = Weights(0.4, 0.3, 0.3)
+    # A clearly better match stays first against a pinned, much-recalled, high-confidence one.
+    ranked = combine(
+        [_scored(1, v=0.7, prominence=0.0), _scored(2, v=0.6, prominence=1.0)], weights
+    )
+    assert [c.seq for c in ranked] == [1, 2]
+    # A near-tie goes to the more prominent memory.
+    ranked = combine(
+        [_scored(1, v=0.62, prominence=0.0), _scored(2, v=0.6, prominence=1.0)], weights
+    )
+    assert [c.seq for c in ranked] == [2, 1]
+    # An irrelevant memory stays at 0 however prominent it is.
+    ranked = combine([_scored(1, prominence=1.0)], weights)
+    assert ranked[0].score == 0.0
+    assert all(0 <= c.score <= 1 for c in combine([_scored(1, 1, 1, 1)], weights))
 
 
 def _memory(days_old: float, **kw) -> Memory:

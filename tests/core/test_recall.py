@@ -82,19 +82,22 @@ def test_acceptance_1_parser_query_ranks_parser_memories_first(corpus):
     # GIVEN 50 memories of equal prominence WHEN the parser query is asked
     result = corpus.recall("building a file parser with error handling", limit=25, track=False)
     parser_hits = sum(r.memory.category == "parser" for r in result.results)
-    # THEN at least 15 of the 20 parser memories are in the top 25
-    assert parser_hits >= 15, [r.memory.text for r in result.results]
+    # THEN every result is a parser memory, at least 10 of the 20 (issue 9: only relevant
+    # ones come back; the weakest parser notes, cosine ≤ 0.4, are below the floor)
+    assert parser_hits == len(result.results) >= 10, [r.memory.text for r in result.results]
     assert result.mode == "hybrid" and result.notice is None
 
 
 @pytest.mark.parametrize(
-    ("stored", "query"),
+    ("stored", "query", "found"),
     [
-        ("k8s pod restart debugging", "kubernetes troubleshooting"),
-        ("I prefer local-first architecture", "should we use cloud services?"),
+        ("k8s pod restart debugging", "kubernetes troubleshooting", True),
+        # Cosine 0.3 with MiniLM: as close as unrelated questions come, so it may be left
+        # out, but it must never be answered with another memory.
+        ("I prefer local-first architecture", "should we use cloud services?", False),
     ],
 )
-def test_paraphrases_are_found_by_meaning(engine, stored, query):
+def test_paraphrases_are_found_by_meaning(engine, stored, query, found):
     engine.remember(stored)
     for text in (
         "Buy oat milk and bread",
@@ -105,8 +108,9 @@ def test_paraphrases_are_found_by_meaning(engine, stored, query):
         engine.remember(text)
     for mode in ("semantic", "hybrid"):
         result = engine.recall(query, mode=mode, track=False)
-        assert result.results and result.results[0].memory.text == stored, mode
-        assert result.results[0].keyword is None  # no shared word: found by meaning alone
+        assert [r.memory.text for r in result.results][:1] in ([stored], [] if not found else None)
+        if result.results:
+            assert result.results[0].keyword is None  # no shared word: found by meaning alone
 
 
 def test_exact_identifiers_are_found_by_keyword(engine):
@@ -124,18 +128,17 @@ def test_exact_identifiers_are_found_by_keyword(engine):
 
 
 def test_unrelated_query_returns_nothing_rather_than_the_least_bad(corpus):
-    # Random letter strings are a known MiniLM weakness (about 0.2 to anything technical, see
-    # README); unrelated questions in words score below the 0.15 floor.
     for query in (
         "chocolate cake recipe with raspberries",
         "quantum physics lecture",
         "my cat likes tuna",
+        "zxqv blorft wibble",
+        "asdfgh jkl",
     ):
-        for mode in ("hybrid", "semantic"):
+        for mode in ("hybrid", "semantic", "keyword"):
             assert corpus.recall(query, mode=mode, track=False).results == [], (query, mode)
-    # Keyword mode is literal by design: "likes" matches "like" in a deployment memory.
-    literal = corpus.recall("my cat likes tuna", mode="keyword", track=False).results
-    assert [r.memory.category for r in literal] == ["deployment"]
+    # "likes" matches "like" in a deployment memory, but one common word of four is no
+    # answer, even in keyword mode (before issue 9 it came back with a full score).
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "semantic", "keyword"])
@@ -187,7 +190,11 @@ def test_explain_signals_are_reported(engine):
     item = engine.recall("retry backoff", track=False).to_dict(explain=True)["results"][0]
     signals = item["signals"]
     assert signals["vector"] > 0.3 and signals["keyword"] > 0
-    assert item["score"] == pytest.approx(1.0)
+    assert 0 < signals["vector_norm"] < 1 and 0 < signals["keyword_norm"] < 1
+    # relevance = 1 − (1 − meaning)(1 − keywords); the score adds prominence's 10 % share
+    both = 1 - (1 - signals["vector_norm"]) * (1 - signals["keyword_norm"])
+    assert signals["relevance"] == pytest.approx(both)
+    assert 0.9 * both <= item["score"] <= both
 
 
 def test_read_only_database_still_searches_without_tracking(engine):

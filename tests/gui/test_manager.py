@@ -104,7 +104,7 @@ def test_merge_selected(qtbot, worker, settings, seeded, embedder):
 
 def test_search_box_uses_the_engine(qtbot, worker, settings, seeded):
     manager = _manager(qtbot, worker, settings)
-    manager.search.setText("italian cooking")
+    manager.search.setText("bechamel sauce")  # no shared word with "béchamel"… by meaning
     qtbot.waitUntil(
         lambda: (
             manager.table_model.rowCount() >= 1

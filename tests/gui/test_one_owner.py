@@ -14,7 +14,6 @@ import pytest
 
 from app.core.embedder import inspect_model
 from app.core.engine import Engine
-from app.core.ranking import Weights
 from app.core.settings import Settings
 from app.gui.manager import Manager
 from app.gui.popup import Popup
@@ -26,10 +25,10 @@ def test_weights_saved_in_the_dialog_reach_the_next_popup_search(qtbot, worker, 
     # GIVEN a running worker and the settings dialog
     dialog = SettingsDialog(settings, worker)
     qtbot.addWidget(dialog)
-    dialog.fields["weight_vector"].setValue(0.0)
-    dialog.fields["weight_keyword"].setValue(0.0)
-    dialog.fields["weight_prominence"].setValue(1.0)
-    # WHEN the weights 0/0/1 are saved
+    dialog.fields["weight_vector"].setValue(0.2)
+    dialog.fields["weight_keyword"].setValue(0.6)
+    dialog.fields["weight_prominence"].setValue(0.9)
+    # WHEN the weights 0.2/0.6/0.9 are saved
     with qtbot.waitSignal(dialog.applied, timeout=5000):
         dialog.save()
     # THEN the next hybrid search from the popup ranks with them, without a restart
@@ -41,20 +40,22 @@ def test_weights_saved_in_the_dialog_reach_the_next_popup_search(qtbot, worker, 
         lambda: popup.last_result is not None and popup.last_result.mode == "hybrid",
         timeout=10_000,
     )
-    assert popup.last_result.weights == Weights(0.0, 0.0, 1.0)
-    assert Settings()["weight_prominence"] == 1.0  # and it was saved
+    # (in effect: meaning and keywords scaled so the larger is 1, prominence's share w/3)
+    weights = popup.last_result.weights
+    assert (weights.vector, weights.keyword, weights.prominence) == pytest.approx((1 / 3, 1, 0.3))
+    assert Settings()["weight_prominence"] == 0.9  # and it was saved
 
 
 def test_a_bad_value_changes_nothing_and_says_why(qtbot, worker, settings, mnemo_home):
     dialog = SettingsDialog(settings, worker)
     qtbot.addWidget(dialog)
-    dialog.fields["weight_keyword"].setValue(0.5)
+    dialog.fields["weight_keyword"].setValue(0.7)
     dialog.fields["model_path"].setText(str(mnemo_home / "no-such-model.gguf"))
     with qtbot.waitSignal(dialog.failed, timeout=5000) as failed:
         dialog.save()
     assert "not switched" in failed.args[0] and "no-such-model" in failed.args[0]
     assert "Not saved" in dialog.status.text()
-    assert settings["weight_keyword"] == 0.3  # all or nothing
+    assert settings["weight_keyword"] == 0.5  # all or nothing
     assert not (mnemo_home / "config" / "settings.json").exists()
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from app.core.engine import Engine
+from app.core.ranking import Scored
+from app.core.recall import RecallResult
 from app.gui.popup import Popup
 from app.gui.qt import Qt, QtGui
 
@@ -94,12 +96,10 @@ def test_stale_results_are_dropped(qtbot, worker, settings, seeded):
     popup = _popup(qtbot, worker, settings)
     _type(qtbot, popup, "lasagne")
     popup.search.clear()
-    _type(qtbot, popup, "kubernetes")
-    qtbot.waitUntil(
-        lambda: popup.model.query == "kubernetes" and bool(popup.model.rows), timeout=5000
-    )
+    _type(qtbot, popup, "crash")
+    qtbot.waitUntil(lambda: popup.model.query == "crash" and bool(popup.model.rows), timeout=5000)
     qtbot.wait(300)  # let every pending answer arrive
-    assert popup.model.query == "kubernetes"
+    assert popup.model.query == "crash"
     assert popup.model.rows[0].memory.id == seeded["k8s"]
 
 
@@ -112,3 +112,67 @@ def test_copy_counts_as_a_recall_through_the_worker(qtbot, worker, settings, see
         qtbot.keyClick(popup.search, Qt.Key_Return)
     engine = Engine(embedder=embedder)
     assert engine.get(popup.model.rows[0].memory.id).recall_count == 1
+
+
+def _hybrid_rows(qtbot, popup, text: str) -> list:
+    _type(qtbot, popup, text)
+    qtbot.waitUntil(
+        lambda: popup.model.query == text and popup.last_mode == "hybrid", timeout=10_000
+    )
+    return popup.model.rows
+
+
+def _bar_fill(popup, row: int) -> float:
+    """The share of a row's relevance bar painted in the highlight colour, from pixels."""
+    popup.list.clearSelection()
+    popup.list.setCurrentIndex(popup.model.index(-1))
+    rect = popup.list.visualRect(popup.model.index(row))
+    image = popup.list.viewport().grab().toImage()
+    ratio = image.devicePixelRatio()
+    color = popup.list.palette().highlight().color()
+    y = int((rect.top() + 6 + 5 + 3) * ratio)
+    right = rect.right() - 10
+    xs = range(int((right - 44) * ratio), int(right * ratio))
+    filled = sum(1 for x in xs if QtGui.QColor(image.pixel(x, y)).name() == color.name())
+    return filled / len(xs)
+
+
+def test_gibberish_shows_no_rows_and_offers_to_remember(qtbot, worker, settings, seeded):
+    popup = _popup(qtbot, worker, settings)
+    assert _hybrid_rows(qtbot, popup, "zxqv blorft wibble") == []
+    assert not popup.list.isVisible()
+    assert "Nothing relevant" in popup.status.text() and "Ctrl+S" in popup.status.text()
+
+
+def test_the_relevance_bar_is_absolute_short_for_a_weak_match(qtbot, worker, settings, seeded):
+    popup = _popup(qtbot, worker, settings)
+    # "memory kill" is only half of what the k8s note says (an OOM kill): a weak match
+    rows = _hybrid_rows(qtbot, popup, "memory kill")
+    assert [r.memory.id for r in rows] == [seeded["k8s"]] and rows[0].score < 0.5
+    weak = _bar_fill(popup, 0)
+    assert 0 < weak < 0.5  # the old bar was full: the best candidate always scored 1.00
+    popup.search.clear()
+    rows = _hybrid_rows(qtbot, popup, "pod crashed")
+    assert rows[0].memory.id == seeded["k8s"]
+    assert _bar_fill(popup, 0) > 0.85
+
+
+def test_the_popup_hides_the_weak_tail_the_cli_keeps(qtbot, worker, settings, seeded):
+    popup = _popup(qtbot, worker, settings)
+    engine = Engine()
+    memories = [engine.get(seeded[k]) for k in ("k8s", "Parse", "The")]
+    engine.close()
+    # GIVEN an answer of three relevant memories, the last under half the best one's score
+    answer = RecallResult(
+        query="q",
+        mode="hybrid",
+        results=[
+            Scored(memory=m, seq=i, score=s)
+            for i, (m, s) in enumerate(zip(memories, (0.9, 0.46, 0.4), strict=True))
+        ],
+    )
+    popup.search.setText("q")
+    popup._on_result("q", answer)
+    # THEN the popup lists the first two; the CLI and MCP would list all three
+    assert [r.score for r in popup.model.rows] == [0.9, 0.46]
+    assert len(answer.results) == 3

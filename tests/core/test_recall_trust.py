@@ -1,0 +1,98 @@
+"""Issue 9: typo tolerance, long queries, identifiers, and scores that mean the same
+everywhere. Real SQLite files and the real bundled model."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.memory import Memory
+from app.core.store import Filters
+
+NOTES = [
+    "Kubernetes staging deploy: bump image.tag in values-staging.yaml, then helm upgrade",
+    "Postgres connection pool: PgBouncer in transaction mode, pool_size 5 per worker",
+    "To receive invoices by email, forward them to the accounts inbox",
+    "Upload fails with E_CONN_RESET when the proxy times out after 30 s",
+    "Rust error E0502: borrow the map mutably only after the immutable borrow ends",
+    "Water the tomato seedlings every morning before nine",
+    "Sourdough starter: feed it twice a day at room temperature",
+    "Dentist appointment on the 14th at 10:30",
+]
+
+
+@pytest.fixture
+def notes(engine):
+    for text in NOTES:
+        engine.remember(text, force=True)
+    return engine
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected", "word"),
+    [
+        ("kuberntes", "Kubernetes", "kubernetes"),
+        ("postgress", "Postgres", "postgres"),
+        ("recieve invoices", "To receive", "receive"),
+        ("sourdugh", "Sourdough", "sourdough"),
+    ],
+)
+def test_a_misspelt_word_still_matches_by_keyword(notes, typed, expected, word):
+    result = notes.recall(typed, mode="keyword", track=False)
+    assert result.results and result.results[0].memory.text.startswith(expected)
+    assert f"as “{word}”" in result.notice  # said, with the word as the memory spells it
+    # and in search-as-you-type, once the word is typed out
+    typing = notes.recall(typed + " ", mode="keyword", prefix=True, track=False)
+    assert typing.results[0].memory.text.startswith(expected)
+
+
+def test_words_that_exist_and_identifiers_are_never_corrected(notes):
+    notes.remember("Notes on the proxy timeout", force=True)
+    # "proxy" exists: it is not turned into anything else
+    assert notes.recall("proxy", mode="keyword", track=False).corrections == {}
+    # an identifier that no memory holds is not "corrected" to a neighbour (E0502 → E0501)
+    assert notes.recall("E0501", mode="keyword", track=False).results == []
+    # a gibberish word has no neighbour within reach
+    assert notes.recall("zxqvbl", mode="keyword", track=False).results == []
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("E_CONN_RESET", "Upload fails"), ("values-staging.yaml", "Kubernetes"), ("E0502", "Rust")],
+)
+def test_an_identifier_finds_exact_matches_and_no_look_alikes(notes, query, expected):
+    result = notes.recall(query, track=False)
+    assert [r.memory.text.split()[0] for r in result.results] == [expected.split()[0]]
+    assert result.results[0].keyword is not None
+
+
+def test_a_paragraph_long_query_keeps_its_rarest_words(engine):
+    # 40 common words, each in three memories, then the one word that tells them apart: the
+    # old builder kept the first 32 phrases and never saw it.
+    for i in range(40):
+        for _ in range(3):
+            engine._store.insert(Memory(id="", text=f"a note about subject{i} and more"))
+    engine._store.insert(Memory(id="", text="the quokka enclosure opens at noon"))
+    paragraph = " ".join(f"subject{i}" for i in range(40)) + " quokka"
+    plan = engine._store.keyword_plan(paragraph)
+    assert plan.left_out == 41 - 32 and '"quokka"' in plan.expression
+    hits = engine._store.keyword_search(plan.expression, Filters(), 5)
+    best = engine._store.by_seqs([hits[0][0]])[hits[0][0]]
+    assert best.text.startswith("the quokka")
+
+
+def test_a_memory_shown_often_does_not_crowd_out_a_better_match(notes):
+    parser = notes.remember("Parser error recovery: skip to the next statement terminator")
+    crowd = notes.remember("Parsers are fun to write", force=True).memory
+    for _ in range(50):  # recalled 50 times, pinned, confident: as prominent as can be
+        notes.mark_used([crowd.id])
+    notes.edit(crowd.id, pinned=True, confidence="high")
+    result = notes.recall("parser error recovery after a bad statement", track=False)
+    assert result.results[0].memory.id == parser.memory.id
+
+
+def test_scores_are_absolute_and_comparable_across_queries(notes):
+    strong = notes.recall("tomato seedlings watering", track=False).results[0].score
+    weak = notes.recall("gardening", track=False).results
+    assert strong > 0.8
+    assert not weak or weak[0].score < strong - 0.2  # the best of a weak lot is not 1.00
+    assert all(0 <= r.score <= 1 for q in NOTES for r in notes.recall(q, track=False).results)
