@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -55,3 +58,15 @@ def record(title: str, columns: list[str], rows: list[tuple], note: str = "") ->
     DOC.parent.mkdir(exist_ok=True)
     DOC.write_text(text.rstrip("\n") + "\n")
     print(f"(written to {DOC.relative_to(DOC.parent.parent)})")
+
+
+@contextlib.contextmanager
+def busy_core():
+    """Another process keeping one core busy for the duration (users' laptops are never
+    idle): a Python busy loop, stopped on exit."""
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        yield
+    finally:
+        spinner.kill()
+        spinner.wait()

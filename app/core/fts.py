@@ -10,7 +10,7 @@ says how many memories hold each stem. `Lexicon.plan` uses it for:
 - **Typo tolerance.** A word of 5+ letters that no memory holds, and that is not an
   identifier (digits, `_`), is corrected to a word of the collection one edit away (a
   missing, wrong, swapped or extra letter; stemmed as the index stems), the most common
-  one first; words of 8+ letters may be two edits away. Words that exist are never
+  one first; words of 9+ letters may be two edits away. Words that exist are never
   corrected (`kuberntes` → `kubernetes`, `postgress` → `postgres`, `recieve` → `receive`).
 - **Long queries count every word**, within a bound: when a query has more than
   `MAX_PHRASES` phrases that occur in the collection, the rarest ones are kept, not the first.
@@ -196,7 +196,7 @@ class Lexicon:
 
         First every word one edit away, stemmed as the index stems, looked up exactly: a
         missing letter, then a wrong one, two swapped, an extra one; the most common wins.
-        Words of 8+ letters may then be two edits away, stem to stem (same first letter).
+        Words of 9+ letters may then be two edits away, stem to stem (same first letter).
         """
         self._prepare()
         letters = sorted(set("abcdefghijklmnopqrstuvwxyz") | set(word))
@@ -218,8 +218,8 @@ class Lexicon:
             if found:
                 best = max(found, key=lambda t: (found[t], t))
                 return best, found[best]
-        if len(word) < 8 or len(stem) < 6:
-            return None
+        if len(word) < 9 or len(stem) < 8:
+            return None  # two edits only for long words: `uncultured` is not `unruptured`
         rows = self._conn.execute(
             f"SELECT term, doc FROM {_VOCAB} WHERE term >= ? AND term < ?",
             (stem[0], chr(ord(stem[0]) + 1)),
