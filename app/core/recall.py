@@ -150,7 +150,10 @@ def recall(
     ranked = [r for r in combine(candidates, weights) if r.relevance >= FLOOR][:limit]
     notices = [notice] if notice else []
     if plan.corrections and wanted != "semantic":
-        texts = [f"{r.memory.title} {r.memory.text}" for r in ranked[:5]]
+        texts = [
+            " ".join([r.memory.title, r.memory.text, *r.memory.tags, *(r.memory.keywords or [])])
+            for r in ranked[:5]
+        ]
         spelled = {typed: store.spelled(stem, texts) for typed, stem in plan.corrections.items()}
         notices.append("matched " + ", ".join(f"“{t}” as “{w}”" for t, w in spelled.items()))
     if wanted != "keyword" and notice is None and meaning.missing:

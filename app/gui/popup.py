@@ -113,6 +113,9 @@ class ResultDelegate(QtWidgets.QStyledItemDelegate):
             last = end
         parts.append(html.escape(excerpt[last:]))
         doc = QtGui.QTextDocument()
+        one_line = QtGui.QTextOption()
+        one_line.setWrapMode(QtGui.QTextOption.NoWrap)  # a second line would overlap the next
+        doc.setDefaultTextOption(one_line)
         doc.setDefaultFont(small)
         doc.setDocumentMargin(0)
         doc.setHtml(f"<span style='color:{text_color.name()}'>{''.join(parts)}</span>")

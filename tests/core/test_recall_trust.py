@@ -96,3 +96,9 @@ def test_scores_are_absolute_and_comparable_across_queries(notes):
     assert strong > 0.8
     assert not weak or weak[0].score < strong - 0.2  # the best of a weak lot is not 1.00
     assert all(0 <= r.score <= 1 for q in NOTES for r in notes.recall(q, track=False).results)
+
+
+def test_a_correction_is_spelled_as_the_memory_spells_it_even_in_a_tag(engine):
+    engine.remember("Deploy the API with helm upgrade", tags="kubernetes,helm")
+    result = engine.recall("kuberntes", mode="keyword", track=False)
+    assert result.results and "as “kubernetes”" in result.notice  # not the stem "kubernet…"
