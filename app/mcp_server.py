@@ -126,8 +126,8 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
         query: str, limit: int = 10, category: str | None = None, project: str | None = None
     ) -> dict:
         """Search memories by meaning and keywords: only relevant ones, best first, each with
-        a score from 0 to 1 that means the same for every query (0.9+ an exact match, about
-        0.5 a partial one). An empty list means nothing relevant is stored."""
+        a score from 0 to 1 that means the same for every query (0.8 or more an exact match,
+        about 0.5 a partial one). An empty list means nothing relevant is stored."""
         required(query=query)
 
         def search(engine: Engine) -> dict:

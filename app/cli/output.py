@@ -28,7 +28,8 @@ def _highlight(text: str, spans: list[tuple[int, int]]) -> str:
 def print_results(result: RecallResult, explain: bool = False) -> None:
     """Numbered results with score, id, category, tags, age and a highlighted snippet."""
     if not result.results:
-        print(f"No relevant memories for {result.query!r}.")
+        query = result.query if len(result.query) <= 80 else result.query[:79] + "…"
+        print(f"No relevant memories for {query!r}.")
         return
     for n, r in enumerate(result.results, 1):
         m = r.memory
@@ -39,12 +40,15 @@ def print_results(result: RecallResult, explain: bool = False) -> None:
         print("   " + _highlight(excerpt, spans))
         if explain:
             vec = "—" if r.vector is None else f"{r.vector:.3f}"
-            kw = "—" if r.keyword is None else f"{r.keyword:.3f}"
+            kw = "—" if r.keyword is None else f"{r.keyword:.2f}"
             w = result.weights
+            c = result.crowd
+            crowd = f" (crowd {c[0]:.2f} ± {c[1]:.2f})" if c else ""
             print(
-                f"   meaning: cosine {vec} → {r.vector_norm:.2f} ×{w.vector:.2g} · keywords: "
-                f"bm25 {kw} → {r.keyword_norm:.2f} ×{w.keyword:.2g} · relevance "
-                f"{r.relevance:.2f} · prominence {r.prominence:.2f} (share {w.prominence:.2g})"
+                f"   meaning: cosine {vec}{crowd} → {r.vector_norm:.2f} ×{w.vector:.2g} · "
+                f"keywords: bm25 {kw} of {result.ideal:.1f} → {r.keyword_norm:.2f} "
+                f"×{w.keyword:.2g} · relevance {r.relevance:.2f} · prominence "
+                f"{r.prominence:.2f} (share {w.prominence:.2g}) → score {r.score:.2f}"
             )
     print(f"({len(result.results)} result{'s' if len(result.results) != 1 else ''}, {result.mode})")
 

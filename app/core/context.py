@@ -1,8 +1,10 @@
 """The memory block an AI agent injects at session start (design 004, D2, D3, D10).
 
 Context signals (repository name, recently changed files, a feature description) form a
-query; every live memory is scored (vector, keyword, prominence), a category-balanced
-selection is made, the chosen memories count as recalled, and a diagnostic line closes it.
+query; every live memory is scored (vector, keyword, prominence) and, when there are
+signals, only those above the relevance floor are candidates; a category-balanced selection
+is fitted to a character budget, the memories shown count as recalled, and a diagnostic line
+closes it.
 The block is fitted to a character budget (`ContextBlock.fit`): Claude Code cuts hook output
 at about 10,000 characters, so long memories are shortened with a pointer to `mnemo show`.
 """
@@ -346,7 +348,7 @@ def build_context(
             combined.weights.prominence,
         )
         score = combined.score
-        relevant = combined.relevance >= FLOOR
+        relevant = combined.score >= FLOOR
     else:  # no signals: prominence alone chooses, as designed
         score = prominence
         relevant = np.ones(len(rows), dtype=bool)

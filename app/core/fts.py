@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 import apsw
@@ -71,23 +72,9 @@ def terms(text: str, max_phrases: int = MAX_PHRASES) -> list[list[str]]:
     return phrases
 
 
-def build(text: str, prefix: bool = False) -> str | None:
-    """The FTS5 MATCH expression for `text`, or None when nothing in it can be searched.
-
-    With `prefix`, the last phrase also matches longer words (search as you type), unless the
-    user has already typed a space after it.
-    """
-    phrases = terms(text)
-    if not phrases:
-        return None
-    parts = ['"' + " ".join(words) + '"' for words in phrases]
-    if prefix and text and not text[-1].isspace():
-        last_words = [w.lower() for w in _WORD.findall(text.split()[-1])]
-        if last_words and last_words[:MAX_WORDS_PER_PHRASE] == phrases[-1]:
-            parts[-1] += " *"
-    return " OR ".join(parts)
-
-
+LONG_QUERY = 8  # phrases; a longer query's ideal counts its 8 rarest known words
+SMALL_COLLECTION = 20  # memories; see `plan` (words no memory holds)
+MAX_CORRECTIONS = 4  # misspelt words corrected per query (each costs a few lookups)
 MAX_QUERY_WORDS = 1_000  # a pasted page is searched by its rarest words among the first 1,000
 TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])  # as memories_fts (m003)
 BM25_K1 = 1.2  # FTS5's constants
@@ -132,8 +119,16 @@ def _identifier(words: list[str]) -> bool:
     return len(words) > 1 or any(ch.isdigit() for ch in joined) or "_" in joined
 
 
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
 def idf(docs: int, total: int) -> float:
     """FTS5's BM25 inverse document frequency (never below its floor of 1e-6)."""
+    docs = min(docs, total)  # an index a little out of step with the table (doctor says)
     value = math.log((total - docs + 0.5) / (docs + 0.5))
     return value if value > 0 else 1e-6
 
@@ -145,15 +140,20 @@ class Lexicon:
         self._conn = conn
         self._tokenize = None
         self._ready = False
+        self._corrected: dict[str, tuple[str, int] | None] = {}  # word → correction
+        self._corrected_at: tuple[int, ...] = ()  # the index state they were made against
 
     def _prepare(self) -> None:
-        if self._ready:
-            return
-        self._conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {_VOCAB} USING fts5vocab(main, memories_fts, row)"
-        )
-        self._tokenize = self._conn.fts5_tokenizer(TOKENIZER[0], TOKENIZER[1])
-        self._ready = True
+        if self._tokenize is None:
+            self._tokenize = self._conn.fts5_tokenizer(TOKENIZER[0], TOKENIZER[1])
+        if not self._ready:
+            # A temp table: nothing is written to the database (read-only files work). A
+            # rolled-back transaction can take it away, so each plan makes sure it exists.
+            self._conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {_VOCAB} "
+                "USING fts5vocab(main, memories_fts, row)"
+            )
+            self._ready = True
 
     def stems(self, text: str) -> list[str]:
         """The index's tokens for `text` (porter stems of its words)."""
@@ -194,8 +194,8 @@ class Lexicon:
     def correct(self, word: str, stem: str) -> tuple[str, int] | None:
         """(stem, docs) of the collection word closest to a misspelt one, or None.
 
-        First every word one edit away, stemmed as the index stems, looked up exactly: a
-        missing letter, then a wrong one, two swapped, an extra one; the most common wins.
+        First every word one edit away (a missing, wrong, extra letter or two swapped),
+        stemmed as the index stems and looked up exactly: the most common one wins.
         Words of 9+ letters may then be two edits away, stem to stem (same first letter).
         """
         self._prepare()
@@ -207,17 +207,21 @@ class Lexicon:
             [a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1],  # swapped
             [a + b[1:] for a, b in splits if b],  # an extra letter
         )
+        found: dict[str, int] = {}
         for variants in kinds:
-            stems = self.stems(" ".join(variants))
-            # Porter may stem a variant far from it (`operatxr` → `oper`): keep stems that
-            # still look like the word (same first letter, at most 3 letters shorter).
+            # Porter may stem a variant far from it (`rates` → `oat`): keep stems that still
+            # look like the word (same first letter, not much shorter).
+            shortest = max(4, len(word) - 7)
             plausible = [
-                s for s in stems if s != stem and s[:1] == word[:1] and len(s) >= len(word) - 3
+                s
+                for s in self.stems(" ".join(variants))
+                if s != stem and s[:1] == word[:1] and len(s) >= shortest
             ]
-            found = self.docs(plausible)
-            if found:
-                best = max(found, key=lambda t: (found[t], t))
-                return best, found[best]
+            for term, docs in self.docs(plausible).items():
+                found.setdefault(term, docs)
+        if found:  # the one sharing most of the word's beginning, then the most common
+            best = max(found, key=lambda t: (_common_prefix(t, word), found[t], t))
+            return best, found[best]
         if len(word) < 9 or len(stem) < 8:
             return None  # two edits only for long words: `uncultured` is not `unruptured`
         rows = self._conn.execute(
@@ -231,8 +235,8 @@ class Lexicon:
         best = min(hits, key=lambda hit: (hit[1], -near[hit[0]], hit[0]))[0]
         return best, near[best]
 
-    def spelled(self, stem: str, texts: list[str]) -> str:
-        """How `stem` is written in `texts` (the first word that stems to it), else `stem…`."""
+    def spelled(self, stem: str, texts: list[str]) -> str | None:
+        """How `stem` is written in `texts` (the first word that stems to it), else None."""
         for text in texts:
             for word in _WORD.findall(text[:20_000]):
                 if (
@@ -241,19 +245,53 @@ class Lexicon:
                     and self.stems(word) == [stem]
                 ):
                     return word.lower()
-        return stem + "…"
+        return None
 
     def searchable(self, stem: str) -> str | None:
         """`stem` if FTS5 finds it as typed (it stems to itself), else None."""
         return stem if self.stems(stem) == [stem] else None
 
+    def _index_state(self, total: int) -> tuple[int, ...]:
+        version = self._conn.execute("PRAGMA data_version").fetchall()[0][0]
+        return (total, int(version), self._conn.total_changes())
+
+    def _corrected_word(self, word: str, stem: str, total: int) -> tuple[str, int] | None:
+        state = self._index_state(total)
+        if state != self._corrected_at:  # typing asks again at every keystroke
+            self._corrected, self._corrected_at = {}, state
+        if word not in self._corrected:
+            self._corrected[word] = self.correct(word, stem)
+        return self._corrected[word]
+
+    def _typed_prefix(self, word: str, total: int) -> tuple[str, int]:
+        """(prefix, docs) for a word being typed. Past its stem (`runn` of `running`,
+        stored as `run`) nothing starts with it: then the longest stem it starts with."""
+        typed = self.stems(word)
+        head = typed[-1] if typed else word
+        docs = self.prefix_docs(head, total)
+        if docs or len(head) <= 3 or len(head) > 30:
+            return head, docs
+        shorter = [head[:n] for n in range(len(head) - 1, 2, -1)]
+        found = self.docs(shorter)
+        for candidate in shorter:
+            if candidate in found:
+                return candidate, self.prefix_docs(candidate, total)
+        return head, 0
+
     def plan(self, text: str, prefix: bool = False) -> KeywordPlan:
         """The keyword plan of a query: phrases to match, corrections, and the ideal BM25."""
+        text = unicodedata.normalize("NFC", text)  # as memories are stored
+        self._ready = False
+        self._prepare()
         chunks = terms(text, max_phrases=MAX_QUERY_WORDS)
+        typing = prefix and bool(text.strip()) and not text[-1].isspace()
+        last_words = (
+            [w.lower() for w in words(text.split()[-1])][:MAX_WORDS_PER_PHRASE] if typing else []
+        )
+        if last_words and (not chunks or chunks[-1] != last_words):
+            chunks.append(last_words)  # a stop word being typed may be the start of `shell`
         if not chunks:
             return KeywordPlan(expression=None)
-        typing = prefix and bool(text) and not text[-1].isspace()
-        last_words = [w.lower() for w in words(text.split()[-1])] if typing else []
         phrases = []
         for chunk in chunks:
             stems = self.stems(" ".join(chunk))
@@ -261,33 +299,52 @@ class Lexicon:
                 phrases.append(Phrase(words=chunk, stems=stems, docs=0))
         if not phrases:
             return KeywordPlan(expression=None)
-        if typing and last_words and last_words[:MAX_WORDS_PER_PHRASE] == phrases[-1].words:
+        if last_words and last_words == phrases[-1].words:
             phrases[-1].prefix = True
         total = max(self.total(), 1)
         known = self.docs([s for p in phrases for s in p.stems])
+        long_query = len(phrases) > LONG_QUERY
         corrections: dict[str, str] = {}
         for p in phrases:
             if p.prefix:
-                typed = self.stems(p.words[-1])  # FTS5 stems a prefix as it stems words
-                tail = self.prefix_docs(typed[-1] if typed else p.words[-1], total)
+                head, tail = self._typed_prefix(p.words[-1], total)
+                if len(p.words) == 1 and head != p.stems[-1]:
+                    p.corrected = head  # searched as a prefix; not a correction to announce
                 p.docs = min([known.get(s, 0) for s in p.stems[:-1]] + [tail])
             else:
                 p.docs = min(known.get(s, 0) for s in p.stems)
             word = p.words[0]
-            if p.docs == 0 and len(p.words) == 1 and 5 <= len(word) <= 30 and word.isalpha():
+            if (
+                p.docs == 0
+                and not long_query  # a paragraph is not proofread (bounded cost)
+                and len(corrections) < MAX_CORRECTIONS
+                and len(p.words) == 1
+                and 5 <= len(word) <= 30
+                and word.isalpha()
+            ):
                 # A word being typed is first a prefix; only when nothing starts with it is
                 # it taken as a misspelt word.
-                p.prefix = False
-                fix = self.correct(word, p.stems[0])
+                p.prefix, p.corrected = False, None
+                fix = self._corrected_word(word, p.stems[0], total)
                 if fix is not None:
-                    searchable = self.searchable(fix[0])
-                    p.corrected = searchable if searchable else None
+                    p.corrected = self.searchable(fix[0])
                     if p.corrected is None:
                         p.corrected = fix[0]
                         p.prefix = True  # a stem that stems further: match it as a prefix
                     p.docs = fix[1]
                     corrections[word] = fix[0]
-        ideal = sum(idf(p.docs, total) for p in phrases)
+        # A phrase no memory holds says the collection lacks part of the question. In a
+        # small collection every word is common (FTS5's idf floor) and a missing one would
+        # outweigh them all: there it counts as a word held by one memory.
+        lacking = 1 if total < SMALL_COLLECTION else 0
+        weight = {id(p): idf(max(p.docs, lacking), total) for p in phrases}
+        if long_query:
+            # A paragraph is not asked word for word: it is measured against its 8 rarest
+            # words that the collection holds (words it lacks are the prose around them).
+            rarity = sorted((weight[id(p)] for p in phrases if p.docs > 0), reverse=True)
+            ideal = sum(rarity[:LONG_QUERY])
+        else:
+            ideal = sum(weight.values())
         matchable = [p for p in phrases if p.docs > 0]
         left_out = 0
         if len(matchable) > MAX_PHRASES:
@@ -295,11 +352,12 @@ class Lexicon:
             kept = {id(p) for p in keep}
             left_out = len(matchable) - MAX_PHRASES
             matchable = [p for p in matchable if id(p) in kept]
+        searched = {p.words[0] for p in matchable}
         expression = " OR ".join(p.match() for p in matchable) or None
         return KeywordPlan(
             expression=expression,
             phrases=phrases,
             ideal=ideal * (BM25_K1 + 1),
-            corrections=corrections,
+            corrections={w: c for w, c in corrections.items() if w in searched},
             left_out=left_out,
         )

@@ -117,7 +117,7 @@ def prominence(memory: Memory, max_observations: int, now: datetime | None = Non
 
 
 # Calibration (docs/adr/0006-calibrated-relevance.md; measured with bench/quality.py).
-FLOOR = 0.35  # relevance below which a memory is not an answer at all
+FLOOR = 0.34  # a score below this is not an answer at all (prominence can only lower it)
 TAIL = 0.5  # the popup shows results scoring at least this share of the best one
 CROWD_Z = 2.0  # cosines up to the crowd's centre + 2 σ say nothing
 RISE_Z = 6.0  # above that edge, relevance by meaning rises as tanh(excess / 6 σ)

@@ -37,8 +37,12 @@ class RecallResult:
     mode: str
     results: list[Scored] = field(default_factory=list)
     notice: str | None = None
-    weights: Weights | None = None  # in effect: vector and keyword scaled to a max of 1
+    # In effect: vector and keyword scaled so the larger is 1, prominence as its share of a
+    # score (weight_prominence / 3), as `ranking.combine_arrays` uses them.
+    weights: Weights | None = None
     corrections: dict[str, str] = field(default_factory=dict)  # typed word → stem matched
+    crowd: tuple[float, float] | None = None  # the query's cosines: centre, σ (meaning)
+    ideal: float = 0.0  # the BM25 a memory holding the whole query would approach
 
     def to_dict(self, explain: bool = False) -> dict:
         """The JSON shape of `mnemo recall --json`: each result is a memory's public shape."""
@@ -147,15 +151,18 @@ def recall(
         weights = Weights(vector=0.0, keyword=1.0, prominence=settings["weight_prominence"])
     else:
         weights = weights_from(settings)
-    ranked = [r for r in combine(candidates, weights) if r.relevance >= FLOOR][:limit]
+    ranked = [r for r in combine(candidates, weights) if r.score >= FLOOR][:limit]
     notices = [notice] if notice else []
-    if plan.corrections and wanted != "semantic":
+    if plan.corrections and ranked:
         texts = [
             " ".join([r.memory.title, r.memory.text, *r.memory.tags, *(r.memory.keywords or [])])
             for r in ranked[:5]
         ]
+        # Said only as a shown memory spells it (a trashed memory's word is in the index too)
         spelled = {typed: store.spelled(stem, texts) for typed, stem in plan.corrections.items()}
-        notices.append("matched " + ", ".join(f"“{t}” as “{w}”" for t, w in spelled.items()))
+        said = [f"“{t}” as “{w}”" for t, w in spelled.items() if w]
+        if said:
+            notices.append("matched " + ", ".join(said))
     if wanted != "keyword" and notice is None and meaning.missing:
         missing = meaning.missing
         notices.append(
@@ -169,4 +176,6 @@ def recall(
         notice="; ".join(notices) or None,
         weights=combine_arrays(np.zeros(0), np.zeros(0), np.zeros(0), weights).weights,
         corrections=dict(plan.corrections),
+        crowd=lookup.crowd if lookup is not None else None,
+        ideal=plan.ideal,
     )

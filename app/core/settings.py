@@ -128,7 +128,7 @@ SETTINGS: tuple[Setting, ...] = (
         "min_similarity",
         float,
         0.15,
-        "Cosine similarity below which a memory is not relevant by meaning",
+        "Cosine below which a memory is not a candidate by meaning (scores are calibrated)",
         "Search",
         minimum=-1.0,
         maximum=1.0,

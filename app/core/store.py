@@ -330,7 +330,7 @@ class Store:
             self._lexicon = fts.Lexicon(self.db.conn)
         return self._lexicon.plan(query, prefix)
 
-    def spelled(self, stem: str, texts: list[str]) -> str:
+    def spelled(self, stem: str, texts: list[str]) -> str | None:
         """How an index stem is written in these texts (`fts.Lexicon.spelled`)."""
         if self._lexicon is None:
             self._lexicon = fts.Lexicon(self.db.conn)

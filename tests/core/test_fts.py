@@ -39,18 +39,26 @@ HOSTILE = [
 ]
 
 
-def test_builder_quotes_every_phrase_and_drops_operators():
-    assert fts.build('hello AND "world" NEAR') == '"hello" OR "world" OR "near"'
-    assert fts.build("E_CONN_RESET") == '"e_conn_reset"'  # FTS5 splits it into a phrase
-    assert fts.build("config.yaml") == '"config yaml"'
-    assert fts.build("the and of") is None
-    assert fts.build("🙂") is None
-    assert fts.build("pars", prefix=True) == '"pars" *'
-    assert fts.build("pars ", prefix=True) == '"pars"'
+def _plan(engine, text, prefix=False):
+    return engine._store.keyword_plan(text, prefix=prefix).expression
 
 
-def test_builder_caps_the_number_of_phrases():
-    expression = fts.build(" ".join(f"w{i}" for i in range(500)))
+def test_the_plan_quotes_every_phrase_and_drops_operators(engine):
+    for text in ("hello world near", "e_conn_reset config.yaml", "parse parsers"):
+        engine._store.insert(Memory(id="", text=text))
+    assert _plan(engine, 'hello AND "world" NEAR') == '"hello" OR "world" OR "near"'
+    assert _plan(engine, "E_CONN_RESET") == '"e_conn_reset"'  # FTS5 splits it into a phrase
+    assert _plan(engine, "config.yaml") == '"config yaml"'
+    assert _plan(engine, "the and of") is None
+    assert _plan(engine, "🙂") is None
+    assert _plan(engine, "pars", prefix=True) == '"pars" *'
+    assert _plan(engine, "parse ", prefix=True) == '"parse"'
+    assert _plan(engine, "absent") is None  # no memory holds it: nothing to look for
+
+
+def test_the_plan_keeps_at_most_32_phrases(engine):
+    engine._store.insert(Memory(id="", text=" ".join(f"w{i}" for i in range(500))))
+    expression = _plan(engine, " ".join(f"w{i}" for i in range(500)))
     assert expression.count(" OR ") == fts.MAX_PHRASES - 1
 
 
@@ -58,7 +66,7 @@ def test_hostile_strings_run_as_match_without_error(engine):
     engine._store.insert(Memory(id="", text="title secret start minus near"))
     for text in HOSTILE:
         for prefix in (False, True):
-            expression = fts.build(text, prefix=prefix)
+            expression = _plan(engine, text, prefix=prefix)
             if expression is not None:
                 engine._store.keyword_search(expression, Filters(), 10)
 
@@ -68,7 +76,10 @@ def test_hostile_strings_run_as_match_without_error(engine):
 )
 @given(st.text(min_size=0, max_size=300))
 def test_any_text_is_a_valid_match_expression(engine, text):
-    expression = fts.build(text, prefix=True)
+    words = " ".join(fts.words(text))  # a memory holding the text's words, so they count
+    if words:
+        engine._store.insert(Memory(id="", text=words))
+    expression = _plan(engine, text, prefix=True)
     if expression is not None:
         assert expression.startswith('"')
         engine._store.keyword_search(expression, Filters(), 5)

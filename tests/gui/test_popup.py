@@ -146,13 +146,13 @@ def test_gibberish_shows_no_rows_and_offers_to_remember(qtbot, worker, settings,
 
 def test_the_relevance_bar_is_absolute_short_for_a_weak_match(qtbot, worker, settings, seeded):
     popup = _popup(qtbot, worker, settings)
-    # "memory kill" is only half of what the k8s note says (an OOM kill): a weak match
-    rows = _hybrid_rows(qtbot, popup, "memory kill")
-    assert [r.memory.id for r in rows] == [seeded["k8s"]] and rows[0].score < 0.5
+    # "italian food" shares no word with the lasagne note; meaning ties them, weakly
+    rows = _hybrid_rows(qtbot, popup, "italian food")
+    assert [r.memory.id for r in rows] == [seeded["Grandma's"]] and rows[0].score < 0.5
     weak = _bar_fill(popup, 0)
     assert 0 < weak < 0.5  # the old bar was full: the best candidate always scored 1.00
     popup.search.clear()
-    rows = _hybrid_rows(qtbot, popup, "pod crashed")
+    rows = _hybrid_rows(qtbot, popup, "killed pod")
     assert rows[0].memory.id == seeded["k8s"]
     assert _bar_fill(popup, 0) > 0.85
 
