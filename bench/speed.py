@@ -126,11 +126,10 @@ def measure_size(n: int) -> dict:
     engine.vector_index()
     index_load = time.perf_counter() - started
     out = {"n": n, "model_load_ms": model_load * 1000, "index_load_ms": index_load * 1000}
-    from app.core import fts
-
     matches = [
         engine._db.query(
-            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (fts.build(q),)
+            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
+            (engine._store.keyword_plan(q).expression,),
         )[0][0]
         for q in QUERIES
     ]
