@@ -6,6 +6,7 @@ import sys
 
 from app.core.display import age, snippet
 from app.core.memory import Memory
+from app.core.ranking import MAX_STD
 from app.core.recall import RecallResult
 
 
@@ -43,7 +44,7 @@ def print_results(result: RecallResult, explain: bool = False) -> None:
             kw = "—" if r.keyword is None else f"{r.keyword:.2f}"
             w = result.weights
             c = result.crowd
-            crowd = f" (crowd {c[0]:.2f} ± {c[1]:.2f})" if c else ""
+            crowd = f" (crowd {c[0]:.2f} ± {min(c[1], MAX_STD):.2f})" if c else ""
             print(
                 f"   meaning: cosine {vec}{crowd} → {r.vector_norm:.2f} ×{w.vector:.2g} · "
                 f"keywords: bm25 {kw} of {result.ideal:.1f} → {r.keyword_norm:.2f} "
