@@ -18,6 +18,8 @@ from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
 
 DEBOUNCE_MS = 100
+ENTER_WAIT_MS = 3000  # how long an Enter pressed on stale rows waits for the new ones
+HINT = "↑↓ move · Enter copy · Ctrl+Enter open · Ctrl+S remember · Esc close"
 ROW_HEIGHT = 62
 WIDTH = 680
 
@@ -29,6 +31,7 @@ class ResultsModel(QtCore.QAbstractListModel):
         super().__init__(parent)
         self.rows: list[Scored] = []
         self.query = ""
+        self.stale = False  # rows of an earlier query, shown dimmed until new ones come
 
     def rowCount(self, parent=None) -> int:  # noqa: N802 - Qt API
         return 0 if parent is not None and parent.isValid() else len(self.rows)
@@ -44,10 +47,17 @@ class ResultsModel(QtCore.QAbstractListModel):
         return None
 
     def set_rows(self, rows: list[Scored], query: str) -> None:
-        """Replace every row."""
+        """Replace every row (they belong to `query`, so they are not stale)."""
         self.beginResetModel()
-        self.rows, self.query = rows, query
+        self.rows, self.query, self.stale = rows, query, False
         self.endResetModel()
+
+    def mark_stale(self) -> None:
+        """The text changed: these rows belong to an earlier query until new ones come."""
+        if not self.stale:
+            self.stale = True
+            if self.rows:
+                self.dataChanged.emit(self.index(0), self.index(len(self.rows) - 1))
 
 
 class ResultDelegate(QtWidgets.QStyledItemDelegate):
@@ -62,6 +72,8 @@ class ResultDelegate(QtWidgets.QStyledItemDelegate):
         palette = option.palette
         rect = option.rect.adjusted(10, 6, -10, -6)
         painter.save()
+        if model.stale:
+            painter.setOpacity(0.4)  # an earlier query's rows: Enter waits for the new ones
         selected = bool(option.state & QtWidgets.QStyle.State_Selected)
         if selected:
             painter.fillRect(option.rect, palette.highlight())
@@ -176,9 +188,7 @@ class Popup(QtWidgets.QWidget):
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.status = QtWidgets.QLabel(objectName="popupStatus")
         self.status.setWordWrap(True)
-        hint = QtWidgets.QLabel(
-            "↑↓ move · Enter copy · Ctrl+Enter open · Ctrl+S remember · Esc close"
-        )
+        hint = self.hint = QtWidgets.QLabel(HINT)
         hint.setObjectName("popupHint")
         hint_font = hint.font()
         hint_font.setPointSizeF(hint_font.pointSizeF() * 0.85)
@@ -197,6 +207,10 @@ class Popup(QtWidgets.QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(frame)
 
+        self._pending: tuple[str, int, bool] | None = None  # (text, row, open) of an Enter
+        self._meaning_for = ""  # the text whose meaning-based results are still coming
+        self._enter_wait = QtCore.QTimer(self, singleShot=True, interval=ENTER_WAIT_MS)
+        self._enter_wait.timeout.connect(self._enter_gave_up)
         self._debounce = QtCore.QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._hybrid_search)
         self.search.textEdited.connect(self._on_text)
@@ -225,12 +239,20 @@ class Popup(QtWidgets.QWidget):
 
     # ---- searching -------------------------------------------------------------------
     def _on_text(self, text: str) -> None:
+        self.model.mark_stale()
         if not text.strip():
             self._debounce.stop()
+            self._set_busy("")
             self._show_recent()
             return
         self._search(text, "keyword", "popup-keyword")
+        self._set_busy(text)
         self._debounce.start()
+
+    def _set_busy(self, text: str) -> None:
+        """Say, in the hint line, that meaning-based results for `text` are still coming."""
+        self._meaning_for = text
+        self.hint.setText(f"searching by meaning…  ·  {HINT}" if text else HINT)
 
     def _hybrid_search(self) -> None:
         text = self.search.text()
@@ -244,7 +266,7 @@ class Popup(QtWidgets.QWidget):
             self._limit(),
             prefix=True,
             channel=channel,
-            done=lambda result: self._on_result(text, result),
+            done=lambda result: self._on_result(text, result, final=mode is None),
             failed=self._on_failure,
         )
 
@@ -268,13 +290,15 @@ class Popup(QtWidgets.QWidget):
             channel="popup-keyword",
         )
 
-    def _on_result(self, text: str, result: RecallResult) -> None:
+    def _on_result(self, text: str, result: RecallResult, final: bool = True) -> None:
         if text != self.search.text() and not (text == "" and not self.search.text().strip()):
             return  # the user typed on: this answer is stale
         self.last_mode = result.mode
         self.last_result = result
         rows = result.results if result.mode == "recent" else weak_tail_cut(result.results)
         self.model.set_rows(rows, text)
+        if final and self._meaning_for == text:
+            self._set_busy("")  # the meaning-based answer (or keywords, if meaning is off)
         if self.model.rows:
             self.list.setCurrentIndex(self.model.index(0))
         if not text.strip():
@@ -288,8 +312,22 @@ class Popup(QtWidgets.QWidget):
             self.status.setText(f"Nothing relevant to “{typed}”. Ctrl+S remembers it.")
         self.status.setVisible(bool(self.status.text()))
         self._resize_for(len(rows))
+        if self._pending is not None and self._pending[0] == text:
+            _, row, open_it = self._pending
+            self._pending = None
+            self._enter_wait.stop()
+            self._act(row, open_it)
+
+    def _enter_gave_up(self) -> None:
+        if self._pending is not None:
+            self._pending = None
+            self.status.setText("Still searching: press Enter again when the results appear.")
+            self.status.setVisible(True)
 
     def _on_failure(self, message: str) -> None:
+        self._set_busy("")
+        self._pending = None
+        self._enter_wait.stop()
         self.status.setText(message)
         self.status.setVisible(True)
 
@@ -313,14 +351,9 @@ class Popup(QtWidgets.QWidget):
         elif key in (Qt.Key_Down, Qt.Key_Up) or (ctrl and key in (Qt.Key_N, Qt.Key_P)):
             self._move(1 if key in (Qt.Key_Down, Qt.Key_N) else -1)
         elif key in (Qt.Key_Return, Qt.Key_Enter):
-            row = self.list.currentIndex().row()
-            if ctrl and row >= 0:
-                self.openMemory.emit(self.model.rows[row].memory.id)
-                self.hide()
-            elif row >= 0:
-                self._copy(row)
+            self._enter(max(self.list.currentIndex().row(), 0), open_it=ctrl)
         elif ctrl and Qt.Key_1 <= key <= Qt.Key_9:
-            self._copy(key - Qt.Key_1)
+            self._enter(key - Qt.Key_1, open_it=False)
         elif ctrl and key == Qt.Key_S:
             text = self.search.text().strip()
             if text:
@@ -337,6 +370,25 @@ class Popup(QtWidgets.QWidget):
             return
         row = (self.list.currentIndex().row() + step) % len(self.model.rows)
         self.list.setCurrentIndex(self.model.index(row))
+
+    def _enter(self, row: int, open_it: bool) -> None:
+        """Copy (or open) a row, but only a row of the text in the box: on rows of an earlier
+        query, wait for this one's first results (ENTER_WAIT_MS at most), then act."""
+        text = self.search.text()
+        if self.model.query == text or (not text.strip() and self.last_mode == "recent"):
+            self._act(row, open_it)
+            return
+        self._pending = (text, row, open_it)
+        self._enter_wait.start()
+
+    def _act(self, row: int, open_it: bool) -> None:
+        if not 0 <= row < len(self.model.rows):
+            return
+        if open_it:
+            self.openMemory.emit(self.model.rows[row].memory.id)
+            self.hide()
+        else:
+            self._copy(row)
 
     def _copy(self, row: int) -> None:
         if not 0 <= row < len(self.model.rows):

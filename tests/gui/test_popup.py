@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
 from app.core.engine import Engine
 from app.core.ranking import Scored
 from app.core.recall import RecallResult
 from app.gui.popup import Popup
 from app.gui.qt import Qt, QtGui
+from app.gui.worker import INTERACTIVE
 
 
 def _popup(qtbot, worker, settings) -> Popup:
@@ -176,3 +179,38 @@ def test_the_popup_hides_the_weak_tail_the_cli_keeps(qtbot, worker, settings, se
     # THEN the popup lists the first two; the CLI and MCP would list all three
     assert [r.score for r in popup.model.rows] == [0.9, 0.46]
     assert len(answer.results) == 3
+
+
+def test_enter_while_busy_copies_a_result_of_the_text_in_the_box(qtbot, worker, settings, seeded):
+    # Issue 12, defect 1: Enter used to copy the previous query's top row while the engine
+    # was busy. GIVEN results for "lasagne" on screen
+    popup = _popup(qtbot, worker, settings)
+    _hybrid_rows(qtbot, popup, "lasagne")
+    assert popup.model.rows[0].memory.id == seeded["Grandma's"]
+    # WHEN the engine is busy, the user types another query and presses Enter at once
+    gate = threading.Event()
+    worker.submit(lambda e: gate.wait(10), INTERACTIVE)
+    QtGui.QGuiApplication.clipboard().setText("before")
+    popup.search.clear()
+    _type(qtbot, popup, "killed pod")
+    qtbot.keyClick(popup.search, Qt.Key_Return)
+    # THEN the old rows are dimmed, meaning is said to be on its way, nothing is copied yet
+    assert popup.model.stale and "searching by meaning" in popup.hint.text()
+    assert QtGui.QGuiApplication.clipboard().text() == "before" and popup.isVisible()
+    # and once the engine answers, the new query's top result is copied
+    with qtbot.waitSignal(popup.hidden, timeout=10_000):
+        gate.set()
+    assert QtGui.QGuiApplication.clipboard().text().startswith("k8s pod restart")
+
+
+def test_enter_waits_only_so_long(qtbot, worker, settings, seeded, monkeypatch):
+    popup = _popup(qtbot, worker, settings)
+    popup._enter_wait.setInterval(200)
+    gate = threading.Event()
+    worker.submit(lambda e: gate.wait(10), INTERACTIVE)
+    _type(qtbot, popup, "killed pod")
+    qtbot.keyClick(popup.search, Qt.Key_Return)
+    qtbot.waitUntil(lambda: "press Enter again" in popup.status.text(), timeout=2000)
+    gate.set()
+    qtbot.waitUntil(lambda: popup.model.query == "killed pod", timeout=10_000)
+    assert popup.isVisible()  # the late answer does not copy on its own
