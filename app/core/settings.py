@@ -167,6 +167,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "popup_results", int, 8, "Results shown in the popup", "Desktop", minimum=1, maximum=50
     ),
+    Setting(
+        "popup_hide_on_blur",
+        bool,
+        True,
+        "Hide the search popup when another window takes the focus",
+        "Desktop",
+    ),
     Setting("start_at_login", bool, False, "Start Mnemo when you log in", "Desktop"),
     # Memories
     Setting(

@@ -97,7 +97,17 @@ class MnemoApp(QtCore.QObject):
             self._focus_before = hotkey.active_window()
         self.popup.present()
 
+    def toggle_popup(self) -> None:
+        """The hotkey: open the popup, or hide it when it is open (as launchers do)."""
+        if self.popup.isVisible():
+            self.popup.hide()
+        else:
+            self.show_popup()
+
     def _restore_focus(self) -> None:
+        if self.popup.blurred:  # the user clicked another window: leave the focus there
+            self._focus_before = None
+            return
         if self._focus_before:
             hotkey.activate_window(self._focus_before)
             self._focus_before = None
@@ -137,7 +147,7 @@ class MnemoApp(QtCore.QObject):
             self.hotkey.unregister()
             self.hotkey.deleteLater()
         self.hotkey = hotkey.backend(self, forced=self.settings["hotkey_backend"])
-        self.hotkey.activated.connect(self.show_popup)
+        self.hotkey.activated.connect(self.toggle_popup)
         self.hotkey.failed.connect(self._hotkey_failed)
         self.hotkey_error = self.hotkey.register(self.settings["hotkey"])
         if self.hotkey_error:

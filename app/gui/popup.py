@@ -207,10 +207,13 @@ class Popup(QtWidgets.QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(frame)
 
+        self._was_active = False  # activated since shown: losing it then means a blur
+        self.blurred = False  # the last hide came from another window taking the focus
         self._pending: tuple[str, int, bool] | None = None  # (text, row, open) of an Enter
         self._meaning_for = ""  # the text whose meaning-based results are still coming
         self._enter_wait = QtCore.QTimer(self, singleShot=True, interval=ENTER_WAIT_MS)
         self._enter_wait.timeout.connect(self._enter_gave_up)
+        QtGui.QGuiApplication.instance().focusWindowChanged.connect(self._focus_moved)
         self._debounce = QtCore.QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._hybrid_search)
         self.search.textEdited.connect(self._on_text)
@@ -222,18 +225,54 @@ class Popup(QtWidgets.QWidget):
     # ---- showing and hiding ------------------------------------------------------------
     def present(self) -> None:
         """Show on the screen under the mouse, focused, with the last query selected."""
+        self.blurred = False
         screen = QtGui.QGuiApplication.screenAt(QtGui.QCursor.pos()) or self.screen()
         area = screen.availableGeometry()
         self.move(area.left() + (area.width() - self.width()) // 2, area.top() + area.height() // 5)
         self.show()
         self.raise_()
         self.activateWindow()
+        # Shown while the hotkey's keyboard grab is still on, the activation can be lost
+        # (the window has the X focus, Qt does not know): ask again once it is mapped.
+        QtCore.QTimer.singleShot(150, self._activate_again)
         self.search.setFocus(Qt.ActiveWindowFocusReason)
         self.search.selectAll()
         if not self.search.text():
             self._show_recent()
 
+    def _activate_again(self) -> None:
+        if not self.isVisible():
+            return
+        if self._has_focus():
+            self._was_active = True
+        else:
+            self.raise_()
+            self.activateWindow()
+
+    def _has_focus(self) -> bool:
+        # Not isActiveWindow(): re-shown while Qt's focus window never changed (nothing
+        # else took it), the popup has the focus but Qt does not call it active.
+        handle = self.windowHandle()
+        return handle is not None and QtGui.QGuiApplication.focusWindow() == handle
+
+    def _focus_moved(self, window) -> None:
+        """Qt's focus window changed: to us (now a blur can happen), or away (a blur)."""
+        if not self.isVisible():
+            return
+        if window is not None and window == self.windowHandle():
+            self._was_active = True
+        elif self._was_active and self.settings["popup_hide_on_blur"]:
+            self.blurred = True  # the focus went where the user clicked: not given back
+            self.hide()  # another window took the focus, as with every launcher
+
+    def hide(self) -> None:
+        """Hide on purpose (Esc, Enter, the hotkey): the focus loss that follows is not a
+        blur, and the previous window gets the focus back."""
+        self._was_active = False
+        super().hide()
+
     def hideEvent(self, event) -> None:  # noqa: N802 - Qt API
+        self._was_active = False
         super().hideEvent(event)
         self.hidden.emit()
 

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import REPO
 
-TOOLS = ("Xvfb", "xdotool", "xclip", "trayer", "xwininfo")
+TOOLS = ("Xvfb", "openbox", "xdotool", "xclip", "trayer", "xwininfo")
 QUERY_HIT = "k8s pod restart debugging: CrashLoopBackOff came from an OOM kill"
 
 
@@ -67,6 +67,14 @@ def desktop(tmp_path_factory):
             )
         )
         _wait(lambda: Path(f"/tmp/.X11-unix/X{display}").exists(), 10, "Xvfb")
+        procs.append(  # a real window manager: focus, activation and placement are real
+            subprocess.Popen(
+                ["openbox", "--sm-disable"],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
         procs.append(
             subprocess.Popen(
                 [
@@ -166,6 +174,51 @@ def test_hotkey_opens_the_popup_and_enter_copies_the_best_memory(desktop):
         5,
         "the popup to hide",
     )
+
+
+def _active(env) -> str:
+    return _run(env, "xdotool", "getactivewindow", check=False).stdout.strip()
+
+
+def _popup_windows(env) -> list[str]:
+    found = _run(env, "xdotool", "search", "--onlyvisible", "--name", "^Mnemo search$", check=False)
+    return found.stdout.split()
+
+
+def test_the_hotkey_toggles_the_popup_centred_on_the_screen(desktop):
+    env, _home, _app = desktop
+    _run(env, "xdotool", "key", "ctrl+alt+space")
+    (window,) = _wait(lambda: _popup_windows(env), 10, "the popup to show")
+    geometry = _run(env, "xdotool", "getwindowgeometry", "--shell", window).stdout
+    where = dict(line.split("=") for line in geometry.split())
+    x, y, width = int(where["X"]), int(where["Y"]), int(where["WIDTH"])
+    assert abs(x + width / 2 - 640) < 20 and 100 < y < 300, where  # never at 0,0
+    _wait(lambda: _active(env) == window, 5, "the popup to have the focus")
+    _run(env, "xdotool", "key", "ctrl+alt+space")  # again: it hides, as launchers do
+    _wait(lambda: not _popup_windows(env), 5, "the popup to hide on the second press")
+
+
+def test_the_popup_hides_when_another_window_takes_the_focus(desktop):
+    env, _home, _app = desktop
+    _run(env, "xdotool", "key", "ctrl+alt+space")
+    (window,) = _wait(lambda: _popup_windows(env), 10, "the popup to show")
+    _wait(lambda: _active(env) == window, 5, "the popup to have the focus")
+    _run(env, sys.executable, "-m", "app", "manager", cwd=REPO)  # a window that takes focus
+    _wait(lambda: not _popup_windows(env), 5, "the popup to hide on focus loss")
+    manager = _wait(
+        lambda: _run(
+            env,
+            "xdotool",
+            "search",
+            "--onlyvisible",
+            "--name",
+            "^Mnemo — memories$",
+            check=False,
+        ).stdout.split(),
+        10,
+        "the manager",
+    )
+    assert _active(env) in manager  # the focus stays where it went, not given back
 
 
 def test_remember_clipboard_stores_the_clipboard_text(desktop):
