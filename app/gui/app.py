@@ -15,7 +15,7 @@ from app.core.secrets import describe, scan
 from app.core.settings import Settings
 from app.gui import clipboard, desktop, hotkey, ipc
 from app.gui.popup import Popup
-from app.gui.qt import QtCore, QtGui, QtWidgets
+from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
 from app.gui.tray import Tray, icon
 from app.gui.worker import INTERACTIVE, Worker
 
@@ -187,16 +187,10 @@ class MnemoApp(QtCore.QObject):
     ) -> None:
         found = scan(text) if secrets == "refuse" else []
         if found:
-            answer = QtWidgets.QMessageBox.question(
-                None,
-                "Mnemo: secret found",
-                f"The text contains {describe(found)}. Mnemo never stores secrets as they "
-                "are.\n\nStore a copy with the secret replaced by [REDACTED]?",
-                QtWidgets.QMessageBox.Yes | QtWidgets.QMessageBox.No,
-                QtWidgets.QMessageBox.No,
-            )
-            if answer != QtWidgets.QMessageBox.Yes:
+            if not self._ask_to_redact(describe(found)):
                 self.notify("Nothing remembered", "The text held a secret.")
+                if self.popup.isVisible():
+                    self.popup.show_message("Nothing remembered: the text held a secret.")
                 return
             secrets = "redact"
         title = title_from(text)
@@ -209,6 +203,27 @@ class MnemoApp(QtCore.QObject):
             INTERACTIVE,
             writes=True,
         )
+
+    def _ask_to_redact(self, what: str) -> bool:
+        """Whether to store a redacted copy: asked above the popup when it is open (it stays
+        on top of every other window), No by default and on Esc."""
+        parent = self.popup if self.popup.isVisible() else None
+        box = QtWidgets.QMessageBox(
+            QtWidgets.QMessageBox.Warning,
+            "Mnemo: secret found",
+            f"The text contains {what}. Mnemo never stores secrets as they are.\n\n"
+            "Store a copy with the secret replaced by [REDACTED]?",
+            QtWidgets.QMessageBox.Yes | QtWidgets.QMessageBox.No,
+            parent,
+        )
+        box.setDefaultButton(QtWidgets.QMessageBox.No)
+        box.setEscapeButton(QtWidgets.QMessageBox.No)
+        box.setWindowFlag(Qt.WindowStaysOnTopHint, True)
+        self.secret_box = box  # for tests and for the popup not to hide under it
+        try:
+            return box.exec() == QtWidgets.QMessageBox.Yes
+        finally:
+            self.secret_box = None
 
     def _remembered(self, result: RememberResult, text: str, source: str, secrets: str) -> None:
         memory = result.memory

@@ -259,8 +259,11 @@ class Popup(QtWidgets.QWidget):
         """Qt's focus window changed: to us (now a blur can happen), or away (a blur)."""
         if not self.isVisible():
             return
-        if window is not None and window == self.windowHandle():
+        mine = self.windowHandle()
+        if window is not None and window == mine:
             self._was_active = True
+        elif window is not None and window.transientParent() == mine:
+            pass  # a question asked above the popup (a secret found): it stays open
         elif self._was_active and self.settings["popup_hide_on_blur"]:
             self.blurred = True  # the focus went where the user clicked: not given back
             self.hide()  # another window took the focus, as with every launcher
@@ -396,10 +399,10 @@ class Popup(QtWidgets.QWidget):
         elif ctrl and key == Qt.Key_S:
             text = self.search.text().strip()
             if text:
-                self.rememberText.emit(text)
                 self.search.clear()
-                self.status.setText(f"Remembering “{text}”…")
+                self.status.setText("Remembering…")  # never the text: it may hold a secret
                 self.status.setVisible(True)
+                self.rememberText.emit(text)
         else:
             return False
         return True

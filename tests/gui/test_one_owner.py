@@ -17,6 +17,7 @@ from app.core.engine import Engine
 from app.core.settings import Settings
 from app.gui.manager import Manager
 from app.gui.popup import Popup
+from app.gui.qt import Qt, QtWidgets
 from app.gui.settings_dialog import SettingsDialog
 from app.gui.worker import INTERACTIVE
 
@@ -203,3 +204,28 @@ def test_results_nobody_asked_for_are_not_kept(qtbot, worker):
     qtbot.waitUntil(lambda: seen == ["new"], timeout=5000)
     qtbot.wait(50)
     assert worker._results == {} and worker._keep == set()
+
+
+def test_ctrl_s_with_a_secret_asks_above_the_popup_and_never_shows_it(
+    qtbot, running_app, monkeypatch
+):
+    # Issue 12, defect 3: the warning opened behind the always-on-top popup, and Esc left
+    # "Remembering “deploy token ghp_…”…" on screen forever, the token in plain text.
+    app = running_app
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    asked = []
+
+    def answer_no(box):
+        asked.append((box.parent(), bool(box.windowFlags() & Qt.WindowStaysOnTopHint)))
+        assert token not in app.popup.status.text()
+        return QtWidgets.QMessageBox.No  # as Esc does
+
+    monkeypatch.setattr(QtWidgets.QMessageBox, "exec", answer_no)
+    app.show_popup()
+    qtbot.keyClicks(app.popup.search, f"deploy token {token}")
+    qtbot.keyClick(app.popup.search, Qt.Key_S, Qt.ControlModifier)
+    assert asked == [(app.popup, True)]  # above the popup, which stays on top
+    assert "Nothing remembered" in app.popup.status.text()
+    assert token not in app.popup.status.text()
+    assert app.status()["last_notification"] == ["Nothing remembered", "The text held a secret."]
+    assert Engine().count() == 4  # nothing stored
