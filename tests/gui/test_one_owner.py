@@ -229,3 +229,34 @@ def test_ctrl_s_with_a_secret_asks_above_the_popup_and_never_shows_it(
     assert token not in app.popup.status.text()
     assert app.status()["last_notification"] == ["Nothing remembered", "The text held a secret."]
     assert Engine().count() == 4  # nothing stored
+
+
+@pytest.mark.parametrize("content", [b"not a model at all" * 100, b"GGUF\x03\x00\x00\x00junk"])
+def test_a_bad_model_file_shows_as_unavailable_not_loading(
+    qtbot, qapp, seeded, tmp_path, monkeypatch, content
+):
+    # Issue 12, defect 6: `mnemo status` said "loading" forever, no red dot, no message.
+    from app.gui.app import MnemoApp
+
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(content)
+    monkeypatch.setenv("MNEMO_MODEL", str(bad))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    app = MnemoApp(qapp)
+    try:
+        qtbot.waitUntil(lambda: app.status()["model"] != "loading", timeout=10_000)
+        state = app.status()
+        assert state["model"] == "unavailable" and "not a usable GGUF" in state["model_detail"]
+        assert state["last_notification"][0] == "Search by meaning is unavailable"
+        if app.tray is not None:
+            assert app.tray.toolTip() and "unavailable" in app.tray.toolTip().lower()
+        # and searching still works, by keywords
+        found = []
+        app.worker.search("lasagne", None, 5, done=found.append)
+        qtbot.waitUntil(lambda: bool(found), timeout=5000)
+        assert found[0].mode == "keyword" and found[0].results
+    finally:
+        app.hotkey.unregister()
+        app.server.close()
+        app.worker.stop()
