@@ -167,7 +167,7 @@ class SettingsDialog(QtWidgets.QDialog):
     def _value(self, setting: Setting):
         widget = self.fields[setting.key]
         if isinstance(widget, QtWidgets.QKeySequenceEdit):
-            return widget.keySequence().toString() or setting.default
+            return widget.keySequence().toString()
         if isinstance(widget, QtWidgets.QComboBox):
             return widget.currentText()
         if isinstance(widget, QtWidgets.QCheckBox):
@@ -187,6 +187,14 @@ class SettingsDialog(QtWidgets.QDialog):
 
     def save(self) -> None:
         """Hand the edits to the engine (validated, saved, applied); close when done."""
+        values = self.values()
+        if not values.get("hotkey") and values.get("hotkey_backend") != "none":
+            # An empty field used to save the default silently.
+            self._not_saved(
+                "the hotkey is empty: press a key combination in the Hotkey field, or "
+                "choose “none” as the hotkey backend to have no global hotkey"
+            )
+            return
         self.status.setText("Saving…")
         self.worker.apply_settings(self.edits(), self._saved, self._not_saved)
 

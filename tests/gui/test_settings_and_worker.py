@@ -130,3 +130,24 @@ def test_clipboard_text_html_images_files_empty_and_huge(qapp):
     huge = QtCore.QMimeData()
     huge.setText("x" * 2_000_001)
     assert "limit" in clipboard.read(huge).refusal
+
+
+def test_an_empty_hotkey_is_refused_not_silently_replaced(qtbot, settings, worker, mnemo_home):
+    # Issue 12, defect 9: clearing the field saved the default without a word.
+    dialog = SettingsDialog(settings, worker)
+    qtbot.addWidget(dialog)
+    dialog.fields["hotkey"].setKeySequence(QtGui.QKeySequence("Ctrl+Shift+M"))
+    with qtbot.waitSignal(dialog.applied, timeout=2000):
+        dialog.save()
+    again = SettingsDialog(settings, worker)
+    qtbot.addWidget(again)
+    again.fields["hotkey"].clear()
+    with qtbot.waitSignal(again.failed, timeout=2000) as failed:
+        again.save()
+    assert "hotkey is empty" in failed.args[0] and "Not saved" in again.status.text()
+    assert Settings()["hotkey"] == "Ctrl+Shift+M"  # nothing changed
+    # With no global hotkey wanted, say so: backend "none"
+    again.fields["hotkey_backend"].setCurrentText("none")
+    with qtbot.waitSignal(again.applied, timeout=2000):
+        again.save()
+    assert Settings()["hotkey_backend"] == "none"
