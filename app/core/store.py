@@ -139,6 +139,11 @@ class Filters:
         )
 
 
+def _collation(column: str) -> str:
+    """Text columns sort as people read them: "apple" next to "Apple", not after "Zebra"."""
+    return " COLLATE NOCASE" if column in ("title", "category", "source", "tags") else ""
+
+
 class Store:
     """CRUD over memories and embeddings on one Database."""
 
@@ -228,7 +233,8 @@ class Store:
         column, direction = self._order(order)
         where, args = (filters or Filters()).sql()
         rows = self.db.query(
-            f"SELECT {COLUMNS} FROM memories m WHERE 1{where} ORDER BY {column} {direction}, seq "
+            f"SELECT {COLUMNS} FROM memories m WHERE 1{where} "
+            f"ORDER BY {column}{_collation(column)} {direction}, seq "
             "LIMIT ? OFFSET ?",
             (*args, limit, offset),
         )
@@ -244,8 +250,8 @@ class Store:
             f"SELECT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_id = m.id "
             f"AND e.model_id = ?), {', '.join('m.' + c.strip() for c in COLUMNS.split(','))} "
             # The tiebreak runs the same way as the sort, so an index can serve both.
-            f"FROM memories m WHERE 1{where} ORDER BY m.{column} {direction}, "
-            f"m.seq {direction} LIMIT ? OFFSET ?",
+            f"FROM memories m WHERE 1{where} ORDER BY m.{column}{_collation(column)} "
+            f"{direction}, m.seq {direction} LIMIT ? OFFSET ?",
             (model_id, *args, limit, offset),
         )
         return [(row_to_memory(r[1:]), bool(r[0])) for r in rows]

@@ -356,6 +356,7 @@ class Manager(QtWidgets.QMainWindow):
         text = self.search.text().strip()
         if not text:
             self.table_model.show_results(None)
+            self.table.horizontalHeader().setSortIndicatorShown(True)
             self._update_status()
             return
         # Every widget value is read here, on the GUI thread, before the job is queued.
@@ -374,8 +375,13 @@ class Manager(QtWidgets.QMainWindow):
         result, embedded = answer
         self.last_search = result
         self.table_model.show_results([(r.memory, r.memory.id in embedded) for r in result.results])
+        # Results are in order of relevance: no column's sort arrow, and from the top.
+        self.table.horizontalHeader().setSortIndicatorShown(False)
+        self.table.scrollToTop()
         note = f" — {result.notice}" if result.notice else ""
-        self.statusBar().showMessage(f"{len(result.results)} results ({result.mode}){note}", 6000)
+        n = len(result.results)
+        found = f"{n} result{'s' if n != 1 else ''}" if n else "No relevant memories"
+        self.statusBar().showMessage(f"{found} ({result.mode}){note}", 6000)
         self._update_status()
 
     def refresh(self) -> None:

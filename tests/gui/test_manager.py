@@ -182,3 +182,23 @@ def test_export_and_import_report_progress(qtbot, worker, settings, seeded, embe
     with qtbot.waitSignal(worker.changed, timeout=10_000):
         manager.import_paths([out])
     assert seen and seen[-1] == ("import", 450, 0)
+
+
+def test_search_results_read_right_and_sorting_ignores_case(qtbot, worker, settings, seeded):
+    # Issue 12, defect 8: "1 results", the old sort arrow over relevance-ordered results,
+    # and "apple" sorted after "Zebra".
+    manager = _manager(qtbot, worker, settings)
+    manager.search.setText("nutmeg bechamel")
+    qtbot.waitUntil(lambda: "result" in manager.statusBar().currentMessage(), timeout=10_000)
+    assert manager.statusBar().currentMessage().startswith("1 result (")
+    assert not manager.table.horizontalHeader().isSortIndicatorShown()
+    manager.search.clear()
+    qtbot.waitUntil(lambda: manager.table_model.rowCount() == 4, timeout=5000)
+    assert manager.table.horizontalHeader().isSortIndicatorShown()
+    engine = Engine()
+    for title in ("apple pie", "Zebra crossing", "banana bread"):
+        engine.remember(f"{title} note", title=title, force=True)
+    titles = [m.title for m in engine.listing(order="title ASC", limit=50)]
+    engine.close()
+    picked = [t for t in titles if t in ("apple pie", "Zebra crossing", "banana bread")]
+    assert picked == ["apple pie", "banana bread", "Zebra crossing"]
