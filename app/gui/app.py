@@ -44,6 +44,8 @@ class MnemoApp(QtCore.QObject):
         self._model_state = ("loading", "")
         self._backfill = (0, 0)
         self._focus_before: int | None = None
+        self.duplicate_choice = None  # the open near-duplicate question, if any
+        self.secret_box = None  # the open secret question, if any
         self._last_notification: tuple[str, str] | None = None
 
         self.tray: Tray | None = None
@@ -228,27 +230,20 @@ class MnemoApp(QtCore.QObject):
     def _remembered(self, result: RememberResult, text: str, source: str, secrets: str) -> None:
         memory = result.memory
         if result.status == "similar":
-            box = QtWidgets.QMessageBox(
-                QtWidgets.QMessageBox.Question,
-                "Mnemo: near-duplicate",
-                f"This is very similar ({result.similarity:.2f}) to “{memory.display_title}”.",
-            )
-            box.setInformativeText(
-                "Merge keeps every statement of both in one memory (the original goes to the "
-                "trash); Keep both stores this one as well."
-            )
-            merge = box.addButton("Merge", QtWidgets.QMessageBox.AcceptRole)
-            keep = box.addButton("Keep both", QtWidgets.QMessageBox.ActionRole)
-            box.addButton(QtWidgets.QMessageBox.Cancel)
-            box.exec()
-            if box.clickedButton() in (merge, keep):
-                self._remember(
-                    text,
-                    source,
-                    merge=box.clickedButton() is merge,
-                    force=box.clickedButton() is keep,
-                    secrets=secrets,
-                )
+            from app.gui.duplicate_choice import DuplicateChoice
+
+            choice = DuplicateChoice(memory.display_title, result.similarity or 0.0)
+
+            def chosen(key: str) -> None:
+                self.duplicate_choice = None
+                if key in ("merge", "keep"):
+                    self._remember(
+                        text, source, merge=key == "merge", force=key == "keep", secrets=secrets
+                    )
+
+            choice.chosen.connect(chosen)
+            self.duplicate_choice = choice  # kept while it is open (and for tests)
+            choice.present()
             return
         verb = {
             "stored": "Remembered",

@@ -221,6 +221,54 @@ def test_the_popup_hides_when_another_window_takes_the_focus(desktop):
     assert _active(env) in manager  # the focus stays where it went, not given back
 
 
+def test_the_near_duplicate_question_leaves_the_focus_and_ignores_keys(desktop):
+    env, home, _app = desktop
+    _run(env, sys.executable, "-m", "app", "manager", cwd=REPO)
+    manager = _wait(
+        lambda: _run(
+            env, "xdotool", "search", "--onlyvisible", "--name", "^Mnemo — memories$", check=False
+        ).stdout.split(),
+        10,
+        "the manager",
+    )
+    _wait(lambda: _active(env) in manager, 5, "the manager to have the focus")
+    before = len(_memories(home))
+    subprocess.run(
+        ["xclip", "-selection", "clipboard"], input=QUERY_HIT + "!", text=True, env=env, check=True
+    )
+    _run(env, sys.executable, "-m", "app", "remember-clipboard", cwd=REPO)
+    question = _wait(
+        lambda: _run(
+            env,
+            "xdotool",
+            "search",
+            "--onlyvisible",
+            "--name",
+            "^Mnemo: near-duplicate$",
+            check=False,
+        ).stdout.split(),
+        10,
+        "the near-duplicate question",
+    )
+    assert _active(env) in manager  # the focus stayed where the user was typing
+    _run(env, "xdotool", "key", "space", "Return")
+    time.sleep(1)
+    assert len(_memories(home)) == before  # a key typed elsewhere merged nothing
+    assert (
+        _run(
+            env,
+            "xdotool",
+            "search",
+            "--onlyvisible",
+            "--name",
+            "^Mnemo: near-duplicate$",
+            check=False,
+        ).stdout.split()
+        == question
+    )
+    _run(env, "xdotool", "windowclose", question[0], check=False)
+
+
 def test_remember_clipboard_stores_the_clipboard_text(desktop):
     env, home, _app = desktop
     text = "The VPN config lives in the team vault under network/vpn"

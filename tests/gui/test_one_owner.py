@@ -260,3 +260,27 @@ def test_a_bad_model_file_shows_as_unavailable_not_loading(
         app.hotkey.unregister()
         app.server.close()
         app.worker.stop()
+
+
+def test_the_near_duplicate_question_never_takes_focus_or_keys(qtbot, running_app, seeded):
+    # Issue 12, defect 2: the modal question took the focus from the window the user typed
+    # in, and a space typed there pressed Merge.
+    app = running_app
+    near = "k8s pod restart debugging: CrashLoopBackOff came from an OOM kill!"
+    app._remember(near, "clipboard")
+    qtbot.waitUntil(lambda: app.duplicate_choice is not None, timeout=10_000)
+    choice = app.duplicate_choice
+    assert choice.isVisible()  # (that it takes no focus is checked under openbox, tests/e2e)
+    assert choice.testAttribute(Qt.WA_ShowWithoutActivating)
+    assert choice.windowFlags() & Qt.WindowDoesNotAcceptFocus
+    assert all(b.focusPolicy() == Qt.NoFocus and not b.isDefault() for b in choice.buttons.values())
+    chosen = []
+    choice.chosen.connect(chosen.append)
+    for key in (Qt.Key_Space, Qt.Key_Return, Qt.Key_Enter):
+        qtbot.keyClick(choice, key)
+    assert chosen == [] and choice.isVisible()  # keys press nothing
+    # A deliberate click does: Keep both stores the new memory as well
+    with qtbot.waitSignal(app.worker.changed, timeout=10_000):
+        qtbot.mouseClick(choice.buttons["keep"], Qt.LeftButton)
+    assert chosen == ["keep"]
+    assert Engine().count() == 5
