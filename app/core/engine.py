@@ -226,6 +226,11 @@ class Engine:
         self._index.refresh(self._store)
         return self._index
 
+    def changed_elsewhere(self) -> int:
+        """A number that changes when another connection (the CLI, an agent's MCP server)
+        commits to the database: `PRAGMA data_version`. Cheap enough to poll."""
+        return int(self._db.query("PRAGMA data_version")[0][0])
+
     def _live(self) -> int:
         """How many live memories there are (cached until the database changes)."""
         version = (self._db.query("PRAGMA data_version")[0][0], self._db.conn.total_changes())

@@ -23,6 +23,9 @@ HEADERS = ("Title", "Category", "Tags", "Created", "Updated", "Recalls", "Embedd
 SORT_COLUMNS = ("title", "category", "tags", "created_at", "updated_at", "recall_count", None)
 
 
+EXTERNAL_POLL_MS = 2000  # how often the manager asks whether another process wrote
+
+
 class MemoryTable(QtCore.QAbstractTableModel):
     """Rows fetched from the engine worker a page at a time, or a fixed list of results."""
 
@@ -248,6 +251,13 @@ class Manager(QtWidgets.QMainWindow):
         QtGui.QShortcut(QtGui.QKeySequence.Delete, self.table, self.delete_selected)
         QtGui.QShortcut(QtGui.QKeySequence.Undo, self, self.undo_delete)
         QtGui.QShortcut(QtGui.QKeySequence.Find, self, self.search.setFocus)
+        QtGui.QShortcut(QtGui.QKeySequence.Save, self, self.save_current)
+        # Changes made by the CLI or an agent show up here within two seconds.
+        self._seen_version: int | None = None
+        self._version_timer = QtCore.QTimer(self, interval=EXTERNAL_POLL_MS)
+        self._version_timer.timeout.connect(self._check_external)
+        self._version_timer.start()
+        self._check_external()  # the baseline: what the database was when the window opened
         self._load(None)
         self._select_first = True
         self.table_model.reload()
@@ -417,6 +427,8 @@ class Manager(QtWidgets.QMainWindow):
             return memory, memory.id in engine.embedded([memory.id])
 
         def show(pair) -> None:
+            if self.editor_dirty() and not self._may_drop_edits():
+                return
             self._keep_selected = pair[0].id
             self.table_model.show_results([pair])
             self._load(pair[0])
@@ -428,9 +440,62 @@ class Manager(QtWidgets.QMainWindow):
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
         return [self.table_model.rows[r][0] for r in rows if r < len(self.table_model.rows)]
 
+    def _check_external(self) -> None:
+        def seen(version: int) -> None:
+            if self._seen_version is not None and version != self._seen_version:
+                self.statusBar().showMessage("Updated with changes made elsewhere.", 4000)
+                self.refresh()
+            self._seen_version = version
+
+        self.worker.call(
+            lambda e: e.changed_elsewhere(), seen, None, INTERACTIVE, channel="manager-version"
+        )
+
+    def editor_dirty(self) -> bool:
+        """Whether the editor holds changes not saved yet."""
+        return self._editor_values() != self._loaded_values
+
+    def _editor_values(self) -> tuple:
+        return (
+            self.f_title.text(),
+            self.f_text.toPlainText(),
+            self.f_reasoning.toPlainText(),
+            self.f_category.currentText(),
+            self.f_tags.text(),
+            self.f_keywords.text(),
+            self.f_references.text(),
+            self.f_project.text(),
+            self.f_confidence.currentText(),
+            self.f_pinned.isChecked(),
+        )
+
     def _row_changed(self, current, _previous) -> None:
-        if current.isValid() and current.row() < len(self.table_model.rows):
-            self._load(self.table_model.rows[current.row()][0])
+        if not (current.isValid() and current.row() < len(self.table_model.rows)):
+            return
+        memory = self.table_model.rows[current.row()][0]
+        if self._current is not None and memory.id == self._current.id and self.editor_dirty():
+            return  # the same memory, re-read: keep what the user is typing
+        if self.editor_dirty() and not self._may_drop_edits():
+            return
+        self._load(memory)
+
+    def _may_drop_edits(self) -> bool:
+        """Ask before unsaved edits are replaced: Save, Discard, or Cancel (keep editing)."""
+        box = QtWidgets.QMessageBox(
+            QtWidgets.QMessageBox.Question,
+            "Mnemo",
+            "The memory in the editor has changes that are not saved.",
+            QtWidgets.QMessageBox.Save
+            | QtWidgets.QMessageBox.Discard
+            | QtWidgets.QMessageBox.Cancel,
+            self,
+        )
+        box.setDefaultButton(QtWidgets.QMessageBox.Cancel)
+        answer = box.exec()
+        if answer == QtWidgets.QMessageBox.Save:
+            self.save_current()
+            return False  # the save selects the saved memory when it is done
+        return answer == QtWidgets.QMessageBox.Discard
 
     def _load(self, memory: Memory | None) -> None:
         self._current = memory
@@ -453,6 +518,7 @@ class Manager(QtWidgets.QMainWindow):
             if memory
             else "New memory"
         )
+        self._loaded_values = self._editor_values()
 
     # ---- editing ---------------------------------------------------------------------
     def new_memory(self) -> None:
@@ -499,7 +565,23 @@ class Manager(QtWidgets.QMainWindow):
         changes = dict(fields, source_project=project, pinned=self.f_pinned.isChecked())
         if keywords != ", ".join(self._current.keywords or []):
             changes["keywords"] = keywords
-        self._write(lambda e: e.edit(memory_id, **changes), self._saved)
+
+        def gone(message: str) -> None:
+            if "no memory with id" not in message:
+                self._failed_write(message)
+                return
+            # Purged by the CLI or an agent meanwhile: the editor keeps the text, and the
+            # next save stores it as a new memory.
+            self._current = None
+            self.f_info.setText("New memory (the one you edited was deleted elsewhere)")
+            self._failed_write(
+                "This memory was deleted elsewhere while you edited it. Your text is still "
+                "in the editor: Save again to keep it as a new memory."
+            )
+
+        self.worker.call(
+            lambda e: e.edit(memory_id, **changes), self._saved, gone, INTERACTIVE, writes=True
+        )
 
     def _write(self, fn, done) -> None:
         """A change on the worker; a failure is shown in a message box, nothing is lost."""
@@ -508,6 +590,7 @@ class Manager(QtWidgets.QMainWindow):
     def _saved(self, result) -> None:
         memory = result.memory if isinstance(result, RememberResult) else result
         self._current = memory
+        self._loaded_values = self._editor_values()  # saved: nothing to lose any more
         self.statusBar().showMessage(
             f"Saved “{memory.display_title}”; re-embedding in the background.", 5000
         )
@@ -694,5 +777,8 @@ class Manager(QtWidgets.QMainWindow):
         )
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        if self.editor_dirty() and not self._may_drop_edits():
+            event.ignore()
+            return
         self.closed.emit()
         super().closeEvent(event)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app.core.engine import Engine
 from app.gui.manager import PAGE, Manager
-from app.gui.qt import Qt, QtCore
+from app.gui.qt import Qt, QtCore, QtWidgets
 
 
 def _manager(qtbot, worker, settings) -> Manager:
@@ -202,3 +204,64 @@ def test_search_results_read_right_and_sorting_ignores_case(qtbot, worker, setti
     engine.close()
     picked = [t for t in titles if t in ("apple pie", "Zebra crossing", "banana bread")]
     assert picked == ["apple pie", "banana bread", "Zebra crossing"]
+
+
+@pytest.fixture
+def no_questions(monkeypatch):
+    """Questions a test did not expect are answered Discard (never a hang at teardown)."""
+    asked = []
+
+    def answer(box):
+        asked.append(box.text())
+        return QtWidgets.QMessageBox.Discard
+
+    monkeypatch.setattr(QtWidgets.QMessageBox, "exec", answer)
+    return asked
+
+
+def _select(qtbot, manager, memory_id):
+    manager.select_memory(memory_id)
+    qtbot.waitUntil(lambda: manager._current is not None and manager._current.id == memory_id)
+
+
+def test_changes_made_elsewhere_show_up_and_never_eat_an_edit(
+    qtbot, worker, settings, seeded, no_questions
+):
+    # Issue 12, defect 7: the manager ignored the CLI and agents.
+    manager = _manager(qtbot, worker, settings)
+    manager._version_timer.setInterval(200)
+    _select(qtbot, manager, seeded["k8s"])
+    manager.f_text.setPlainText("k8s pod restart debugging: my unsaved note")
+    other = Engine()  # another connection, as `mnemo remember` or the MCP server
+    other.remember("Added by an agent while the manager was open", force=True)
+    other.close()
+    qtbot.waitUntil(lambda: manager.table_model.total == 5, timeout=5000)
+    assert manager.f_text.toPlainText() == "k8s pod restart debugging: my unsaved note"
+    assert manager.editor_dirty()
+    # Ctrl+S saves the editor
+    with qtbot.waitSignal(worker.changed, timeout=5000):
+        qtbot.keyClick(manager, Qt.Key_S, Qt.ControlModifier)
+    assert Engine().get(seeded["k8s"]).text.endswith("my unsaved note")
+    assert no_questions == []  # nothing had to be asked: the edit was never in danger
+
+
+def test_an_edit_to_a_memory_purged_elsewhere_is_kept(
+    qtbot, worker, settings, seeded, monkeypatch, no_questions
+):
+    warnings = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda *a: warnings.append(a[2]))
+    manager = _manager(qtbot, worker, settings)
+    manager._version_timer.stop()  # the purge must not be noticed before the save
+    _select(qtbot, manager, seeded["Parse"])
+    manager.f_text.setPlainText("Parse dates with an explicit format string, always")
+    other = Engine()
+    other.purge([seeded["Parse"]])
+    other.close()
+    manager.save_current()
+    qtbot.waitUntil(lambda: bool(warnings), timeout=5000)
+    assert "deleted elsewhere" in warnings[0]
+    assert manager.f_text.toPlainText() == "Parse dates with an explicit format string, always"
+    with qtbot.waitSignal(worker.changed, timeout=5000):
+        manager.save_current()  # stored as a new memory
+    texts = [m.text for m in Engine().listing(limit=50)]
+    assert "Parse dates with an explicit format string, always" in texts
