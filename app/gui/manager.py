@@ -223,7 +223,8 @@ class Manager(QtWidgets.QMainWindow):
         # Status bar.
         self.status_label = QtWidgets.QLabel(objectName="managerStatus")
         self.progress = QtWidgets.QProgressBar(objectName="backfillProgress")
-        self.progress.setMaximumWidth(220)
+        widest = self.progress.fontMetrics().horizontalAdvance("embedding 9999999/9999999")
+        self.progress.setFixedWidth(widest + 48)  # the text is never clipped
         self.progress.setVisible(False)
         self.undo_button = QtWidgets.QPushButton("Undo", objectName="undoDelete")
         self.undo_button.setVisible(False)
@@ -747,6 +748,7 @@ class Manager(QtWidgets.QMainWindow):
         self.progress.setVisible(True)
         self.progress.setRange(0, total)  # 0..0 shows a busy bar when the total is unknown
         self.progress.setValue(done)
+        self.progress.setFormat(f"{job} %v/%m" if total else job)
         verb = {"import": "Imported", "export": "Exported"}.get(job, job)
         self.statusBar().showMessage(f"{verb} {done:,}{f' of {total:,}' if total else ''}…")
 

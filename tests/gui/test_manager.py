@@ -265,3 +265,16 @@ def test_an_edit_to_a_memory_purged_elsewhere_is_kept(
         manager.save_current()  # stored as a new memory
     texts = [m.text for m in Engine().listing(limit=50)]
     assert "Parse dates with an explicit format string, always" in texts
+
+
+def test_progress_text_fits_and_names_its_job(qtbot, worker, settings, seeded):
+    # Issue 12, defect 8: "embedding 12345/100000" was clipped, and an import after a
+    # backfill kept saying "embedding".
+    manager = _manager(qtbot, worker, settings)
+    manager._on_backfill(12_345, 1_000_000)
+    text = manager.progress.text()
+    assert text == "embedding 12345/1000000"
+    assert manager.progress.fontMetrics().horizontalAdvance(text) < manager.progress.width() - 30
+    manager._on_progress("import", 40, 0)
+    assert manager.progress.text() in ("", "import")  # a busy bar: no stale "embedding"
+    assert manager.progress.format() == "import"
