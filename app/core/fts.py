@@ -141,7 +141,8 @@ class Lexicon:
         self._tokenize = None
         self._ready = False
         self._corrected: dict[str, tuple[str, int] | None] = {}  # word → correction
-        self._corrected_at: tuple[int, ...] = ()  # the index state they were made against
+        self._corrected_at: tuple[int, int] | None = None  # the index state they were made in
+        self._total: tuple[tuple[int, int], int] | None = None  # (index state, row count)
 
     def _prepare(self) -> None:
         if self._tokenize is None:
@@ -163,9 +164,18 @@ class Lexicon:
         )
         return [t[0] for t in tokens]
 
+    def _state(self) -> tuple[int, int]:
+        """Changes when this connection or another one writes (cheap: no table is read)."""
+        version = self._conn.execute("PRAGMA data_version").fetchall()[0][0]
+        return int(version), self._conn.total_changes()
+
     def total(self) -> int:
-        """How many rows the index holds (BM25's N)."""
-        return int(self._conn.execute("SELECT count(*) FROM memories").fetchall()[0][0])
+        """How many rows the index holds (BM25's N), counted again only after a write."""
+        state = self._state()
+        if self._total is None or self._total[0] != state:
+            count = self._conn.execute("SELECT count(*) FROM memories").fetchall()[0][0]
+            self._total = (state, int(count))
+        return self._total[1]
 
     def docs(self, stems: list[str]) -> dict[str, int]:
         """How many memories hold each stem (stems no memory holds are absent)."""
@@ -251,12 +261,8 @@ class Lexicon:
         """`stem` if FTS5 finds it as typed (it stems to itself), else None."""
         return stem if self.stems(stem) == [stem] else None
 
-    def _index_state(self, total: int) -> tuple[int, ...]:
-        version = self._conn.execute("PRAGMA data_version").fetchall()[0][0]
-        return (total, int(version), self._conn.total_changes())
-
-    def _corrected_word(self, word: str, stem: str, total: int) -> tuple[str, int] | None:
-        state = self._index_state(total)
+    def _corrected_word(self, word: str, stem: str) -> tuple[str, int] | None:
+        state = self._state()
         if state != self._corrected_at:  # typing asks again at every keystroke
             self._corrected, self._corrected_at = {}, state
         if word not in self._corrected:
@@ -325,7 +331,7 @@ class Lexicon:
                 # A word being typed is first a prefix; only when nothing starts with it is
                 # it taken as a misspelt word.
                 p.prefix, p.corrected = False, None
-                fix = self._corrected_word(word, p.stems[0], total)
+                fix = self._corrected_word(word, p.stems[0])
                 if fix is not None:
                     p.corrected = self.searchable(fix[0])
                     if p.corrected is None:

@@ -167,6 +167,14 @@ def keyword_relevance(bm25: np.ndarray, ideal: float) -> np.ndarray:
     return np.tanh(KEYWORD_GAIN * np.maximum(np.asarray(bm25, dtype=np.float64), 0.0) / ideal)
 
 
+def in_effect(weights: Weights) -> Weights:
+    """The weights as the score uses them: meaning and keywords scaled so the larger is 1
+    (both 1 when both are 0), prominence as its share of a score (weight_prominence / 3)."""
+    top = max(weights.vector, weights.keyword)
+    wv, wk = (weights.vector / top, weights.keyword / top) if top > 0 else (1.0, 1.0)
+    return Weights(wv, wk, min(max(weights.prominence, 0.0), 1.0) * PROMINENCE_SHARE)
+
+
 @dataclass
 class Combined:
     """Each signal calibrated to [0, 1], the weights in effect, relevance and final scores."""
@@ -196,12 +204,11 @@ def combine_arrays(
     v = np.asarray(vector_relevance_, dtype=np.float64)
     k = np.asarray(keyword_relevance_, dtype=np.float64)
     p = np.clip(np.asarray(prominence, dtype=np.float64), 0, 1)
-    top = max(weights.vector, weights.keyword)
-    wv, wk = (weights.vector / top, weights.keyword / top) if top > 0 else (1.0, 1.0)
-    share = min(max(weights.prominence, 0.0), 1.0) * PROMINENCE_SHARE
+    used = in_effect(weights)
+    wv, wk, share = used.vector, used.keyword, used.prominence
     relevance = 1.0 - (1.0 - wv * v) * (1.0 - wk * k)
     score = relevance * (1 - share + share * p)
-    return Combined(v, k, p, Weights(wv, wk, share), relevance, score)
+    return Combined(v, k, p, used, relevance, score)
 
 
 def combine(candidates: list[Scored], weights: Weights) -> list[Scored]:

@@ -16,7 +16,7 @@ from app.core.ranking import (
     Scored,
     Weights,
     combine,
-    combine_arrays,
+    in_effect,
     keyword_relevance,
     prominence_of,
     vector_relevance,
@@ -38,7 +38,7 @@ class RecallResult:
     results: list[Scored] = field(default_factory=list)
     notice: str | None = None
     # In effect: vector and keyword scaled so the larger is 1, prominence as its share of a
-    # score (weight_prominence / 3), as `ranking.combine_arrays` uses them.
+    # score (weight_prominence / 3): `ranking.in_effect`.
     weights: Weights | None = None
     corrections: dict[str, str] = field(default_factory=dict)  # typed word → stem matched
     crowd: tuple[float, float] | None = None  # the query's cosines: centre, σ (meaning)
@@ -174,7 +174,7 @@ def recall(
         mode=wanted,
         results=ranked,
         notice="; ".join(notices) or None,
-        weights=combine_arrays(np.zeros(0), np.zeros(0), np.zeros(0), weights).weights,
+        weights=in_effect(weights),
         corrections=dict(plan.corrections),
         crowd=lookup.crowd if lookup is not None else None,
         ideal=plan.ideal,

@@ -149,7 +149,7 @@ class Store:
 
     def __init__(self, db: Database):
         self.db = db
-        self._lexicon: fts.Lexicon | None = None
+        self._lexicon = fts.Lexicon(db.conn)  # reads nothing until a query is planned
 
     # ---- reading -------------------------------------------------------------------
     def get(self, memory_id: str, include_deleted: bool = True) -> Memory:
@@ -332,14 +332,10 @@ class Store:
 
     def keyword_plan(self, query: str, prefix: bool = False) -> fts.KeywordPlan:
         """What `query` looks for in the keyword index (`fts.Lexicon.plan`)."""
-        if self._lexicon is None:
-            self._lexicon = fts.Lexicon(self.db.conn)
         return self._lexicon.plan(query, prefix)
 
     def spelled(self, stem: str, texts: list[str]) -> str | None:
         """How an index stem is written in these texts (`fts.Lexicon.spelled`)."""
-        if self._lexicon is None:
-            self._lexicon = fts.Lexicon(self.db.conn)
         return self._lexicon.spelled(stem, texts)
 
     def keyword_search(

@@ -180,9 +180,14 @@ def _active(env) -> str:
     return _run(env, "xdotool", "getactivewindow", check=False).stdout.strip()
 
 
-def _popup_windows(env) -> list[str]:
-    found = _run(env, "xdotool", "search", "--onlyvisible", "--name", "^Mnemo search$", check=False)
+def _windows(env, title: str) -> list[str]:
+    """The ids of the visible windows with exactly this title."""
+    found = _run(env, "xdotool", "search", "--onlyvisible", "--name", f"^{title}$", check=False)
     return found.stdout.split()
+
+
+def _popup_windows(env) -> list[str]:
+    return _windows(env, "Mnemo search")
 
 
 def test_the_hotkey_toggles_the_popup_centred_on_the_screen(desktop):
@@ -205,32 +210,14 @@ def test_the_popup_hides_when_another_window_takes_the_focus(desktop):
     _wait(lambda: _active(env) == window, 5, "the popup to have the focus")
     _run(env, sys.executable, "-m", "app", "manager", cwd=REPO)  # a window that takes focus
     _wait(lambda: not _popup_windows(env), 5, "the popup to hide on focus loss")
-    manager = _wait(
-        lambda: _run(
-            env,
-            "xdotool",
-            "search",
-            "--onlyvisible",
-            "--name",
-            "^Mnemo — memories$",
-            check=False,
-        ).stdout.split(),
-        10,
-        "the manager",
-    )
+    manager = _wait(lambda: _windows(env, "Mnemo — memories"), 10, "the manager")
     assert _active(env) in manager  # the focus stays where it went, not given back
 
 
 def test_the_near_duplicate_question_leaves_the_focus_and_ignores_keys(desktop):
     env, home, _app = desktop
     _run(env, sys.executable, "-m", "app", "manager", cwd=REPO)
-    manager = _wait(
-        lambda: _run(
-            env, "xdotool", "search", "--onlyvisible", "--name", "^Mnemo — memories$", check=False
-        ).stdout.split(),
-        10,
-        "the manager",
-    )
+    manager = _wait(lambda: _windows(env, "Mnemo — memories"), 10, "the manager")
     _wait(lambda: _active(env) in manager, 5, "the manager to have the focus")
     before = len(_memories(home))
     subprocess.run(
@@ -238,34 +225,13 @@ def test_the_near_duplicate_question_leaves_the_focus_and_ignores_keys(desktop):
     )
     _run(env, sys.executable, "-m", "app", "remember-clipboard", cwd=REPO)
     question = _wait(
-        lambda: _run(
-            env,
-            "xdotool",
-            "search",
-            "--onlyvisible",
-            "--name",
-            "^Mnemo: near-duplicate$",
-            check=False,
-        ).stdout.split(),
-        10,
-        "the near-duplicate question",
+        lambda: _windows(env, "Mnemo: near-duplicate"), 10, "the near-duplicate question"
     )
     assert _active(env) in manager  # the focus stayed where the user was typing
     _run(env, "xdotool", "key", "space", "Return")
     time.sleep(1)
     assert len(_memories(home)) == before  # a key typed elsewhere merged nothing
-    assert (
-        _run(
-            env,
-            "xdotool",
-            "search",
-            "--onlyvisible",
-            "--name",
-            "^Mnemo: near-duplicate$",
-            check=False,
-        ).stdout.split()
-        == question
-    )
+    assert _windows(env, "Mnemo: near-duplicate") == question
     _run(env, "xdotool", "windowclose", question[0], check=False)
 
 
