@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,11 @@ from app.core import paths
 from app.core.errors import InputError
 
 log = logging.getLogger(__name__)
+
+
+# Qt names ⌘ "Ctrl" on macOS, where ⌘⌥Space opens Finder's search (and Carbon would not say
+# the key is taken); ⌥Space is what macOS launchers (Alfred, Raycast) default to.
+DEFAULT_HOTKEY = "Alt+Space" if sys.platform == "darwin" else "Ctrl+Alt+Space"
 
 
 @dataclass(frozen=True)
@@ -154,15 +160,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("default_limit", int, 10, "Results shown by recall", "Search", minimum=1, maximum=1000),
     # Desktop
     Setting(
-        "hotkey", str, "Ctrl+Alt+Space", "Global hotkey that opens the recall popup", "Desktop"
+        "hotkey", str, DEFAULT_HOTKEY, "Global hotkey that opens the recall popup", "Desktop"
     ),
     Setting(
         "hotkey_backend",
         str,
         "auto",
-        "Which global hotkey backend to use: auto, x11, portal or none",
+        "Which global hotkey backend to use: auto, x11, portal, windows, macos or none",
         "Desktop",
-        choices=("auto", "x11", "portal", "none"),
+        choices=("auto", "x11", "portal", "windows", "macos", "none"),
     ),
     Setting(
         "popup_results", int, 8, "Results shown in the popup", "Desktop", minimum=1, maximum=50

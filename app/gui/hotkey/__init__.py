@@ -4,10 +4,13 @@ One module per backend, tried in order of preference (normcap's clipboard handle
 
 - `x11.py`: `XGrabKey` on the root window under an X server.
 - `portal.py`: the xdg-desktop-portal GlobalShortcuts interface under Wayland.
+- `windows.py`: `RegisterHotKey` on Windows, WM_HOTKEY read by a Qt native event filter.
+- `macos.py`: Carbon's `RegisterEventHotKey` on macOS (no Accessibility permission).
 - `manual.py`: no grab; the user binds `mnemo popup` in the desktop's keyboard settings,
   which reaches the running app over IPC.
 
-Windows (RegisterHotKey) and macOS backends will be new modules listed in `BACKENDS`.
+`keymap.py` holds the Qt-free key tables the Windows and macOS backends share.
+
 `backend()` picks the first compatible one, logging why each one before it was skipped,
 or the one the `hotkey_backend` setting forces. See docs/adr/0004-hotkey-backends.md.
 """
@@ -17,16 +20,20 @@ from __future__ import annotations
 import logging
 
 from app.gui.hotkey.base import FALLBACK, HotkeyBackend, parse
+from app.gui.hotkey.macos import MacHotkey
 from app.gui.hotkey.manual import ManualHotkey
 from app.gui.hotkey.portal import PortalHotkey
+from app.gui.hotkey.windows import WindowsHotkey
 from app.gui.hotkey.x11 import X11Hotkey, activate_window, active_window
 
 __all__ = [
     "BACKENDS",
     "FALLBACK",
     "HotkeyBackend",
+    "MacHotkey",
     "ManualHotkey",
     "PortalHotkey",
+    "WindowsHotkey",
     "X11Hotkey",
     "activate_window",
     "active_window",
@@ -37,7 +44,13 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 # In order of preference; the manual fallback is always last and always compatible.
-BACKENDS: tuple[type[HotkeyBackend], ...] = (X11Hotkey, PortalHotkey, ManualHotkey)
+BACKENDS: tuple[type[HotkeyBackend], ...] = (
+    X11Hotkey,
+    PortalHotkey,
+    WindowsHotkey,
+    MacHotkey,
+    ManualHotkey,
+)
 
 
 def backend(parent=None, forced: str = "auto") -> HotkeyBackend:

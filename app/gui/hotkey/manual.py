@@ -2,8 +2,8 @@
 
 That command reaches the running app over its local socket (`app/gui/ipc.py`), so the
 popup still opens on a key; only the desktop, not Mnemo, owns the key. This is what runs
-where no other backend can (macOS and Windows until their modules exist, a session
-without an X server or a Wayland portal), and what the user gets by choosing "none".
+where no other backend can (a Linux session without an X server or a Wayland portal, or a
+forced backend that cannot run here), and what the user gets by choosing "none".
 """
 
 from __future__ import annotations
