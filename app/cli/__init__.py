@@ -8,7 +8,6 @@ import logging
 import os
 import sys
 
-from app import __version__
 from app.cli import commands
 from app.core.context import DEFAULT_MAX_CHARS
 from app.core.errors import MnemoError
@@ -43,12 +42,27 @@ def _secrets(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _Version(argparse.Action):
+    """--version: loads llama.cpp only when asked, to name its build and devices."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from app.cli.version import version_text
+
+        print(version_text())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = argparse.ArgumentParser(
         prog="mnemo", description="Remember things and find them again by meaning, offline."
     )
-    parser.add_argument("--version", action="version", version=f"mnemo {__version__}")
+    parser.add_argument(
+        "--version", action=_Version, help="show the version, the llama.cpp build and the GPU"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 

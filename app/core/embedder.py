@@ -132,10 +132,11 @@ def inspect_model(
 class Embedder:
     """Turns text into L2-normalized float32 vectors with a local GGUF model."""
 
-    def __init__(self, info: ModelInfo, threads: int = 0):
+    def __init__(self, info: ModelInfo, threads: int = 0, gpu_layers: int = 0):
         import llama_cpp
 
         self.info = info
+        self.on_gpu = False
         self._lock = threading.Lock()
         n_ctx = min(info.trained_context, MAX_CONTEXT)
         options = dict(
@@ -147,15 +148,14 @@ class Embedder:
             n_threads_batch=threads or None,
             verbose=False,
         )
-        try:
-            # Flash attention embeds 2.6x faster on this CPU with identical vectors (checked
-            # against sentence-transformers); a model that cannot use it loads without.
+        if gpu_layers and llama_cpp.llama_supports_gpu_offload():
             try:
-                self._llm = llama_cpp.Llama(str(info.path), flash_attn=True, **options)
-            except (ValueError, RuntimeError):
-                self._llm = llama_cpp.Llama(str(info.path), **options)
-        except (ValueError, RuntimeError, OSError) as exc:
-            raise ModelError(f"cannot load the model {info.path}: {exc}") from None
+                self._llm = self._open(llama_cpp, info, {**options, "n_gpu_layers": gpu_layers})
+                self.on_gpu = True
+            except ModelError as exc:  # a GPU out of memory or a broken driver: use the CPU
+                log.warning("%s; running the model on the CPU instead", exc)
+        if not self.on_gpu:
+            self._llm = self._open(llama_cpp, info, {**options, "n_gpu_layers": 0})
         if self._llm.pooling_type() == llama_cpp.LLAMA_POOLING_TYPE_NONE:
             raise ModelError(f"{info.path} has no pooling: it is not a sentence-embedding model")
         self._n_batch = n_ctx
@@ -171,12 +171,30 @@ class Embedder:
         if self._budget - max(len(self._query_prefix), len(self._document_prefix)) < 8:
             raise ModelError(f"{info.path}: the window of {info.window} tokens is too small")
 
+    @staticmethod
+    def _open(llama_cpp, info: ModelInfo, options: dict):
+        """llama.cpp's model and context, with flash attention where the model allows it."""
+        try:
+            # Flash attention embeds 2.6x faster on this CPU with identical vectors (checked
+            # against sentence-transformers); a model that cannot use it loads without.
+            try:
+                return llama_cpp.Llama(str(info.path), flash_attn=True, **options)
+            except (ValueError, RuntimeError):
+                return llama_cpp.Llama(str(info.path), **options)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(f"cannot load the model {info.path}: {exc}") from None
+
     @classmethod
     def load(
-        cls, path: Path, query_prefix: str = "auto", document_prefix: str = "auto", threads: int = 0
+        cls,
+        path: Path,
+        query_prefix: str = "auto",
+        document_prefix: str = "auto",
+        threads: int = 0,
+        gpu_layers: int = 0,
     ) -> Embedder:
         """Inspect and load a model in one step."""
-        return cls(inspect_model(path, query_prefix, document_prefix), threads)
+        return cls(inspect_model(path, query_prefix, document_prefix), threads, gpu_layers)
 
     def _tokens(self, text: str) -> list[int]:
         if not text:

@@ -175,7 +175,11 @@ class Engine:
         if not self._model_tried:
             self._model_tried = True
             try:
-                self._embedder = Embedder(self.model_info(), self._settings["model_threads"])
+                self._embedder = Embedder(
+                    self.model_info(),
+                    self._settings["model_threads"],
+                    self._settings["model_gpu_layers"],
+                )
                 self._record_model(self._embedder.info)
             except ModelError as exc:
                 self._model_error = str(exc)

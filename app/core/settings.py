@@ -102,6 +102,16 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0,
         maximum=256,
     ),
+    Setting(
+        "model_gpu_layers",
+        int,
+        -1,
+        "Model layers run on the GPU when llama.cpp was built with one (Metal on macOS); "
+        "-1 = all, 0 = CPU only. If the GPU fails, the model runs on the CPU",
+        "Model",
+        minimum=-1,
+        maximum=1000,
+    ),
     # Search
     Setting(
         "weight_vector",
@@ -201,7 +211,7 @@ SETTINGS: tuple[Setting, ...] = (
 
 BY_KEY = {s.key: s for s in SETTINGS}
 # Keys whose change means another model (or the same one loaded differently).
-MODEL_KEYS = ("model_path", "query_prefix", "document_prefix", "model_threads")
+MODEL_KEYS = ("model_path", "query_prefix", "document_prefix", "model_threads", "model_gpu_layers")
 
 
 class Settings:

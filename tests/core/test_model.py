@@ -148,3 +148,17 @@ def test_embeddings_match_sentence_transformers_reference(embedder):
     reference = np.load(data / "st_reference_vectors.npy")
     ours = np.vstack([v[0] for v in embedder.embed_documents(texts)])
     assert ((ours * reference).sum(axis=1) > 0.9999).all()
+
+
+def test_gpu_layers_on_a_cpu_only_build_run_the_model_on_the_cpu(embedder):
+    # GIVEN the default setting (-1: every layer on the GPU when llama.cpp has one)
+    import llama_cpp
+
+    model = Embedder.load(paths.DEFAULT_MODEL, gpu_layers=-1)
+    try:
+        # THEN a build without GPU offload loads on the CPU and embeds the same vectors
+        assert model.on_gpu == bool(llama_cpp.llama_supports_gpu_offload())
+        same = model.embed_query("liveness probe restarts")
+        assert np.allclose(same, embedder.embed_query("liveness probe restarts"), atol=1e-5)
+    finally:
+        model.close()
