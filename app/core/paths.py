@@ -10,7 +10,17 @@ import platformdirs
 from app.core.errors import InputError
 
 APP = "mnemo"
-RESOURCES = Path(__file__).resolve().parent.parent.parent / "resources"
+
+
+def _resources() -> Path:
+    """The icons and the bundled model: `app/resources` in a wheel or a PyInstaller bundle
+    (package data), `resources/` beside `app/` in a source checkout."""
+    package = Path(__file__).resolve().parent.parent
+    installed = package / "resources"
+    return installed if installed.is_dir() else package.parent / "resources"
+
+
+RESOURCES = _resources()
 DEFAULT_MODEL = RESOURCES / "models" / "all-MiniLM-L6-v2.F16.gguf"
 
 
