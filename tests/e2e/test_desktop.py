@@ -4,9 +4,6 @@ process, the real global hotkey pressed with xdotool, the real clipboard read wi
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 import subprocess
 import sys
 import time
@@ -16,113 +13,28 @@ import apsw
 import pytest
 
 from tests.conftest import REPO
+from tests.e2e import session
 
-TOOLS = ("Xvfb", "openbox", "xdotool", "xclip", "trayer", "xwininfo")
 QUERY_HIT = "k8s pod restart debugging: CrashLoopBackOff came from an OOM kill"
-
-
-def _wait(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def _run(env, *args, check=True, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        args, env=env, capture_output=True, text=True, timeout=30, check=check, **kw
-    )
+SEED = (
+    (QUERY_HIT, "k8s"),
+    ("Grandma lasagne uses nutmeg in the bechamel", "food"),
+    ("Parse dates with an explicit format string", "code"),
+)
+MNEMO = (sys.executable, "-m", "app")
+_wait, _run = session.wait, session.run
 
 
 def _status(env) -> dict | None:
-    run = _run(env, sys.executable, "-m", "app", "status", cwd=REPO, check=False)
-    return json.loads(run.stdout) if run.returncode == 0 else None
+    return session.status(env, MNEMO, REPO)
 
 
 @pytest.fixture(scope="module")
 def desktop(tmp_path_factory):
     """Xvfb + trayer + the Mnemo app on a seeded MNEMO_HOME; yields (env, home, app)."""
-    missing = [t for t in TOOLS if shutil.which(t) is None]
-    if missing:
-        pytest.fail(f"end-to-end tools missing: {missing}; run scripts/setup --test")
-    display = next(n for n in range(150, 400) if not Path(f"/tmp/.X{n}-lock").exists())
     home = tmp_path_factory.mktemp("e2e-home")
-    env = {
-        **os.environ,
-        "DISPLAY": f":{display}",
-        "MNEMO_HOME": str(home),
-        "QT_QPA_PLATFORM": "xcb",
-    }
-    env.pop("MNEMO_MODEL", None)
-    procs: list[subprocess.Popen] = []
-    try:
-        procs.append(
-            subprocess.Popen(
-                ["Xvfb", f":{display}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )
-        _wait(lambda: Path(f"/tmp/.X11-unix/X{display}").exists(), 10, "Xvfb")
-        procs.append(  # a real window manager: focus, activation and placement are real
-            subprocess.Popen(
-                ["openbox", "--sm-disable"],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )
-        procs.append(
-            subprocess.Popen(
-                [
-                    "trayer",
-                    "--edge",
-                    "top",
-                    "--align",
-                    "right",
-                    "--widthtype",
-                    "request",
-                    "--height",
-                    "28",
-                ],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )
-        seed = (
-            "from app.core.engine import Engine\n"
-            "e = Engine()\n"
-            f"e.remember({QUERY_HIT!r}, tags='k8s')\n"
-            "e.remember('Grandma lasagne uses nutmeg in the bechamel', tags='food')\n"
-            "e.remember('Parse dates with an explicit format string', tags='code')\n"
-        )
-        _run(env, sys.executable, "-c", seed, cwd=REPO)
-        app = subprocess.Popen(
-            [sys.executable, "-m", "app", "-v"],
-            cwd=REPO,
-            env=env,
-            stdout=(home / "app.log").open("w"),
-            stderr=subprocess.STDOUT,
-        )
-        procs.append(app)
-        state = _wait(
-            lambda: (s := _status(env)) and s["model"] == "ready" and s, 60, "the app to start"
-        )
-        assert state["hotkey_backend"] == "X11" and state["hotkey_error"] is None, state
-        assert state["tray"], state
+    with session.desktop(home, MNEMO, SEED, cwd=REPO) as (env, app):
         yield env, home, app
-    finally:
-        for proc in reversed(procs):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
 
 
 def _memories(home: Path) -> list[tuple[str, str]]:
@@ -135,14 +47,7 @@ def _memories(home: Path) -> list[tuple[str, str]]:
 
 def test_tray_icon_is_embedded_in_the_system_tray(desktop):
     env, *_ = desktop
-    tree = _run(env, "xwininfo", "-root", "-tree").stdout.splitlines()
-    panel = next(i for i, line in enumerate(tree) if '("panel" "trayer")' in line)
-    depth = len(tree[panel]) - len(tree[panel].lstrip())
-    children = []
-    for line in tree[panel + 1 :]:
-        if len(line) - len(line.lstrip()) <= depth:
-            break
-        children.append(line)
+    children = session.tray_children(env)
     assert any('"Mnemo"' in line and '"mnemo"' in line for line in children), children
 
 
@@ -180,10 +85,7 @@ def _active(env) -> str:
     return _run(env, "xdotool", "getactivewindow", check=False).stdout.strip()
 
 
-def _windows(env, title: str) -> list[str]:
-    """The ids of the visible windows with exactly this title."""
-    found = _run(env, "xdotool", "search", "--onlyvisible", "--name", f"^{title}$", check=False)
-    return found.stdout.split()
+_windows = session.visible_windows
 
 
 def _popup_windows(env) -> list[str]:

@@ -1,0 +1,123 @@
+"""A real desktop session for end-to-end tests: Xvfb, a window manager (openbox), a system
+tray (trayer) and a Mnemo app started by whatever command runs it (the checkout's Python,
+or an installed package's `mnemo`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+TOOLS = ("Xvfb", "openbox", "xdotool", "xclip", "trayer", "xwininfo")
+
+
+def wait(predicate, timeout: float, what: str):
+    """The first true value of `predicate()`, polled every 0.1 s; fails after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def run(env, *args, check=True, **kw) -> subprocess.CompletedProcess:
+    """A command in the session, its output captured as text."""
+    return subprocess.run(
+        args, env=env, capture_output=True, text=True, timeout=30, check=check, **kw
+    )
+
+
+def status(env, mnemo: Sequence[str], cwd: Path | None = None) -> dict | None:
+    """`mnemo status` of the running app, or None while it is not answering."""
+    done = run(env, *mnemo, "status", cwd=cwd, check=False)
+    return json.loads(done.stdout) if done.returncode == 0 else None
+
+
+def visible_windows(env, title: str) -> list[str]:
+    """The ids of the visible windows with exactly this title."""
+    found = run(env, "xdotool", "search", "--onlyvisible", "--name", f"^{title}$", check=False)
+    return found.stdout.split()
+
+
+def tray_children(env) -> list[str]:
+    """The xwininfo lines of the windows docked in trayer's panel."""
+    tree = run(env, "xwininfo", "-root", "-tree").stdout.splitlines()
+    panel = next(i for i, line in enumerate(tree) if '("panel" "trayer")' in line)
+    depth = len(tree[panel]) - len(tree[panel].lstrip())
+    children = []
+    for line in tree[panel + 1 :]:
+        if len(line) - len(line.lstrip()) <= depth:
+            break
+        children.append(line)
+    return children
+
+
+@contextmanager
+def desktop(
+    home: Path,
+    mnemo: Sequence[str],
+    seed: Sequence[tuple[str, str]] = (),
+    cwd: Path | None = None,
+) -> Iterator[tuple[dict, subprocess.Popen]]:
+    """Xvfb + openbox + trayer + the app run by `mnemo` on `home`, after storing `seed`
+    (text, tags) through `mnemo remember`; yields (env, app process) once the model is ready."""
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if missing:
+        pytest.fail(f"end-to-end tools missing: {missing}; run scripts/setup --test")
+    display = next(n for n in range(150, 400) if not Path(f"/tmp/.X{n}-lock").exists())
+    env = {
+        **os.environ,
+        "DISPLAY": f":{display}",
+        "MNEMO_HOME": str(home),
+        "QT_QPA_PLATFORM": "xcb",
+    }
+    env.pop("MNEMO_MODEL", None)
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    procs: list[subprocess.Popen] = []
+    try:
+        procs.append(
+            subprocess.Popen(
+                ["Xvfb", f":{display}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                **quiet,
+            )
+        )
+        wait(lambda: Path(f"/tmp/.X11-unix/X{display}").exists(), 10, "Xvfb")
+        # A real window manager: focus, activation and placement are real.
+        procs.append(subprocess.Popen(["openbox", "--sm-disable"], env=env, **quiet))
+        tray = ["trayer", "--edge", "top", "--align", "right", "--widthtype", "request"]
+        procs.append(subprocess.Popen([*tray, "--height", "28"], env=env, **quiet))
+        for text, tags in seed:
+            run(env, *mnemo, "remember", text, "--tags", tags, "--source", "manual", cwd=cwd)
+        app = subprocess.Popen(
+            [*mnemo, "-v"],
+            cwd=cwd,
+            env=env,
+            stdout=(home / "app.log").open("w"),
+            stderr=subprocess.STDOUT,
+        )
+        procs.append(app)
+        state = wait(
+            lambda: (s := status(env, mnemo, cwd)) and s["model"] == "ready" and s,
+            60,
+            "the app to start",
+        )
+        assert state["hotkey_backend"] == "X11" and state["hotkey_error"] is None, state
+        assert state["tray"], state
+        yield env, app
+    finally:
+        for proc in reversed(procs):
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
