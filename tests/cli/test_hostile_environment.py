@@ -16,6 +16,8 @@ import pytest
 
 from tests.conftest import REPO, run_cli
 
+POSIX_ONLY = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes and devices")
+
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
@@ -32,6 +34,7 @@ def _cli_umask0(*args: str, env: dict | None = None) -> subprocess.CompletedProc
     )
 
 
+@POSIX_ONLY
 def test_every_file_is_private_whatever_the_umask(mnemo_home, tmp_path):
     # GIVEN a umask of 0 (files would be created 0666, folders 0777)
     mirror = tmp_path / "mirror"
@@ -52,6 +55,7 @@ def test_every_file_is_private_whatever_the_umask(mnemo_home, tmp_path):
         assert _mode(folder) == 0o700, folder
 
 
+@POSIX_ONLY
 def test_an_older_world_readable_database_is_narrowed(mnemo_home):
     run_cli("remember", "An older note")
     db = mnemo_home / "data" / "mnemo.db"
@@ -95,6 +99,7 @@ def test_status_and_gui_without_a_display_say_so_instead_of_aborting():
     assert "no display" in _one_line_error(gui)
 
 
+@POSIX_ONLY
 def test_export_writes_only_regular_files(tmp_path):
     run_cli("remember", "Something to export")
     target = tmp_path / "real.jsonl"

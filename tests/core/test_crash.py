@@ -16,6 +16,8 @@ import pytest
 from app.core import crash, paths
 from tests.conftest import REPO
 
+POSIX_ONLY = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+
 
 @pytest.fixture(autouse=True)
 def restore_process_state():
@@ -60,6 +62,7 @@ def _flush() -> None:
         handler.flush()
 
 
+@POSIX_ONLY
 def test_log_files_are_private_even_with_umask_0():
     # GIVEN a umask that would make every new file world-writable
     old = os.umask(0)
@@ -185,6 +188,7 @@ def test_marker_of_a_live_process_gives_no_notice():
         proc.wait()
 
 
+@POSIX_ONLY
 def test_crash_file_that_grew_gives_the_notice_once():
     assert crash.previous_crash() is None  # a first start: nothing to say
     with crash.crash_path().open("a") as f:
