@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,6 +130,47 @@ def inspect_model(
     )
 
 
+class FreeCores:
+    """How many cores other processes leave free, from /proc/stat between two looks.
+
+    llama.cpp's threads wait for each other at every layer: with one of two cores held by
+    another process, two threads made a query 5-20x slower than one (issue 10). So queries
+    run on one thread, and each batch takes the cores that were actually idle (plus the ones
+    we ourselves kept busy) since the previous batch."""
+
+    def __init__(self, cores: int | None = None):
+        self.cores = cores or os.cpu_count() or 1
+        self._last: tuple[float, float, float] | None = self._sample()
+        self._answer = self.cores
+
+    @staticmethod
+    def _sample() -> tuple[float, float, float] | None:
+        """(wall seconds, busy core-seconds of the whole machine, our own CPU seconds)."""
+        try:
+            with open("/proc/stat", "rb") as f:
+                fields = [int(x) for x in f.readline().split()[1:]]
+        except (OSError, ValueError):
+            return None  # not Linux: assume every core is free
+        tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+        own = os.times()
+        return time.monotonic(), (sum(fields[:8]) - idle) / tick, own.user + own.system
+
+    def free(self) -> int:
+        """Cores not used by other processes since the last look (at least 1); looks less
+        than 50 ms apart keep the last answer, which too short a window cannot refine."""
+        now = self._sample()
+        if now is None or self._last is None:
+            return self.cores
+        wall = now[0] - self._last[0]
+        if wall < 0.05:
+            return self._answer
+        others = max(0.0, (now[1] - self._last[1]) - (now[2] - self._last[2])) / wall
+        self._last = now
+        self._answer = max(1, min(self.cores, round(self.cores - others)))
+        return self._answer
+
+
 class Embedder:
     """Turns text into L2-normalized float32 vectors with a local GGUF model."""
 
@@ -137,6 +179,10 @@ class Embedder:
 
         self.info = info
         self.on_gpu = False
+        self._max_threads = threads  # 0: every core that is free
+        self.query_threads = 1  # bench/load.py compares 2, the old way
+        self._free = FreeCores()
+        self._threads = 0  # what the context runs with now
         self._lock = threading.Lock()
         n_ctx = min(info.trained_context, MAX_CONTEXT)
         options = dict(
@@ -144,8 +190,8 @@ class Embedder:
             n_ctx=n_ctx,
             n_batch=n_ctx,
             n_ubatch=n_ctx,
-            n_threads=threads or None,
-            n_threads_batch=threads or None,
+            n_threads=1,  # set before every decode: see FreeCores and _decode
+            n_threads_batch=1,
             verbose=False,
         )
         if gpu_layers and llama_cpp.llama_supports_gpu_offload():
@@ -221,7 +267,22 @@ class Embedder:
             for s in list(starts)[:MAX_CHUNKS]
         ]
 
-    def _decode(self, sequences: list[list[int]]) -> np.ndarray:
+    def _use_threads(self, interactive: bool) -> None:
+        """One thread for a query (never waits on a busy core); a batch takes the free cores
+        (at most `model_threads` when set). Called with the lock held."""
+        import llama_cpp
+
+        if interactive:
+            wanted = self.query_threads
+        else:
+            wanted = self._free.free()
+            if self._max_threads:
+                wanted = min(wanted, self._max_threads)
+        if wanted != self._threads:
+            llama_cpp.llama_set_n_threads(self._llm._ctx.ctx, wanted, wanted)
+            self._threads = wanted
+
+    def _decode(self, sequences: list[list[int]], interactive: bool = False) -> np.ndarray:
         """Embed token sequences, packing several into each llama.cpp batch."""
         import llama_cpp
 
@@ -242,6 +303,7 @@ class Embedder:
             batch.clear()
 
         with self._lock:
+            self._use_threads(interactive)
             llm._batch.reset()
             used = 0
             for seq in sequences:
@@ -261,7 +323,7 @@ class Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """One normalized vector for a search query."""
-        return self._decode([self.query_sequence(text)])[0]
+        return self._decode([self.query_sequence(text)], interactive=True)[0]
 
     def embed_documents(self, texts: list[str]) -> list[np.ndarray]:
         """For each memory text, its chunk vectors as an (n_chunks, dim) array."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -162,3 +163,50 @@ def test_gpu_layers_on_a_cpu_only_build_run_the_model_on_the_cpu(embedder):
         assert np.allclose(same, embedder.embed_query("liveness probe restarts"), atol=1e-5)
     finally:
         model.close()
+
+
+def test_a_query_runs_on_one_thread_and_a_batch_on_the_free_cores(tmp_path):
+    # GIVEN another process keeping one core busy (users' laptops are never idle)
+    import subprocess
+    import sys
+    import time
+
+    model = Embedder.load(paths.DEFAULT_MODEL)
+    try:
+        model.embed_query("warm up")
+        assert model._threads == 1  # a query never waits on a busy core
+        if (os.cpu_count() or 1) < 2:
+            pytest.skip("one core: nothing to choose")
+        spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        try:
+            model._free.free()  # start the interval
+            time.sleep(0.6)
+            # THEN a batch leaves the busy core alone
+            assert model._free.free() <= model._free.cores - 1
+            model.embed_documents(["a note about the busy core"])
+            assert 1 <= model._threads <= model._free.cores - 1
+        finally:
+            spinner.kill()
+            spinner.wait()
+        model.embed_query("and queries stay on one thread")
+        assert model._threads == 1
+    finally:
+        model.close()
+
+
+def test_free_cores_counts_other_processes_not_our_own_work():
+    import time
+
+    from app.core.embedder import FreeCores
+
+    free = FreeCores()
+    free.free()
+    deadline = time.monotonic() + 0.5
+    while time.monotonic() < deadline:  # we keep one core busy ourselves
+        pass
+    # our own work is not someone else's: at most the machine's other load is taken off
+    assert free.free() >= 1
+    fake = FreeCores(cores=4)
+    fake._last = (0.0, 0.0, 0.0)
+    fake._sample = lambda: (1.0, 2.0, 1.0)  # 2 busy core-seconds in 1 s, 1 of them ours
+    assert fake.free() == 3

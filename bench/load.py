@@ -1,0 +1,141 @@
+"""Latency with one core kept busy by another process (a laptop with a browser and a build
+running), quiet beside it, and the old way of running llama.cpp as the peer in the same run.
+
+    .venv/bin/python -m bench.load [--size 10000]
+
+- query embedding p50/p95: one thread per query (now) against two (before);
+- hybrid recall p50/p95 on a synthetic collection (bench/speed.py's, cached);
+- batch embedding throughput: the cores that are free (now) against all cores (before).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.report import busy_core, record
+from bench.speed import HERE, QUERIES, build, pct
+
+QUERY_TEXTS = QUERIES + [
+    "why does the deploy pipeline fail after the cache migration on staging",
+    "k8s",
+    "what did we decide about the parser rewrite and its error messages last quarter",
+    "grandma lasagne",
+]
+NOTES = [
+    f"Remember to {v} the {o} before the {t} meeting on day {i}"
+    for i, (v, o, t) in enumerate(
+        (v, o, t)
+        for v in ("check", "update", "review", "archive", "send")
+        for o in ("budget", "roadmap", "release notes", "test plan", "invoice")
+        for t in ("monday", "planning", "retro", "board")
+    )
+]
+
+
+def _query_times(embedder, runs: int = 8) -> list[float]:
+    times = []
+    for _ in range(runs):
+        for q in QUERY_TEXTS:
+            t = time.perf_counter()
+            embedder.embed_query(q)
+            times.append((time.perf_counter() - t) * 1000)
+    return times
+
+
+def _recall_times(engine, runs: int = 5) -> list[float]:
+    times = []
+    for _ in range(runs):
+        for q in QUERY_TEXTS:
+            t = time.perf_counter()
+            engine.recall(q, mode="hybrid", track=False)
+            times.append((time.perf_counter() - t) * 1000)
+    return times
+
+
+def _batch_rate(embedder, fixed: int | None) -> float:
+    """Short notes per second, embedded in batches of 16 as the backfill does."""
+    import llama_cpp
+
+    if fixed:  # the old way: every core, whatever else runs
+        embedder._free.free = lambda: fixed  # type: ignore[method-assign]
+    else:
+        with contextlib.suppress(AttributeError):
+            del embedder._free.free
+    started = time.perf_counter()
+    for i in range(0, len(NOTES), 16):
+        embedder.embed_documents(NOTES[i : i + 16])
+    rate = len(NOTES) / (time.perf_counter() - started)
+    llama_cpp.llama_set_n_threads(embedder._llm._ctx.ctx, 1, 1)
+    embedder._threads = 1
+    return rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--size", type=int, default=10_000)
+    args = parser.parse_args()
+    from app.core import paths
+    from app.core.embedder import Embedder
+
+    embedder = Embedder.load(paths.DEFAULT_MODEL)
+    home = HERE / ".cache" / f"speed-{args.size}-{embedder.info.model_id.replace('@', '-')}"
+    if not (home / "data" / "mnemo.db").exists():
+        shutil.rmtree(home, ignore_errors=True)
+        build(args.size, home, embedder.info.model_id, embedder.info.dimension)
+    work = Path(tempfile.mkdtemp(prefix="mnemo-load-"))
+    shutil.copytree(home, work / "home")
+    os.environ["MNEMO_HOME"] = str(work / "home")
+    from app.core.engine import Engine
+
+    engine = Engine(embedder=embedder)
+    engine.recall("warm up", track=False)
+    rows = []
+    for load in ("quiet", "one core busy"):
+        with busy_core() if load != "quiet" else contextlib.nullcontext():
+            time.sleep(0.5)
+            for threads, label in ((1, "1 thread (now)"), (2, "2 threads (before)")):
+                embedder.query_threads = threads
+                embedder.embed_query("warm")
+                q = _query_times(embedder)
+                r = _recall_times(engine)
+                rows.append(
+                    (
+                        load,
+                        label,
+                        f"{pct(q, 50):.1f} / {pct(q, 95):.1f}",
+                        f"{pct(r, 50):.1f} / {pct(r, 95):.1f}",
+                        f"{pct(r, 95) / pct(r, 50):.1f}",
+                    )
+                )
+                print(" | ".join(rows[-1]))
+            embedder.query_threads = 1
+            now, before = _batch_rate(embedder, None), _batch_rate(embedder, os.cpu_count())
+            rows.append((load, "batch: free cores (now) / all cores (before)",
+                         f"{now:.0f} / {before:.0f} notes/s", "", ""))  # fmt: skip
+            print(" | ".join(rows[-1]))
+    engine.close()
+    shutil.rmtree(work, ignore_errors=True)
+    record(
+        "Speed: on a busy laptop (query threads)",
+        ["load", "llama.cpp threads", "query embedding p50 / p95 ms",
+         f"hybrid recall at {args.size:,} p50 / p95 ms", "recall p95 / p50"],  # fmt: skip
+        rows,
+        note="One process busy-looping on one of the two cores for the 'one core busy' rows. "
+        f"{len(QUERY_TEXTS)} queries of 1 to 15 words, 8 rounds (recall: 5). Collection: "
+        "bench/speed.py's synthetic memories with random vectors (recall cost beyond the "
+        "query embedding). Batches: 100 short notes in batches of 16. Goals (issue 10): "
+        "query embedding p95 ≤ 30 ms and recall p95 ≤ 2 × p50 with one core busy.",
+    )
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()
