@@ -184,9 +184,19 @@ def m004_merges_and_checks(db: apsw.Connection) -> None:
         )
 
 
+def m005_live_observations_index(db: apsw.Connection) -> None:
+    """The largest observation count of a live memory, read by every ranking, from an index
+    (a full scan took 52-78 ms per recall at 100k memories)."""
+    db.execute(
+        "CREATE INDEX memories_live_observations ON memories(observation_count) "
+        "WHERE deleted_at IS NULL"
+    )
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
     m003_keywords,
     m004_merges_and_checks,
+    m005_live_observations_index,
 )
