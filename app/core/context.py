@@ -328,7 +328,11 @@ def build_context(
     if query:
         plan = store.keyword_plan(query)
         if plan.expression:
-            hits = dict(store.keyword_search(plan.expression, Filters(), 10_000))
+            hits = dict(
+                store.keyword_search(
+                    plan.expression, Filters(), 10_000, common_only=plan.common_only
+                )
+            )
             bm25 = np.array([hits.get(int(s), 0.0) for s in seqs])
             if cosine is not None:
                 # As in recall: a keyword match needs some support from meaning, unless the

@@ -107,6 +107,7 @@ class KeywordPlan:
     ideal: float = 0.0  # BM25 of a memory holding every phrase, before saturation
     corrections: dict[str, str] = field(default_factory=dict)  # typed → collection word
     left_out: int = 0  # common phrases left out of a long query
+    common_only: bool = False  # every phrase is in half the memories or more (see `plan`)
 
     @property
     def exact_identifier(self) -> bool:
@@ -358,6 +359,13 @@ class Lexicon:
             kept = {id(p) for p in keep}
             left_out = len(matchable) - MAX_PHRASES
             matchable = [p for p in matchable if id(p) in kept]
+        # A phrase in half the memories or more scores FTS5's idf floor (1e-6): next to a
+        # rarer phrase it changes no order, yet matching it makes FTS5 rank nearly every
+        # memory (149 ms at 100k). It is searched only when nothing rarer is asked.
+        rare = [p for p in matchable if idf(p.docs, total) > 1e-6]
+        common_only = bool(matchable) and not rare
+        if rare:
+            matchable = rare
         searched = {p.words[0] for p in matchable}
         expression = " OR ".join(p.match() for p in matchable) or None
         return KeywordPlan(
@@ -366,4 +374,5 @@ class Lexicon:
             ideal=ideal * (BM25_K1 + 1),
             corrections={w: c for w, c in corrections.items() if w in searched},
             left_out=left_out,
+            common_only=common_only,
         )

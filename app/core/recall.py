@@ -106,7 +106,9 @@ def recall(
     if wanted in ("hybrid", "keyword"):
         plan = store.keyword_plan(query, prefix=prefix)
         if plan.expression:
-            keyword_hits = store.keyword_search(plan.expression, filters, pool)
+            keyword_hits = store.keyword_search(
+                plan.expression, filters, pool, common_only=plan.common_only
+            )
     if plan.exact_identifier and keyword_hits:
         vector_hits = []  # `E_CONN_RESET`: the memories that hold it, not look-alikes
 

@@ -19,6 +19,7 @@ COLUMNS = (
     "deleted_at, keywords, merged_into"
 )
 CONTENT_FIELDS = ("title", "text", "reasoning")
+COMMON_POOL = 1_000  # the newest matches ranked when a query holds only common words
 EDITABLE = (
     "title",
     "text",
@@ -344,9 +345,23 @@ class Store:
         filters: Filters,
         limit: int,
         weights: tuple[float, ...] = (2.0, 1.0, 1.0, 1.0, 1.0),
+        common_only: bool = False,
     ) -> list[tuple[int, float]]:
-        """(seq, bm25) for the best FTS5 matches of a safe expression; higher is better."""
+        """(seq, bm25) for the best FTS5 matches of a safe expression; higher is better.
+
+        `common_only` (every phrase in half the memories or more, `KeywordPlan`): such words
+        tell memories apart by nothing but their frequency, and ranking all of them cost
+        66 ms at 100k; the newest COMMON_POOL matches are ranked instead (8 ms)."""
         w = ", ".join(str(float(x)) for x in weights)
+        if common_only:
+            where, args = filters.sql()
+            rows = self.db.query(
+                f"SELECT m.seq, f.score FROM (SELECT rowid, -bm25(memories_fts, {w}) AS score "
+                "FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) f "
+                f"JOIN memories m ON m.seq = f.rowid WHERE 1{where} ORDER BY f.score DESC LIMIT ?",
+                (expression, max(COMMON_POOL, limit * 4), *args, limit),
+            )
+            return [(r[0], r[1]) for r in rows]
         if not filters.active and not filters.include_deleted and not filters.only_deleted:
             # Without filters the join with memories costs a lookup per match (a third of
             # the time when a common word matches everything): rank in FTS5 alone, then drop

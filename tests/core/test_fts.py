@@ -83,3 +83,43 @@ def test_any_text_is_a_valid_match_expression(engine, text):
     if expression is not None:
         assert expression.startswith('"')
         engine._store.keyword_search(expression, Filters(), 5)
+
+
+def _ids(engine, hits) -> set[str]:
+    return {m.id for m in engine._store.by_seqs([seq for seq, _ in hits], Filters()).values()}
+
+
+def _deploy_notes(engine, n: int = 40) -> list[Memory]:
+    """n notes that all say "deploy"; two of them also say "rollback"."""
+    notes = []
+    for i in range(n):
+        extra = " and the rollback failed" if i in (5, 30) else ""
+        notes.append(
+            engine._store.insert(Memory(id="", text=f"deploy number {i} of service{i}{extra}"))
+        )
+    return notes
+
+
+def test_a_word_in_most_memories_is_not_searched_next_to_a_rarer_one(engine):
+    # GIVEN 40 memories that all say "deploy" and 2 that say "rollback"
+    notes = _deploy_notes(engine)
+    plan = engine._store.keyword_plan("deploy rollback")
+    # THEN FTS5 is asked for "rollback" only: ranking every memory for "deploy" would
+    # change no order (its idf is FTS5's floor) and costs a pass over the whole index
+    assert plan.expression == '"rollback"' and not plan.common_only
+    hits = engine._store.keyword_search(plan.expression, Filters(), 10)
+    assert _ids(engine, hits) == {notes[5].id, notes[30].id}
+
+
+def test_a_query_of_only_common_words_ranks_a_bounded_pool_of_the_newest(engine, monkeypatch):
+    from app.core import store as store_module
+
+    notes = _deploy_notes(engine)
+    plan = engine._store.keyword_plan("deploy number")
+    assert plan.common_only and plan.expression is not None
+    monkeypatch.setattr(store_module, "COMMON_POOL", 10)
+    hits = engine._store.keyword_search(plan.expression, Filters(), 3, common_only=True)
+    # only the 12 newest (max(pool, 4 × limit)) were ranked: the rest were never scored
+    newest = {m.id for m in notes[-12:]}
+    assert len(hits) == 3 and _ids(engine, hits) <= newest
+    assert all(score > 0 for _, score in hits)
