@@ -123,9 +123,20 @@ def measure_size(n: int) -> dict:
 
     engine = Engine(embedder=embedder)
     started = time.perf_counter()
-    engine.vector_index()
+    engine.vector_index()  # from the database, then written beside it
     index_load = time.perf_counter() - started
-    out = {"n": n, "model_load_ms": model_load * 1000, "index_load_ms": index_load * 1000}
+    engine.close()
+    engine = Engine(embedder=embedder)
+    started = time.perf_counter()
+    index = engine.vector_index()  # the next start: the memory-mapped copy
+    mapped_load = time.perf_counter() - started
+    assert index.loaded_from == "cache", index.loaded_from
+    out = {
+        "n": n,
+        "model_load_ms": model_load * 1000,
+        "index_load_ms": index_load * 1000,
+        "index_mapped_ms": mapped_load * 1000,
+    }
     matches = [
         engine._db.query(
             "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
@@ -300,7 +311,7 @@ def main() -> None:
                 ),
                 f"{r['remember_p50_ms']:.1f}",
                 f"{r['context_p50_ms']:.1f}",
-                f"{r['index_load_ms']:.0f}",
+                f"{r['index_load_ms']:.0f} / {r['index_mapped_ms']:.1f}",
                 f"{r['rss_mb']:.0f}",
                 f"{r['common_keyword_p50_ms']:.1f} / {r['common_hybrid_p50_ms']:.1f}",
             )
@@ -317,7 +328,7 @@ def main() -> None:
             "hybrid p50/p95 ms",
             "remember p50 ms",
             "context p50 ms",
-            "vector load ms",
+            "vector load ms: database / mapped copy",
             "RSS MB",
             "worst case: 3 most common words, keyword / hybrid p50 ms",
         ],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -226,7 +227,11 @@ class Engine:
         if embedder is None:
             return None
         if self._index is None:
-            self._index = VectorIndex(embedder.info.model_id, embedder.info.dimension)
+            db_path = self._db.path
+            # The memory-mapped copy of the vectors lives beside the database (not for a
+            # read-only one, nor one in memory).
+            cache = None if self.read_only else db_path.with_name(db_path.name + ".vectors")
+            self._index = VectorIndex(embedder.info.model_id, embedder.info.dimension, cache)
         self._index.refresh(self._store)
         return self._index
 
@@ -824,7 +829,11 @@ class Engine:
         return self._db.read_only
 
     def close(self) -> None:
-        """Free the model (if this engine loaded it) and close the database."""
+        """Free the model (if this engine loaded it) and close the database; the vectors
+        added since start go to the copy the next start maps."""
+        if self._index is not None:
+            with contextlib.suppress(Exception):  # a cache: never in the way of closing
+                self._index.save(self._store)
         if self._embedder is not None and self._owns_embedder:
             self._embedder.close()
             self._embedder = None

@@ -652,6 +652,11 @@ class Store:
         generation = int(self.db.get_meta("vector_generation", "0"))
         return top, generation
 
+    def vector_blob(self, rowid: int) -> bytes | None:
+        """One embedding row's vector, by rowid (None if it is gone)."""
+        rows = self.db.query("SELECT vector FROM embeddings WHERE rowid = ?", (rowid,))
+        return rows[0][0] if rows else None
+
     def vectors_of(self, memory_id: str, model_id: str) -> np.ndarray | None:
         """A memory's chunk vectors from this model, if any."""
         rows = self.db.query(

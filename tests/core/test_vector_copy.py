@@ -1,0 +1,126 @@
+"""The memory-mapped copy of the vectors beside the database: used at the next start, never
+trusted blindly (generation, the last row's vector, rows added since), private, optional."""
+
+from __future__ import annotations
+
+import stat
+
+import numpy as np
+
+from app.core.engine import Engine
+
+NOTES = [
+    "Kubernetes pods restart when the liveness probe times out",
+    "Grandma's lasagne uses nutmeg in the bechamel sauce",
+    "Parse dates with an explicit format string, never guess",
+    "The boiler pressure should sit between 1 and 1.5 bar",
+]
+
+
+def _scores(engine: Engine, query: str) -> dict[int, float]:
+    index = engine.vector_index()
+    seqs, best = index.scores(engine.embedder.embed_query(query))
+    return dict(zip(seqs.tolist(), best.tolist(), strict=True))
+
+
+def _fresh(embedder) -> Engine:
+    return Engine(embedder=embedder)
+
+
+def test_the_next_start_maps_the_copy_and_scores_the_same(embedder, mnemo_home):
+    first = _fresh(embedder)
+    for note in NOTES:
+        first.remember(note, force=True)
+    assert first.vector_index().loaded_from == "database"
+    expected = _scores(first, "container keeps rebooting")
+    first.close()
+    copies = list((mnemo_home / "data" / "mnemo.db.vectors").iterdir())
+    assert copies and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in copies)
+
+    second = _fresh(embedder)
+    try:
+        index = second.vector_index()
+        assert index.loaded_from == "cache"
+        assert isinstance(index._buf, np.memmap)  # mapped, not read into memory
+        assert _scores(second, "container keeps rebooting") == expected
+    finally:
+        second.close()
+
+
+def test_rows_added_since_the_copy_are_read_from_the_database(embedder):
+    first = _fresh(embedder)
+    for note in NOTES[:2]:
+        first.remember(note, force=True)
+    first.vector_index()
+    first.close()
+    # another process (the CLI, an agent) adds a memory and never writes the copy
+    other = _fresh(embedder)
+    other._index = None
+    added = other.remember(NOTES[3], force=True).memory
+    other._db.close()
+
+    later = _fresh(embedder)
+    try:
+        index = later.vector_index()
+        assert index.loaded_from == "cache"
+        hits, _ = index.top(later.embedder.embed_query("boiler pressure in bar"), 1)
+        assert later._store.by_seqs([hits[0][0]], _live()).popitem()[1].id == added.id
+    finally:
+        later.close()
+
+
+def _live():
+    from app.core.store import Filters
+
+    return Filters()
+
+
+def test_a_trash_or_a_changed_row_makes_the_copy_unusable(embedder):
+    first = _fresh(embedder)
+    ids = [first.remember(note, force=True).memory.id for note in NOTES]
+    first.vector_index()
+    first.close()
+
+    # a memory trashed elsewhere bumps the generation: the copy no longer describes it
+    other = _fresh(embedder)
+    other.forget([ids[0]])
+    other._db.close()
+    reopened = _fresh(embedder)
+    assert reopened.vector_index().loaded_from == "database"
+    reopened.close()  # writes a copy for this generation
+
+    # the same generation and top row, but the last row holds another vector (a database
+    # file swapped for a diverged copy of itself)
+    conn = _fresh(embedder)
+    top = conn._db.query("SELECT max(rowid) FROM embeddings")[0][0]
+    with conn._db.write() as c:
+        c.execute("UPDATE embeddings SET vector = zeroblob(length(vector)) WHERE rowid = ?", (top,))
+    conn._db.close()
+    swapped = _fresh(embedder)
+    try:
+        assert swapped.vector_index().loaded_from == "database"
+    finally:
+        swapped.close()
+
+
+def test_a_damaged_copy_is_ignored_and_replaced(embedder, mnemo_home):
+    first = _fresh(embedder)
+    for note in NOTES:
+        first.remember(note, force=True)
+    expected = _scores(first, "italian cooking")
+    first.close()
+    folder = mnemo_home / "data" / "mnemo.db.vectors"
+    (matrix,) = folder.glob("*.f32.npy")
+    matrix.write_bytes(matrix.read_bytes()[:200])  # truncated by a crash or a full disk
+    second = _fresh(embedder)
+    try:
+        assert second.vector_index().loaded_from == "database"
+        assert _scores(second, "italian cooking") == expected
+    finally:
+        second.close()
+    assert len(list(folder.glob("*.npy"))) == 2  # the damaged files are gone
+    third = _fresh(embedder)
+    try:
+        assert third.vector_index().loaded_from == "cache"  # written again, whole
+    finally:
+        third.close()
