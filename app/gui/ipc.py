@@ -214,13 +214,19 @@ class Server(QtCore.QObject):
         return True
 
     def _read(self, client: QtNetwork.QLocalSocket) -> None:
+        # Answer every line first, then act once control is back in the event loop: a command
+        # may open a modal dialog (a secret in the clipboard) whose own event loop lets the
+        # client disconnect and be deleted while we would still be reading from it.
+        words = []
         while client.canReadLine():
             word = bytes(client.readLine()).decode("utf-8", "replace").strip()
             reply = "ok " + json.dumps(self._status()) if word == "status" else "ok"
             client.write(reply.encode() + b"\n")
             client.flush()
             if word in COMMANDS:
-                self.command.emit(word)
+                words.append(word)
+        for word in words:
+            QtCore.QTimer.singleShot(0, self, functools.partial(self.command.emit, word))
 
     def close(self) -> None:
         """Stop listening and remove the socket."""

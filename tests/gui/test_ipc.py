@@ -367,3 +367,48 @@ def test_a_squatted_path_makes_mnemo_say_so_instead_of_exiting_silently(
     assert run.returncode == 1 and err.startswith(f"mnemo: error: {line}"), err
     assert "Traceback" not in err and len(err.splitlines()) == 1
     assert run.stdout == b""
+
+
+# An instance whose command opens a modal dialog (as remember-clipboard does for a secret):
+# the dialog's event loop runs while the asking process disconnects.
+MODAL = """
+import sys
+from app.gui import ipc
+from app.gui.qt import QtCore
+app = QtCore.QCoreApplication([])
+server = ipc.Server()
+assert server.listen()
+heard = []
+def modal(word):
+    heard.append(word)
+    loop = QtCore.QEventLoop()
+    QtCore.QTimer.singleShot(1500, loop.quit)  # the user answers the dialog
+    loop.exec()
+    QtCore.QTimer.singleShot(300, app.quit)
+server.command.connect(modal)
+print("ready", flush=True)
+QtCore.QTimer.singleShot(20_000, app.quit)
+app.exec()
+server.close()
+print("heard", heard, flush=True)
+"""
+
+
+def test_a_command_that_opens_a_dialog_outlives_the_client_that_sent_it(qtbot, runtime_dir):
+    # GIVEN a running instance whose command runs a nested event loop (a modal question)
+    instance = subprocess.Popen(
+        [sys.executable, "-X", "faulthandler", "-c", MODAL],
+        cwd=REPO,
+        env={**os.environ, "TMPDIR": tempfile.gettempdir()},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert instance.stdout.readline().strip() == "ready", instance.stderr.read()
+    # WHEN a later `mnemo remember-clipboard` asks it and exits while the question is open
+    assert _ask(qtbot, "remember-clipboard") is True
+    out, err = instance.communicate(timeout=30)
+    # THEN the instance neither crashed nor touched the deleted connection, and acted once
+    assert instance.returncode == 0, err
+    assert "already deleted" not in err and "Traceback" not in err, err
+    assert out.strip() == "heard ['remember-clipboard']"
