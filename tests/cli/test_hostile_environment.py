@@ -125,11 +125,12 @@ def test_export_writes_only_regular_files(tmp_path):
 
 @pytest.fixture
 def tiny_disk(tmp_path):
-    """A 400 KB tmpfs (root can mount one; elsewhere the test is skipped)."""
+    """A 1 MB tmpfs: room for the first note (its log checkpointed, its vector copy), not
+    for the import (root can mount one; elsewhere the test is skipped)."""
     mount = tmp_path / "tiny"
     mount.mkdir()
     done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mount)], capture_output=True
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True
     )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
