@@ -29,6 +29,12 @@ from app.core.store import Store
 
 log = logging.getLogger(__name__)
 CACHE_FORMAT = 1
+# Past REWRITE_ABOVE rows (15 MB at 384 dimensions) the copy is rewritten at close only once
+# a REWRITE_SHARE-th of the rows were added since it was written: those are read from the
+# database at the next start, and rewriting 150 MB after each `mnemo remember` at 100k
+# memories would cost more than reading them.
+REWRITE_ABOVE = 10_000
+REWRITE_SHARE = 20
 
 
 class VectorIndex:
@@ -85,7 +91,7 @@ class VectorIndex:
         """Bring the matrix up to date with the database (cheap when nothing changed)."""
         top, generation = store.vector_watermark()
         if generation != self._generation:
-            self._n, self._top_rowid = 0, 0
+            self._n, self._top_rowid, self._saved_rows = 0, 0, -1
             self._generation = generation
             self._mapping_stale = True
             if self._load_copy(store, top, generation):
@@ -146,6 +152,9 @@ class VectorIndex:
         meta_path = self._meta_path()
         if meta_path is None or self._generation is None or self._saved_rows == self._n:
             return
+        added = self._n - self._saved_rows
+        if self._saved_rows >= 0 and self._n > REWRITE_ABOVE and added * REWRITE_SHARE < self._n:
+            return  # the copy on disk is close enough: the next start reads the rest
         live = self._owner[: self._n] >= 0
         stem = f"{meta_path.stem}.{os.getpid()}-{secrets.token_hex(4)}"
         meta = {

@@ -124,3 +124,41 @@ def test_a_damaged_copy_is_ignored_and_replaced(embedder, mnemo_home):
         assert third.vector_index().loaded_from == "cache"  # written again, whole
     finally:
         third.close()
+
+
+def test_a_few_new_rows_do_not_rewrite_a_large_copy_many_do(embedder, mnemo_home, monkeypatch):
+    from app.core import vectors
+
+    # a "large" copy, and a share of 1 in 2 (the real ones: 10,000 rows, 1 in 20)
+    monkeypatch.setattr(vectors, "REWRITE_ABOVE", 0)
+    monkeypatch.setattr(vectors, "REWRITE_SHARE", 2)
+    first = _fresh(embedder)
+    for note in NOTES[:2]:
+        first.remember(note, force=True)
+    first.vector_index()
+    first.close()
+    folder = mnemo_home / "data" / "mnemo.db.vectors"
+    written = sorted(p.name for p in folder.iterdir())
+
+    # GIVEN a start that mapped the copy, WHEN one memory is added (a `mnemo remember`)
+    one = _fresh(embedder)
+    assert one.vector_index().loaded_from == "cache"
+    one.remember(NOTES[2], force=True)
+    one.close()
+    # THEN the copy is left as it was (the next start reads that row from the database)
+    assert sorted(p.name for p in folder.iterdir()) == written
+    later = _fresh(embedder)
+    index = later.vector_index()
+    assert index.loaded_from == "cache" and len(index) == 3
+    # WHEN half the rows were added since the copy
+    later.remember(NOTES[3], force=True)
+    later.vector_index()  # a search saw it
+    later.close()
+    # THEN the next start maps a copy holding all of them
+    assert sorted(p.name for p in folder.iterdir()) != written
+    fourth = _fresh(embedder)
+    try:
+        index = fourth.vector_index()
+        assert index.loaded_from == "cache" and index._saved_rows == 4 and len(index) == 4
+    finally:
+        fourth.close()
