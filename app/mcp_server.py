@@ -35,6 +35,7 @@ from typing import TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from app import __version__
 from app.core.engine import Engine
 from app.core.memory import public_dict
 from app.core.store import Filters
@@ -62,7 +63,9 @@ INSTRUCTIONS = (
 def build_server(engine: Engine | None = None) -> MnemoServer:
     """The MCP server with Mnemo's tools; the engine (and model) load on first use."""
     core = EngineThread(engine)
-    server = MnemoServer(core, name="mnemo", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = MnemoServer(
+        core, name="mnemo", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
 
     def required(**values: str) -> None:
         for name, value in values.items():

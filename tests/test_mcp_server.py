@@ -17,6 +17,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+import app
 from app.core import paths
 from tests.conftest import REPO
 
@@ -282,7 +283,7 @@ class _RawServer:
         assert line is not None, "the server closed stdout"
         return json.loads(line)
 
-    def initialize(self) -> None:
+    def initialize(self) -> dict:
         self.send(
             {
                 "jsonrpc": "2.0",
@@ -295,8 +296,10 @@ class _RawServer:
                 },
             }
         )
-        assert self.reply()["id"] == 0
+        answer = self.reply()
+        assert answer["id"] == 0
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer
 
     def call(self, request_id: int, tool: str, arguments: dict) -> None:
         self.send(
@@ -414,7 +417,9 @@ def test_concurrent_calls_from_one_client_all_succeed(mnemo_home):
 def test_malformed_json_rpc_gets_an_error_and_the_server_keeps_serving(mnemo_home, tmp_path):
     server = _RawServer(tmp_path / "stderr.txt")
     try:
-        server.initialize()
+        hello = server.initialize()
+        # (the server names itself and its version to the agent)
+        assert hello["result"]["serverInfo"] == {"name": "mnemo", "version": app.__version__}
         # WHEN a client sends a garbage line, invalid JSON and JSON that is not a request
         server.send(b"garbage\n")
         parse = server.reply(30)
