@@ -77,7 +77,8 @@ def file_sha256(path: Path) -> str:
     cache[key] = digest.hexdigest()
     with contextlib.suppress(OSError):
         tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(cache), encoding="utf-8")
+        with os.fdopen(paths.private_file(tmp), "w", encoding="utf-8") as f:
+            json.dump(cache, f)
         tmp.replace(cache_file)
     return cache[key]
 

@@ -38,6 +38,12 @@ def _dir(kind: str) -> Path:
         path = base / kind
     else:
         path = Path(getattr(platformdirs, f"user_{kind}_dir")(APP, appauthor=False))
+        # A folder named for us above this one (~/.local/state/mnemo above .../log) is ours
+        # alone too: created 0700, not with the umask's 0755.
+        for parent in reversed(path.parents):
+            if parent.name.lower() == APP:
+                private_dir(parent)
+                break
     return private_dir(path)
 
 

@@ -53,6 +53,38 @@ def test_every_file_is_private_whatever_the_umask(mnemo_home, tmp_path):
         assert _mode(path) == 0o600, path
     for folder in (data, mnemo_home / "config", mirror):
         assert _mode(folder) == 0o700, folder
+    # AND everything else Mnemo wrote under its home (the model checksum cache, the vector
+    # copy, logs) is private too
+    written = list(mnemo_home.rglob("*"))
+    assert mnemo_home / "cache" / "model-sha256.json" in written
+    for path in written:
+        assert _mode(path) == (0o700 if path.is_dir() else 0o600), path
+
+
+@POSIX_ONLY
+def test_the_folders_mnemo_creates_in_the_users_home_are_private(tmp_path):
+    # GIVEN no MNEMO_HOME: the XDG folders of a user whose umask is 0
+    home = tmp_path / "user"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "MNEMO_HOME" and not k.startswith("XDG_")}
+    env["HOME"] = str(home)
+    for args in (("remember", "A note from the user's own home"), ("doctor",)):
+        done = subprocess.run(
+            [sys.executable, "-m", "app", *args],
+            capture_output=True,
+            env=env,
+            cwd=REPO,
+            timeout=120,
+            preexec_fn=lambda: os.umask(0),
+        )
+        assert done.returncode == 0, done.stderr
+    assert (home / ".local" / "state" / "mnemo" / "log").is_dir()  # where logs go
+    # THEN every folder named for Mnemo, and all below it, is 0700 and every file 0600
+    ours = [p for p in home.rglob("mnemo") if p.is_dir()]
+    assert len(ours) == 4, ours  # data, config, cache, state (logs)
+    for top in ours:
+        for path in [top, *top.rglob("*")]:
+            assert _mode(path) == (0o700 if path.is_dir() else 0o600), path
 
 
 @POSIX_ONLY
