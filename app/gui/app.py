@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 from collections.abc import Callable
 
@@ -13,7 +12,7 @@ from app.core.engine import Engine, RememberResult
 from app.core.memory import title_from
 from app.core.secrets import describe, scan
 from app.core.settings import Settings
-from app.gui import clipboard, desktop, hotkey, ipc
+from app.gui import clipboard, desktop, display_server, hotkey, ipc
 from app.gui.popup import Popup
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
 from app.gui.tray import Tray, icon
@@ -332,19 +331,6 @@ class MnemoApp(QtCore.QObject):
         self.qapp.quit()
 
 
-def _no_display() -> str | None:
-    """Why the desktop app cannot show itself here, or None (Linux and other X11/Wayland
-    systems need DISPLAY or WAYLAND_DISPLAY unless Qt is told which platform to use)."""
-    if sys.platform in ("darwin", "win32") or os.environ.get("QT_QPA_PLATFORM"):
-        return None
-    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
-        return None
-    return (
-        "no display to show the desktop app on (DISPLAY and WAYLAND_DISPLAY are not set); "
-        "the command line works without one: mnemo --help"
-    )
-
-
 def run(command: str | None = None) -> int:
     """Start the app, or hand `command` to the instance that is already running."""
     import contextlib
@@ -364,7 +350,7 @@ def run(command: str | None = None) -> int:
     if command == "quit":
         print("mnemo: not running", file=sys.stderr)
         return 0
-    if problem := _no_display():
+    if problem := display_server.problem():
         print(f"mnemo: error: {problem}", file=sys.stderr)
         return 1
     QtWidgets.QApplication.setApplicationName("Mnemo")

@@ -131,6 +131,32 @@ def test_status_and_gui_without_a_display_say_so_instead_of_aborting():
     assert "no display" in _one_line_error(gui)
 
 
+@pytest.mark.parametrize(
+    "stale",
+    [
+        {"WAYLAND_DISPLAY": "wayland-9"},  # an SSH session that inherited a desktop's variables
+        {"DISPLAY": ":97"},
+        {"WAYLAND_DISPLAY": "wayland-9", "DISPLAY": "localhost:97.0"},  # ssh -X, tunnel gone
+    ],
+)
+def test_a_display_that_no_longer_answers_is_named_instead_of_aborting(tmp_path, stale):
+    # GIVEN display variables naming servers that are gone (no socket, nothing listening)
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env.pop("QT_QPA_PLATFORM", None)
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    env.update(stale, XDG_RUNTIME_DIR=str(runtime), MNEMO_HOME=str(tmp_path / "home"))
+    # WHEN the desktop app starts
+    gui = subprocess.run(
+        [sys.executable, "-m", "app", "gui"], capture_output=True, env=env, cwd=REPO, timeout=60
+    )
+    # THEN it says which display does not answer, in one line, instead of a Qt abort (-6)
+    err = _one_line_error(gui)
+    assert "no display to show the desktop app on" in err
+    for name, value in stale.items():
+        assert f"{name}={value}" in err
+
+
 @POSIX_ONLY
 def test_export_writes_only_regular_files(tmp_path):
     run_cli("remember", "Something to export")

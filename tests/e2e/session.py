@@ -67,9 +67,11 @@ def desktop(
     mnemo: Sequence[str],
     seed: Sequence[tuple[str, str]] = (),
     cwd: Path | None = None,
+    app_env: dict[str, str | None] | None = None,
 ) -> Iterator[tuple[dict, subprocess.Popen]]:
     """Xvfb + openbox + trayer + the app run by `mnemo` on `home`, after storing `seed`
-    (text, tags) through `mnemo remember`; yields (env, app process) once the model is ready."""
+    (text, tags) through `mnemo remember`; yields (env, app process) once the model is ready.
+    `app_env` changes the app's environment only (None removes a variable)."""
     missing = [t for t in TOOLS if shutil.which(t) is None]
     if missing:
         pytest.fail(f"end-to-end tools missing: {missing}; run scripts/setup --test")
@@ -97,10 +99,11 @@ def desktop(
         procs.append(subprocess.Popen([*tray, "--height", "28"], env=env, **quiet))
         for text, tags in seed:
             run(env, *mnemo, "remember", text, "--tags", tags, "--source", "manual", cwd=cwd)
+        started = {**env, **(app_env or {})}
         app = subprocess.Popen(
             [*mnemo, "-v"],
             cwd=cwd,
-            env=env,
+            env={k: v for k, v in started.items() if v is not None},
             stdout=(home / "app.log").open("w"),
             stderr=subprocess.STDOUT,
         )

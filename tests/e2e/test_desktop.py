@@ -184,3 +184,18 @@ def test_quit_leaves_no_process(desktop):
     env, _home, app = desktop
     _run(env, sys.executable, "-m", "app", "quit", cwd=REPO)
     assert app.wait(20) == 0
+
+
+def test_a_stale_wayland_variable_on_an_x11_desktop_still_starts_the_app(tmp_path):
+    # GIVEN an X11 desktop whose environment still names a Wayland compositor that is gone,
+    # and no QT_QPA_PLATFORM to steer Qt (Qt would try Wayland and abort)
+    stale = {"WAYLAND_DISPLAY": str(tmp_path / "wayland-9")}  # a path: Wayland allows one
+    (tmp_path / "home").mkdir()
+    # WHEN the app starts THEN it comes up on X11, in the tray, with its hotkey
+    with session.desktop(
+        tmp_path / "home", MNEMO, cwd=REPO, app_env={**stale, "QT_QPA_PLATFORM": None}
+    ) as (env, app):
+        state = _status({**env, **stale})
+        assert state["tray"] and state["hotkey_backend"] == "X11", state
+        _run({**env, **stale}, *MNEMO, "quit", cwd=REPO)
+        assert app.wait(20) == 0
