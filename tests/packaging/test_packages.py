@@ -113,6 +113,18 @@ def test_the_bundle_runs_without_python_or_the_checkout(built, tmp_path):
     _check_meaning([str(bundle / "mnemo")], env, tmp_path)
 
 
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86-64 instruction sets")
+def test_the_shipped_llama_cpp_runs_on_any_x86_64_v3_cpu(built):
+    # A build for the packaging machine (-march=native) dies with SIGILL on a user's CPU
+    # without AVX-512 or AMX: no instruction of the bundle's llama.cpp may use their registers.
+    libraries = [p for p in (built / "mnemo").rglob("libggml*.so*") if not p.is_symlink()]
+    assert any("ggml-cpu" in p.name for p in libraries), libraries
+    for library in libraries:
+        code = _sh("objdump", "-d", "--no-show-raw-insn", str(library)).stdout
+        wide = [line for line in code.splitlines() if "%zmm" in line or "%tmm" in line]
+        assert not wide, f"{library.name}: {len(wide)} AVX-512/AMX instructions, e.g. {wide[0]}"
+
+
 def _apt(*args) -> subprocess.CompletedProcess:
     sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
