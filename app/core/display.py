@@ -38,25 +38,49 @@ def query_words(query: str) -> list[str]:
     return [w for phrase in fts.terms(query) for w in phrase if w not in fts.STOP_WORDS]
 
 
+def _match_pattern(query: str) -> re.Pattern | None:
+    """The words a query matches (a word by its stem-ish prefix), or None for no words."""
+    words = query_words(query)
+    if not words:
+        return None
+    return re.compile(
+        r"\b(" + "|".join(re.escape(_stem(w)) for w in words) + r")\w*", re.IGNORECASE
+    )
+
+
+def _stem(word: str) -> str:
+    """The start every form of `word` shares, roughly as the keyword index's Porter stemmer
+    sees it: 'restarting' and 'restarts' → 'restart', 'pods' → 'pod', 'probe' → 'prob'."""
+    for suffix in ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s", "e", "y"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def match_spans(text: str, query: str) -> list[tuple[int, int]]:
+    """The (start, end) of every word of `text` the query matches, for highlighting."""
+    pattern = _match_pattern(query)
+    return [(m.start(), m.end()) for m in pattern.finditer(text)] if pattern else []
+
+
 def snippet(text: str, query: str, width: int = 160) -> tuple[str, list[tuple[int, int]]]:
     """A one-line excerpt around the first matched word, and the (start, end) of each match."""
     flat = " ".join(text.split())
-    words = query_words(query)
-    pattern = (
-        re.compile(
-            r"\b(" + "|".join(re.escape(w[: max(4, len(w) - 2)]) for w in words) + r")\w*",
-            re.IGNORECASE,
-        )
-        if words
-        else None
-    )
+    pattern = _match_pattern(query)
     start = 0
     if pattern and (first := pattern.search(flat)):
         start = max(0, first.start() - width // 4)
-    excerpt = flat[start : start + width]
+        if start > 0 and flat[start - 1] != " ":  # begin at a word, not inside one
+            space = flat.find(" ", start, first.start())
+            start = space + 1 if space >= 0 else first.start()
+    end = start + width
+    if end < len(flat) and flat[end] != " ":  # end after a word, not inside one
+        space = flat.rfind(" ", start + width // 2, end)
+        end = space if space >= 0 else end
+    excerpt = flat[start:end].rstrip()
     if start > 0:
         excerpt = "…" + excerpt
-    if start + width < len(flat):
+    if end < len(flat):
         excerpt += "…"
     spans = [(m.start(), m.end()) for m in pattern.finditer(excerpt)] if pattern else []
     return excerpt, spans

@@ -1,0 +1,28 @@
+"""What the CLI and the popup show of a memory: snippets and highlighted words."""
+
+from __future__ import annotations
+
+from app.core.display import match_spans, snippet
+
+LONG = (
+    "Our staging cluster kept failing health checks after the upgrade; eventually the "
+    "Kubernetes liveness probe timeout was raised from one to five seconds and the pods "
+    "stopped restarting, which also fixed the alerting noise on the weekend rota."
+)
+
+
+def test_a_snippet_starts_and_ends_at_word_boundaries():
+    excerpt, spans = snippet(LONG, "kubernetes probe", 80)
+    assert excerpt.startswith("…") and excerpt.endswith("…")
+    inner = excerpt.strip("…")
+    words = LONG.split()
+    # every word shown is a whole word of the text (the first and last too)
+    assert all(word in words for word in inner.split()), inner
+    assert [excerpt[a:b] for a, b in spans] == ["Kubernetes", "probe"]
+
+
+def test_match_spans_find_every_matched_word_in_the_whole_text():
+    text = "Pods restart.\nThe pod restarts again when the probe restarts it."
+    found = [text[a:b] for a, b in match_spans(text, "restarting pods")]
+    assert found == ["Pods", "restart", "pod", "restarts", "restarts"]
+    assert match_spans(text, "the and of") == []  # stop words highlight nothing
