@@ -181,7 +181,20 @@ SETTINGS: tuple[Setting, ...] = (
         choices=("auto", "x11", "portal", "windows", "macos", "none"),
     ),
     Setting(
-        "popup_results", int, 8, "Results shown in the popup", "Desktop", minimum=1, maximum=50
+        "popup_results",
+        int,
+        20,
+        "Results the popup lists (eight at a time; scroll for the rest)",
+        "Desktop",
+        minimum=1,
+        maximum=50,
+    ),
+    Setting(
+        "popup_preview",
+        bool,
+        True,
+        "Show the selected memory whole beside the popup's results",
+        "Desktop",
     ),
     Setting(
         "popup_hide_on_blur",

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import html
 
-from app.core.display import age, snippet
+from app.core.display import age, match_spans, snippet
+from app.core.memory import Memory
 from app.core.ranking import Scored, weak_tail_cut
 from app.core.recall import RecallResult
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
@@ -19,9 +20,79 @@ from app.gui.worker import INTERACTIVE, Worker
 
 DEBOUNCE_MS = 100
 ENTER_WAIT_MS = 3000  # how long an Enter pressed on stale rows waits for the new ones
-HINT = "↑↓ move · Enter copy · Ctrl+Enter open · Ctrl+S remember · Esc close"
+HINT = "↑↓ move · Enter copy · Ctrl+K actions · Ctrl+S remember · Esc close"
 ROW_HEIGHT = 62
+VISIBLE_ROWS = 8  # rows shown at once; more scroll
+PREVIEW_MIN_ROWS = 5  # with the preview, the list is at least this tall
 WIDTH = 680
+PREVIEW_WIDTH = 440
+PREVIEW_CHARS = 20_000  # a huge memory is previewed by its start; the manager shows it all
+MARK = "background-color:#fce94f;color:#000"  # matched words
+
+
+def _marked(text: str, query: str) -> str:
+    """`text` as HTML with the words the query matches marked."""
+    parts, last = [], 0
+    for start, end in match_spans(text, query):
+        parts += [html.escape(text[last:start]), f"<span style='{MARK}'>"]
+        parts += [html.escape(text[start:end]), "</span>"]
+        last = end
+    parts.append(html.escape(text[last:]))
+    return "".join(parts)
+
+
+def preview_html(memory: Memory, query: str) -> str:
+    """The whole memory for the preview pane: title, facts, text and reasoning, with the
+    query's words marked (only the start of a huge text: it opens whole in the manager)."""
+    text = memory.text
+    more = ""
+    if len(text) > PREVIEW_CHARS:
+        cut = text.rfind(" ", PREVIEW_CHARS - 200, PREVIEW_CHARS)
+        text = text[: cut if cut > 0 else PREVIEW_CHARS]
+        more = (
+            f"<p><i>… {len(memory.text) - len(text):,} more characters: Ctrl+Enter opens the "
+            "whole memory in the manager.</i></p>"
+        )
+    facts = [memory.category, *(f"#{t}" for t in memory.tags)]
+    if memory.pinned:
+        facts.insert(0, "★ pinned")
+    dates = f"created {age(memory.created_at)}"
+    if memory.updated_at and memory.updated_at != memory.created_at:
+        dates += f", changed {age(memory.updated_at)}"
+    used = f"copied {memory.recall_count}×" if memory.recall_count else ""
+    seen = f"seen {memory.observation_count}×" if memory.observation_count > 1 else ""
+    small = "font-size:small;color:#808080"
+    title = memory.title.rstrip("…")
+    own_title = title and not " ".join(memory.text.split()).startswith(" ".join(title.split()))
+    body = [
+        f"<p style='font-size:large'><b>{_marked(memory.title, query)}</b></p>"
+        if own_title
+        else "",
+        f"<p style='{small}'>{html.escape('  ·  '.join(f for f in facts if f))}</p>",
+        f"<div style='white-space:pre-wrap'>{_marked(text, query)}</div>",
+        more,
+    ]
+    if memory.reasoning:
+        body.append(f"<p><b>Why:</b> {_marked(memory.reasoning, query)}</p>")
+    if memory.references:
+        body.append(
+            f"<p style='{small}'>References: {html.escape(', '.join(memory.references))}</p>"
+        )
+    origin = ", ".join(
+        x for x in (dates, f"from {memory.source}", used, seen, f"id {memory.id}") if x
+    )
+    body.append(f"<p style='{small}'>{html.escape(origin)}</p>")
+    return "".join(body)
+
+
+def markdown(memory: Memory) -> str:
+    """A memory as Markdown, for pasting into notes or a chat."""
+    lines = [f"**{memory.display_title}**", "", memory.text]
+    if memory.reasoning:
+        lines += ["", f"_Why:_ {memory.reasoning}"]
+    if memory.tags:
+        lines += ["", " ".join(f"#{t}" for t in memory.tags)]
+    return "\n".join(lines)
 
 
 class ResultsModel(QtCore.QAbstractListModel):
@@ -186,6 +257,17 @@ class Popup(QtWidgets.QWidget):
         self.list.setUniformItemSizes(True)
         self.list.setFocusPolicy(Qt.NoFocus)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.list.setVerticalScrollBarPolicy(Qt.ScrollBarAsNeeded)
+        self.list.setFixedWidth(WIDTH - 20)
+        self.preview = QtWidgets.QTextBrowser(objectName="popupPreview")
+        self.preview.setFocusPolicy(Qt.NoFocus)  # typing stays in the search field
+        self.preview.setOpenLinks(False)
+        self.preview.setFixedWidth(PREVIEW_WIDTH)
+        self.preview.hide()
+        self.actions_menu: QtWidgets.QMenu | None = None  # Ctrl+K, while it is open
+        self._trashed: Memory | None = None  # the last memory trashed here (Ctrl+Z)
+        self._select_id = ""  # after a refresh, select this memory again
+        self._done_message = ""  # what an action did, said above the refreshed rows
         self.status = QtWidgets.QLabel(objectName="popupStatus")
         self.status.setWordWrap(True)
         hint = self.hint = QtWidgets.QLabel(HINT)
@@ -201,7 +283,12 @@ class Popup(QtWidgets.QWidget):
         inner.setContentsMargins(10, 10, 10, 8)
         inner.addWidget(self.search)
         inner.addWidget(self.status)
-        inner.addWidget(self.list)
+        body = QtWidgets.QHBoxLayout()
+        body.setSpacing(8)
+        body.addWidget(self.list, 0, Qt.AlignTop)
+        body.addWidget(self.preview, 0, Qt.AlignTop)
+        body.addStretch(1)
+        inner.addLayout(body)
         inner.addWidget(hint)
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -220,14 +307,18 @@ class Popup(QtWidgets.QWidget):
         self.search.installEventFilter(self)
         self.list.doubleClicked.connect(lambda index: self._copy(index.row()))
         self.list.clicked.connect(lambda index: self.list.setCurrentIndex(index))
+        self.list.selectionModel().currentChanged.connect(lambda *_: self._show_preview())
         self._resize_for(0)
 
     # ---- showing and hiding ------------------------------------------------------------
     def present(self) -> None:
         """Show on the screen under the mouse, focused, with the last query selected."""
         self.blurred = False
+        self._trashed = None
         screen = QtGui.QGuiApplication.screenAt(QtGui.QCursor.pos()) or self.screen()
         area = screen.availableGeometry()
+        self.setFixedWidth(self._width(area.width()))
+        self._resize_for(len(self.model.rows))
         self.move(area.left() + (area.width() - self.width()) // 2, area.top() + area.height() // 5)
         self.show()
         self.raise_()
@@ -239,6 +330,14 @@ class Popup(QtWidgets.QWidget):
         self.search.selectAll()
         if not self.search.text():
             self._show_recent()
+
+    def _width(self, screen_width: int) -> int:
+        """The popup's width: the results, and the preview beside them when it fits."""
+        wide = WIDTH + PREVIEW_WIDTH + 8
+        return wide if self._preview_wanted() and screen_width >= wide + 40 else WIDTH
+
+    def _preview_wanted(self) -> bool:
+        return bool(self.settings["popup_preview"])
 
     def _activate_again(self) -> None:
         if not self.isVisible():
@@ -264,6 +363,8 @@ class Popup(QtWidgets.QWidget):
             self._was_active = True
         elif window is not None and window.transientParent() == mine:
             pass  # a question asked above the popup (a secret found): it stays open
+        elif self.actions_menu is not None and self.actions_menu.isVisible():
+            pass  # its own actions menu (Ctrl+K)
         elif self._was_active and self.settings["popup_hide_on_blur"]:
             self.blurred = True  # the focus went where the user clicked: not given back
             self.hide()  # another window took the focus, as with every launcher
@@ -342,7 +443,11 @@ class Popup(QtWidgets.QWidget):
         if final and self._meaning_for == text:
             self._set_busy("")  # the meaning-based answer (or keywords, if meaning is off)
         if self.model.rows:
-            self.list.setCurrentIndex(self.model.index(0))
+            ids = [r.memory.id for r in self.model.rows]
+            keep = ids.index(self._select_id) if self._select_id in ids else 0
+            self.list.setCurrentIndex(self.model.index(keep))
+        self._select_id = ""
+        self._show_preview()
         if not text.strip():
             self.status.setText(
                 "" if result.results else "No memories yet. Type something and press Ctrl+S."
@@ -352,6 +457,9 @@ class Popup(QtWidgets.QWidget):
         else:
             typed = text.strip() if len(text.strip()) <= 60 else text.strip()[:59] + "…"
             self.status.setText(f"Nothing relevant to “{typed}”. Ctrl+S remembers it.")
+        if self._done_message:
+            self.status.setText(self._done_message)
+            self._done_message = ""
         self.status.setVisible(bool(self.status.text()))
         self._resize_for(len(rows))
         if self._pending is not None and self._pending[0] == text:
@@ -374,10 +482,25 @@ class Popup(QtWidgets.QWidget):
         self.status.setVisible(True)
 
     def _resize_for(self, rows: int) -> None:
+        previewing = rows > 0 and self.width() > WIDTH
+        shown = min(rows, VISIBLE_ROWS)
+        if previewing:
+            shown = max(shown, PREVIEW_MIN_ROWS)  # room to read the memory beside
         self.list.setVisible(rows > 0)
-        self.list.setFixedHeight(min(rows, self._limit()) * ROW_HEIGHT + 4)
+        self.list.setFixedHeight(shown * ROW_HEIGHT + 4)
+        self.preview.setVisible(previewing)
+        self.preview.setFixedHeight(shown * ROW_HEIGHT + 4)
         self.status.setVisible(bool(self.status.text()))
         self.adjustSize()
+
+    def _show_preview(self) -> None:
+        """The selected memory, whole, in the preview pane."""
+        row = self.list.currentIndex().row()
+        if not 0 <= row < len(self.model.rows) or not self.preview.isVisible():
+            self.preview.clear()
+            return
+        self.preview.setHtml(preview_html(self.model.rows[row].memory, self.model.query))
+        self.preview.verticalScrollBar().setValue(0)
 
     # ---- keys --------------------------------------------------------------------------
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt API
@@ -396,6 +519,16 @@ class Popup(QtWidgets.QWidget):
             self._enter(max(self.list.currentIndex().row(), 0), open_it=ctrl)
         elif ctrl and Qt.Key_1 <= key <= Qt.Key_9:
             self._enter(key - Qt.Key_1, open_it=False)
+        elif key in (Qt.Key_PageDown, Qt.Key_PageUp) and self.preview.isVisible():
+            bar = self.preview.verticalScrollBar()
+            step = bar.pageStep() if key == Qt.Key_PageDown else -bar.pageStep()
+            bar.setValue(bar.value() + step)
+        elif (ctrl and key == Qt.Key_K) or (key == Qt.Key_Tab and self.model.rows):
+            self.show_actions()
+        elif ctrl and key == Qt.Key_Delete:
+            self._trash(self.list.currentIndex().row())
+        elif ctrl and key == Qt.Key_Z and self._trashed is not None:
+            self._undo_trash()
         elif ctrl and key == Qt.Key_S:
             text = self.search.text().strip()
             if text:
@@ -439,6 +572,101 @@ class Popup(QtWidgets.QWidget):
         QtGui.QGuiApplication.clipboard().setText(memory.text)
         self.used.emit(memory.id)
         self.hide()
+
+    # ---- actions on a result (Ctrl+K) ---------------------------------------------------
+    def show_actions(self) -> None:
+        """The actions on the selected result, in a menu under it (keyboard-driven)."""
+        row = self.list.currentIndex().row()
+        if not 0 <= row < len(self.model.rows) or self.model.stale:
+            return
+        memory = self.model.rows[row].memory
+        menu = QtWidgets.QMenu(self)
+        menu.setObjectName("popupActions")
+        entries = [
+            ("&Copy", "Enter", lambda: self._copy(row)),
+            ("Copy &title", "", lambda: self._copy_as(memory, memory.display_title)),
+            ("Copy as &Markdown", "", lambda: self._copy_as(memory, markdown(memory))),
+            ("Un&pin" if memory.pinned else "&Pin", "", lambda: self._pin(memory)),
+            ("&Open in the manager", "Ctrl+Enter", lambda: self._act(row, open_it=True)),
+            ("Move to the t&rash", "Ctrl+Delete", lambda: self._trash(row)),
+        ]
+        for label, keys, run in entries:
+            action = menu.addAction(f"{label}\t{keys}" if keys else label)
+            action.triggered.connect(run)
+        menu.aboutToHide.connect(self._actions_closed)
+        self.actions_menu = menu
+        place = self.list.visualRect(self.model.index(row)).bottomLeft()
+        menu.popup(self.list.viewport().mapToGlobal(place + QtCore.QPoint(24, 0)))
+        menu.setActiveAction(menu.actions()[0])  # Enter at once copies; arrows move from there
+
+    def _actions_closed(self) -> None:
+        # The menu closed (an action, Esc or a click elsewhere): typing goes on in the box.
+        QtCore.QTimer.singleShot(0, self._after_actions)
+
+    def _after_actions(self) -> None:
+        self.actions_menu = None
+        if self.isVisible():
+            self.activateWindow()
+            self.search.setFocus(Qt.OtherFocusReason)
+
+    def _copy_as(self, memory: Memory, text: str) -> None:
+        QtGui.QGuiApplication.clipboard().setText(text)
+        self.used.emit(memory.id)
+        self.hide()
+
+    def _pin(self, memory: Memory) -> None:
+        pinned = not memory.pinned
+        self._select_id = memory.id
+        self.worker.call(
+            lambda engine: engine.edit(memory.id, pinned=pinned),
+            lambda _memory: self._refresh(
+                f"{'Pinned' if pinned else 'Unpinned'} “{memory.display_title}”."
+            ),
+            self._on_failure,
+            INTERACTIVE,
+            writes=True,
+        )
+
+    def _trash(self, row: int) -> None:
+        if not 0 <= row < len(self.model.rows) or self.model.stale:
+            return
+        memory = self.model.rows[row].memory
+        below = self.model.rows[row + 1].memory.id if row + 1 < len(self.model.rows) else ""
+        self._select_id = below
+        self.worker.call(
+            lambda engine: engine.forget([memory.id]),
+            lambda _ids: self._trashed_done(memory),
+            self._on_failure,
+            INTERACTIVE,
+            writes=True,
+        )
+
+    def _trashed_done(self, memory: Memory) -> None:
+        self._trashed = memory
+        self._refresh(f"Moved “{memory.display_title}” to the trash. Ctrl+Z brings it back.")
+
+    def _undo_trash(self) -> None:
+        memory, self._trashed = self._trashed, None
+        self._select_id = memory.id
+        self.worker.call(
+            lambda engine: engine.restore([memory.id]),
+            lambda _ids: self._refresh(f"“{memory.display_title}” is back from the trash."),
+            self._on_failure,
+            INTERACTIVE,
+            writes=True,
+        )
+
+    def _refresh(self, message: str) -> None:
+        """Say what was done, and search again so the rows show it."""
+        if not self.isVisible():
+            return
+        self.show_message(message)
+        self._done_message = message
+        text = self.search.text()
+        if text.strip():
+            self._search(text, None, "popup-hybrid")
+        else:
+            self._show_recent()
 
     def show_message(self, text: str) -> None:
         """A line under the search field (e.g. "Remembered")."""

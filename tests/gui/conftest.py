@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import tempfile
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Offscreen, on one screen of a laptop's size (the platform's own is 800 x 800).
+_SCREEN = os.path.join(tempfile.mkdtemp(prefix="mnemo-screen-"), "screens.json")
+with open(_SCREEN, "w") as _f:
+    json.dump({"screens": [{"name": "laptop", "x": 0, "y": 0, "width": 1600, "height": 1000,
+                            "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}, _f)  # fmt: skip
+os.environ.setdefault("QT_QPA_PLATFORM", f"offscreen:configfile={_SCREEN}")
 
 import pytest  # noqa: E402
 

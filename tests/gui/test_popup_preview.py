@@ -1,0 +1,182 @@
+"""The popup's preview pane, its actions (Ctrl+K) and its scrolling list: real widgets, the
+real engine and model (issue 12: what daily users of Raycast, Alfred or CopyQ expect)."""
+
+from __future__ import annotations
+
+from app.core.engine import Engine
+from app.gui import popup as popup_module
+from app.gui.popup import PREVIEW_CHARS, ROW_HEIGHT, VISIBLE_ROWS, WIDTH, Popup
+from app.gui.qt import Qt, QtGui, QtWidgets
+
+
+def _popup(qtbot, worker, settings) -> Popup:
+    popup = Popup(worker, settings)
+    qtbot.addWidget(popup)
+    popup.present()
+    qtbot.waitUntil(lambda: len(popup.model.rows) > 0, timeout=10_000)
+    return popup
+
+
+def _search(qtbot, popup, text: str) -> list:
+    popup.search.clear()
+    qtbot.keyClicks(popup.search, text)
+    qtbot.waitUntil(
+        lambda: popup.model.query == text and popup.last_mode == "hybrid" and not popup.model.stale,
+        timeout=10_000,
+    )
+    return popup.model.rows
+
+
+def _preview_text(popup) -> str:
+    return popup.preview.toPlainText()
+
+
+def test_the_preview_shows_the_selected_memory_whole_with_its_words_marked(
+    qtbot, worker, settings, seeded
+):
+    popup = _popup(qtbot, worker, settings)
+    # GIVEN a search whose best result is the Kubernetes note
+    rows = _search(qtbot, popup, "crashloop debugging")
+    assert rows[0].memory.id == seeded["k8s"]
+    # THEN the preview beside the results shows it whole, with the matched words marked
+    assert popup.preview.isVisible() and popup.width() > WIDTH
+    shown = _preview_text(popup)
+    assert "k8s pod restart debugging: CrashLoopBackOff came from an OOM kill" in shown
+    assert "ops" in shown and f"id {seeded['k8s']}" in shown
+    marked = popup.preview.toHtml()
+    assert marked.count("background-color:#fce94f") >= 2  # "CrashLoopBackOff", "debugging"
+    # WHEN the selection moves THEN the preview follows it
+    if len(rows) > 1:
+        qtbot.keyClick(popup.search, Qt.Key_Down)
+        assert rows[1].memory.text in _preview_text(popup)
+
+
+def test_a_huge_memory_is_previewed_by_its_start_and_opens_whole_in_the_manager(
+    qtbot, worker, settings, seeded, embedder
+):
+    engine = Engine(embedder=embedder)
+    huge = "Zanzibar ferry timetable notes. " + "The harbour queue moves slowly. " * 800
+    engine.remember(huge, force=True)
+    engine.close()
+    popup = _popup(qtbot, worker, settings)
+    rows = _search(qtbot, popup, "zanzibar ferry")
+    assert len(rows[0].memory.text) > PREVIEW_CHARS
+    shown = _preview_text(popup)
+    assert shown.count("Zanzibar ferry timetable notes.") == 1  # its title is its start
+    assert "more characters: Ctrl+Enter opens the whole memory in the manager" in shown
+    assert len(shown) < PREVIEW_CHARS + 2_000
+    # PageDown scrolls the preview while typing stays in the search field
+    bar = popup.preview.verticalScrollBar()
+    assert bar.maximum() > 0 and bar.value() == 0
+    qtbot.keyClick(popup.search, Qt.Key_PageDown)
+    assert bar.value() > 0 and popup.search.hasFocus()
+
+
+def test_the_preview_can_be_turned_off_and_a_narrow_screen_has_none(
+    qtbot, worker, settings, seeded
+):
+    settings.apply({"popup_preview": False})
+    popup = _popup(qtbot, worker, settings)
+    assert popup.width() == WIDTH and not popup.preview.isVisible()
+    settings.apply({"popup_preview": True})
+    assert popup._width(1000) == WIDTH  # a screen too narrow for both
+    popup.present()
+    assert popup.width() > WIDTH and popup.preview.isVisible()
+
+
+def _menu_action(qtbot, popup, label: str) -> None:
+    """Open the actions menu with Ctrl+K and choose `label` as a user would (keys)."""
+    qtbot.keyClick(popup.search, Qt.Key_K, Qt.ControlModifier)
+    menu = popup.actions_menu
+    assert menu is not None and menu.isVisible()
+    labels = [a.text().split("\t")[0].replace("&", "") for a in menu.actions()]
+    assert labels == [
+        "Copy",
+        "Copy title",
+        "Copy as Markdown",
+        "Unpin" if popup.model.rows[popup.list.currentIndex().row()].memory.pinned else "Pin",
+        "Open in the manager",
+        "Move to the trash",
+    ]
+    for _ in range(labels.index(label)):
+        qtbot.keyClick(menu, Qt.Key_Down)
+    qtbot.keyClick(menu, Qt.Key_Return)
+    qtbot.waitUntil(lambda: popup.actions_menu is None, timeout=2000)
+
+
+def test_ctrl_k_pins_a_result_and_typing_goes_on_in_the_box(qtbot, worker, settings, seeded):
+    popup = _popup(qtbot, worker, settings)
+    _search(qtbot, popup, "explicit date format")
+    target = popup.model.rows[0].memory
+    assert target.id == seeded["Parse"] and not target.pinned
+    _menu_action(qtbot, popup, "Pin")
+    qtbot.waitUntil(lambda: popup.status.text().startswith("Pinned “"), timeout=10_000)
+    assert popup.isVisible() and popup.search.hasFocus()
+    qtbot.waitUntil(
+        lambda: bool(popup.model.rows) and popup.model.rows[0].memory.pinned, timeout=5000
+    )
+    assert Engine().get(target.id).pinned
+    assert "★ pinned" in _preview_text(popup)
+
+
+def test_copy_title_and_copy_as_markdown(qtbot, worker, settings, seeded):
+    popup = _popup(qtbot, worker, settings)
+    _search(qtbot, popup, "lasagne nutmeg")
+    used = []
+    popup.used.connect(used.append)
+    _menu_action(qtbot, popup, "Copy as Markdown")
+    clip = QtGui.QGuiApplication.clipboard().text()
+    assert clip.startswith("**Grandma's lasagne") and clip.endswith("#food")
+    assert used == [seeded["Grandma's"]] and not popup.isVisible()
+    popup.present()
+    _search(qtbot, popup, "lasagne nutmeg")
+    _menu_action(qtbot, popup, "Copy title")
+    assert QtGui.QGuiApplication.clipboard().text() == popup.model.rows[0].memory.display_title
+
+
+def test_ctrl_delete_trashes_a_result_and_ctrl_z_brings_it_back(qtbot, worker, settings, seeded):
+    popup = _popup(qtbot, worker, settings)
+    _search(qtbot, popup, "oom kill crashloop")
+    assert popup.model.rows[0].memory.id == seeded["k8s"]
+    qtbot.keyClick(popup.search, Qt.Key_Delete, Qt.ControlModifier)
+    qtbot.waitUntil(lambda: "trash" in popup.status.text(), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: seeded["k8s"] not in [r.memory.id for r in popup.model.rows], timeout=5000
+    )
+    assert Engine().get(seeded["k8s"]).deleted_at is not None
+    assert "Ctrl+Z" in popup.status.text()
+    qtbot.keyClick(popup.search, Qt.Key_Z, Qt.ControlModifier)
+    qtbot.waitUntil(lambda: popup.status.text().endswith("is back from the trash."), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: bool(popup.model.rows) and popup.model.rows[0].memory.id == seeded["k8s"],
+        timeout=5000,
+    )
+    assert Engine().get(seeded["k8s"]).deleted_at is None
+    assert popup.search.text() == "oom kill crashloop"  # the typed text was not undone
+
+
+def test_more_results_than_fit_scroll(qtbot, worker, settings, seeded, embedder):
+    engine = Engine(embedder=embedder)
+    for i in range(14):
+        engine.remember(f"Sourdough starter feeding log, day {i}: rye flour and water", force=True)
+    engine.close()
+    popup = _popup(qtbot, worker, settings)
+    rows = _search(qtbot, popup, "sourdough starter feeding")
+    assert len(rows) > VISIBLE_ROWS  # the default lists 20, not 8
+    assert popup.list.height() == VISIBLE_ROWS * ROW_HEIGHT + 4
+    bar = popup.list.verticalScrollBar()
+    assert bar.maximum() > 0
+    for _ in range(len(rows) - 1):
+        qtbot.keyClick(popup.search, Qt.Key_Down)
+    last = popup.model.index(len(rows) - 1)
+    assert popup.list.viewport().rect().intersects(popup.list.visualRect(last))  # scrolled to
+
+
+def test_the_actions_menu_does_not_count_as_the_focus_leaving(qtbot, worker, settings, seeded):
+    popup = _popup(qtbot, worker, settings)
+    qtbot.keyClick(popup.search, Qt.Key_K, Qt.ControlModifier)
+    assert isinstance(popup.actions_menu, QtWidgets.QMenu)
+    qtbot.keyClick(popup.actions_menu, Qt.Key_Escape)
+    qtbot.waitUntil(lambda: popup.actions_menu is None, timeout=2000)
+    assert popup.isVisible()
+    assert popup_module.HINT.count("Ctrl+K") == 1
