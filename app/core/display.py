@@ -68,8 +68,8 @@ def snippet(text: str, query: str, width: int = 160) -> tuple[str, list[tuple[in
     flat = " ".join(text.split())
     pattern = _match_pattern(query)
     start = 0
-    if pattern and (first := pattern.search(flat)):
-        start = max(0, first.start() - width // 4)
+    if pattern and (first := pattern.search(flat)) and first.end() > width * 2 // 3:
+        start = max(0, first.start() - width // 4)  # a match far in: show the text around it
         if start > 0 and flat[start - 1] != " ":  # begin at a word, not inside one
             space = flat.find(" ", start, first.start())
             start = space + 1 if space >= 0 else first.start()

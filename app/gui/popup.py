@@ -189,7 +189,11 @@ class ResultDelegate(QtWidgets.QStyledItemDelegate):
         body = " ".join(row.memory.text.split())
         if not title.endswith("…") and body.startswith(" ".join(title.split())):
             body = body[len(" ".join(title.split())) :].lstrip(" .;:,-")  # title = first line
-        excerpt, spans = snippet(body, model.query, 140) if body else ("", [])
+        # As many characters as fit the line (ending at a word, with "…"), not a fixed count
+        # the clip would cut mid-word.
+        room = rect.width() - bar_width - 8
+        fits = max(20, int(room / QtGui.QFontMetrics(small).averageCharWidth() * 0.9))
+        excerpt, spans = snippet(body, model.query, fits) if body else ("", [])
         parts, last = [], 0
         for start, end in spans:
             parts += [html.escape(excerpt[last:start]), f"<b>{html.escape(excerpt[start:end])}</b>"]

@@ -26,3 +26,9 @@ def test_match_spans_find_every_matched_word_in_the_whole_text():
     found = [text[a:b] for a, b in match_spans(text, "restarting pods")]
     assert found == ["Pods", "restart", "pod", "restarts", "restarts"]
     assert match_spans(text, "the and of") == []  # stop words highlight nothing
+
+
+def test_a_match_near_the_start_keeps_the_start():
+    excerpt, spans = snippet(LONG, "staging cluster", 80)
+    assert excerpt.startswith("Our staging cluster") and excerpt.endswith("…")
+    assert [excerpt[a:b] for a, b in spans] == ["staging", "cluster"]
