@@ -169,9 +169,12 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--no-backfill", action="store_true", help="re-embed later")
     m.set_defaults(func=commands.model_use)
 
-    p = sub.add_parser("settings", help="show or change settings")
+    p = sub.add_parser("settings", help="show or change settings (--window: the dialog)")
     p.add_argument("key", nargs="?")
     p.add_argument("value", nargs="?")
+    p.add_argument(
+        "--window", action="store_true", help="open the settings window of the desktop app"
+    )
     p.set_defaults(func=commands.settings)
 
     p = sub.add_parser("context", help="the memory block an AI agent injects at session start")

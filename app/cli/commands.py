@@ -305,7 +305,12 @@ def model_use(args: Namespace) -> int:
 
 
 def settings(args: Namespace) -> int:
-    """mnemo settings [KEY [VALUE]]"""
+    """mnemo settings [KEY [VALUE]] | --window"""
+    if args.window:
+        if args.key:
+            raise InputError("settings --window takes no key or value")
+        args.gui_command = "settings"
+        return gui(args)
     engine = Engine()
     if args.key and args.value is not None:
         engine.apply_settings({args.key: args.value})

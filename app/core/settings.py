@@ -223,6 +223,29 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 BY_KEY = {s.key: s for s in SETTINGS}
+# What the settings dialog calls each setting, in plain words (the key is for the CLI).
+LABELS = {
+    "model_path": "Embedding model file",
+    "query_prefix": "Text put before a query",
+    "document_prefix": "Text put before a memory",
+    "model_threads": "Cores the model may use",
+    "model_gpu_layers": "Model layers on the GPU",
+    "weight_vector": "How much meaning counts",
+    "weight_keyword": "How much matching words count",
+    "weight_prominence": "How much recent and often-used memories count",
+    "min_similarity": "Least similarity for a match by meaning",
+    "duplicate_threshold": "Similarity that makes a near-duplicate",
+    "related_threshold": "Similarity that makes a related memory",
+    "default_limit": "Results of a command-line search",
+    "hotkey": "Key that opens the search",
+    "hotkey_backend": "How the key is registered",
+    "popup_results": "Results in the search popup",
+    "popup_preview": "Preview the selected memory",
+    "popup_hide_on_blur": "Hide when another window is used",
+    "start_at_login": "Start at login",
+    "mirror_dir": "Also write memories as Markdown to",
+    "categories": "Categories",
+}
 # Keys whose change means another model (or the same one loaded differently).
 MODEL_KEYS = ("model_path", "query_prefix", "document_prefix", "model_threads", "model_gpu_layers")
 

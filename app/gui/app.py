@@ -315,7 +315,7 @@ class MnemoApp(QtCore.QObject):
             "No system tray was found (on GNOME, install the AppIndicator extension).\n\n"
             f"Mnemo keeps running: press {self.settings['hotkey']} to search, or use the "
             "launcher's actions, or run `mnemo popup`, `mnemo manager`, "
-            "`mnemo remember-clipboard`, `mnemo quit`.",
+            "`mnemo remember-clipboard`, `mnemo settings --window`, `mnemo quit`.",
         )
         box.setAttribute(QtCore.Qt.WA_DeleteOnClose)
         box.show()

@@ -36,9 +36,10 @@ def entry(extra: str = "", exe: str | None = None, icon: str | None = None) -> s
         "Comment=Remember things and find them again by meaning\n"
         f"Exec={exe}{extra}\nIcon={icon}\n"
         "Terminal=false\nCategories=Utility;\nStartupWMClass=mnemo\n"
-        "Actions=Search;Manager;\n\n"
+        "Actions=Search;Manager;Settings;\n\n"
         f"[Desktop Action Search]\nName=Search memories\nExec={exe} popup\n\n"
-        f"[Desktop Action Manager]\nName=Open the memory manager\nExec={exe} manager\n"
+        f"[Desktop Action Manager]\nName=Open the memory manager\nExec={exe} manager\n\n"
+        f"[Desktop Action Settings]\nName=Settings\nExec={exe} settings --window\n"
     )
 
 

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.core import paths
 from app.core.engine import SettingsChange
-from app.core.settings import SETTINGS, Setting, Settings
+from app.core.settings import LABELS, SETTINGS, Setting, Settings
 from app.gui.qt import QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
+
+# What an empty text field means.
+PLACEHOLDERS = {
+    "model_path": f"the bundled model, {paths.DEFAULT_MODEL.name}",
+    "mirror_dir": "nowhere (off)",
+}
 
 
 class SettingsDialog(QtWidgets.QDialog):
@@ -24,6 +31,7 @@ class SettingsDialog(QtWidgets.QDialog):
         super().__init__(parent)
         self.setObjectName("settingsDialog")
         self.setWindowTitle("Mnemo settings")
+        self.setMinimumWidth(820)  # the model file's name fits beside its buttons
         self.settings = settings
         self.worker = worker
         self.fields: dict[str, QtWidgets.QWidget] = {}
@@ -36,10 +44,21 @@ class SettingsDialog(QtWidgets.QDialog):
                 tabs.addTab(page, setting.group)
             widget = self._widget(setting)
             widget.setObjectName(f"setting_{setting.key}")
-            widget.setToolTip(setting.help)
+            widget.setToolTip(f"{setting.help} (mnemo settings {setting.key})")
             self.fields[setting.key] = widget
-            label = setting.key.replace("_", " ").capitalize()
-            groups[setting.group].addRow(label, self._with_extras(setting, widget))
+            field = QtWidgets.QWidget()
+            column = QtWidgets.QVBoxLayout(field)
+            column.setContentsMargins(0, 0, 0, 4)
+            column.setSpacing(1)
+            column.addWidget(self._with_extras(setting, widget))
+            help_line = QtWidgets.QLabel(setting.help, objectName=f"help_{setting.key}")
+            help_line.setWordWrap(True)
+            help_line.setEnabled(False)  # the help is visible, in the palette's quiet colour
+            small = help_line.font()
+            small.setPointSizeF(small.pointSizeF() * 0.85)
+            help_line.setFont(small)
+            column.addWidget(help_line)
+            groups[setting.group].addRow(LABELS[setting.key], field)
         self.status = QtWidgets.QLabel(objectName="settingsStatus")
         self.status.setWordWrap(True)
         buttons = QtWidgets.QDialogButtonBox(
@@ -75,7 +94,9 @@ class SettingsDialog(QtWidgets.QDialog):
                 setting.maximum if setting.maximum is not None else 1e9,
             )
             return box
-        return QtWidgets.QLineEdit()
+        edit = QtWidgets.QLineEdit()
+        edit.setPlaceholderText(PLACEHOLDERS.get(setting.key, ""))
+        return edit
 
     def _with_extras(self, setting: Setting, widget: QtWidgets.QWidget) -> QtWidgets.QWidget:
         if setting.key not in ("model_path", "mirror_dir"):

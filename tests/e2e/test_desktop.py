@@ -147,6 +147,16 @@ def test_remember_clipboard_stores_the_clipboard_text(desktop):
     _wait(lambda: (text, "clipboard") in _memories(home), 20, "the clipboard memory")
 
 
+def test_settings_window_opens_from_the_command_line_without_a_tray_menu(desktop):
+    env, _home, _app = desktop
+    # a desktop without a tray (or a launcher's Settings action) runs this
+    _run(env, *MNEMO, "settings", "--window", cwd=REPO)
+    found = _wait(lambda: session.visible_windows(env, "Mnemo settings"), 20, "the settings")
+    _run(env, "xdotool", "windowactivate", "--sync", found[0], check=False)
+    _run(env, "xdotool", "key", "Escape")
+    _wait(lambda: not session.visible_windows(env, "Mnemo settings"), 10, "settings closed")
+
+
 HINTED = """
 import sys
 from PySide6 import QtCore, QtWidgets

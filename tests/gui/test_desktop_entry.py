@@ -40,3 +40,4 @@ def test_the_system_launcher_names_the_installed_command_and_the_themed_icon():
     text = desktop.entry(exe="/usr/bin/mnemo", icon="mnemo")
     assert "Exec=/usr/bin/mnemo\n" in text and "Icon=mnemo\n" in text
     assert "Exec=/usr/bin/mnemo popup\n" in text and "Exec=/usr/bin/mnemo manager\n" in text
+    assert "Exec=/usr/bin/mnemo settings --window\n" in text  # reachable without a tray

@@ -19,6 +19,33 @@ def test_dialog_has_a_widget_for_every_declared_setting(qtbot, settings, worker)
     assert set(dialog.fields) == {s.key for s in SETTINGS}
 
 
+def test_settings_are_named_in_plain_words_with_their_help_visible(qtbot, settings, worker):
+    from app.gui.qt import QtWidgets
+
+    dialog = SettingsDialog(settings, worker)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    forms = dialog.findChildren(QtWidgets.QFormLayout)
+    labels = {}
+    for form in forms:
+        for row in range(form.rowCount()):
+            label = form.itemAt(row, QtWidgets.QFormLayout.LabelRole).widget().text()
+            field = form.itemAt(row, QtWidgets.QFormLayout.FieldRole).widget()
+            labels[label] = field
+    # every setting has a label in words, none is a key with its underscores
+    assert len(labels) == len(SETTINGS)
+    assert "How much meaning counts" in labels and "Weight vector" not in labels
+    assert not [label for label in labels if "_" in label]
+    # the help line is shown under each field, not only as a tooltip
+    for setting in SETTINGS:
+        help_line = dialog.findChild(QtWidgets.QLabel, f"help_{setting.key}")
+        assert help_line is not None and help_line.text() == setting.help
+    qtbot.waitExposed(dialog)
+    assert dialog.findChild(QtWidgets.QLabel, f"help_{SETTINGS[0].key}").isVisible()  # 1st tab
+    # an empty model field says which model is in use
+    assert "all-MiniLM-L6-v2" in dialog.fields["model_path"].placeholderText()
+
+
 def test_settings_persist_and_report_what_changed(qtbot, settings, worker, mnemo_home):
     dialog = SettingsDialog(settings, worker)
     qtbot.addWidget(dialog)
