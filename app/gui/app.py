@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable
 
@@ -63,6 +64,8 @@ class MnemoApp(QtCore.QObject):
 
         self.hotkey = None
         self._start_hotkey()
+        if self.tray is not None and not self.hotkey_error:
+            self._welcome_once()
 
         self.server = ipc.Server(self.status, self)
         self.server.command.connect(self.run_command)
@@ -303,6 +306,22 @@ class MnemoApp(QtCore.QObject):
         self._last_notification = (title, text)
         if self.tray is not None:
             self.tray.showMessage(title, text, icon(), 5000)
+
+    def _welcome_once(self) -> None:
+        """On the very first start, say that Mnemo runs (it only shows a tray icon) and
+        which key opens it."""
+        marker = paths.config_dir() / ".welcomed"
+        if marker.exists():
+            return
+        try:
+            os.close(paths.private_file(marker))
+        except OSError as exc:  # a read-only home: welcome again next time, no harm
+            log.info("cannot write %s: %s", marker, exc)
+        self.notify(
+            "Mnemo is running",
+            f"Press {self.settings['hotkey']} anywhere to search your memories; "
+            "the tray icon has the rest.",
+        )
 
     def _say_no_tray_once(self) -> None:
         marker = paths.config_dir() / ".told-no-tray"

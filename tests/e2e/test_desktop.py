@@ -45,6 +45,16 @@ def _memories(home: Path) -> list[tuple[str, str]]:
         conn.close()
 
 
+def test_the_first_start_says_mnemo_runs_and_which_key_opens_it(desktop):
+    env, home, _app = desktop
+    # (nothing else has been notified yet: this module's first test on a fresh home)
+    assert _status(env)["last_notification"] == [
+        "Mnemo is running",
+        "Press Ctrl+Alt+Space anywhere to search your memories; the tray icon has the rest.",
+    ]
+    assert (home / "config" / ".welcomed").exists()  # once: the next start stays quiet
+
+
 def test_tray_icon_is_embedded_in_the_system_tray(desktop):
     env, *_ = desktop
     children = session.tray_children(env)
@@ -194,6 +204,17 @@ def test_quit_leaves_no_process(desktop):
     env, _home, app = desktop
     _run(env, sys.executable, "-m", "app", "quit", cwd=REPO)
     assert app.wait(20) == 0
+
+
+def test_the_next_start_does_not_welcome_again(desktop):
+    _env, home, app = desktop
+    if app.poll() is None:
+        _run(_env, *MNEMO, "quit", cwd=REPO)
+        app.wait(20)
+    with session.desktop(home, MNEMO, cwd=REPO) as (env, again):
+        assert _status(env)["last_notification"] in (None, [])
+        _run(env, *MNEMO, "quit", cwd=REPO)
+        assert again.wait(20) == 0
 
 
 def test_a_stale_wayland_variable_on_an_x11_desktop_still_starts_the_app(tmp_path):
