@@ -23,6 +23,15 @@ log = logging.getLogger(__name__)
 DEFAULT_HOTKEY = "Alt+Space" if sys.platform == "darwin" else "Ctrl+Alt+Space"
 
 
+TYPE_WORDS = {
+    int: "a whole number",
+    float: "a number",
+    bool: "true or false",
+    list: "a list",
+    str: "text",
+}
+
+
 @dataclass(frozen=True)
 class Setting:
     """One user setting: its key, type, default, a help line, and optional bounds/choices."""
@@ -56,7 +65,7 @@ class Setting:
                 value = self.type(value)
         except (TypeError, ValueError):
             raise InputError(
-                f"setting {self.key}: {value!r} is not a {self.type.__name__}"
+                f"setting {self.key}: {value!r} is not {TYPE_WORDS.get(self.type, 'valid')}"
             ) from None
         if self.type is float and not math.isfinite(value):
             raise InputError(f"setting {self.key}: must be a finite number, not {value!r}")

@@ -193,3 +193,15 @@ def test_settings_refuse_non_finite_numbers(value):
     assert "finite" in fails("settings", "weight_vector", "--", value)
     assert "finite" in fails("settings", "duplicate_threshold", "--", value)
     assert "weight_vector = 0.5" in ok("settings", "weight_vector").stdout.decode()
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "words"),
+    [
+        ("popup_results", "abc", "'abc' is not a whole number"),
+        ("weight_vector", "lots", "'lots' is not a number"),
+        ("popup_preview", "maybe", "'maybe' is not true or false"),
+    ],
+)
+def test_a_wrong_setting_value_is_named_in_words(key, value, words):
+    assert fails("settings", key, value).strip().endswith(f"setting {key}: {words}")
