@@ -7,6 +7,7 @@ pages, counts, filter lists, searches and every write are worker calls.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from app.core import transfer
@@ -19,6 +20,8 @@ from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
 
 PAGE = 200
+REPORT_SECONDS = 15  # how long an import's summary stays in the status bar
+REPORT_LINES = 500  # skipped lines listed in the import report
 HEADERS = ("Title", "Category", "Tags", "Created", "Updated", "Recalls", "Embedding")
 SORT_COLUMNS = ("title", "category", "tags", "created_at", "updated_at", "recall_count", None)
 
@@ -170,6 +173,8 @@ class Manager(QtWidgets.QMainWindow):
         self.table_model = MemoryTable(worker, self)
         self._last_deleted: list[str] = []
         self._last_merge: str | None = None
+        self._report_until = 0.0  # until then, an import's summary holds the status bar
+        self.import_report: QtWidgets.QMessageBox | None = None
         self._current: Memory | None = None
         self._keep_selected: str | None = None  # select this id when the rows arrive
         self._overview: dict | None = None
@@ -312,6 +317,7 @@ class Manager(QtWidgets.QMainWindow):
             ("actionMerge", "Merge selected", self.merge_selected, None),
             ("actionDuplicates", "Find duplicates", self.find_duplicates, None),
             ("actionImport", "Import…", self.import_dialog, None),
+            ("actionImportFolder", "Import folder…", self.import_folder_dialog, None),
             ("actionExport", "Export…", self.export_dialog, None),
         ):
             action = bar.addAction(text, slot)
@@ -392,7 +398,8 @@ class Manager(QtWidgets.QMainWindow):
         note = f" — {result.notice}" if result.notice else ""
         n = len(result.results)
         found = f"{n} result{'s' if n != 1 else ''}" if n else "No relevant memories"
-        self.statusBar().showMessage(f"{found} ({result.mode}){note}", 6000)
+        if time.monotonic() >= self._report_until:  # an import's summary is not replaced
+            self.statusBar().showMessage(f"{found} ({result.mode}){note}", 6000)
         self._update_status()
 
     def refresh(self) -> None:
@@ -444,7 +451,8 @@ class Manager(QtWidgets.QMainWindow):
     def _check_external(self) -> None:
         def seen(version: int) -> None:
             if self._seen_version is not None and version != self._seen_version:
-                self.statusBar().showMessage("Updated with changes made elsewhere.", 4000)
+                if time.monotonic() >= self._report_until:
+                    self.statusBar().showMessage("Updated with changes made elsewhere.", 4000)
                 self.refresh()
             self._seen_version = version
 
@@ -671,6 +679,12 @@ class Manager(QtWidgets.QMainWindow):
         if files:
             self.import_paths([Path(f) for f in files])
 
+    def import_folder_dialog(self) -> None:
+        """Choose a folder: every markdown, text and JSONL file in it (and below) is imported."""
+        folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Import a folder of notes")
+        if folder:
+            self.import_paths([Path(folder)])
+
     def import_paths(self, files: list[Path]) -> None:
         """Import in the background (with a running count); new memories are embedded next."""
         self.progress.setRange(0, 0)
@@ -685,12 +699,36 @@ class Manager(QtWidgets.QMainWindow):
     def _imported(self, result) -> None:
         self.progress.setVisible(False)
         updated = f", {result.updated} updated" if result.updated else ""
-        skipped = f"; {len(result.errors)} lines skipped" if result.errors else ""
-        self.statusBar().showMessage(
-            f"Imported {result.added} new ({result.skipped} already known{updated}{skipped}); "
-            "embedding them in the background.",
-            8000,
+        n = len(result.errors)
+        skipped = f"; {n} line{'s' if n != 1 else ''} skipped" if n else ""
+        summary = (
+            f"Imported {result.added} new ({result.skipped} already known{updated}{skipped})"
         )
+        # The summary stays while the list refreshes (a search's count would replace it).
+        self._report_until = time.monotonic() + REPORT_SECONDS
+        self.statusBar().showMessage(
+            f"{summary}; embedding them in the background.", REPORT_SECONDS * 1000
+        )
+        if result.errors:
+            self._show_import_report(summary, result.errors)
+
+    def _show_import_report(self, summary: str, errors: list[str]) -> None:
+        """Which lines were skipped and why (file:line: reason), in a window that stays."""
+        box = QtWidgets.QMessageBox(
+            QtWidgets.QMessageBox.Warning, "Mnemo import", f"{summary}.", parent=self
+        )
+        box.setObjectName("importReport")
+        box.setInformativeText(
+            "The skipped lines were not stored at all. Fix them and import the file again: "
+            "what was imported already is not added twice."
+        )
+        shown = errors[:REPORT_LINES]
+        more = len(errors) - len(shown)
+        box.setDetailedText("\n".join(shown) + (f"\n… and {more} more" if more else ""))
+        box.setModal(False)
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        self.import_report = box
+        box.show()
 
     def export_dialog(self) -> None:
         """Export every memory to JSONL (lossless) or markdown."""

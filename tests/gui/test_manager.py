@@ -6,7 +6,7 @@ import pytest
 
 from app.core.engine import Engine
 from app.gui.manager import PAGE, Manager
-from app.gui.qt import Qt, QtCore, QtWidgets
+from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
 
 
 def _manager(qtbot, worker, settings) -> Manager:
@@ -278,3 +278,33 @@ def test_progress_text_fits_and_names_its_job(qtbot, worker, settings, seeded):
     manager._on_progress("import", 40, 0)
     assert manager.progress.text() in ("", "import")  # a busy bar: no stale "embedding"
     assert manager.progress.format() == "import"
+
+
+def test_an_import_with_bad_lines_says_which_and_its_summary_stays(
+    qtbot, worker, settings, seeded, tmp_path
+):
+    # GIVEN a search shown in the manager, and a JSONL file with two bad lines of four
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(
+        '{"text": "Rotate the signing keys every ninety days"}\n'
+        '{"text": "Broken line", "pinned": "no"}\n'
+        "not json at all\n"
+        '{"text": "The office wifi password is on the fridge"}\n'
+    )
+    manager = _manager(qtbot, worker, settings)
+    manager.search.setText("nutmeg bechamel")
+    qtbot.waitUntil(lambda: "result" in manager.statusBar().currentMessage(), timeout=10_000)
+    # WHEN the file is imported
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        manager.import_paths([notes])
+    qtbot.waitUntil(lambda: manager.import_report is not None, timeout=5000)
+    # THEN a report names each skipped line by file and line, and why
+    details = manager.import_report.detailedText().splitlines()
+    assert [line.split(": ")[0] for line in details] == [f"{notes}:2", f"{notes}:3"]
+    assert "2 new" in manager.import_report.text() and "2 lines skipped" in (
+        manager.import_report.text()
+    )
+    # AND the summary is still in the status bar after the list refreshed its search
+    qtbot.wait(2500)  # the refresh after a write, and the check for changes elsewhere
+    assert manager.statusBar().currentMessage().startswith("Imported 2 new")
+    assert manager.findChild(QtGui.QAction, "actionImportFolder") is not None
