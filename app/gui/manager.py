@@ -769,7 +769,11 @@ class Manager(QtWidgets.QMainWindow):
 
     def dropEvent(self, event) -> None:  # noqa: N802 - Qt API
         files = [Path(u.toLocalFile()) for u in event.mimeData().urls() if u.isLocalFile()]
-        files = [f for f in files if f.suffix.lower() in (*transfer.MARKDOWN_SUFFIXES, ".jsonl")]
+        files = [
+            f
+            for f in files
+            if f.is_dir() or f.suffix.lower() in (*transfer.MARKDOWN_SUFFIXES, ".jsonl")
+        ]
         if files:
             self.import_paths(files)
 

@@ -308,3 +308,21 @@ def test_an_import_with_bad_lines_says_which_and_its_summary_stays(
     qtbot.wait(2500)  # the refresh after a write, and the check for changes elsewhere
     assert manager.statusBar().currentMessage().startswith("Imported 2 new")
     assert manager.findChild(QtGui.QAction, "actionImportFolder") is not None
+
+
+def test_dropping_a_folder_imports_the_notes_in_it(qtbot, worker, settings, seeded, tmp_path):
+    folder = tmp_path / "vault"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "shell.md").write_text("# Shell\n\nUse set -euo pipefail in bash scripts.\n")
+    (folder / "sub" / "git.md").write_text("# Git\n\nNever force-push to main.\n")
+    (folder / "photo.jpg").write_bytes(b"\xff\xd8 not a note")
+    manager = _manager(qtbot, worker, settings)
+    mime = QtCore.QMimeData()
+    mime.setUrls([QtCore.QUrl.fromLocalFile(str(folder))])
+    drop = QtGui.QDropEvent(
+        QtCore.QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier
+    )
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        manager.dropEvent(drop)
+    qtbot.waitUntil(lambda: "Imported 2 new" in manager.statusBar().currentMessage(), timeout=5000)
+    assert Engine().stats()["memories"] == 6
