@@ -326,6 +326,10 @@ class Embedder:
         """One normalized vector for a search query."""
         return self._decode([self.query_sequence(text)], interactive=True)[0]
 
+    def embed_sequences(self, sequences: list[list[int]]) -> np.ndarray:
+        """Normalized vectors of document token sequences (from `document_sequences`)."""
+        return self._decode(sequences)
+
     def embed_documents(self, texts: list[str]) -> list[np.ndarray]:
         """For each memory text, its chunk vectors as an (n_chunks, dim) array."""
         sequences, owners = [], []

@@ -86,6 +86,13 @@ class SettingsChange:
     model_name: str = ""
 
 
+# A memory whose text is longer is embedded in slices of SLICE_CHUNKS chunks (one llama.cpp
+# batch each), so the engine thread can answer a search between two slices: a 1.9 M
+# character clipboard is 1,024 chunks, a minute or more of work.
+LONG_TEXT_CHARS = 8_000
+SLICE_CHUNKS = 4
+
+
 class Engine:
     """The one door into the core for the CLI, the GUI and the MCP server.
 
@@ -110,6 +117,8 @@ class Engine:
             self._record_model(embedder.info)
         self._index: VectorIndex | None = None
         self._live_count: tuple[tuple, int] | None = None
+        # (memory id, text hash, model id), its chunk sequences, the slices embedded so far
+        self._slices: tuple[tuple[str, str, str], list[list[int]], list[np.ndarray]] | None = None
 
     # ---- settings (this engine is their one owner in the process) --------------------
     @property
@@ -604,9 +613,12 @@ class Engine:
         self._mirror([self._store.get(i) for i in (*sources, merged.id)])
         return sources
 
-    def edit(self, memory_id: str, secrets: str = "refuse", **changes) -> Memory:
+    def edit(
+        self, memory_id: str, secrets: str = "refuse", embed: bool = True, **changes
+    ) -> Memory:
         """Change a memory's fields (only those given); a content change is re-embedded at
-        once if possible. Every changed field is checked for secrets like `remember`."""
+        once if possible (`embed` = False leaves it to the backfill, as the desktop app does
+        for a long text). Every changed field is checked for secrets like `remember`."""
         changes = {k: v for k, v in changes.items() if v is not None}  # None: not given
         for key in ("title", "text", "reasoning"):
             if changes.get(key) is not None:
@@ -628,7 +640,7 @@ class Engine:
             if current.title == title_from(current.text):  # derived, so it follows the text
                 changes["title"] = title_from(changes["text"])
         memory = self._store.update(memory_id, **changes)
-        if self._store.vectors_of(memory.id, self.model_id) is None:
+        if embed and self._store.vectors_of(memory.id, self.model_id) is None:
             self._save_vectors(memory, self._embed(memory))
         self._mirror([memory])
         return memory
@@ -749,8 +761,20 @@ class Engine:
             if not batch:
                 break
             fresh = [m for _, m, has in batch if not has]
-            embedded = embedder.embed_documents([m.embed_text for m in fresh])
-            new_vectors = dict(zip((m.id for m in fresh), embedded, strict=True))
+            short = [m for m in fresh if len(m.embed_text) <= LONG_TEXT_CHARS]
+            embedded = embedder.embed_documents([m.embed_text for m in short])
+            new_vectors = dict(zip((m.id for m in short), embedded, strict=True))
+            stopped = False
+            for memory in fresh:  # a long one slice by slice: a search waits one slice at most
+                if memory.id not in new_vectors:
+                    vectors = self._embed_in_slices(embedder, memory, should_stop)
+                    if vectors is None:  # asked to stop: its slices are kept for the next call
+                        stopped = True
+                        break
+                    new_vectors[memory.id] = vectors
+            if stopped:  # save what is whole; the long memory comes back in the next call
+                fresh = [m for m in fresh if m.id in new_vectors]
+                batch = [b for b in batch if b[2] or b[1].id in new_vectors]
             labels = {}
             for _, memory, _ in batch:
                 if memory.keywords is None:
@@ -766,10 +790,29 @@ class Engine:
                 for memory_id, words in labels.items():
                     self._store.set_keywords(memory_id, words)
             done += len(fresh)
-            after = batch[-1][0]
             if progress:
                 progress(done, max(total, done))
+            if stopped or not batch:
+                break
+            after = batch[-1][0]
         return done
+
+    def _embed_in_slices(
+        self, embedder: Embedder, memory: Memory, should_stop: Callable[[], bool] | None
+    ) -> np.ndarray | None:
+        """A long memory's chunk vectors, SLICE_CHUNKS at a time; None when `should_stop`
+        says so between two slices (the next call goes on where this one stopped)."""
+        key = (memory.id, content_hash(memory.embed_text), embedder.info.model_id)
+        if self._slices is None or self._slices[0] != key:
+            self._slices = (key, embedder.document_sequences(memory.embed_text), [])
+        _, sequences, parts = self._slices
+        while len(parts) * SLICE_CHUNKS < len(sequences):
+            if parts and should_stop and should_stop():
+                return None
+            start = len(parts) * SLICE_CHUNKS
+            parts.append(embedder.embed_sequences(sequences[start : start + SLICE_CHUNKS]))
+        self._slices = None
+        return np.vstack(parts)
 
     def needs_backfill(self) -> bool:
         """Whether any live memory still lacks current vectors or keyword labels."""

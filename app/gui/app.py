@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 
 from app.core import paths
-from app.core.engine import Engine, RememberResult
+from app.core.engine import LONG_TEXT_CHARS, Engine, RememberResult
 from app.core.memory import title_from
 from app.core.secrets import describe, scan
 from app.core.settings import Settings
@@ -198,9 +198,18 @@ class MnemoApp(QtCore.QObject):
                 return
             secrets = "redact"
         title = title_from(text)
+        # A long text is stored at once and embedded slice by slice in the background (a
+        # search never waits for it); only a short one is checked for near-duplicates.
+        inline = len(text) <= LONG_TEXT_CHARS
         self.worker.call(
             lambda e: e.remember(
-                text, title=title, source=source, merge=merge, force=force, secrets=secrets
+                text,
+                title=title,
+                source=source,
+                merge=merge,
+                force=force,
+                secrets=secrets,
+                embed=inline,
             ),
             lambda result: self._remembered(result, text, source, secrets),
             lambda message: self.notify("Nothing remembered", message),
@@ -253,7 +262,10 @@ class MnemoApp(QtCore.QObject):
             "restored": "Restored from the trash",
             "merged": "Merged",
         }[result.status]
-        self.notify(verb, memory.display_title + (f"\n{result.notice}" if result.notice else ""))
+        notice = result.notice or ""
+        if result.status == "stored" and len(memory.text) > LONG_TEXT_CHARS:
+            notice = "; ".join(filter(None, (notice, "search by meaning finds it once embedded")))
+        self.notify(verb, memory.display_title + (f"\n{notice}" if notice else ""))
         if self.popup.isVisible():
             self.popup.show_message(f"{verb}: {memory.display_title}")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from app.core import transfer
 from app.core.display import age
-from app.core.engine import RememberResult
+from app.core.engine import LONG_TEXT_CHARS, RememberResult
 from app.core.memory import Memory
 from app.core.recall import RecallResult
 from app.core.store import Filters
@@ -548,6 +548,7 @@ class Manager(QtWidgets.QMainWindow):
             confidence=self.f_confidence.currentText(),
         )
         project = self.f_project.text().strip() or None
+        inline = len(fields["text"]) <= LONG_TEXT_CHARS
         if self._current is None:
             pinned = self.f_pinned.isChecked()
 
@@ -562,6 +563,7 @@ class Manager(QtWidgets.QMainWindow):
                     references=fields["references"],
                     confidence=fields["confidence"],
                     force=True,
+                    embed=inline,  # a long text: in the background, slice by slice
                 )
                 if pinned:
                     engine.edit(result.memory.id, pinned=True)
@@ -589,7 +591,11 @@ class Manager(QtWidgets.QMainWindow):
             )
 
         self.worker.call(
-            lambda e: e.edit(memory_id, **changes), self._saved, gone, INTERACTIVE, writes=True
+            lambda e: e.edit(memory_id, embed=inline, **changes),
+            self._saved,
+            gone,
+            INTERACTIVE,
+            writes=True,
         )
 
     def _write(self, fn, done) -> None:

@@ -326,3 +326,23 @@ def test_dropping_a_folder_imports_the_notes_in_it(qtbot, worker, settings, seed
         manager.dropEvent(drop)
     qtbot.waitUntil(lambda: "Imported 2 new" in manager.statusBar().currentMessage(), timeout=5000)
     assert Engine().stats()["memories"] == 6
+
+
+def test_saving_a_huge_text_never_holds_up_a_search(qtbot, worker, settings, seeded, embedder):
+    # GIVEN a very long text saved in the manager (a pasted log, a clipboard of a book)
+    huge = "Ferry timetable log. " + (
+        "The harbour queue moves slowly while the ferries load cars, bikes and foot "
+        "passengers; the last boat leaves at nine. "
+    ) * 1_700  # about 200,000 characters: over a hundred chunks to embed
+    manager = _manager(qtbot, worker, settings)
+    manager.new_memory()
+    manager.f_text.setPlainText(huge)
+    with qtbot.waitSignal(worker.changed, timeout=20_000):
+        manager.save_current()
+    # WHEN a search comes right after
+    answers = []
+    worker.search("lasagne nutmeg", None, 5, done=answers.append)
+    qtbot.waitUntil(lambda: bool(answers), timeout=20_000)
+    # THEN it was answered while the long text was still being embedded (between slices)
+    assert answers[0].results[0].memory.id == seeded["Grandma's"]
+    assert Engine(embedder=embedder).vector_status()["missing"] == 1

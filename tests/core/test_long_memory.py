@@ -1,0 +1,51 @@
+"""A long memory is embedded slice by slice, so the one engine thread can answer searches
+between two slices (issue 12, defect 5: a 1.9 M character clipboard blocked every search)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app.core import engine as engine_module
+
+PARAGRAPH = (
+    "The harbour queue moves slowly while the ferries load cars, bikes and foot passengers; "
+    "the timetable changes in winter and the last boat leaves at nine. "
+)
+
+
+def test_a_long_memory_is_embedded_in_slices_that_resume_where_they_stopped(engine, embedder):
+    text = "Zanzibar ferry notes. " + PARAGRAPH * 200  # about 30,000 characters
+    assert len(text) > engine_module.LONG_TEXT_CHARS
+    stored = engine.remember(text, force=True, embed=False).memory
+    sequences = embedder.document_sequences(stored.embed_text)
+    assert len(sequences) > 2 * engine_module.SLICE_CHUNKS
+    # WHEN the backfill is asked to stop (a search is waiting) after its first slice
+    asked = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) > 1  # before the batch: go on; between slices: stop
+
+    assert engine.backfill(should_stop=stop) == 0
+    # THEN nothing half-done is stored, and the slice is kept for the next call
+    assert engine.vector_status()["missing"] == 1
+    assert len(engine._slices[2]) == 1
+    # WHEN the backfill runs again THEN it goes on from there and stores every chunk
+    assert engine.backfill() == 1
+    assert engine.vector_status() == {"embedded": 1, "stale": 0, "missing": 0}
+    whole = embedder.embed_documents([stored.embed_text])[0]
+    kept = engine._store.vectors_of(stored.id, embedder.info.model_id)
+    assert kept.shape == whole.shape and np.allclose(kept, whole, atol=1e-5)
+    hits = engine.recall("zanzibar ferry timetable").results
+    assert hits and hits[0].memory.id == stored.id
+
+
+def test_a_changed_text_starts_its_slices_again(engine, embedder):
+    first = engine.remember("Old notes. " + PARAGRAPH * 120, force=True, embed=False).memory
+    calls = iter([False, True])
+    engine.backfill(should_stop=lambda: next(calls, True))
+    assert engine._slices is not None and engine._slices[0][0] == first.id
+    edited = engine.edit(first.id, text="New notes. " + PARAGRAPH * 121)  # embedded at once
+    assert engine.backfill() == 0 and engine.vector_status()["missing"] == 0
+    kept = engine._store.vectors_of(edited.id, embedder.info.model_id)
+    assert np.allclose(kept, embedder.embed_documents([edited.embed_text])[0], atol=1e-5)
