@@ -22,6 +22,7 @@ from app.gui.worker import INTERACTIVE, Worker
 PAGE = 200
 REPORT_SECONDS = 15  # how long an import's summary stays in the status bar
 REPORT_LINES = 500  # skipped lines listed in the import report
+EDITOR_CHARS = 100_000  # a longer text opens by its start, read-only, until asked for whole
 HEADERS = ("Title", "Category", "Tags", "Created", "Updated", "Recalls", "Embedding")
 SORT_COLUMNS = ("title", "category", "tags", "created_at", "updated_at", "recall_count", None)
 
@@ -174,6 +175,7 @@ class Manager(QtWidgets.QMainWindow):
         self._last_deleted: list[str] = []
         self._last_merge: str | None = None
         self._report_until = 0.0  # until then, an import's summary holds the status bar
+        self._text_cut = False  # the editor shows only the start of a huge text
         self.import_report: QtWidgets.QMessageBox | None = None
         self._current: Memory | None = None
         self._keep_selected: str | None = None  # select this id when the rows arrive
@@ -293,7 +295,15 @@ class Manager(QtWidgets.QMainWindow):
         self.save_button = QtWidgets.QPushButton("Save", objectName="saveMemory")
         self.save_button.clicked.connect(self.save_current)
         form.addRow("Title", self.f_title)
-        form.addRow("Text", self.f_text)
+        self.whole_text_button = QtWidgets.QPushButton(objectName="wholeText")
+        self.whole_text_button.clicked.connect(self._load_whole_text)
+        self.whole_text_button.hide()
+        text_box = QtWidgets.QWidget()
+        text_column = QtWidgets.QVBoxLayout(text_box)
+        text_column.setContentsMargins(0, 0, 0, 0)
+        text_column.addWidget(self.f_text)
+        text_column.addWidget(self.whole_text_button)
+        form.addRow("Text", text_box)
         form.addRow("Reasoning", self.f_reasoning)
         form.addRow("Category", self.f_category)
         form.addRow("Tags", self.f_tags)
@@ -510,7 +520,17 @@ class Manager(QtWidgets.QMainWindow):
         self._current = memory
         m = memory or Memory(id="", text="")
         self.f_title.setText(m.title)
-        self.f_text.setPlainText(m.text)
+        # A huge text (a pasted log, a book) opens by its start at once, read-only; the
+        # button loads it whole for editing. Saving never stores the shortened text.
+        self._text_cut = len(m.text) > EDITOR_CHARS
+        self.f_text.setPlainText(m.text[:EDITOR_CHARS] if self._text_cut else m.text)
+        self.f_text.setReadOnly(self._text_cut)
+        self.whole_text_button.setVisible(self._text_cut)
+        if self._text_cut:
+            self.whole_text_button.setText(
+                f"Showing the first {EDITOR_CHARS:,} of {len(m.text):,} characters (read-only)."
+                " Show and edit the whole text"
+            )
         self.f_reasoning.setPlainText(m.reasoning)
         self.f_category.setCurrentText(m.category)
         self.f_tags.setText(", ".join(m.tags))
@@ -529,6 +549,18 @@ class Manager(QtWidgets.QMainWindow):
         )
         self._loaded_values = self._editor_values()
 
+    def _load_whole_text(self) -> None:
+        """The whole of a huge text in the editor, editable (may take a second)."""
+        if self._current is None or not self._text_cut:
+            return
+        dirty = self.editor_dirty()
+        self.f_text.setPlainText(self._current.text)
+        self.f_text.setReadOnly(False)
+        self._text_cut = False
+        self.whole_text_button.hide()
+        if not dirty:
+            self._loaded_values = self._editor_values()
+
     # ---- editing ---------------------------------------------------------------------
     def new_memory(self) -> None:
         """Clear the editor for a new memory."""
@@ -540,7 +572,10 @@ class Manager(QtWidgets.QMainWindow):
         """Save the editor: a new memory, or changes (re-embedded in the background)."""
         fields = dict(
             title=self.f_title.text().strip(),
-            text=self.f_text.toPlainText(),
+            # the shortened start of a huge text is never saved in place of the whole
+            text=self._current.text
+            if self._text_cut and self._current is not None
+            else self.f_text.toPlainText(),
             reasoning=self.f_reasoning.toPlainText(),
             category=self.f_category.currentText().strip() or "note",
             tags=self.f_tags.text(),

@@ -346,3 +346,32 @@ def test_saving_a_huge_text_never_holds_up_a_search(qtbot, worker, settings, see
     # THEN it was answered while the long text was still being embedded (between slices)
     assert answers[0].results[0].memory.id == seeded["Grandma's"]
     assert Engine(embedder=embedder).vector_status()["missing"] == 1
+
+
+def test_a_huge_memory_opens_by_its_start_and_saving_never_cuts_it(
+    qtbot, worker, settings, seeded, embedder
+):
+    from app.core.memory import Memory
+    from app.gui.manager import EDITOR_CHARS
+
+    huge = ("Ship log. " + "Wind from the west, sea state three, all well aboard. " * 6_000).strip()
+    assert len(huge) > EDITOR_CHARS
+    (stored_id,) = _db(embedder)._store.insert_many([Memory(id="", text=huge)])
+    manager = _manager(qtbot, worker, settings)
+    manager.table.selectRow(_row_of(manager, stored_id))
+    # THEN the editor shows its start, read-only, with a way to open it whole
+    assert len(manager.f_text.toPlainText()) == EDITOR_CHARS
+    assert manager.f_text.isReadOnly() and manager.whole_text_button.isVisible()
+    assert f"{len(huge):,} characters" in manager.whole_text_button.text()
+    # WHEN another field is changed and saved
+    manager.f_title.setText("The ship's log")
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        manager.save_current()
+    # THEN the whole text is still stored, not the start the editor showed
+    saved = Engine().get(stored_id)
+    assert saved.title == "The ship's log" and saved.text == huge
+    # AND the button loads it whole, editable, without counting as an edit
+    qtbot.waitUntil(lambda: manager.whole_text_button.isVisible(), timeout=5000)
+    manager.whole_text_button.click()
+    assert manager.f_text.toPlainText() == huge and not manager.f_text.isReadOnly()
+    assert not manager.editor_dirty()
