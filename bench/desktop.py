@@ -94,14 +94,15 @@ def _home_with(n_memories: int, embedded: bool) -> Path:
     return home
 
 
-def hotkey_to_visible(qapp, runs: int = 10) -> list[float]:
-    """ms from the X server delivering the hotkey to the popup being shown."""
+def hotkey_to_visible(qapp, runs: int = 10) -> tuple[list[float], list[float]]:
+    """ms from the X server delivering the hotkey to the popup being shown, and from the
+    hotkey pressed again to the popup hidden (it toggles)."""
     from app.gui.app import MnemoApp
 
     app = MnemoApp(qapp)
     if app.hotkey_error:
         raise SystemExit(app.hotkey_error)
-    times = []
+    times, hides = [], []
     for _ in range(runs):
         app.popup.hide()
         qapp.processEvents()
@@ -110,9 +111,72 @@ def hotkey_to_visible(qapp, runs: int = 10) -> list[float]:
         _wait_until(app.popup.isVisible, 5)
         if app.popup.isVisible() and app.hotkey.last_press >= start:
             times.append((time.perf_counter() - app.hotkey.last_press) * 1000)
+        _wait_until(lambda: False, 0.3)
+        again = time.perf_counter()
+        subprocess.Popen(["xdotool", "key", "ctrl+alt+space"])
+        _wait_until(lambda: not app.popup.isVisible(), 5)
+        if not app.popup.isVisible() and app.hotkey.last_press >= again:
+            hides.append((time.perf_counter() - app.hotkey.last_press) * 1000)
         _wait_until(lambda: False, 0.2)
     app.quit()
-    return times
+    return times, hides
+
+
+LARGE_SAVE = "Ferry log. " + (
+    "The harbour queue moves slowly while the ferries load cars, bikes and foot passengers; "
+    "the timetable changes in winter and the last boat leaves at nine. "
+) * 2_600  # about 400,000 characters: some 220 chunks to embed
+
+
+def keystroke_during_large_save(qapp, inline: bool, runs: int = 12) -> dict[str, list[float]]:
+    """ms from a keystroke to results of the text in the box while a 400,000-character
+    memory is being embedded: the way the app saves it now (stored at once, embedded in
+    slices behind searches) or before (embedded inline, in the save itself)."""
+    from app.core.engine import Engine
+    from app.core.settings import Settings
+    from app.gui.popup import Popup
+    from app.gui.qt import QtTest
+    from app.gui.worker import INTERACTIVE, Worker
+
+    settings = Settings()
+    worker = Worker(lambda: Engine(settings=settings))
+    popup = Popup(worker, settings)
+    popup.present()
+    if not _wait_until(
+        lambda: worker.engine is not None and worker.engine.embedder is not None, 60
+    ):
+        raise SystemExit("the worker did not start")
+    _wait_until(lambda: False, 1.0)
+    saved = {}
+    worker.call(
+        lambda e: e.remember(LARGE_SAVE, force=True, embed=inline),
+        lambda _result: saved.update(done=True),
+        None,
+        INTERACTIVE,
+        writes=True,
+    )
+    words = ["deploy", "parser", "cache", "backup", "queue", "release", "index", "login"]
+    out = {"keyword": [], "hybrid": []}
+    arrivals: list[tuple[float, str, str]] = []
+    popup.model.modelReset.connect(
+        lambda: arrivals.append((time.perf_counter(), popup.last_mode, popup.model.query))
+    )
+    for i in range(runs):
+        word = words[i % len(words)]
+        popup.search.clear()
+        arrivals.clear()
+        start = time.perf_counter()
+        QtTest.QTest.keyClicks(popup.search, word)
+        _wait_until(lambda w=word: any(m == "hybrid" and q == w for _, m, q in arrivals), 120)
+        for moment, mode, query in arrivals:
+            if mode in out and query == word:
+                out[mode].append((moment - start) * 1000)
+    answer: dict = {}
+    worker.call(lambda e: e.vector_status(), answer.update)
+    _wait_until(lambda: bool(answer), 120)
+    out["still_missing"] = [answer.get("missing", 0)]
+    worker.stop()
+    return out
 
 
 def keystroke_to_results(qapp, runs: int = 20) -> dict[str, list[float]]:
@@ -214,13 +278,22 @@ def main() -> None:
         qapp = QtWidgets.QApplication(["mnemo-bench"])
         qapp.setQuitOnLastWindowClosed(False)
         if shutil.which("xdotool") and os.environ.get("DISPLAY"):
-            times = hotkey_to_visible(qapp)
+            times, hides = hotkey_to_visible(qapp)
             rows.append(
                 (
                     "hotkey (X11 key event) → popup visible",
                     "10k",
                     f"{statistics.median(times):.1f}",
                     f"{max(times):.1f}",
+                    "< 50",
+                )
+            )
+            rows.append(
+                (
+                    "hotkey again → popup hidden (toggle)",
+                    "10k",
+                    f"{statistics.median(hides):.1f}",
+                    f"{max(hides):.1f}",
                     "< 50",
                 )
             )
@@ -237,6 +310,25 @@ def main() -> None:
                     "",
                 )
             )
+        for inline, how in ((False, "now: stored at once, embedded in slices"),
+                            (True, "before: embedded inside the save")):  # fmt: skip
+            os.environ["MNEMO_HOME"] = str(_home_with(10_000, embedded=True))
+            during = keystroke_during_large_save(qapp, inline)
+            print(f"{how}: long memory still being embedded after the typing: "
+                  f"{bool(during['still_missing'][0])}")  # fmt: skip
+            for mode in ("keyword", "hybrid"):
+                values = sorted(during[mode])
+                p95 = values[max(0, int(len(values) * 0.95) - 1)]
+                rows.append(
+                    (
+                        f"keystroke → {mode} results of the typed word while a 400,000-"
+                        f"character save is embedded ({how}; p95 {p95:.0f} ms)",
+                        "10k",
+                        f"{statistics.median(values):.1f}",
+                        f"{max(values):.1f}",
+                        "p95 < 150" if not inline else "",
+                    )
+                )
         os.environ["MNEMO_HOME"] = str(_home_with(100_000, embedded=True))
         times = manager_open(qapp)
         rows.append(

@@ -87,10 +87,10 @@ class SettingsChange:
 
 
 # A memory whose text is longer is embedded in slices of SLICE_CHUNKS chunks (one llama.cpp
-# batch each), so the engine thread can answer a search between two slices: a 1.9 M
+# batch), so the engine thread can answer a search between two slices: a 1.9 M
 # character clipboard is 1,024 chunks, a minute or more of work.
 LONG_TEXT_CHARS = 8_000
-SLICE_CHUNKS = 4
+SLICE_CHUNKS = 1
 
 
 class Engine:
