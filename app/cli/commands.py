@@ -38,6 +38,9 @@ def _filters(args: Namespace) -> Filters:
     )
 
 
+NOT_STORED = 3  # `remember` held a near-duplicate back
+
+
 def remember(args: Namespace) -> int:
     """mnemo remember"""
     text = _read_stdin() if args.text == "-" else args.text
@@ -57,9 +60,12 @@ def remember(args: Namespace) -> int:
         secrets=args.secrets,
     )
     m = result.memory
+    # Not stored (a near-duplicate waits for --merge or --force): a script must not take
+    # it for stored, so it exits NOT_STORED, not 0, though nothing went wrong.
+    code = NOT_STORED if result.status == "similar" else 0
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
-        return 0
+        return code
     similarity = f"{result.similarity:.2f}" if result.similarity is not None else "?"
     if result.status == "stored":
         print(f"Remembered {m.id}: {m.display_title}")
@@ -86,7 +92,7 @@ def remember(args: Namespace) -> int:
             print(f"  {other.id}  {score:.2f}  {other.display_title}")
     if result.notice:
         say(result.notice)
-    return 0
+    return code
 
 
 def recall(args: Namespace) -> int:

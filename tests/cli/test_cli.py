@@ -205,3 +205,14 @@ def test_settings_refuse_non_finite_numbers(value):
 )
 def test_a_wrong_setting_value_is_named_in_words(key, value, words):
     assert fails("settings", key, value).strip().endswith(f"setting {key}: {words}")
+
+
+def test_a_near_duplicate_held_back_exits_3_so_scripts_see_it_was_not_stored():
+    ok("remember", "Kubernetes pods restart when the liveness probe times out")
+    held = run_cli("remember", "Kubernetes pods restart when the liveness probe is timing out")
+    assert held.returncode == 3 and held.stdout.decode().startswith("Not stored: very similar")
+    as_json = run_cli(
+        "remember", "Kubernetes pods restart when the liveness probe timed out", "--json"
+    )
+    assert as_json.returncode == 3 and json.loads(as_json.stdout)["status"] == "similar"
+    assert ok("remember", "Kubernetes pods restart when the probe is timing out", "--force")
