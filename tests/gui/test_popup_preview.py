@@ -180,3 +180,14 @@ def test_the_actions_menu_does_not_count_as_the_focus_leaving(qtbot, worker, set
     qtbot.waitUntil(lambda: popup.actions_menu is None, timeout=2000)
     assert popup.isVisible()
     assert popup_module.HINT.count("Ctrl+K") == 1
+
+
+def test_the_preview_shows_markup_in_a_memory_as_text(qtbot, worker, settings, seeded, embedder):
+    engine = Engine(embedder=embedder)
+    hostile = "Template bug: <b>not bold</b> &amp; <script>alert(1)</script> שלום عربي 🙂"
+    engine.remember(hostile, force=True)
+    engine.close()
+    popup = _popup(qtbot, worker, settings)
+    _search(qtbot, popup, "template bug")
+    assert hostile in _preview_text(popup)  # every character as typed, nothing interpreted
+    assert "<script>" not in popup.preview.toHtml().replace("&lt;script&gt;", "")
