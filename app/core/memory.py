@@ -113,12 +113,17 @@ class Memory:
     merged_into: str | None = None  # set on a merge's sources (in the trash): the result
 
     @property
-    def embed_text(self) -> str:
-        """What the model embeds: title (unless the text starts with it), text and reasoning."""
+    def own_title(self) -> str:
+        """The title when it says something the text does not start with, else ''."""
         title = self.title.rstrip("…")
         if title and " ".join(self.text.split()).startswith(" ".join(title.split())):
-            title = ""
-        return "\n".join(part for part in (title, self.text, self.reasoning) if part)
+            return ""
+        return title
+
+    @property
+    def embed_text(self) -> str:
+        """What the model embeds: title (unless the text starts with it), text and reasoning."""
+        return "\n".join(part for part in (self.own_title, self.text, self.reasoning) if part)
 
     @property
     def display_title(self) -> str:

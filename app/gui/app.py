@@ -263,7 +263,7 @@ class MnemoApp(QtCore.QObject):
             "merged": "Merged",
         }[result.status]
         notice = result.notice or ""
-        if result.status == "stored" and len(memory.text) > LONG_TEXT_CHARS:
+        if result.status == "stored" and len(text) > LONG_TEXT_CHARS:  # embedded later
             notice = "; ".join(filter(None, (notice, "search by meaning finds it once embedded")))
         self.notify(verb, memory.display_title + (f"\n{notice}" if notice else ""))
         if self.popup.isVisible():
@@ -319,16 +319,23 @@ class MnemoApp(QtCore.QObject):
         if self.tray is not None:
             self.tray.showMessage(title, text, icon(), 5000)
 
+    @staticmethod
+    def _first_time(name: str) -> bool:
+        """True the first time this is asked for `name` (a marker file in the config folder)."""
+        marker = paths.config_dir() / name
+        if marker.exists():
+            return False
+        try:
+            os.close(paths.private_file(marker))
+        except OSError as exc:  # a read-only home: said again next time, no harm
+            log.info("cannot write %s: %s", marker, exc)
+        return True
+
     def _welcome_once(self) -> None:
         """On the very first start, say that Mnemo runs (it only shows a tray icon) and
         which key opens it."""
-        marker = paths.config_dir() / ".welcomed"
-        if marker.exists():
+        if not self._first_time(".welcomed"):
             return
-        try:
-            os.close(paths.private_file(marker))
-        except OSError as exc:  # a read-only home: welcome again next time, no harm
-            log.info("cannot write %s: %s", marker, exc)
         self.notify(
             "Mnemo is running",
             f"Press {self.settings['hotkey']} anywhere to search your memories; "
@@ -336,10 +343,8 @@ class MnemoApp(QtCore.QObject):
         )
 
     def _say_no_tray_once(self) -> None:
-        marker = paths.config_dir() / ".told-no-tray"
-        if marker.exists():
+        if not self._first_time(".told-no-tray"):
             return
-        marker.write_text("1")
         box = QtWidgets.QMessageBox(
             QtWidgets.QMessageBox.Information,
             "Mnemo is running",

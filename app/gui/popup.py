@@ -62,11 +62,9 @@ def preview_html(memory: Memory, query: str) -> str:
     used = f"copied {memory.recall_count}×" if memory.recall_count else ""
     seen = f"seen {memory.observation_count}×" if memory.observation_count > 1 else ""
     small = "font-size:small;color:#808080"
-    title = memory.title.rstrip("…")
-    own_title = title and not " ".join(memory.text.split()).startswith(" ".join(title.split()))
     body = [
         f"<p style='font-size:large'><b>{_marked(memory.title, query)}</b></p>"
-        if own_title
+        if memory.own_title
         else "",
         f"<p style='{small}'>{html.escape('  ·  '.join(f for f in facts if f))}</p>",
         f"<div style='white-space:pre-wrap'>{_marked(text, query)}</div>",
@@ -338,10 +336,7 @@ class Popup(QtWidgets.QWidget):
     def _width(self, screen_width: int) -> int:
         """The popup's width: the results, and the preview beside them when it fits."""
         wide = WIDTH + PREVIEW_WIDTH + 8
-        return wide if self._preview_wanted() and screen_width >= wide + 40 else WIDTH
-
-    def _preview_wanted(self) -> bool:
-        return bool(self.settings["popup_preview"])
+        return wide if self.settings["popup_preview"] and screen_width >= wide + 40 else WIDTH
 
     def _activate_again(self) -> None:
         if not self.isVisible():
