@@ -212,6 +212,22 @@ SETTINGS: tuple[Setting, ...] = (
         "Hide the search popup when another window takes the focus",
         "Desktop",
     ),
+    Setting(
+        "popup_enter_pastes",
+        bool,
+        False,
+        "Enter pastes the memory into the window you were in (X11); Alt+Enter then only "
+        "copies. Off: Enter copies and Alt+Enter pastes",
+        "Desktop",
+    ),
+    Setting(
+        "paste_keys",
+        str,
+        "Ctrl+V",
+        "The keys your applications paste with (terminals often use Ctrl+Shift+V)",
+        "Desktop",
+        choices=("Ctrl+V", "Ctrl+Shift+V", "Shift+Insert"),
+    ),
     Setting("start_at_login", bool, False, "Start Mnemo when you log in", "Desktop"),
     # Memories
     Setting(
@@ -251,6 +267,8 @@ LABELS = {
     "popup_results": "Results in the search popup",
     "popup_preview": "Preview the selected memory",
     "popup_hide_on_blur": "Hide when another window is used",
+    "popup_enter_pastes": "Enter pastes into the previous window",
+    "paste_keys": "Paste with",
     "start_at_login": "Start at login",
     "mirror_dir": "Also write memories as Markdown to",
     "categories": "Categories",

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable
 
 from app.core import paths
@@ -13,13 +14,15 @@ from app.core.engine import LONG_TEXT_CHARS, Engine, RememberResult
 from app.core.memory import title_from
 from app.core.secrets import describe, scan
 from app.core.settings import Settings
-from app.gui import clipboard, desktop, display_server, hotkey, ipc
+from app.gui import clipboard, desktop, display_server, hotkey, ipc, paste
 from app.gui.popup import Popup
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
 from app.gui.tray import Tray, icon
 from app.gui.worker import INTERACTIVE, Worker
 
 log = logging.getLogger(__name__)
+
+PASTE_WAIT_S = 1.0  # how long a paste waits for the previous window to have the focus again
 
 
 class MnemoApp(QtCore.QObject):
@@ -109,12 +112,41 @@ class MnemoApp(QtCore.QObject):
             self.show_popup()
 
     def _restore_focus(self) -> None:
+        wanted, self.popup.paste_wanted = self.popup.paste_wanted, False
         if self.popup.blurred:  # the user clicked another window: leave the focus there
             self._focus_before = None
             return
-        if self._focus_before:
-            hotkey.activate_window(self._focus_before)
-            self._focus_before = None
+        target, self._focus_before = self._focus_before, None
+        if target:
+            hotkey.activate_window(target)
+        if wanted:
+            self._paste_into(target)
+
+    def _paste_into(self, target: int | None) -> None:
+        """Type the paste keys into `target` once it has the focus again (1 s at most);
+        never into another window. Where that cannot work, say so: the memory is copied."""
+        why_not = paste.why_not() or (None if target else "no window had the focus")
+        if why_not:
+            self.notify("Copied, not pasted", f"{why_not}; paste it yourself.")
+            return
+        deadline = time.monotonic() + PASTE_WAIT_S
+
+        def attempt() -> None:
+            if hotkey.active_window() != target:
+                if time.monotonic() < deadline:
+                    QtCore.QTimer.singleShot(20, attempt)
+                else:
+                    self.notify(
+                        "Copied, not pasted",
+                        "The window you were in did not take the focus back; paste it yourself.",
+                    )
+                return
+            try:
+                paste.send(self.settings["paste_keys"])
+            except RuntimeError as exc:
+                self.notify("Copied, not pasted", f"{exc}; paste it yourself.")
+
+        attempt()
 
     def show_manager(self, memory_id: str | None = None) -> None:
         """Open (or raise) the memory manager, optionally on one memory."""

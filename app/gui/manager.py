@@ -742,9 +742,7 @@ class Manager(QtWidgets.QMainWindow):
         updated = f", {result.updated} updated" if result.updated else ""
         n = len(result.errors)
         skipped = f"; {n} line{'s' if n != 1 else ''} skipped" if n else ""
-        summary = (
-            f"Imported {result.added} new ({result.skipped} already known{updated}{skipped})"
-        )
+        summary = f"Imported {result.added} new ({result.skipped} already known{updated}{skipped})"
         # The summary stays while the list refreshes (a search's count would replace it).
         self._report_until = time.monotonic() + REPORT_SECONDS
         self.statusBar().showMessage(

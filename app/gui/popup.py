@@ -20,7 +20,8 @@ from app.gui.worker import INTERACTIVE, Worker
 
 DEBOUNCE_MS = 100
 ENTER_WAIT_MS = 3000  # how long an Enter pressed on stale rows waits for the new ones
-HINT = "↑↓ move · Enter copy · Ctrl+K actions · Ctrl+S remember · Esc close"
+HINT = "↑↓ move · Enter copy · Alt+Enter paste · Ctrl+K actions · Ctrl+S remember · Esc close"
+HINT_PASTING = HINT.replace("Enter copy · Alt+Enter paste", "Enter paste · Alt+Enter copy")
 ROW_HEIGHT = 62
 VISIBLE_ROWS = 8  # rows shown at once; more scroll
 PREVIEW_MIN_ROWS = 5  # with the preview, the list is at least this tall
@@ -298,7 +299,9 @@ class Popup(QtWidgets.QWidget):
 
         self._was_active = False  # activated since shown: losing it then means a blur
         self.blurred = False  # the last hide came from another window taking the focus
-        self._pending: tuple[str, int, bool] | None = None  # (text, row, open) of an Enter
+        # (text, row, open, paste) of an Enter pressed before its results arrived
+        self._pending: tuple[str, int, bool, bool] | None = None
+        self.paste_wanted = False  # the last copy asked to be pasted into the previous window
         self._meaning_for = ""  # the text whose meaning-based results are still coming
         self._enter_wait = QtCore.QTimer(self, singleShot=True, interval=ENTER_WAIT_MS)
         self._enter_wait.timeout.connect(self._enter_gave_up)
@@ -317,6 +320,8 @@ class Popup(QtWidgets.QWidget):
         """Show on the screen under the mouse, focused, with the last query selected."""
         self.blurred = False
         self._trashed = None
+        self.paste_wanted = False
+        self.hint.setText(self._hint())
         screen = QtGui.QGuiApplication.screenAt(QtGui.QCursor.pos()) or self.screen()
         area = screen.availableGeometry()
         self.setFixedWidth(self._width(area.width()))
@@ -394,7 +399,10 @@ class Popup(QtWidgets.QWidget):
     def _set_busy(self, text: str) -> None:
         """Say, in the hint line, that meaning-based results for `text` are still coming."""
         self._meaning_for = text
-        self.hint.setText(f"searching by meaning…  ·  {HINT}" if text else HINT)
+        self.hint.setText(f"searching by meaning…  ·  {self._hint()}" if text else self._hint())
+
+    def _hint(self) -> str:
+        return HINT_PASTING if self.settings["popup_enter_pastes"] else HINT
 
     def _hybrid_search(self) -> None:
         text = self.search.text()
@@ -446,12 +454,12 @@ class Popup(QtWidgets.QWidget):
             keep = ids.index(self._select_id) if self._select_id in ids else 0
             self.list.setCurrentIndex(self.model.index(keep))
         self._select_id = ""
-        self._show_preview()
+        coming = self._meaning_for == text  # meaning-based results for this text are due
         if not text.strip():
             self.status.setText(
                 "" if result.results else "No memories yet. Type something and press Ctrl+S."
             )
-        elif rows:
+        elif rows or coming:
             self.status.setText(result.notice or "")
         else:
             typed = text.strip() if len(text.strip()) <= 60 else text.strip()[:59] + "…"
@@ -461,11 +469,13 @@ class Popup(QtWidgets.QWidget):
             self._done_message = ""
         self.status.setVisible(bool(self.status.text()))
         self._resize_for(len(rows))
-        if self._pending is not None and self._pending[0] == text:
-            _, row, open_it = self._pending
+        self._show_preview()  # now that the pane is shown (or hidden) for these rows
+        # An Enter waits for rows of this text, or for its last answer if none come before
+        if self._pending is not None and self._pending[0] == text and (rows or not coming):
+            _, row, open_it, paste = self._pending
             self._pending = None
             self._enter_wait.stop()
-            self._act(row, open_it)
+            self._act(row, open_it, paste)
 
     def _enter_gave_up(self) -> None:
         if self._pending is not None:
@@ -510,14 +520,16 @@ class Popup(QtWidgets.QWidget):
     def _key(self, event: QtGui.QKeyEvent) -> bool:
         key, mods = event.key(), event.modifiers()
         ctrl = bool(mods & Qt.ControlModifier)
+        # Enter copies and Alt+Enter pastes into the previous window, or the other way round
+        paste = bool(mods & Qt.AltModifier) != bool(self.settings["popup_enter_pastes"])
         if key == Qt.Key_Escape:
             self.hide()
         elif key in (Qt.Key_Down, Qt.Key_Up) or (ctrl and key in (Qt.Key_N, Qt.Key_P)):
             self._move(1 if key in (Qt.Key_Down, Qt.Key_N) else -1)
         elif key in (Qt.Key_Return, Qt.Key_Enter):
-            self._enter(max(self.list.currentIndex().row(), 0), open_it=ctrl)
+            self._enter(max(self.list.currentIndex().row(), 0), open_it=ctrl, paste=paste)
         elif ctrl and Qt.Key_1 <= key <= Qt.Key_9:
-            self._enter(key - Qt.Key_1, open_it=False)
+            self._enter(key - Qt.Key_1, open_it=False, paste=paste)
         elif key in (Qt.Key_PageDown, Qt.Key_PageUp) and self.preview.isVisible():
             bar = self.preview.verticalScrollBar()
             step = bar.pageStep() if key == Qt.Key_PageDown else -bar.pageStep()
@@ -545,31 +557,35 @@ class Popup(QtWidgets.QWidget):
         row = (self.list.currentIndex().row() + step) % len(self.model.rows)
         self.list.setCurrentIndex(self.model.index(row))
 
-    def _enter(self, row: int, open_it: bool) -> None:
-        """Copy (or open) a row, but only a row of the text in the box: on rows of an earlier
-        query, wait for this one's first results (ENTER_WAIT_MS at most), then act."""
+    def _enter(self, row: int, open_it: bool, paste: bool = False) -> None:
+        """Copy, paste or open a row, but only a row of the text in the box: on rows of an
+        earlier query, wait for this one's first results (ENTER_WAIT_MS at most), then act."""
         text = self.search.text()
-        if self.model.query == text or (not text.strip() and self.last_mode == "recent"):
-            self._act(row, open_it)
+        answered = self.model.query == text and (self.model.rows or self._meaning_for != text)
+        if answered or (not text.strip() and self.last_mode == "recent"):
+            self._act(row, open_it, paste)
             return
-        self._pending = (text, row, open_it)
+        self._pending = (text, row, open_it, paste)
         self._enter_wait.start()
 
-    def _act(self, row: int, open_it: bool) -> None:
+    def _act(self, row: int, open_it: bool, paste: bool = False) -> None:
         if not 0 <= row < len(self.model.rows):
             return
         if open_it:
             self.openMemory.emit(self.model.rows[row].memory.id)
             self.hide()
         else:
-            self._copy(row)
+            self._copy(row, paste)
 
-    def _copy(self, row: int) -> None:
+    def _copy(self, row: int, paste: bool = False) -> None:
+        """Copy a row's memory and hide; with `paste`, the app then pastes it into the
+        window the user was in (`App._restore_focus`)."""
         if not 0 <= row < len(self.model.rows):
             return
         memory = self.model.rows[row].memory
         QtGui.QGuiApplication.clipboard().setText(memory.text)
         self.used.emit(memory.id)
+        self.paste_wanted = paste
         self.hide()
 
     # ---- actions on a result (Ctrl+K) ---------------------------------------------------
@@ -579,10 +595,14 @@ class Popup(QtWidgets.QWidget):
         if not 0 <= row < len(self.model.rows) or self.model.stale:
             return
         memory = self.model.rows[row].memory
+        copy_keys, paste_keys = "Enter", "Alt+Enter"
+        if self.settings["popup_enter_pastes"]:
+            copy_keys, paste_keys = paste_keys, copy_keys
         menu = QtWidgets.QMenu(self)
         menu.setObjectName("popupActions")
         entries = [
-            ("&Copy", "Enter", lambda: self._copy(row)),
+            ("&Copy", copy_keys, lambda: self._copy(row)),
+            ("P&aste into the previous window", paste_keys, lambda: self._copy(row, True)),
             ("Copy &title", "", lambda: self._copy_as(memory, memory.display_title)),
             ("Copy as &Markdown", "", lambda: self._copy_as(memory, markdown(memory))),
             ("Un&pin" if memory.pinned else "&Pin", "", lambda: self._pin(memory)),

@@ -91,6 +91,46 @@ def test_hotkey_opens_the_popup_and_enter_copies_the_best_memory(desktop):
     )
 
 
+EDITOR = """
+import sys
+from pathlib import Path
+from PySide6 import QtWidgets
+app = QtWidgets.QApplication(sys.argv)
+edit = QtWidgets.QPlainTextEdit()
+edit.setWindowTitle("Paste target")
+edit.resize(500, 300)
+out = Path(sys.argv[1])
+edit.textChanged.connect(lambda: out.write_text(edit.toPlainText(), encoding="utf-8"))
+edit.show()
+app.exec()
+"""
+
+
+def test_alt_enter_pastes_the_memory_into_the_window_the_user_was_in(desktop, tmp_path):
+    env, _home, _app = desktop
+    typed = tmp_path / "typed.txt"
+    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(typed)], env=env)
+    try:
+        (target,) = _wait(lambda: _windows(env, "Paste target"), 20, "the editor")
+        _run(env, "xdotool", "windowactivate", "--sync", target, check=False)
+        _wait(lambda: _active(env) == target, 5, "the editor to have the focus")
+        _run(env, "xdotool", "type", "--delay", "30", "note: ")
+        _run(env, "xdotool", "key", "ctrl+alt+space")
+        _wait(lambda: _popup_windows(env), 10, "the popup to show")
+        _run(env, "xdotool", "type", "--delay", "30", "kubernetes troubleshooting")
+        _run(env, "xdotool", "key", "alt+Return")  # at once: it waits for this text's rows
+        _wait(
+            lambda: typed.exists() and typed.read_text(encoding="utf-8") == "note: " + QUERY_HIT,
+            10,
+            "the memory pasted after what was typed",
+        )
+        assert _active(env) == target and not _popup_windows(env)
+        assert _run(env, "xclip", "-o", "-selection", "clipboard").stdout == QUERY_HIT
+    finally:
+        editor.terminate()
+        editor.wait(10)
+
+
 def _active(env) -> str:
     return _run(env, "xdotool", "getactivewindow", check=False).stdout.strip()
 

@@ -284,3 +284,16 @@ def test_the_near_duplicate_question_never_takes_focus_or_keys(qtbot, running_ap
         qtbot.mouseClick(choice.buttons["keep"], Qt.LeftButton)
     assert chosen == ["keep"]
     assert Engine().count() == 5
+
+
+def test_paste_where_it_cannot_work_copies_and_says_so(qtbot, running_app):
+    # Under this Qt platform (offscreen, like Wayland) no application types into another
+    # window: Alt+Enter copies, and the user is told to paste themselves.
+    app = running_app
+    app.show_popup()
+    qtbot.waitUntil(lambda: bool(app.popup.model.rows), timeout=10_000)
+    qtbot.keyClick(app.popup.search, Qt.Key_Return, Qt.AltModifier)
+    assert not app.popup.isVisible()
+    title, text = app.status()["last_notification"]
+    assert title == "Copied, not pasted" and "X11" in text and "paste it yourself" in text
+    assert not app.popup.paste_wanted  # asked once, not again on the next hide

@@ -214,3 +214,52 @@ def test_enter_waits_only_so_long(qtbot, worker, settings, seeded, monkeypatch):
     gate.set()
     qtbot.waitUntil(lambda: popup.model.query == "killed pod", timeout=10_000)
     assert popup.isVisible()  # the late answer does not copy on its own
+
+
+def test_enter_at_once_on_a_query_only_meaning_answers_copies_its_top_result(
+    qtbot, worker, settings, seeded
+):
+    # Found trying paste under openbox: the keyword stage of "kubernetes troubleshooting"
+    # finds nothing, and an Enter pressed before meaning answered was used up on no rows.
+    popup = _popup(qtbot, worker, settings)
+    QtGui.QGuiApplication.clipboard().setText("before")
+    _type(qtbot, popup, "kubernetes troubleshooting")
+    with qtbot.waitSignal(popup.hidden, timeout=10_000):
+        qtbot.keyClick(popup.search, Qt.Key_Return)
+    assert QtGui.QGuiApplication.clipboard().text().startswith("k8s pod restart")
+
+
+def test_no_nothing_relevant_while_meaning_is_still_coming_and_the_preview_fills(
+    qtbot, worker, settings, seeded
+):
+    popup = _popup(qtbot, worker, settings)
+    gate = threading.Event()
+    worker.submit(lambda e: gate.wait(10), INTERACTIVE)
+    _type(qtbot, popup, "kubernetes troubleshooting")
+    gate.set()
+    said = []
+    qtbot.waitUntil(
+        lambda: said.append(popup.status.text()) or popup.model.query == popup.search.text(),
+        timeout=10_000,
+    )
+    qtbot.waitUntil(lambda: bool(popup.model.rows), timeout=10_000)
+    assert not any("Nothing relevant" in s for s in said), said
+    assert popup.preview.isVisible()
+    assert "CrashLoopBackOff" in popup.preview.toPlainText()
+
+
+def test_enter_after_an_empty_keyword_answer_waits_for_meaning(qtbot, worker, settings, seeded):
+    # GIVEN the keyword answer of "kubernetes troubleshooting" (no rows) on screen, and
+    # meaning still to come (a long debounce holds it back)
+    popup = _popup(qtbot, worker, settings)
+    popup._debounce.setInterval(1500)
+    QtGui.QGuiApplication.clipboard().setText("before")
+    _type(qtbot, popup, "kubernetes troubleshooting")
+    qtbot.waitUntil(lambda: popup.model.query == popup.search.text(), timeout=5000)
+    assert popup.model.rows == [] and "searching by meaning" in popup.hint.text()
+    # WHEN Enter is pressed THEN it waits for meaning and copies its top result
+    qtbot.keyClick(popup.search, Qt.Key_Return)
+    assert popup.isVisible() and QtGui.QGuiApplication.clipboard().text() == "before"
+    with qtbot.waitSignal(popup.hidden, timeout=10_000):
+        pass
+    assert QtGui.QGuiApplication.clipboard().text().startswith("k8s pod restart")

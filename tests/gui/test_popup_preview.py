@@ -92,6 +92,7 @@ def _menu_action(qtbot, popup, label: str) -> None:
     labels = [a.text().split("\t")[0].replace("&", "") for a in menu.actions()]
     assert labels == [
         "Copy",
+        "Paste into the previous window",
         "Copy title",
         "Copy as Markdown",
         "Unpin" if popup.model.rows[popup.list.currentIndex().row()].memory.pinned else "Pin",
@@ -191,3 +192,28 @@ def test_the_preview_shows_markup_in_a_memory_as_text(qtbot, worker, settings, s
     _search(qtbot, popup, "template bug")
     assert hostile in _preview_text(popup)  # every character as typed, nothing interpreted
     assert "<script>" not in popup.preview.toHtml().replace("&lt;script&gt;", "")
+
+
+def test_alt_enter_asks_to_paste_and_the_setting_swaps_it_with_enter(
+    qtbot, worker, settings, seeded
+):
+    popup = _popup(qtbot, worker, settings)
+    assert "Enter copy · Alt+Enter paste" in popup.hint.text()
+    _search(qtbot, popup, "lasagne nutmeg")
+    with qtbot.waitSignal(popup.hidden, timeout=5000):
+        qtbot.keyClick(popup.search, Qt.Key_Return, Qt.AltModifier)
+    assert popup.paste_wanted and QtGui.QGuiApplication.clipboard().text().startswith("Grandma")
+    popup.present()
+    assert not popup.paste_wanted  # each showing starts afresh
+    settings.apply({"popup_enter_pastes": True})
+    popup.present()
+    assert "Enter paste · Alt+Enter copy" in popup.hint.text()
+    _search(qtbot, popup, "lasagne nutmeg")
+    with qtbot.waitSignal(popup.hidden, timeout=5000):
+        qtbot.keyClick(popup.search, Qt.Key_Return)
+    assert popup.paste_wanted
+    popup.present()
+    _search(qtbot, popup, "lasagne nutmeg")
+    with qtbot.waitSignal(popup.hidden, timeout=5000):
+        qtbot.keyClick(popup.search, Qt.Key_Return, Qt.AltModifier)
+    assert not popup.paste_wanted

@@ -1,0 +1,82 @@
+"""Paste into the window the user was in before the popup: the paste keys typed through
+XTest on X11. Wayland lets no application type into another one, so there (and on
+Windows and macOS, not written yet) the memory is only copied, and the user is told so.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+
+from app.gui.hotkey.base import parse, qt_platform
+
+log = logging.getLogger(__name__)
+
+KEYS = ("Ctrl+V", "Ctrl+Shift+V", "Shift+Insert")  # what applications paste with
+_MODIFIER = {"ctrl": "Control_L", "shift": "Shift_L", "alt": "Alt_L", "super": "Super_L"}
+# Keys the user may still hold (the Alt of Alt+Enter): released first, or the target
+# would see Ctrl+Alt+V.
+_HELD = (
+    "Control_L",
+    "Control_R",
+    "Shift_L",
+    "Shift_R",
+    "Alt_L",
+    "Alt_R",
+    "Meta_L",
+    "Meta_R",
+    "Super_L",
+    "Super_R",
+    "ISO_Level3_Shift",
+)
+
+
+def why_not() -> str | None:
+    """None when pasting into another window can work here, else why not (one line)."""
+    platform = qt_platform()
+    if platform != "xcb":
+        if platform == "wayland":
+            return "Wayland lets no application type into another window"
+        return f"pasting into other windows needs X11 (Qt runs on {platform or 'nothing'})"
+    if importlib.util.find_spec("Xlib") is None:
+        return "python-xlib is not installed"
+    return None
+
+
+def send(sequence: str) -> None:
+    """Type `sequence` (one of KEYS) into the window that has the focus, through XTest.
+    Raises RuntimeError saying why it could not."""
+    from Xlib import XK, X, display
+    from Xlib.ext import xtest
+
+    mods, key = parse(sequence)
+    try:
+        d = display.Display()
+    except Exception as exc:  # Xlib raises its own DisplayError types
+        raise RuntimeError(f"cannot reach the X server ({exc})") from None
+    try:
+        if not d.has_extension("XTEST"):
+            raise RuntimeError("the X server has no XTEST extension")
+
+        def code(name: str) -> int:
+            found = d.keysym_to_keycode(XK.string_to_keysym(name))
+            if not found:
+                raise RuntimeError(f"the keyboard has no {name} key")
+            return found
+
+        pressed = d.query_keymap()
+        for name in _HELD:
+            held = d.keysym_to_keycode(XK.string_to_keysym(name))
+            if held and pressed[held // 8] & (1 << (held % 8)):
+                xtest.fake_input(d, X.KeyRelease, held)
+        modifiers = [code(_MODIFIER[m]) for m in ("ctrl", "shift", "alt", "super") if m in mods]
+        target = code(key if len(key) > 1 else key.lower())
+        for c in modifiers:
+            xtest.fake_input(d, X.KeyPress, c)
+        xtest.fake_input(d, X.KeyPress, target)
+        xtest.fake_input(d, X.KeyRelease, target)
+        for c in reversed(modifiers):
+            xtest.fake_input(d, X.KeyRelease, c)
+        d.sync()
+    finally:
+        d.close()
