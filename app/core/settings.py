@@ -21,6 +21,8 @@ log = logging.getLogger(__name__)
 # Qt names ⌘ "Ctrl" on macOS, where ⌘⌥Space opens Finder's search (and Carbon would not say
 # the key is taken); ⌥Space is what macOS launchers (Alfred, Raycast) default to.
 DEFAULT_HOTKEY = "Alt+Space" if sys.platform == "darwin" else "Ctrl+Alt+Space"
+# ⌥⌘C is Finder's "Copy as Pathname"; ⌃⌥⌘C is free.
+DEFAULT_CLIPBOARD_HOTKEY = "Ctrl+Alt+Meta+C" if sys.platform == "darwin" else "Ctrl+Alt+C"
 
 
 TYPE_WORDS = {
@@ -178,8 +180,22 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("default_limit", int, 10, "Results shown by recall", "Search", minimum=1, maximum=1000),
     # Desktop
+    Setting("hotkey", str, DEFAULT_HOTKEY, "Global hotkey that opens the recall popup", "Desktop"),
     Setting(
-        "hotkey", str, DEFAULT_HOTKEY, "Global hotkey that opens the recall popup", "Desktop"
+        "clipboard_hotkey",
+        str,
+        DEFAULT_CLIPBOARD_HOTKEY,
+        "Global hotkey that remembers what is on the clipboard (empty: no key)",
+        "Desktop",
+    ),
+    Setting(
+        "clipboard_source",
+        str,
+        "clipboard",
+        "What Remember clipboard reads: the clipboard (what you copied) or the primary "
+        "selection (what you last selected, on Linux)",
+        "Desktop",
+        choices=("clipboard", "selection"),
     ),
     Setting(
         "hotkey_backend",
@@ -263,6 +279,8 @@ LABELS = {
     "related_threshold": "Similarity that makes a related memory",
     "default_limit": "Results of a command-line search",
     "hotkey": "Key that opens the search",
+    "clipboard_hotkey": "Key that remembers the clipboard",
+    "clipboard_source": "Remember clipboard reads",
     "hotkey_backend": "How the key is registered",
     "popup_results": "Results in the search popup",
     "popup_preview": "Preview the selected memory",

@@ -66,7 +66,11 @@ class MnemoApp(QtCore.QObject):
             self._say_no_tray_once()
 
         self.hotkey = None
+        self.clipboard_hotkey = None  # Remember clipboard's key, when one is set
+        self.clipboard_hotkey_error: str | None = None
         self._start_hotkey()
+        if self.tray is not None:
+            self._show_keys_in_tray()
         if self.tray is not None and not self.hotkey_error:
             self._welcome_once()
 
@@ -83,6 +87,10 @@ class MnemoApp(QtCore.QObject):
         self.worker.modelState.connect(self._on_model_state)
         self.worker.backfillProgress.connect(self._on_backfill)
         self.worker.settingsChanged.connect(lambda keys: self._settings_applied(keys.split(",")))
+        # Settings saved by another process (`mnemo settings KEY VALUE`) apply at once: the
+        # folder is watched, as the file is replaced (written beside it, then renamed).
+        self._config_watch = QtCore.QFileSystemWatcher([str(paths.config_dir())], self)
+        self._config_watch.directoryChanged.connect(lambda _: self.worker.refresh_settings())
         self.worker.start()  # only now: every signal above has its slot
         desktop.install_launcher()
 
@@ -177,8 +185,18 @@ class MnemoApp(QtCore.QObject):
         self.hotkey_error = message
         self.notify("Global hotkey not available", message)
 
+    def _show_keys_in_tray(self) -> None:
+        working = self.clipboard_hotkey is not None and not self.clipboard_hotkey_error
+        self.tray.set_hotkey_text(
+            self.settings["hotkey"], self.settings["clipboard_hotkey"] if working else ""
+        )
+
+    def _clipboard_hotkey_failed(self, message: str) -> None:
+        self.clipboard_hotkey_error = message
+        self.notify("Remember-clipboard key not available", message)
+
     def _start_hotkey(self) -> None:
-        """Choose the hotkey backend (the setting may force one) and grab the hotkey."""
+        """Choose the hotkey backend (the setting may force one) and grab the hotkeys."""
         if self.hotkey is not None:
             self.hotkey.unregister()
             self.hotkey.deleteLater()
@@ -188,16 +206,44 @@ class MnemoApp(QtCore.QObject):
         self.hotkey_error = self.hotkey.register(self.settings["hotkey"])
         if self.hotkey_error:
             self.notify("Global hotkey not available", self.hotkey_error)
+        self._start_clipboard_hotkey()
+
+    def _start_clipboard_hotkey(self) -> None:
+        """The second global key, Remember clipboard (none when its setting is empty)."""
+        if self.clipboard_hotkey is not None:
+            self.clipboard_hotkey.unregister()
+            self.clipboard_hotkey.deleteLater()
+            self.clipboard_hotkey = None
+        self.clipboard_hotkey_error = None
+        sequence = self.settings["clipboard_hotkey"].strip()
+        if not sequence or self.hotkey.key == "none":
+            return  # no key wanted, or the user binds `mnemo remember-clipboard` by hand
+        if sequence == self.settings["hotkey"]:
+            self.clipboard_hotkey_error = (
+                f"{sequence} already opens the search; choose another key to remember the clipboard"
+            )
+        else:
+            self.clipboard_hotkey = hotkey.backend(
+                self, forced=self.hotkey.key, shortcut=hotkey.REMEMBER
+            )
+            self.clipboard_hotkey.activated.connect(self.remember_clipboard)
+            self.clipboard_hotkey.failed.connect(self._clipboard_hotkey_failed)
+            self.clipboard_hotkey_error = self.clipboard_hotkey.register(sequence)
+        if self.clipboard_hotkey_error:
+            self.notify("Remember-clipboard key not available", self.clipboard_hotkey_error)
 
     def _settings_applied(self, changed: list[str]) -> None:
         if "hotkey_backend" in changed:
             self._start_hotkey()
-        elif "hotkey" in changed:
-            self.hotkey_error = self.hotkey.register(self.settings["hotkey"])
-            if self.hotkey_error:
-                self.notify("Global hotkey not available", self.hotkey_error)
-        if "hotkey" in changed and self.tray:
-            self.tray.set_hotkey_text(self.settings["hotkey"])
+        else:
+            if "hotkey" in changed:
+                self.hotkey_error = self.hotkey.register(self.settings["hotkey"])
+                if self.hotkey_error:
+                    self.notify("Global hotkey not available", self.hotkey_error)
+            if "hotkey" in changed or "clipboard_hotkey" in changed:
+                self._start_clipboard_hotkey()
+        if ("hotkey" in changed or "clipboard_hotkey" in changed) and self.tray:
+            self._show_keys_in_tray()
         if "start_at_login" in changed:
             desktop.set_autostart(self.settings["start_at_login"])
         if "categories" in changed and self.manager is not None:
@@ -206,8 +252,13 @@ class MnemoApp(QtCore.QObject):
 
     # ---- remember clipboard ------------------------------------------------------------
     def remember_clipboard(self) -> None:
-        """Store the clipboard's text, unless it is secret, empty, binary or huge."""
-        content = clipboard.read(QtGui.QGuiApplication.clipboard().mimeData())
+        """Store the clipboard's text (or the primary selection's, as the setting says),
+        unless it is secret, empty, binary or huge."""
+        board = QtGui.QGuiApplication.clipboard()
+        if self.settings["clipboard_source"] == "selection" and board.supportsSelection():
+            content = clipboard.read(board.mimeData(QtGui.QClipboard.Selection), "selection")
+        else:
+            content = clipboard.read(board.mimeData())
         if content.refusal:
             self.notify("Nothing remembered", content.refusal)
             return
@@ -336,6 +387,9 @@ class MnemoApp(QtCore.QObject):
             "hotkey": self.settings["hotkey"],
             "hotkey_backend": self.hotkey.name,
             "hotkey_error": self.hotkey_error,
+            "clipboard_hotkey": self.settings["clipboard_hotkey"],
+            "clipboard_hotkey_error": self.clipboard_hotkey_error,
+            "clipboard_source": self.settings["clipboard_source"],
             "model": state,
             "model_detail": detail,
             "model_id": self.worker.model_id,
@@ -368,9 +422,12 @@ class MnemoApp(QtCore.QObject):
         which key opens it."""
         if not self._first_time(".welcomed"):
             return
+        remember = ""
+        if self.clipboard_hotkey is not None and not self.clipboard_hotkey_error:
+            remember = f"{self.settings['clipboard_hotkey']} remembers what you copied; "
         self.notify(
             "Mnemo is running",
-            f"Press {self.settings['hotkey']} anywhere to search your memories; "
+            f"Press {self.settings['hotkey']} anywhere to search your memories; {remember}"
             "the tray icon has the rest.",
         )
 
@@ -392,6 +449,8 @@ class MnemoApp(QtCore.QObject):
         """Finish the current batch, close the database, leave no process behind."""
         self.popup.hide()
         self.hotkey.unregister()
+        if self.clipboard_hotkey is not None:
+            self.clipboard_hotkey.unregister()
         self.server.close()
         if self.tray:
             self.tray.hide()

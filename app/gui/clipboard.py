@@ -31,10 +31,11 @@ def _formats(mime: QtCore.QMimeData) -> dict[str, bytes]:
     return out
 
 
-def read(mime: QtCore.QMimeData | None) -> ClipboardText:
-    """Classify the clipboard: text to store, or a clear reason not to."""
+def read(mime: QtCore.QMimeData | None, name: str = "clipboard") -> ClipboardText:
+    """Classify the clipboard (or the primary selection: `name` "selection"): text to
+    store, or a clear reason not to."""
     if mime is None:
-        return ClipboardText(refusal="The clipboard is empty.")
+        return ClipboardText(refusal=f"The {name} is empty.")
     formats = _formats(mime)
     if (
         formats.get(KDE_HINT, b"").strip() == b"secret"
@@ -42,13 +43,11 @@ def read(mime: QtCore.QMimeData | None) -> ClipboardText:
         or WIN_EXCLUDE in formats
         or (WIN_HISTORY in formats and formats[WIN_HISTORY][:4] == b"\0\0\0\0")
     ):
-        return ClipboardText(
-            refusal="Not stored: a password manager marked the clipboard as secret."
-        )
+        return ClipboardText(refusal=f"Not stored: a password manager marked the {name} as secret.")
     if mime.hasUrls() and all(url.isLocalFile() for url in mime.urls()):
         # A file manager's copy also offers the paths as text: that is not a note.
         return ClipboardText(
-            refusal="The clipboard holds files; Mnemo stores text only (use "
+            refusal=f"The {name} holds files; Mnemo stores text only (use "
             "Import in the manager for .md and .txt files)."
         )
     text = mime.text() if mime.hasText() else ""
@@ -56,20 +55,20 @@ def read(mime: QtCore.QMimeData | None) -> ClipboardText:
         text = QtGui.QTextDocumentFragment.fromHtml(mime.html()).toPlainText()
     if not text.strip():
         if mime.hasImage():
-            return ClipboardText(refusal="The clipboard holds an image; Mnemo stores text only.")
+            return ClipboardText(refusal=f"The {name} holds an image; Mnemo stores text only.")
         if mime.hasUrls():
             return ClipboardText(
-                refusal="The clipboard holds files; Mnemo stores text only "
+                refusal=f"The {name} holds files; Mnemo stores text only "
                 "(use Import in the manager for .md and .txt files)."
             )
         if formats:
-            return ClipboardText(refusal="The clipboard holds no text Mnemo can store.")
-        return ClipboardText(refusal="The clipboard is empty.")
+            return ClipboardText(refusal=f"The {name} holds no text Mnemo can store.")
+        return ClipboardText(refusal=f"The {name} is empty.")
     if len(text) > MAX_TEXT_CHARS:
         return ClipboardText(
-            refusal=f"The clipboard holds {len(text):,} characters; the limit "
+            refusal=f"The {name} holds {len(text):,} characters; the limit "
             f"is {MAX_TEXT_CHARS:,}. Nothing was stored."
         )
     if "\x00" in text:
-        return ClipboardText(refusal="The clipboard holds binary data, not text.")
+        return ClipboardText(refusal=f"The {name} holds binary data, not text.")
     return ClipboardText(text=text)

@@ -73,8 +73,10 @@ class SettingsDialog(QtWidgets.QDialog):
         self.load()
 
     def _widget(self, setting: Setting) -> QtWidgets.QWidget:
-        if setting.key == "hotkey":
-            return QtWidgets.QKeySequenceEdit()
+        if setting.key in ("hotkey", "clipboard_hotkey"):
+            edit = QtWidgets.QKeySequenceEdit()
+            edit.setClearButtonEnabled(setting.key == "clipboard_hotkey")  # empty: no key
+            return edit
         if setting.choices:
             box = QtWidgets.QComboBox()
             box.addItems([str(c) for c in setting.choices])

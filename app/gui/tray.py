@@ -52,9 +52,11 @@ class Tray(QtWidgets.QSystemTrayIcon):
         self.setContextMenu(menu)
         self.setToolTip("Mnemo")
 
-    def set_hotkey_text(self, text: str) -> None:
-        """Show the current hotkey next to Search…"""
+    def set_hotkey_text(self, text: str, clipboard_text: str = "") -> None:
+        """Show the current hotkeys next to Search… and Remember clipboard."""
         self.search_action.setText(f"Search…\t{text}")
+        label = "Remember clipboard"
+        self.clipboard_action.setText(f"{label}\t{clipboard_text}" if clipboard_text else label)
 
     def set_state(self, state: str, tooltip: str) -> None:
         """ready | busy | unavailable, and the tooltip line."""

@@ -214,6 +214,11 @@ class Worker(QtCore.QObject):
         with self._lock:
             return self._results.pop(request, None)
 
+    def refresh_settings(self) -> None:
+        """Take settings another process saved (`mnemo settings KEY VALUE`) now, not at the
+        next request: every request starts by reading them (`_refresh_settings`)."""
+        self.submit(lambda engine: None, INTERACTIVE, channel="refresh-settings", keep=False)
+
     def reload_model(self) -> None:
         """Load the model again (after a settings change), then re-embed what is stale."""
         self.modelState.emit("loading", "")

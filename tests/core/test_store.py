@@ -173,9 +173,7 @@ def test_locked_database_gives_a_clear_error_and_writes_nothing(store, monkeypat
     assert store.counts()["memories"] == 0
 
 
-@pytest.mark.skipif(
-    os.name != "posix" or os.geteuid() == 0, reason="root ignores file permissions"
-)
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root ignores file permissions")
 def test_read_only_database_reads_but_refuses_writes(store):  # pragma: no cover - non-root
     store.insert(Memory(id="", text="readable"))
     store.db.close()

@@ -50,7 +50,8 @@ def test_the_first_start_says_mnemo_runs_and_which_key_opens_it(desktop):
     # (nothing else has been notified yet: this module's first test on a fresh home)
     assert _status(env)["last_notification"] == [
         "Mnemo is running",
-        "Press Ctrl+Alt+Space anywhere to search your memories; the tray icon has the rest.",
+        "Press Ctrl+Alt+Space anywhere to search your memories; Ctrl+Alt+C remembers what "
+        "you copied; the tray icon has the rest.",
     ]
     assert (home / "config" / ".welcomed").exists()  # once: the next start stays quiet
 
@@ -195,6 +196,39 @@ def test_remember_clipboard_stores_the_clipboard_text(desktop):
     )
     _run(env, sys.executable, "-m", "app", "remember-clipboard", cwd=REPO)
     _wait(lambda: (text, "clipboard") in _memories(home), 20, "the clipboard memory")
+
+
+def test_the_remember_clipboard_key_stores_what_was_copied(desktop):
+    env, home, _app = desktop
+    state = _status(env)
+    assert state["clipboard_hotkey"] == "Ctrl+Alt+C" and state["clipboard_hotkey_error"] is None
+    text = "Dentist moved to Thursday 3pm; bring the referral letter"
+    subprocess.run(
+        ["xclip", "-selection", "clipboard"], input=text, env=env, text=True, check=True, timeout=10
+    )
+    _run(env, "xdotool", "key", "ctrl+alt+c")
+    _wait(lambda: (text, "clipboard") in _memories(home), 20, "the copied text remembered")
+
+
+def test_set_to_the_selection_the_key_stores_what_was_selected_not_copied(desktop):
+    env, home, _app = desktop
+    copied = "Copied earlier: the bike lock code is in the shared notes"
+    selected = "Selected, never copied: the library closes at six on Saturdays"
+    subprocess.run(
+        ["xclip", "-selection", "clipboard"], input=copied, env=env, text=True, check=True
+    )
+    subprocess.run(
+        ["xclip", "-selection", "primary"], input=selected, env=env, text=True, check=True
+    )
+    # a setting saved by another process reaches the running app at once
+    _run(env, *MNEMO, "settings", "clipboard_source", "selection", cwd=REPO)
+    try:
+        _wait(lambda: _status(env)["clipboard_source"] == "selection", 10, "the setting")
+        _run(env, "xdotool", "key", "ctrl+alt+c")
+        _wait(lambda: (selected, "clipboard") in _memories(home), 20, "the selection remembered")
+        assert all(t != copied for t, _ in _memories(home))
+    finally:
+        _run(env, *MNEMO, "settings", "clipboard_source", "clipboard", cwd=REPO)
 
 
 def test_settings_window_opens_from_the_command_line_without_a_tray_menu(desktop):

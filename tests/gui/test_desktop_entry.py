@@ -15,9 +15,7 @@ def test_a_bundle_starts_itself_not_python_dash_m(monkeypatch):
     assert "-m app" not in desktop.entry()
 
 
-def test_a_system_package_launcher_is_used_instead_of_writing_a_users_copy(
-    monkeypatch, tmp_path
-):
+def test_a_system_package_launcher_is_used_instead_of_writing_a_users_copy(monkeypatch, tmp_path):
     # GIVEN a bundle installed by the .deb, whose launcher is in a system data folder
     system = tmp_path / "usr-share"
     (system / "applications").mkdir(parents=True)

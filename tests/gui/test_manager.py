@@ -330,10 +330,14 @@ def test_dropping_a_folder_imports_the_notes_in_it(qtbot, worker, settings, seed
 
 def test_saving_a_huge_text_never_holds_up_a_search(qtbot, worker, settings, seeded, embedder):
     # GIVEN a very long text saved in the manager (a pasted log, a clipboard of a book)
-    huge = "Ferry timetable log. " + (
-        "The harbour queue moves slowly while the ferries load cars, bikes and foot "
-        "passengers; the last boat leaves at nine. "
-    ) * 1_700  # about 200,000 characters: over a hundred chunks to embed
+    huge = (
+        "Ferry timetable log. "
+        + (
+            "The harbour queue moves slowly while the ferries load cars, bikes and foot "
+            "passengers; the last boat leaves at nine. "
+        )
+        * 1_700
+    )  # about 200,000 characters: over a hundred chunks to embed
     manager = _manager(qtbot, worker, settings)
     manager.new_memory()
     manager.f_text.setPlainText(huge)

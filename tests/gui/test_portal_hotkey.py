@@ -14,6 +14,7 @@ import threading
 
 import pytest
 
+from app.gui.hotkey.base import REMEMBER
 from app.gui.hotkey.portal import BUS_NAME, PATH, SHORTCUTS, PortalHotkey, portal_trigger
 
 pytestmark = pytest.mark.skipif(shutil.which("dbus-daemon") is None, reason="needs dbus-daemon")
@@ -169,3 +170,34 @@ def test_without_a_session_bus_it_says_so(monkeypatch):
     monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
     assert "no D-Bus session bus" in PortalHotkey().register("Ctrl+Alt+Space")
     assert os.environ.get("DBUS_SESSION_BUS_ADDRESS") is None
+
+
+def test_remember_clipboard_binds_its_own_shortcut_and_fires_only_on_it(qtbot, session_bus):
+    portal = StandInPortal()
+    hotkey = PortalHotkey(shortcut=REMEMBER)
+    try:
+        assert hotkey.register("Ctrl+Alt+C") is None
+        qtbot.waitUntil(lambda: any(c[1] == "BindShortcuts" for c in portal.calls), timeout=10_000)
+        shortcuts = next(c for c in portal.calls if c[1] == "BindShortcuts")[2][1]
+        assert shortcuts[0][0] == "remember-clipboard"
+        assert shortcuts[0][1]["description"] == ("s", "Remember the clipboard in Mnemo")
+        assert shortcuts[0][1]["preferred_trigger"] == ("s", "CTRL+ALT+C")
+        qtbot.waitUntil(lambda: hotkey.session_handle == portal.session, timeout=5000)
+        qtbot.wait(300)
+        fired = []
+        hotkey.activated.connect(lambda: fired.append(1))
+        portal.activate(portal.session, "popup")  # the search key is another shortcut
+        with qtbot.waitSignal(hotkey.activated, timeout=5000):
+            portal.activate(portal.session, "remember-clipboard")
+        qtbot.wait(200)
+        assert fired == [1]
+    finally:
+        hotkey.unregister()
+        portal.close()
+
+
+def test_a_refused_remember_key_names_its_own_command():
+    from app.gui.hotkey import ManualHotkey
+
+    error = ManualHotkey(shortcut=REMEMBER).register("Ctrl+Alt+C")
+    assert "`mnemo remember-clipboard`" in error

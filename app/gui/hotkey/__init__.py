@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 
-from app.gui.hotkey.base import FALLBACK, HotkeyBackend, parse
+from app.gui.hotkey.base import FALLBACK, POPUP, REMEMBER, HotkeyBackend, Shortcut, parse
 from app.gui.hotkey.macos import MacHotkey
 from app.gui.hotkey.manual import ManualHotkey
 from app.gui.hotkey.portal import PortalHotkey
@@ -29,7 +29,10 @@ from app.gui.hotkey.x11 import X11Hotkey, activate_window, active_window
 __all__ = [
     "BACKENDS",
     "FALLBACK",
+    "POPUP",
+    "REMEMBER",
     "HotkeyBackend",
+    "Shortcut",
     "MacHotkey",
     "ManualHotkey",
     "PortalHotkey",
@@ -53,29 +56,32 @@ BACKENDS: tuple[type[HotkeyBackend], ...] = (
 )
 
 
-def backend(parent=None, forced: str = "auto") -> HotkeyBackend:
-    """The hotkey backend for this session, or the one `forced` names if it can run here."""
+def backend(parent=None, forced: str = "auto", shortcut: Shortcut = POPUP) -> HotkeyBackend:
+    """The hotkey backend for this session, or the one `forced` names if it can run here,
+    for one `shortcut` (the popup's, or Remember clipboard's)."""
     choice = (forced or "auto").strip().lower()
     if choice == "auto":
         for cls in BACKENDS:
             why_not = cls.is_compatible()
             if why_not is None:
                 log.info("hotkey backend: %s", cls.key)
-                return cls(parent)
+                return cls(parent, shortcut=shortcut)
             log.info("%s skipped: %s", cls.key, why_not)
-        return ManualHotkey(parent)  # not reached while ManualHotkey is always compatible
+        return ManualHotkey(
+            parent, shortcut=shortcut
+        )  # not reached while ManualHotkey is always compatible
     by_key = {cls.key: cls for cls in BACKENDS}
     cls = by_key.get(choice)
     if cls is None:
         reason = f"unknown hotkey backend {forced!r} (choose auto, {', '.join(by_key)})"
     elif cls is ManualHotkey:
         log.info("hotkey backend: none (chosen in the settings)")
-        return ManualHotkey(parent, reason=None)
+        return ManualHotkey(parent, reason=None, shortcut=shortcut)
     else:
         why_not = cls.is_compatible()
         if why_not is None:
             log.info("hotkey backend: %s (chosen in the settings)", cls.key)
-            return cls(parent)
+            return cls(parent, shortcut=shortcut)
         reason = f"the {cls.key} hotkey backend chosen in the settings cannot run here: {why_not}"
     log.warning("%s", reason)
-    return ManualHotkey(parent, reason)
+    return ManualHotkey(parent, reason, shortcut)

@@ -8,9 +8,30 @@ whether a backend can run in this session before building it (normcap's handler 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from app.gui.qt import QtCore, Signal
 
-FALLBACK = "bind the command `mnemo popup` to a key in your desktop's keyboard settings"
+
+@dataclass(frozen=True)
+class Shortcut:
+    """What a global key does: its id (the desktop portal's shortcut id), a description
+    for the desktop's settings, and the `mnemo` command to bind by hand instead."""
+
+    id: str
+    description: str
+    command: str
+
+    @property
+    def fallback(self) -> str:
+        return f"bind the command `{self.command}` to a key in your desktop's keyboard settings"
+
+
+POPUP = Shortcut("popup", "Open the Mnemo search popup", "mnemo popup")
+REMEMBER = Shortcut(
+    "remember-clipboard", "Remember the clipboard in Mnemo", "mnemo remember-clipboard"
+)
+FALLBACK = POPUP.fallback
 
 
 class HotkeyBackend(QtCore.QObject):
@@ -20,6 +41,15 @@ class HotkeyBackend(QtCore.QObject):
     failed = Signal(str)  # a problem found after `register` returned (portal backends)
     name = "none"  # shown to people: the tray's state, logs, `mnemo status`
     key = "none"  # the value of the `hotkey_backend` setting that forces this backend
+
+    def __init__(self, parent=None, shortcut: Shortcut = POPUP):
+        super().__init__(parent)
+        self.shortcut = shortcut
+
+    @property
+    def fallback(self) -> str:
+        """What the user can do instead when this key cannot be grabbed."""
+        return self.shortcut.fallback
 
     @classmethod
     def is_compatible(cls) -> str | None:

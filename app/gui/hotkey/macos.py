@@ -24,7 +24,7 @@ import itertools
 import logging
 import sys
 
-from app.gui.hotkey.base import FALLBACK, HotkeyBackend
+from app.gui.hotkey.base import POPUP, HotkeyBackend, Shortcut
 from app.gui.hotkey.keymap import macos_combo
 from app.gui.qt import QtCore
 
@@ -121,8 +121,8 @@ class MacHotkey(HotkeyBackend):
     name = "macOS"
     key = "macos"
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
+    def __init__(self, parent=None, shortcut: Shortcut = POPUP):
+        super().__init__(parent, shortcut)
         self._lib = None
         self._id: int | None = None
         self._handler: EventHandlerProc | None = None
@@ -155,7 +155,7 @@ class MacHotkey(HotkeyBackend):
         )
         if status != NO_ERR:
             self.unregister()
-            return f"macOS refused a handler for the hotkey (OSStatus {status}); {FALLBACK}"
+            return f"macOS refused a handler for the hotkey (OSStatus {status}); {self.fallback}"
         self._handler_ref = handler_ref
         self._id = next(_ids)
         hotkey_ref = ctypes.c_void_p()
@@ -170,8 +170,8 @@ class MacHotkey(HotkeyBackend):
         if status != NO_ERR:
             self.unregister()
             if status == EVENT_HOTKEY_EXISTS_ERR:
-                return f"{sequence} is already taken by another program; {FALLBACK}"
-            return f"macOS refused the hotkey {sequence} (OSStatus {status}); {FALLBACK}"
+                return f"{sequence} is already taken by another program; {self.fallback}"
+            return f"macOS refused the hotkey {sequence} (OSStatus {status}); {self.fallback}"
         self._hotkey_ref = hotkey_ref
         log.info("global hotkey %s registered (macOS)", sequence)
         return None

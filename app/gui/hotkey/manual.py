@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from app.gui.hotkey.base import FALLBACK, HotkeyBackend
+from app.gui.hotkey.base import POPUP, HotkeyBackend, Shortcut
 
 log = logging.getLogger(__name__)
 
@@ -22,14 +22,17 @@ class ManualHotkey(HotkeyBackend):
     key = "none"
 
     def __init__(
-        self, parent=None, reason: str | None = "no global hotkey backend for this session"
+        self,
+        parent=None,
+        reason: str | None = "no global hotkey backend for this session",
+        shortcut: Shortcut = POPUP,
     ):
-        super().__init__(parent)
+        super().__init__(parent, shortcut)
         self.reason = reason  # None when the user chose this backend in the settings
 
     def register(self, sequence: str) -> str | None:
         """The reason no key was grabbed and the fallback, or None if the user chose this."""
         if self.reason is None:
-            log.info("no global hotkey grabbed (hotkey_backend = none); %s", FALLBACK)
+            log.info("no global hotkey grabbed (hotkey_backend = none); %s", self.fallback)
             return None
-        return f"{self.reason}; {FALLBACK}"
+        return f"{self.reason}; {self.fallback}"

@@ -16,7 +16,7 @@ import logging
 import os
 import secrets
 
-from app.gui.hotkey.base import FALLBACK, HotkeyBackend, parse, qt_platform
+from app.gui.hotkey.base import POPUP, HotkeyBackend, Shortcut, parse, qt_platform
 from app.gui.qt import QtCore
 
 log = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ BUS_NAME = "org.freedesktop.portal.Desktop"
 PATH = "/org/freedesktop/portal/desktop"
 SHORTCUTS = "org.freedesktop.portal.GlobalShortcuts"
 APP_ID = "mnemo"
-SHORTCUT_ID = "popup"
+SHORTCUT_ID = POPUP.id  # the popup's; Remember clipboard binds its own
 TIMEOUT_S = 120  # BindShortcuts may wait for the user to confirm in a dialog
 
 
@@ -43,8 +43,8 @@ class PortalHotkey(HotkeyBackend):
     name = "xdg-desktop-portal"
     key = "portal"
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
+    def __init__(self, parent=None, shortcut: Shortcut = POPUP):
+        super().__init__(parent, shortcut)
         self._thread: QtCore.QThread | None = None
         self._stop = False
         self.session_handle: str | None = None
@@ -71,7 +71,7 @@ class PortalHotkey(HotkeyBackend):
         except ValueError as exc:
             return f"cannot use the hotkey {sequence!r}: {exc}"
         if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
-            return f"no D-Bus session bus for the desktop portal; {FALLBACK}"
+            return f"no D-Bus session bus for the desktop portal; {self.fallback}"
         self.unregister()
         self._stop = False
         self._thread = _Listener(self, sequence, trigger)
@@ -99,7 +99,7 @@ class _Listener(QtCore.QThread):
         except Exception as exc:  # D-Bus errors, a portal without GlobalShortcuts, ...
             log.info("portal hotkey failed: %s", exc)
             self.owner.failed.emit(
-                f"the desktop portal could not bind {self.sequence} ({exc}); {FALLBACK}"
+                f"the desktop portal could not bind {self.sequence} ({exc}); {self.owner.fallback}"
             )
 
     def _request(self, conn, method: str, signature: str, body: tuple, token: str) -> dict:
@@ -158,9 +158,9 @@ class _Listener(QtCore.QThread):
             self.owner.session_handle = session
             bind_token = "mnemo_" + secrets.token_hex(4)
             shortcut = (
-                SHORTCUT_ID,
+                self.owner.shortcut.id,
                 {
-                    "description": ("s", "Open the Mnemo search popup"),
+                    "description": ("s", self.owner.shortcut.description),
                     "preferred_trigger": ("s", self.trigger),
                 },
             )
@@ -181,5 +181,5 @@ class _Listener(QtCore.QThread):
                     except TimeoutError:
                         continue
                     session_handle, shortcut_id = signal.body[0], signal.body[1]
-                    if session_handle == session and shortcut_id == SHORTCUT_ID:
+                    if session_handle == session and shortcut_id == self.owner.shortcut.id:
                         self.owner.activated.emit()

@@ -17,7 +17,7 @@ import itertools
 import logging
 import sys
 
-from app.gui.hotkey.base import FALLBACK, HotkeyBackend
+from app.gui.hotkey.base import POPUP, HotkeyBackend, Shortcut
 from app.gui.hotkey.keymap import windows_combo
 from app.gui.qt import QtCore
 
@@ -81,8 +81,8 @@ class WindowsHotkey(HotkeyBackend):
     name = "Windows"
     key = "windows"
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
+    def __init__(self, parent=None, shortcut: Shortcut = POPUP):
+        super().__init__(parent, shortcut)
         self._user32 = None
         self._id: int | None = None
         self._filter: _MessageFilter | None = None
@@ -103,17 +103,17 @@ class WindowsHotkey(HotkeyBackend):
             return f"cannot use the hotkey {sequence!r}: {exc}"
         app = QtCore.QCoreApplication.instance()
         if app is None:
-            return f"no Qt application to receive the hotkey; {FALLBACK}"
+            return f"no Qt application to receive the hotkey; {self.fallback}"
         if app.thread() is not QtCore.QThread.currentThread():
             # WM_HOTKEY goes to the registering thread's queue, which only the GUI thread reads.
-            return f"the hotkey must be registered on the GUI thread; {FALLBACK}"
+            return f"the hotkey must be registered on the GUI thread; {self.fallback}"
         user32 = _user32()
         hotkey_id = next(_ids)
         if not user32.RegisterHotKey(None, hotkey_id, modifiers, vk):
             code = _last_error()
             if code == ERROR_HOTKEY_ALREADY_REGISTERED:
-                return f"{sequence} is already taken by another program; {FALLBACK}"
-            return f"Windows refused the hotkey {sequence} (error {code}); {FALLBACK}"
+                return f"{sequence} is already taken by another program; {self.fallback}"
+            return f"Windows refused the hotkey {sequence} (error {code}); {self.fallback}"
         self._user32, self._id = user32, hotkey_id
         # Kept on self: Qt holds only a C++ pointer, and a collected filter would crash it.
         self._filter = _MessageFilter(hotkey_id, self._pressed)

@@ -13,7 +13,7 @@ import select
 import threading
 import time
 
-from app.gui.hotkey.base import FALLBACK, HotkeyBackend, parse, qt_platform
+from app.gui.hotkey.base import POPUP, HotkeyBackend, Shortcut, parse, qt_platform
 from app.gui.qt import QtCore
 
 log = logging.getLogger(__name__)
@@ -37,8 +37,8 @@ class X11Hotkey(HotkeyBackend):
     name = "X11"
     key = "x11"
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
+    def __init__(self, parent=None, shortcut: Shortcut = POPUP):
+        super().__init__(parent, shortcut)
         self._thread: QtCore.QThread | None = None
         self._stop = threading.Event()
         self._display = None
@@ -71,7 +71,7 @@ class X11Hotkey(HotkeyBackend):
         try:
             self._display = display.Display()
         except Exception as exc:  # Xlib raises its own DisplayError types
-            return f"cannot reach the X server ({exc}); {FALLBACK}"
+            return f"cannot reach the X server ({exc}); {self.fallback}"
         keycode = self._display.keysym_to_keycode(keysym)
         mask = 0
         for name, bit in (
@@ -95,7 +95,7 @@ class X11Hotkey(HotkeyBackend):
         if failures:
             self._display.close()
             self._display = None
-            return f"{sequence} is already taken by another program; {FALLBACK}"
+            return f"{sequence} is already taken by another program; {self.fallback}"
         self._keycode, self._mask = keycode, mask
         self._stop.clear()
         # A QThread: PySide6 may crash on signals emitted from threads Qt did not create.
