@@ -85,6 +85,11 @@ def cache_dir() -> Path:
     return _dir("cache")
 
 
+def state_dir() -> Path:
+    """Where the desktop app keeps what it learned of the user's layout (window sizes)."""
+    return _dir("state")
+
+
 def log_dir() -> Path:
     """Where logs are written."""
     return _dir("log")

@@ -16,6 +16,7 @@ from app.core.engine import LONG_TEXT_CHARS, RememberResult
 from app.core.memory import Memory
 from app.core.recall import RecallResult
 from app.core.store import Filters
+from app.gui import window_state
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
 
@@ -216,7 +217,7 @@ class Manager(QtWidgets.QMainWindow):
                 self.table.setColumnWidth(column, width)
         self.table.setAlternatingRowColors(True)
         self.editor = self._build_editor()
-        split = QtWidgets.QSplitter()
+        split = self.splitter = QtWidgets.QSplitter(objectName="managerSplitter")
         split.addWidget(self.table)
         split.addWidget(self.editor)
         split.setSizes([720, 380])
@@ -266,6 +267,7 @@ class Manager(QtWidgets.QMainWindow):
         self._version_timer.timeout.connect(self._check_external)
         self._version_timer.start()
         self._check_external()  # the baseline: what the database was when the window opened
+        window_state.restore("manager", self, self.splitter, self.table)
         self._load(None)
         self._select_first = True
         self.table_model.reload()
@@ -863,5 +865,6 @@ class Manager(QtWidgets.QMainWindow):
         if self.editor_dirty() and not self._may_drop_edits():
             event.ignore()
             return
+        window_state.save("manager", self, self.splitter, self.table)
         self.closed.emit()
         super().closeEvent(event)

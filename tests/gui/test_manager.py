@@ -379,3 +379,27 @@ def test_a_huge_memory_opens_by_its_start_and_saving_never_cuts_it(
     manager.whole_text_button.click()
     assert manager.f_text.toPlainText() == huge and not manager.f_text.isReadOnly()
     assert not manager.editor_dirty()
+
+
+def test_size_splitter_and_column_widths_are_remembered(qtbot, worker, settings, seeded):
+    manager = _manager(qtbot, worker, settings)
+    manager.resize(900, 560)
+    manager.splitter.setSizes([600, 280])
+    manager.table.setColumnWidth(1, 170)
+    manager.table.setColumnWidth(2, 140)
+    qtbot.wait(50)
+    sizes = manager.splitter.sizes()
+    manager.close()
+    again = _manager(qtbot, worker, settings)
+    assert (again.width(), again.height()) == (900, 560)
+    assert again.splitter.sizes() == sizes
+    assert (again.table.columnWidth(1), again.table.columnWidth(2)) == (170, 140)
+
+
+def test_a_damaged_layout_file_is_ignored(qtbot, worker, settings, seeded):
+    from app.core import paths
+
+    (paths.state_dir() / "windows.json").write_text("{not json", encoding="utf-8")
+    manager = _manager(qtbot, worker, settings)
+    assert manager.width() == 1100 and manager.table.columnWidth(1) == 100
+    manager.close()
