@@ -159,6 +159,30 @@ class MemoryTable(QtCore.QAbstractTableModel):
         return len(self.rows) if self._results is not None else self._total
 
 
+def tags_typed(text: str) -> tuple[str, ...]:
+    """The tags a filter field holds: comma-separated, blanks and repeats dropped."""
+    return tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
+
+
+class TagCompleter(QtWidgets.QCompleter):
+    """Completes the tag being typed after the last comma, keeping the ones before it."""
+
+    def __init__(self, field: QtWidgets.QLineEdit):
+        super().__init__(field)
+        self.setModel(QtCore.QStringListModel(self))
+        self.setCaseSensitivity(Qt.CaseInsensitive)
+        self.setFilterMode(Qt.MatchContains)
+        field.setCompleter(self)
+
+    def splitPath(self, path: str) -> list[str]:  # noqa: N802 - Qt API
+        return [path.rsplit(",", 1)[-1].strip()]
+
+    def pathFromIndex(self, index) -> str:  # noqa: N802 - Qt API
+        typed = self.widget().text()
+        before = [t.strip() for t in typed.split(",")[:-1] if t.strip()]
+        return ", ".join([*before, index.data()])
+
+
 class Manager(QtWidgets.QMainWindow):
     """The manager window."""
 
@@ -193,11 +217,19 @@ class Manager(QtWidgets.QMainWindow):
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(self.search, 3)
         bar.addWidget(self.mode)
-        for name in ("category", "tag", "project", "source"):
+        for name in ("category", "project", "source"):
             box = QtWidgets.QComboBox(objectName=f"filter_{name}")
             box.setMinimumWidth(110)
             self.filters[name] = box
             bar.addWidget(box)
+        # Tags are typed (completed from the known ones) and combine: "work, urgent" shows
+        # memories carrying both.
+        self.tag_filter = QtWidgets.QLineEdit(objectName="filter_tags")
+        self.tag_filter.setPlaceholderText("tags: a, b")
+        self.tag_filter.setClearButtonEnabled(True)
+        self.tag_filter.setMinimumWidth(150)
+        self.tag_completer = TagCompleter(self.tag_filter)
+        bar.insertWidget(bar.count() - 2, self.tag_filter)
         self.trash = QtWidgets.QCheckBox("Trash", objectName="showTrash")
         bar.addWidget(self.trash)
 
@@ -249,6 +281,10 @@ class Manager(QtWidgets.QMainWindow):
         self.mode.currentIndexChanged.connect(lambda _i: self._search())
         for box in self.filters.values():
             box.currentIndexChanged.connect(self._filters_changed)
+        self._tag_debounce = QtCore.QTimer(self, singleShot=True, interval=250)
+        self._tag_debounce.timeout.connect(self._filters_changed)
+        self.tag_filter.textEdited.connect(lambda _t: self._tag_debounce.start())
+        self.tag_completer.activated.connect(lambda _t: self._filters_changed())
         self.trash.toggled.connect(self._filters_changed)
         self.table.selectionModel().currentRowChanged.connect(self._row_changed)
         self.table_model.loaded.connect(self._rows_arrived)
@@ -348,6 +384,7 @@ class Manager(QtWidgets.QMainWindow):
         )
 
     def _set_filter_values(self, values: dict[str, list[str]]) -> None:
+        self.tag_completer.model().setStringList(values.get("tag", []))
         for name, box in self.filters.items():
             current = box.currentText()
             box.blockSignals(True)
@@ -373,7 +410,7 @@ class Manager(QtWidgets.QMainWindow):
             category=value["category"],
             project=value["project"],
             source=value["source"],
-            tags=(value["tag"],) if value["tag"] else (),
+            tags=tags_typed(self.tag_filter.text()),
             only_deleted=self.trash.isChecked(),
         )
 

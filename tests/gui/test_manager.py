@@ -403,3 +403,29 @@ def test_a_damaged_layout_file_is_ignored(qtbot, worker, settings, seeded):
     manager = _manager(qtbot, worker, settings)
     assert manager.width() == 1100 and manager.table.columnWidth(1) == 100
     manager.close()
+
+
+def test_tags_are_typed_completed_and_combined(qtbot, worker, settings, seeded, embedder):
+    engine = _db(embedder)
+    engine.edit(seeded["k8s"], tags=["ops", "urgent"])
+    engine.close()
+    manager = _manager(qtbot, worker, settings)
+    qtbot.waitUntil(lambda: manager.tag_completer.model().rowCount() >= 3, timeout=5000)
+    # typing completes from the tags in use, after what is already there
+    manager.activateWindow()
+    manager.tag_filter.setFocus()
+    qtbot.waitUntil(manager.tag_filter.hasFocus, timeout=2000)
+    qtbot.keyClicks(manager.tag_filter, "ops, urg")
+    popup = manager.tag_completer.popup()
+    qtbot.waitUntil(lambda: popup.isVisible(), timeout=2000)
+    assert manager.tag_completer.currentCompletion() == "ops, urgent"
+    qtbot.keyClick(popup, Qt.Key_Down)
+    qtbot.keyClick(popup, Qt.Key_Return)
+    assert manager.tag_filter.text() == "ops, urgent"
+    # both tags: only the memory carrying both
+    qtbot.waitUntil(
+        lambda: [m.id for m, _ in manager.table_model.rows] == [seeded["k8s"]], timeout=5000
+    )
+    manager.tag_filter.clear()
+    qtbot.keyClicks(manager.tag_filter, "ops")
+    qtbot.waitUntil(lambda: len(manager.table_model.rows) == 2, timeout=5000)
