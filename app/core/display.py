@@ -1,11 +1,30 @@
-"""Presentation helpers shared by the CLI and the GUI: ages and query snippets."""
+"""Presentation helpers shared by the CLI and the GUI: ages, query snippets and lines of
+fields that may mix writing directions."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import UTC, datetime
 
 from app.core import fts
+
+_RIGHT_TO_LEFT = frozenset(("R", "AL"))
+
+
+def isolated(text: str) -> str:
+    """`text` as one unit in its own writing direction (a Unicode first-strong isolate)
+    when it holds right-to-left letters, else unchanged. Without it, two Hebrew tags side by
+    side in a left-to-right line merge into one run and swap places with the separator."""
+    if any(unicodedata.bidirectional(c) in _RIGHT_TO_LEFT for c in text):
+        return f"\u2068{text}\u2069"
+    return text
+
+
+def fields_line(fields, sep: str = "  ·  ") -> str:
+    """Non-empty `fields` joined on one line that reads in their order, whatever script
+    each is written in."""
+    return sep.join(isolated(f) for f in fields if f)
 
 
 def age(stamp: str | None, now: datetime | None = None) -> str:

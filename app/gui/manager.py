@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from app.core import transfer
-from app.core.display import age
+from app.core.display import age, fields_line, isolated
 from app.core.engine import LONG_TEXT_CHARS, RememberResult
 from app.core.memory import Memory
 from app.core.recall import RecallResult
@@ -67,9 +67,9 @@ class MemoryTable(QtCore.QAbstractTableModel):
         column = index.column()
         if role == Qt.DisplayRole:
             return (
-                ("★ " if memory.pinned else "") + memory.display_title,
-                memory.category,
-                ", ".join(memory.tags),
+                ("★ " if memory.pinned else "") + isolated(memory.display_title),
+                isolated(memory.category),
+                fields_line(memory.tags, ", "),
                 age(memory.created_at),
                 age(memory.updated_at),
                 str(memory.recall_count),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 
-from app.core.display import age, match_spans, snippet
+from app.core.display import age, fields_line, isolated, match_spans, snippet
 from app.core.memory import Memory
 from app.core.ranking import Scored, weak_tail_cut
 from app.core.recall import RecallResult
@@ -67,7 +67,7 @@ def preview_html(memory: Memory, query: str) -> str:
         f"<p style='font-size:large'><b>{_marked(memory.title, query)}</b></p>"
         if memory.own_title
         else "",
-        f"<p style='{small}'>{html.escape('  ·  '.join(f for f in facts if f))}</p>",
+        f"<p style='{small}'>{html.escape(fields_line(facts))}</p>",
         f"<div style='white-space:pre-wrap'>{_marked(text, query)}</div>",
         more,
     ]
@@ -161,7 +161,7 @@ class ResultDelegate(QtWidgets.QStyledItemDelegate):
         painter.drawText(
             title_rect,
             Qt.AlignLeft | Qt.AlignVCenter,
-            painter.fontMetrics().elidedText(title, Qt.ElideRight, title_rect.width()),
+            painter.fontMetrics().elidedText(isolated(title), Qt.ElideRight, title_rect.width()),
         )
         # Relevance bar and the Ctrl+N shortcut hint.
         if row.score:
@@ -222,7 +222,7 @@ class ResultDelegate(QtWidgets.QStyledItemDelegate):
         painter.drawText(
             QtCore.QRect(rect.left(), rect.top() + 36, rect.width(), 16),
             Qt.AlignLeft,
-            "  ·  ".join(meta),
+            fields_line(meta),
         )
         painter.restore()
 

@@ -7,6 +7,7 @@ import pytest
 from app.core.engine import Engine
 from app.gui.manager import PAGE, Manager
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
+from tests.gui.bidi import reading_order
 
 
 def _manager(qtbot, worker, settings) -> Manager:
@@ -429,3 +430,16 @@ def test_tags_are_typed_completed_and_combined(qtbot, worker, settings, seeded, 
     manager.tag_filter.clear()
     qtbot.keyClicks(manager.tag_filter, "ops")
     qtbot.waitUntil(lambda: len(manager.table_model.rows) == 2, timeout=5000)
+
+
+def test_right_to_left_tags_keep_their_order_in_the_table(
+    qtbot, worker, settings, seeded, embedder
+):
+    # Issue 12: two Hebrew tags used to show swapped, the comma between them moved.
+    engine = _db(embedder)
+    engine.edit(seeded["k8s"], tags=["דחוף", "שרתים", "ops"])
+    engine.close()
+    manager = _manager(qtbot, worker, settings)
+    cell = manager.table_model.index(_row_of(manager, seeded["k8s"]), 2).data()
+    fields = ["דחוף", "שרתים", "ops"]
+    assert reading_order(cell, fields, manager.table.font()) == fields, cell

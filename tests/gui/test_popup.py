@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import threading
 
+from app.core.display import age
 from app.core.engine import Engine
 from app.core.ranking import Scored
 from app.core.recall import RecallResult
 from app.gui.popup import Popup
-from app.gui.qt import Qt, QtGui
+from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
 from app.gui.worker import INTERACTIVE
+from tests.gui.bidi import reading_order
 
 
 def _popup(qtbot, worker, settings) -> Popup:
@@ -263,3 +265,35 @@ def test_enter_after_an_empty_keyword_answer_waits_for_meaning(qtbot, worker, se
     with qtbot.waitSignal(popup.hidden, timeout=10_000):
         pass
     assert QtGui.QGuiApplication.clipboard().text().startswith("k8s pod restart")
+
+
+
+def test_right_to_left_tags_keep_their_order_in_a_row(qtbot, worker, settings, seeded):
+    # Issue 12: "right-to-left text laid out correctly in result metadata". Two Hebrew tags
+    # side by side used to merge into one right-to-left run with the separator between
+    # them: the row showed the second tag first, and the age before the tags.
+    engine = Engine()
+    engine.edit(seeded["Grandma's"], tags=["מתכון", "ארוחה"])
+    memory = engine.get(seeded["Grandma's"])
+    engine.close()
+    popup = _popup(qtbot, worker, settings)
+    popup.model.set_rows([Scored(memory=memory, seq=0, score=0.8)], "lasagne")
+    drawn: list[str] = []
+
+    class Recording(QtGui.QPainter):
+        def drawText(self, *args):  # noqa: N802 - Qt API
+            drawn.append(next(a for a in args if isinstance(a, str)))
+            return super().drawText(*args)
+
+    image = QtGui.QImage(800, 80, QtGui.QImage.Format_ARGB32)
+    painter = Recording(image)
+    option = QtWidgets.QStyleOptionViewItem()
+    popup.list.initViewItemOption(option)
+    option.rect = QtCore.QRect(0, 0, 600, 64)
+    popup.list.itemDelegate().paint(painter, option, popup.model.index(0))
+    painter.end()
+    meta = next(line for line in drawn if "מתכון" in line)
+    fields = [memory.category, "מתכון", "ארוחה", age(memory.created_at)]
+    # THEN the fields read left to right in their order, as any other tags do
+    assert reading_order(meta, fields, popup.font()) == fields, meta
+

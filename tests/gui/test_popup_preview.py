@@ -7,6 +7,7 @@ from app.core.engine import Engine
 from app.gui import popup as popup_module
 from app.gui.popup import PREVIEW_CHARS, ROW_HEIGHT, VISIBLE_ROWS, WIDTH, Popup
 from app.gui.qt import Qt, QtGui, QtWidgets
+from tests.gui.bidi import reading_order
 
 
 def _popup(qtbot, worker, settings) -> Popup:
@@ -192,6 +193,22 @@ def test_the_preview_shows_markup_in_a_memory_as_text(qtbot, worker, settings, s
     _search(qtbot, popup, "template bug")
     assert hostile in _preview_text(popup)  # every character as typed, nothing interpreted
     assert "<script>" not in popup.preview.toHtml().replace("&lt;script&gt;", "")
+
+
+def test_the_preview_keeps_right_to_left_tags_in_order(qtbot, worker, settings, seeded, embedder):
+    # Issue 12: right-to-left text in the metadata. A category and two tags in Hebrew used to
+    # make the whole facts line one right-to-left run, the tags swapped.
+    engine = Engine(embedder=embedder)
+    engine.edit(seeded["Grandma's"], category="מטבח", tags=["מתכון", "ארוחה"])
+    engine.close()
+    popup = _popup(qtbot, worker, settings)
+    _search(qtbot, popup, "lasagne")
+    block = popup.preview.document().begin()
+    while block.isValid() and "מתכון" not in block.text():
+        block = block.next()
+    line = block.text()
+    fields = ["pinned", "מטבח", "מתכון", "ארוחה"]
+    assert reading_order(line, fields, laid_out=block.layout().lineAt(0)) == fields, line
 
 
 def test_alt_enter_asks_to_paste_and_the_setting_swaps_it_with_enter(
