@@ -778,6 +778,11 @@ class Engine:
             labels = {}
             for _, memory, _ in batch:
                 if memory.keywords is None:
+                    # Labels cost about twice a short note's vectors: yield between two
+                    # memories' (once something was done), the rest come in the next call.
+                    if (labels or fresh) and should_stop and should_stop():
+                        stopped = True
+                        break
                     vecs = new_vectors.get(memory.id)
                     if vecs is None:
                         vecs = self._store.vectors_of(memory.id, model_id)

@@ -49,3 +49,25 @@ def test_a_changed_text_starts_its_slices_again(engine, embedder):
     assert engine.backfill() == 0 and engine.vector_status()["missing"] == 0
     kept = engine._store.vectors_of(edited.id, embedder.info.model_id)
     assert np.allclose(kept, embedder.embed_documents([edited.embed_text])[0], atol=1e-5)
+
+
+def test_the_backfill_yields_between_two_memories_labels(engine, embedder):
+    # Labels cost about twice the vectors of a short note: a batch of 8 made a search
+    # typed during an import's backfill wait ~80 ms for all 8 labels.
+    notes = [f"Meeting note {i}: the budget review moves to day {i} of the month" for i in range(8)]
+    ids = [engine.remember(n, force=True, embed=False).memory.id for n in notes]
+    asked = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) > 2  # before the batch and after one memory's labels: go on
+
+    engine.backfill(batch_size=8, should_stop=stop)
+    labelled = [i for i in ids if engine.get(i).keywords is not None]
+    # THEN the batch's vectors are stored, its labels only as far as it went
+    assert engine.vector_status() == {"embedded": 8, "stale": 0, "missing": 0}
+    assert 1 <= len(labelled) < 8
+    # AND the next run labels the rest
+    engine.backfill()
+    assert all(engine.get(i).keywords is not None for i in ids)
+    assert not engine.needs_backfill()
