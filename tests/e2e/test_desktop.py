@@ -151,7 +151,7 @@ def test_the_hotkey_toggles_the_popup_centred_on_the_screen(desktop):
         _run(env, "xdotool", "mousemove", str(mouse[0]), str(mouse[1]))
         _run(env, "xdotool", "key", "ctrl+alt+space")
         (window,) = _wait(lambda: _popup_windows(env), 10, "the popup to show")
-        _wait(lambda: _active(env) == window, 5, "the popup to have the focus")
+        _wait(lambda w=window: _active(env) == w, 5, "the popup to have the focus")
         if typed:  # results change its height; the next show must still be placed anew
             _run(env, "xdotool", "type", "--delay", "30", typed)
             time.sleep(1.0)
