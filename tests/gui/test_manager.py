@@ -384,7 +384,10 @@ def test_a_huge_memory_opens_by_its_start_and_saving_never_cuts_it(
 
 def test_size_splitter_and_column_widths_are_remembered(qtbot, worker, settings, seeded):
     manager = _manager(qtbot, worker, settings)
-    manager.resize(900, 560)
+    # a size of its own, above the window's minimum (which depends on the font)
+    least = manager.minimumSizeHint()
+    size = (max(900, least.width() + 10), max(560, least.height() + 10))
+    manager.resize(*size)
     manager.splitter.setSizes([600, 280])
     manager.table.setColumnWidth(1, 170)
     manager.table.setColumnWidth(2, 140)
@@ -392,7 +395,7 @@ def test_size_splitter_and_column_widths_are_remembered(qtbot, worker, settings,
     sizes = manager.splitter.sizes()
     manager.close()
     again = _manager(qtbot, worker, settings)
-    assert (again.width(), again.height()) == (900, 560)
+    assert (again.width(), again.height()) == size
     assert again.splitter.sizes() == sizes
     assert (again.table.columnWidth(1), again.table.columnWidth(2)) == (170, 140)
 
