@@ -35,9 +35,13 @@ def session_bus(monkeypatch):
 
 
 class StandInPortal(threading.Thread):
-    """Answers Register, CreateSession and BindShortcuts as the specification says."""
+    """Answers Register, CreateSession and BindShortcuts as the specification says; with
+    `binds` False its BindShortcuts answers success but binds nothing; with `kde527` it
+    answers as KDE Plasma's portal before 6.4 does: shortcuts are bound from CreateSession's
+    `shortcuts` option and returned there, and BindShortcuts binds nothing (it opens System
+    Settings)."""
 
-    def __init__(self, bind_response: int = 0):
+    def __init__(self, bind_response: int = 0, binds: bool = True, kde527: bool = False):
         super().__init__(daemon=True)
         from jeepney import message_bus
         from jeepney.io.blocking import open_dbus_connection
@@ -45,6 +49,7 @@ class StandInPortal(threading.Thread):
         self.conn = open_dbus_connection(bus="SESSION")
         self.conn.send_and_get_reply(message_bus.RequestName(BUS_NAME), timeout=5)
         self.bind_response = bind_response
+        self.binds, self.kde527 = binds, kde527
         self.calls: list[tuple[str, str, tuple]] = []
         self.session: str | None = None
         self.stop = False
@@ -84,9 +89,10 @@ class StandInPortal(threading.Thread):
                     f"{PATH}/session/{sender.lstrip(':').replace('.', '_')}/"
                     f"{options['session_handle_token'][1]}"
                 )
-                path, signal = self._respond(
-                    sender, options["handle_token"][1], 0, {"session_handle": ("s", self.session)}
-                )
+                results = {"session_handle": ("s", self.session)}
+                if self.kde527 and "shortcuts" in options:
+                    results["shortcuts"] = self._bound(options["shortcuts"][1])
+                path, signal = self._respond(sender, options["handle_token"][1], 0, results)
                 self.conn.send(new_method_return(msg, "o", (path,)))
                 self.conn.send(signal)
             elif member == "BindShortcuts":
@@ -95,12 +101,29 @@ class StandInPortal(threading.Thread):
                     sender,
                     options["handle_token"][1],
                     self.bind_response,
-                    {"shortcuts": ("a(sa{sv})", shortcuts)},
+                    {"shortcuts": self._bound(shortcuts if self.binds and not self.kde527 else [])},
                 )
                 self.conn.send(new_method_return(msg, "o", (path,)))
                 self.conn.send(signal)
             else:
                 self.conn.send(new_error(msg, "org.freedesktop.DBus.Error.UnknownMethod"))
+
+    @staticmethod
+    def _bound(shortcuts: list) -> tuple:
+        """What a portal answers for the shortcuts it bound: id, description, trigger."""
+        return (
+            "a(sa{sv})",
+            [
+                (
+                    shortcut_id,
+                    {
+                        "description": info["description"],
+                        "trigger_description": ("s", info["preferred_trigger"][1].title()),
+                    },
+                )
+                for shortcut_id, info in shortcuts
+            ],
+        )
 
     def activate(self, session: str, shortcut: str) -> None:
         from jeepney import DBusAddress, new_signal
@@ -201,3 +224,43 @@ def test_a_refused_remember_key_names_its_own_command():
 
     error = ManualHotkey(shortcut=REMEMBER).register("Ctrl+Alt+C")
     assert "`mnemo remember-clipboard`" in error
+
+
+def test_a_binding_that_binds_nothing_is_a_failure_not_a_hotkey(qtbot, session_bus):
+    # Found on KWin 5.27: the portal answered BindShortcuts with success and no shortcut;
+    # Mnemo logged "bound" and `mnemo status` showed no error, yet the key did nothing.
+    portal = StandInPortal(binds=False)
+    hotkey = PortalHotkey()
+    try:
+        with qtbot.waitSignal(hotkey.failed, timeout=10_000) as signal:
+            assert hotkey.register("Ctrl+Alt+Space") is None
+        assert "bound no shortcut" in signal.args[0] and "mnemo popup" in signal.args[0]
+    finally:
+        hotkey.unregister()
+        portal.close()
+
+
+def test_kde_before_6_4_binds_from_the_session_with_the_same_token_each_start(
+    qtbot, session_bus
+):
+    # Plasma 5.27's portal takes the shortcuts from CreateSession and its BindShortcuts only
+    # opens System Settings; it names the shortcut's component after the session token.
+    tokens = []
+    for _start in range(2):
+        portal = StandInPortal(kde527=True)
+        hotkey = PortalHotkey()
+        try:
+            assert hotkey.register("Ctrl+Alt+Space") is None
+            qtbot.waitUntil(lambda h=hotkey: bool(h.trigger_description), timeout=10_000)
+            assert hotkey.trigger_description == "Ctrl+Alt+Space"
+            create = next(c for c in portal.calls if c[1] == "CreateSession")[2][0]
+            assert create["shortcuts"][1][0][0] == "popup"
+            tokens.append(create["session_handle_token"][1])
+            qtbot.wait(300)
+            assert not any(c[1] == "BindShortcuts" for c in portal.calls)  # no settings window
+            with qtbot.waitSignal(hotkey.activated, timeout=5000):
+                portal.activate(portal.session, "popup")
+        finally:
+            hotkey.unregister()
+            portal.close()
+    assert tokens == ["mnemo_popup", "mnemo_popup"]

@@ -5,6 +5,13 @@ matches mnemo.desktop), CreateSession, BindShortcuts, then listen for Activated.
 answers with a Request object whose Response signal carries the result. The portal keeps
 the user's chosen trigger per app id, so binding again on the next start restores it.
 
+KDE Plasma before 6.4 (Debian 12 has 5.27) differs: its portal takes the shortcuts from
+CreateSession's `shortcuts` option and answers with them there, and its BindShortcuts only
+opens System Settings and binds nothing. So the shortcut goes with CreateSession too, and
+BindShortcuts is called only when CreateSession did not bind it; a response that binds
+nothing is a failure, never taken for success. Tested against KWin 5.27 with the KDE portal
+(tests/e2e/test_wayland.py) and a specification-following stand-in.
+
 D-Bus is spoken with jeepney (pure Python): the portal's a(sa{sv}) structures are one
 signature string there.
 """
@@ -37,6 +44,24 @@ def portal_trigger(sequence: str) -> str:
     return "+".join([*ordered, key.lower() if len(key) > 1 else key])
 
 
+def session_token(shortcut_id: str) -> str:
+    """The session handle token of a shortcut's session: the same on every start."""
+    return "mnemo_" + shortcut_id.replace("-", "_")
+
+
+def bound_triggers(results: dict) -> dict[str, str]:
+    """Shortcut id → the trigger the portal describes, from a CreateSession or
+    BindShortcuts response's `shortcuts` (absent or empty: nothing bound)."""
+    value = results.get("shortcuts")
+    if not value:
+        return {}
+    bound = {}
+    for shortcut_id, info in value[1]:
+        described = info.get("trigger_description")
+        bound[shortcut_id] = described[1] if described else ""
+    return bound
+
+
 class PortalHotkey(HotkeyBackend):
     """GlobalShortcuts over the session bus; `activated` when the portal says so."""
 
@@ -48,6 +73,7 @@ class PortalHotkey(HotkeyBackend):
         self._thread: QtCore.QThread | None = None
         self._stop = False
         self.session_handle: str | None = None
+        self.trigger_description = ""  # the key the portal says it bound, when it says
 
     @classmethod
     def is_compatible(cls) -> str | None:
@@ -127,7 +153,7 @@ class _Listener(QtCore.QThread):
         return results
 
     def _serve(self) -> None:
-        from jeepney import DBusAddress, MatchRule, message_bus, new_method_call
+        from jeepney import DBusAddress, MatchRule, MessageType, message_bus, new_method_call
         from jeepney.io.blocking import open_dbus_connection
 
         with open_dbus_connection(bus="SESSION") as conn:
@@ -136,27 +162,13 @@ class _Listener(QtCore.QThread):
                 PATH, bus_name=BUS_NAME, interface="org.freedesktop.host.portal.Registry"
             )
             try:
-                conn.send_and_get_reply(
+                reply = conn.send_and_get_reply(
                     new_method_call(registry, "Register", "sa{sv}", (APP_ID, {})), timeout=5
                 )
+                if reply.header.message_type == MessageType.error:  # jeepney returns it
+                    log.info("portal registry unavailable: %s", reply.body)
             except Exception as exc:  # older portals have no Registry: that is fine
                 log.info("portal registry unavailable: %s", exc)
-            session_token = "mnemo_" + secrets.token_hex(4)
-            results = self._request(
-                conn,
-                "CreateSession",
-                "a{sv}",
-                (
-                    {
-                        "handle_token": ("s", session_token),
-                        "session_handle_token": ("s", session_token),
-                    },
-                ),
-                session_token,
-            )
-            session = results["session_handle"][1]
-            self.owner.session_handle = session
-            bind_token = "mnemo_" + secrets.token_hex(4)
             shortcut = (
                 self.owner.shortcut.id,
                 {
@@ -164,14 +176,47 @@ class _Listener(QtCore.QThread):
                     "preferred_trigger": ("s", self.trigger),
                 },
             )
-            self._request(
+            create_token = "mnemo_" + secrets.token_hex(4)
+            results = self._request(
                 conn,
-                "BindShortcuts",
-                "oa(sa{sv})sa{sv}",
-                (session, [shortcut], "", {"handle_token": ("s", bind_token)}),
-                bind_token,
+                "CreateSession",
+                "a{sv}",
+                (
+                    {
+                        "handle_token": ("s", create_token),
+                        # The same session token every start: KDE names the shortcut's
+                        # kglobalaccel component after it (while the portal knows no app id),
+                        # so the key the user chose there holds across restarts.
+                        "session_handle_token": ("s", session_token(self.owner.shortcut.id)),
+                        # Plasma before 6.4 registers shortcuts only from this option (not in
+                        # the specification, which others ignore); its BindShortcuts just
+                        # opens System Settings.
+                        "shortcuts": ("a(sa{sv})", [shortcut]),
+                    },
+                ),
+                create_token,
             )
-            log.info("global hotkey %s bound through the desktop portal", self.sequence)
+            session = results["session_handle"][1]
+            self.owner.session_handle = session
+            bound = bound_triggers(results)
+            if self.owner.shortcut.id not in bound:
+                bind_token = "mnemo_" + secrets.token_hex(4)
+                results = self._request(
+                    conn,
+                    "BindShortcuts",
+                    "oa(sa{sv})sa{sv}",
+                    (session, [shortcut], "", {"handle_token": ("s", bind_token)}),
+                    bind_token,
+                )
+                bound = bound_triggers(results)
+                if self.owner.shortcut.id not in bound:
+                    raise RuntimeError("it bound no shortcut")
+            self.owner.trigger_description = bound[self.owner.shortcut.id]
+            log.info(
+                "global hotkey %s bound through the desktop portal (trigger: %s)",
+                self.sequence,
+                self.owner.trigger_description or "not shown by the portal",
+            )
             rule = MatchRule(type="signal", interface=SHORTCUTS, member="Activated")
             conn.send_and_get_reply(message_bus.AddMatch(rule), timeout=10)
             with conn.filter(rule) as queue:

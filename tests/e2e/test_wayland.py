@@ -1,0 +1,95 @@
+"""End to end on a real Wayland compositor: KWin 5.27 headless with xdg-desktop-portal and
+its KDE backend. The app binds its keys through the GlobalShortcuts portal, a key pressed
+through the compositor opens the popup with the focus, typing reaches it and Enter copies.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import REPO
+from tests.e2e import session, wayland
+
+MNEMO = (sys.executable, "-m", "app")
+NOTE = "the wifi password at the office is in the blue binder"
+
+
+@pytest.fixture(scope="module")
+def kde(tmp_path_factory):
+    """KWin + portals + the Mnemo app on a fresh home; yields (env, app log path)."""
+    tmp = tmp_path_factory.mktemp("wayland")
+    with wayland.desktop(tmp) as env:
+        env = {**env, "MNEMO_HOME": str(tmp / "mnemo"), "QT_QPA_PLATFORM": "wayland"}
+        env.pop("MNEMO_MODEL", None)
+        session.run(env, *MNEMO, "remember", NOTE, cwd=REPO)
+        log = tmp / "app.log"
+        app = subprocess.Popen(
+            [*MNEMO, "-v"], cwd=REPO, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT
+        )
+        try:
+            session.wait(
+                lambda: (s := session.status(env, MNEMO, REPO)) and s["model"] == "ready",
+                60,
+                "the app to start",
+            )
+            yield env, log
+        finally:
+            session.run(env, *MNEMO, "quit", cwd=REPO, check=False)
+            try:
+                app.wait(10)
+            except subprocess.TimeoutExpired:
+                app.kill()
+
+
+def _popup(env) -> list[dict]:
+    return [w for w in wayland.windows(env) if w["caption"] == "Mnemo search"]
+
+
+def test_both_keys_are_bound_through_the_portal(kde):
+    env, log = kde
+    session.wait(
+        lambda: log.read_text().count("bound through the desktop portal") >= 2,
+        30,
+        "both keys to be bound",
+    )
+    state = session.status(env, MNEMO, REPO)
+    assert state["hotkey_backend"] == "xdg-desktop-portal", state
+    assert state["hotkey_error"] is None and state["clipboard_hotkey_error"] is None, state
+    # KWin's kglobalaccel holds them, under components named by the session tokens
+    assert "Ctrl+Alt+Space" in log.read_text()
+    assert "'popup'" in wayland.shortcuts_of(env, "mnemo_popup")
+    assert "'remember-clipboard'" in wayland.shortcuts_of(env, "mnemo_remember_clipboard")
+
+
+def test_the_key_opens_the_popup_focused_typing_reaches_it_and_enter_copies(kde):
+    env, log = kde
+    session.wait(
+        lambda: log.read_text().count("bound through the desktop portal") >= 2, 30, "binding"
+    )
+    keys = wayland.FakeKeyboard(env)
+    try:
+        keys.press("ctrl+alt+space")
+        (popup,) = session.wait(lambda: _popup(env), 10, "the popup to show")
+        session.wait(lambda: _popup(env) and _popup(env)[0]["active"], 5, "the popup's focus")
+        keys.type("binder")
+        time.sleep(1.5)  # meaning-based results follow the keyword ones
+        keys.press("enter")
+        copied = session.wait(
+            lambda: NOTE
+            in session.run(env, "wl-paste", "--no-newline", check=False).stdout,
+            10,
+            "the memory on the clipboard",
+        )
+        assert copied
+        session.wait(lambda: not _popup(env), 5, "the popup to hide after copying")
+        # the key toggles: open, then closed again
+        keys.press("ctrl+alt+space")
+        session.wait(lambda: _popup(env), 10, "the popup to show again")
+        keys.press("ctrl+alt+space")
+        session.wait(lambda: not _popup(env), 10, "the popup to hide on the second press")
+    finally:
+        keys.close()
