@@ -193,10 +193,17 @@ def m005_live_observations_index(db: apsw.Connection) -> None:
     )
 
 
+def m006_trash_index(db: apsw.Connection) -> None:
+    """The trashed memories from an index, so counting the live ones that have vectors
+    costs the size of the trash, not of the collection (the manager's status bar)."""
+    db.execute("CREATE INDEX memories_trashed ON memories(deleted_at) WHERE deleted_at IS NOT NULL")
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
     m003_keywords,
     m004_merges_and_checks,
     m005_live_observations_index,
+    m006_trash_index,
 )

@@ -631,10 +631,13 @@ class Store:
         return {"embedded": row[0], "stale": row[1], "missing": row[2]}
 
     def embedded_count(self, model_id: str) -> int:
-        """Memories with vectors from this model (cheap enough for a status bar)."""
-        # An index-only count; trashed memories that keep vectors count too (rarely many).
+        """Live memories with vectors from this model (cheap enough for a status bar): the
+        embeddings index counts every memory, the trash index takes the trashed ones off."""
         return self.db.query(
-            "SELECT count(DISTINCT memory_id) FROM embeddings WHERE model_id = ?", (model_id,)
+            "SELECT (SELECT count(DISTINCT memory_id) FROM embeddings WHERE model_id = ?) - "
+            "(SELECT count(*) FROM memories m WHERE m.deleted_at IS NOT NULL AND EXISTS "
+            "(SELECT 1 FROM embeddings e WHERE e.memory_id = m.id AND e.model_id = ?))",
+            (model_id, model_id),
         )[0][0]
 
     def vector_rows(self, model_id: str, after_rowid: int = 0) -> list[tuple[int, int, bytes]]:

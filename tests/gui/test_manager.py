@@ -446,3 +446,21 @@ def test_right_to_left_tags_keep_their_order_in_the_table(
     cell = manager.table_model.index(_row_of(manager, seeded["k8s"]), 2).data()
     fields = ["דחוף", "שרתים", "ops"]
     assert reading_order(cell, fields, manager.table.font()) == fields, cell
+
+
+def test_the_status_counts_only_live_memories_as_embedded_or_waiting(
+    qtbot, worker, settings, seeded, embedder
+):
+    # Issue 12, defect 8: a trashed memory keeps its vectors (for restore) and was counted
+    # as embedded, so a live memory still waiting for its vectors showed "0 waiting".
+    manager = _manager(qtbot, worker, settings)
+    worker.stop()  # no backfill from here: the new memory stays without vectors
+    engine = _db(embedder)
+    engine.forget([seeded["k8s"]])
+    engine.remember("Bike tyre pressures: 80 psi rear, 75 front", force=True, embed=False)
+    overview = engine.overview()
+    engine.close()
+    assert (overview["memories"], overview["embedded"]) == (4, 3), overview
+    manager._show_status(overview)
+    status = manager.status_label.text()
+    assert "3 embedded, 1 waiting" in status, status
