@@ -77,6 +77,8 @@ class MemoryTable(QtCore.QAbstractTableModel):
             )[column]
         if role == Qt.ToolTipRole and column in (3, 4):
             return memory.created_at if column == 3 else memory.updated_at
+        if role == Qt.ToolTipRole and column == 0:  # the whole title, when the column cuts it
+            return memory.display_title
         if role == Qt.UserRole:
             return memory
         if role == Qt.ForegroundRole and memory.deleted_at:
@@ -244,7 +246,10 @@ class Manager(QtWidgets.QMainWindow):
         header = self.table.horizontalHeader()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QtWidgets.QHeaderView.Stretch)
-        for column, width in enumerate((0, 100, 110, 80, 80, 60, 80)):
+        # Dates fit "11 months ago"; the title takes what is left.
+        width_of = self.table.fontMetrics().horizontalAdvance
+        dates = width_of("11 months ago") + 16
+        for column, width in enumerate((0, 100, 110, dates, dates, 60, 80)):
             if width:
                 self.table.setColumnWidth(column, width)
         self.table.setAlternatingRowColors(True)

@@ -464,3 +464,12 @@ def test_the_status_counts_only_live_memories_as_embedded_or_waiting(
     manager._show_status(overview)
     status = manager.status_label.text()
     assert "3 embedded, 1 waiting" in status, status
+
+
+def test_a_cut_title_shows_whole_on_hover_and_dates_fit(qtbot, worker, settings, seeded):
+    manager = _manager(qtbot, worker, settings)
+    row = _row_of(manager, seeded["Parse"])
+    title = manager.table_model.rows[row][0].display_title
+    assert manager.table_model.index(row, 0).data(Qt.ToolTipRole) == title
+    needed = manager.table.fontMetrics().horizontalAdvance("11 months ago")
+    assert manager.table.columnWidth(3) > needed and manager.table.columnWidth(4) > needed
