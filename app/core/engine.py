@@ -614,11 +614,18 @@ class Engine:
         return sources
 
     def edit(
-        self, memory_id: str, secrets: str = "refuse", embed: bool = True, **changes
+        self,
+        memory_id: str,
+        secrets: str = "refuse",
+        embed: bool = True,
+        expect: dict | None = None,
+        **changes,
     ) -> Memory:
         """Change a memory's fields (only those given); a content change is re-embedded at
         once if possible (`embed` = False leaves it to the backfill, as the desktop app does
-        for a long text). Every changed field is checked for secrets like `remember`."""
+        for a long text). Every changed field is checked for secrets like `remember`.
+        `expect` holds fields as the caller read them: if another process changed one since,
+        ConflictError and nothing is written (an editor never overwrites a change unseen)."""
         changes = {k: v for k, v in changes.items() if v is not None}  # None: not given
         for key in ("title", "text", "reasoning"):
             if changes.get(key) is not None:
@@ -639,7 +646,7 @@ class Engine:
             current = self._store.get(memory_id)
             if current.title == title_from(current.text):  # derived, so it follows the text
                 changes["title"] = title_from(changes["text"])
-        memory = self._store.update(memory_id, **changes)
+        memory = self._store.update(memory_id, expect=expect, **changes)
         if embed and self._store.vectors_of(memory.id, self.model_id) is None:
             self._save_vectors(memory, self._embed(memory))
         self._mirror([memory])

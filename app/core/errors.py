@@ -25,3 +25,8 @@ class StoreError(MnemoError):
 
 class SecretError(InputError):
     """The text holds a secret (key, token, password) and the caller asked to refuse it."""
+
+
+class ConflictError(InputError):
+    """The memory changed elsewhere (the CLI, an agent) since the caller read it: writing
+    would replace that change unseen."""

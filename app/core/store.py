@@ -10,7 +10,7 @@ import numpy as np
 
 from app.core import fts
 from app.core.db import Database, now
-from app.core.errors import InputError, NotFoundError
+from app.core.errors import ConflictError, InputError, NotFoundError
 from app.core.memory import CONFIDENCES, Memory, content_hash
 
 COLUMNS = (
@@ -483,13 +483,21 @@ class Store:
             "content_hash": content_hash(m.text),
         }
 
-    def update(self, memory_id: str, **changes) -> Memory:
-        """Change fields of a memory; a content change re-stamps it and drops its vectors."""
+    def update(self, memory_id: str, expect: dict | None = None, **changes) -> Memory:
+        """Change fields of a memory; a content change re-stamps it and drops its vectors.
+        With `expect` (field → the value the caller read), a field that differs now means
+        someone else changed it meanwhile: ConflictError, and nothing is written."""
         unknown = set(changes) - set(EDITABLE) - {"observation_count"}
         if unknown:
             raise InputError(f"cannot edit {', '.join(sorted(unknown))}")
         with self.db.write() as conn:
             memory = self.get(memory_id)
+            moved = [k for k, v in (expect or {}).items() if getattr(memory, k) != v]
+            if moved:
+                raise ConflictError(
+                    f"memory {memory_id} was changed elsewhere since it was opened "
+                    f"({', '.join(moved)})"
+                )
             content_changed = any(
                 k in CONTENT_FIELDS and getattr(memory, k) != v for k, v in changes.items()
             )

@@ -28,6 +28,12 @@ HEADERS = ("Title", "Category", "Tags", "Created", "Updated", "Recalls", "Embedd
 SORT_COLUMNS = ("title", "category", "tags", "created_at", "updated_at", "recall_count", None)
 
 
+# Fields an editor save checks against what it loaded (keywords are also made by the
+# backfill, so a label arriving meanwhile is no conflict).
+CHECKED_FIELDS = (
+    "title", "text", "reasoning", "category", "tags", "references", "source_project",
+    "confidence", "pinned",
+)  # fmt: skip
 EXTERNAL_POLL_MS = 2000  # how often the manager asks whether another process wrote
 
 
@@ -656,7 +662,13 @@ class Manager(QtWidgets.QMainWindow):
         if keywords != ", ".join(self._current.keywords or []):
             changes["keywords"] = keywords
 
+        loaded = self._current
+        expect = {field: getattr(loaded, field) for field in CHECKED_FIELDS}
+
         def gone(message: str) -> None:
+            if "changed elsewhere" in message:
+                self._conflict(memory_id, inline, changes)
+                return
             if "no memory with id" not in message:
                 self._failed_write(message)
                 return
@@ -670,12 +682,49 @@ class Manager(QtWidgets.QMainWindow):
             )
 
         self.worker.call(
-            lambda e: e.edit(memory_id, embed=inline, **changes),
+            lambda e: e.edit(memory_id, embed=inline, expect=expect, **changes),
             self._saved,
             gone,
             INTERACTIVE,
             writes=True,
         )
+
+    def _conflict(self, memory_id: str, inline: bool, changes: dict) -> None:
+        """The memory was changed elsewhere (the CLI, an agent) after it was opened here:
+        replace that version with the editor's, keep both, or go on editing. Nothing is
+        written without an answer."""
+        box = QtWidgets.QMessageBox(
+            QtWidgets.QMessageBox.Warning,
+            "Mnemo",
+            "This memory was changed elsewhere (the command line or an agent) after you "
+            "opened it here.",
+            QtWidgets.QMessageBox.Yes | QtWidgets.QMessageBox.Save | QtWidgets.QMessageBox.Cancel,
+            self,
+        )
+        box.setInformativeText(
+            "Replace it with yours, or keep both: yours is saved as a new memory and the "
+            "other stays as it is now."
+        )
+        box.button(QtWidgets.QMessageBox.Yes).setText("Replace it with mine")
+        box.button(QtWidgets.QMessageBox.Save).setText("Keep both")
+        box.setDefaultButton(QtWidgets.QMessageBox.Cancel)
+        answer = box.exec()
+        if answer == QtWidgets.QMessageBox.Yes:
+            self.worker.call(
+                lambda e: e.edit(memory_id, embed=inline, **changes),
+                self._saved,
+                self._failed_write,
+                INTERACTIVE,
+                writes=True,
+            )
+        elif answer == QtWidgets.QMessageBox.Save:
+            self._load_whole_text()  # a huge text shown by its start is saved whole
+            self._current = None  # the editor's fields go into a new memory
+            self.save_current()
+        else:
+            self.statusBar().showMessage(
+                "Not saved: select the memory again to see the other version.", 8000
+            )
 
     def _write(self, fn, done) -> None:
         """A change on the worker; a failure is shown in a message box, nothing is lost."""

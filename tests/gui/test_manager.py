@@ -473,3 +473,53 @@ def test_a_cut_title_shows_whole_on_hover_and_dates_fit(qtbot, worker, settings,
     assert manager.table_model.index(row, 0).data(Qt.ToolTipRole) == title
     needed = manager.table.fontMetrics().horizontalAdvance("11 months ago")
     assert manager.table.columnWidth(3) > needed and manager.table.columnWidth(4) > needed
+
+
+@pytest.mark.parametrize("answer", ["keep both", "cancel", "replace"])
+def test_a_memory_changed_elsewhere_while_edited_is_never_overwritten_unasked(
+    qtbot, worker, settings, seeded, monkeypatch, answer
+):
+    # Found by a review: an unsaved edit, then `mnemo edit` of the same memory, then Ctrl+S
+    # replaced the other change without a word ("Carol week 3" was lost).
+    asked = []
+    buttons = {
+        "keep both": QtWidgets.QMessageBox.Save,
+        "cancel": QtWidgets.QMessageBox.Cancel,
+        "replace": QtWidgets.QMessageBox.Yes,
+    }
+
+    def reply(box):
+        asked.append(box.text())
+        return buttons[answer]
+
+    monkeypatch.setattr(QtWidgets.QMessageBox, "exec", reply)
+    manager = _manager(qtbot, worker, settings)
+    manager._version_timer.stop()
+    _select(qtbot, manager, seeded["The"])
+    manager.f_text.setPlainText("The staging database password rotates monthly (swap ok)")
+    other = Engine()
+    other.edit(seeded["The"], text="The staging database password rotates weekly now")
+    other.close()
+    manager.save_current()
+    qtbot.waitUntil(lambda: bool(asked), timeout=5000)
+    assert "changed elsewhere" in asked[0]
+    qtbot.wait(300)
+    engine = Engine()
+    texts = [m.text for m in engine.recent(50)]
+    stored = engine.get(seeded["The"]).text
+    engine.close()
+    if answer == "keep both":
+        qtbot.waitUntil(lambda: not manager.editor_dirty(), timeout=5000)
+        engine = Engine()
+        texts = [m.text for m in engine.recent(50)]
+        engine.close()
+        assert "The staging database password rotates weekly now" in texts
+        assert "The staging database password rotates monthly (swap ok)" in texts
+    elif answer == "cancel":
+        assert stored == "The staging database password rotates weekly now"
+        assert "The staging database password rotates monthly (swap ok)" not in texts
+        assert manager.editor_dirty()  # the edit is still there, unsaved
+    else:
+        qtbot.waitUntil(
+            lambda: Engine().get(seeded["The"]).text.endswith("(swap ok)"), timeout=5000
+        )
