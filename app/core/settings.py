@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,39 @@ TYPE_WORDS = {
     list: "a list",
     str: "text",
 }
+
+
+HOTKEY_SETTINGS = ("hotkey", "clipboard_hotkey")
+_MODIFIERS = {"ctrl", "alt", "shift", "meta", "super", "win", "cmd"}
+_FUNCTION_KEY = re.compile(r"F([1-9]|[12][0-9]|3[0-5])", re.I)
+
+
+def checked_hotkey(key: str, value: str) -> str:
+    """A global key as written ("Ctrl+Alt+Space"), or InputError: one combination (not a
+    sequence), and Ctrl, Alt or Super with it unless it is a function key. A plain key
+    ("G", "Shift+Q", "Backspace") would be taken from every window: typing it anywhere
+    would open Mnemo instead of reaching the window it was typed in. Empty means no key
+    (the dialog asks for `hotkey_backend` = none instead of an empty search key)."""
+    value = value.strip()
+    if not value:
+        return value
+    if "," in value:
+        raise InputError(
+            f"setting {key}: {value!r} is a sequence of keys; press one combination"
+        )
+    parts = [p.strip() for p in value.split("+")]
+    if not all(parts):
+        raise InputError(f"setting {key}: {value!r} is not a key combination")
+    mods = {p.lower() for p in parts[:-1]}
+    unknown = mods - _MODIFIERS
+    if unknown:
+        raise InputError(f"setting {key}: unknown modifier {', '.join(sorted(unknown))}")
+    if not mods - {"shift"} and not _FUNCTION_KEY.fullmatch(parts[-1]):
+        raise InputError(
+            f"setting {key}: {value!r} needs Ctrl, Alt or Super with it (a plain key would "
+            "be taken from every window you type in)"
+        )
+    return value
 
 
 @dataclass(frozen=True)
@@ -69,6 +103,8 @@ class Setting:
             raise InputError(
                 f"setting {self.key}: {value!r} is not {TYPE_WORDS.get(self.type, 'valid')}"
             ) from None
+        if self.key in HOTKEY_SETTINGS:
+            value = checked_hotkey(self.key, value)
         if self.type is float and not math.isfinite(value):
             raise InputError(f"setting {self.key}: must be a finite number, not {value!r}")
         if self.choices and value not in self.choices:

@@ -75,7 +75,9 @@ class SettingsDialog(QtWidgets.QDialog):
     def _widget(self, setting: Setting) -> QtWidgets.QWidget:
         if setting.key in ("hotkey", "clipboard_hotkey"):
             edit = QtWidgets.QKeySequenceEdit()
-            edit.setClearButtonEnabled(setting.key == "clipboard_hotkey")  # empty: no key
+            edit.setClearButtonEnabled(True)  # the way to empty it: Backspace is a key too
+            if hasattr(edit, "setMaximumSequenceLength"):  # Qt 6.5: one combination
+                edit.setMaximumSequenceLength(1)
             return edit
         if setting.choices:
             box = QtWidgets.QComboBox()

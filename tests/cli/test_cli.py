@@ -86,6 +86,9 @@ def test_known_problems_are_one_line_and_exit_1():
     assert "nothing to change" in fails("edit", "0123456789abcdef")
     assert "must be at least" in fails("settings", "weight_vector", "-1")
     assert "no config.json" in fails("model", "convert", "/tmp", "/tmp/x.gguf")
+    # a global key without Ctrl/Alt/Super would take that key from every window
+    assert "needs Ctrl, Alt or Super" in fails("settings", "hotkey", "Q")
+    assert "sequence" in fails("settings", "clipboard_hotkey", "Ctrl+A, Backspace")
 
 
 def test_missing_model_degrades_with_notices(tmp_path):

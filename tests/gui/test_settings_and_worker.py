@@ -6,9 +6,11 @@ import re
 import threading
 from pathlib import Path
 
+import pytest
+
 from app.core.settings import SETTINGS, Settings
 from app.gui import clipboard
-from app.gui.qt import QtCore, QtGui
+from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
 from app.gui.settings_dialog import SettingsDialog
 from app.gui.worker import BACKGROUND, INTERACTIVE
 
@@ -178,3 +180,60 @@ def test_an_empty_hotkey_is_refused_not_silently_replaced(qtbot, settings, worke
     with qtbot.waitSignal(again.applied, timeout=2000):
         again.save()
     assert Settings()["hotkey_backend"] == "none"
+
+
+def _focus(qtbot, dialog, field):
+    """The widget inside `field` that takes the keys, once it has the focus."""
+    tabs = dialog.findChild(QtWidgets.QTabWidget)
+    tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.widget(i).isAncestorOf(field)))
+    dialog.activateWindow()
+    field.setFocus()
+
+    def focused():
+        widget = QtWidgets.QApplication.focusWidget()
+        return widget is not None and (widget is field or field.isAncestorOf(widget))
+
+    qtbot.waitUntil(focused, timeout=2000)
+    return QtWidgets.QApplication.focusWidget()
+
+
+@pytest.mark.parametrize(
+    "keys, why",
+    [
+        ([(Qt.Key_G, Qt.NoModifier)], "Ctrl, Alt or Super"),  # would eat every typed g
+        ([(Qt.Key_Backspace, Qt.NoModifier)], "Ctrl, Alt or Super"),
+        ([(Qt.Key_Q, Qt.ShiftModifier)], "Ctrl, Alt or Super"),  # Shift+Q is a capital Q
+    ],
+)
+def test_a_key_that_would_take_typing_from_every_window_is_refused(
+    qtbot, settings, worker, mnemo_home, keys, why
+):
+    # Found by review: one stray key pressed in the field saved "G"; typing "g" anywhere
+    # then opened the popup and never reached the window it was typed in.
+    dialog = SettingsDialog(settings, worker)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    field = dialog.fields["hotkey"]
+    field.clear()
+    target = _focus(qtbot, dialog, field)
+    for key, modifiers in keys:
+        qtbot.keyClick(target, key, modifiers)
+    qtbot.wait(1200)  # QKeySequenceEdit finishes a recording after a second
+    with qtbot.waitSignal(dialog.failed, timeout=2000) as failed:
+        dialog.save()
+    assert why in failed.args[0] and dialog.isVisible(), failed.args[0]
+    assert Settings()["hotkey"] == "Ctrl+Alt+Space"  # nothing changed
+
+
+def test_the_key_field_records_one_combination_and_can_be_cleared(qtbot, settings, worker):
+    dialog = SettingsDialog(settings, worker)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    field = dialog.fields["hotkey"]
+    field.clear()
+    target = _focus(qtbot, dialog, field)
+    qtbot.keyClick(target, Qt.Key_A, Qt.ControlModifier)
+    qtbot.keyClick(target, Qt.Key_Backspace)
+    qtbot.wait(1200)
+    assert "," not in field.keySequence().toString(), field.keySequence().toString()
+    assert field.isClearButtonEnabled()
