@@ -321,5 +321,14 @@ def redact(text: str, findings: list[Finding] | None = None) -> str:
 
 def describe(findings: list[Finding]) -> str:
     """'an AWS access key and a JWT' style summary."""
-    kinds = list(dict.fromkeys(f.kind for f in findings))
-    return ", ".join(kinds)
+    kinds = [_article(k) for k in dict.fromkeys(f.kind for f in findings)]
+    return kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " and " + kinds[-1]
+
+
+def _article(kind: str) -> str:
+    """'a GitHub token', 'an AWS access key'; a plural or a kind with its own article as is."""
+    first = kind.split()[0].lower() if kind.split() else ""
+    if first in ("a", "an", "the") or kind.endswith("s"):
+        return kind
+    vowel = kind[:1].lower() in "aeiou" and not kind.lower().startswith(("uni", "use"))
+    return ("an " if vowel else "a ") + kind

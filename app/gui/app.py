@@ -48,7 +48,8 @@ class MnemoApp(QtCore.QObject):
         self._backfill = (0, 0)
         self._focus_before: int | None = None
         self.duplicate_choice = None  # the open near-duplicate question, if any
-        self.secret_box = None  # the open secret question, if any
+        self.secret_box = None  # the open secret question above the popup, if any
+        self.secret_choice = None  # the open secret question of Remember clipboard, if any
         self._last_notification: tuple[str, str] | None = None
 
         self.tray: Tray | None = None
@@ -273,6 +274,14 @@ class MnemoApp(QtCore.QObject):
         secrets: str = "refuse",
     ) -> None:
         found = scan(text) if secrets == "refuse" else []
+        if found and not self.popup.isVisible():
+            # Asked in a window that takes no focus: the user may be typing elsewhere, and
+            # a key typed there must never answer (a "y" used to store the copy).
+            self._ask_quietly_to_redact(
+                describe(found),
+                lambda: self._remember(text, source, merge, force, secrets="redact"),
+            )
+            return
         if found:
             if not self._ask_to_redact(describe(found)):
                 self.notify("Nothing remembered", "The text held a secret.")
@@ -300,6 +309,23 @@ class MnemoApp(QtCore.QObject):
             writes=True,
         )
 
+    def _ask_quietly_to_redact(self, what: str, store) -> None:
+        """Store a redacted copy (`store()`) only on a click in a window without focus."""
+        from app.gui.duplicate_choice import SecretChoice
+
+        choice = SecretChoice(what)
+
+        def chosen(key: str) -> None:
+            self.secret_choice = None
+            if key == "redact":
+                store()
+            else:
+                self.notify("Nothing remembered", "The text held a secret.")
+
+        choice.chosen.connect(chosen)
+        self.secret_choice = choice  # kept while it is open (and for tests)
+        choice.present()
+
     def _ask_to_redact(self, what: str) -> bool:
         """Whether to store a redacted copy: asked above the popup when it is open (it stays
         on top of every other window), No by default and on Esc."""
@@ -312,6 +338,9 @@ class MnemoApp(QtCore.QObject):
             QtWidgets.QMessageBox.Yes | QtWidgets.QMessageBox.No,
             parent,
         )
+        # Labels without a mnemonic: a typed "y" or "n" answers nothing.
+        box.button(QtWidgets.QMessageBox.Yes).setText("Store a redacted copy")
+        box.button(QtWidgets.QMessageBox.No).setText("Don't save")
         box.setDefaultButton(QtWidgets.QMessageBox.No)
         box.setEscapeButton(QtWidgets.QMessageBox.No)
         box.setWindowFlag(Qt.WindowStaysOnTopHint, True)

@@ -1,4 +1,5 @@
-"""The near-duplicate question of Remember clipboard: a small window that never takes focus.
+"""The questions of Remember clipboard (a near-duplicate, a secret): small windows that never
+take the focus.
 
 A modal dialog took the focus from whatever the user was typing in, and a space typed there
 pressed its default button (Merge). This window shows without activating, accepts no focus,
@@ -7,17 +8,21 @@ and its buttons have no default: only a deliberate click chooses.
 
 from __future__ import annotations
 
+import html
+
 from app.gui.qt import Qt, QtGui, QtWidgets, Signal
 
 CHOICES = ("merge", "keep", "cancel")
 
 
-class DuplicateChoice(QtWidgets.QWidget):
-    """Merge / Keep both / Don't save, for a memory very similar to one already stored."""
+class QuietChoice(QtWidgets.QWidget):
+    """A question in a small window that never takes the focus: only a click answers it."""
 
-    chosen = Signal(str)  # one of CHOICES
+    chosen = Signal(str)  # the key of the button clicked
 
-    def __init__(self, title: str, similarity: float, parent=None):
+    def __init__(
+        self, window_title: str, html: str, choices: tuple[tuple[str, str], ...], parent=None
+    ):
         super().__init__(
             parent,
             Qt.Tool | Qt.WindowStaysOnTopHint | Qt.WindowDoesNotAcceptFocus,
@@ -25,19 +30,15 @@ class DuplicateChoice(QtWidgets.QWidget):
         self.setAttribute(Qt.WA_ShowWithoutActivating, True)
         self.setAttribute(Qt.WA_DeleteOnClose, True)
         self.setFocusPolicy(Qt.NoFocus)
-        self.setWindowTitle("Mnemo: near-duplicate")
-        text = QtWidgets.QLabel(
-            f"<b>This is very similar ({similarity:.2f}) to “{title}”.</b><br>"
-            "Merge keeps every statement of both in one memory (the original goes to the "
-            "trash); Keep both stores this one as well."
-        )
+        self.setWindowTitle(window_title)
+        text = QtWidgets.QLabel(html)
         text.setWordWrap(True)
         text.setTextFormat(Qt.RichText)
         self.buttons: dict[str, QtWidgets.QPushButton] = {}
         row = QtWidgets.QHBoxLayout()
         row.addStretch(1)
-        for key, label in zip(CHOICES, ("Merge", "Keep both", "Don't save"), strict=True):
-            button = QtWidgets.QPushButton(label, objectName=f"duplicate-{key}")
+        for key, label in choices:
+            button = QtWidgets.QPushButton(label, objectName=f"choice-{key}")
             button.setFocusPolicy(Qt.NoFocus)  # a key typed elsewhere can never press it
             button.setAutoDefault(False)
             button.setDefault(False)
@@ -60,3 +61,32 @@ class DuplicateChoice(QtWidgets.QWidget):
     def _choose(self, key: str) -> None:
         self.chosen.emit(key)
         self.close()
+
+
+class DuplicateChoice(QuietChoice):
+    """Merge / Keep both / Don't save, for a memory very similar to one already stored."""
+
+    def __init__(self, title: str, similarity: float, parent=None):
+        super().__init__(
+            "Mnemo: near-duplicate",
+            # (never "100 %": an identical text is counted as seen again, not asked about)
+            f"<b>This is very similar ({min(int(similarity * 100), 99)} % alike) to "
+            f"“{html.escape(title)}”.</b>"
+            "<br>Merge keeps every statement of both in one memory (the original goes to the "
+            "trash); Keep both stores this one as well.",
+            tuple(zip(CHOICES, ("Merge", "Keep both", "Don't save"), strict=True)),
+            parent,
+        )
+
+
+class SecretChoice(QuietChoice):
+    """Store a redacted copy / Don't save, for a clipboard holding a secret."""
+
+    def __init__(self, what: str, parent=None):
+        super().__init__(
+            "Mnemo: secret found",
+            f"<b>What you copied contains {html.escape(what)}.</b><br>Mnemo never stores "
+            "secrets as they are. Store a copy with the secret replaced by [REDACTED]?",
+            (("redact", "Store a redacted copy"), ("cancel", "Don't save")),
+            parent,
+        )

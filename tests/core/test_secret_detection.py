@@ -101,5 +101,12 @@ def test_findings_are_ordered_and_never_overlap():
     text = "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1XzEifQ.c2lnbmF0dXJlX3JhbmRvbQ"
     found = scan(text)
     assert len(found) == 1 and isinstance(found[0], Finding)
-    assert describe(found) == found[0].kind
+    assert describe(found) == "a " + found[0].kind  # "a JWT", read in a sentence
     assert all(a.end <= b.start for a, b in zip(found, found[1:], strict=False))
+
+
+def test_a_description_reads_as_words_with_their_articles():
+    token = "ghp_" + "a1B2c3D4e5" * 3 + "F6g7H8"
+    assert describe(scan(f"deploy {token}")) == "a GitHub token"
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1XzEifQ.c2lnbmF0dXJlX3JhbmRvbQ"
+    assert describe(scan(f"{token} and Bearer {jwt}")) == "a GitHub token and a JWT"

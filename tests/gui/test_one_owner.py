@@ -297,3 +297,31 @@ def test_paste_where_it_cannot_work_copies_and_says_so(qtbot, running_app):
     title, text = app.status()["last_notification"]
     assert title == "Copied, not pasted" and "X11" in text and "paste it yourself" in text
     assert not app.popup.paste_wanted  # asked once, not again on the next hide
+
+
+def test_a_secret_on_the_clipboard_is_asked_about_without_taking_focus_or_keys(
+    qtbot, running_app, seeded
+):
+    # Found by review: Ctrl+Alt+C with a token on the clipboard opened a modal question that
+    # took the focus from the window the user typed in, and a typed "y" stored the copy.
+    app = running_app
+    token = "ghp_" + "a1B2c3D4e5" * 3 + "F6g7H8"
+    app._remember(f"deploy bot token: {token}", "clipboard")
+    qtbot.waitUntil(lambda: app.secret_choice is not None, timeout=5000)
+    choice = app.secret_choice
+    assert choice.isVisible() and app.secret_box is None  # no modal dialog
+    assert choice.testAttribute(Qt.WA_ShowWithoutActivating)
+    assert choice.windowFlags() & Qt.WindowDoesNotAcceptFocus
+    assert all(b.focusPolicy() == Qt.NoFocus and not b.isDefault() for b in choice.buttons.values())
+    assert "a GitHub token" in choice.findChild(QtWidgets.QLabel).text()
+    assert token not in choice.findChild(QtWidgets.QLabel).text()
+    for key in (Qt.Key_Y, Qt.Key_Space, Qt.Key_Return):
+        qtbot.keyClick(choice, key)
+    assert choice.isVisible() and Engine().count() == 4  # keys answer nothing
+    # A deliberate click stores the redacted copy
+    with qtbot.waitSignal(app.worker.changed, timeout=10_000):
+        qtbot.mouseClick(choice.buttons["redact"], Qt.LeftButton)
+    engine = Engine()
+    stored = [m.text for m in engine.recent(10)]
+    engine.close()
+    assert any("[REDACTED" in t for t in stored) and not any(token in t for t in stored)
