@@ -259,6 +259,7 @@ class Manager(QtWidgets.QMainWindow):
             if width:
                 self.table.setColumnWidth(column, width)
         self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)  # a long title is cut mid-word with "…", not to "Book …"
         self.editor = self._build_editor()
         split = self.splitter = QtWidgets.QSplitter(objectName="managerSplitter")
         split.addWidget(self.table)
@@ -303,7 +304,8 @@ class Manager(QtWidgets.QMainWindow):
         worker.changed.connect(self.refresh)
         worker.backfillProgress.connect(self._on_backfill)
         worker.progress.connect(self._on_progress)
-        worker.modelState.connect(lambda *_: self._update_status())
+        self._model_state = ("loading", "")
+        worker.modelState.connect(self._on_model_state)
         QtGui.QShortcut(QtGui.QKeySequence.Delete, self.table, self.delete_selected)
         QtGui.QShortcut(QtGui.QKeySequence.Undo, self, self.undo_delete)
         QtGui.QShortcut(QtGui.QKeySequence.Find, self, self.search.setFocus)
@@ -577,9 +579,10 @@ class Manager(QtWidgets.QMainWindow):
         self.f_text.setReadOnly(self._text_cut)
         self.whole_text_button.setVisible(self._text_cut)
         if self._text_cut:
-            self.whole_text_button.setText(
-                f"Showing the first {EDITOR_CHARS:,} of {len(m.text):,} characters (read-only)."
-                " Show and edit the whole text"
+            # Short, so a huge memory does not widen the editor and squeeze the table.
+            self.whole_text_button.setText(f"Edit all {len(m.text):,} characters")
+            self.whole_text_button.setToolTip(
+                f"Showing the first {EDITOR_CHARS:,} of {len(m.text):,} characters, read-only."
             )
         self.f_reasoning.setPlainText(m.reasoning)
         self.f_category.setCurrentText(m.category)
@@ -597,6 +600,11 @@ class Manager(QtWidgets.QMainWindow):
             if memory
             else "New memory"
         )
+        if self._text_cut:
+            self.f_info.setText(
+                self.f_info.text() + f" · the text shows its first {EDITOR_CHARS:,} characters,"
+                " read-only"
+            )
         self._loaded_values = self._editor_values()
 
     def _load_whole_text(self) -> None:
@@ -758,9 +766,15 @@ class Manager(QtWidgets.QMainWindow):
         merged, self._last_merge = self._last_merge, None
         self.undo_button.setVisible(False)
         if ids:
-            self._write(lambda e: e.restore(ids), None)
+            self._write(lambda e: e.restore(ids), self._undone)
         elif merged:
-            self._write(lambda e: e.unmerge(merged), None)
+            self._write(lambda e: e.unmerge(merged), self._undone)
+
+    def _undone(self, ids: list[str]) -> None:
+        count = len(ids)
+        self.statusBar().showMessage(
+            f"Brought back {count} {'memory' if count == 1 else 'memories'}.", 5000
+        )
 
     def restore_selected(self) -> None:
         """Bring the selected memories back from the trash."""
@@ -942,12 +956,25 @@ class Manager(QtWidgets.QMainWindow):
             lambda e: e.overview(), self._show_status, None, INTERACTIVE, channel="manager-status"
         )
 
+    def _on_model_state(self, state: str, detail: str) -> None:
+        self._model_state = (state, detail)
+        self._update_status()
+
     def _show_status(self, info: dict) -> None:
         self._overview = info
         shown = self.table_model.total
+        counts = f"{info['memories']:,} memories ({shown:,} shown, {info['trash']:,} in trash)"
+        state, detail = self._model_state
+        if state == "unavailable":  # keyword search still works; say why meaning does not
+            self.status_label.setText(
+                f"{counts} · model unavailable: search by keywords only"
+                f" · {info['embedded']:,} embedded"
+            )
+            self.status_label.setToolTip(detail)
+            return
+        self.status_label.setToolTip("")
         self.status_label.setText(
-            f"{info['memories']:,} memories ({shown:,} shown, {info['trash']:,} in trash) · "
-            f"model {info['model_name']} ({info['model_dimension']}d) · "
+            f"{counts} · model {info['model_name']} ({info['model_dimension']}d) · "
             f"{info['embedded']:,} embedded, {max(info['memories'] - info['embedded'], 0):,} "
             "waiting"
         )

@@ -523,3 +523,29 @@ def test_a_memory_changed_elsewhere_while_edited_is_never_overwritten_unasked(
         qtbot.waitUntil(
             lambda: Engine().get(seeded["The"]).text.endswith("(swap ok)"), timeout=5000
         )
+
+
+def test_an_unavailable_model_shows_in_the_status_bar(qtbot, worker, settings, seeded):
+    # Found by review: with a corrupt model the status bar named the model as if all was well.
+    manager = _manager(qtbot, worker, settings)
+    qtbot.waitUntil(lambda: "all-MiniLM-L6-v2" in manager.status_label.text(), timeout=5000)
+    worker.modelState.emit("unavailable", "/tmp/bad.gguf is not a usable GGUF file")
+    qtbot.waitUntil(lambda: "unavailable" in manager.status_label.text(), timeout=5000)
+    assert "keywords only" in manager.status_label.text()
+    assert "all-MiniLM" not in manager.status_label.text()
+    assert "not a usable GGUF" in manager.status_label.toolTip()
+
+
+def test_undo_says_what_came_back_and_long_titles_are_cut_by_letters(
+    qtbot, worker, settings, seeded
+):
+    manager = _manager(qtbot, worker, settings)
+    assert not manager.table.wordWrap()  # cut mid-word with "…", not at the last whole word
+    manager.table.selectRow(_row_of(manager, seeded["Grandma's"]))
+    with qtbot.waitSignal(worker.changed, timeout=5000):
+        manager.delete_selected()
+    with qtbot.waitSignal(worker.changed, timeout=5000):
+        manager.undo_delete()
+    qtbot.waitUntil(
+        lambda: manager.statusBar().currentMessage() == "Brought back 1 memory.", timeout=5000
+    )
