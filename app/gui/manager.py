@@ -34,7 +34,6 @@ CHECKED_FIELDS = (
     "title", "text", "reasoning", "category", "tags", "references", "source_project",
     "confidence", "pinned",
 )  # fmt: skip
-EXTERNAL_POLL_MS = 2000  # how often the manager asks whether another process wrote
 
 
 class MemoryTable(QtCore.QAbstractTableModel):
@@ -310,12 +309,9 @@ class Manager(QtWidgets.QMainWindow):
         QtGui.QShortcut(QtGui.QKeySequence.Undo, self, self.undo_delete)
         QtGui.QShortcut(QtGui.QKeySequence.Find, self, self.search.setFocus)
         QtGui.QShortcut(QtGui.QKeySequence.Save, self, self.save_current)
-        # Changes made by the CLI or an agent show up here within two seconds.
-        self._seen_version: int | None = None
-        self._version_timer = QtCore.QTimer(self, interval=EXTERNAL_POLL_MS)
-        self._version_timer.timeout.connect(self._check_external)
-        self._version_timer.start()
-        self._check_external()  # the baseline: what the database was when the window opened
+        # Changes made by the CLI or an agent show up here within two seconds (the worker
+        # watches the database for the whole app).
+        worker.changedElsewhere.connect(self._changed_elsewhere)
         window_state.restore("manager", self, self.splitter, self.table)
         self._load(None)
         self._select_first = True
@@ -510,17 +506,10 @@ class Manager(QtWidgets.QMainWindow):
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
         return [self.table_model.rows[r][0] for r in rows if r < len(self.table_model.rows)]
 
-    def _check_external(self) -> None:
-        def seen(version: int) -> None:
-            if self._seen_version is not None and version != self._seen_version:
-                if time.monotonic() >= self._report_until:
-                    self.statusBar().showMessage("Updated with changes made elsewhere.", 4000)
-                self.refresh()
-            self._seen_version = version
-
-        self.worker.call(
-            lambda e: e.changed_elsewhere(), seen, None, INTERACTIVE, channel="manager-version"
-        )
+    def _changed_elsewhere(self) -> None:
+        if time.monotonic() >= self._report_until:
+            self.statusBar().showMessage("Updated with changes made elsewhere.", 4000)
+        self.refresh()
 
     def editor_dirty(self) -> bool:
         """Whether the editor holds changes not saved yet."""

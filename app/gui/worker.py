@@ -16,6 +16,7 @@ import itertools
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 
 INTERACTIVE, NORMAL, BACKGROUND = 0, 1, 2
 BACKFILL_BATCH = 8
+EXTERNAL_POLL_S = 2.0  # how often the worker asks whether another process wrote
 MAX_KEPT_RESULTS = 256
 
 
@@ -55,6 +57,7 @@ class Worker(QtCore.QObject):
     changed = Signal()  # memories were written: views should refresh
     progress = Signal(str, int, int)  # job, done, total (0 = unknown) for imports, exports
     settingsChanged = Signal(str)  # comma-separated keys another process changed on disk
+    changedElsewhere = Signal()  # another process (the CLI, an agent) wrote to the database
 
     def __init__(
         self, engine_factory: Callable[[], Engine] = Engine, parent=None, start: bool = True
@@ -73,6 +76,9 @@ class Worker(QtCore.QObject):
         self._results: collections.OrderedDict[int, Any] = collections.OrderedDict()
         self._keep: set[int] = set()  # requests whose result someone will come for
         self.thread_ident: int | None = None
+        self.poll_s = EXTERNAL_POLL_S
+        self._next_poll = 0.0
+        self._seen_version: int | None = None
         self.engine: Engine | None = None
         self.model_id = ""  # the loaded model's id, for `mnemo status`
         # GUI-thread bookkeeping of `call`: request id -> (done, failed) callbacks.
@@ -248,7 +254,16 @@ class Worker(QtCore.QObject):
         # still run first.
         self._queue.put((NORMAL, next(self._order), 0, None, "load", False))
         while True:
-            priority, _, request, fn, channel, writes = self._queue.get()
+            try:
+                item = self._queue.get(timeout=max(0.0, self._next_poll - time.monotonic()))
+            except queue.Empty:
+                item = None
+            if time.monotonic() >= self._next_poll:  # between requests, also when busy
+                self._notice_elsewhere()
+                self._next_poll = time.monotonic() + self.poll_s
+            if item is None:
+                continue
+            priority, _, request, fn, channel, writes = item
             if channel == "stop":
                 break
             if channel == "load":
@@ -258,6 +273,22 @@ class Worker(QtCore.QObject):
             else:
                 self._call(request, fn, channel, writes)
         self.engine.close()
+
+    def _notice_elsewhere(self) -> None:
+        """Whether another process wrote since the last look (`PRAGMA data_version`): then
+        views are told, and what it left without vectors is embedded (`mnemo import
+        --no-embed`, a model switch elsewhere)."""
+        try:
+            version = self.engine.changed_elsewhere()
+        except MnemoError as exc:
+            log.info("cannot tell whether another process wrote: %s", exc)
+            return
+        seen, self._seen_version = self._seen_version, version
+        if seen is None or version == seen:
+            return
+        self.changedElsewhere.emit()
+        if self.model_id and self.engine.needs_backfill():  # (never loads the model here)
+            self.backfill()
 
     def _refresh_settings(self) -> None:
         """Take settings another process saved (`mnemo settings`, `mnemo model use`)."""

@@ -230,7 +230,7 @@ def test_changes_made_elsewhere_show_up_and_never_eat_an_edit(
 ):
     # Issue 12, defect 7: the manager ignored the CLI and agents.
     manager = _manager(qtbot, worker, settings)
-    manager._version_timer.setInterval(200)
+    worker.poll_s = 0.2
     _select(qtbot, manager, seeded["k8s"])
     manager.f_text.setPlainText("k8s pod restart debugging: my unsaved note")
     other = Engine()  # another connection, as `mnemo remember` or the MCP server
@@ -252,7 +252,7 @@ def test_an_edit_to_a_memory_purged_elsewhere_is_kept(
     warnings = []
     monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda *a: warnings.append(a[2]))
     manager = _manager(qtbot, worker, settings)
-    manager._version_timer.stop()  # the purge must not be noticed before the save
+    worker.changedElsewhere.disconnect(manager._changed_elsewhere)  # noticed after the save
     _select(qtbot, manager, seeded["Parse"])
     manager.f_text.setPlainText("Parse dates with an explicit format string, always")
     other = Engine()
@@ -494,7 +494,7 @@ def test_a_memory_changed_elsewhere_while_edited_is_never_overwritten_unasked(
 
     monkeypatch.setattr(QtWidgets.QMessageBox, "exec", reply)
     manager = _manager(qtbot, worker, settings)
-    manager._version_timer.stop()
+    worker.changedElsewhere.disconnect(manager._changed_elsewhere)
     _select(qtbot, manager, seeded["The"])
     manager.f_text.setPlainText("The staging database password rotates monthly (swap ok)")
     other = Engine()

@@ -237,3 +237,21 @@ def test_the_key_field_records_one_combination_and_can_be_cleared(qtbot, setting
     qtbot.wait(1200)
     assert "," not in field.keySequence().toString(), field.keySequence().toString()
     assert field.isClearButtonEnabled()
+
+
+def test_memories_another_process_stores_unembedded_are_embedded_by_the_app(
+    qtbot, worker, embedder
+):
+    # Found by review: `mnemo import --no-embed` while the app ran left 300 notes "waiting"
+    # until some unrelated save of the app's own started a backfill.
+    from app.core.engine import Engine
+
+    qtbot.waitUntil(lambda: worker.model_id != "", timeout=10_000)  # loaded, backfill done
+    changed = []
+    worker.changedElsewhere.connect(lambda: changed.append(1))
+    other = Engine(embedder=embedder)  # another process's connection, as the CLI's
+    other.remember("Imported while the app ran: the spare key is under the blue pot", embed=False)
+    assert other.vector_status()["missing"] == 1
+    qtbot.waitUntil(lambda: other.vector_status()["missing"] == 0, timeout=15_000)
+    assert changed  # and views were told another process wrote
+    other.close()
