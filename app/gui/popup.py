@@ -201,6 +201,8 @@ class ResultDelegate(QtWidgets.QStyledItemDelegate):
         doc = QtGui.QTextDocument()
         one_line = QtGui.QTextOption()
         one_line.setWrapMode(QtGui.QTextOption.NoWrap)  # a second line would overlap the next
+        # At the row's left like the title, also when read right to left (its own direction).
+        one_line.setAlignment(Qt.AlignLeft | Qt.AlignAbsolute)
         doc.setDefaultTextOption(one_line)
         doc.setDefaultFont(small)
         doc.setDocumentMargin(0)

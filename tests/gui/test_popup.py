@@ -297,3 +297,38 @@ def test_right_to_left_tags_keep_their_order_in_a_row(qtbot, worker, settings, s
     # THEN the fields read left to right in their order, as any other tags do
     assert reading_order(meta, fields, popup.font()) == fields, meta
 
+
+
+def _ink_left(image: QtGui.QImage, top: int, bottom: int, background: QtGui.QColor) -> int:
+    """The leftmost x with a pixel unlike the background between rows top and bottom."""
+    for x in range(image.width()):
+        for y in range(top, bottom):
+            if QtGui.QColor(image.pixel(x, y)).lightness() < background.lightness() - 60:
+                return x
+    return image.width()
+
+
+def test_a_right_to_left_snippet_starts_where_its_title_does(qtbot, worker, settings, seeded):
+    # Found by review: an Arabic row had its title at the left and its snippet pushed to the
+    # right edge, the row looked broken. Both now start at the row's left, each read in its
+    # own direction.
+    engine = Engine()
+    memory = engine.remember(
+        "اجتماع العميل\nاجتماع مع العميل يوم الخميس لمناقشة العقد الجديد", force=True
+    ).memory
+    engine.close()
+    popup = _popup(qtbot, worker, settings)
+    popup.model.set_rows([Scored(memory=memory, seq=0, score=0.8)], "")
+    image = QtGui.QImage(600, 64, QtGui.QImage.Format_RGB32)
+    background = QtGui.QColor("white")
+    image.fill(background)
+    painter = QtGui.QPainter(image)
+    option = QtWidgets.QStyleOptionViewItem()
+    popup.list.initViewItemOption(option)
+    option.rect = QtCore.QRect(0, 0, 600, 64)
+    option.state &= ~QtWidgets.QStyle.State_Selected
+    popup.list.itemDelegate().paint(painter, option, popup.model.index(0))
+    painter.end()
+    title_left = _ink_left(image, 6, 24, background)
+    snippet_left = _ink_left(image, 27, 42, background)
+    assert title_left < 40 and snippet_left < 40, (title_left, snippet_left)
