@@ -41,7 +41,12 @@ class SettingsDialog(QtWidgets.QDialog):
             if setting.group not in groups:
                 page = QtWidgets.QWidget()
                 groups[setting.group] = QtWidgets.QFormLayout(page)
-                tabs.addTab(page, setting.group)
+                # Scrolled, so rows keep the height their wrapped help needs (a squeezed
+                # row drew its help over the field above it).
+                scroller = QtWidgets.QScrollArea(widgetResizable=True)
+                scroller.setFrameShape(QtWidgets.QFrame.NoFrame)
+                scroller.setWidget(page)
+                tabs.addTab(scroller, setting.group)
             widget = self._widget(setting)
             widget.setObjectName(f"setting_{setting.key}")
             widget.setToolTip(f"{setting.help} (mnemo settings {setting.key})")
@@ -71,6 +76,11 @@ class SettingsDialog(QtWidgets.QDialog):
         layout.addWidget(self.status)
         layout.addWidget(buttons)
         self.load()
+        # Tall enough for the longest page without scrolling, where the screen allows.
+        pages = [tabs.widget(i).widget() for i in range(tabs.count())]
+        wanted = max(page.heightForWidth(760) for page in pages) + 140
+        room = self.screen().availableGeometry().height() - 60
+        self.resize(self.width(), max(self.sizeHint().height(), min(wanted, room)))
 
     def _widget(self, setting: Setting) -> QtWidgets.QWidget:
         if setting.key in ("hotkey", "clipboard_hotkey"):

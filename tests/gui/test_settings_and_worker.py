@@ -255,3 +255,22 @@ def test_memories_another_process_stores_unembedded_are_embedded_by_the_app(
     qtbot.waitUntil(lambda: other.vector_status()["missing"] == 0, timeout=15_000)
     assert changed  # and views were told another process wrote
     other.close()
+
+
+def test_every_help_line_gets_the_height_its_wrapped_text_needs(qtbot, settings, worker):
+    # Found by review: "What Remember clipboard reads" was squeezed into one line, drawn
+    # over the box above it with its last word cut off.
+    dialog = SettingsDialog(settings, worker)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.resize(820, 560)  # a laptop's screen, or a dialog made smaller by hand
+    tabs = dialog.findChild(QtWidgets.QTabWidget)
+    for i in range(tabs.count()):
+        tabs.setCurrentIndex(i)
+        qtbot.wait(20)
+        for label in tabs.widget(i).findChildren(QtWidgets.QLabel):
+            if label.objectName().startswith("help_"):
+                needed = label.heightForWidth(label.width())
+                assert label.height() >= needed, (label.objectName(), label.height(), needed)
+                field = label.parentWidget().layout().itemAt(0).widget()  # the box above
+                assert label.y() >= field.y() + field.height(), label.objectName()
