@@ -53,7 +53,7 @@ def test_both_keys_are_bound_through_the_portal(kde):
     env, log = kde
     session.wait(
         lambda: log.read_text().count("bound through the desktop portal") >= 2,
-        30,
+        60,  # a lost CreateSession is asked again after 15 s
         "both keys to be bound",
     )
     state = session.status(env, MNEMO, REPO)
@@ -68,7 +68,7 @@ def test_both_keys_are_bound_through_the_portal(kde):
 def test_the_key_opens_the_popup_focused_typing_reaches_it_and_enter_copies(kde):
     env, log = kde
     session.wait(
-        lambda: log.read_text().count("bound through the desktop portal") >= 2, 30, "binding"
+        lambda: log.read_text().count("bound through the desktop portal") >= 2, 60, "binding"
     )
     keys = wayland.FakeKeyboard(env)
     try:

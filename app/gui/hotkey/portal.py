@@ -34,6 +34,7 @@ SHORTCUTS = "org.freedesktop.portal.GlobalShortcuts"
 APP_ID = "mnemo"
 SHORTCUT_ID = POPUP.id  # the popup's; Remember clipboard binds its own
 TIMEOUT_S = 120  # BindShortcuts may wait for the user to confirm in a dialog
+SESSION_TIMEOUT_S = 15  # CreateSession asks the user nothing
 
 
 def portal_trigger(sequence: str) -> str:
@@ -120,17 +121,35 @@ class _Listener(QtCore.QThread):
         self.owner, self.sequence, self.trigger = owner, sequence, trigger
 
     def run(self) -> None:
-        try:
-            self._serve()
-        except Exception as exc:  # D-Bus errors, a portal without GlobalShortcuts, ...
-            log.info("portal hotkey failed: %s", exc)
-            self.owner.failed.emit(
-                f"the desktop portal could not bind {self.sequence} ({exc}); {self.owner.fallback}"
-            )
+        for attempt in (1, 2):
+            try:
+                self._serve()
+                return
+            except TimeoutError as exc:  # a portal that lost a request: ask once more
+                if attempt == 2 or self.owner._stop:
+                    error: Exception = exc
+                    break
+                log.info("the desktop portal did not answer (%s); asking again", exc)
+            except Exception as exc:  # D-Bus errors, a portal without GlobalShortcuts, ...
+                error = exc
+                break
+        log.info("portal hotkey failed: %s", error)
+        self.owner.failed.emit(
+            f"the desktop portal could not bind {self.sequence} ({error or 'no answer'}); "
+            f"{self.owner.fallback}"
+        )
 
-    def _request(self, conn, method: str, signature: str, body: tuple, token: str) -> dict:
+    def _request(
+        self,
+        conn,
+        method: str,
+        signature: str,
+        body: tuple,
+        token: str,
+        timeout: float = TIMEOUT_S,
+    ) -> dict:
         """Call a portal method and wait for its Request's Response; returns the results."""
-        from jeepney import DBusAddress, MatchRule, message_bus, new_method_call
+        from jeepney import DBusAddress, MatchRule, MessageType, message_bus, new_method_call
 
         sender = conn.unique_name.lstrip(":").replace(".", "_")
         request_path = f"{PATH}/request/{sender}/{token}"
@@ -143,8 +162,15 @@ class _Listener(QtCore.QThread):
         conn.send_and_get_reply(message_bus.AddMatch(rule), timeout=10)
         address = DBusAddress(PATH, bus_name=BUS_NAME, interface=SHORTCUTS)
         with conn.filter(rule) as queue:
-            conn.send_and_get_reply(new_method_call(address, method, signature, body), timeout=10)
-            response = conn.recv_until_filtered(queue, timeout=TIMEOUT_S)
+            reply = conn.send_and_get_reply(
+                new_method_call(address, method, signature, body), timeout=10
+            )
+            if reply.header.message_type == MessageType.error:  # jeepney returns, not raises
+                raise RuntimeError(f"{method}: {reply.body[0] if reply.body else 'error'}")
+            try:
+                response = conn.recv_until_filtered(queue, timeout=timeout)
+            except TimeoutError:
+                raise TimeoutError(f"no answer to {method} in {timeout:.0f} s") from None
         code, results = response.body
         if code != 0:
             raise RuntimeError(
@@ -195,6 +221,7 @@ class _Listener(QtCore.QThread):
                     },
                 ),
                 create_token,
+                SESSION_TIMEOUT_S,
             )
             session = results["session_handle"][1]
             self.owner.session_handle = session
