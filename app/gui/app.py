@@ -286,7 +286,7 @@ class MnemoApp(QtCore.QObject):
             if not self._ask_to_redact(describe(found)):
                 self.notify("Nothing remembered", "The text held a secret.")
                 if self.popup.isVisible():
-                    self.popup.show_message("Nothing remembered: the text held a secret.")
+                    self.popup.report("Nothing remembered: the text held a secret.")
                 return
             secrets = "redact"
         title = title_from(text)
@@ -379,7 +379,7 @@ class MnemoApp(QtCore.QObject):
             notice = "; ".join(filter(None, (notice, "search by meaning finds it once embedded")))
         self.notify(verb, memory.display_title + (f"\n{notice}" if notice else ""))
         if self.popup.isVisible():
-            self.popup.show_message(f"{verb}: {memory.display_title}")
+            self.popup.report(f"{verb}: {memory.display_title}")
 
     # ---- status ------------------------------------------------------------------------
     def _on_model_state(self, state: str, detail: str) -> None:

@@ -545,7 +545,8 @@ class Popup(QtWidgets.QWidget):
         elif ctrl and key == Qt.Key_S:
             text = self.search.text().strip()
             if text:
-                self.search.clear()
+                self.search.clear()  # (programmatic: textEdited does not fire)
+                self._on_text("")  # the recent list, not the rows of the text just taken
                 self.status.setText("Remembering…")  # never the text: it may hold a secret
                 self.status.setVisible(True)
                 self.rememberText.emit(text)
@@ -640,7 +641,7 @@ class Popup(QtWidgets.QWidget):
         self._select_id = memory.id
         self.worker.call(
             lambda engine: engine.edit(memory.id, pinned=pinned),
-            lambda _memory: self._refresh(
+            lambda _memory: self.report(
                 f"{'Pinned' if pinned else 'Unpinned'} “{memory.display_title}”."
             ),
             self._on_failure,
@@ -664,21 +665,22 @@ class Popup(QtWidgets.QWidget):
 
     def _trashed_done(self, memory: Memory) -> None:
         self._trashed = memory
-        self._refresh(f"Moved “{memory.display_title}” to the trash. Ctrl+Z brings it back.")
+        self.report(f"Moved “{memory.display_title}” to the trash. Ctrl+Z brings it back.")
 
     def _undo_trash(self) -> None:
         memory, self._trashed = self._trashed, None
         self._select_id = memory.id
         self.worker.call(
             lambda engine: engine.restore([memory.id]),
-            lambda _ids: self._refresh(f"“{memory.display_title}” is back from the trash."),
+            lambda _ids: self.report(f"“{memory.display_title}” is back from the trash."),
             self._on_failure,
             INTERACTIVE,
             writes=True,
         )
 
-    def _refresh(self, message: str) -> None:
-        """Say what was done, and search again so the rows show it."""
+    def report(self, message: str) -> None:
+        """Say what was done, and search again so the rows show it (the message stays
+        above the rows that answer after it)."""
         if not self.isVisible():
             return
         self.show_message(message)

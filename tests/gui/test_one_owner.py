@@ -325,3 +325,23 @@ def test_a_secret_on_the_clipboard_is_asked_about_without_taking_focus_or_keys(
     stored = [m.text for m in engine.recent(10)]
     engine.close()
     assert any("[REDACTED" in t for t in stored) and not any(token in t for t in stored)
+
+
+def test_a_refused_secret_typed_in_the_popup_leaves_the_recent_list_not_old_rows(
+    qtbot, running_app, monkeypatch
+):
+    # Found by review: after Ctrl+S with a token and "Don't save", the box was empty but the
+    # rows of the earlier query stayed, undimmed, as if they answered the empty box.
+    app = running_app
+    monkeypatch.setattr(QtWidgets.QMessageBox, "exec", lambda box: QtWidgets.QMessageBox.No)
+    app.show_popup()
+    popup = app.popup
+    qtbot.keyClicks(popup.search, "lasagne")
+    qtbot.waitUntil(lambda: popup.model.query == "lasagne" and popup.last_mode == "hybrid",
+                    timeout=10_000)  # fmt: skip
+    popup.search.setText("deploy bot token: ghp_" + "a1B2c3D4e5" * 3 + "F6g7H8")
+    qtbot.keyClick(popup.search, Qt.Key_S, Qt.ControlModifier)
+    qtbot.waitUntil(lambda: "Nothing remembered" in popup.status.text(), timeout=5000)
+    qtbot.waitUntil(lambda: popup.last_mode == "recent", timeout=5000)
+    assert popup.search.text() == "" and popup.model.query == "" and not popup.model.stale
+    assert "Nothing remembered" in popup.status.text()  # said above the rows, not wiped
