@@ -303,7 +303,7 @@ class Manager(QtWidgets.QMainWindow):
         worker.changed.connect(self.refresh)
         worker.backfillProgress.connect(self._on_backfill)
         worker.progress.connect(self._on_progress)
-        self._model_state = ("loading", "")
+        self._model_state = worker.model_state  # (it may have failed before this window)
         worker.modelState.connect(self._on_model_state)
         QtGui.QShortcut(QtGui.QKeySequence.Delete, self.table, self.delete_selected)
         QtGui.QShortcut(QtGui.QKeySequence.Undo, self, self.undo_delete)
@@ -734,7 +734,9 @@ class Manager(QtWidgets.QMainWindow):
         self.statusBar().showMessage(
             f"Saved “{memory.display_title}”; re-embedding in the background.", 5000
         )
-        QtCore.QTimer.singleShot(0, lambda: self.select_memory(memory.id))
+        # The refresh that follows every write selects it when it is in view; the list
+        # is never narrowed to this one memory.
+        self._keep_selected = memory.id
 
     def delete_selected(self) -> None:
         """Move the selected memories to the trash (Undo brings them back)."""
@@ -969,9 +971,11 @@ class Manager(QtWidgets.QMainWindow):
         )
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
-        if self.editor_dirty() and not self._may_drop_edits():
-            event.ignore()
-            return
+        if self.editor_dirty():
+            if not self._may_drop_edits():
+                event.ignore()
+                return
+            self._load(self._current)  # discarded: the window opens again without them
         window_state.save("manager", self, self.splitter, self.table)
         self.closed.emit()
         super().closeEvent(event)

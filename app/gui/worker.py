@@ -77,6 +77,7 @@ class Worker(QtCore.QObject):
         self._keep: set[int] = set()  # requests whose result someone will come for
         self.thread_ident: int | None = None
         self.poll_s = EXTERNAL_POLL_S
+        self.model_state = ("loading", "")  # the last modelState, for views opened later
         self._next_poll = 0.0
         self._seen_version: int | None = None
         self.engine: Engine | None = None
@@ -179,7 +180,7 @@ class Worker(QtCore.QObject):
 
         def apply(engine: Engine) -> SettingsChange:
             if set(values) & set(MODEL_KEYS):
-                self.modelState.emit("loading", "")
+                self._model_is("loading", "")
             change = engine.apply_settings(values)
             if change.model_reloaded:
                 self._backfill_total = 0  # another model: count the work again
@@ -227,7 +228,7 @@ class Worker(QtCore.QObject):
 
     def reload_model(self) -> None:
         """Load the model again (after a settings change), then re-embed what is stale."""
-        self.modelState.emit("loading", "")
+        self._model_is("loading", "")
 
         def reload(engine: Engine) -> None:
             engine.reload_model()
@@ -247,9 +248,9 @@ class Worker(QtCore.QObject):
         try:
             self.engine = self._factory()
         except MnemoError as exc:
-            self.modelState.emit("unavailable", str(exc))
+            self._model_is("unavailable", str(exc))
             return
-        self.modelState.emit("loading", "")
+        self._model_is("loading", "")
         # Load the model as the first background job; keyword requests queued meanwhile
         # still run first.
         self._queue.put((NORMAL, next(self._order), 0, None, "load", False))
@@ -273,6 +274,11 @@ class Worker(QtCore.QObject):
             else:
                 self._call(request, fn, channel, writes)
         self.engine.close()
+
+    def _model_is(self, state: str, detail: str) -> None:
+        """Keep the model's state for views opened later, and tell the open ones."""
+        self.model_state = (state, detail)
+        self.modelState.emit(state, detail)
 
     def _notice_elsewhere(self) -> None:
         """Whether another process wrote since the last look (`PRAGMA data_version`): then
@@ -307,10 +313,10 @@ class Worker(QtCore.QObject):
         embedder = self.engine.embedder
         if embedder is None:
             self.model_id = ""
-            self.modelState.emit("unavailable", self.engine.model_error or "")
+            self._model_is("unavailable", self.engine.model_error or "")
         else:
             self.model_id = embedder.info.model_id
-            self.modelState.emit("ready", f"{embedder.info.name} ({embedder.info.dimension}d)")
+            self._model_is("ready", f"{embedder.info.name} ({embedder.info.dimension}d)")
             self.backfill()
 
     def _call(self, request: int, fn, channel: str | None, writes: bool) -> None:

@@ -515,6 +515,8 @@ def test_a_memory_changed_elsewhere_while_edited_is_never_overwritten_unasked(
         engine.close()
         assert "The staging database password rotates weekly now" in texts
         assert "The staging database password rotates monthly (swap ok)" in texts
+        # and the list shows them all, not only the new one (found by a second review)
+        qtbot.waitUntil(lambda: manager.table_model.rowCount() == 5, timeout=5000)
     elif answer == "cancel":
         assert stored == "The staging database password rotates weekly now"
         assert "The staging database password rotates monthly (swap ok)" not in texts
@@ -549,3 +551,28 @@ def test_undo_says_what_came_back_and_long_titles_are_cut_by_letters(
     qtbot.waitUntil(
         lambda: manager.statusBar().currentMessage() == "Brought back 1 memory.", timeout=5000
     )
+
+
+def test_a_manager_opened_after_the_model_failed_says_so(qtbot, worker, settings, seeded):
+    # Found by a second review: the manager is made when first opened, after the model's
+    # state was announced, and showed "model no model (?d)".
+    qtbot.waitUntil(lambda: worker.model_state[0] == "ready", timeout=10_000)
+    worker._model_is("unavailable", "/tmp/bad.gguf is not a usable GGUF file")
+    manager = _manager(qtbot, worker, settings)
+    qtbot.waitUntil(lambda: "unavailable" in manager.status_label.text(), timeout=5000)
+    assert "not a usable GGUF" in manager.status_label.toolTip()
+
+
+def test_edits_discarded_when_closing_are_gone_when_it_opens_again(
+    qtbot, worker, settings, seeded, no_questions
+):
+    # Found by a second review: "Discard" on closing kept the edit in the hidden window's
+    # editor, and the next opening showed it again, ready to be saved by accident.
+    manager = _manager(qtbot, worker, settings)
+    _select(qtbot, manager, seeded["Parse"])
+    stored = manager.f_text.toPlainText()
+    manager.f_text.setPlainText("something I decided not to keep")
+    manager.close()  # answered Discard (no_questions)
+    assert no_questions and not manager.isVisible()
+    manager.show()
+    assert manager.f_text.toPlainText() == stored and not manager.editor_dirty()
