@@ -140,11 +140,15 @@ class Engine:
         if model_keys_changed:
             trial = {**current, **checked}
             try:
-                inspect_model(
+                info = inspect_model(
                     _model_path(trial["model_path"]),
                     trial["query_prefix"],
                     trial["document_prefix"],
                 )
+                if _model_path(trial["model_path"]) != self.model_path():
+                    # Its weights too, not only the header: a file cut off mid-download
+                    # has good metadata and fails only here.
+                    Embedder(info, threads=1).close()
             except ModelError as exc:
                 raise InputError(f"model not switched: {exc}") from None
         change = self._settings_changed(self._settings.apply(checked))

@@ -73,3 +73,22 @@ def test_corrupt_model_file_behaves_like_a_missing_one(mnemo_home, monkeypatch, 
     engine.close()
     shutil.copy(paths.DEFAULT_MODEL, corrupt)  # the file is repaired
     assert Engine().backfill() == 1
+
+
+def test_a_truncated_model_is_refused_before_it_is_saved(mnemo_home, tmp_path):
+    # Found by review: a GGUF cut off after its header (a broken download) passed the
+    # metadata check; `mnemo settings model_path` saved it and the next start had no model.
+    import pytest
+
+    from app.core.errors import InputError
+
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(paths.DEFAULT_MODEL.read_bytes()[:1_000_000])
+    engine = Engine()
+    try:
+        with pytest.raises(InputError, match="model not switched"):
+            engine.apply_settings({"model_path": str(cut)})
+        assert Settings()["model_path"] == ""  # nothing saved
+        assert engine.embedder is not None  # the model in use stays
+    finally:
+        engine.close()
