@@ -286,7 +286,8 @@ class MnemoApp(QtCore.QObject):
             if not self._ask_to_redact(describe(found)):
                 self.notify("Nothing remembered", "The text held a secret.")
                 if self.popup.isVisible():
-                    self.popup.report("Nothing remembered: the text held a secret.")
+                    # What was typed goes back in the box, to be edited (never lost).
+                    self.popup.give_back(text, "Nothing remembered: the text held a secret.")
                 return
             secrets = "redact"
         title = title_from(text)

@@ -508,7 +508,7 @@ class Manager(QtWidgets.QMainWindow):
 
     def _changed_elsewhere(self) -> None:
         if time.monotonic() >= self._report_until:
-            self.statusBar().showMessage("Updated with changes made elsewhere.", 4000)
+            self.statusBar().showMessage("The list shows changes made elsewhere.", 4000)
         self.refresh()
 
     def editor_dirty(self) -> bool:
@@ -551,6 +551,7 @@ class Manager(QtWidgets.QMainWindow):
             self,
         )
         box.setDefaultButton(QtWidgets.QMessageBox.Cancel)
+        box.setWindowModality(Qt.WindowModal)  # blocks this window only, not the others
         answer = box.exec()
         if answer == QtWidgets.QMessageBox.Save:
             self.save_current()
@@ -705,6 +706,7 @@ class Manager(QtWidgets.QMainWindow):
         box.button(QtWidgets.QMessageBox.Yes).setText("Replace it with mine")
         box.button(QtWidgets.QMessageBox.Save).setText("Keep both")
         box.setDefaultButton(QtWidgets.QMessageBox.Cancel)
+        box.setWindowModality(Qt.WindowModal)  # blocks this window only, not the others
         answer = box.exec()
         if answer == QtWidgets.QMessageBox.Yes:
             self.worker.call(

@@ -678,6 +678,15 @@ class Popup(QtWidgets.QWidget):
             writes=True,
         )
 
+    def give_back(self, text: str, message: str) -> None:
+        """Put taken text back in the box (a save that did not happen), selected, with its
+        results and why it is back."""
+        self.search.setText(text)
+        self.search.selectAll()
+        self._on_text(text)
+        self._done_message = message
+        self.show_message(message)
+
     def report(self, message: str) -> None:
         """Say what was done, and search again so the rows show it (the message stays
         above the rows that answer after it)."""
