@@ -956,7 +956,11 @@ class Manager(QtWidgets.QMainWindow):
     def _show_status(self, info: dict) -> None:
         self._overview = info
         shown = self.table_model.total
-        counts = f"{info['memories']:,} memories ({shown:,} shown, {info['trash']:,} in trash)"
+        n = info["memories"]
+        counts = (
+            f"{n:,} {'memory' if n == 1 else 'memories'} "
+            f"({shown:,} shown, {info['trash']:,} in trash)"
+        )
         state, detail = self._model_state
         if state == "unavailable":  # keyword search still works; say why meaning does not
             self.status_label.setText(

@@ -576,3 +576,10 @@ def test_edits_discarded_when_closing_are_gone_when_it_opens_again(
     assert no_questions and not manager.isVisible()
     manager.show()
     assert manager.f_text.toPlainText() == stored and not manager.editor_dirty()
+
+
+def test_one_memory_is_counted_in_the_singular(qtbot, worker, settings, seeded):
+    manager = _manager(qtbot, worker, settings)
+    manager._show_status({"memories": 1, "trash": 0, "embedded": 1, "model_name": "m",
+                          "model_dimension": 384})  # fmt: skip
+    assert manager.status_label.text().startswith("1 memory (")
