@@ -61,6 +61,17 @@ def tray_children(env) -> list[str]:
     return children
 
 
+def stop_all(procs: Sequence[subprocess.Popen]) -> None:
+    """End these processes, the last started first (terminate, then kill after 10 s)."""
+    for proc in reversed(procs):
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
 @contextmanager
 def desktop(
     home: Path,
@@ -117,10 +128,4 @@ def desktop(
         assert state["tray"], state
         yield env, app
     finally:
-        for proc in reversed(procs):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+        stop_all(procs)

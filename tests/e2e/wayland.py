@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.session import run, wait
+from tests.e2e.session import run, stop_all, wait
 
 KWIN = "/usr/bin/kwin_wayland"
 PORTALS = (
@@ -129,13 +129,7 @@ def desktop(tmp: Path) -> Iterator[dict]:
         env["MNEMO_E2E_LOGS"] = str(logs)
         yield env
     finally:
-        for proc in reversed(procs):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+        stop_all(procs)
 
 
 def shortcuts_of(env, component: str) -> str:
