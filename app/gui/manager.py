@@ -309,6 +309,7 @@ class Manager(QtWidgets.QMainWindow):
         QtGui.QShortcut(QtGui.QKeySequence.Undo, self, self.undo_delete)
         QtGui.QShortcut(QtGui.QKeySequence.Find, self, self.search.setFocus)
         QtGui.QShortcut(QtGui.QKeySequence.Save, self, self.save_current)
+        QtGui.QShortcut(QtGui.QKeySequence.Refresh, self, self.list_again)
         # Changes made by the CLI or an agent show up here within two seconds (the worker
         # watches the database for the whole app).
         worker.changedElsewhere.connect(self._changed_elsewhere)
@@ -460,6 +461,15 @@ class Manager(QtWidgets.QMainWindow):
             self.statusBar().showMessage(f"{found} ({result.mode}){note}", 6000)
         self._update_status()
 
+    def list_again(self) -> None:
+        """F5: the search's results again, or every memory when nothing is searched (also
+        after one memory was opened from the popup), keeping the selection."""
+        self._keep_selected = self._current.id if self._current else None
+        if self.search.text().strip():
+            self._search()
+        else:
+            self.table_model.show_results(None)
+
     def refresh(self) -> None:
         """Re-read after a write (keeps the selection when it can)."""
         self._keep_selected = self._current.id if self._current else None
@@ -498,6 +508,11 @@ class Manager(QtWidgets.QMainWindow):
             self._keep_selected = pair[0].id
             self.table_model.show_results([pair])
             self._load(pair[0])
+            self.statusBar().showMessage(
+                f"Showing only “{pair[0].display_title}”, opened from the search. "
+                "F5 lists all.",
+                15_000,
+            )
 
         self.worker.call(fetch, show, self._failed, INTERACTIVE)
 

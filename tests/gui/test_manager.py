@@ -583,3 +583,17 @@ def test_one_memory_is_counted_in_the_singular(qtbot, worker, settings, seeded):
     manager._show_status({"memories": 1, "trash": 0, "embedded": 1, "model_name": "m",
                           "model_dimension": 384})  # fmt: skip
     assert manager.status_label.text().startswith("1 memory (")
+
+
+def test_a_memory_opened_from_the_search_says_why_it_is_alone_and_f5_lists_all(
+    qtbot, worker, settings, seeded
+):
+    # Found by review: "Open in manager" showed "1 shown" with every filter empty.
+    manager = _manager(qtbot, worker, settings)
+    manager.table_model.show_results([])  # the memory is not in view
+    manager.select_memory(seeded["Parse"])
+    qtbot.waitUntil(lambda: manager.table_model.rowCount() == 1, timeout=5000)
+    assert "opened from the search" in manager.statusBar().currentMessage()
+    qtbot.keyClick(manager, Qt.Key_F5)
+    qtbot.waitUntil(lambda: manager.table_model.rowCount() == 4, timeout=5000)
+    assert manager._current.id == seeded["Parse"]
