@@ -503,6 +503,9 @@ class Popup(QtWidgets.QWidget):
         self.preview.setFixedHeight(shown * ROW_HEIGHT + 4)
         self.status.setVisible(bool(self.status.text()))
         self.adjustSize()
+        # Hidden rows and preview leave the layout's size only once its posted update ran:
+        # fit again then (a message alone sat in a panel as tall as the rows that went).
+        QtCore.QTimer.singleShot(0, self.adjustSize)
 
     def _show_preview(self) -> None:
         """The selected memory, whole, in the preview pane."""

@@ -234,3 +234,19 @@ def test_alt_enter_asks_to_paste_and_the_setting_swaps_it_with_enter(
     with qtbot.waitSignal(popup.hidden, timeout=5000):
         qtbot.keyClick(popup.search, Qt.Key_Return, Qt.AltModifier)
     assert not popup.paste_wanted
+
+
+def test_trashing_the_only_result_shrinks_the_popup_to_its_message(
+    qtbot, worker, settings, seeded
+):
+    # Found by review: the message sat in the middle of an empty panel as tall as the rows
+    # that were gone.
+    popup = _popup(qtbot, worker, settings)
+    rows = _search(qtbot, popup, "lasagne")
+    assert [r.memory.id for r in rows] == [seeded["Grandma's"]]
+    tall = popup.height()
+    qtbot.keyClick(popup.search, Qt.Key_Delete, Qt.ControlModifier)
+    qtbot.waitUntil(lambda: "trash" in popup.status.text(), timeout=10_000)
+    qtbot.waitUntil(lambda: not popup.model.rows, timeout=5000)
+    qtbot.wait(100)
+    assert popup.height() < tall / 2, (popup.height(), tall)
