@@ -280,16 +280,27 @@ def guard_secrets(values: dict, policy: str = "refuse") -> str | None:
         raise InputError(f"secrets must be one of {', '.join(SECRET_POLICIES)}")
     if policy == "allow":
         return None
-    found_in: list[tuple[str, list]] = []
+    # Each secret once, with the fields it is in: a title made from the text holds the
+    # same token, and "2 secrets" for one token read as if there were two.
+    found: dict[str, tuple[list, list[str]]] = {}
     for name in (*TEXT_FIELDS, *LIST_FIELDS):
         value = values.get(name)
         items = value if isinstance(value, list) else [value]
-        hits = [f for item in items if isinstance(item, str) for f in scan_secrets(item)]
-        if hits:
-            found_in.append((FIELD_NAMES.get(name, name), hits))
-    if not found_in:
+        for item in items:
+            if not isinstance(item, str):
+                continue
+            for hit in scan_secrets(item):
+                hits, fields = found.setdefault(item[hit.start : hit.end], ([], []))
+                hits.append(hit)
+                field = FIELD_NAMES.get(name, name)
+                if field not in fields:
+                    fields.append(field)
+    if not found:
         return None
-    where = ", ".join(f"{describe_secrets(hits)} in the {name}" for name, hits in found_in)
+    where = ", ".join(
+        f"{describe_secrets(hits[:1])} in the {' and the '.join(fields)}"
+        for hits, fields in found.values()
+    )
     if policy == "refuse":
         raise SecretError(
             f"not stored: it contains a secret ({where}); remove it, or store a redacted copy"
@@ -300,8 +311,8 @@ def guard_secrets(values: dict, policy: str = "refuse") -> str | None:
             values[name] = redact_secrets(value)
         elif isinstance(value, list):
             values[name] = [redact_secrets(v) if isinstance(v, str) else v for v in value]
-    count = sum(len(hits) for _, hits in found_in)
-    return f"redacted {count} secret(s): {where}"
+    count = len(found)
+    return f"redacted {count} secret{'' if count == 1 else 's'}: {where}"
 
 
 def guard_memory(memory: Memory, policy: str = "refuse") -> str | None:

@@ -96,3 +96,12 @@ def test_mcp_redacts_secrets_in_every_field(engine):
     stored = engine.listing(limit=5)
     assert len(stored) == 1
     assert TOKEN not in json.dumps(stored[0].to_dict())
+
+
+def test_one_token_in_the_title_and_the_text_is_one_secret(engine):
+    # Found by review: a title made from the text holds the same token, and the notice said
+    # "redacted 2 secret(s): GitHub token in the title, GitHub token in the text".
+    token = "ghp_" + "a1B2c3D4e5" * 3 + "F6g7H8"
+    stored = engine.remember(f"deploy bot token: {token}", secrets="redact", force=True)
+    assert stored.notice == "redacted 1 secret: a GitHub token in the title and the text"
+    assert token not in stored.memory.text and token not in stored.memory.title
