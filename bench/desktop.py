@@ -130,6 +130,15 @@ LARGE_SAVE = "Ferry log. " + (
 ) * 2_600  # about 400,000 characters: some 220 chunks to embed
 
 
+def _arrivals(popup) -> list[tuple[float, str, str]]:
+    """(time, mode, query) of every set of rows the popup shows from now on."""
+    arrivals: list[tuple[float, str, str]] = []
+    popup.model.modelReset.connect(
+        lambda: arrivals.append((time.perf_counter(), popup.last_mode, popup.model.query))
+    )
+    return arrivals
+
+
 def keystroke_during_large_save(qapp, inline: bool, runs: int = 12) -> dict[str, list[float]]:
     """ms from a keystroke to results of the text in the box while a 400,000-character
     memory is being embedded: the way the app saves it now (stored at once, embedded in
@@ -159,10 +168,7 @@ def keystroke_during_large_save(qapp, inline: bool, runs: int = 12) -> dict[str,
     )
     words = ["deploy", "parser", "cache", "backup", "queue", "release", "index", "login"]
     out = {"keyword": [], "hybrid": []}
-    arrivals: list[tuple[float, str, str]] = []
-    popup.model.modelReset.connect(
-        lambda: arrivals.append((time.perf_counter(), popup.last_mode, popup.model.query))
-    )
+    arrivals = _arrivals(popup)
     for i in range(runs):
         word = words[i % len(words)]
         popup.search.clear()
@@ -209,10 +215,7 @@ def keystroke_while_busy(qapp, runs: int = 16) -> dict[str, list[float]]:
     )
     words = ["deploy", "parser", "cache", "backup", "queue", "release", "index", "login"]
     out = {"keyword": [], "hybrid": []}
-    arrivals: list[tuple[float, str, str]] = []
-    popup.model.modelReset.connect(
-        lambda: arrivals.append((time.perf_counter(), popup.last_mode, popup.model.query))
-    )
+    arrivals = _arrivals(popup)
     for i in range(runs):
         word = words[i % len(words)]
         popup.search.clear()

@@ -140,12 +140,9 @@ class Engine:
         if model_keys_changed:
             trial = {**current, **checked}
             try:
-                info = inspect_model(
-                    _model_path(trial["model_path"]),
-                    trial["query_prefix"],
-                    trial["document_prefix"],
-                )
-                if _model_path(trial["model_path"]) != self.model_path():
+                path = _model_path(trial["model_path"])
+                info = inspect_model(path, trial["query_prefix"], trial["document_prefix"])
+                if path != self.model_path():
                     # Its weights too, not only the header: a file cut off mid-download
                     # has good metadata and fails only here.
                     Embedder(info, threads=1).close()

@@ -283,11 +283,10 @@ class MnemoApp(QtCore.QObject):
             )
             return
         if found:
-            if not self._ask_to_redact(describe(found)):
+            if not self._ask_to_redact(describe(found)):  # asked above the open popup
                 self.notify("Nothing remembered", "The text held a secret.")
-                if self.popup.isVisible():
-                    # What was typed goes back in the box, to be edited (never lost).
-                    self.popup.give_back(text, "Nothing remembered: the text held a secret.")
+                # What was typed goes back in the box, to be edited (never lost).
+                self.popup.give_back(text, "Nothing remembered: the text held a secret.")
                 return
             secrets = "redact"
         title = title_from(text)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from app.core import paths
 from app.core.engine import SettingsChange
-from app.core.settings import LABELS, SETTINGS, Setting, Settings
+from app.core.settings import HOTKEY_SETTINGS, LABELS, SETTINGS, Setting, Settings
 from app.gui.qt import QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
 
@@ -83,7 +83,7 @@ class SettingsDialog(QtWidgets.QDialog):
         self.resize(self.width(), max(self.sizeHint().height(), min(wanted, room)))
 
     def _widget(self, setting: Setting) -> QtWidgets.QWidget:
-        if setting.key in ("hotkey", "clipboard_hotkey"):
+        if setting.key in HOTKEY_SETTINGS:
             edit = QtWidgets.QKeySequenceEdit()
             edit.setClearButtonEnabled(True)  # the way to empty it: Backspace is a key too
             if hasattr(edit, "setMaximumSequenceLength"):  # Qt 6.5: one combination

@@ -182,6 +182,16 @@ def test_an_empty_hotkey_is_refused_not_silently_replaced(qtbot, settings, worke
     assert Settings()["hotkey_backend"] == "none"
 
 
+def _empty_key_field(qtbot, settings, worker):
+    """A shown settings dialog, its emptied search-key field, and the widget taking keys."""
+    dialog = SettingsDialog(settings, worker)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    field = dialog.fields["hotkey"]
+    field.clear()
+    return dialog, field, _focus(qtbot, dialog, field)
+
+
 def _focus(qtbot, dialog, field):
     """The widget inside `field` that takes the keys, once it has the focus."""
     tabs = dialog.findChild(QtWidgets.QTabWidget)
@@ -210,12 +220,7 @@ def test_a_key_that_would_take_typing_from_every_window_is_refused(
 ):
     # Found by review: one stray key pressed in the field saved "G"; typing "g" anywhere
     # then opened the popup and never reached the window it was typed in.
-    dialog = SettingsDialog(settings, worker)
-    qtbot.addWidget(dialog)
-    dialog.show()
-    field = dialog.fields["hotkey"]
-    field.clear()
-    target = _focus(qtbot, dialog, field)
+    dialog, field, target = _empty_key_field(qtbot, settings, worker)
     for key, modifiers in keys:
         qtbot.keyClick(target, key, modifiers)
     qtbot.wait(1200)  # QKeySequenceEdit finishes a recording after a second
@@ -226,12 +231,7 @@ def test_a_key_that_would_take_typing_from_every_window_is_refused(
 
 
 def test_the_key_field_records_one_combination_and_can_be_cleared(qtbot, settings, worker):
-    dialog = SettingsDialog(settings, worker)
-    qtbot.addWidget(dialog)
-    dialog.show()
-    field = dialog.fields["hotkey"]
-    field.clear()
-    target = _focus(qtbot, dialog, field)
+    dialog, field, target = _empty_key_field(qtbot, settings, worker)
     qtbot.keyClick(target, Qt.Key_A, Qt.ControlModifier)
     qtbot.keyClick(target, Qt.Key_Backspace)
     qtbot.wait(1200)

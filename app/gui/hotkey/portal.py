@@ -32,7 +32,6 @@ BUS_NAME = "org.freedesktop.portal.Desktop"
 PATH = "/org/freedesktop/portal/desktop"
 SHORTCUTS = "org.freedesktop.portal.GlobalShortcuts"
 APP_ID = "mnemo"
-SHORTCUT_ID = POPUP.id  # the popup's; Remember clipboard binds its own
 TIMEOUT_S = 120  # BindShortcuts may wait for the user to confirm in a dialog
 SESSION_TIMEOUT_S = 15  # CreateSession asks the user nothing
 
@@ -121,23 +120,20 @@ class _Listener(QtCore.QThread):
         self.owner, self.sequence, self.trigger = owner, sequence, trigger
 
     def run(self) -> None:
-        for attempt in (1, 2):
+        try:
             try:
                 self._serve()
-                return
             except TimeoutError as exc:  # a portal that lost a request: ask once more
-                if attempt == 2 or self.owner._stop:
-                    error: Exception = exc
-                    break
+                if self.owner._stop:
+                    raise
                 log.info("the desktop portal did not answer (%s); asking again", exc)
-            except Exception as exc:  # D-Bus errors, a portal without GlobalShortcuts, ...
-                error = exc
-                break
-        log.info("portal hotkey failed: %s", error)
-        self.owner.failed.emit(
-            f"the desktop portal could not bind {self.sequence} ({error or 'no answer'}); "
-            f"{self.owner.fallback}"
-        )
+                self._serve()
+        except Exception as exc:  # D-Bus errors, a portal without GlobalShortcuts, ...
+            log.info("portal hotkey failed: %s", exc)
+            self.owner.failed.emit(
+                f"the desktop portal could not bind {self.sequence} ({exc}); "
+                f"{self.owner.fallback}"
+            )
 
     def _request(
         self,
