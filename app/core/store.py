@@ -19,9 +19,6 @@ COLUMNS = (
     "deleted_at, keywords, merged_into"
 )
 CONTENT_FIELDS = ("title", "text", "reasoning")
-# BM25 weights of the keyword index's columns: title, text, reasoning, tags, labels.
-KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.0, 1.0, 1.0)
-LABEL_SHARE = 0.25  # of the labels' BM25 for a memory whose text matches too (keyword_search)
 COMMON_POOL = 1_000  # the newest matches ranked when a query holds only common words
 EDITABLE = (
     "title",
@@ -347,29 +344,21 @@ class Store:
         expression: str,
         filters: Filters,
         limit: int,
-        weights: tuple[float, ...] = KEYWORD_COLUMN_WEIGHTS,
+        weights: tuple[float, ...] = (2.0, 1.0, 1.0, 1.0, 1.0),
         common_only: bool = False,
     ) -> list[tuple[int, float]]:
         """(seq, bm25) for the best FTS5 matches of a safe expression; higher is better.
 
-        The labels column counts fully for a memory that matches by its labels alone (a
-        keyword an agent or the user gave it), and LABEL_SHARE of it for one the text
-        already matches: the labels are mostly the text's own salient words, and counting
-        them twice made a query sharing one of them look relevant (ADR 0006).
-
         `common_only` (every phrase in half the memories or more, `KeywordPlan`): such words
         tell memories apart by nothing but their frequency, and ranking all of them cost
         66 ms at 100k; the newest COMMON_POOL matches are ranked instead (8 ms)."""
-        full = ", ".join(str(float(x)) for x in weights)
-        text = ", ".join(str(float(x)) for x in (*weights[:-1], 0.0))
-        scores = f"-bm25(memories_fts, {text}) AS t, -bm25(memories_fts, {full}) AS f"
-        score = f"(CASE WHEN t > 0 THEN t + {LABEL_SHARE} * (f - t) ELSE f END)"
+        w = ", ".join(str(float(x)) for x in weights)
         if common_only:
             where, args = filters.sql()
             rows = self.db.query(
-                f"SELECT m.seq, {score} AS score FROM (SELECT rowid, {scores} "
-                "FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) s "
-                f"JOIN memories m ON m.seq = s.rowid WHERE 1{where} ORDER BY score DESC LIMIT ?",
+                f"SELECT m.seq, f.score FROM (SELECT rowid, -bm25(memories_fts, {w}) AS score "
+                "FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) f "
+                f"JOIN memories m ON m.seq = f.rowid WHERE 1{where} ORDER BY f.score DESC LIMIT ?",
                 (expression, max(COMMON_POOL, limit * 4), *args, limit),
             )
             return [(r[0], r[1]) for r in rows]
@@ -378,8 +367,8 @@ class Store:
             # the time when a common word matches everything): rank in FTS5 alone, then drop
             # trashed memories from the few best.
             hits = self.db.query(
-                f"SELECT rowid, {score} AS score FROM (SELECT rowid, {scores} FROM "
-                "memories_fts WHERE memories_fts MATCH ?) ORDER BY score DESC LIMIT ?",
+                f"SELECT rowid, -bm25(memories_fts, {w}) FROM memories_fts "
+                f"WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts, {w}) LIMIT ?",
                 (expression, limit * 2),
             )
             trashed: set[int] = set()
@@ -393,9 +382,9 @@ class Store:
             return [(h[0], h[1]) for h in hits if h[0] not in trashed][:limit]
         where, args = filters.sql()
         rows = self.db.query(
-            f"SELECT m.seq, {score} AS score FROM (SELECT rowid, {scores} FROM memories_fts "
-            f"WHERE memories_fts MATCH ?) s JOIN memories m ON m.seq = s.rowid "
-            f"WHERE 1{where} ORDER BY score DESC LIMIT ?",
+            f"SELECT m.seq, -bm25(memories_fts, {w}) AS score FROM memories_fts "
+            f"JOIN memories m ON m.seq = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ?{where} ORDER BY bm25(memories_fts, {w}) LIMIT ?",
             (expression, *args, limit),
         )
         return [(r[0], r[1]) for r in rows]
