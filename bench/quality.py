@@ -48,13 +48,14 @@ def prepare(data: Path):
     """An engine on a database holding the whole corpus, embedded (cached across runs)."""
     from app.core import paths
     from app.core.embedder import inspect_model
+    from app.core.labels import METHOD
     from app.core.settings import Settings
 
     corpus_hash = hashlib.sha256((data / "corpus.jsonl").read_bytes()).hexdigest()[:12]
     settings = Settings()
     model = Path(settings["model_path"]) if settings["model_path"] else paths.DEFAULT_MODEL
     model_id = inspect_model(model).model_id
-    home = HERE / ".cache" / f"scifact-{corpus_hash}-{model_id.replace('@', '-')}"
+    home = HERE / ".cache" / f"scifact-{corpus_hash}-{model_id.replace('@', '-')}-{METHOD}"
     os.environ["MNEMO_HOME"] = str(home)
 
     from app.core.engine import Engine

@@ -28,6 +28,12 @@ log = logging.getLogger(__name__)
 MAX_CONTEXT = 8192  # never allocate more context than this, whatever the model was trained on
 MAX_CHUNKS = 1024  # a memory's text past this many windows is found by keywords only
 CHUNK_OVERLAP = 32  # tokens shared by neighbouring chunks
+LABEL_CHUNKS = 4  # a memory's labels come from the token vectors of its first chunks
+
+# A memory's sentence vector is pooled here from the token vectors llama.cpp returns (the
+# context runs without pooling), so the one forward pass gives labels their phrases too.
+# The model's own pooling is read from its metadata, as llama.cpp would.
+POOLING_MEAN, POOLING_CLS, POOLING_LAST = 1, 2, 3
 
 # (pattern on "architecture name", query prefix, document prefix), first match wins.
 FAMILY_PREFIXES: tuple[tuple[str, str, str], ...] = (
@@ -83,6 +89,18 @@ def file_sha256(path: Path) -> str:
     return cache[key]
 
 
+@dataclass
+class TokenChunk:
+    """One chunk of a memory as the model read it: token ids and each token's vector."""
+
+    ids: list[int]
+    vectors: np.ndarray  # (len(ids), dim), not normalized
+
+
+# A memory's chunk vectors (normalized) and its first chunks' token vectors.
+Embedded = tuple[np.ndarray, list[TokenChunk]]
+
+
 @dataclass(frozen=True)
 class ModelInfo:
     """What Mnemo knows about a GGUF embedding model without loading its weights."""
@@ -96,6 +114,7 @@ class ModelInfo:
     sha256: str
     query_prefix: str
     document_prefix: str
+    pooling: int = POOLING_MEAN
 
     @property
     def model_id(self) -> str:
@@ -117,6 +136,9 @@ def inspect_model(
     max_seq = int(meta.get("mnemo.max_seq_length", 0)) or trained
     window = max(8, min(max_seq, trained, MAX_CONTEXT))
     name = str(meta.get("general.name") or path.stem)
+    pooling = int(meta.get(f"{arch}.pooling_type", 0))
+    if pooling not in (POOLING_MEAN, POOLING_CLS, POOLING_LAST):
+        raise ModelError(f"{path} has no pooling: it is not a sentence-embedding model")
     auto_query, auto_document = family_prefixes(arch, f"{name} {path.name}")
     return ModelInfo(
         path=path,
@@ -128,6 +150,7 @@ def inspect_model(
         sha256=file_sha256(path),
         query_prefix=auto_query if query_prefix == "auto" else query_prefix,
         document_prefix=auto_document if document_prefix == "auto" else document_prefix,
+        pooling=pooling,
     )
 
 
@@ -172,12 +195,31 @@ class FreeCores:
         return self._answer
 
 
+_LLAMA_LOG: list = []  # the ctypes callback, kept alive for as long as llama.cpp may call it
+
+
+def _quiet_llama_cpp(llama_cpp) -> None:
+    """llama.cpp's own messages go to our log at debug level, not to the terminal: a
+    command's output stays its own (llama-cpp-python printed some even with verbose off)."""
+    if _LLAMA_LOG:
+        return
+    native = logging.getLogger("llama.cpp")
+
+    @llama_cpp.llama_log_callback
+    def to_log(level: int, text: bytes, user_data) -> None:
+        native.debug("%s", text.decode("utf-8", errors="replace").rstrip())
+
+    llama_cpp.llama_log_set(to_log, None)
+    _LLAMA_LOG.append(to_log)
+
+
 class Embedder:
     """Turns text into L2-normalized float32 vectors with a local GGUF model."""
 
     def __init__(self, info: ModelInfo, threads: int = 0, gpu_layers: int = 0):
         import llama_cpp
 
+        _quiet_llama_cpp(llama_cpp)
         self.info = info
         self.on_gpu = False
         self._max_threads = threads  # 0: every core that is free
@@ -193,6 +235,7 @@ class Embedder:
             n_ubatch=n_ctx,
             n_threads=1,  # set before every decode: see FreeCores and _decode
             n_threads_batch=1,
+            pooling_type=llama_cpp.LLAMA_POOLING_TYPE_NONE,  # pooled in _decode: POOLING_MEAN
             verbose=False,
         )
         if gpu_layers and llama_cpp.llama_supports_gpu_offload():
@@ -203,8 +246,6 @@ class Embedder:
                 log.warning("%s; running the model on the CPU instead", exc)
         if not self.on_gpu:
             self._llm = self._open(llama_cpp, info, {**options, "n_gpu_layers": 0})
-        if self._llm.pooling_type() == llama_cpp.LLAMA_POOLING_TYPE_NONE:
-            raise ModelError(f"{info.path} has no pooling: it is not a sentence-embedding model")
         self._n_batch = n_ctx
         self._n_seq_max = self._llm.context_params.n_seq_max
         with_special = self._llm.tokenize(b"a", add_bos=True, special=False)
@@ -283,12 +324,18 @@ class Embedder:
             llama_cpp.llama_set_n_threads(self._llm._ctx.ctx, wanted, wanted)
             self._threads = wanted
 
-    def _decode(self, sequences: list[list[int]], interactive: bool = False) -> np.ndarray:
-        """Embed token sequences, packing several into each llama.cpp batch."""
+    def _decode(
+        self, sequences: list[list[int]], interactive: bool = False, keep: int | set[int] = 0
+    ) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        """Embed token sequences, packing several into each llama.cpp batch: their pooled,
+        normalized vectors, and the token vectors of the sequences whose index is below
+        `keep` (or in it, when it is a set)."""
         import llama_cpp
 
-        llm, dim = self._llm, self.info.dimension
+        llm, dim, pooling = self._llm, self.info.dimension, self.info.pooling
         out = np.empty((len(sequences), dim), dtype=np.float32)
+        kept: dict[int, np.ndarray] = {}
+        wanted = keep if isinstance(keep, set) else range(keep)
         done = 0
         batch: list[list[int]] = []
 
@@ -296,9 +343,21 @@ class Embedder:
             nonlocal done
             llm._ctx.kv_cache_clear()
             llm._ctx.decode(llm._batch)
-            for i in range(len(batch)):
-                ptr = llama_cpp.llama_get_embeddings_seq(llm._ctx.ctx, i)
-                out[done + i] = np.ctypeslib.as_array(ptr, shape=(dim,))
+            n_tokens = sum(len(seq) for seq in batch)
+            ptr = llama_cpp.llama_get_embeddings(llm._ctx.ctx)
+            tokens = np.ctypeslib.as_array(ptr, shape=(n_tokens, dim))
+            at = 0
+            for i, seq in enumerate(batch):
+                rows = tokens[at : at + len(seq)]
+                if pooling == POOLING_CLS:
+                    out[done + i] = rows[0]
+                elif pooling == POOLING_LAST:
+                    out[done + i] = rows[-1]
+                else:
+                    out[done + i] = rows.mean(axis=0)
+                if done + i in wanted:
+                    kept[done + i] = rows.copy()
+                at += len(seq)
             done += len(batch)
             llm._batch.reset()
             batch.clear()
@@ -320,26 +379,65 @@ class Embedder:
                 flush()
             llm._ctx.kv_cache_clear()
         norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.maximum(norms, 1e-12)
+        return out / np.maximum(norms, 1e-12), kept
 
     def embed_query(self, text: str) -> np.ndarray:
         """One normalized vector for a search query."""
-        return self._decode([self.query_sequence(text)], interactive=True)[0]
+        return self._decode([self.query_sequence(text)], interactive=True)[0][0]
 
-    def embed_sequences(self, sequences: list[list[int]]) -> np.ndarray:
-        """Normalized vectors of document token sequences (from `document_sequences`)."""
-        return self._decode(sequences)
+    def embed_sequences(
+        self, sequences: list[list[int]], keep_tokens: int = 0
+    ) -> tuple[np.ndarray, list[TokenChunk]]:
+        """Normalized vectors of document token sequences (from `document_sequences`), and
+        the token vectors of the first `keep_tokens` of them."""
+        vectors, kept = self._decode(sequences, keep=keep_tokens)
+        return vectors, [TokenChunk(sequences[i], kept[i]) for i in sorted(kept)]
 
     def embed_documents(self, texts: list[str]) -> list[np.ndarray]:
         """For each memory text, its chunk vectors as an (n_chunks, dim) array."""
-        sequences, owners = [], []
+        return [vectors for vectors, _ in self.embed_documents_with_tokens(texts, 0)]
+
+    def embed_documents_with_tokens(
+        self, texts: list[str], keep_chunks: int = LABEL_CHUNKS
+    ) -> list[Embedded]:
+        """For each memory text, its chunk vectors and the token vectors of its first
+        `keep_chunks` chunks (what `labels.make_labels` reads), from one forward pass."""
+        sequences, owners, keep = [], [], set()
         for i, text in enumerate(texts):
-            for seq in self.document_sequences(text):
+            for n, seq in enumerate(self.document_sequences(text)):
+                if n < keep_chunks:
+                    keep.add(len(sequences))
                 sequences.append(seq)
                 owners.append(i)
-        vectors = self._decode(sequences) if sequences else np.empty((0, self.info.dimension))
-        owners_arr = np.asarray(owners)
-        return [vectors[owners_arr == i] for i in range(len(texts))]
+        if sequences:
+            vectors, kept = self._decode(sequences, keep=keep)
+        else:
+            vectors, kept = np.empty((0, self.info.dimension), dtype=np.float32), {}
+        out: list[Embedded] = [
+            (np.empty((0, self.info.dimension), dtype=np.float32), []) for _ in texts
+        ]
+        owners_arr = np.asarray(owners, dtype=np.int64)
+        for i in range(len(texts)):
+            rows = np.flatnonzero(owners_arr == i)
+            chunks = [TokenChunk(sequences[r], kept[r]) for r in rows if r in kept]
+            out[i] = (vectors[rows], chunks)
+        return out
+
+    def token_chunks(self, text: str, keep_chunks: int = LABEL_CHUNKS) -> list[TokenChunk]:
+        """The token vectors of a memory's first chunks, for labels when its sentence
+        vectors are stored already."""
+        sequences = self.document_sequences(text)[:keep_chunks]
+        return self.embed_sequences(sequences, keep_tokens=len(sequences))[1]
+
+    def phrase_tokens(self, phrase: str) -> list[list[int]]:
+        """The token ids a phrase can have inside a text: alone and after a space (tokenizers
+        that mark word starts), without the model's start and end tokens."""
+        forms = []
+        for form in (phrase, " " + phrase):
+            ids = self._tokens(form)
+            if ids and ids not in forms:
+                forms.append(ids)
+        return forms
 
     def close(self) -> None:
         """Free the model."""

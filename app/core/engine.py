@@ -16,7 +16,7 @@ import numpy as np
 from app.core import health, paths, transfer
 from app.core.context import DEFAULT_MAX_CHARS, ContextBlock, build_context, check_max_chars
 from app.core.db import Database, now
-from app.core.embedder import Embedder, ModelInfo, inspect_model
+from app.core.embedder import LABEL_CHUNKS, Embedded, Embedder, ModelInfo, TokenChunk, inspect_model
 from app.core.errors import InputError, MnemoError, ModelError, StoreError
 from app.core.knowledge import to_markdown
 from app.core.labels import make_labels
@@ -117,8 +117,11 @@ class Engine:
             self._record_model(embedder.info)
         self._index: VectorIndex | None = None
         self._live_count: tuple[tuple, int] | None = None
-        # (memory id, text hash, model id), its chunk sequences, the slices embedded so far
-        self._slices: tuple[tuple[str, str, str], list[list[int]], list[np.ndarray]] | None = None
+        # (memory id, text hash, model id), its chunk sequences, the slices embedded so far,
+        # the token vectors of its first chunks (for its labels)
+        self._slices: (
+            tuple[tuple[str, str, str], list[list[int]], list[np.ndarray], list[TokenChunk]] | None
+        ) = None
 
     # ---- settings (this engine is their one owner in the process) --------------------
     @property
@@ -388,28 +391,35 @@ class Engine:
         return self._db.get_meta("model_id", "") or ""
 
     # ---- writing -------------------------------------------------------------------
-    def _embed(self, memory: Memory) -> np.ndarray | None:
+    def _embed(self, memory: Memory) -> Embedded | None:
+        """A memory's chunk vectors and its first chunks' token vectors (for labels)."""
         embedder = self.embedder
         if embedder is None:
             return None
-        return embedder.embed_documents([memory.embed_text])[0]
+        return embedder.embed_documents_with_tokens([memory.embed_text])[0]
 
-    def _save_vectors(self, memory: Memory, vectors: np.ndarray | None) -> None:
+    def _save_vectors(self, memory: Memory, embedded: Embedded | None) -> None:
         """Store a memory's vectors and, if it has none yet, its keyword labels."""
-        if vectors is None or self._embedder is None:
+        if embedded is None or self._embedder is None:
             return
+        vectors, chunks = embedded
         self._store.save_vectors(
             memory.id, self._embedder.info.model_id, content_hash(memory.embed_text), vectors
         )
         if memory.keywords is None:
-            memory.keywords = self._labels(memory, vectors)
+            memory.keywords = self._labels(memory, vectors, chunks)
             self._store.set_keywords(memory.id, memory.keywords)
 
-    def _labels(self, memory: Memory, vectors: np.ndarray) -> list[str]:
-        """Keyword labels for a memory, judged against the mean of its chunk vectors."""
+    def _labels(
+        self, memory: Memory, vectors: np.ndarray, chunks: list[TokenChunk] | None = None
+    ) -> list[str]:
+        """Keyword labels for a memory, judged against the mean of its chunk vectors; the
+        token vectors come from the pass that made the vectors, or from a pass of its own."""
         doc = vectors.mean(axis=0)
         doc /= max(float(np.linalg.norm(doc)), 1e-12)
-        return make_labels(self._embedder, memory.embed_text, doc)
+        if chunks is None:
+            chunks = self._embedder.token_chunks(memory.embed_text)
+        return make_labels(self._embedder, memory.embed_text, chunks, doc)
 
     def similar(
         self,
@@ -495,7 +505,8 @@ class Engine:
         if (known := self._observe_if_known(memory)) is not None:
             return known
 
-        vectors = self._embed(memory) if embed else None
+        embedded = self._embed(memory) if embed else None
+        vectors = embedded[0] if embedded is not None else None
         if vectors is None and embed:
             notice = "; ".join(
                 filter(
@@ -526,7 +537,7 @@ class Engine:
             if (known := self._observe_if_known(memory)) is not None:
                 return known
             stored = self._store.insert(memory)
-        self._save_vectors(stored, vectors)
+        self._save_vectors(stored, embedded)
         self._mirror([stored])
         score = duplicate[1] if duplicate is not None else None
         return RememberResult("stored", stored, score, related, notice, similar)
@@ -770,16 +781,17 @@ class Engine:
                 break
             fresh = [m for _, m, has in batch if not has]
             short = [m for m in fresh if len(m.embed_text) <= LONG_TEXT_CHARS]
-            embedded = embedder.embed_documents([m.embed_text for m in short])
-            new_vectors = dict(zip((m.id for m in short), embedded, strict=True))
+            embedded = embedder.embed_documents_with_tokens([m.embed_text for m in short])
+            new_vectors = {m.id: vectors for m, (vectors, _) in zip(short, embedded, strict=True)}
+            tokens = {m.id: chunks for m, (_, chunks) in zip(short, embedded, strict=True)}
             stopped = False
             for memory in fresh:  # a long one slice by slice: a search waits one slice at most
                 if memory.id not in new_vectors:
-                    vectors = self._embed_in_slices(embedder, memory, should_stop)
-                    if vectors is None:  # asked to stop: its slices are kept for the next call
+                    sliced = self._embed_in_slices(embedder, memory, should_stop)
+                    if sliced is None:  # asked to stop: its slices are kept for the next call
                         stopped = True
                         break
-                    new_vectors[memory.id] = vectors
+                    new_vectors[memory.id], tokens[memory.id] = sliced
             if stopped:  # save what is whole; the long memory comes back in the next call
                 fresh = [m for m in fresh if m.id in new_vectors]
                 batch = [b for b in batch if b[2] or b[1].id in new_vectors]
@@ -794,7 +806,7 @@ class Engine:
                     vecs = new_vectors.get(memory.id)
                     if vecs is None:
                         vecs = self._store.vectors_of(memory.id, model_id)
-                    labels[memory.id] = self._labels(memory, vecs)
+                    labels[memory.id] = self._labels(memory, vecs, tokens.get(memory.id))
             with self._db.write():
                 for memory in fresh:
                     self._store.save_vectors(
@@ -812,20 +824,26 @@ class Engine:
 
     def _embed_in_slices(
         self, embedder: Embedder, memory: Memory, should_stop: Callable[[], bool] | None
-    ) -> np.ndarray | None:
-        """A long memory's chunk vectors, SLICE_CHUNKS at a time; None when `should_stop`
-        says so between two slices (the next call goes on where this one stopped)."""
+    ) -> Embedded | None:
+        """A long memory's chunk vectors, SLICE_CHUNKS at a time, and its first chunks' token
+        vectors; None when `should_stop` says so between two slices (the next call goes on
+        where this one stopped)."""
         key = (memory.id, content_hash(memory.embed_text), embedder.info.model_id)
         if self._slices is None or self._slices[0] != key:
-            self._slices = (key, embedder.document_sequences(memory.embed_text), [])
-        _, sequences, parts = self._slices
+            self._slices = (key, embedder.document_sequences(memory.embed_text), [], [])
+        _, sequences, parts, chunks = self._slices
         while len(parts) * SLICE_CHUNKS < len(sequences):
             if parts and should_stop and should_stop():
                 return None
             start = len(parts) * SLICE_CHUNKS
-            parts.append(embedder.embed_sequences(sequences[start : start + SLICE_CHUNKS]))
+            vectors, kept = embedder.embed_sequences(
+                sequences[start : start + SLICE_CHUNKS],
+                keep_tokens=max(0, LABEL_CHUNKS - start),
+            )
+            parts.append(vectors)
+            chunks.extend(kept)
         self._slices = None
-        return np.vstack(parts)
+        return np.vstack(parts), chunks
 
     def needs_backfill(self) -> bool:
         """Whether any live memory still lacks current vectors or keyword labels."""

@@ -210,3 +210,70 @@ def test_free_cores_counts_other_processes_not_our_own_work():
     fake._last = (0.0, 0.0, 0.0)
     fake._sample = lambda: (1.0, 2.0, 1.0)  # 2 busy core-seconds in 1 s, 1 of them ours
     assert fake.free() == 3
+
+
+def test_a_text_gets_the_same_vector_alone_and_packed_with_others(embedder):
+    # The sentence vector is pooled from llama.cpp's token vectors (for labels, issue 10):
+    # each text must get its own tokens' mean however the batch was packed.
+    texts = ["liveness probe restarts", "banana bread recipe " * 40, "E_CONN_RESET retries"]
+    packed = embedder.embed_documents(texts * 20)
+    alone = [embedder.embed_documents([text])[0] for text in texts]
+    for n, vectors in enumerate(packed):
+        # (packing changes the float sums, not the vector: cosine 0.99999)
+        for i, own in enumerate(alone):
+            cosine = (vectors * own).sum(axis=1).min() if len(vectors) == len(own) else 0
+            assert (cosine > 0.99999) == (i == n % 3), (n, i, cosine)
+
+
+def test_one_forward_pass_gives_vectors_and_the_token_vectors_labels_read(embedder):
+    text = "Zero-downtime deploys need SIGTERM handling before Kubernetes kills the pod"
+    ((vectors, chunks),) = embedder.embed_documents_with_tokens([text])
+    assert np.allclose(vectors, embedder.embed_documents([text])[0], atol=1e-6)
+    (chunk,) = chunks
+    assert chunk.ids == embedder.document_sequences(text)[0]
+    assert chunk.vectors.shape == (len(chunk.ids), 384)
+    pooled = chunk.vectors.mean(axis=0)  # the model pools by the mean
+    assert np.allclose(pooled / np.linalg.norm(pooled), vectors[0], atol=1e-5)
+    # AND a long text keeps the token vectors of its first LABEL_CHUNKS chunks only
+    from app.core.embedder import LABEL_CHUNKS
+
+    ((long_vectors, long_chunks),) = embedder.embed_documents_with_tokens([text * 100])
+    assert len(long_vectors) > LABEL_CHUNKS and len(long_chunks) == LABEL_CHUNKS
+
+
+def test_a_model_without_pooling_is_refused(tmp_path):
+    import gguf
+
+    path = tmp_path / "token-model.gguf"
+    writer = gguf.GGUFWriter(str(path), "bert")
+    writer.add_context_length(512)
+    writer.add_embedding_length(384)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with pytest.raises(ModelError, match="no pooling: it is not a sentence-embedding model"):
+        inspect_model(path)
+
+
+def test_llama_cpp_messages_stay_out_of_the_terminal(tmp_path):
+    # The context runs without pooling (we pool), and llama.cpp warns about it on stderr;
+    # a `mnemo recall` must print its results and nothing else.
+    import subprocess
+    import sys
+
+    code = (
+        "from app.core import paths; from app.core.embedder import Embedder; "
+        "e = Embedder.load(paths.DEFAULT_MODEL); e.embed_documents(['a note']); "
+        "e.embed_query('a query'); e.close(); print('done')"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[2],
+        env={**os.environ, "MNEMO_HOME": str(tmp_path)},
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert (run.stdout, run.stderr) == ("done\n", "")
