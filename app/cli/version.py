@@ -75,6 +75,22 @@ def llama_build() -> LlamaBuild:
     return build
 
 
+def vector_scan() -> str:
+    """Which kernel scans a large collection's vectors (NumKong's int8 SIMD, or float32)."""
+    try:
+        import numkong
+    except Exception as exc:  # a platform without its wheel: the float32 scan still works
+        return f"vector scan: float32 (NumKong unavailable: {exc})"
+    try:
+        caps = [name for name, on in numkong.get_capabilities().items() if on and name != "serial"]
+    except Exception:  # noqa: BLE001 - only a description
+        caps = []
+    return (
+        "vector scan: int8 in large collections (NumKong "
+        f"{getattr(numkong, '__version__', '?')}, {', '.join(caps) or 'no SIMD'})"
+    )
+
+
 def version_text() -> str:
     """The lines `mnemo --version` prints."""
     build = llama_build()
@@ -83,6 +99,7 @@ def version_text() -> str:
         f"Python {platform.python_version()} on {sys.platform} ({platform.machine()})"
         + (", bundled" if getattr(sys, "frozen", False) else ""),
     ]
+    lines.append(vector_scan())
     if build.error:
         lines.append(f"llama.cpp: unavailable ({build.error})")
         return "\n".join(lines)

@@ -26,3 +26,13 @@ def test_version_names_the_llama_cpp_build_and_gpu_offload():
         assert "not available" not in gpu
     else:  # this machine's CPU build
         assert gpu.startswith("GPU offload: not available"), gpu
+
+
+def test_version_names_the_vector_scan_kernel():
+    import numkong
+
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "--version"], cwd=REPO, capture_output=True, text=True
+    )
+    scan = next(line for line in done.stdout.splitlines() if line.startswith("vector scan: "))
+    assert scan.startswith(f"vector scan: int8 in large collections (NumKong {numkong.__version__}")

@@ -95,6 +95,7 @@ def test_the_wheel_carries_the_model_and_works_in_a_fresh_environment(built, tmp
     # THEN its mnemo runs from site-packages with the bundled model, nothing fetched
     version = _sh(*mnemo, "--version", env=env, cwd=cwd).stdout
     assert version.startswith(f"mnemo {__version__}") and "llama.cpp" in version
+    assert "vector scan: int8" in version, version
     model = json.loads(_sh(*mnemo, "model", "info", "--json", env=env, cwd=cwd).stdout)
     assert str(venv) in model["path"] and model["default"], model
     _check_meaning(mnemo, env, cwd)
@@ -110,6 +111,7 @@ def test_the_bundle_runs_without_python_or_the_checkout(built, tmp_path):
     version = _sh(str(bundle / "mnemo"), "--version", env=env, cwd=tmp_path).stdout
     print(f"bundle --version in {time.monotonic() - started:.2f} s")
     assert version.startswith(f"mnemo {__version__}"), version
+    assert "vector scan: int8" in version, version  # NumKong's kernels came along
     _check_meaning([str(bundle / "mnemo")], env, tmp_path)
 
 

@@ -1,0 +1,142 @@
+"""The vector stage of a large collection: an int8 scan (NumKong) whose best candidates are
+rescored exactly, so hits and their cosines are those of the exact float32 scan (issue 10).
+
+QUANTIZE_ABOVE is lowered so the real model's vectors of a few hundred texts take that path.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.core import vectors
+from app.core.engine import Engine
+from app.core.memory import Memory
+
+SCIFACT = Path(__file__).parents[3] / "shared" / "data" / "scifact"
+QUERIES = [
+    "container keeps rebooting",
+    "how do vaccines train the immune system",
+    "gene expression in tumour cells",
+    "pasta sauce with nutmeg",
+    "E_CONN_RESET",
+]
+
+
+def _texts(n: int) -> list[str]:
+    """Real text: SciFact abstracts when the data is there, else varied sentences."""
+    if (SCIFACT / "corpus.jsonl").exists():
+        with (SCIFACT / "corpus.jsonl").open() as f:
+            return [json.loads(line)["text"][:600] for _, line in zip(range(n), f, strict=False)]
+    topics = ["deploy", "parser", "garden", "invoice", "boiler", "vaccine", "tumour", "pasta"]
+    return [f"Note {i} about the {topics[i % 8]} and the {topics[(i * 5) % 8]}" for i in range(n)]
+
+
+@pytest.fixture(scope="module")
+def home(embedder, tmp_path_factory):
+    """A database of 300 real memories (two of them long: several chunks each), embedded
+    once for the module; each test works on a copy."""
+    import os
+
+    folder = tmp_path_factory.mktemp("vector-search")
+    os.environ["MNEMO_HOME"] = str(folder)
+    engine = Engine(embedder=embedder)
+    texts = _texts(300)
+    texts[7] = texts[7] + " Kubernetes pods restart when the liveness probe fails. " * 60
+    texts[8] = "Long notes. " + texts[8] * 8
+    engine._store.insert_many([Memory(id="", text=t) for t in texts])
+    engine.backfill()
+    engine.close()
+    return folder
+
+
+@pytest.fixture
+def collection(home, mnemo_home, embedder, monkeypatch):
+    import shutil
+
+    shutil.copytree(home, mnemo_home, dirs_exist_ok=True)
+    engine = Engine(embedder=embedder)
+    monkeypatch.setattr(vectors, "QUANTIZE_ABOVE", 100)
+    yield engine
+    engine.close()
+
+
+def _same(hits, expected) -> bool:
+    return [s for s, _ in hits] == [s for s, _ in expected] and np.allclose(
+        [c for _, c in hits], [c for _, c in expected], atol=1e-6
+    )
+
+
+def _exact_top(index, query, k):
+    seqs, best = index.scores(query)
+    order = np.argsort(-best, kind="stable")[:k]
+    return [(int(seqs[i]), float(best[i])) for i in order]
+
+
+def test_the_int8_scan_finds_the_exact_scans_hits_with_exact_cosines(collection, embedder):
+    index = collection.vector_index()
+    assert vectors.numkong is not None and index._n > vectors.QUANTIZE_ABOVE
+    for text in QUERIES:
+        query = embedder.embed_query(text)
+        hits, lookup = index.top(query, 10)
+        assert index._q8 is not None  # THEN the int8 copy was scanned
+        expected = _exact_top(index, query, 10)
+        assert [s for s, _ in hits] == [s for s, _ in expected]
+        assert np.allclose([c for _, c in hits], [c for _, c in expected], atol=1e-6)
+        # AND a memory outside the rescored ones gets its exact cosine too (keyword hits)
+        seqs, best = index.scores(query)
+        worst = int(np.argmin(best))
+        assert lookup.get(int(seqs[worst])) == pytest.approx(float(best[worst]), abs=1e-6)
+        # AND the crowd is the exact scan's (within the int8 rounding)
+        exact_crowd = vectors.cosine_crowd(best)
+        assert lookup.crowd == pytest.approx(exact_crowd, abs=2e-3)
+
+
+def test_a_long_memory_scores_by_its_best_chunk_through_the_int8_scan(collection, embedder):
+    index = collection.vector_index()
+    assert len(index) == 300 and not index._one_row_each  # two memories: several chunks
+    query = embedder.embed_query("liveness probe fails and the pod restarts")
+    hits, _ = index.top(query, 5)
+    assert _same(hits, _exact_top(index, query, 5))
+
+
+def test_memories_added_after_the_scan_began_are_found(collection, embedder):
+    index = collection.vector_index()
+    query = embedder.embed_query("boiler pressure between one and one and a half bar")
+    index.top(query, 5)
+    quantized = index._q8_rows
+    stored = collection.remember("The boiler pressure should sit between 1 and 1.5 bar").memory
+    index = collection.vector_index()
+    hits, _ = index.top(query, 5)
+    assert index._q8_rows > quantized
+    assert collection._store.by_seqs([hits[0][0]])[hits[0][0]].id == stored.id
+
+
+def test_a_filter_keeps_to_the_allowed_memories(collection, embedder):
+    index = collection.vector_index()
+    query = embedder.embed_query(QUERIES[1])
+    everything = _exact_top(index, query, 300)
+    allowed = np.array(sorted(s for s, _ in everything[150:]), dtype=np.int64)
+    hits, _ = index.top(query, 10, allowed)
+    assert _same(hits, everything[150:160])
+
+
+def test_recall_gives_the_same_answers_either_way(collection, monkeypatch):
+    def answers():
+        return [
+            [(r.memory.id, r.score) for r in collection.recall(q, track=False).results]
+            for q in QUERIES
+        ]
+
+    with_int8 = answers()
+    monkeypatch.setattr(vectors, "QUANTIZE_ABOVE", 10**9)
+    exact = answers()
+    assert any(with_int8)
+    for fast, slow in zip(with_int8, exact, strict=True):
+        # the same memories in the same order; the crowd the scores are measured against
+        # comes from int8 cosines, so a score may move by a thousandth
+        assert [i for i, _ in fast] == [i for i, _ in slow]
+        assert np.allclose([s for _, s in fast], [s for _, s in slow], atol=2e-3)
