@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import mmap
 import os
 import re
 import secrets
@@ -62,7 +63,12 @@ class VectorIndex:
         self.cache_dir = cache_dir  # None: no copy on disk (tests, a read-only database)
         self.loaded_from = ""  # "cache" or "database": how the last full load was made
         self._saved_rows = -1  # rows in the copy on disk; -1 = none written by us
-        self._buf = np.empty((0, dim), dtype=np.float32)
+        # Rows [0, _n_base) are the matrix as loaded (memory-mapped from the copy on disk, or
+        # read from the database); rows added since are in _tail, so adding one never copies
+        # the matrix (at 1M memories, 1.5 GB).
+        self._base = np.empty((0, dim), dtype=np.float32)
+        self._n_base = 0
+        self._tail = np.empty((0, dim), dtype=np.float32)
         self._owner = np.empty(0, dtype=np.int64)  # memory seq per row; -1 = superseded
         self._n = 0
         self._top_rowid = 0
@@ -95,15 +101,18 @@ class VectorIndex:
             stale = np.isin(self._owner[: self._n], seqs)
             self._owner[: self._n][stale] = -1
         need = self._n + len(rows)
-        if need > len(self._buf):
-            cap = max(need, int(len(self._buf) * 1.5) + 1024)
-            buf = np.empty((cap, self.dim), dtype=np.float32)
-            buf[: self._n] = self._buf[: self._n]
-            owner = np.full(cap, -1, dtype=np.int64)
+        if need > len(self._owner):
+            owner = np.full(max(need, int(len(self._owner) * 1.5) + 1024), -1, dtype=np.int64)
             owner[: self._n] = self._owner[: self._n]
-            self._buf, self._owner = buf, owner
-            self._q8, self._q8_rows = None, 0  # quantized again at the next search
-        self._buf[self._n : need] = vecs
+            self._owner = owner
+        used, tail_need = self._n - self._n_base, need - self._n_base
+        if tail_need > len(self._tail):
+            tail = np.empty(
+                (max(tail_need, int(len(self._tail) * 1.5) + 1024), self.dim), np.float32
+            )
+            tail[:used] = self._tail[:used]
+            self._tail = tail
+        self._tail[used:tail_need] = vecs
         self._owner[self._n : need] = seqs
         self._n = need
         self._top_rowid = max(self._top_rowid, rows[-1][0])
@@ -114,6 +123,7 @@ class VectorIndex:
         top, generation = store.vector_watermark()
         if generation != self._generation:
             self._n, self._top_rowid, self._saved_rows = 0, 0, -1
+            self._base, self._n_base = np.empty((0, self.dim), dtype=np.float32), 0
             self._q8, self._q8_rows = None, 0
             self._generation = generation
             self._mapping_stale = True
@@ -125,6 +135,9 @@ class VectorIndex:
                 self.loaded_from = "database"
                 self._append(store.vector_rows(self.model_id))
                 self.save(store)
+                # Read back as a mapping: the rows read from the database are let go.
+                if self._saved_rows == self._n:
+                    self._load_copy(store, top, generation)
         elif top > self._top_rowid:
             self._append(store.vector_rows(self.model_id, self._top_rowid))
 
@@ -163,8 +176,11 @@ class VectorIndex:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.info("vector copy in %s not used: %s", self.cache_dir, exc)
             return False
-        self._buf, self._owner = matrix, owner.astype(np.int64, copy=False)
+        self._base, self._n_base = matrix, meta["rows"]
+        self._tail = np.empty((0, self.dim), dtype=np.float32)
+        self._owner = owner.astype(np.int64, copy=False)
         self._q8, self._q8_rows = None, 0
+        self._mapping_stale = True
         self._n, self._top_rowid = meta["rows"], meta["top_rowid"]
         self._saved_rows = self._n
         return True
@@ -195,11 +211,16 @@ class VectorIndex:
         written: list[Path] = []
         try:
             paths.private_dir(self.cache_dir)
-            for name, data in ((meta["matrix"], self._buf[: self._n][live]),
-                               (meta["seqs"], self._owner[: self._n][live])):  # fmt: skip
-                written.append(self.cache_dir / name)
-                with os.fdopen(paths.private_file(written[-1]), "wb") as f:
-                    np.save(f, np.ascontiguousarray(data))
+            written.append(self.cache_dir / meta["matrix"])
+            with os.fdopen(paths.private_file(written[-1]), "wb") as f:
+                header = {"descr": "<f4", "fortran_order": False, "shape": (meta["rows"], self.dim)}
+                np.lib.format.write_array_header_1_0(f, header)
+                for start in range(0, self._n, 65536):  # in blocks: never a second copy
+                    stop = min(start + 65536, self._n)
+                    f.write(np.ascontiguousarray(self._block(start, stop)[live[start:stop]]).data)
+            written.append(self.cache_dir / meta["seqs"])
+            with os.fdopen(paths.private_file(written[-1]), "wb") as f:
+                np.save(f, np.ascontiguousarray(self._owner[: self._n][live]))
             tmp = self.cache_dir / f"{stem}.json.part"
             written.append(tmp)
             with os.fdopen(paths.private_file(tmp), "w") as f:
@@ -217,6 +238,35 @@ class VectorIndex:
             if old.name not in (meta["matrix"], meta["seqs"]):
                 with contextlib.suppress(OSError):
                     old.unlink()
+
+    # ---- rows ----------------------------------------------------------------------
+    def _block(self, start: int, stop: int) -> np.ndarray:
+        """Rows [start, stop) as one array (a view when they lie in one part)."""
+        nb = self._n_base
+        if stop <= nb:
+            return self._base[start:stop]
+        if start >= nb:
+            return self._tail[start - nb : stop - nb]
+        return np.concatenate([self._base[start:nb], self._tail[: stop - nb]])
+
+    def _take(self, rows: np.ndarray) -> np.ndarray:
+        """Rows by number, in the order given (sorted numbers read a mapping fastest)."""
+        nb = self._n_base
+        out = np.empty((len(rows), self.dim), dtype=np.float32)
+        in_base = rows < nb
+        out[in_base] = self._base[rows[in_base]]
+        out[~in_base] = self._tail[rows[~in_base] - nb]
+        return out
+
+    def _dots(self, query: np.ndarray) -> np.ndarray:
+        """The dot product of every row with the query."""
+        out = np.empty(self._n, dtype=np.float32)
+        nb = min(self._n_base, self._n)
+        if nb:
+            np.dot(self._base[:nb], query, out=out[:nb])
+        if self._n > nb:
+            np.dot(self._tail[: self._n - nb], query, out=out[nb:])
+        return out
 
     def _update_mapping(self) -> None:
         if not self._mapping_stale:
@@ -243,7 +293,7 @@ class VectorIndex:
         self._update_mapping()
         if not self._n:
             return self._mem_seqs, np.empty(0, dtype=np.float32)
-        rows = self._buf[: self._n] @ query.astype(np.float32)
+        rows = self._dots(query.astype(np.float32))
         if self._one_row_each:
             best = np.empty(len(self._mem_seqs), dtype=np.float32)
             best[self._row_mem] = rows
@@ -257,7 +307,7 @@ class VectorIndex:
         self, threshold: float, limit: int = 500, block: int = 2048
     ) -> list[tuple[int, int, float]]:
         """(seq a, seq b, cosine) for distinct memories with chunks at least this close."""
-        vecs, owners = self._buf[: self._n], self._owner[: self._n]
+        vecs, owners = self._block(0, self._n), self._owner[: self._n]
         best: dict[tuple[int, int], float] = {}
         for start in range(0, self._n, block):
             sims = vecs[start : start + block] @ vecs.T
@@ -276,17 +326,22 @@ class VectorIndex:
         if numkong is None or self._n < QUANTIZE_ABOVE:
             return None
         if self._q8 is None or len(self._q8) < self._n:
-            self._q8 = np.empty((len(self._buf), self.dim), dtype=np.int8)
-            self._q8_scale = np.empty(len(self._buf), dtype=np.float32)
-            self._q8_rows = 0
-        block = 8192
-        for start in range(self._q8_rows, self._n, block):
-            rows = np.asarray(self._buf[start : min(start + block, self._n)], dtype=np.float32)
+            cap = max(self._n, len(self._owner))
+            q8, scale = np.empty((cap, self.dim), dtype=np.int8), np.empty(cap, np.float32)
+            if self._q8 is not None:
+                q8[: self._q8_rows] = self._q8[: self._q8_rows]
+                scale[: self._q8_rows] = self._q8_scale[: self._q8_rows]
+            self._q8, self._q8_scale = q8, scale
+        first, block = self._q8_rows, 8192
+        for start in range(first, self._n, block):
+            rows = np.asarray(self._block(start, min(start + block, self._n)), dtype=np.float32)
             scale = np.abs(rows).max(axis=1) / 127
             scale[scale == 0] = 1.0
             self._q8[start : start + len(rows)] = np.rint(rows / scale[:, None])
             self._q8_scale[start : start + len(rows)] = scale
         self._q8_rows = self._n
+        if first < self._n_base:  # the mapped pages read for this stay in the page cache,
+            _let_go(self._base)  # not in our memory: rescoring reads a few hundred rows back
         return self._q8
 
     def _approximate(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -323,12 +378,12 @@ class VectorIndex:
             rows = self._rows_by_memory[positions]
             order = np.argsort(rows)  # a mapped matrix reads best in file order
             out = np.empty(len(rows), dtype=np.float32)
-            out[order] = self._buf[rows[order]] @ query
+            out[order] = self._take(rows[order]) @ query
             return out
         out = np.empty(len(positions), dtype=np.float32)
         for i, p in enumerate(positions):
             rows = np.sort(self._rows_by_memory[self._first_row[p] : self._first_row[p + 1]])
-            out[i] = float(np.max(self._buf[rows] @ query))
+            out[i] = float(np.max(self._take(rows) @ query))
         return out
 
     def top(
@@ -367,6 +422,15 @@ class VectorIndex:
         if approximate is None:
             return hits, ScoreLookup(seqs, best, crowd)
         return hits, ScoreLookup(seqs, best, crowd, self, query)
+
+
+def _let_go(matrix: np.ndarray) -> None:
+    """Drop a memory-mapped matrix's pages from this process (they stay in the page cache
+    and come back on the next read); nothing for a matrix in memory."""
+    mapping = getattr(matrix, "_mmap", None)
+    if isinstance(mapping, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        with contextlib.suppress(OSError, ValueError):
+            mapping.madvise(mmap.MADV_DONTNEED)
 
 
 def _sample(values: np.ndarray) -> np.ndarray:

@@ -207,3 +207,28 @@ def test_read_only_database_still_searches_without_tracking(engine):
     result = engine.recall("when do backups run")
     assert result.results[0].memory.id == memory.id
     assert engine.get(memory.id).recall_count == 0
+
+
+def test_the_query_is_embedded_while_the_keyword_search_runs(corpus, monkeypatch):
+    # Each takes about 4 ms at 100k memories; one after the other they were half a recall.
+    import threading
+
+    keywords_started = threading.Event()
+    seen: dict[str, object] = {}
+    embedder = corpus.embedder
+    real_embed, real_search = embedder.embed_query, corpus._store.keyword_search
+
+    def embed(text):
+        seen["embedding thread"] = threading.current_thread().name
+        seen["keywords ran meanwhile"] = keywords_started.wait(5)
+        return real_embed(text)
+
+    def search(*args, **kwargs):
+        keywords_started.set()
+        return real_search(*args, **kwargs)
+
+    monkeypatch.setattr(embedder, "embed_query", embed)
+    monkeypatch.setattr(corpus._store, "keyword_search", search)
+    result = corpus.recall("parser error handling", track=False)
+    assert result.results and seen["keywords ran meanwhile"] is True
+    assert seen["embedding thread"] != threading.current_thread().name

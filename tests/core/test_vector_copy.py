@@ -3,9 +3,12 @@ trusted blindly (generation, the last row's vector, rows added since), private, 
 
 from __future__ import annotations
 
+import shutil
 import stat
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from app.core.engine import Engine
 
@@ -41,7 +44,7 @@ def test_the_next_start_maps_the_copy_and_scores_the_same(embedder, mnemo_home):
     try:
         index = second.vector_index()
         assert index.loaded_from == "cache"
-        assert isinstance(index._buf, np.memmap)  # mapped, not read into memory
+        assert isinstance(index._base, np.memmap)  # mapped, not read into memory
         assert _scores(second, "container keeps rebooting") == expected
     finally:
         second.close()
@@ -162,3 +165,51 @@ def test_a_few_new_rows_do_not_rewrite_a_large_copy_many_do(embedder, mnemo_home
         assert index.loaded_from == "cache" and index._saved_rows == 4 and len(index) == 4
     finally:
         fourth.close()
+
+
+def test_the_first_load_ends_mapped_and_new_rows_never_copy_the_matrix(embedder):
+    # At 1M memories the matrix is 1.5 GB: read from the database, it stayed in memory, and
+    # the next memory added copied all of it into a buffer half as large again.
+    first = _fresh(embedder)
+    for note in NOTES[:3]:
+        first.remember(note, force=True)
+    first.close()
+    shutil.rmtree(first._db.path.parent / "mnemo.db.vectors")  # as after an upgrade
+    engine = _fresh(embedder)
+    try:
+        index = engine.vector_index()
+        assert index.loaded_from == "database"
+        assert isinstance(index._base, np.memmap) and index._n_base == 3  # read back mapped
+        base = index._base
+        added = engine.remember(NOTES[3], force=True).memory
+        index = engine.vector_index()
+        assert index._base is base and index._n == 4  # THEN the new row went to the tail
+        hits, _ = index.top(engine.embedder.embed_query("boiler pressure in bar"), 1)
+        assert engine._store.by_seqs([hits[0][0]], _live()).popitem()[1].id == added.id
+    finally:
+        engine.close()
+
+
+def _mapped_kib(path) -> int:
+    """Resident KiB of this process's mappings of a file (/proc/self/smaps)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        if line[0].isdigit() or line[0] in "abcdef":
+            inside = line.rstrip().endswith(str(path))
+        elif inside and line.startswith("Rss:"):
+            total += int(line.split()[1])
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="Linux only")
+def test_a_scanned_mapping_is_let_go_from_resident_memory(tmp_path):
+    from app.core.vectors import _let_go
+
+    path = tmp_path / "rows.npy"
+    np.save(path, np.ones((20_000, 384), dtype=np.float32))  # 30 MB
+    matrix = np.load(path, mmap_mode="r")
+    assert float(matrix.sum(dtype=np.float64)) == 20_000 * 384  # every page read
+    assert _mapped_kib(path) > 25_000
+    _let_go(matrix)
+    assert _mapped_kib(path) < 1_000
+    assert float(matrix[123].sum()) == 384  # and it still reads
