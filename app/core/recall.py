@@ -126,6 +126,8 @@ def recall(
     if plan.exact_identifier and keyword_hits:
         vector_hits = []  # `E_CONN_RESET`: the memories that hold it, not look-alikes
 
+    if lookup is not None:
+        lookup.fill([s for s, _ in keyword_hits])  # their cosines, read in one pass
     seqs = dict.fromkeys([s for s, _ in vector_hits] + [s for s, _ in keyword_hits])
     memories = store.by_seqs(seqs, filters)
     vector_of, keyword_of = dict(vector_hits), dict(keyword_hits)

@@ -213,3 +213,26 @@ def test_a_scanned_mapping_is_let_go_from_resident_memory(tmp_path):
     _let_go(matrix)
     assert _mapped_kib(path) < 1_000
     assert float(matrix[123].sum()) == 384  # and it still reads
+
+
+def test_the_database_is_read_in_batches_that_skip_trashed_memories(embedder, monkeypatch):
+    from app.core import vectors
+
+    monkeypatch.setattr(vectors, "READ_BATCH", 2)
+    first = _fresh(embedder)
+    ids = [first.remember(note, force=True).memory.id for note in NOTES]
+    first.forget([ids[1]])
+    first.remember("Trim the roses in late winter, above an outward-facing bud", force=True)
+    first.close()
+    shutil.rmtree(first._db.path.parent / "mnemo.db.vectors")
+    engine = _fresh(embedder)
+    try:
+        index = engine.vector_index()
+        assert index.loaded_from == "database" and len(index) == 4
+        top_rowid = index._top_rowid
+        hits, _ = index.top(engine.embedder.embed_query("pruning rose bushes"), 1)
+        assert "roses" in engine._store.by_seqs([hits[0][0]], _live()).popitem()[1].text
+        engine.vector_index()  # nothing new: nothing read again
+        assert engine.vector_index()._top_rowid == top_rowid
+    finally:
+        engine.close()
