@@ -1,7 +1,7 @@
 """Latency with one core kept busy by another process (a laptop with a browser and a build
 running), quiet beside it, and the old way of running llama.cpp as the peer in the same run.
 
-    .venv/bin/python -m bench.load [--size 10000]
+    .venv/bin/python -m bench.load [--sizes 10000 100000]
 
 - query embedding p50/p95: one thread per query (now) against two (before);
 - hybrid recall p50/p95 on a synthetic collection (bench/speed.py's, cached);
@@ -80,16 +80,40 @@ def _batch_rate(embedder, fixed: int | None) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     args = parser.parse_args()
     from app.core import paths
     from app.core.embedder import Embedder
 
     embedder = Embedder.load(paths.DEFAULT_MODEL)
-    home = HERE / ".cache" / f"speed-{args.size}-{embedder.info.model_id.replace('@', '-')}"
+    rows = []
+    for size in args.sizes:
+        rows += _rows_for(embedder, size, batches=size == args.sizes[0])
+    record(
+        "Speed: on a busy laptop (query threads)",
+        [
+            "memories",
+            "load",
+            "llama.cpp threads",
+            "query embedding p50 / p95 ms",
+            "hybrid recall p50 / p95 ms",
+            "recall p95 / p50",
+        ],  # fmt: skip
+        rows,
+        note="One process busy-looping on one of the two cores for the 'one core busy' rows. "
+        f"{len(QUERY_TEXTS)} queries of 1 to 15 words, 8 rounds (recall: 5). Collection: "
+        "bench/speed.py's synthetic memories with random vectors (recall cost beyond the "
+        "query embedding). Batches: 100 short notes in batches of 16. Goals (issue 10): "
+        "query embedding p95 ≤ 30 ms and recall p95 ≤ 2 × p50 with one core busy, at 10k "
+        "and 100k.",
+    )
+
+
+def _rows_for(embedder, size: int, batches: bool) -> list[tuple]:
+    home = HERE / ".cache" / f"speed-{size}-{embedder.info.model_id.replace('@', '-')}"
     if not (home / "data" / "mnemo.db").exists():
         shutil.rmtree(home, ignore_errors=True)
-        build(args.size, home, embedder.info.model_id, embedder.info.dimension)
+        build(size, home, embedder.info.model_id, embedder.info.dimension)
     work = Path(tempfile.mkdtemp(prefix="mnemo-load-"))
     shutil.copytree(home, work / "home")
     os.environ["MNEMO_HOME"] = str(work / "home")
@@ -108,6 +132,7 @@ def main() -> None:
                 r = _recall_times(engine)
                 rows.append(
                     (
+                        f"{size:,}",
                         load,
                         label,
                         f"{pct(q, 50):.1f} / {pct(q, 95):.1f}",
@@ -117,23 +142,14 @@ def main() -> None:
                 )
                 print(" | ".join(rows[-1]))
             embedder.query_threads = 1
-            now, before = _batch_rate(embedder, None), _batch_rate(embedder, os.cpu_count())
-            rows.append((load, "batch: free cores (now) / all cores (before)",
-                         f"{now:.0f} / {before:.0f} notes/s", "", ""))  # fmt: skip
-            print(" | ".join(rows[-1]))
+            if batches:
+                now, before = _batch_rate(embedder, None), _batch_rate(embedder, os.cpu_count())
+                rows.append((f"{size:,}", load, "batch: free cores (now) / all cores (before)",
+                             f"{now:.0f} / {before:.0f} notes/s", "", ""))  # fmt: skip
+                print(" | ".join(rows[-1]))
     engine.close()
     shutil.rmtree(work, ignore_errors=True)
-    record(
-        "Speed: on a busy laptop (query threads)",
-        ["load", "llama.cpp threads", "query embedding p50 / p95 ms",
-         f"hybrid recall at {args.size:,} p50 / p95 ms", "recall p95 / p50"],  # fmt: skip
-        rows,
-        note="One process busy-looping on one of the two cores for the 'one core busy' rows. "
-        f"{len(QUERY_TEXTS)} queries of 1 to 15 words, 8 rounds (recall: 5). Collection: "
-        "bench/speed.py's synthetic memories with random vectors (recall cost beyond the "
-        "query embedding). Batches: 100 short notes in batches of 16. Goals (issue 10): "
-        "query embedding p95 ≤ 30 ms and recall p95 ≤ 2 × p50 with one core busy.",
-    )
+    return rows
 
 
 if __name__ == "__main__":

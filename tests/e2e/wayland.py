@@ -118,7 +118,10 @@ def desktop(tmp: Path) -> Iterator[dict]:
         )
         wait(lambda: (runtime / SOCKET).exists(), 30, "kwin_wayland to listen")
         start("portal-kde", PORTALS[0], QT_QPA_PLATFORM="wayland")
-        time.sleep(1)
+        # xdg-desktop-portal picks its backends once, at start: one started before KDE's
+        # owned its name fell back to GTK's, which has no GlobalShortcuts (a full run under
+        # load waited 1 s and lost both keys).
+        wait(lambda: _has_owner(env, "org.freedesktop.impl.portal.desktop.kde"), 30, "KDE's portal")
         start("portal", PORTALS[1], "--verbose")
         wait(
             lambda: "org.freedesktop.portal.Desktop acquired"
@@ -130,6 +133,16 @@ def desktop(tmp: Path) -> Iterator[dict]:
         yield env
     finally:
         stop_all(procs)
+
+
+def _has_owner(env, name: str) -> bool:
+    """Whether a D-Bus name is owned on the session bus."""
+    done = run(
+        env, "gdbus", "call", "--session", "-d", "org.freedesktop.DBus",
+        "-o", "/org/freedesktop/DBus", "-m", "org.freedesktop.DBus.NameHasOwner", name,
+        check=False,
+    )  # fmt: skip
+    return done.returncode == 0 and "true" in done.stdout
 
 
 def shortcuts_of(env, component: str) -> str:
