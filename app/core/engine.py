@@ -91,6 +91,10 @@ class SettingsChange:
 # character clipboard is 1,024 chunks, a minute or more of work.
 LONG_TEXT_CHARS = 8_000
 SLICE_CHUNKS = 1
+# The backfill slices every memory longer than about one chunk: a search typed meanwhile
+# waits for one chunk's decode at most (40 ms, 80 with a core busy), not a whole 8,000-
+# character note's eight.
+SLICE_ABOVE_CHARS = 1_500
 
 
 class Engine:
@@ -780,7 +784,7 @@ class Engine:
             if not batch:
                 break
             fresh = [m for _, m, has in batch if not has]
-            short = [m for m in fresh if len(m.embed_text) <= LONG_TEXT_CHARS]
+            short = [m for m in fresh if len(m.embed_text) <= SLICE_ABOVE_CHARS]
             embedded = embedder.embed_documents_with_tokens([m.embed_text for m in short])
             new_vectors = {m.id: vectors for m, (vectors, _) in zip(short, embedded, strict=True)}
             tokens = {m.id: chunks for m, (_, chunks) in zip(short, embedded, strict=True)}

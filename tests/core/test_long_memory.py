@@ -71,3 +71,15 @@ def test_the_backfill_yields_between_two_memories_labels(engine, embedder):
     engine.backfill()
     assert all(engine.get(i).keywords is not None for i in ids)
     assert not engine.needs_backfill()
+
+
+def test_the_backfill_slices_a_note_of_a_few_thousand_characters_too(engine, embedder):
+    # Under LONG_TEXT_CHARS, a 6,000-character note was embedded in one step of six chunks
+    # (240 ms, twice that with a core busy), and a search typed meanwhile waited for all.
+    note = engine.remember("Notes. " + PARAGRAPH * 40, force=True, embed=False).memory
+    assert 1_500 < len(note.embed_text) < 8_000
+    assert len(embedder.document_sequences(note.embed_text)) > 2
+    calls = iter([False, True])
+    assert engine.backfill(should_stop=lambda: next(calls, True)) == 0
+    assert engine._slices is not None and len(engine._slices[2]) == 1  # one chunk, then yield
+    assert engine.backfill() == 1 and engine.vector_status()["missing"] == 0
