@@ -252,6 +252,13 @@ class Engine:
         self._index.refresh(self._store)
         return self._index
 
+    def prepare_search(self) -> None:
+        """Load the vectors and make what a search needs before the first one (the app does
+        this in the background once the model is loaded)."""
+        index = self.vector_index()
+        if index is not None:
+            index.prepare()
+
     def changed_elsewhere(self) -> int:
         """A number that changes when another connection (the CLI, an agent's MCP server)
         commits to the database: `PRAGMA data_version`. Cheap enough to poll."""

@@ -357,6 +357,12 @@ class VectorIndex:
             _let_go(self._base)  # not in our memory: rescoring reads a few hundred rows back
         return self._q8
 
+    def prepare(self) -> None:
+        """Do now what the first search would otherwise do: the memory mapping and, in a
+        large collection, the int8 copy (70 ms at 100k memories, 0.7 s at 1M)."""
+        self._update_mapping()
+        self._quantized()
+
     def _approximate(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """(memory seqs, best-chunk cosine) from the int8 copy (within about 0.003), or None
         when the exact scan is used."""

@@ -319,6 +319,8 @@ class Worker(QtCore.QObject):
         else:
             self.model_id = embedder.info.model_id
             self._model_is("ready", f"{embedder.info.name} ({embedder.info.dimension}d)")
+            # The first keystroke then finds the vectors loaded (a second at 1M memories).
+            self.submit(lambda engine: engine.prepare_search(), BACKGROUND, keep=False)
             self.backfill()
 
     def _call(self, request: int, fn, channel: str | None, writes: bool) -> None:
