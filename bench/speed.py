@@ -477,7 +477,9 @@ def real_collection(n: int = 10_000) -> Path | None:
     if not corpus.exists():
         return None
     model_id = inspect_model(paths.DEFAULT_MODEL).model_id
-    home = HERE / ".cache" / f"real-{n}-{model_id.replace('@', '-')}"
+    from app.core.labels import METHOD
+
+    home = HERE / ".cache" / f"real-{n}-{model_id.replace('@', '-')}-{METHOD}"
     if (home / "done").exists():
         return home
     shutil.rmtree(home, ignore_errors=True)
@@ -544,7 +546,9 @@ def real_tier(n: int = 10_000) -> dict | None:
 
 def vector_stage_recall() -> list[tuple]:
     """recall@10/@50 of the int8 scan (with rescoring) against the exact float32 scan."""
-    caches = sorted((HERE / ".cache").glob("scifact-*-token-vectors"))
+    from app.core.labels import METHOD
+
+    caches = sorted((HERE / ".cache").glob(f"scifact-*-{METHOD}"))
     queries_file = REPO.parent / "shared" / "data" / "scifact" / "queries.jsonl"
     if not caches or not queries_file.exists():
         print("no SciFact database: run `python -m bench.quality` first")

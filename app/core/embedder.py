@@ -256,6 +256,9 @@ class Embedder:
         self._budget = info.window - len(self._head) - len(self._tail)
         self._query_prefix = self._tokens(info.query_prefix)
         self._document_prefix = self._tokens(info.document_prefix)
+        # Where a memory's own tokens start in each of its sequences (after the start token
+        # and the document prefix, "passage: " or "search_document: ").
+        self.body_start = len(self._head) + len(self._document_prefix)
         if self._budget - max(len(self._query_prefix), len(self._document_prefix)) < 8:
             raise ModelError(f"{info.path}: the window of {info.window} tokens is too small")
 
@@ -380,6 +383,11 @@ class Embedder:
             llm._ctx.kv_cache_clear()
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.maximum(norms, 1e-12), kept
+
+    def spare_core(self) -> bool:
+        """Whether a core beside the caller's is free of other processes' work (a query can
+        then be embedded on it while the caller does something else)."""
+        return self._free.free() >= 2
 
     def embed_query(self, text: str) -> np.ndarray:
         """One normalized vector for a search query."""

@@ -20,7 +20,7 @@ from app.core.fts import STOP_WORDS
 if TYPE_CHECKING:
     from app.core.embedder import Embedder, TokenChunk
 
-METHOD = "token-vectors"  # how labels are made: benchmarks keep a database per method
+METHOD = "token-vectors-2"  # how labels are made: benchmarks keep a database per method
 MAX_LABELS = 10
 MAX_CANDIDATES = 30
 DIVERSITY = 0.5  # 0 = most relevant only, 1 = most diverse only
@@ -52,7 +52,8 @@ def _candidates(text: str) -> dict[str, str]:
     spelled: dict[str, str] = {}
     # Sentence ends need a space after the stop, so `upload.py` and `v1.2` stay whole.
     for sentence in re.split(r"[.!?;:](?:\s|$)|[\n()\[\]{},\"]", text):
-        words = _TOKEN.findall(sentence)
+        found = list(_TOKEN.finditer(sentence))
+        words = [m.group() for m in found]
         for n in (1, 2, 3):
             for i in range(len(words) - n + 1):
                 gram = words[i : i + n]
@@ -61,17 +62,18 @@ def _candidates(text: str) -> dict[str, str]:
                 phrase = " ".join(w.lower() if not w.isupper() else w for w in gram)
                 counts[phrase] += 1
                 first_seen.setdefault(phrase, len(first_seen))
-                spelled.setdefault(phrase, " ".join(gram))
+                # As the text has it ("client/server", two spaces): the tokens to look for
+                spelled.setdefault(phrase, sentence[found[i].start() : found[i + n - 1].end()])
     ranked = sorted(counts, key=lambda p: (-counts[p] * (1 + 0.3 * p.count(" ")), first_seen[p]))
     return {phrase: spelled[phrase] for phrase in ranked[:MAX_CANDIDATES]}
 
 
-def _occurrences(haystack: list[int], needle: list[int]) -> list[int]:
-    """Where a token sequence occurs in another."""
+def _occurrences(haystack: list[int], needle: list[int], start: int = 0) -> list[int]:
+    """Where a token sequence occurs in another, from `start` on."""
     n, first = len(needle), needle[0]
     return [
         i
-        for i in range(len(haystack) - n + 1)
+        for i in range(start, len(haystack) - n + 1)
         if haystack[i] == first and haystack[i : i + n] == needle
     ]
 
@@ -90,7 +92,7 @@ def phrase_vectors(
             chunk.vectors[i : i + len(form)].mean(axis=0)
             for chunk in chunks
             for form in forms
-            for i in _occurrences(chunk.ids, form)
+            for i in _occurrences(chunk.ids, form, embedder.body_start)
         ]
         if places:
             vector = np.mean(places, axis=0)

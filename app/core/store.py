@@ -650,26 +650,20 @@ class Store:
 
     def vector_rows(
         self, model_id: str, after_rowid: int = 0, limit: int = -1
-    ) -> list[tuple[int, int, bytes]]:
-        """(embedding rowid, memory seq, vector blob) for live memories, after a rowid;
-        at most `limit` embedding rows are looked at (-1: all)."""
+    ) -> list[tuple[int, int | None, bytes | None]]:
+        """(embedding rowid, memory seq, vector blob) for the model's embedding rows after a
+        rowid, at most `limit` of them (-1: all), in rowid order; seq and blob are None for
+        a row whose memory is trashed or gone (it still tells where the rows ended)."""
+        # `+model_id`: walk the rowid range, not the model's index (whose rows would all
+        # be read and sorted for every batch).
         return self.db.query(
-            "SELECT e.rowid, m.seq, e.vector FROM "
-            "(SELECT rowid, memory_id, vector FROM embeddings WHERE model_id = ? AND rowid > ? "
+            "SELECT e.rowid, m.seq, CASE WHEN m.seq IS NOT NULL THEN e.vector END FROM "
+            "(SELECT rowid, memory_id, vector FROM embeddings WHERE +model_id = ? AND rowid > ? "
             "ORDER BY rowid LIMIT ?) e "
-            "JOIN memories m ON m.id = e.memory_id WHERE m.deleted_at IS NULL ORDER BY e.rowid",
+            "LEFT JOIN memories m ON m.id = e.memory_id AND m.deleted_at IS NULL "
+            "ORDER BY e.rowid",
             (model_id, after_rowid, limit),
         )
-
-    def last_vector_rowid(self, model_id: str, after_rowid: int, limit: int) -> int | None:
-        """The rowid of the `limit`-th embedding row of the model after a rowid (None if
-        there are fewer): where a batch of `vector_rows` ended."""
-        rows = self.db.query(
-            "SELECT rowid FROM embeddings WHERE model_id = ? AND rowid > ? "
-            "ORDER BY rowid LIMIT 1 OFFSET ?",
-            (model_id, after_rowid, limit - 1),
-        )
-        return rows[0][0] if rows else None
 
     def vector_watermark(self) -> tuple[int, int]:
         """(largest embedding rowid, reload generation): tells a reader what changed."""

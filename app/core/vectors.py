@@ -89,7 +89,9 @@ class VectorIndex:
         self._update_mapping()
         return len(self._mem_seqs)
 
-    def _append(self, rows: list[tuple[int, int, bytes]]) -> None:
+    def _append(self, rows: list[tuple[int, int, bytes]], held: int | None = None) -> None:
+        """Add rows; rows held before (the first `held`, default all) of the same memories
+        are superseded (a re-embed read incrementally)."""
         if not rows:
             return
         seqs = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
@@ -97,10 +99,12 @@ class VectorIndex:
         if flat.size != len(rows) * self.dim:
             raise ValueError("stored vectors do not match the model's dimension")
         vecs = flat.reshape(len(rows), self.dim)
-        if self._n:
-            # Rows for these memories supersede the ones we hold (a re-embed).
-            stale = np.isin(self._owner[: self._n], seqs)
-            self._owner[: self._n][stale] = -1
+        held = self._n if held is None else held
+        if held:
+            # Rows for these memories supersede the ones we held (a re-embed); not those of
+            # the same read, where a memory's chunks may straddle two batches.
+            stale = np.isin(self._owner[:held], seqs)
+            self._owner[:held][stale] = -1
         need = self._n + len(rows)
         if need > len(self._owner):
             owner = np.full(max(need, int(len(self._owner) * 1.5) + 1024), -1, dtype=np.int64)
@@ -131,28 +135,31 @@ class VectorIndex:
             if self._load_copy(store, top, generation):
                 self.loaded_from = "cache"
                 if top > self._top_rowid:
-                    self._read(store)
+                    self._read(store, top)
             else:
                 self.loaded_from = "database"
-                self._read(store)
+                self._read(store, top)
                 self.save(store)
                 # Read back as a mapping: the rows read from the database are let go.
                 if self._saved_rows == self._n:
                     self._load_copy(store, top, generation)
         elif top > self._top_rowid:
-            self._read(store)
+            self._read(store, top)
 
-    def _read(self, store: Store) -> None:
-        """Append the rows after the last one held, READ_BATCH at a time: a million vector
-        blobs read at once held 1.4 GB of the heap after they were let go."""
-        after = self._top_rowid
+    def _read(self, store: Store, top: int) -> None:
+        """Append the model's rows after the last one held, READ_BATCH at a time (a million
+        vector blobs read at once held 1.4 GB of the heap after they were let go). Rows up
+        to `top`, the watermark read before, are then all seen: even when the newest rows
+        are another model's or a trashed memory's, the next refresh reads nothing."""
+        held, after = self._n, self._top_rowid
         while True:
-            self._append(store.vector_rows(self.model_id, after, READ_BATCH))
-            end = store.last_vector_rowid(self.model_id, after, READ_BATCH)
-            if end is None:
-                return
-            after = end
-            self._top_rowid = max(self._top_rowid, end)
+            rows = store.vector_rows(self.model_id, after, READ_BATCH)
+            self._append([r for r in rows if r[1] is not None], held)
+            if rows:
+                after = rows[-1][0]
+            if len(rows) < READ_BATCH:
+                break
+        self._top_rowid = max(self._top_rowid, after, top)
 
     # ---- the copy on disk ----------------------------------------------------------
     def _meta_path(self) -> Path | None:
@@ -307,6 +314,8 @@ class VectorIndex:
         if not self._n:
             return self._mem_seqs, np.empty(0, dtype=np.float32)
         rows = self._dots(query.astype(np.float32))
+        if self._n_base >= QUANTIZE_ABOVE:  # a full scan (context) read every mapped page
+            _let_go(self._base)
         if self._one_row_each:
             best = np.empty(len(self._mem_seqs), dtype=np.float32)
             best[self._row_mem] = rows
@@ -338,6 +347,8 @@ class VectorIndex:
         or without NumKong."""
         if numkong is None or self._n < QUANTIZE_ABOVE:
             return None
+        if self._q8 is None:
+            self._q8_rows = 0
         if self._q8 is None or len(self._q8) < self._n:
             cap = max(self._n, len(self._owner))
             q8, scale = np.empty((cap, self.dim), dtype=np.int8), np.empty(cap, np.float32)
@@ -366,6 +377,7 @@ class VectorIndex:
     def _approximate(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """(memory seqs, best-chunk cosine) from the int8 copy (within about 0.003), or None
         when the exact scan is used."""
+        self._update_mapping()
         q8 = self._quantized()
         if q8 is None:
             return None
@@ -393,16 +405,23 @@ class VectorIndex:
         self._update_mapping()
         query = query.astype(np.float32)
         positions = np.asarray(positions, dtype=np.int64)
+        if not len(positions):
+            return np.empty(0, dtype=np.float32)
         if self._one_row_each:
             rows = self._rows_by_memory[positions]
             order = np.argsort(rows)  # a mapped matrix reads best in file order
             out = np.empty(len(rows), dtype=np.float32)
             out[order] = self._take(rows[order]) @ query
-        else:
-            out = np.empty(len(positions), dtype=np.float32)
-            for i, p in enumerate(positions):
-                rows = np.sort(self._rows_by_memory[self._first_row[p] : self._first_row[p + 1]])
-                out[i] = float(np.max(self._take(rows) @ query))
+        else:  # each memory's best chunk, in one read of all their rows
+            starts, ends = self._first_row[positions], self._first_row[positions + 1]
+            rows = np.concatenate(
+                [self._rows_by_memory[a:b] for a, b in zip(starts, ends, strict=True)]
+            )
+            order = np.argsort(rows)
+            dots = np.empty(len(rows), dtype=np.float32)
+            dots[order] = self._take(rows[order]) @ query
+            groups = np.concatenate([[0], np.cumsum(ends - starts)[:-1]])
+            out = np.maximum.reduceat(dots, groups) if len(rows) else dots[:0]
         if self._n_base >= QUANTIZE_ABOVE:
             # The kernel maps whole folios of the file around each row read (256 rows took
             # 140 MB into this process): let them go again, 0.4 ms at 1M memories.

@@ -187,6 +187,23 @@ def test_labels_come_from_the_forward_pass_that_made_the_vectors(engine, monkeyp
     assert len(decoded) == 1 and engine.get(ids[0]).keywords
 
 
+def test_phrases_are_found_as_the_text_spells_them_and_never_in_the_prefix(embedder):
+    # "client/server" is the phrase "client server"; looked for with a space between its
+    # words, its tokens were never found and it could not become a label.
+    from app.core.labels import _candidates, phrase_vectors
+
+    text = "The client/server split moved the passage rendering to the browser"
+    ((_, chunks),) = embedder.embed_documents_with_tokens([text])
+    found, vectors = phrase_vectors(embedder, _candidates(text), chunks)
+    assert "client server" in found and "client server split" in found
+    assert len(vectors) == len(found)
+    # AND a model's document prefix ("passage: ") is not the memory's own word
+    from app.core import labels
+
+    prefixed = labels._occurrences([101, 6019, 1024, 6019, 102], [6019], start=3)
+    assert prefixed == [3]
+
+
 def test_labels_are_searchable_and_editable(engine):
     memory = engine.remember(
         "Zero-downtime deploys need SIGTERM handling and connection "

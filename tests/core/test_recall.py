@@ -229,6 +229,12 @@ def test_the_query_is_embedded_while_the_keyword_search_runs(corpus, monkeypatch
 
     monkeypatch.setattr(embedder, "embed_query", embed)
     monkeypatch.setattr(corpus._store, "keyword_search", search)
+    monkeypatch.setattr(embedder, "spare_core", lambda: True)
     result = corpus.recall("parser error handling", track=False)
     assert result.results and seen["keywords ran meanwhile"] is True
     assert seen["embedding thread"] != threading.current_thread().name
+    # AND with every other core busy, no second thread: it would only share the last core
+    monkeypatch.setattr(embedder, "spare_core", lambda: False)
+    keywords_started.set()
+    again = corpus.recall("parser error handling", track=False)
+    assert again.results and seen["embedding thread"] == threading.current_thread().name

@@ -222,17 +222,28 @@ def test_the_database_is_read_in_batches_that_skip_trashed_memories(embedder, mo
     first = _fresh(embedder)
     ids = [first.remember(note, force=True).memory.id for note in NOTES]
     first.forget([ids[1]])
-    first.remember("Trim the roses in late winter, above an outward-facing bud", force=True)
+    # a memory of three chunks: its rows straddle two batches of 2
+    long = first.remember("Trim the roses in late winter, above an outward bud. " * 70).memory
+    chunks = len(first._store.vectors_of(long.id, first.model_id))
+    assert chunks >= 3
+    first.remember("The newest note is trashed", force=True)
+    first.forget([first.recall("newest note trashed", mode="keyword").results[0].memory.id])
     first.close()
     shutil.rmtree(first._db.path.parent / "mnemo.db.vectors")
     engine = _fresh(embedder)
     try:
         index = engine.vector_index()
         assert index.loaded_from == "database" and len(index) == 4
-        top_rowid = index._top_rowid
+        assert index._n == 3 + chunks and (index._owner[: index._n] >= 0).all()  # every chunk
         hits, _ = index.top(engine.embedder.embed_query("pruning rose bushes"), 1)
-        assert "roses" in engine._store.by_seqs([hits[0][0]], _live()).popitem()[1].text
-        engine.vector_index()  # nothing new: nothing read again
-        assert engine.vector_index()._top_rowid == top_rowid
+        assert engine._store.by_seqs([hits[0][0]], _live()).popitem()[1].id == long.id
+        # AND with nothing new, a search reads nothing again (the newest row is trashed)
+        reads = []
+        real = engine._store.vector_rows
+        monkeypatch.setattr(
+            engine._store, "vector_rows", lambda *a, **k: reads.append(a) or real(*a, **k)
+        )
+        engine.vector_index()
+        assert reads == []
     finally:
         engine.close()

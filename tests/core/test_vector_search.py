@@ -60,6 +60,7 @@ def collection(home, mnemo_home, embedder, monkeypatch):
     shutil.copytree(home, mnemo_home, dirs_exist_ok=True)
     engine = Engine(embedder=embedder)
     monkeypatch.setattr(vectors, "QUANTIZE_ABOVE", 100)
+    monkeypatch.setattr(vectors, "RESCORE", 16)  # most memories rely on their int8 score
     yield engine
     engine.close()
 
@@ -81,9 +82,10 @@ def test_the_int8_scan_finds_the_exact_scans_hits_with_exact_cosines(collection,
     assert vectors.numkong is not None and index._n > vectors.QUANTIZE_ABOVE
     for text in QUERIES:
         query = embedder.embed_query(text)
-        hits, lookup = index.top(query, 10)
+        index._q8 = None
+        hits, lookup = index.top(query, 4)
         assert index._q8 is not None  # THEN the int8 copy was scanned
-        expected = _exact_top(index, query, 10)
+        expected = _exact_top(index, query, 4)
         assert [s for s, _ in hits] == [s for s, _ in expected]
         assert np.allclose([c for _, c in hits], [c for _, c in expected], atol=1e-6)
         # AND a memory outside the rescored ones gets its exact cosine too (keyword hits)
