@@ -46,6 +46,9 @@ class HandMadeEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self.query
 
+    def spare_core(self) -> bool:
+        return False
+
     def embed_documents(self, texts):
         return [None for _ in texts]
 
