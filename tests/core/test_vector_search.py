@@ -142,3 +142,37 @@ def test_recall_gives_the_same_answers_either_way(collection, monkeypatch):
         # comes from int8 cosines, so a score may move by a thousandth
         assert [i for i, _ in fast] == [i for i, _ in slow]
         assert np.allclose([s for _, s in fast], [s for _, s in slow], atol=2e-3)
+
+
+def test_appending_new_memories_extends_the_mapping_as_a_rebuild_would():
+    # A `remember` at 1M memories sorted every row again (np.unique): 60-100 ms. New
+    # memories' rows now extend the mapping; it must equal the one built from scratch.
+    rng = np.random.default_rng(3)
+    dim, index, rowid, seq, everything, batches = 8, vectors.VectorIndex("m", 8), 0, 0, [], []
+    extended, real_extend = [], index._extend_mapping
+    index._extend_mapping = lambda: extended.append(real_extend()) or extended[-1]
+    for step in range(40):
+        rows = []
+        for _ in range(int(rng.integers(1, 4))):
+            seq += int(rng.integers(1, 5))
+            for _ in range(int(rng.integers(1, 4)) if step % 3 else 1):  # chunks
+                rowid += 1
+                rows.append((rowid, seq, rng.normal(size=dim).astype("<f4").tobytes()))
+        if step == 25:  # a re-embed of an older memory: rows superseded, built anew
+            rowid += 1
+            rows.append((rowid, everything[3][1], rng.normal(size=dim).astype("<f4").tobytes()))
+        index._append(rows)
+        everything += rows
+        batches.append(rows)
+        query = rng.normal(size=dim).astype(np.float32)
+        seqs, best = index.scores(query)
+        fresh = vectors.VectorIndex("m", 8)
+        for batch in batches:  # the same appends, mapped once at the end
+            fresh._append(batch)
+        fresh._mapped_rows = 0
+        fresh_seqs, fresh_best = fresh.scores(query)
+        assert np.array_equal(seqs, fresh_seqs) and np.allclose(best, fresh_best)
+        assert index._one_row_each == fresh._one_row_each
+        positions = np.arange(len(seqs))
+        assert np.allclose(index.exact(query, positions), fresh_best, atol=1e-6)
+    assert extended == [True] * 38  # all but the first and the re-embed (step 25) extended
