@@ -52,7 +52,7 @@ class Worker(QtCore.QObject):
 
     # Only ids and strings cross threads: PySide6 can drop references to Python objects
     # (even None) carried by queued signals. The owner of a request fetches its result.
-    finished = Signal(int)  # request id: `result(request_id)` has the value
+    finished = Signal(int)  # request id of a kept request: `result(request_id)` has the value
     failed = Signal(int, str)  # request id, message for the user
     modelState = Signal(str, str)  # "loading" | "ready" | "unavailable", detail
     backfillProgress = Signal(int, int)  # done, total (0, 0 when finished)
@@ -343,12 +343,14 @@ class Worker(QtCore.QObject):
             self.failed.emit(request, f"internal error: {exc}")
             return
         with self._lock:
-            if request in self._keep:
+            kept = request in self._keep
+            if kept:
                 self._keep.discard(request)
                 self._results[request] = result
                 while len(self._results) > MAX_KEPT_RESULTS:  # nobody came for these
                     self._results.popitem(last=False)
-        self.finished.emit(request)
+        if kept:  # a request nobody takes the result of (warming up, settings) says nothing
+            self.finished.emit(request)
         if writes:
             self.changed.emit()
             self.backfill()

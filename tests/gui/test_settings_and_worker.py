@@ -292,3 +292,15 @@ def test_the_vectors_are_ready_before_the_first_search(qtbot, worker, monkeypatc
     qtbot.waitUntil(lambda: bool(seen), timeout=10_000)
     loaded, quantized, rows = seen[0]
     assert loaded and rows > 0 and quantized == rows
+
+
+def test_only_requests_whose_result_is_kept_say_finished(qtbot, worker):
+    # The background warm-up after the model loads said `finished` too: a view waiting for
+    # its own request took that one's (empty) result, and a full run crashed on it.
+    qtbot.waitUntil(lambda: worker.model_id != "", timeout=10_000)
+    seen = []
+    worker.finished.connect(seen.append)
+    quiet = worker.submit(lambda e: 1, keep=False)
+    kept = worker.submit(lambda e: 2)
+    qtbot.waitUntil(lambda: kept in seen, timeout=5000)
+    assert quiet not in seen and worker.result(kept) == 2
