@@ -511,7 +511,6 @@ def real_tier(n: int = 10_000) -> dict | None:
     home = real_collection(n)
     if home is None:
         return None
-    from app.core import vectors
     from app.core.engine import Engine
 
     work = Path(tempfile.mkdtemp(prefix="mnemo-real-"))
@@ -532,16 +531,28 @@ def real_tier(n: int = 10_000) -> dict | None:
     found = []
     for text in queries:
         qvec = engine.embedder.embed_query(text)
-        vectors.QUANTIZE_ABOVE = 10**12
-        exact, _ = index.top(qvec, 10)
-        vectors.QUANTIZE_ABOVE = 0
-        fast, _ = index.top(qvec, 10)
-        vectors.QUANTIZE_ABOVE = 20_000
+        exact, fast = _exact_and_int8(index, qvec, 10)
         found.append(len({s for s, _ in fast} & {s for s, _ in exact}) / max(len(exact), 1))
     out["recall_at_10"] = float(np.mean(found))
     engine.close()
     shutil.rmtree(work, ignore_errors=True)
     return out
+
+
+def _exact_and_int8(index, qvec, k: int) -> tuple[list, list]:
+    """The k hits of the exact float32 scan and of the int8 scan (forced on), whatever the
+    collection's size."""
+    from app.core import vectors
+
+    quantize = vectors.QUANTIZE_ABOVE
+    try:
+        vectors.QUANTIZE_ABOVE = 10**12
+        exact, _ = index.top(qvec, k)
+        vectors.QUANTIZE_ABOVE = 0
+        fast, _ = index.top(qvec, k)
+    finally:
+        vectors.QUANTIZE_ABOVE = quantize
+    return exact, fast
 
 
 def vector_stage_recall() -> list[tuple]:
@@ -554,7 +565,6 @@ def vector_stage_recall() -> list[tuple]:
         print("no SciFact database: run `python -m bench.quality` first")
         return []
     os.environ["MNEMO_HOME"] = str(caches[-1])
-    from app.core import vectors
     from app.core.engine import Engine
 
     engine = Engine()
@@ -564,11 +574,7 @@ def vector_stage_recall() -> list[tuple]:
     worst = 0.0
     for text in queries:
         qvec = engine.embedder.embed_query(text)
-        vectors.QUANTIZE_ABOVE = 10**12
-        exact, _ = index.top(qvec, 50)
-        vectors.QUANTIZE_ABOVE = 0
-        fast, _ = index.top(qvec, 50)
-        vectors.QUANTIZE_ABOVE = 20_000
+        exact, fast = _exact_and_int8(index, qvec, 50)
         for k in found:
             found[k].append(len({s for s, _ in fast[:k]} & {s for s, _ in exact[:k]}) / k)
         cos = dict(exact)

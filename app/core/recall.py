@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -36,15 +36,6 @@ KEYWORD_SUPPORT = 1 / 3  # a hybrid keyword hit needs cosine >= this share of mi
 # The embedder's lock keeps it one at a time.
 _EMBEDDING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mnemo-query-embedding")
 
-
-class _Done:
-    """A query embedded on the calling thread, shaped like the executor's future."""
-
-    def __init__(self, value: np.ndarray):
-        self._value = value
-
-    def result(self) -> np.ndarray:
-        return self._value
 
 
 @dataclass
@@ -120,7 +111,8 @@ def recall(
         if wanted == "hybrid" and meaning.embedder.spare_core():
             embedding = _EMBEDDING.submit(meaning.embedder.embed_query, query)
         else:
-            embedding = _Done(meaning.embedder.embed_query(query))
+            embedding = Future()  # embedded here, on the calling thread
+            embedding.set_result(meaning.embedder.embed_query(query))
     keyword_hits, plan = [], fts.KeywordPlan(expression=None)
     try:
         if wanted in ("hybrid", "keyword"):

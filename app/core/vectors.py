@@ -345,14 +345,18 @@ class VectorIndex:
         rows = self._dots(query.astype(np.float32))
         if self._n_base >= QUANTIZE_ABOVE:  # a full scan (context) read every mapped page
             _let_go(self._base)
+        return self._mem_seqs, self._best_per_memory(rows)
+
+    def _best_per_memory(self, rows: np.ndarray) -> np.ndarray:
+        """Each memory's best row score, in the order of the seq list (rows: one a row)."""
         if self._one_row_each:
             best = np.empty(len(self._mem_seqs), dtype=np.float32)
             best[self._row_mem] = rows
-            return self._mem_seqs, best
+            return best
         best = np.full(len(self._mem_seqs), -np.inf, dtype=np.float32)
         live = self._row_mem >= 0
         np.maximum.at(best, self._row_mem[live], rows[live])
-        return self._mem_seqs, best
+        return best
 
     def near_pairs(
         self, threshold: float, limit: int = 500, block: int = 2048
@@ -414,14 +418,7 @@ class VectorIndex:
         q = np.rint(query / q_scale).astype(np.int8)[None, :]
         dots = np.asarray(numkong.cdist(q, q8[: self._n], metric="dot", threads=1))[0]
         rows = dots.astype(np.float32) * (self._q8_scale[: self._n] * q_scale)
-        if self._one_row_each:
-            best = np.empty(len(self._mem_seqs), dtype=np.float32)
-            best[self._row_mem] = rows
-            return self._mem_seqs, best
-        best = np.full(len(self._mem_seqs), -np.inf, dtype=np.float32)
-        live = self._row_mem >= 0
-        np.maximum.at(best, self._row_mem[live], rows[live])
-        return self._mem_seqs, best
+        return self._mem_seqs, self._best_per_memory(rows)
 
     def position(self, seq: int) -> int | None:
         """Where a memory is in the seq list of `scores`, or None if it has no vectors."""
