@@ -19,6 +19,10 @@ COLUMNS = (
     "deleted_at, keywords, merged_into"
 )
 CONTENT_FIELDS = ("title", "text", "reasoning")
+# BM25 weights of the keyword index's columns: title, text, reasoning, tags, labels.
+KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.0, 1.0, 1.0)
+LABEL_SHARE = 0.25  # of the labels' BM25 for a memory whose text matches too (keyword_search)
+RERANK_POOL = 4  # keyword_search ranks this many times `limit` by FTS5's BM25, then re-ranks
 COMMON_POOL = 1_000  # the newest matches ranked when a query holds only common words
 EDITABLE = (
     "title",
@@ -138,6 +142,17 @@ class Filters:
                 self.pinned is not None,
             )
         )
+
+
+def _labels_once(rows, limit: int) -> list[tuple[int, float]]:
+    """(seq, score) of the best `limit` of (seq, full BM25, BM25 without the labels) rows:
+    a memory whose text matches keeps LABEL_SHARE of its labels' part, one matched by its
+    labels alone all of it (`Store.keyword_search`)."""
+    scored = [
+        (seq, text + LABEL_SHARE * (full - text) if text > 0 else full) for seq, full, text in rows
+    ]
+    scored.sort(key=lambda hit: -hit[1])
+    return scored[:limit]
 
 
 def _collation(column: str) -> str:
@@ -344,32 +359,44 @@ class Store:
         expression: str,
         filters: Filters,
         limit: int,
-        weights: tuple[float, ...] = (2.0, 1.0, 1.0, 1.0, 1.0),
+        weights: tuple[float, ...] = KEYWORD_COLUMN_WEIGHTS,
         common_only: bool = False,
     ) -> list[tuple[int, float]]:
         """(seq, bm25) for the best FTS5 matches of a safe expression; higher is better.
 
+        The labels column counts fully for a memory that matches by its labels alone (a
+        keyword an agent or the user gave it), and LABEL_SHARE of it for one whose text
+        matches too: labels are mostly the text's own salient words, and counted twice they
+        made a query sharing one of them look relevant ("beef wellington recipe" answered
+        with the sourdough note). FTS5 ranks by the full BM25, the best RERANK_POOL × limit
+        are scored both ways in the same pass and re-ranked here (0.2 ms more at 100k; a
+        CASE over a subquery made SQLite evaluate bm25 once per mention, ADR 0006).
+
         `common_only` (every phrase in half the memories or more, `KeywordPlan`): such words
         tell memories apart by nothing but their frequency, and ranking all of them cost
         66 ms at 100k; the newest COMMON_POOL matches are ranked instead (8 ms)."""
-        w = ", ".join(str(float(x)) for x in weights)
+        full = ", ".join(str(float(x)) for x in weights)
+        text = ", ".join(str(float(x)) for x in (*weights[:-1], 0.0))
+        scores = f"-bm25(memories_fts, {full}), -bm25(memories_fts, {text})"
+        pool = limit * RERANK_POOL
         if common_only:
             where, args = filters.sql()
             rows = self.db.query(
-                f"SELECT m.seq, f.score FROM (SELECT rowid, -bm25(memories_fts, {w}) AS score "
-                "FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) f "
-                f"JOIN memories m ON m.seq = f.rowid WHERE 1{where} ORDER BY f.score DESC LIMIT ?",
-                (expression, max(COMMON_POOL, limit * 4), *args, limit),
+                f"SELECT m.seq, f.full, f.text FROM (SELECT rowid, -bm25(memories_fts, {full}) "
+                f"AS full, -bm25(memories_fts, {text}) AS text FROM memories_fts "
+                "WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) f "
+                f"JOIN memories m ON m.seq = f.rowid WHERE 1{where} ORDER BY f.full DESC LIMIT ?",
+                (expression, max(COMMON_POOL, pool), *args, pool),
             )
-            return [(r[0], r[1]) for r in rows]
+            return _labels_once(rows, limit)
         if not filters.active and not filters.include_deleted and not filters.only_deleted:
             # Without filters the join with memories costs a lookup per match (a third of
             # the time when a common word matches everything): rank in FTS5 alone, then drop
             # trashed memories from the few best.
             hits = self.db.query(
-                f"SELECT rowid, -bm25(memories_fts, {w}) FROM memories_fts "
-                f"WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts, {w}) LIMIT ?",
-                (expression, limit * 2),
+                f"SELECT rowid, {scores} FROM memories_fts "
+                f"WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts, {full}) LIMIT ?",
+                (expression, pool + limit),
             )
             trashed: set[int] = set()
             if hits:
@@ -379,15 +406,15 @@ class Store:
                     tuple(h[0] for h in hits),
                 )
                 trashed = {r[0] for r in rows}
-            return [(h[0], h[1]) for h in hits if h[0] not in trashed][:limit]
+            return _labels_once([h for h in hits if h[0] not in trashed][:pool], limit)
         where, args = filters.sql()
         rows = self.db.query(
-            f"SELECT m.seq, -bm25(memories_fts, {w}) AS score FROM memories_fts "
+            f"SELECT m.seq, {scores} FROM memories_fts "
             f"JOIN memories m ON m.seq = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ?{where} ORDER BY bm25(memories_fts, {w}) LIMIT ?",
-            (expression, *args, limit),
+            f"WHERE memories_fts MATCH ?{where} ORDER BY bm25(memories_fts, {full}) LIMIT ?",
+            (expression, *args, pool),
         )
-        return [(r[0], r[1]) for r in rows]
+        return _labels_once(rows, limit)
 
     def counts(self) -> dict[str, int]:
         """Memory totals: live, trashed, pinned."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -123,3 +124,32 @@ def test_a_query_of_only_common_words_ranks_a_bounded_pool_of_the_newest(engine,
     newest = {m.id for m in notes[-12:]}
     assert len(hits) == 3 and _ids(engine, hits) <= newest
     assert all(score > 0 for _, score in hits)
+
+
+def test_labels_count_once_next_to_the_text_and_fully_alone_on_every_path(engine):
+    from app.core.store import LABEL_SHARE
+
+    store = engine._store
+    both = store.insert(Memory(id="", text="tarragon goes in the sauce", keywords=["tarragon"]))
+    alone = store.insert(Memory(id="", text="a sauce for the fish", keywords=["tarragon"]))
+    store.insert(Memory(id="", text="tarragon seedlings on the windowsill"))
+    seq = dict(store.db.query("SELECT id, seq FROM memories"))
+    full, text = "2.0, 1.0, 1.0, 1.0, 1.0", "2.0, 1.0, 1.0, 1.0, 0.0"
+    raw = {
+        row[0]: (row[1], row[2])
+        for row in store.db.query(
+            f"SELECT rowid, -bm25(memories_fts, {full}), -bm25(memories_fts, {text}) "
+            "FROM memories_fts WHERE memories_fts MATCH ?",
+            ('"tarragon"',),
+        )
+    }
+    f, t = raw[seq[both.id]]
+    assert t > 0 and f > t  # its text and its labels both match
+    assert raw[seq[alone.id]][1] == 0  # only its labels match
+    for filters, common in ((Filters(), False), (Filters(category="note"), False),
+                            (Filters(), True)):  # fmt: skip
+        hits = dict(store.keyword_search('"tarragon"', filters, 10, common_only=common))
+        # the labels repeat the text's word: counted a quarter, not twice over
+        assert hits[seq[both.id]] == pytest.approx(t + LABEL_SHARE * (f - t))
+        # a keyword given to a memory whose text lacks it still counts in full
+        assert hits[seq[alone.id]] == pytest.approx(raw[seq[alone.id]][0])

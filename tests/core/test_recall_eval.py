@@ -48,3 +48,17 @@ def test_real_queries_find_their_answer_in_the_top_three(scored):
 def test_queries_about_nothing_get_nothing(scored):
     assert scored.nothing >= 30
     assert scored.abstained >= 0.90, "\n".join(scored.misses)
+
+
+@pytest.mark.slow
+def test_a_query_sharing_only_a_labelled_word_is_not_an_answer(engine):
+    # The labels repeat a memory's salient words: counted at full weight next to the text,
+    # "beef wellington recipe" matched the sourdough note by "recipe" twice over and showed
+    # it as an answer. A memory found by its labels alone keeps their full weight
+    # (test_agent_memory.py::test_labels_are_searchable_and_editable).
+    ids = fill(engine)
+    loaf = engine.get(ids["sourdough-loaf"])
+    assert any("recipe" in label for label in loaf.keywords or [])
+    assert engine.recall("beef wellington recipe", track=False).results == []
+    hits = engine.recall("sourdough bread recipe", track=False).results
+    assert hits and hits[0].memory.id == loaf.id
