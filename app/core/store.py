@@ -368,16 +368,17 @@ class Store:
         keyword an agent or the user gave it), and LABEL_SHARE of it for one whose text
         matches too: labels are mostly the text's own salient words, and counted twice they
         made a query sharing one of them look relevant ("beef wellington recipe" answered
-        with the sourdough note). FTS5 ranks by the full BM25, the best RERANK_POOL × limit
-        are scored both ways in the same pass and re-ranked here (0.2 ms more at 100k; a
-        CASE over a subquery made SQLite evaluate bm25 once per mention, ADR 0006).
+        with the sourdough note). The best RERANK_POOL × limit by the full BM25 carry both
+        scores from the same pass and are re-ranked here: two bm25() calls a row, as many
+        as one score ordered by `bm25(…)` took (a CASE over a subquery took five, ADR 0006).
 
         `common_only` (every phrase in half the memories or more, `KeywordPlan`): such words
         tell memories apart by nothing but their frequency, and ranking all of them cost
         66 ms at 100k; the newest COMMON_POOL matches are ranked instead (8 ms)."""
         full = ", ".join(str(float(x)) for x in weights)
         text = ", ".join(str(float(x)) for x in (*weights[:-1], 0.0))
-        scores = f"-bm25(memories_fts, {full}), -bm25(memories_fts, {text})"
+        # Ordered by the selected column: `ORDER BY bm25(…)` would be evaluated once more.
+        scores = f"-bm25(memories_fts, {full}) AS full, -bm25(memories_fts, {text})"
         pool = limit * RERANK_POOL
         if common_only:
             where, args = filters.sql()
@@ -395,7 +396,7 @@ class Store:
             # trashed memories from the few best.
             hits = self.db.query(
                 f"SELECT rowid, {scores} FROM memories_fts "
-                f"WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts, {full}) LIMIT ?",
+                "WHERE memories_fts MATCH ? ORDER BY full DESC LIMIT ?",
                 (expression, pool + limit),
             )
             trashed: set[int] = set()
@@ -411,7 +412,7 @@ class Store:
         rows = self.db.query(
             f"SELECT m.seq, {scores} FROM memories_fts "
             f"JOIN memories m ON m.seq = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ?{where} ORDER BY bm25(memories_fts, {full}) LIMIT ?",
+            f"WHERE memories_fts MATCH ?{where} ORDER BY full DESC LIMIT ?",
             (expression, *args, pool),
         )
         return _labels_once(rows, limit)
