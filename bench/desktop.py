@@ -124,10 +124,14 @@ def hotkey_to_visible(qapp, runs: int = 10) -> tuple[list[float], list[float]]:
     return times, hides
 
 
-LARGE_SAVE = "Ferry log. " + (
-    "The harbour queue moves slowly while the ferries load cars, bikes and foot passengers; "
-    "the timetable changes in winter and the last boat leaves at nine. "
-) * 2_600  # about 400,000 characters: some 220 chunks to embed
+LARGE_SAVE = (
+    "Ferry log. "
+    + (
+        "The harbour queue moves slowly while the ferries load cars, bikes and foot passengers; "
+        "the timetable changes in winter and the last boat leaves at nine. "
+    )
+    * 2_600
+)  # about 400,000 characters: some 220 chunks to embed
 
 
 def _arrivals(popup) -> list[tuple[float, str, str]]:

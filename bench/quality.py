@@ -144,33 +144,9 @@ def max_normalized_peer(engine, queries, qrels) -> float:
     """nDCG@10 of the same candidates (a recall's 50 best by meaning and 50 by keywords)
     ranked as before issue 9: each signal divided by its best over the candidates, half
     and half, no floor. The peer for the calibrated order, in the same run."""
-    import numpy as np
+    from bench.fusion import candidates, max_normalized, ndcg
 
-    from app.core.store import Filters
-
-    store, meaning = engine._store, engine.meaning()
-    scores = []
-    for qid, text in queries.items():
-        qvec = meaning.embedder.embed_query(text)
-        hits, lookup = meaning.index.top(qvec, 50, None, engine.settings["min_similarity"])
-        plan = store.keyword_plan(text)
-        keyword = (
-            dict(store.keyword_search(plan.expression, Filters(), 50, common_only=plan.common_only))
-            if plan.expression
-            else {}
-        )
-        seqs = list(dict.fromkeys([s for s, _ in hits] + list(keyword)))
-        cosine = np.array([lookup.get(s, -1.0) for s in seqs])
-        bm25 = np.array([keyword.get(s, 0.0) for s in seqs])
-        span = max(float(cosine.max() - cosine.min()), 1e-9) if len(seqs) else 1.0
-        fused = 0.5 * (cosine - cosine.min(initial=0)) / span + 0.5 * bm25 / max(
-            float(bm25.max(initial=0)), 1e-9
-        )
-        best = [seqs[i] for i in np.argsort(-fused, kind="stable")[:10]]
-        docs = store.by_seqs(best, Filters())
-        ranked = [docs[s].references[0] for s in best if s in docs]
-        scores.append(ndcg_at_10(ranked, qrels[qid]))
-    return sum(scores) / len(scores)
+    return ndcg(max_normalized, candidates(engine, queries), qrels, len(queries))
 
 
 def main() -> None:
@@ -237,9 +213,9 @@ def main() -> None:
         f"lifting the floor would raise nDCG@10 only to {unfloored:.4f}. The peer for the "
         "order, same run and candidates: each signal divided by its best candidate, half and "
         f"half, no floor (the ranking before issue 9, which cannot say 'nothing'): {peer:.4f}. "
-        "Measured once on cached candidates (2026-11-25, not in this script): a logistic "
-        "ranker trained on 11 features of half the queries and tested on the other half "
-        "scored 0.734 (three splits), so no fusion of these two signals is much better.",
+        "`bench/fusion.py`: a logistic ranker over 11 features of the two signals, trained "
+        "on half the queries and tested on the other half, scores 0.734 (three splits): no "
+        "fusion of these two signals does much better.",
     )
     engine.close()
     from bench import personal
