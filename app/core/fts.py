@@ -31,6 +31,10 @@ import apsw
 from rapidfuzz.distance import Levenshtein
 from rapidfuzz.process import extract
 
+from app.core import paths
+from app.core.errors import ModelError
+from app.core.gguf_meta import read_strings
+
 MAX_PHRASES = 32
 MAX_WORDS_PER_PHRASE = 16
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -115,6 +119,27 @@ class KeywordPlan:
         return len(self.phrases) == 1 and _identifier(self.phrases[0].words)
 
 
+_DICTIONARY: frozenset[str] | None = None  # stems of `dictionary_words`, made once
+
+
+def dictionary_words() -> list[str]:
+    """English words and names: the whole-word tokens of the bundled model's vocabulary
+    (BERT's uncased WordPiece, about 21,700 of them), read from its GGUF file in about
+    10 ms; [] when the bundled model is missing. A word here is never taken for a typo."""
+    try:
+        tokens = read_strings(paths.DEFAULT_MODEL, "tokenizer.ggml.tokens")
+    except ModelError:
+        return []
+    # Word-start tokens carry the phantom space '▁' (`converter.py`); pieces do not.
+    return [t[1:] for t in tokens if t.startswith("▁") and t[1:].isascii() and t[1:].isalpha()]
+
+
+def _cased_identifier(word: str) -> bool:
+    """`userId`, `EACCES`, `getUserName`: a capital after the first letter marks a name
+    someone typed exactly, not an English word to correct."""
+    return any(ch.isupper() for ch in word[1:])
+
+
 def _identifier(words: list[str]) -> bool:
     joined = "".join(words)
     return len(words) > 1 or any(ch.isdigit() for ch in joined) or "_" in joined
@@ -156,6 +181,13 @@ class Lexicon:
                 "USING fts5vocab(main, memories_fts, row)"
             )
             self._ready = True
+
+    def is_word(self, stem: str) -> bool:
+        """Whether `stem` is the stem of a dictionary word (`dictionary_words`)."""
+        global _DICTIONARY
+        if _DICTIONARY is None:
+            _DICTIONARY = frozenset(self.stems(" ".join(dictionary_words())))
+        return stem in _DICTIONARY
 
     def stems(self, text: str) -> list[str]:
         """The index's tokens for `text` (porter stems of its words)."""
@@ -311,6 +343,7 @@ class Lexicon:
         total = max(self.total(), 1)
         known = self.docs([s for p in phrases for s in p.stems])
         long_query = len(phrases) > LONG_QUERY
+        cased = {w.lower() for w in words(text) if _cased_identifier(w)}
         corrections: dict[str, str] = {}
         for p in phrases:
             if p.prefix:
@@ -328,6 +361,8 @@ class Lexicon:
                 and len(p.words) == 1
                 and 5 <= len(word) <= 30
                 and word.isalpha()
+                and word not in cased
+                and not self.is_word(p.stems[0])  # `floor` is not a typo for `flour`
             ):
                 # A word being typed is first a prefix; only when nothing starts with it is
                 # it taken as a misspelt word.

@@ -359,3 +359,32 @@ def test_cli_recall_with_hostile_queries(engine):
     out = json.loads(result.stdout)
     assert out["results"][0]["text"].startswith("Kubernetes")
     assert "kubernetes" in out["notice"]
+
+
+# Found by a tester on the personal set: real words the collection lacks were "corrected"
+# into other words, and the answers were confident and wrong ("floor tiles" gave the
+# pancake recipe through flour and the school run through times; "Stripe" the editor
+# settings through strip; "userId" a note about users).
+@pytest.mark.parametrize(
+    ("query", "held"),
+    [
+        ("floor tiles", "Pancakes: more flour next time, fewer times stirred"),
+        ("police station", "The policies of the car insurance"),
+        ("Stripe", "Strip trailing whitespace on save"),
+        ("monster trucks", "Monstera care: water weekly"),
+        ("computers", "Commuting by train"),
+        ("userId", "Users logged out on staging"),
+        ("EACCES", "Each deploy bumps the tag"),
+        ("getUserName", "The username field is required"),
+    ],
+)
+def test_real_words_and_cased_identifiers_are_never_corrected(engine, query, held):
+    _add(engine._store, [held, "Something else entirely about gardening"])
+    assert engine._store.keyword_plan(query).corrections == {}
+    assert engine._store.keyword_plan(query + " ", prefix=True).corrections == {}
+
+
+def test_misspelt_words_are_still_corrected(engine):
+    _add(engine._store, ["Kubernetes staging deploy", "Postgres pool", "Receive webhooks"])
+    for typo in ("kuberntes", "postgress", "recieve", "webhok"):
+        assert typo in engine._store.keyword_plan(typo).corrections, typo
