@@ -32,7 +32,7 @@ from app.core.ranking import (
     vector_relevance,
     weights_from,
 )
-from app.core.recall import KEYWORD_SUPPORT
+from app.core.recall import FAR_FROM_MEANING, KEYWORD_ALONE
 from app.core.settings import Settings
 from app.core.store import Filters, Store
 
@@ -334,13 +334,13 @@ def build_context(
                 )
             )
             bm25 = np.array([hits.get(int(s), 0.0) for s in seqs])
-            if cosine is not None:
-                # As in recall: a keyword match needs some support from meaning, unless the
-                # memory has no vectors yet.
-                weak = cosine < settings["min_similarity"] * KEYWORD_SUPPORT
-                bm25[weak & ~np.isnan(cosine)] = 0.0
             keyword = keyword_relevance(bm25, plan.ideal)
-            block.keyword_matches = int((bm25 > 0).sum())
+            if cosine is not None:
+                # As in recall (`recall.supported`): far from the query's meaning, a keyword
+                # match counts only when its words say so clearly.
+                far = cosine < settings["min_similarity"] * FAR_FROM_MEANING
+                keyword[far & ~np.isnan(cosine) & (keyword < KEYWORD_ALONE)] = 0.0
+            block.keyword_matches = int((keyword > 0).sum())
     if query:
         weights = weights_from(settings)
         if not use_meaning:  # keywords alone: they count in full, as in keyword mode

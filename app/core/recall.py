@@ -28,7 +28,8 @@ from app.core.settings import Settings
 from app.core.store import Filters, Store
 
 MODES = ("hybrid", "semantic", "keyword")
-KEYWORD_SUPPORT = 1 / 3  # a hybrid keyword hit needs cosine >= this share of min_similarity
+FAR_FROM_MEANING = 1 / 3  # a cosine under this share of min_similarity: no support by meaning
+KEYWORD_ALONE = 0.5  # the keyword relevance a hit needs without that support (`supported`)
 # With a core to spare, the query is embedded here while the calling thread runs the keyword
 # search: llama.cpp and SQLite both release the GIL, so a hybrid recall costs the longer of
 # the two, not their sum (at 100k memories each takes about 4 ms: 10.1 -> 7.3 ms). With one
@@ -36,6 +37,17 @@ KEYWORD_SUPPORT = 1 / 3  # a hybrid keyword hit needs cosine >= this share of mi
 # The embedder's lock keeps it one at a time.
 _EMBEDDING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mnemo-query-embedding")
 
+
+def supported(cosine: float | None, keyword_relevance_: float, settings: Settings) -> bool:
+    """Whether a keyword hit can be an answer in hybrid search. Far from the query's meaning
+    (cosine under a third of min_similarity) its words must say so clearly: keyword
+    relevance of at least KEYWORD_ALONE. One rare word of a memory ("allkeys": 0.64) or a
+    codename given as a label (0.68) is an answer; "use" shared with "should we use cloud
+    services?" in a five-memory collection (0.35) is not. Memories without vectors yet are
+    found by keywords alone."""
+    if cosine is None or cosine >= settings["min_similarity"] * FAR_FROM_MEANING:
+        return True
+    return keyword_relevance_ >= KEYWORD_ALONE
 
 
 @dataclass
@@ -146,14 +158,6 @@ def recall(
         vector = vector_of.get(seq)
         if vector is None and lookup is not None:
             vector = lookup.get(seq)
-            # A keyword hit needs some support from meaning: "likes" matching "like" in an
-            # unrelated memory is not relevant. Memories not embedded yet keep keyword hits.
-            if (
-                vector is not None
-                and vector < settings["min_similarity"] * KEYWORD_SUPPORT
-                and not plan.exact_identifier
-            ):
-                continue
         candidates.append(
             Scored(memory=memory, seq=seq, vector=vector, keyword=keyword_of.get(seq))
         )
@@ -169,6 +173,8 @@ def recall(
         for i, c in enumerate(candidates):
             c.prominence = float(values[i])
             c.vector_norm, c.keyword_norm = float(v[i]), float(k[i])
+        if wanted == "hybrid" and not plan.exact_identifier:
+            candidates = [c for c in candidates if supported(c.vector, c.keyword_norm, settings)]
 
     if wanted == "semantic":
         weights = Weights(vector=1.0, keyword=0.0, prominence=settings["weight_prominence"])

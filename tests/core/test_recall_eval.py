@@ -62,3 +62,33 @@ def test_a_query_sharing_only_a_labelled_word_is_not_an_answer(engine):
     assert engine.recall("beef wellington recipe", track=False).results == []
     hits = engine.recall("sourdough bread recipe", track=False).results
     assert hits and hits[0].memory.id == loaf.id
+
+
+@pytest.mark.slow
+def test_one_rare_word_of_a_memory_finds_it_by_default(engine):
+    # Found by a tester: hybrid search dropped keyword hits whose cosine was under 0.05, so
+    # one exact word held by a single memory ("allkeys", "opaque") came back empty in the
+    # default mode while keyword mode found it: 97 of 627 such words. Calibrated keyword
+    # relevance already tells one common word of four from an answer.
+    ids = fill(engine)
+    for word, answer in (
+        ("allkeys", "redis-session-eviction"),
+        ("opaque", "api-pagination-decision"),
+        ("builder", "docker-disk-cleanup"),
+    ):
+        hits = engine.recall(word, track=False).results
+        assert hits and hits[0].memory.id == ids[answer], word
+        # the session-start context asked about it finds it too
+        block = engine.context(query=word, track=False, cwd=None)
+        assert ids[answer] in [m.id for m, _ in block.memories][:1], word
+
+
+@pytest.mark.slow
+def test_a_keyword_given_to_a_memory_finds_it_by_default(engine):
+    # A project codename as a label has no meaning in common with the text: found only in
+    # keyword mode before.
+    ids = fill(engine)
+    engine.edit(ids["flat-tenancy"], keywords="orion, gemini")
+    for word in ("orion", "gemini"):
+        hits = engine.recall(word, track=False).results
+        assert [h.memory.id for h in hits][:1] == [ids["flat-tenancy"]], word
