@@ -139,7 +139,8 @@ class ContextBlock:
             notes.append(f"{shortened} shortened")
         budget = f" ({', '.join(notes)} to fit {max_chars:,} chars)" if notes else ""
         return (
-            f"*Memory: {shown} entries from {self.total}{budget} | {semantic} | "
+            f"*Memory: {shown} entr{'y' if shown == 1 else 'ies'} from {self.total}{budget} | "
+            f"{semantic} | "
             f'context: "{_clip(self.query or "none", 80)}" | '
             f"model: {_clip(self.model, 60) or 'none'}*"
         )

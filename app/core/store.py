@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 
 import numpy as np
 
@@ -84,6 +85,25 @@ def row_to_memory(row: tuple) -> Memory:
     )
 
 
+def _moment(value: str | None, name: str) -> str | None:
+    """A date filter as created_at is stored (ISO, UTC), or InputError in words: compared as
+    text, "garbage" used to match nothing and everything."""
+    if value is None or value == "":
+        return None
+    text = str(value).strip()
+    try:
+        if len(text) == 10:
+            return date.fromisoformat(text).isoformat()  # a day: compared with its start
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(
+            f"--{name} {value!r} is not a date: use YYYY-MM-DD or an ISO timestamp"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
 @dataclass
 class Filters:
     """What narrows a search or a listing; empty fields do not filter."""
@@ -97,6 +117,10 @@ class Filters:
     pinned: bool | None = None
     include_deleted: bool = False
     only_deleted: bool = False  # the trash
+
+    def __post_init__(self) -> None:
+        self.since = _moment(self.since, "since")
+        self.until = _moment(self.until, "until")
 
     def sql(self, alias: str = "m") -> tuple[str, list]:
         """A WHERE fragment (starting with AND) and its bindings."""

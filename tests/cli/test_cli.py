@@ -219,3 +219,37 @@ def test_a_near_duplicate_held_back_exits_3_so_scripts_see_it_was_not_stored():
     )
     assert as_json.returncode == 3 and json.loads(as_json.stdout)["status"] == "similar"
     assert ok("remember", "Kubernetes pods restart when the probe is timing out", "--force")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["recall", "sourdough", "--since", "garbage"],
+        ["recall", "sourdough", "--until", "garbage"],
+        ["recall", "sourdough", "--since", "2024-13-45"],
+        ["list", "--since", "yesterday"],
+        ["recall", "sourdough", "--limit", "0"],
+        ["recall", "sourdough", "--limit", "-3"],
+        ["list", "--limit", "0"],
+        ["context", "--limit", "-1"],
+    ],
+)
+def test_bad_dates_and_limits_are_refused_in_words(args):
+    # Found by a tester: `--until garbage` returned everything (dates were compared as
+    # text), `--since garbage` nothing, and `--limit 0` quietly meant the default.
+    run_cli("remember", "Sourdough loaf: 500 g flour, 350 g water", "--force")
+    done = run_cli(*args)
+    assert done.returncode == 1, done
+    err = done.stderr.decode()
+    assert "Traceback" not in err and len(err.strip().splitlines()) <= 3, err
+    assert any(word in err for word in ("date", "whole number", "at least 1")), err
+
+
+def test_dates_in_filters_accept_a_day_or_a_timestamp():
+    run_cli("remember", "Sourdough loaf: 500 g flour, 350 g water", "--force")
+    for since in ("2000-01-01", "2000-01-01T10:00:00", "2000-01-01T10:00:00+02:00"):
+        done = run_cli("recall", "sourdough", "--since", since, "--json")
+        assert done.returncode == 0, done
+        assert json.loads(done.stdout)["results"], since
+    done = run_cli("recall", "sourdough", "--until", "2000-01-01", "--json")
+    assert json.loads(done.stdout)["results"] == []

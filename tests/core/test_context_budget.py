@@ -231,3 +231,10 @@ def test_cli_context_keeps_to_max_chars_and_counts_only_what_it_shows(long_memor
     assert data["max_chars"] == 3_000 and len(data["entries"]) + data["left_out"] == 20
     assert "--max-chars must be at least 500" in fails("context", "--max-chars", "100", env=env)
     assert "--max-chars N" in ok("context", "--help").stdout.decode()
+
+
+def test_one_entry_is_said_in_the_singular(engine):
+    engine.remember("Parser errors: report the line number and the offending byte", force=True)
+    block = engine.context(query="parser errors line number", track=False)
+    assert len(block.memories) == 1
+    assert block.diagnostic().startswith("*Memory: 1 entry from 1 ")
