@@ -33,6 +33,9 @@ class PersonalScore:
     mrr: float = 0.0
     abstained: float = 0.0
     misses: list[str] = field(default_factory=list)
+    holdout: int = 0  # off-topic questions a tester wrote after tuning (holdout_offtopic.json)
+    holdout_abstained: float = 0.0
+    holdout_answered: list[str] = field(default_factory=list)
 
 
 def load() -> tuple[list[dict], dict]:
@@ -83,6 +86,17 @@ def evaluate(engine, ids: dict[str, str], limit: int = 10) -> PersonalScore:
                 f"{by_mnemo.get(r.memory.id)} {r.score:.2f}" for r in result.results[:2]
             )
             score.misses.append(f"nothing ({q['kind']}) {q['query']!r}: shown [{top}]")
+    holdout = json.loads((DATA / "holdout_offtopic.json").read_text(encoding="utf-8"))
+    score.holdout = len(holdout["nothing"])
+    for q in holdout["nothing"]:
+        result = engine.recall(q["query"], limit=limit, track=False)
+        score.holdout_abstained += not result.results
+        if result.results:
+            top = result.results[0]
+            score.holdout_answered.append(
+                f"{q['query']!r}: {by_mnemo.get(top.memory.id)} {top.score:.2f}"
+            )
+    score.holdout_abstained /= score.holdout
     score.hit1 /= score.real
     score.hit3 /= score.real
     score.mrr /= score.real
@@ -111,6 +125,12 @@ def main() -> None:
         f"{score.real} real queries: hit@1 {score.hit1:.3f}, hit@3 {score.hit3:.3f}, "
         f"MRR {score.mrr:.3f}; {score.nothing} nothing-queries: "
         f"{score.abstained:.1%} answered with nothing"
+    )
+    for answered in score.holdout_answered:
+        print("holdout answered: " + answered)
+    print(
+        f"holdout: {score.holdout} off-topic questions written after tuning, "
+        f"{score.holdout_abstained:.1%} answered with nothing"
     )
 
 
