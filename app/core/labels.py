@@ -20,7 +20,7 @@ from app.core.fts import STOP_WORDS
 if TYPE_CHECKING:
     from app.core.embedder import Embedder, TokenChunk
 
-METHOD = "token-vectors-2"  # how labels are made: benchmarks keep a database per method
+METHOD = "token-vectors-3"  # how labels are made: benchmarks keep a database per method
 MAX_LABELS = 10
 MAX_CANDIDATES = 30
 DIVERSITY = 0.5  # 0 = most relevant only, 1 = most diverse only
@@ -32,7 +32,10 @@ GENERIC = frozenset(
     "code development software system application implementation feature project function "
     "method file data error bug fix update change".split()
 )
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9+#.\-_]*[A-Za-z0-9+#]|[A-Za-z]")
+# A word starts with a letter of any script ("café", "straße", "α-synuclein"), may hold
+# digits and `+#.-_` inside ("c++", "upload.py", "e_conn_reset") and ends with a letter,
+# digit, + or #.
+_TOKEN = re.compile(r"[^\W\d_](?:[\w+#.\-]*[^\W_]|[\w+#.\-]*[+#])?")
 
 
 def _ok(word: str) -> bool:

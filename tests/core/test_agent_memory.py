@@ -260,3 +260,17 @@ def test_mirror_folder_rebuilds_the_database(engine, tmp_path, monkeypatch):
     assert rebuilt.get(dropped.id).deleted_at is not None
     again = rebuilt.import_paths([mirror])
     assert (again.added, again.updated) == (0, 0)
+
+
+def test_words_with_accents_are_whole_candidates(embedder):
+    # Found by a tester: "Café order" became the label "caf order" (the word pattern was
+    # ASCII only); Greek letters of scientific text were dropped the same way.
+    from app.core.labels import _candidates, phrase_vectors
+
+    text = "Café order: flat white with oat milk. Straße closed; α-synuclein aggregates"
+    cands = _candidates(text)
+    assert "café order" in cands and "caf order" not in cands and "caf" not in cands
+    assert "straße" in cands and "α-synuclein" in cands
+    ((_, chunks),) = embedder.embed_documents_with_tokens([text])
+    found, _ = phrase_vectors(embedder, cands, chunks)
+    assert "café order" in found
