@@ -23,7 +23,9 @@ CONTENT_FIELDS = ("title", "text", "reasoning")
 # BM25 weights of the keyword index's columns: title, text, reasoning, tags, labels.
 KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.0, 1.0, 1.0)
 LABEL_SHARE = 0.25  # of the labels' BM25 for a memory whose text matches too (keyword_search)
-RERANK_POOL = 4  # keyword_search ranks this many times `limit` by FTS5's BM25, then re-ranks
+RERANK_POOL = 4  # keyword_search re-ranks the best 4 × limit by FTS5's BM25 …
+RERANK_EXTRA = 1_000  # … but at most limit + 1,000 (`mnemo context` asks for 10,000)
+IN_SLICE = 10_000  # seqs per `IN (…)` (SQLite allows at most 32,766 variables)
 COMMON_POOL = 1_000  # the newest matches ranked when a query holds only common words
 EDITABLE = (
     "title",
@@ -168,14 +170,16 @@ class Filters:
         )
 
 
-def _labels_once(rows, limit: int) -> list[tuple[int, float]]:
+def _labels_once(rows, limit: int, labels_only: set[int]) -> list[tuple[int, float]]:
     """(seq, score) of the best `limit` of (seq, full BM25, BM25 without the labels) rows:
-    a memory whose text matches keeps LABEL_SHARE of its labels' part, one matched by its
-    labels alone all of it (`Store.keyword_search`)."""
+    a memory whose text holds what its labels match keeps LABEL_SHARE of their part, one
+    whose labels alone hold a query word (`labels_only`, or no text match) all of it
+    (`Store.keyword_search`). Ties by seq."""
     scored = [
-        (seq, text + LABEL_SHARE * (full - text) if text > 0 else full) for seq, full, text in rows
+        (seq, text + LABEL_SHARE * (full - text) if text > 0 and seq not in labels_only else full)
+        for seq, full, text in rows
     ]
-    scored.sort(key=lambda hit: -hit[1])
+    scored.sort(key=lambda hit: (-hit[1], hit[0]))
     return scored[:limit]
 
 
@@ -388,13 +392,13 @@ class Store:
     ) -> list[tuple[int, float]]:
         """(seq, bm25) for the best FTS5 matches of a safe expression; higher is better.
 
-        The labels column counts fully for a memory that matches by its labels alone (a
-        keyword an agent or the user gave it), and LABEL_SHARE of it for one whose text
-        matches too: labels are mostly the text's own salient words, and counted twice they
-        made a query sharing one of them look relevant ("beef wellington recipe" answered
-        with the sourdough note). The best RERANK_POOL × limit by the full BM25 carry both
-        scores from the same pass and are re-ranked here: two bm25() calls a row, as many
-        as one score ordered by `bm25(…)` took (a CASE over a subquery took five, ADR 0006).
+        A memory's labels repeat its text's salient words: counted in full beside the text
+        they made a query sharing one of them look relevant ("beef wellington recipe"
+        answered with the sourdough note). So the labels column counts LABEL_SHARE of its
+        BM25 for a memory whose text holds every query word its labels match, and in full
+        when some query word is in its labels only (a keyword or codename an agent or the
+        user gave it). The best `limit` plus up to RERANK_EXTRA rows by the full BM25 carry
+        both scores from one pass (two bm25() calls a row) and are re-ranked here (ADR 0006).
 
         `common_only` (every phrase in half the memories or more, `KeywordPlan`): such words
         tell memories apart by nothing but their frequency, and ranking all of them cost
@@ -403,7 +407,7 @@ class Store:
         text = ", ".join(str(float(x)) for x in (*weights[:-1], 0.0))
         # Ordered by the selected column: `ORDER BY bm25(…)` would be evaluated once more.
         scores = f"-bm25(memories_fts, {full}) AS full, -bm25(memories_fts, {text})"
-        pool = limit * RERANK_POOL
+        pool = min(limit * RERANK_POOL, limit + RERANK_EXTRA)
         if common_only:
             where, args = filters.sql()
             rows = self.db.query(
@@ -413,8 +417,7 @@ class Store:
                 f"JOIN memories m ON m.seq = f.rowid WHERE 1{where} ORDER BY f.full DESC LIMIT ?",
                 (expression, max(COMMON_POOL, pool), *args, pool),
             )
-            return _labels_once(rows, limit)
-        if not filters.active and not filters.include_deleted and not filters.only_deleted:
+        elif not filters.active and not filters.include_deleted and not filters.only_deleted:
             # Without filters the join with memories costs a lookup per match (a third of
             # the time when a common word matches everything): rank in FTS5 alone, then drop
             # trashed memories from the few best.
@@ -423,23 +426,56 @@ class Store:
                 "WHERE memories_fts MATCH ? ORDER BY full DESC LIMIT ?",
                 (expression, pool + limit),
             )
-            trashed: set[int] = set()
-            if hits:
-                marks = ",".join("?" * len(hits))
-                rows = self.db.query(
-                    f"SELECT seq FROM memories WHERE deleted_at IS NOT NULL AND seq IN ({marks})",
-                    tuple(h[0] for h in hits),
-                )
-                trashed = {r[0] for r in rows}
-            return _labels_once([h for h in hits if h[0] not in trashed][:pool], limit)
-        where, args = filters.sql()
-        rows = self.db.query(
-            f"SELECT m.seq, {scores} FROM memories_fts "
-            f"JOIN memories m ON m.seq = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ?{where} ORDER BY full DESC LIMIT ?",
-            (expression, *args, pool),
-        )
-        return _labels_once(rows, limit)
+            trashed = self._trashed([h[0] for h in hits])
+            rows = [h for h in hits if h[0] not in trashed][:pool]
+        else:
+            where, args = filters.sql()
+            rows = self.db.query(
+                f"SELECT m.seq, {scores} FROM memories_fts "
+                f"JOIN memories m ON m.seq = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ?{where} ORDER BY full DESC LIMIT ?",
+                (expression, *args, pool),
+            )
+        return _labels_once(rows, limit, self._labels_only(expression, rows))
+
+    def _trashed(self, seqs: list[int]) -> set[int]:
+        """Which of these memories are in the trash (asked in slices: SQLite takes at most
+        32,766 variables, and `mnemo context` ranks up to 10,000 memories)."""
+        out: set[int] = set()
+        for start in range(0, len(seqs), IN_SLICE):
+            part = seqs[start : start + IN_SLICE]
+            marks = ",".join("?" * len(part))
+            rows = self.db.query(
+                f"SELECT seq FROM memories WHERE deleted_at IS NOT NULL AND seq IN ({marks})",
+                tuple(part),
+            )
+            out.update(r[0] for r in rows)
+        return out
+
+    def _labels_only(self, expression: str, rows: list[tuple[int, float, float]]) -> set[int]:
+        """The rows whose labels hold a query word their text lacks (a keyword or codename
+        someone gave), among those whose text and labels both match; for the others the two
+        scores already say it. Made labels are the text's own words and never count."""
+        both = [seq for seq, full, text in rows if text > 0 and full > text]
+        if not both:
+            return set()
+        asked = set(self._lexicon.stems(expression))  # the query's words, as indexed
+        out: set[int] = set()
+        for start in range(0, len(both), IN_SLICE):
+            part = both[start : start + IN_SLICE]
+            marks = ",".join("?" * len(part))
+            # Labels the text does not spell (one lower-cased copy of each memory's text)
+            novel = self.db.query(
+                "WITH m AS MATERIALIZED (SELECT seq, keywords, lower(title || ' ' || text || "
+                f"' ' || reasoning || ' ' || tags) AS body FROM memories WHERE seq IN ({marks})) "
+                "SELECT m.seq, j.value FROM m, json_each(m.keywords) j "
+                "WHERE instr(m.body, lower(j.value)) = 0",
+                tuple(part),
+            )
+            for seq, label in novel:
+                if seq not in out and asked.intersection(self._lexicon.stems(str(label))):
+                    out.add(seq)
+        return out
 
     def counts(self) -> dict[str, int]:
         """Memory totals: live, trashed, pinned."""

@@ -153,3 +153,40 @@ def test_labels_count_once_next_to_the_text_and_fully_alone_on_every_path(engine
         assert hits[seq[both.id]] == pytest.approx(t + LABEL_SHARE * (f - t))
         # a keyword given to a memory whose text lacks it still counts in full
         assert hits[seq[alone.id]] == pytest.approx(raw[seq[alone.id]][0])
+
+
+def test_a_label_the_text_lacks_counts_in_full_next_to_a_word_the_text_holds(engine):
+    # Found in review: the quarter share was applied per memory, so matching more of the
+    # query ranked lower: "orion deploy" put a memory labelled orion below one that had
+    # only the label, although its text also says deploy.
+    store = engine._store
+    both = store.insert(Memory(id="", text="deploy checklist for the api", keywords=["orion"]))
+    label = store.insert(Memory(id="", text="garden notes for the spring", keywords=["orion"]))
+    # "deploy" is common (8 of 24 memories), "orion" rare: the label carries the query
+    store.insert_many(
+        [Memory(id="", text=f"filler note {i}" + (" deploy" if i < 7 else "")) for i in range(22)]
+    )
+    seq = dict(store.db.query("SELECT id, seq FROM memories"))
+    hits = store.keyword_search('"orion" OR "deploy"', Filters(), 10)
+    assert [s for s, _ in hits][:2] == [seq[both.id], seq[label.id]]
+    # while a label that repeats a word of the text still counts a quarter
+    dup = store.insert(Memory(id="", text="orion deploy notes", keywords=["orion"]))
+    seq = dict(store.db.query("SELECT id, seq FROM memories"))
+    scores = dict(store.keyword_search('"orion" OR "deploy"', Filters(), 10))
+    assert scores[seq[dup.id]] > scores[seq[both.id]] > scores[seq[label.id]]
+
+
+def test_many_matches_are_ranked_within_sqlites_variable_limit(engine, monkeypatch):
+    # Found in review: `mnemo context` asks for 10,000 hits; checking 50,000 for the
+    # trash in one IN (…) passed SQLite's limit of 32,766 variables and failed.
+    import apsw
+
+    from app.core import store as store_module
+
+    store = engine._store
+    store.insert_many([Memory(id="", text=f"zebra sighting number {i}") for i in range(300)])
+    store.insert_many([Memory(id="", text=f"other note {i}") for i in range(400)])
+    store.db.conn.limit(apsw.SQLITE_LIMIT_VARIABLE_NUMBER, 100)
+    monkeypatch.setattr(store_module, "IN_SLICE", 90)
+    hits = store.keyword_search('"zebra"', Filters(), 250)
+    assert len(hits) == 250
