@@ -302,13 +302,14 @@ class Lexicon:
             self._corrected[word] = self.correct(word, stem)
         return self._corrected[word]
 
-    def _typed_prefix(self, word: str, total: int) -> tuple[str, int]:
+    def _typed_prefix(self, word: str, total: int, shorten: bool = True) -> tuple[str, int]:
         """(prefix, docs) for a word being typed. Past its stem (`runn` of `running`,
-        stored as `run`) nothing starts with it: then the longest stem it starts with."""
+        stored as `run`) nothing starts with it: then, with `shorten`, the longest stem it
+        starts with."""
         typed = self.stems(word)
         head = typed[-1] if typed else word
         docs = self.prefix_docs(head, total)
-        if docs or len(head) <= 3 or len(head) > 30:
+        if docs or not shorten or len(head) <= 3 or len(head) > 30:
             return head, docs
         shorter = [head[:n] for n in range(len(head) - 1, 2, -1)]
         found = self.docs(shorter)
@@ -347,7 +348,11 @@ class Lexicon:
         corrections: dict[str, str] = {}
         for p in phrases:
             if p.prefix:
-                head, tail = self._typed_prefix(p.words[-1], total)
+                # An identifier being typed is not shortened to a stem (`userId` is not
+                # `user`); a word is: `runn`, `genera`, `polli` are on their way to running,
+                # generalization, polling, whose stems (run, gener, poll) they pass.
+                last = p.words[-1]
+                head, tail = self._typed_prefix(last, total, shorten=last not in cased)
                 if len(p.words) == 1 and head != p.stems[-1]:
                     p.corrected = head  # searched as a prefix; not a correction to announce
                 p.docs = min([known.get(s, 0) for s in p.stems[:-1]] + [tail])
