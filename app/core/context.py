@@ -29,10 +29,10 @@ from app.core.ranking import (
     cosine_crowd,
     keyword_relevance,
     prominence_array,
+    unsupported,
     vector_relevance,
     weights_from,
 )
-from app.core.recall import FAR_FROM_MEANING, KEYWORD_ALONE
 from app.core.settings import Settings
 from app.core.store import Filters, Store
 
@@ -336,11 +336,10 @@ def build_context(
             )
             bm25 = np.array([hits.get(int(s), 0.0) for s in seqs])
             keyword = keyword_relevance(bm25, plan.ideal)
-            if cosine is not None:
-                # As in recall (`recall.supported`): far from the query's meaning, a keyword
-                # match counts only when its words say so clearly.
-                far = cosine < settings["min_similarity"] * FAR_FROM_MEANING
-                keyword[far & ~np.isnan(cosine) & (keyword < KEYWORD_ALONE)] = 0.0
+            if cosine is not None and not plan.exact_identifier:
+                # As in recall: far from the query's meaning, a keyword match counts only
+                # when its words say so clearly (`ranking.unsupported`).
+                keyword[unsupported(cosine, keyword, settings["min_similarity"])] = 0.0
             block.keyword_matches = int((keyword > 0).sum())
     if query:
         weights = weights_from(settings)

@@ -167,6 +167,24 @@ def keyword_relevance(bm25: np.ndarray, ideal: float) -> np.ndarray:
     return np.tanh(KEYWORD_GAIN * np.maximum(np.asarray(bm25, dtype=np.float64), 0.0) / ideal)
 
 
+FAR_FROM_MEANING = 1 / 3  # a cosine under this share of min_similarity: no support by meaning
+KEYWORD_ALONE = 0.5  # the keyword relevance a match needs without that support
+
+
+def unsupported(
+    cosines: np.ndarray, keyword_relevance_: np.ndarray, min_similarity: float
+) -> np.ndarray:
+    """Which keyword matches cannot be answers (recall's hybrid mode and `mnemo context`):
+    far from the query's meaning (cosine under a third of min_similarity) with keyword
+    relevance under KEYWORD_ALONE. One rare word of a memory ("allkeys": 0.64) or a codename
+    given as a label (0.68) is an answer; "use" shared with "should we use cloud services?"
+    in a five-memory collection (0.35) is not. NaN: no vectors yet, found by keywords."""
+    cos = np.asarray(cosines, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        far = cos < min_similarity * FAR_FROM_MEANING  # NaN is never far
+    return far & (np.asarray(keyword_relevance_, dtype=np.float64) < KEYWORD_ALONE)
+
+
 def in_effect(weights: Weights) -> Weights:
     """The weights as the score uses them: meaning and keywords scaled so the larger is 1
     (both 1 when both are 0), prominence as its share of a score (weight_prominence / 3)."""

@@ -21,6 +21,7 @@ from app.core.ranking import (
     in_effect,
     keyword_relevance,
     prominence_of,
+    unsupported,
     vector_relevance,
     weights_from,
 )
@@ -28,26 +29,12 @@ from app.core.settings import Settings
 from app.core.store import Filters, Store
 
 MODES = ("hybrid", "semantic", "keyword")
-FAR_FROM_MEANING = 1 / 3  # a cosine under this share of min_similarity: no support by meaning
-KEYWORD_ALONE = 0.5  # the keyword relevance a hit needs without that support (`supported`)
 # With a core to spare, the query is embedded here while the calling thread runs the keyword
 # search: llama.cpp and SQLite both release the GIL, so a hybrid recall costs the longer of
 # the two, not their sum (at 100k memories each takes about 4 ms: 10.1 -> 7.3 ms). With one
 # core busy elsewhere the two threads would share the last one: no gain, so no thread.
 # The embedder's lock keeps it one at a time.
 _EMBEDDING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mnemo-query-embedding")
-
-
-def supported(cosine: float | None, keyword_relevance_: float, settings: Settings) -> bool:
-    """Whether a keyword hit can be an answer in hybrid search. Far from the query's meaning
-    (cosine under a third of min_similarity) its words must say so clearly: keyword
-    relevance of at least KEYWORD_ALONE. One rare word of a memory ("allkeys": 0.64) or a
-    codename given as a label (0.68) is an answer; "use" shared with "should we use cloud
-    services?" in a five-memory collection (0.35) is not. Memories without vectors yet are
-    found by keywords alone."""
-    if cosine is None or cosine >= settings["min_similarity"] * FAR_FROM_MEANING:
-        return True
-    return keyword_relevance_ >= KEYWORD_ALONE
 
 
 @dataclass
@@ -174,7 +161,9 @@ def recall(
             c.prominence = float(values[i])
             c.vector_norm, c.keyword_norm = float(v[i]), float(k[i])
         if wanted == "hybrid" and not plan.exact_identifier:
-            candidates = [c for c in candidates if supported(c.vector, c.keyword_norm, settings)]
+            cosines = np.array([np.nan if c.vector is None else c.vector for c in candidates])
+            weak = unsupported(cosines, k, settings["min_similarity"])
+            candidates = [c for c, w in zip(candidates, weak, strict=True) if not w]
 
     if wanted == "semantic":
         weights = Weights(vector=1.0, keyword=0.0, prominence=settings["weight_prominence"])

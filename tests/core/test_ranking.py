@@ -192,3 +192,13 @@ def test_prominence_components():
 def test_pinned_memories_do_not_decay():
     assert prominence(_memory(365, pinned=True), 1, NOW) == prominence(_memory(0), 1, NOW)
     assert prominence(_memory(365), 1, NOW) < prominence(_memory(0), 1, NOW)
+
+
+def test_a_keyword_match_far_from_meaning_needs_clear_words():
+    from app.core.ranking import unsupported
+
+    cos = np.array([0.01, 0.01, 0.2, np.nan])
+    kw = np.array([0.35, 0.64, 0.1, 0.1])
+    # far and weak: dropped; far but clear (one rare word, a label): kept; near: kept;
+    # no vectors yet (NaN): kept, found by keywords
+    assert unsupported(cos, kw, 0.15).tolist() == [True, False, False, False]
