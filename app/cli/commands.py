@@ -26,13 +26,6 @@ def _read_stdin() -> str:
         raise InputError("standard input is not UTF-8 text (binary data is not stored)") from None
 
 
-def _limit(value: int | None) -> int | None:
-    """--limit as given, or InputError: 0 used to mean the default and -3 one result."""
-    if value is not None and value < 1:
-        raise InputError(f"--limit {value}: give a whole number, at least 1")
-    return value
-
-
 def _filters(args: Namespace) -> Filters:
     tags = tuple(t.strip() for t in (args.tags or "").split(",") if t.strip())
     return Filters(
@@ -108,7 +101,7 @@ def recall(args: Namespace) -> int:
     result = engine.recall(
         args.query,
         mode=args.mode,
-        limit=_limit(args.limit),
+        limit=args.limit,
         filters=_filters(args),
         track=not args.no_track,
     )
@@ -185,7 +178,7 @@ def listing(args: Namespace) -> int:
     """mnemo list"""
     filters = _filters(args)
     filters.only_deleted = args.trash
-    memories = Engine().listing(filters, limit=_limit(args.limit))
+    memories = Engine().listing(filters, limit=args.limit)
     if args.json:
         print(json.dumps([m.to_dict() for m in memories], ensure_ascii=False))
         return 0
@@ -363,7 +356,7 @@ def context(args: Namespace) -> int:
     max_chars = check_max_chars(args.max_chars)  # before the model loads
     block = Engine().context(
         query=args.query,
-        limit=_limit(args.limit),
+        limit=args.limit,
         project=args.project,
         feature=Path(args.feature) if args.feature else None,
         track=not args.no_track,

@@ -97,6 +97,14 @@ SLICE_CHUNKS = 1
 SLICE_ABOVE_CHARS = 1_500
 
 
+def check_limit(limit) -> int:
+    """How many results a caller asked for, or InputError: 0 used to mean the default, and a
+    negative number one result (recall) or no limit at all (SQL's LIMIT -3, listing)."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InputError(f"limit {limit!r}: give a whole number, at least 1")
+    return limit
+
+
 class Engine:
     """The one door into the core for the CLI, the GUI and the MCP server.
 
@@ -305,7 +313,7 @@ class Engine:
             self._settings,
             query,
             mode,
-            limit or self._settings["default_limit"],
+            self._settings["default_limit"] if limit is None else check_limit(limit),
             filters,
             prefix,
         )
@@ -329,7 +337,7 @@ class Engine:
         max_chars = check_max_chars(max_chars)  # before any work
         meaning = self.meaning() if use_model else NO_MEANING
         block = build_context(
-            self._store, meaning, self._settings, query, limit, cwd, feature, project
+            self._store, meaning, self._settings, query, check_limit(limit), cwd, feature, project
         )
         block.max_chars = max_chars
         shown = [m.id for m, _, _ in block.fit().entries]
@@ -353,7 +361,7 @@ class Engine:
         order: str = "updated_at DESC",
     ) -> list[Memory]:
         """A page of memories in a fixed order (newest change first by default)."""
-        return self._store.listing(filters, order=order, limit=limit, offset=offset)
+        return self._store.listing(filters, order=order, limit=check_limit(limit), offset=offset)
 
     def recent(self, limit: int = 10) -> list[Memory]:
         """Pinned memories first, then the most recently changed (the popup's empty query)."""

@@ -238,3 +238,17 @@ def test_the_query_is_embedded_while_the_keyword_search_runs(corpus, monkeypatch
     keywords_started.set()
     again = corpus.recall("parser error handling", track=False)
     assert again.results and seen["embedding thread"] == threading.current_thread().name
+
+
+@pytest.mark.parametrize("limit", [0, -3, True, 2.5, "5"])
+def test_the_engine_refuses_a_limit_that_is_not_one(engine, limit):
+    # Found in review: the check was in the CLI only; the engine took 0 for the default,
+    # -3 for one result, and listing(limit=-3) became SQL's LIMIT -3: everything.
+    engine.remember("Sourdough loaf: 500 g flour", force=True)
+    for call in (
+        lambda: engine.recall("sourdough", limit=limit, track=False),
+        lambda: engine.listing(limit=limit),
+        lambda: engine.context(query="sourdough", limit=limit, track=False),
+    ):
+        with pytest.raises(InputError, match="at least 1"):
+            call()
