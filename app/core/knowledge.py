@@ -7,10 +7,9 @@ folder, so a database can be rebuilt from either by `mnemo import`.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from pathlib import Path
 
-from app.core.memory import CONFIDENCES, MAX_COUNT, Memory, split_list
+from app.core.memory import CONFIDENCES, MAX_COUNT, Memory, split_list, utc_stamp
 
 KNOWN_CATEGORIES = ("anti-patterns", "patterns", "heuristics")
 _FIELD = re.compile(r"^\s*[-*]\s+\**([A-Za-z][A-Za-z ]{1,30}?)\**\s*:\s*\**\s*(.*?)\s*$")
@@ -40,14 +39,9 @@ FIELDS = {
 
 
 def _timestamp(value: str) -> str | None:
-    """An ISO timestamp for a date or datetime string, or None when it is not one."""
-    try:
-        moment = datetime.fromisoformat(value.strip())
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.isoformat(timespec="microseconds")
+    """A stored timestamp (UTC) for a date or datetime string, or None when it is not one:
+    `2024-05-01T01:00+02:00` was kept with its offset and then compared wrongly as text."""
+    return utc_stamp(value)
 
 
 def parse_section(title: str, body: str, path: Path) -> Memory:

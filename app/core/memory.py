@@ -217,17 +217,30 @@ def _count(values: dict, name: str, default: int, minimum: int) -> int:
     return value
 
 
+def utc_stamp(value: str) -> str | None:
+    """An ISO date or date-time as Mnemo stores times (UTC, microseconds: they sort as
+    text), or None when it is not one. Without a zone it is taken as UTC; a trailing `Z`
+    is UTC too, also after a bare date."""
+    text = value.strip()
+    if len(text) == 11 and text.endswith(("Z", "z")):
+        text = text[:-1]
+    try:
+        stamp = datetime.fromisoformat(text)
+        if stamp.tzinfo is None:
+            stamp = stamp.replace(tzinfo=UTC)
+        return stamp.astimezone(UTC).isoformat(timespec="microseconds")
+    except (ValueError, OverflowError):  # 0001-01-01T00:00+01:00 is before year 1 in UTC
+        return None
+
+
 def _timestamp(values: dict, name: str) -> str | None:
     value = _optional_str(values, name)
     if not value:
         return None
-    try:
-        stamp = datetime.fromisoformat(value)
-    except ValueError:
-        raise InputError(f"{name} must be an ISO date/time, not {value[:40]!r}") from None
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=UTC)
-    return stamp.astimezone(UTC).isoformat(timespec="microseconds")
+    stamp = utc_stamp(value)
+    if stamp is None:
+        raise InputError(f"{name} must be an ISO date/time, not {value[:40]!r}")
+    return stamp
 
 
 def public_dict(memory: Memory, score: float | None = None, signals: dict | None = None) -> dict:

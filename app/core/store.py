@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
 
 import numpy as np
 
 from app.core import fts
 from app.core.db import Database, now
 from app.core.errors import ConflictError, InputError, NotFoundError
-from app.core.memory import CONFIDENCES, Memory, content_hash
+from app.core.memory import CONFIDENCES, Memory, content_hash, utc_stamp
 
 COLUMNS = (
     "id, text, title, reasoning, category, tags, refs, source, source_project, confidence, "
@@ -88,22 +87,18 @@ def row_to_memory(row: tuple) -> Memory:
 
 
 def _moment(value: str | None, name: str) -> str | None:
-    """A date filter as created_at is stored (ISO, UTC), or InputError in words: compared as
-    text, "garbage" used to match nothing and everything."""
+    """A date filter as created_at is stored (UTC ISO; a bare day as is, compared with its
+    start), or InputError in words: compared as raw text, "garbage" used to match nothing
+    and everything."""
     if value is None or value == "":
         return None
     text = str(value).strip()
-    try:
-        if len(text) == 10:
-            return date.fromisoformat(text).isoformat()  # a day: compared with its start
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise InputError(
-            f"--{name} {value!r} is not a date: use YYYY-MM-DD or an ISO timestamp"
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+    if len(text) in (10, 11) and utc_stamp(text) is not None:
+        return text[:10]
+    stamp = utc_stamp(text)
+    if stamp is None:
+        raise InputError(f"{name} {value!r} is not a date: use YYYY-MM-DD or an ISO timestamp")
+    return stamp
 
 
 @dataclass
@@ -121,7 +116,7 @@ class Filters:
     only_deleted: bool = False  # the trash
 
     def __post_init__(self) -> None:
-        self.since = _moment(self.since, "since")
+        self.since = _moment(self.since, "since")  # the CLI's --since
         self.until = _moment(self.until, "until")
 
     def sql(self, alias: str = "m") -> tuple[str, list]:

@@ -253,3 +253,16 @@ def test_dates_in_filters_accept_a_day_or_a_timestamp():
         assert json.loads(done.stdout)["results"], since
     done = run_cli("recall", "sourdough", "--until", "2000-01-01", "--json")
     assert json.loads(done.stdout)["results"] == []
+
+
+@pytest.mark.parametrize("since", ["0001-01-01T00:00+01:00", "9999-12-31T23:59-05:00"])
+def test_a_date_out_of_range_in_utc_is_refused_in_words(since):
+    done = run_cli("recall", "sourdough", "--since", since)
+    assert done.returncode == 1 and "Traceback" not in done.stderr.decode(), done
+    assert "not a date" in done.stderr.decode()
+
+
+def test_a_day_with_a_z_is_a_day():
+    run_cli("remember", "Sourdough loaf: 500 g flour, 350 g water", "--force")
+    done = run_cli("recall", "sourdough", "--since", "2000-01-01Z", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["results"], done

@@ -274,3 +274,13 @@ def test_words_with_accents_are_whole_candidates(embedder):
     ((_, chunks),) = embedder.embed_documents_with_tokens([text])
     found, _ = phrase_vectors(embedder, cands, chunks)
     assert "café order" in found
+
+
+def test_a_knowledge_bank_date_with_an_offset_is_stored_in_utc(engine, tmp_path):
+    # Found in review: "2026-09-14T01:00+02:00" was stored with its offset, so it sorted
+    # and filtered wrongly against the UTC times of every other memory.
+    bank = tmp_path / "patterns.md"
+    bank.write_text("### Late night fix\nPatched it.\n- Last observed: 2026-09-14T01:00+02:00\n")
+    engine.import_paths([bank])
+    (memory,) = engine.listing()
+    assert memory.updated_at == "2026-09-13T23:00:00.000000+00:00"
