@@ -22,6 +22,7 @@ says how many memories hold each stem. `Lexicon.plan` uses it for:
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import unicodedata
@@ -34,6 +35,8 @@ from rapidfuzz.process import extract
 from app.core import paths
 from app.core.errors import ModelError
 from app.core.gguf_meta import read_strings
+
+log = logging.getLogger(__name__)
 
 MAX_PHRASES = 32
 MAX_WORDS_PER_PHRASE = 16
@@ -120,6 +123,7 @@ class KeywordPlan:
 
 
 _DICTIONARY: frozenset[str] | None = None  # stems of `dictionary_words`, made once
+_WARNED = False  # that the bundled model's word list is missing
 
 
 def dictionary_words() -> list[str]:
@@ -128,7 +132,11 @@ def dictionary_words() -> list[str]:
     10 ms; [] when the bundled model is missing. A word here is never taken for a typo."""
     try:
         tokens = read_strings(paths.DEFAULT_MODEL, "tokenizer.ggml.tokens")
-    except ModelError:
+    except ModelError as exc:
+        global _WARNED
+        if not _WARNED:  # once: it is asked again at every plan until the model is back
+            log.warning("%s: typos are corrected without an English word list", exc)
+            _WARNED = True
         return []
     # Word-start tokens carry the phantom space '▁' (`converter.py`); pieces do not.
     return [t[1:] for t in tokens if t.startswith("▁") and t[1:].isascii() and t[1:].isalpha()]
@@ -186,7 +194,10 @@ class Lexicon:
         """Whether `stem` is the stem of a dictionary word (`dictionary_words`)."""
         global _DICTIONARY
         if _DICTIONARY is None:
-            _DICTIONARY = frozenset(self.stems(" ".join(dictionary_words())))
+            words = dictionary_words()
+            if not words:  # the bundled model is missing: asked again next time, not cached
+                return False
+            _DICTIONARY = frozenset(self.stems(" ".join(words)))
         return stem in _DICTIONARY
 
     def stems(self, text: str) -> list[str]:

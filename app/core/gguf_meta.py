@@ -61,59 +61,59 @@ def _value(f: BinaryIO, vtype: int) -> Any:
     raise ValueError(f"unknown metadata type {vtype}")
 
 
-def read_metadata(path: Path) -> dict[str, Any]:
-    """The scalar key/value metadata of a GGUF file; ModelError if it is not a GGUF file."""
-    path = Path(path)
+def _entries(f: BinaryIO):
+    """(key, value type) of each metadata entry, the file positioned at its value; the
+    caller reads the value (`_value`) before asking for the next."""
+    if f.read(4) != b"GGUF":
+        raise ValueError("not a GGUF file (bad magic)")
+    (version,) = struct.unpack("<I", _read(f, 4))
+    if version not in (2, 3):
+        raise ValueError(f"unsupported GGUF version {version}")
+    _tensors, n_kv = struct.unpack("<QQ", _read(f, 16))
+    if n_kv > MAX_KEYS:
+        raise ValueError("implausible metadata size")
+    for _ in range(n_kv):
+        key = _string(f)
+        (vtype,) = struct.unpack("<I", _read(f, 4))
+        yield key, vtype
+
+
+def _open_gguf(path: Path, read):
+    """`read(file)` on a GGUF file, its problems as ModelError."""
     try:
         with path.open("rb") as f:
-            if f.read(4) != b"GGUF":
-                raise ValueError("not a GGUF file (bad magic)")
-            (version,) = struct.unpack("<I", _read(f, 4))
-            if version not in (2, 3):
-                raise ValueError(f"unsupported GGUF version {version}")
-            _tensors, n_kv = struct.unpack("<QQ", _read(f, 16))
-            if n_kv > MAX_KEYS:
-                raise ValueError("implausible metadata size")
-            meta: dict[str, Any] = {}
-            for _ in range(n_kv):
-                key = _string(f)
-                (vtype,) = struct.unpack("<I", _read(f, 4))
-                value = _value(f, vtype)
-                if value is not None:
-                    meta[key] = value
-            return meta
+            return read(f)
     except FileNotFoundError:
         raise ModelError(f"model file not found: {path}") from None
     except (OSError, ValueError, struct.error, UnicodeDecodeError) as exc:
         raise ModelError(f"model file {path} is not a usable GGUF file: {exc}") from None
+
+
+def read_metadata(path: Path) -> dict[str, Any]:
+    """The scalar key/value metadata of a GGUF file; ModelError if it is not a GGUF file."""
+
+    def read(f: BinaryIO) -> dict[str, Any]:
+        meta: dict[str, Any] = {}
+        for key, vtype in _entries(f):
+            value = _value(f, vtype)
+            if value is not None:
+                meta[key] = value
+        return meta
+
+    return _open_gguf(Path(path), read)
 
 
 def read_strings(path: Path, key: str) -> list[str]:
     """One array-of-strings metadata value of a GGUF file (e.g. `tokenizer.ggml.tokens`),
     read without the rest of the file; [] when the key is absent. ModelError if the file
     is not a GGUF file."""
-    path = Path(path)
-    try:
-        with path.open("rb") as f:
-            if f.read(4) != b"GGUF":
-                raise ValueError("not a GGUF file (bad magic)")
-            (version,) = struct.unpack("<I", _read(f, 4))
-            if version not in (2, 3):
-                raise ValueError(f"unsupported GGUF version {version}")
-            _tensors, n_kv = struct.unpack("<QQ", _read(f, 16))
-            if n_kv > MAX_KEYS:
-                raise ValueError("implausible metadata size")
-            for _ in range(n_kv):
-                name = _string(f)
-                (vtype,) = struct.unpack("<I", _read(f, 4))
-                if name == key and vtype == _ARRAY:
-                    (item_type, count) = struct.unpack("<IQ", _read(f, 12))
-                    if item_type != _STRING:
-                        return []
-                    return [_string(f) for _ in range(count)]
-                _value(f, vtype)
-            return []
-    except FileNotFoundError:
-        raise ModelError(f"model file not found: {path}") from None
-    except (OSError, ValueError, struct.error, UnicodeDecodeError) as exc:
-        raise ModelError(f"model file {path} is not a usable GGUF file: {exc}") from None
+
+    def read(f: BinaryIO) -> list[str]:
+        for name, vtype in _entries(f):
+            if name == key and vtype == _ARRAY:
+                item_type, count = struct.unpack("<IQ", _read(f, 12))
+                return [_string(f) for _ in range(count)] if item_type == _STRING else []
+            _value(f, vtype)
+        return []
+
+    return _open_gguf(Path(path), read)

@@ -395,3 +395,19 @@ def test_misspelt_words_are_still_corrected(engine):
     _add(engine._store, ["Kubernetes staging deploy", "Postgres pool", "Receive webhooks"])
     for typo in ("kuberntes", "postgress", "recieve", "webhok"):
         assert typo in engine._store.keyword_plan(typo).corrections, typo
+
+
+def test_without_the_bundled_model_typos_are_still_corrected_and_it_is_said_once(
+    engine, monkeypatch, tmp_path, caplog
+):
+    from app.core import paths
+
+    monkeypatch.setattr(fts, "_DICTIONARY", None)
+    monkeypatch.setattr(fts, "_WARNED", False)
+    monkeypatch.setattr(paths, "DEFAULT_MODEL", tmp_path / "missing.gguf")
+    _add(engine._store, ["Kubernetes staging deploy"])
+    with caplog.at_level("WARNING"):
+        for _ in range(3):
+            assert "kuberntes" in engine._store.keyword_plan("kuberntes").corrections
+    assert sum("English word list" in r.getMessage() for r in caplog.records) == 1
+    assert fts._DICTIONARY is None  # not cached empty: the model may come back
