@@ -47,7 +47,8 @@ def test_real_queries_find_their_answer_in_the_top_three(scored):
 @pytest.mark.slow
 def test_queries_about_nothing_get_nothing(scored):
     assert scored.nothing >= 30
-    assert scored.abstained >= 0.90, "\n".join(scored.misses)
+    # Goal 0.90; measured 39 of 41 since the labels count once: kept, not lost again
+    assert scored.abstained >= 39 / 41, "\n".join(scored.misses)
 
 
 @pytest.mark.slow
