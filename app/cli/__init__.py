@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.remember)
 
     p = sub.add_parser("recall", help="search memories")
-    p.add_argument("query")
+    p.add_argument("query", help="what to look for; - reads it from standard input")
     p.add_argument("--mode", choices=("hybrid", "semantic", "keyword"))
     p.add_argument("--limit", type=int)
     _filters(p)

@@ -99,7 +99,7 @@ def recall(args: Namespace) -> int:
     """mnemo recall"""
     engine = Engine()
     result = engine.recall(
-        args.query,
+        _read_stdin() if args.query == "-" else args.query,  # a page longer than argv allows
         mode=args.mode,
         limit=args.limit,
         filters=_filters(args),

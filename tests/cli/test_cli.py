@@ -266,3 +266,13 @@ def test_a_day_with_a_z_is_a_day():
     run_cli("remember", "Sourdough loaf: 500 g flour, 350 g water", "--force")
     done = run_cli("recall", "sourdough", "--since", "2000-01-01Z", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["results"], done
+
+
+def test_recall_reads_a_long_query_from_stdin():
+    # A pasted page is longer than a command line allows (about 128 KB): `-` reads it from
+    # standard input, as `remember -` does.
+    run_cli("remember", "Autovacuum on the events table falls behind at night", "--force")
+    page = ("notes from the week about meetings and people " * 4_000) + "autovacuum events table"
+    done = run_cli("recall", "-", "--json", input=page.encode())
+    assert done.returncode == 0, done
+    assert json.loads(done.stdout)["query"] == page
