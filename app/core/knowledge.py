@@ -38,12 +38,6 @@ FIELDS = {
 }
 
 
-def _timestamp(value: str) -> str | None:
-    """A stored timestamp (UTC) for a date or datetime string, or None when it is not one:
-    `2024-05-01T01:00+02:00` was kept with its offset and then compared wrongly as text."""
-    return utc_stamp(value)
-
-
 def parse_section(title: str, body: str, path: Path) -> Memory:
     """A memory from one markdown section: field lines become fields, the rest is the text."""
     memory = Memory(id="", text="", title=title[:500], source="import", references=[])
@@ -67,7 +61,7 @@ def parse_section(title: str, body: str, path: Path) -> Memory:
             if value.lower() in CONFIDENCES:
                 memory.confidence = value.lower()
         elif field in ("updated_at", "created_at", "deleted_at"):
-            stamp = _timestamp(value)
+            stamp = utc_stamp(value)  # UTC, as every stored time
             if stamp:
                 setattr(memory, field, stamp)
             elif field == "updated_at" and value:

@@ -24,7 +24,7 @@ KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.0, 1.0, 1.0)
 LABEL_SHARE = 0.25  # of the labels' BM25 for a memory whose text matches too (keyword_search)
 RERANK_POOL = 4  # keyword_search re-ranks the best 4 × limit by FTS5's BM25 …
 RERANK_EXTRA = 1_000  # … but at most limit + 1,000 (`mnemo context` asks for 10,000)
-IN_SLICE = 10_000  # seqs per `IN (…)` (SQLite allows at most 32,766 variables)
+IN_SLICE = 500  # values per `IN (…)` (SQLite allows at most 32,766 variables)
 COMMON_POOL = 1_000  # the newest matches ranked when a query holds only common words
 EDITABLE = (
     "title",
@@ -93,12 +93,10 @@ def _moment(value: str | None, name: str) -> str | None:
     if value is None or value == "":
         return None
     text = str(value).strip()
-    if len(text) in (10, 11) and utc_stamp(text) is not None:
-        return text[:10]
     stamp = utc_stamp(text)
     if stamp is None:
         raise InputError(f"{name} {value!r} is not a date: use YYYY-MM-DD or an ISO timestamp")
-    return stamp
+    return text[:10] if len(text) in (10, 11) else stamp  # a day (maybe with Z) stays a day
 
 
 @dataclass
@@ -178,6 +176,13 @@ def _labels_once(rows, limit: int, labels_only: set[int]) -> list[tuple[int, flo
     return scored[:limit]
 
 
+def _in_slices(values: list) -> Iterator[tuple[list, str]]:
+    """(slice, its `?,?,…` placeholders) for an `IN (…)` over any number of values."""
+    for start in range(0, len(values), IN_SLICE):
+        part = values[start : start + IN_SLICE]
+        yield part, ",".join("?" * len(part))
+
+
 def _collation(column: str) -> str:
     """Text columns sort as people read them: "apple" next to "Apple", not after "Zebra"."""
     return " COLLATE NOCASE" if column in ("title", "category", "source", "tags") else ""
@@ -222,9 +227,7 @@ class Store:
             return {}
         where, args = (filters or Filters()).sql()
         out: dict[int, Memory] = {}
-        for start in range(0, len(seqs), 500):
-            part = seqs[start : start + 500]
-            marks = ",".join("?" * len(part))
+        for part, marks in _in_slices(seqs):
             for row in self.db.query(
                 f"SELECT m.seq, {', '.join('m.' + c.strip() for c in COLUMNS.split(','))} "
                 f"FROM memories m WHERE m.seq IN ({marks}){where}",
@@ -298,9 +301,7 @@ class Store:
     def texts_of_ids(self, ids: list[str]) -> dict[str, str]:
         """{id: content hash} of the memories with these ids that exist."""
         out: dict[str, str] = {}
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            marks = ",".join("?" * len(part))
+        for part, marks in _in_slices(ids):
             out.update(
                 self.db.query(
                     f"SELECT id, content_hash FROM memories WHERE id IN ({marks})", tuple(part)
@@ -316,9 +317,7 @@ class Store:
     def embedded_ids(self, ids: list[str], model_id: str) -> set[str]:
         """Which of these memories have vectors from `model_id`."""
         found: set[str] = set()
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            marks = ",".join("?" * len(part))
+        for part, marks in _in_slices(ids):
             found.update(
                 r[0]
                 for r in self.db.query(
@@ -437,9 +436,7 @@ class Store:
         """Which of these memories are in the trash (asked in slices: SQLite takes at most
         32,766 variables, and `mnemo context` ranks up to 10,000 memories)."""
         out: set[int] = set()
-        for start in range(0, len(seqs), IN_SLICE):
-            part = seqs[start : start + IN_SLICE]
-            marks = ",".join("?" * len(part))
+        for part, marks in _in_slices(seqs):
             rows = self.db.query(
                 f"SELECT seq FROM memories WHERE deleted_at IS NOT NULL AND seq IN ({marks})",
                 tuple(part),
@@ -456,9 +453,7 @@ class Store:
             return set()
         asked = set(self._lexicon.stems(expression))  # the query's words, as indexed
         out: set[int] = set()
-        for start in range(0, len(both), IN_SLICE):
-            part = both[start : start + IN_SLICE]
-            marks = ",".join("?" * len(part))
+        for part, marks in _in_slices(both):
             # Labels the text does not spell (one lower-cased copy of each memory's text)
             novel = self.db.query(
                 "WITH m AS MATERIALIZED (SELECT seq, keywords, lower(title || ' ' || text || "
