@@ -22,7 +22,6 @@ import importlib.util
 import logging
 import os
 import secrets
-import threading
 
 from app.gui.hotkey.base import POPUP, HotkeyBackend, Shortcut, parse, qt_platform
 from app.gui.qt import QtCore
@@ -35,10 +34,6 @@ SHORTCUTS = "org.freedesktop.portal.GlobalShortcuts"
 APP_ID = "mnemo"
 TIMEOUT_S = 120  # BindShortcuts may wait for the user to confirm in a dialog
 SESSION_TIMEOUT_S = 15  # CreateSession asks the user nothing
-# One CreateSession at a time across our shortcuts: in two full test runs under load, KWin
-# 5.27's portal created both sessions at once but bound only one key, and the other thread
-# then waited on a BindShortcuts that Plasma before 6.4 never answers.
-_SESSIONS = threading.Lock()
 
 
 def portal_trigger(sequence: str) -> str:
@@ -136,7 +131,8 @@ class _Listener(QtCore.QThread):
         except Exception as exc:  # D-Bus errors, a portal without GlobalShortcuts, ...
             log.info("portal hotkey failed: %s", exc)
             self.owner.failed.emit(
-                f"the desktop portal could not bind {self.sequence} ({exc}); {self.owner.fallback}"
+                f"the desktop portal could not bind {self.sequence} ({exc}); "
+                f"{self.owner.fallback}"
             )
 
     def _request(
@@ -203,27 +199,26 @@ class _Listener(QtCore.QThread):
                 },
             )
             create_token = "mnemo_" + secrets.token_hex(4)
-            with _SESSIONS:
-                results = self._request(
-                    conn,
-                    "CreateSession",
-                    "a{sv}",
-                    (
-                        {
-                            "handle_token": ("s", create_token),
-                            # The same session token every start: KDE names the shortcut's
-                            # kglobalaccel component after it (while the portal knows no app id),
-                            # so the key the user chose there holds across restarts.
-                            "session_handle_token": ("s", session_token(self.owner.shortcut.id)),
-                            # Plasma before 6.4 registers shortcuts only from this option (not in
-                            # the specification, which others ignore); its BindShortcuts just
-                            # opens System Settings.
-                            "shortcuts": ("a(sa{sv})", [shortcut]),
-                        },
-                    ),
-                    create_token,
-                    SESSION_TIMEOUT_S,
-                )
+            results = self._request(
+                conn,
+                "CreateSession",
+                "a{sv}",
+                (
+                    {
+                        "handle_token": ("s", create_token),
+                        # The same session token every start: KDE names the shortcut's
+                        # kglobalaccel component after it (while the portal knows no app id),
+                        # so the key the user chose there holds across restarts.
+                        "session_handle_token": ("s", session_token(self.owner.shortcut.id)),
+                        # Plasma before 6.4 registers shortcuts only from this option (not in
+                        # the specification, which others ignore); its BindShortcuts just
+                        # opens System Settings.
+                        "shortcuts": ("a(sa{sv})", [shortcut]),
+                    },
+                ),
+                create_token,
+                SESSION_TIMEOUT_S,
+            )
             session = results["session_handle"][1]
             self.owner.session_handle = session
             bound = bound_triggers(results)
