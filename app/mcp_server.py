@@ -81,11 +81,14 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
         references: list[str] | None = None,
         tags: list[str] | None = None,
         project: str | None = None,
+        thread: str | None = None,
     ) -> dict:
         """Store a learning: a short name, what was learned, why it matters, and a category
         (anti-patterns, patterns, heuristics or note). The same description again counts
         one more observation. A near-duplicate is stored as a new memory linked to the
-        similar one (`similar` in the result says which); merging is left to the user."""
+        similar one (`similar` in the result says which); merging is left to the user.
+        `thread` (optional, e.g. a session id): memories of one thread lend each other
+        context when searched."""
         required(name=name, description=description, reasoning=reasoning, category=category)
         inline = len(name) + len(description) + len(reasoning) <= INLINE_EMBED_CHARS
 
@@ -101,6 +104,7 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
                 references=references or [],
                 tags=tags or [],
                 project=project,
+                thread=thread,
                 source="mcp",
                 force=True,  # never merge on an agent's behalf: merging is a person's call
                 link_similar=True,
@@ -128,9 +132,11 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
     async def search_memory(
         query: str, limit: int = 10, category: str | None = None, project: str | None = None
     ) -> dict:
-        """Search memories by meaning and keywords: only relevant ones, best first, each with
-        a score from 0 to 1 that means the same for every query (0.8 or more an exact match,
-        about 0.5 a partial one). An empty list means nothing relevant is stored."""
+        """Search memories by meaning and keywords, best first. Each result has a score from
+        0 to 1 that means the same for every query and its band: `strong` (0.6+, says what
+        was asked), `partial` (partly about it) or `weak` (shares a little with it: check
+        before relying on it). A date in the query ("on 16 June 2023", "last week") puts
+        what was stored then first. An empty list means nothing stored is about the query."""
         required(query=query)
 
         def search(engine: Engine) -> dict:
@@ -142,7 +148,10 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
             out = {
                 "query": query,
                 "mode": result.mode,
-                "results": [public_dict(r.memory, score=r.score) for r in result.results],
+                "results": [
+                    {**public_dict(r.memory, score=r.score), "band": str(r.band)}
+                    for r in result.results
+                ],
             }
             if result.notice:
                 out["notice"] = result.notice

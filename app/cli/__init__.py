@@ -18,8 +18,12 @@ def _filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tags", help="only memories with all these tags (comma-separated)")
     p.add_argument("--project", help="only memories from this project")
     p.add_argument("--source", help="only memories from this source (manual, cli, mcp, ...)")
-    p.add_argument("--since", help="created on or after this date (YYYY-MM-DD)")
-    p.add_argument("--until", help="created before this date (YYYY-MM-DD)")
+    p.add_argument(
+        "--since", help="created on or after: YYYY-MM-DD or words ('last week', '3 days ago')"
+    )
+    p.add_argument(
+        "--until", help="created before: YYYY-MM-DD or words ('yesterday', 'March 2024')"
+    )
 
 
 def _secrets(p: argparse.ArgumentParser) -> None:
@@ -76,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--references", help="related files or links, comma-separated")
     p.add_argument("--confidence", choices=("low", "medium", "high"), default="medium")
     p.add_argument("--source", default="cli")
+    p.add_argument(
+        "--thread", help="a conversation or session it belongs to (its memories lend context)"
+    )
     _secrets(p)
     group = p.add_mutually_exclusive_group()
     group.add_argument(

@@ -58,6 +58,7 @@ def remember(args: Namespace) -> int:
         merge=args.merge,
         force=args.force,
         secrets=args.secrets,
+        thread=args.thread,
     )
     m = result.memory
     # Not stored (a near-duplicate waits for --merge or --force): a script must not take

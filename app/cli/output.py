@@ -6,7 +6,7 @@ import sys
 
 from app.core.display import age, snippet
 from app.core.memory import Memory
-from app.core.ranking import MAX_STD
+from app.core.ranking import MAX_STD, Band, band_of
 from app.core.recall import RecallResult
 
 
@@ -26,19 +26,32 @@ def _highlight(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+def _dim(line: str) -> str:
+    return f"\033[2m{line}\033[0m" if sys.stdout.isatty() else line
+
+
 def print_results(result: RecallResult, explain: bool = False) -> None:
-    """Numbered results with score, id, category, tags, age and a highlighted snippet."""
+    """Numbered results with score and band, id, category, tags, age and a highlighted
+    snippet; weak matches after a "weaker matches" line (dimmed on a terminal)."""
     if not result.results:
         query = result.query if len(result.query) <= 80 else result.query[:79] + "…"
         print(f"No relevant memories for {query!r}.")
         return
+    previous = None
     for n, r in enumerate(result.results, 1):
         m = r.memory
+        band = r.band or band_of(r.score)
+        weak = band is Band.WEAK
+        if weak and previous not in (None, Band.WEAK):
+            print(_dim("   ── weaker matches ──"))
+        previous = band
+        show = _dim if weak else str
         tags = " ".join(f"#{t}" for t in m.tags)
-        print(f"{n}. [{r.score:.2f}] {m.display_title}")
-        print(f"   {m.id} · {m.category}{' · ' + tags if tags else ''} · {age(m.created_at)}")
+        print(show(f"{n}. [{r.score:.2f} {band}] {m.display_title}"))
+        when = age(m.created_at)
+        print(show(f"   {m.id} · {m.category}{' · ' + tags if tags else ''} · {when}"))
         excerpt, spans = snippet(m.text, result.query)
-        print("   " + _highlight(excerpt, spans))
+        print("   " + (_dim(excerpt) if weak else _highlight(excerpt, spans)))
         if explain:
             vec = "—" if r.vector is None else f"{r.vector:.3f}"
             kw = "—" if r.keyword is None else f"{r.keyword:.2f}"
@@ -51,7 +64,12 @@ def print_results(result: RecallResult, explain: bool = False) -> None:
                 f"×{w.keyword:.2g} · relevance {r.relevance:.2f} · prominence "
                 f"{r.prominence:.2f} (share {w.prominence:.2g}) → score {r.score:.2f}"
             )
-    print(f"({len(result.results)} result{'s' if len(result.results) != 1 else ''}, {result.mode})")
+    counts = {band: 0 for band in Band}
+    for r in result.results:
+        counts[r.band or band_of(r.score)] += 1
+    bands = ", ".join(f"{n} {band}" for band, n in counts.items() if n)
+    total = len(result.results)
+    print(f"({total} result{'s' if total != 1 else ''}, {result.mode}: {bands})")
 
 
 def print_memory(m: Memory) -> None:
@@ -68,6 +86,7 @@ def print_memory(m: Memory) -> None:
         ("references", ", ".join(m.references)),
         ("keywords", ", ".join(m.keywords or [])),
         ("project", m.source_project or ""),
+        ("thread", m.thread or ""),
         ("source", m.source),
         ("confidence", m.confidence),
         ("observed", f"{m.observation_count} times"),

@@ -1,10 +1,11 @@
 """The memory block an AI agent injects at session start (design 004, D2, D3, D10).
 
 Context signals (repository name, recently changed files, a feature description) form a
-query; every live memory is scored (vector, keyword, prominence) and, when there are
-signals, only those above the relevance floor are candidates; a category-balanced selection
-is fitted to a character budget, the memories shown count as recalled, and a diagnostic line
-closes it.
+query; every live memory is scored (vector, keyword, prominence). When there are signals and
+the query is about nothing stored (`ranking.about_something`, the same decision as recall's)
+the block is empty; otherwise it is filled best first, every category among the memories at
+least partly about the query getting a few entries, and the diagnostic line names how many
+shown are strong, partial and weak matches. The memories shown count as recalled.
 The block is fitted to a character budget (`ContextBlock.fit`): Claude Code cuts hook output
 at about 10,000 characters, so long memories are shortened with a pointer to `mnemo show`.
 """
@@ -23,11 +24,16 @@ from app.core.errors import InputError
 from app.core.meaning import Meaning
 from app.core.memory import Memory, public_dict
 from app.core.ranking import (
-    FLOOR,
+    PARTIAL,
+    Band,
+    Evidence,
     Weights,
+    about_something,
+    band_of,
     combine_arrays,
     cosine_crowd,
     keyword_relevance,
+    personal,
     prominence_array,
     unsupported,
     vector_relevance,
@@ -112,6 +118,7 @@ class ContextBlock:
     semantic_problem: str | None = None
     weights: tuple[float, float, float] = field(default=(0.0, 0.0, 1.0))
     max_chars: int = DEFAULT_MAX_CHARS  # the budget `fit`, `markdown` and `to_dict` keep to
+    bands: dict[str, Band] = field(default_factory=dict)  # memory id → band (with signals)
 
     def diagnostic(self, fitted: Fitted | None = None) -> str:
         """`*Memory: N entries from TOTAL | semantic: … | context: "…" | model: NAME*`
@@ -120,12 +127,35 @@ class ContextBlock:
         the budget is said after TOTAL: `(5 left out, 3 shortened to fit 9,000 chars)`.
         """
         if fitted is None:
-            return self._diagnostic(len(self.memories), 0, 0, 0)
+            return self._diagnostic(len(self.memories), 0, 0, 0, [m for m, _ in self.memories])
         return self._diagnostic(
-            len(fitted.entries), fitted.left_out, fitted.shortened, fitted.max_chars
+            len(fitted.entries),
+            fitted.left_out,
+            fitted.shortened,
+            fitted.max_chars,
+            [m for m, _, _ in fitted.entries],
         )
 
-    def _diagnostic(self, shown: int, left_out: int, shortened: int, max_chars: int) -> str:
+    def _matches(self, shown: list[Memory]) -> str:
+        """` | matches: 12 strong, 5 partial, 3 weak` (` | matches: none` when the query is
+        about nothing stored); '' without signals, where prominence alone chose."""
+        if not self.query or (self.semantic_problem and not self.bands and not shown):
+            return "" if not self.query else " | matches: none"
+        counts = {band: 0 for band in Band}
+        for memory in shown:
+            if memory.id in self.bands:
+                counts[self.bands[memory.id]] += 1
+        said = [f"{n} {band}" for band, n in counts.items() if n]
+        return f" | matches: {', '.join(said) or 'none'}"
+
+    def _diagnostic(
+        self,
+        shown: int,
+        left_out: int,
+        shortened: int,
+        max_chars: int,
+        memories: list[Memory] | None = None,
+    ) -> str:
         if self.semantic_problem:
             semantic = f"semantic: unavailable ({_clip(self.semantic_problem, 120)})"
         else:
@@ -138,9 +168,10 @@ class ContextBlock:
         if shortened:
             notes.append(f"{shortened} shortened")
         budget = f" ({', '.join(notes)} to fit {max_chars:,} chars)" if notes else ""
+        matches = self._matches(memories or [])
         return (
-            f"*Memory: {shown} entr{'y' if shown == 1 else 'ies'} from {self.total}{budget} | "
-            f"{semantic} | "
+            f"*Memory: {shown} entr{'y' if shown == 1 else 'ies'} from {self.total}{budget}"
+            f"{matches} | {semantic} | "
             f'context: "{_clip(self.query or "none", 80)}" | '
             f"model: {_clip(self.model, 60) or 'none'}*"
         )
@@ -161,7 +192,9 @@ class ContextBlock:
         max_chars = check_max_chars(self.max_chars if max_chars is None else max_chars)
         n = len(self.memories)
         # The diagnostic line's longest form (every count at its largest) is set aside first.
-        remaining = max_chars - len(HEADER) - 2 - len(self._diagnostic(n, n, n, max_chars))
+        every = [m for m, _ in self.memories]
+        longest = self._diagnostic(n, n, n, max_chars, every)
+        remaining = max_chars - len(HEADER) - 2 - len(longest)
         entries: list[tuple[Memory, float, str]] = []
         shortened = 0
         for memory, score in self.memories:
@@ -189,7 +222,10 @@ class ContextBlock:
             "query": self.query,
             "total": self.total,
             "diagnostic": self.diagnostic(fitted),
-            "entries": [public_dict(m, score=s) for m, s, _ in fitted.entries],
+            "entries": [
+                {**public_dict(m, score=s), "band": str(self.bands.get(m.id, band_of(s)))}
+                for m, s, _ in fitted.entries
+            ],
             "left_out": fitted.left_out,
             "shortened": fitted.shortened,
             "max_chars": fitted.max_chars,
@@ -317,14 +353,15 @@ def build_context(
     )
     vector = np.zeros(len(rows))  # relevance by meaning, calibrated (ranking.py)
     keyword = np.zeros(len(rows))  # relevance by keywords, calibrated
-    cosine = None
+    cosine, crowd, found = None, None, None
     if use_meaning:
         mem_seqs, best = meaning.index.scores(meaning.embedder.embed_query(query))
         pos = np.searchsorted(mem_seqs, seqs)
         found = (pos < len(mem_seqs)) & (mem_seqs[np.minimum(pos, len(mem_seqs) - 1)] == seqs)
         cosine = np.full(len(rows), np.nan)
         cosine[found] = best[pos[found]]
-        vector = vector_relevance(np.nan_to_num(cosine, nan=-1.0), *cosine_crowd(best))
+        crowd = cosine_crowd(best)
+        vector = vector_relevance(np.nan_to_num(cosine, nan=-1.0), *crowd)
         block.vector_matches = int((vector > 0).sum())
     if query:
         plan = store.keyword_plan(query)
@@ -352,14 +389,30 @@ def build_context(
             combined.weights.prominence,
         )
         score = combined.score
-        relevant = combined.score >= FLOOR
+        evidence = Evidence(
+            best=float(combined.relevance.max()),
+            best_cosine=float(np.nanmax(cosine)) if cosine is not None and found.any() else None,
+            crowd_centre=crowd[0] if crowd is not None else None,
+            collection=int(found.sum()) if cosine is not None else 0,
+            personal=personal(query),
+        )
+        answered = about_something(evidence)
+        # Every category among the memories at least partly about the query gets a few
+        # entries; the rest of the limit goes best first, weak matches included.
+        partly = combined.score >= PARTIAL
     else:  # no signals: prominence alone chooses, as designed
         score = prominence
-        relevant = np.ones(len(rows), dtype=bool)
-    order = [int(i) for i in np.lexsort((seqs, -score)) if relevant[i]]
-    picked = balanced(order, [r[6] for r in rows], limit)
+        answered, partly = True, np.ones(len(rows), dtype=bool)
+    # Best first; a memory that shares nothing with the query (score 0) is no match at all.
+    order = [int(i) for i in np.lexsort((seqs, -score)) if score[i] > 0] if answered else []
+    picked = balanced([i for i in order if partly[i]], [r[6] for r in rows], limit)
+    taken = set(picked)
+    picked += [i for i in order if i not in taken][: limit - len(picked)]
+    picked.sort(key={i: n for n, i in enumerate(order)}.__getitem__)
     memories = store.by_seqs(int(seqs[i]) for i in picked)
     block.memories = [
         (memories[int(seqs[i])], float(score[i])) for i in picked if int(seqs[i]) in memories
     ]
+    if query:
+        block.bands = {m.id: band_of(s) for m, s in block.memories}
     return block

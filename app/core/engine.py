@@ -477,6 +477,7 @@ class Engine:
         embed: bool = True,
         secrets: str = "refuse",
         link_similar: bool = False,
+        thread: str | None = None,
     ) -> RememberResult:
         """Store a memory, or count it again if known, or hold it back as a near-duplicate.
 
@@ -504,6 +505,7 @@ class Engine:
                 "source": source or "manual",
                 "source_project": (project or "").strip() or None,
                 "confidence": confidence,
+                "thread": (thread or "").strip() or None,
             }
         )
         memory = Memory(
@@ -517,6 +519,7 @@ class Engine:
             source=fields.source,
             source_project=fields.source_project,
             confidence=confidence,
+            thread=fields.thread,
         )
         notice = guard_memory(memory, secrets)  # every field, on every path
         if not title:  # derived from the (possibly redacted) text

@@ -115,6 +115,7 @@ class KeywordPlan:
     corrections: dict[str, str] = field(default_factory=dict)  # typed → collection word
     left_out: int = 0  # common phrases left out of a long query
     common_only: bool = False  # every phrase is in half the memories or more (see `plan`)
+    total: int = 0  # memories in the index (BM25's N)
 
     @property
     def exact_identifier(self) -> bool:
@@ -426,4 +427,5 @@ class Lexicon:
             corrections={w: c for w, c in corrections.items() if w in searched},
             left_out=left_out,
             common_only=common_only,
+            total=total,
         )

@@ -91,8 +91,12 @@ def repair(db: Database) -> tuple[int, int]:
                     )
                 fixed += 1
             except StoreError as exc:
+                # Columns by name: each migration adds its columns at the end of both tables.
+                names = [r[1] for r in db.query("PRAGMA table_info(memories)")]
+                listed = ", ".join(names)
                 conn.execute(
-                    "INSERT INTO memories_quarantine SELECT *, ?, ? FROM memories WHERE seq = ?",
+                    f"INSERT INTO memories_quarantine ({listed}, reason, quarantined_at) "
+                    f"SELECT {listed}, ?, ? FROM memories WHERE seq = ?",
                     (str(exc), now(), seq),
                 )
                 conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))

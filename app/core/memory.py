@@ -111,6 +111,7 @@ class Memory:
     deleted_at: str | None = None
     keywords: list[str] | None = None  # keyword labels; None until they are made
     merged_into: str | None = None  # set on a merge's sources (in the trash): the result
+    thread: str | None = None  # a conversation or session whose memories lend each other context
 
     @property
     def own_title(self) -> str:
@@ -154,7 +155,7 @@ class Memory:
                 values[name] = (
                     _short(clean_text(value, name), name) or cls.__dataclass_fields__[name].default
                 )
-        for name in ("source_project", "merged_into"):
+        for name in ("source_project", "merged_into", "thread"):
             value = _optional_str(values, name)
             values[name] = _short(clean_text(value, name), name) or None if value else None
         for name in ("tags", "references"):
@@ -266,6 +267,7 @@ def public_dict(memory: Memory, score: float | None = None, signals: dict | None
         "recall_count": memory.recall_count,
         "created_at": memory.created_at,
         "updated_at": memory.updated_at,
+        "thread": memory.thread,
     }
     if memory.deleted_at:
         out["deleted_at"] = memory.deleted_at
@@ -278,7 +280,7 @@ def public_dict(memory: Memory, score: float | None = None, signals: dict | None
 
 SECRET_POLICIES = ("refuse", "redact", "allow")
 # Every field a person or an agent can write, in the order they are checked.
-TEXT_FIELDS = ("title", "text", "reasoning", "category", "source_project", "source")
+TEXT_FIELDS = ("title", "text", "reasoning", "category", "source_project", "source", "thread")
 LIST_FIELDS = ("tags", "references", "keywords")
 FIELD_NAMES = {"source_project": "project"}
 

@@ -155,6 +155,8 @@ def valid_row(row: str) -> str:
         f" AND ({r}.last_recalled_at IS NULL OR typeof({r}.last_recalled_at) = 'text')"
         f" AND ({r}.deleted_at IS NULL OR typeof({r}.deleted_at) = 'text')"
         f" AND ({r}.merged_into IS NULL OR typeof({r}.merged_into) = 'text')"
+        f" AND ({r}.thread IS NULL OR (typeof({r}.thread) = 'text'"
+        f" AND length({r}.thread) BETWEEN 1 AND 500))"
         f" AND {lists}"
         f" AND ({r}.keywords IS NULL OR (json_valid({r}.keywords)"
         f" AND json_type({r}.keywords) = 'array'))"
@@ -176,10 +178,16 @@ def m004_merges_and_checks(db: apsw.Connection) -> None:
         "ALTER TABLE memories_quarantine ADD COLUMN reason TEXT; "
         "ALTER TABLE memories_quarantine ADD COLUMN quarantined_at TEXT;"
     )
+    _check_triggers(db, valid_row("NEW").split(" AND (NEW.thread")[0])
+
+
+def _check_triggers(db: apsw.Connection, condition: str) -> None:
+    """The triggers that refuse a write breaking `condition` (the column rules)."""
     for event in ("INSERT", "UPDATE"):
+        db.execute(f"DROP TRIGGER IF EXISTS memories_check_{event.lower()}")
         db.execute(
             f"CREATE TRIGGER memories_check_{event.lower()} BEFORE {event} ON memories "
-            f"WHEN NOT ({valid_row('NEW')}) BEGIN "
+            f"WHEN NOT ({condition}) BEGIN "
             "SELECT RAISE(ABORT, 'mnemo: a memory field has the wrong type or range'); END"
         )
 
@@ -199,6 +207,17 @@ def m006_trash_index(db: apsw.Connection) -> None:
     db.execute("CREATE INDEX memories_trashed ON memories(deleted_at) WHERE deleted_at IS NOT NULL")
 
 
+def m007_threads_and_times(db: apsw.Connection) -> None:
+    """A memory may belong to a thread (a conversation, a session: its turns lend each other
+    context when ranked), and the memories made in a window of time are read from an index
+    (a question that names a date ranks them first)."""
+    db.execute("ALTER TABLE memories ADD COLUMN thread TEXT")
+    db.execute("ALTER TABLE memories_quarantine ADD COLUMN thread TEXT")
+    db.execute("CREATE INDEX memories_thread ON memories(thread, seq) WHERE thread IS NOT NULL")
+    db.execute("CREATE INDEX memories_created ON memories(created_at)")
+    _check_triggers(db, valid_row("NEW"))
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
@@ -206,4 +225,5 @@ MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m004_merges_and_checks,
     m005_live_observations_index,
     m006_trash_index,
+    m007_threads_and_times,
 )

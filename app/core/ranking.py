@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 
 import numpy as np
 
@@ -48,6 +51,8 @@ class Scored:
     prominence_norm: float = 0.0
     relevance: float = 0.0  # the two combined (prominence aside), in [0, 1]
     score: float = 0.0  # relevance with prominence's near-tie share: the order, the bar
+    band: Band | None = None  # what the score says (`band_of`)
+    in_window: bool = False  # made in the time the query named (`dates`)
 
 
 def _days_since(stamp: str, now: datetime) -> float:
@@ -117,13 +122,14 @@ def prominence(memory: Memory, max_observations: int, now: datetime | None = Non
 
 
 # Calibration (docs/adr/0006-calibrated-relevance.md; measured with bench/quality.py).
-FLOOR = 0.34  # a score below this is not an answer at all (prominence can only lower it)
-TAIL = 0.5  # the popup shows results scoring at least this share of the best one
+STRONG = 0.6  # a score from here says what was asked
+PARTIAL = 0.38  # from here a memory is partly about it; below, a weak match
 CROWD_Z = 2.0  # cosines up to the crowd's centre + 2 σ say nothing
 RISE_Z = 6.0  # above that edge, relevance by meaning rises as tanh(excess / 6 σ)
 MAX_STD = 0.1  # σ of a crowd widened by relevant memories counts at most this
 SMALL_COLLECTION = 20
-KEYWORD_GAIN = 1.5  # relevance by keywords = tanh(1.5 × BM25 / the query's ideal)
+KEYWORD_GAIN = 2.0  # relevance by keywords = 0.85 × tanh(2 × BM25 / the query's ideal):
+KEYWORD_CEILING = 0.85  # words alone are a weaker witness than meaning (issue 20's tuning)
 PROMINENCE_SHARE = 1 / 3  # weight_prominence 0.3 → prominence decides 10 % of a score
 PRIOR_MEAN, PRIOR_STD, PRIOR_COUNT = 0.05, 0.09, 10  # MiniLM cosines of unrelated texts
 
@@ -159,12 +165,13 @@ def vector_relevance(cosines: np.ndarray, mean: float, std: float) -> np.ndarray
 
 
 def keyword_relevance(bm25: np.ndarray, ideal: float) -> np.ndarray:
-    """How relevant by keywords, in [0, 1): tanh(1.5 × BM25 / the query's ideal), where the
-    ideal is what a memory holding every phrase would approach (`fts.KeywordPlan`): how
-    much of the query a memory holds, rare words counting most."""
+    """How relevant by keywords, in [0, 0.85): 0.85 × tanh(2 × BM25 / the query's ideal),
+    where the ideal is what a memory holding every phrase would approach
+    (`fts.KeywordPlan`): how much of the query a memory holds, rare words counting most."""
     if ideal <= 0:
         return np.zeros(len(bm25))
-    return np.tanh(KEYWORD_GAIN * np.maximum(np.asarray(bm25, dtype=np.float64), 0.0) / ideal)
+    held = np.maximum(np.asarray(bm25, dtype=np.float64), 0.0) / ideal
+    return KEYWORD_CEILING * np.tanh(KEYWORD_GAIN * held)
 
 
 FAR_FROM_MEANING = 1 / 3  # a cosine under this share of min_similarity: no support by meaning
@@ -231,7 +238,7 @@ def combine_arrays(
 
 def combine(candidates: list[Scored], weights: Weights) -> list[Scored]:
     """Score candidates (their `vector_norm`/`keyword_norm` already calibrated) with
-    `combine_arrays`; best first, ties by seq."""
+    `combine_arrays`; best first, ties by cosine, then seq."""
     if not candidates:
         return []
     combined = combine_arrays(
@@ -244,12 +251,86 @@ def combine(candidates: list[Scored], weights: Weights) -> list[Scored]:
         c.prominence_norm = float(combined.prominence_norm[i])
         c.relevance = float(combined.relevance[i])
         c.score = float(combined.score[i])
-    return sorted(candidates, key=lambda c: (-c.score, c.seq))
+    # Equal scores (often 0 in a collection all about one subject, where few memories stand
+    # out from the crowd) are ordered by cosine, then by age.
+    return sorted(
+        candidates, key=lambda c: (-c.score, -(c.vector if c.vector is not None else -1), c.seq)
+    )
 
 
-def weak_tail_cut(results: list[Scored], share: float = TAIL) -> list[Scored]:
-    """The results scoring at least `share` of the best one (the popup hides the rest)."""
-    if not results:
-        return []
-    best = results[0].score
-    return [r for r in results if r.score >= share * best]
+class Band(StrEnum):
+    """How strong a match is, in words every surface shows (popup, CLI, MCP, context)."""
+
+    STRONG = "strong"  # says what was asked (score 0.6 or more)
+    PARTIAL = "partial"  # partly about it (0.38 to 0.6)
+    WEAK = "weak"  # shares a little with it: shown dimmed, after the others
+
+
+def band_of(score: float) -> Band:
+    """The band of a calibrated score."""
+    if score >= STRONG:
+        return Band.STRONG
+    return Band.PARTIAL if score >= PARTIAL else Band.WEAK
+
+
+# Whether a query is about anything stored: a decision about the query, not a cut on each
+# result (issue 20). Chosen on the tuning sets (docs/adr/0006, revision of issue 20).
+CROWD_RAISED = 1.0  # the query's crowd centre this many prior σ above the prior's centre
+CHANCE_MARGIN = 0.25  # the best cosine beats chance among N unrelated memories by this many σ
+PERSONAL_BEST = 0.15  # a question about the user's own things needs only a weak match,
+PERSONAL_COSINE = PRIOR_MEAN + 1.5 * PRIOR_STD  # with some support by meaning (0.185)
+RARE_WORD = 1 / 1_000  # a word at most this share of memories hold names something specific
+
+
+def rare_word(held_by: Sequence[int], collection: int) -> bool:
+    """Whether some word of the query is held by at least one memory and by at most one in
+    a thousand (`Ivermectin` among 5,183 abstracts): the query names something specific
+    that the collection mentions. Never in a collection under 1,000, where every word is
+    held by that few and holding one says nothing."""
+    return any(0 < n <= collection * RARE_WORD for n in held_by)
+_PERSONAL = re.compile(r"\b(?:i|me|my|mine|myself|we|us|our|ours|ourselves)\b", re.IGNORECASE)
+
+
+def personal(query: str) -> bool:
+    """Whether the query speaks of the user ("what did we agree", "my laptop"): in one's own
+    memory such a question is about something stored, however weakly it matches."""
+    return bool(_PERSONAL.search(query))
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a query's candidates say about whether it is about anything stored."""
+
+    best: float  # the best relevance of any candidate (prominence aside)
+    best_cosine: float | None = None  # the best cosine of any memory; None without meaning
+    crowd_centre: float | None = None  # the centre of the query's cosines over the collection
+    collection: int = 0  # memories compared
+    personal: bool = False  # the query speaks of the user (`personal`)
+    rare_word: bool = False  # some memory holds a word of it that few memories hold
+
+
+def chance_cosine(collection: int) -> float:
+    """The cosine the best of `collection` memories unrelated to a query reaches by chance
+    (the prior's centre plus σ √(2 ln N), the expected maximum of N draws), plus a margin."""
+    spread = math.sqrt(2 * math.log(max(collection, 2)))
+    return PRIOR_MEAN + PRIOR_STD * (spread + CHANCE_MARGIN)
+
+
+def about_something(evidence: Evidence) -> bool:
+    """Whether to answer a query at all. Yes when a memory is at least partly about it
+    (relevance 0.38+); or when meaning says the collection is about its subject (the crowd
+    of cosines sits a σ above unrelated texts': a collection that is all about one life or
+    one project, where nothing stands out from the rest); or when a memory's cosine beats
+    what chance gives the best of that many unrelated memories; or when a memory holds a word
+    of it that few memories hold (a large collection); or when the query speaks of the
+    user's own things and something matches at all. Keyboard mashes and questions about
+    what was never stored meet none of these, and get nothing."""
+    e = evidence
+    if e.best >= PARTIAL or e.rare_word:
+        return True
+    if e.crowd_centre is not None and e.crowd_centre >= PRIOR_MEAN + CROWD_RAISED * PRIOR_STD:
+        return True
+    if e.best_cosine is not None and e.best_cosine >= chance_cosine(e.collection):
+        return True
+    personal_support = e.best_cosine is not None and e.best_cosine >= PERSONAL_COSINE
+    return e.personal and e.best >= PERSONAL_BEST and personal_support

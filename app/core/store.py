@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.core import fts
+from app.core import dates, fts
 from app.core.db import Database, now
 from app.core.errors import ConflictError, InputError, NotFoundError
 from app.core.memory import CONFIDENCES, Memory, content_hash, utc_stamp
@@ -16,7 +16,7 @@ from app.core.memory import CONFIDENCES, Memory, content_hash, utc_stamp
 COLUMNS = (
     "id, text, title, reasoning, category, tags, refs, source, source_project, confidence, "
     "observation_count, recall_count, last_recalled_at, created_at, updated_at, pinned, "
-    "deleted_at, keywords, merged_into"
+    "deleted_at, keywords, merged_into, thread"
 )
 CONTENT_FIELDS = ("title", "text", "reasoning")
 # BM25 weights of the keyword index's columns: title, text, reasoning, tags, labels.
@@ -37,6 +37,7 @@ EDITABLE = (
     "confidence",
     "pinned",
     "keywords",
+    "thread",
 )
 
 
@@ -83,19 +84,27 @@ def row_to_memory(row: tuple) -> Memory:
         deleted_at=row[16] if isinstance(row[16], str) else None,
         keywords=_json_list(row[17], None),
         merged_into=row[18] if isinstance(row[18], str) else None,
+        thread=row[19] if isinstance(row[19], str) and row[19] else None,
     )
 
 
 def _moment(value: str | None, name: str) -> str | None:
     """A date filter as created_at is stored (UTC ISO; a bare day as is, compared with its
     start), or InputError in words: compared as raw text, "garbage" used to match nothing
-    and everything."""
+    and everything. Words a person uses (`last week`, `3 days ago`, `March 2024`) mean
+    their window's start for `since` and its end for `until` (`dates.read_bound`)."""
     if value is None or value == "":
         return None
     text = str(value).strip()
     stamp = utc_stamp(text)
     if stamp is None:
-        raise InputError(f"{name} {value!r} is not a date: use YYYY-MM-DD or an ISO timestamp")
+        stamp = dates.read_bound(text, end=name == "until")
+        if stamp is None:
+            raise InputError(
+                f"{name} {value!r} is not a date: use YYYY-MM-DD, an ISO timestamp or words "
+                "such as 'yesterday', 'last week', '3 days ago', 'March 2024'"
+            )
+        return stamp
     return text[:10] if len(text) in (10, 11) else stamp  # a day (maybe with Z) stays a day
 
 
@@ -112,6 +121,9 @@ class Filters:
     pinned: bool | None = None
     include_deleted: bool = False
     only_deleted: bool = False  # the trash
+    # A window of time a query named (ISO UTC start, exclusive end; None is open): the
+    # memories made or last changed in it (`dates.Window`)
+    within: tuple[str | None, str | None] | None = None
 
     def __post_init__(self) -> None:
         self.since = _moment(self.since, "since")  # the CLI's --since
@@ -145,6 +157,18 @@ class Filters:
         if self.pinned is not None:
             parts.append(f"{alias}.pinned = ?")
             args.append(int(self.pinned))
+        if self.within is not None:
+            either = []
+            for column in ("created_at", "updated_at"):
+                bounds = []
+                if self.within[0] is not None:
+                    bounds.append(f"{alias}.{column} >= ?")
+                    args.append(self.within[0])
+                if self.within[1] is not None:
+                    bounds.append(f"{alias}.{column} < ?")
+                    args.append(self.within[1])
+                either.append("(" + " AND ".join(bounds or ["1"]) + ")")
+            parts.append("(" + " OR ".join(either) + ")")
         return "".join(f" AND {p}" for p in parts), args
 
     @property
@@ -159,6 +183,7 @@ class Filters:
                 self.since,
                 self.until,
                 self.pinned is not None,
+                self.within is not None,
             )
         )
 
@@ -432,6 +457,33 @@ class Store:
             )
         return _labels_once(rows, limit, self._labels_only(expression, rows))
 
+    def neighbours(self, seqs: Iterable[int]) -> dict[int, tuple[int | None, int | None]]:
+        """The live memories just before and after each of these in its thread: the same
+        `thread`, or without one, the same source and the very same creation time (turns of
+        a conversation imported together), in the order they were stored. Two index
+        lookups a memory (memories_thread, memories_created)."""
+        out: dict[int, tuple[int | None, int | None]] = {}
+        kinds = (
+            ("m.thread IS NOT NULL", "o.thread = m.thread"),
+            (
+                "m.thread IS NULL",
+                "o.created_at = m.created_at AND o.thread IS NULL AND o.source = m.source",
+            ),
+        )
+        for part, marks in _in_slices(list(seqs)):
+            for which, same in kinds:
+                around = (
+                    f"(SELECT o.seq FROM memories o WHERE {same} AND o.seq {{}} m.seq "
+                    f"AND o.deleted_at IS NULL ORDER BY o.seq {{}} LIMIT 1)"
+                )
+                rows = self.db.query(
+                    f"SELECT m.seq, {around.format('<', 'DESC')}, {around.format('>', 'ASC')} "
+                    f"FROM memories m WHERE m.seq IN ({marks}) AND {which}",
+                    tuple(part),
+                )
+                out.update({seq: (before, after) for seq, before, after in rows if before or after})
+        return out
+
     def _trashed(self, seqs: list[int]) -> set[int]:
         """Which of these memories are in the trash (asked in slices: SQLite takes at most
         32,766 variables, and `mnemo context` ranks up to 10,000 memories)."""
@@ -558,6 +610,7 @@ class Store:
             "deleted_at": m.deleted_at,
             "keywords": None if m.keywords is None else json.dumps(m.keywords),
             "merged_into": m.merged_into,
+            "thread": m.thread,
             "content_hash": content_hash(m.text),
         }
 

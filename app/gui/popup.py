@@ -1,10 +1,10 @@
 """The recall popup: type, and the most relevant memories appear as you type.
 
 Every keystroke runs a keyword/prefix search at once; a hybrid search follows after a short
-pause. Results of superseded requests are dropped, so typing is never blocked. Only relevant
-memories come back (the core's floor), and of those the popup hides the weak tail: results
-scoring under half of the best one. The bar on each row is the calibrated score, so a weak
-match has a short bar even when it is the best there is.
+pause. Results of superseded requests are dropped, so typing is never blocked. A query about
+nothing stored gets nothing (the core decides); otherwise every match comes back, strong and
+partial ones first, then the weak ones dimmed under a "weaker matches" line. The bar on each
+row is the calibrated score, so a weak match has a short bar even when it is the best there is.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import html
 
 from app.core.display import age, fields_line, isolated, match_spans, snippet
 from app.core.memory import Memory
-from app.core.ranking import Scored, weak_tail_cut
+from app.core.ranking import Band, Scored
 from app.core.recall import RecallResult
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
@@ -23,6 +23,8 @@ ENTER_WAIT_MS = 3000  # how long an Enter pressed on stale rows waits for the ne
 HINT = "↑↓ move · Enter copy · Alt+Enter paste · Ctrl+K actions · Ctrl+S remember · Esc close"
 HINT_PASTING = HINT.replace("Enter copy · Alt+Enter paste", "Enter paste · Alt+Enter copy")
 ROW_HEIGHT = 62
+DIVIDER = 20  # the "weaker matches" line above the first weak row
+WEAK_OPACITY = 0.55
 VISIBLE_ROWS = 8  # rows shown at once; more scroll
 PREVIEW_MIN_ROWS = 5  # with the preview, the list is at least this tall
 WIDTH = 680
@@ -102,6 +104,7 @@ class ResultsModel(QtCore.QAbstractListModel):
         self.rows: list[Scored] = []
         self.query = ""
         self.stale = False  # rows of an earlier query, shown dimmed until new ones come
+        self.divider = -1  # the first weak row after stronger ones: a line above it
 
     def rowCount(self, parent=None) -> int:  # noqa: N802 - Qt API
         return 0 if parent is not None and parent.isValid() else len(self.rows)
@@ -120,7 +123,14 @@ class ResultsModel(QtCore.QAbstractListModel):
         """Replace every row (they belong to `query`, so they are not stale)."""
         self.beginResetModel()
         self.rows, self.query, self.stale = rows, query, False
+        self.divider = next(
+            (i for i in range(1, len(rows)) if weak(rows[i]) and not weak(rows[i - 1])), -1
+        )
         self.endResetModel()
+
+    def height(self, shown: int) -> int:
+        """Pixels for the first `shown` rows (and the divider line among them)."""
+        return shown * ROW_HEIGHT + (DIVIDER if 0 <= self.divider < shown else 0)
 
     def mark_stale(self) -> None:
         """The text changed: these rows belong to an earlier query until new ones come."""
@@ -130,23 +140,47 @@ class ResultsModel(QtCore.QAbstractListModel):
                 self.dataChanged.emit(self.index(0), self.index(len(self.rows) - 1))
 
 
+def weak(row: Scored) -> bool:
+    """Whether a row is a weak match (recent memories, unscored, are not)."""
+    return row.band is Band.WEAK
+
+
 class ResultDelegate(QtWidgets.QStyledItemDelegate):
-    """Paints title, highlighted snippet, category/tags/age and a relevance bar."""
+    """Paints title, highlighted snippet, category/tags/age and a relevance bar; weak
+    matches dimmed, under a "weaker matches" line."""
 
     def sizeHint(self, option, index) -> QtCore.QSize:  # noqa: N802 - Qt API
-        return QtCore.QSize(WIDTH - 24, ROW_HEIGHT)
+        extra = DIVIDER if index.row() == index.model().divider else 0
+        return QtCore.QSize(WIDTH - 24, ROW_HEIGHT + extra)
 
     def paint(self, painter: QtGui.QPainter, option, index) -> None:
         row: Scored = index.data(Qt.UserRole)
         model: ResultsModel = index.model()
         palette = option.palette
-        rect = option.rect.adjusted(10, 6, -10, -6)
+        area = QtCore.QRect(option.rect)
         painter.save()
+        if index.row() == model.divider:
+            line = QtCore.QRect(area.left() + 10, area.top(), area.width() - 20, DIVIDER)
+            small = QtGui.QFont(option.font)
+            small.setPointSizeF(option.font.pointSizeF() * 0.8)
+            painter.setFont(small)
+            faint = QtGui.QColor(palette.text().color())
+            faint.setAlpha(120)
+            painter.setPen(faint)
+            label = "weaker matches"
+            painter.drawText(line, Qt.AlignLeft | Qt.AlignVCenter, label)
+            start = line.left() + painter.fontMetrics().horizontalAdvance(label) + 8
+            middle = line.center().y() + 1
+            painter.drawLine(start, middle, line.right(), middle)
+            area.setTop(area.top() + DIVIDER)
+        rect = area.adjusted(10, 6, -10, -6)
         if model.stale:
             painter.setOpacity(0.4)  # an earlier query's rows: Enter waits for the new ones
+        elif weak(row):
+            painter.setOpacity(WEAK_OPACITY)  # shown, not hidden: but not an answer
         selected = bool(option.state & QtWidgets.QStyle.State_Selected)
         if selected:
-            painter.fillRect(option.rect, palette.highlight())
+            painter.fillRect(area, palette.highlight())
         text_color = palette.highlightedText().color() if selected else palette.text().color()
         dim = QtGui.QColor(text_color)
         dim.setAlpha(150)
@@ -259,7 +293,7 @@ class Popup(QtWidgets.QWidget):
         self.list = QtWidgets.QListView(objectName="popupResults")
         self.list.setModel(self.model)
         self.list.setItemDelegate(ResultDelegate(self.list))
-        self.list.setUniformItemSizes(True)
+        self.list.setUniformItemSizes(False)  # the row under the "weaker matches" line
         self.list.setFocusPolicy(Qt.NoFocus)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.list.setVerticalScrollBarPolicy(Qt.ScrollBarAsNeeded)
@@ -447,7 +481,7 @@ class Popup(QtWidgets.QWidget):
             return  # the user typed on: this answer is stale
         self.last_mode = result.mode
         self.last_result = result
-        rows = result.results if result.mode == "recent" else weak_tail_cut(result.results)
+        rows = result.results
         self.model.set_rows(rows, text)
         if final and self._meaning_for == text:
             self._set_busy("")  # the meaning-based answer (or keywords, if meaning is off)
@@ -461,6 +495,9 @@ class Popup(QtWidgets.QWidget):
             self.status.setText(
                 "" if result.results else "No memories yet. Type something and press Ctrl+S."
             )
+        elif rows and all(weak(r) for r in rows) and not coming:
+            said = "; ".join(filter(None, [result.notice, "only weak matches"]))
+            self.status.setText(said[0].upper() + said[1:])
         elif rows or coming:
             self.status.setText(result.notice or "")
         else:
@@ -498,9 +535,9 @@ class Popup(QtWidgets.QWidget):
         if previewing:
             shown = max(shown, PREVIEW_MIN_ROWS)  # room to read the memory beside
         self.list.setVisible(rows > 0)
-        self.list.setFixedHeight(shown * ROW_HEIGHT + 4)
+        self.list.setFixedHeight(self.model.height(shown) + 4)
         self.preview.setVisible(previewing)
-        self.preview.setFixedHeight(shown * ROW_HEIGHT + 4)
+        self.preview.setFixedHeight(self.model.height(shown) + 4)
         self.status.setVisible(bool(self.status.text()))
         self.adjustSize()
         # Hidden rows and preview leave the layout's size only once its posted update ran:

@@ -227,7 +227,7 @@ def test_a_near_duplicate_held_back_exits_3_so_scripts_see_it_was_not_stored():
         ["recall", "sourdough", "--since", "garbage"],
         ["recall", "sourdough", "--until", "garbage"],
         ["recall", "sourdough", "--since", "2024-13-45"],
-        ["list", "--since", "yesterday"],
+        ["list", "--since", "someday soon"],
         ["recall", "sourdough", "--limit", "0"],
         ["recall", "sourdough", "--limit", "-3"],
         ["list", "--limit", "0"],
@@ -253,6 +253,17 @@ def test_dates_in_filters_accept_a_day_or_a_timestamp():
         assert json.loads(done.stdout)["results"], since
     done = run_cli("recall", "sourdough", "--until", "2000-01-01", "--json")
     assert json.loads(done.stdout)["results"] == []
+
+
+def test_dates_in_filters_accept_words_a_person_uses():
+    # Issue 20: --since/--until understand the words a query does
+    run_cli("remember", "Sourdough loaf: 500 g flour, 350 g water", "--force")
+    for args in (("--since", "yesterday"), ("--since", "last week"), ("--until", "tomorrow")):
+        done = run_cli("recall", "sourdough", *args, "--json")
+        assert done.returncode == 0 and json.loads(done.stdout)["results"], (args, done)
+    for args in (("--until", "yesterday"), ("--since", "next year")):
+        done = run_cli("list", *args, "--json")
+        assert done.returncode == 0 and json.loads(done.stdout) == [], (args, done)
 
 
 @pytest.mark.parametrize("since", ["0001-01-01T00:00+01:00", "9999-12-31T23:59-05:00"])

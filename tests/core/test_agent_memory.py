@@ -93,7 +93,8 @@ def test_context_block_is_relevant_and_diagnosed(corpus):
     assert set(categories) == {"patterns"}
     line = block.markdown().splitlines()[-1]
     assert re.fullmatch(
-        rf"\*Memory: {len(block.memories)} entries from 50 \| semantic: active \(vector=\d+, "
+        rf"\*Memory: {len(block.memories)} entries from 50 \| matches: (\d+ strong)?(, )?"
+        r"(\d+ partial)?(, )?(\d+ weak)? \| semantic: active \(vector=\d+, "
         r'fts5=\d+\) \| context: "building a file parser with error handling" '
         r"\| model: all-MiniLM-L6-v2\*",
         line,

@@ -133,7 +133,9 @@ def test_short_memories_are_unchanged_and_the_line_is_as_before(plain):
     assert len(shown) == 5 and "shortened" not in markdown
     assert line == block.diagnostic()
     assert re.fullmatch(
-        r"\*Memory: 5 entries from 5 \| semantic: unavailable \(.*\) \| context: .*\*", line
+        r"\*Memory: 5 entries from 5 \| matches: 5 strong \| semantic: unavailable \(.*\) "
+        r"\| context: .*\*",
+        line,
     )
 
 

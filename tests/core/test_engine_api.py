@@ -172,8 +172,8 @@ def test_one_json_shape_for_a_memory_everywhere(engine, mnemo_home):
         "related",
         "notice",
     }
-    assert set(cli_recall) == shape | {"score"}
-    assert set(cli_context) == shape | {"score"}
+    assert set(cli_recall) == shape | {"score", "band"}
+    assert set(cli_context) == shape | {"score", "band"}
     assert cli_recall["id"] == cli_context["id"] == cli_remember["id"]
 
 

@@ -12,12 +12,18 @@ from app.core.embedder import ModelInfo
 from app.core.engine import Engine
 from app.core.memory import Memory
 from app.core.ranking import (
-    FLOOR,
+    PARTIAL,
+    Band,
+    Evidence,
     Scored,
     Weights,
+    about_something,
+    band_of,
+    chance_cosine,
     combine,
     cosine_crowd,
     keyword_relevance,
+    personal,
     prominence,
     vector_relevance,
 )
@@ -132,7 +138,7 @@ def test_a_collection_mostly_about_the_query_does_not_raise_its_own_bar():
 
 def test_keyword_relevance_is_bm25_over_the_querys_ideal_saturating():
     k = keyword_relevance(np.array([0.0, 2.0, 4.0, 40.0]), 4.0)
-    assert k.tolist() == pytest.approx([0, np.tanh(0.75), np.tanh(1.5), 1.0])
+    assert k.tolist() == pytest.approx([0, 0.85 * np.tanh(1.0), 0.85 * np.tanh(2.0), 0.85])
     assert keyword_relevance(np.array([3.0]), 0.0).tolist() == [0]
 
 
@@ -150,7 +156,40 @@ def test_either_signal_alone_makes_a_memory_relevant_and_agreement_adds():
 def test_scores_are_absolute_not_relative_to_the_best_candidate():
     # The old max-normalization gave the best of a weak lot 1.00 (a full bar for nonsense).
     weak = combine([_scored(1, v=0.1), _scored(2, v=0.05)], Weights(1, 0, 0))
-    assert weak[0].score < 0.15 and weak[0].score < FLOOR
+    assert weak[0].score < 0.15 and weak[0].score < PARTIAL
+    assert band_of(weak[0].score) is Band.WEAK
+
+
+def test_bands_name_what_a_score_says():
+    assert [band_of(s) for s in (0.9, 0.6, 0.59, 0.38, 0.37, 0.0)] == [
+        Band.STRONG, Band.STRONG, Band.PARTIAL, Band.PARTIAL, Band.WEAK, Band.WEAK,
+    ]  # fmt: skip
+
+
+def test_a_query_is_answered_when_anything_speaks_for_it():
+    # A memory at least partly about it
+    assert about_something(Evidence(best=0.4))
+    # Nothing partly about it, and nothing else speaks for it: a query about nothing
+    nothing = Evidence(best=0.2, best_cosine=0.2, crowd_centre=0.03, collection=60)
+    assert not about_something(nothing)
+    # A collection all about the query's subject (one life, one project): its crowd is high
+    assert about_something(Evidence(best=0.1, best_cosine=0.3, crowd_centre=0.2, collection=60))
+    # A cosine beyond what chance gives the best of N unrelated memories; that bar rises
+    # with N (the best of 100,000 unrelated texts comes closer than the best of 50)
+    assert about_something(Evidence(best=0.2, best_cosine=0.36, crowd_centre=0.0, collection=60))
+    big = Evidence(best=0.2, best_cosine=0.36, crowd_centre=0.0, collection=100_000)
+    assert not about_something(big)
+    assert chance_cosine(60) < chance_cosine(1_000) < chance_cosine(100_000)
+    # The user's own things: a weak match is enough ("what did we agree for next quarter")
+    assert about_something(Evidence(best=0.2, best_cosine=0.2, crowd_centre=0.03, collection=60,
+                                    personal=True))  # fmt: skip
+    assert not about_something(Evidence(best=0.1, personal=True))
+
+
+def test_personal_questions_speak_of_the_user():
+    assert personal("what did we agree for next quarter")
+    assert personal("my laptop drive is full again") and personal("how do I fix the heating")
+    assert not personal("how do volcanoes form") and not personal("kubernetes iptables")
 
 
 def test_prominence_breaks_near_ties_but_never_lifts_the_irrelevant():

@@ -79,12 +79,16 @@ def corpus(engine):
 
 
 def test_acceptance_1_parser_query_ranks_parser_memories_first(corpus):
-    # GIVEN 50 memories of equal prominence WHEN the parser query is asked
+    # GIVEN 50 memories of equal prominence WHEN the parser query is asked for 25
     result = corpus.recall("building a file parser with error handling", limit=25, track=False)
-    parser_hits = sum(r.memory.category == "parser" for r in result.results)
-    # THEN every result is a parser memory, at least 10 of the 20 (issue 9: only relevant
-    # ones come back; the weakest parser notes, cosine ≤ 0.4, are below the floor)
-    assert parser_hits == len(result.results) >= 10, [r.memory.text for r in result.results]
+    categories = [r.memory.category for r in result.results]
+    # THEN it answers with up to 25 (those that share anything with it), at least 15 of the
+    # 20 parser notes among them (the seed's criterion 1), the parser notes first; what is
+    # not about parsers is marked weak
+    assert 20 <= len(result.results) <= 25
+    assert categories.count("parser") >= 15, [r.memory.text for r in result.results]
+    assert set(categories[:10]) == {"parser"}
+    assert all(r.band == "weak" for r in result.results if r.memory.category != "parser")
     assert result.mode == "hybrid" and result.notice is None
 
 
@@ -92,7 +96,7 @@ def test_acceptance_1_parser_query_ranks_parser_memories_first(corpus):
     ("stored", "query", "found"),
     [
         ("k8s pod restart debugging", "kubernetes troubleshooting", True),
-        # Cosine 0.3 with MiniLM: as close as unrelated questions come, so it may be left
+        # Cosine 0.18 with MiniLM: as close as unrelated questions come, so it may be left
         # out, but it must never be answered with another memory.
         ("I prefer local-first architecture", "should we use cloud services?", False),
     ],

@@ -2,7 +2,8 @@
 
 The set (tests/core/data/recall_eval/, see its README) was written before any tuning and is
 never edited to fit. Goals from issue 9: hit@1 ≥ 0.95 and hit@3 = 1.0 on the real queries,
-≥ 90 % of the nothing-queries answered with nothing. bench/personal.py prints the misses.
+≥ 90 % of the nothing-queries answered with nothing; issue 20 keeps them and adds that no
+keyboard mash or gibberish is ever answered. bench/personal.py prints the misses.
 """
 
 from __future__ import annotations
@@ -39,16 +40,20 @@ def test_real_queries_find_their_answer_first(scored):
 
 @pytest.mark.slow
 def test_real_queries_find_their_answer_in_the_top_three(scored):
-    # Goal 1.0; measured 72 of 73: "what did we agree for next quarter" shares no word and
-    # little meaning with "Q3 planning: agreed to migrate…" (README, "Search, in short").
-    assert scored.hit3 >= 72 / 73, "\n".join(scored.misses)
+    # Goal 1.0, met since issue 20: "what did we agree for next quarter" shares little with
+    # "Q3 planning: agreed to migrate…", but a question about the user's own things is
+    # answered with its weak matches instead of cut at a floor.
+    assert scored.hit3 == 1.0, "\n".join(scored.misses)
 
 
 @pytest.mark.slow
 def test_queries_about_nothing_get_nothing(scored):
     assert scored.nothing >= 30
-    # Goal 0.90; measured 39 of 41 since the labels count once: kept, not lost again
-    assert scored.abstained >= 39 / 41, "\n".join(scored.misses)
+    # Goal 0.90; measured 38 of 41 since issue 20 (39 when weak matches were cut one by
+    # one, at the cost of a quarter of real questions elsewhere answered with nothing)
+    assert scored.abstained >= 0.90, "\n".join(scored.misses)
+    # No keyboard mash or random word string is ever answered
+    assert not [m for m in scored.misses if m.startswith(("nothing (gibberish)", "nothing (mash)"))]
 
 
 @pytest.mark.slow
@@ -60,7 +65,9 @@ def test_a_query_sharing_only_a_labelled_word_is_not_an_answer(engine):
     ids = fill(engine)
     loaf = engine.get(ids["sourdough-loaf"])
     assert any("recipe" in label for label in loaf.keywords or [])
-    assert engine.recall("beef wellington recipe", track=False).results == []
+    # At most a weak match (issue 20: shown marked weak, not hidden), never an answer
+    weak = engine.recall("beef wellington recipe", track=False).results
+    assert all(r.band == "weak" for r in weak), [(r.memory.title, r.score) for r in weak]
     hits = engine.recall("sourdough bread recipe", track=False).results
     assert hits and hits[0].memory.id == loaf.id
 

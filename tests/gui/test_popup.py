@@ -6,9 +6,9 @@ import threading
 
 from app.core.display import age
 from app.core.engine import Engine
-from app.core.ranking import Scored
+from app.core.ranking import Scored, band_of
 from app.core.recall import RecallResult
-from app.gui.popup import Popup
+from app.gui.popup import DIVIDER, ROW_HEIGHT, Popup
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
 from app.gui.worker import INTERACTIVE
 from tests.gui.bidi import reading_order
@@ -153,7 +153,7 @@ def test_the_relevance_bar_is_absolute_short_for_a_weak_match(qtbot, worker, set
     popup = _popup(qtbot, worker, settings)
     # "italian food" shares no word with the lasagne note; meaning ties them, weakly
     rows = _hybrid_rows(qtbot, popup, "italian food")
-    assert [r.memory.id for r in rows] == [seeded["Grandma's"]] and rows[0].score < 0.5
+    assert rows[0].memory.id == seeded["Grandma's"] and rows[0].score < 0.5
     weak = _bar_fill(popup, 0)
     assert 0 < weak < 0.5  # the old bar was full: the best candidate always scored 1.00
     popup.search.clear()
@@ -162,25 +162,53 @@ def test_the_relevance_bar_is_absolute_short_for_a_weak_match(qtbot, worker, set
     assert _bar_fill(popup, 0) > 0.85
 
 
-def test_the_popup_hides_the_weak_tail_the_cli_keeps(qtbot, worker, settings, seeded):
+def test_weak_matches_are_shown_dimmed_under_a_line_not_hidden(qtbot, worker, settings, seeded):
+    # Issue 20: the popup used to hide results under half of the best one's score
     popup = _popup(qtbot, worker, settings)
     engine = Engine()
     memories = [engine.get(seeded[k]) for k in ("k8s", "Parse", "The")]
     engine.close()
-    # GIVEN an answer of three relevant memories, the last under half the best one's score
+    # GIVEN an answer of a strong, a partial and a weak match
     answer = RecallResult(
         query="q",
         mode="hybrid",
         results=[
-            Scored(memory=m, seq=i, score=s)
-            for i, (m, s) in enumerate(zip(memories, (0.9, 0.46, 0.4), strict=True))
+            Scored(memory=m, seq=i, score=s, band=band_of(s))
+            for i, (m, s) in enumerate(zip(memories, (0.9, 0.46, 0.2), strict=True))
         ],
     )
     popup.search.setText("q")
     popup._on_result("q", answer)
-    # THEN the popup lists the first two; the CLI and MCP would list all three
-    assert [r.score for r in popup.model.rows] == [0.9, 0.46]
-    assert len(answer.results) == 3
+    # THEN all three are listed, with the "weaker matches" line above the weak one
+    assert [r.score for r in popup.model.rows] == [0.9, 0.46, 0.2]
+    assert popup.model.divider == 2
+    delegate = popup.list.itemDelegate()
+    option = QtWidgets.QStyleOptionViewItem()
+    heights = [delegate.sizeHint(option, popup.model.index(i)).height() for i in range(3)]
+    assert heights == [ROW_HEIGHT, ROW_HEIGHT, ROW_HEIGHT + DIVIDER]
+    # (at least 5 rows tall beside the preview, when the screen has room for it)
+    tall = {3 * ROW_HEIGHT + DIVIDER + 4, 5 * ROW_HEIGHT + DIVIDER + 4}
+    qtbot.waitUntil(lambda: popup.list.height() in tall)
+    # AND the weak row is painted fainter than the partial one above it
+    assert _ink(popup, 2) < 0.8 * _ink(popup, 1)
+    # WHEN every match is weak THEN the line says so and there is no divider
+    only_weak = RecallResult(query="r", mode="hybrid", results=answer.results[2:])
+    popup.search.setText("r")
+    popup._on_result("r", only_weak)
+    assert popup.model.divider == -1 and "only weak matches" in popup.status.text().lower()
+
+
+def _ink(popup, row: int) -> float:
+    """How dark the text of a row is: the mean darkness of its pixels (white is 0)."""
+    rect = popup.list.visualRect(popup.model.index(row))
+    popup.list.clearSelection()
+    popup.list.setCurrentIndex(QtCore.QModelIndex())
+    image = popup.list.viewport().grab(rect).toImage()
+    dark = 0.0
+    for y in range(image.height()):
+        for x in range(0, image.width(), 2):
+            dark += 255 - QtGui.QColor(image.pixel(x, y)).lightness()
+    return dark / (image.width() * image.height())
 
 
 def test_enter_while_busy_copies_a_result_of_the_text_in_the_box(qtbot, worker, settings, seeded):
@@ -267,7 +295,6 @@ def test_enter_after_an_empty_keyword_answer_waits_for_meaning(qtbot, worker, se
     assert QtGui.QGuiApplication.clipboard().text().startswith("k8s pod restart")
 
 
-
 def test_right_to_left_tags_keep_their_order_in_a_row(qtbot, worker, settings, seeded):
     # Issue 12: "right-to-left text laid out correctly in result metadata". Two Hebrew tags
     # side by side used to merge into one right-to-left run with the separator between
@@ -296,7 +323,6 @@ def test_right_to_left_tags_keep_their_order_in_a_row(qtbot, worker, settings, s
     fields = [memory.category, "מתכון", "ארוחה", age(memory.created_at)]
     # THEN the fields read left to right in their order, as any other tags do
     assert reading_order(meta, fields, popup.font()) == fields, meta
-
 
 
 def _ink_left(image: QtGui.QImage, top: int, bottom: int, background: QtGui.QColor) -> int:
