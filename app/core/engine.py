@@ -567,7 +567,7 @@ class Engine:
     def _observe_if_known(self, memory: Memory) -> RememberResult | None:
         """Count one more observation of a memory with the same text, if there is one."""
         with self._db.write():
-            existing = self._store.find_by_hash(content_hash(memory.text))
+            existing = self._store.find_by_hash(content_hash(memory.text), memory.thread)
             if existing is None:
                 return None
             observed = self._store.observe(existing.id)

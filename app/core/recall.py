@@ -329,7 +329,7 @@ def recall(
         # 0.87 -> 0.95 per session, 0.58 -> 0.69 per turn, against the exact window).
         near = window.widened(NEAR)
         if store.count(replace(filters, within=_within(near))) == 0:
-            notices.append(f"nothing was stored {window.describe()}; matches from any time")
+            notices.append(f"nothing was stored {window.text}; showing matches from any time")
             window = near = None
         elif not fts.terms(timed.rest):
             return _only_time(store, query, wanted, window, near, filters, limit)

@@ -236,12 +236,14 @@ class Store:
             raise NotFoundError(f"no memory with id {memory_id!r}")
         return row_to_memory(rows[0])
 
-    def find_by_hash(self, digest: str) -> Memory | None:
-        """A memory (live first, then trashed) whose text has this content hash."""
+    def find_by_hash(self, digest: str, thread: str | None = None) -> Memory | None:
+        """A memory (live first, then trashed) of this thread (or of none) whose text has
+        this content hash: "haha" said in two conversations is two memories, a note stored
+        twice is one."""
         rows = self.db.query(
-            f"SELECT {COLUMNS} FROM memories WHERE content_hash = ? "
+            f"SELECT {COLUMNS} FROM memories WHERE content_hash = ? AND thread IS ? "
             "ORDER BY deleted_at IS NOT NULL, seq LIMIT 1",
-            (digest,),
+            (digest, thread),
         )
         return row_to_memory(rows[0]) if rows else None
 
@@ -582,7 +584,7 @@ class Store:
             for memory in memories:
                 if memory.id and self.db.query("SELECT 1 FROM memories WHERE id = ?", (memory.id,)):
                     continue
-                if self.find_by_hash(content_hash(memory.text)) is not None:
+                if self.find_by_hash(content_hash(memory.text), memory.thread) is not None:
                     continue
                 added.append(self.insert(memory).id)
         return added

@@ -173,7 +173,10 @@ def import_paths(
             if memory.id and path.suffix.lower() != ".jsonl":
                 mirrored[memory.id] = memory
                 continue
-            memory.id = memory.id or content_hash(memory.text)
+            # The same words in another thread are another memory (`Store.find_by_hash`)
+            memory.id = memory.id or content_hash(
+                memory.text if memory.thread is None else f"{memory.thread}\n{memory.text}"
+            )
             batch.append((where, memory))
             if len(batch) >= BATCH:
                 flush()

@@ -92,6 +92,17 @@ def test_acceptance_1_parser_query_ranks_parser_memories_first(corpus):
     assert result.mode == "hybrid" and result.notice is None
 
 
+def test_acceptance_1_context_selects_the_parser_entries(corpus):
+    # The seed's criterion 1, as written: `mnemo context --query "building a file parser
+    # with error handling" --limit 25` selects at least 15 of the 20 parser entries. The
+    # relevance floor used to leave out all but 9 (issue 20).
+    block = corpus.context(query="building a file parser with error handling", limit=25)
+    categories = [m.category for m, _ in block.memories]
+    assert categories.count("parser") >= 15, categories
+    assert len(block.memories) <= 25 and categories[:5] == ["parser"] * 5
+    assert " | matches: " in block.diagnostic() and " strong" in block.diagnostic()
+
+
 @pytest.mark.parametrize(
     ("stored", "query", "found"),
     [
