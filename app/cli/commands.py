@@ -294,6 +294,52 @@ def model_convert(args: Namespace) -> int:
     return 0
 
 
+def model_list(args: Namespace) -> int:
+    """mnemo model list"""
+    from app.core import catalog
+
+    entries = [catalog.describe(m) for m in catalog.catalog()]
+    if args.json:
+        print(json.dumps(entries, ensure_ascii=False))
+        return 0
+    current = Engine().model_path().resolve()
+    for m, entry in zip(catalog.catalog(), entries, strict=True):
+        size = f"{m.size / 1e6:.0f} MB" if m.size else "size ?"
+        state = ""
+        if entry["downloaded"]:
+            in_use = Path(entry["downloaded"]).resolve() == current
+            state = " · in use" if in_use else f" · downloaded: {entry['downloaded']}"
+        print(f"{m.name}  ({size}, {m.dimension} dims, {m.languages}, {m.license}){state}")
+        print(f"    retrieval {m.retrieval}; about {m.cost:.0f}× MiniLM's work per text")
+        if m.note:
+            print(f"    {m.note}")
+    print(
+        "Bundled and in use unless you switch: all-MiniLM-L6-v2 (46 MB, English, retrieval "
+        "41.95). `mnemo model get NAME` downloads one; nothing is downloaded otherwise."
+    )
+    return 0
+
+
+def model_get(args: Namespace) -> int:
+    """mnemo model get"""
+    from app.core import catalog
+
+    model = catalog.find(args.name)
+    path = catalog.download(
+        model,
+        progress=lambda done, total: progress_bar(
+            f"downloading {model.name}", done // 1_000_000, (total or 0) // 1_000_000, " MB"
+        ),
+    )
+    progress_bar.end()
+    print(f"{model.name} is in {path} (size and SHA-256 verified)")
+    if args.use:
+        args.path = str(path)
+        return model_use(args)
+    print(f"Switch to it with: mnemo model use {path}  (every memory is embedded again)")
+    return 0
+
+
 def model_use(args: Namespace) -> int:
     """mnemo model use"""
     engine = Engine()

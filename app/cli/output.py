@@ -108,16 +108,16 @@ class _Progress:
     def __init__(self) -> None:
         self.active = False
 
-    def __call__(self, label: str, done: int, total: int) -> None:
+    def __call__(self, label: str, done: int, total: int, unit: str = "") -> None:
         if not sys.stderr.isatty():
             return
         self.active = True
         if total:
-            filled = int(30 * done / total)
+            filled = int(30 * min(done / total, 1))
             bar = "#" * filled + "-" * (30 - filled)
-            sys.stderr.write(f"\r{label} [{bar}] {done}/{total}")
+            sys.stderr.write(f"\r{label} [{bar}] {done}/{total}{unit}")
         else:
-            sys.stderr.write(f"\r{label} {done}")
+            sys.stderr.write(f"\r{label} {done}{unit}")
         sys.stderr.flush()
 
     def end(self) -> None:

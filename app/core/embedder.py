@@ -51,7 +51,7 @@ FAMILY_PREFIXES: tuple[tuple[str, str, str], ...] = (
         "",
     ),
     (r"bge-m3", "", ""),
-    (r"bge|mxbai", "Represent this sentence for searching relevant passages: ", ""),
+    (r"bge|mxbai|arctic", "Represent this sentence for searching relevant passages: ", ""),
 )
 
 
