@@ -36,6 +36,11 @@ class PersonalScore:
     holdout: int = 0  # off-topic questions a tester wrote after tuning (holdout_offtopic.json)
     holdout_abstained: float = 0.0
     holdout_answered: list[str] = field(default_factory=list)
+    # Tuning sets of issue 20 (tuned on): paraphrases, and off-topic questions
+    paraphrases: int = 0
+    paraphrase_answered: float = 0.0  # share answered at all
+    paraphrase_hit3: float = 0.0
+    offtopic: dict[str, tuple[int, int]] = field(default_factory=dict)  # kind → (nothing, of)
 
 
 def load() -> tuple[list[dict], dict]:
@@ -97,6 +102,17 @@ def evaluate(engine, ids: dict[str, str], limit: int = 10) -> PersonalScore:
                 f"{q['query']!r}: {by_mnemo.get(top.memory.id)} {top.score:.2f}"
             )
     score.holdout_abstained /= score.holdout
+    paraphrases = json.loads((DATA / "tuning_paraphrases.json").read_text("utf-8"))["real"]
+    score.paraphrases = len(paraphrases)
+    for q in paraphrases:
+        got = [by_mnemo.get(r.memory.id) for r in engine.recall(q["query"], track=False).results]
+        score.paraphrase_answered += bool(got) / len(paraphrases)
+        score.paraphrase_hit3 += bool(set(got[:3]) & set(q["answers"])) / len(paraphrases)
+    offtopic = json.loads((DATA / "tuning_offtopic.json").read_text("utf-8"))["nothing"]
+    for q in offtopic:
+        nothing = not engine.recall(q["query"], track=False).results
+        done, of = score.offtopic.get(q["kind"], (0, 0))
+        score.offtopic[q["kind"]] = (done + nothing, of + 1)
     score.hit1 /= score.real
     score.hit3 /= score.real
     score.mrr /= score.real
@@ -131,6 +147,11 @@ def main() -> None:
     print(
         f"holdout: {score.holdout} off-topic questions written after tuning, "
         f"{score.holdout_abstained:.1%} answered with nothing"
+    )
+    print(
+        f"tuning paraphrases: {score.paraphrases}, {score.paraphrase_answered:.1%} answered, "
+        f"hit@3 {score.paraphrase_hit3:.3f}; tuning off-topic answered with nothing: "
+        + ", ".join(f"{k} {n}/{of}" for k, (n, of) in score.offtopic.items())
     )
 
 

@@ -13,7 +13,7 @@ GGUF. `MNEMO_MODEL_MIRROR` replaces the hub's address (a mirror inside a company
 The figures are each model's published MTEB retrieval score (nDCG@10, higher is better;
 all-MiniLM-L6-v2, the bundled model, scores 41.95 on the same 15 BEIR datasets); `cost` is
 its compute per token against MiniLM's (layers × width², an estimate, not a measurement:
-no hub is reachable where Mnemo is built). Sources: docs/adr/0009-time-and-models.md.
+no hub is reachable where Mnemo is built). Sources: ADR 0009 (docs/adr/).
 """
 
 from __future__ import annotations

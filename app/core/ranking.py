@@ -316,6 +316,13 @@ def chance_cosine(collection: int) -> float:
     return PRIOR_MEAN + PRIOR_STD * (spread + CHANCE_MARGIN)
 
 
+def crowd_raised(evidence: Evidence) -> bool:
+    """Whether the query's cosines to the whole collection sit a prior σ above unrelated
+    texts': the collection is about the query's subject (one chat, one project)."""
+    centre = evidence.crowd_centre
+    return centre is not None and centre >= PRIOR_MEAN + CROWD_RAISED * PRIOR_STD
+
+
 def about_something(evidence: Evidence) -> bool:
     """Whether to answer a query at all. Yes when a memory is at least partly about it
     (relevance 0.38+); or when meaning says the collection is about its subject (the crowd
@@ -326,9 +333,7 @@ def about_something(evidence: Evidence) -> bool:
     user's own things and something matches at all. Keyboard mashes and questions about
     what was never stored meet none of these, and get nothing."""
     e = evidence
-    if e.best >= PARTIAL or e.rare_word:
-        return True
-    if e.crowd_centre is not None and e.crowd_centre >= PRIOR_MEAN + CROWD_RAISED * PRIOR_STD:
+    if e.best >= PARTIAL or e.rare_word or crowd_raised(e):
         return True
     if e.best_cosine is not None and e.best_cosine >= chance_cosine(e.collection):
         return True

@@ -111,3 +111,21 @@ def test_the_same_words_in_two_threads_are_two_memories(engine):
     assert a.status == b.status == "stored" and c.status == "observed"
     assert a.memory.id != b.memory.id == c.memory.id
     assert engine.get(b.memory.id).thread == "chat 2"
+
+
+@pytest.mark.slow
+def test_imports_keep_their_dates_so_a_date_question_finds_an_old_note(engine, tmp_path):
+    # A knowledge bank's Created line and a JSONL created_at are when the note was made
+    bank = tmp_path / "patterns.md"
+    bank.write_text(
+        "## Staging deploy checklist\n\nBump the image tag, then watch the rollout.\n"
+        "- Created: 2023-06-16\n\n"
+        "## Release checklist\n\nTag the release, then write the changelog.\n"
+        "- Created: 2024-02-01\n",
+        encoding="utf-8",
+    )
+    engine.import_paths([bank])
+    engine.backfill()
+    result = engine.recall("which checklist did I write on 16 June 2023", track=False)
+    assert result.results[0].memory.title == "Staging deploy checklist"
+    assert result.results[0].in_window and not result.results[1].in_window

@@ -73,6 +73,11 @@ def _check_meaning(mnemo: list[str], env: dict, cwd: Path) -> None:
     found = _sh(*mnemo, "recall", MEANING_QUERY, "--json", env=env, cwd=cwd)
     results = json.loads(found.stdout)["results"]
     assert results and results[0]["text"] == MEANING[0][0], results
+    # Time words are read by dateparser (its language data must have come along)
+    today = _sh(*mnemo, "recall", "what did I note today", "--json", env=env, cwd=cwd)
+    assert json.loads(today.stdout)["window"]["words"] == "today", today.stdout
+    since = _sh(*mnemo, "list", "--since", "last week", "--json", env=env, cwd=cwd)
+    assert len(json.loads(since.stdout)) == len(MEANING), since.stdout
 
 
 def test_the_wheel_carries_the_model_and_works_in_a_fresh_environment(built, tmp_path):
