@@ -127,6 +127,7 @@ PARTIAL = 0.38  # from here a memory is partly about it; below, a weak match
 CROWD_Z = 2.0  # cosines up to the crowd's centre + 2 σ say nothing
 RISE_Z = 6.0  # above that edge, relevance by meaning rises as tanh(excess / 6 σ)
 MAX_STD = 0.1  # σ of a crowd widened by relevant memories counts at most this
+MIN_STD = 0.075  # and a crowd of near-identical notes at least this (`cosine_crowd`)
 SMALL_COLLECTION = 20
 KEYWORD_GAIN = 2.0  # relevance by keywords = 0.85 × tanh(2 × BM25 / the query's ideal):
 KEYWORD_CEILING = 0.85  # words alone are a weaker witness than meaning (issue 20's tuning)
@@ -147,7 +148,9 @@ def cosine_crowd(cosines: np.ndarray) -> tuple[float, float]:
     n = len(values)
     mean = (float(np.sum(values)) + PRIOR_COUNT * PRIOR_MEAN) / (n + PRIOR_COUNT)
     spread = float(np.sum((values - mean) ** 2)) + PRIOR_COUNT * PRIOR_STD**2
-    std = max((spread / (n + PRIOR_COUNT)) ** 0.5, 0.02)
+    # Never much tighter than unrelated texts' spread: 400 meeting notes from one template
+    # made a crowd so tight (σ 0.03) that any note a little closer stood out of it
+    std = max((spread / (n + PRIOR_COUNT)) ** 0.5, MIN_STD)
     if n:
         median = (n * float(np.median(values)) + PRIOR_COUNT * PRIOR_MEAN) / (n + PRIOR_COUNT)
         mean = min(mean, median)
@@ -156,9 +159,10 @@ def cosine_crowd(cosines: np.ndarray) -> tuple[float, float]:
 
 def vector_relevance(cosines: np.ndarray, mean: float, std: float) -> np.ndarray:
     """How relevant by meaning, in [0, 1): 0 inside the query's crowd (its centre plus
-    2 σ), then tanh of the excess in units of 6 σ: measured in the query's own spread, so
-    it holds for models with other scales of cosine. Many memories about the query widen
-    the crowd themselves, so σ counts at most 0.1."""
+    2 σ), then tanh of the excess in units of 6 σ. Many memories about the query widen the
+    crowd themselves, so σ counts at most 0.1; and at least 0.075 (`cosine_crowd`). These
+    bounds and the prior are the bundled MiniLM's: another model
+    keeps them until they are measured for it (README, "The embedding model")."""
     std = min(std, MAX_STD)
     excess = np.asarray(cosines, dtype=np.float64) - (mean + CROWD_Z * std)
     return np.tanh(np.maximum(excess, 0.0) / (RISE_Z * std))
@@ -277,6 +281,7 @@ def band_of(score: float) -> Band:
 # result (issue 20). Chosen on the tuning sets (docs/adr/0006, revision of issue 20).
 CROWD_RAISED = 1.0  # the query's crowd centre this many prior σ above the prior's centre
 CHANCE_MARGIN = 0.25  # the best cosine beats chance among N unrelated memories by this many σ
+STANDOUT = 1.5 * PRIOR_STD  # in a collection about the query's subject, the best stands out
 PERSONAL_BEST = 0.15  # a question about the user's own things needs only a weak match,
 PERSONAL_COSINE = PRIOR_MEAN + 1.5 * PRIOR_STD  # with some support by meaning (0.185)
 RARE_WORD = 1 / 1_000  # a word at most this share of memories hold names something specific
@@ -333,7 +338,13 @@ def about_something(evidence: Evidence) -> bool:
     user's own things and something matches at all. Keyboard mashes and questions about
     what was never stored meet none of these, and get nothing."""
     e = evidence
-    if e.best >= PARTIAL or e.rare_word or crowd_raised(e):
+    if e.best >= PARTIAL or e.rare_word:
+        return True
+    # A collection about the query's subject, and a memory that still stands out of it
+    # (a keyboard mash against 400 near-identical notes has a raised crowd, and no memory
+    # stands out: REALTALK's real questions stand 0.19+ above it, off-topic ones 0.12)
+    standout = e.best_cosine is not None and e.best_cosine >= (e.crowd_centre or 0) + STANDOUT
+    if crowd_raised(e) and standout:
         return True
     if e.best_cosine is not None and e.best_cosine >= chance_cosine(e.collection):
         return True

@@ -124,8 +124,13 @@ def test_the_crowd_of_a_small_collection_leans_on_the_prior():
     assert cosine_crowd(np.array([0.5])) == pytest.approx((0.05, 0.09))
     mean, std = cosine_crowd(np.full(5, 0.5))  # four others at 0.5 pull it only part way
     assert 0.15 < mean < 0.25 and std > 0.1
-    big = np.random.default_rng(1).normal(0.3, 0.05, 100_000)
-    assert cosine_crowd(big) == pytest.approx((0.3, 0.05), abs=0.002)
+    big = np.random.default_rng(1).normal(0.3, 0.12, 100_000)
+    assert cosine_crowd(big) == pytest.approx((0.3, 0.12), abs=0.002)
+    # A crowd much tighter than unrelated texts' spread (near-identical notes) counts 0.075:
+    # a note a little closer than 400 copies of one template does not stand out of them
+    tight = np.random.default_rng(1).normal(0.3, 0.03, 100_000)
+    assert cosine_crowd(tight) == pytest.approx((0.3, 0.075), abs=0.002)
+    assert vector_relevance(np.array([0.45]), *cosine_crowd(tight))[0] < 0.01
 
 
 def test_a_collection_mostly_about_the_query_does_not_raise_its_own_bar():
@@ -172,8 +177,12 @@ def test_a_query_is_answered_when_anything_speaks_for_it():
     # Nothing partly about it, and nothing else speaks for it: a query about nothing
     nothing = Evidence(best=0.2, best_cosine=0.2, crowd_centre=0.03, collection=60)
     assert not about_something(nothing)
-    # A collection all about the query's subject (one life, one project): its crowd is high
-    assert about_something(Evidence(best=0.1, best_cosine=0.3, crowd_centre=0.2, collection=60))
+    # A collection all about the query's subject (one life, one project): its crowd is high,
+    # and a memory still stands out of it; a keyboard mash against 400 near-identical notes
+    # raises the crowd too, but nothing stands out
+    assert about_something(Evidence(best=0.1, best_cosine=0.4, crowd_centre=0.2, collection=60))
+    mash = Evidence(best=0.0, best_cosine=0.244, crowd_centre=0.149, collection=456)
+    assert not about_something(mash)
     # A cosine beyond what chance gives the best of N unrelated memories; that bar rises
     # with N (the best of 100,000 unrelated texts comes closer than the best of 50)
     assert about_something(Evidence(best=0.2, best_cosine=0.36, crowd_centre=0.0, collection=60))

@@ -100,3 +100,20 @@ def test_a_keyword_given_to_a_memory_finds_it_by_default(engine):
     for word in ("orion", "gemini"):
         hits = engine.recall(word, track=False).results
         assert [h.memory.id for h in hits][:1] == [ids["flat-tenancy"]], word
+
+
+@pytest.mark.slow
+def test_a_mash_gets_nothing_beside_hundreds_of_near_identical_notes(engine):
+    # Found on a screenshot: with 400 meeting notes from one template the query's crowd of
+    # cosines is raised and tight, and "zxqv blorft wibble" listed eight of them as weak
+    # matches. A raised crowd now needs a memory that stands out of it.
+    fill(engine)
+    for i in range(400):
+        engine.remember(
+            f"Meeting note {i}: agreed next steps for the quarterly plan, owner {i % 7}",
+            force=True,
+        )
+    for mash in ("zxqv blorft wibble", "asdfgh jkl", "florp minthax quibbly"):
+        assert engine.recall(mash, track=False).results == [], mash
+    hits = engine.recall("quarterly plan owner", track=False).results
+    assert hits and hits[0].memory.text.startswith("Meeting note")
