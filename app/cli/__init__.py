@@ -22,7 +22,9 @@ def _filters(p: argparse.ArgumentParser) -> None:
         "--since", help="created on or after: YYYY-MM-DD or words ('last week', '3 days ago')"
     )
     p.add_argument(
-        "--until", help="created before: YYYY-MM-DD or words ('yesterday', 'March 2024')"
+        "--until",
+        help="created before YYYY-MM-DD (that day not included), or up to the end of a time "
+        "in words ('yesterday', 'March 2024': included)",
     )
 
 

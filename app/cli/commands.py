@@ -325,13 +325,19 @@ def model_get(args: Namespace) -> int:
     from app.core import catalog
 
     model = catalog.find(args.name)
-    path = catalog.download(
-        model,
-        progress=lambda done, total: progress_bar(
-            f"downloading {model.name}", done // 1_000_000, (total or 0) // 1_000_000, " MB"
-        ),
-    )
-    progress_bar.end()
+    try:
+        path = catalog.download(
+            model,
+            progress=lambda done, total: progress_bar(
+                f"downloading {model.name}", done // 1_000_000, (total or 0) // 1_000_000, " MB"
+            ),
+        )
+    except KeyboardInterrupt:
+        progress_bar.end()
+        say(f"interrupted: what was downloaded is kept; `mnemo model get {model.name}` resumes")
+        return 130
+    finally:
+        progress_bar.end()  # an error is said on a line of its own
     print(f"{model.name} is in {path} (size and SHA-256 verified)")
     if args.use:
         args.path = str(path)

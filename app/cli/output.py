@@ -38,11 +38,16 @@ def print_results(result: RecallResult, explain: bool = False) -> None:
         print(f"No relevant memories for {query!r}.")
         return
     previous = None
+    grouped = result.window is not None and any(r.in_window for r in result.results)
     for n, r in enumerate(result.results, 1):
         m = r.memory
         band = r.band or band_of(r.score)
         weak = band is Band.WEAK
-        if weak and previous not in (None, Band.WEAK):
+        if grouped and n == 1 and r.in_window:
+            print(_dim(f"   ── {result.window.text} ──"))
+        if grouped and not r.in_window and (n == 1 or result.results[n - 2].in_window):
+            print(_dim("   ── other times ──"))
+        elif not grouped and weak and previous not in (None, Band.WEAK):
             print(_dim("   ── weaker matches ──"))
         previous = band
         show = _dim if weak else str

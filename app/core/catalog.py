@@ -19,6 +19,7 @@ no hub is reachable where Mnemo is built). Sources: ADR 0009 (docs/adr/).
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import re
@@ -247,7 +248,7 @@ def download(
     request = urllib.request.Request(model.url, headers={"User-Agent": f"mnemo/{__version__}"})
     if have:
         request.add_header("Range", f"bytes={have}-")
-    kept = f"{have / 1e6:.1f} MB" if have else "nothing"
+    kept = f"{have / 1e6:.1f} MB"
     try:
         response = opener.open(request, timeout=timeout)
     except urllib.error.HTTPError as exc:
@@ -257,9 +258,9 @@ def download(
             raise ModelError(f"{model.url} answered {exc.code} {exc.reason}") from None
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
+        again = f"it resumes from the {kept} kept" if have else "nothing was downloaded"
         raise ModelError(
-            f"cannot reach {model.url}: {reason}; run the same command again "
-            f"(it resumes; {kept} kept)"
+            f"cannot reach {model.url}: {reason}; run the same command again ({again})"
         ) from None
     headers = {**handler.seen, **(dict(response.headers) if response is not None else {})}
     served_sha = _sha_from(handler.seen.get("X-Linked-Etag")) or _sha_from(headers.get("ETag"))
@@ -289,6 +290,7 @@ def download(
         flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
         flags |= os.O_APPEND if have else os.O_TRUNC
         done = have
+        announced = response.headers.get("Content-Length", "")
         try:
             with response, os.fdopen(paths.private_file(part, flags), "ab" if have else "wb") as f:
                 while block := response.read(CHUNK):
@@ -296,16 +298,21 @@ def download(
                     done += len(block)
                     if progress is not None:
                         progress(done, total)
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            if announced.isdigit() and done - have < int(announced):
+                raise ConnectionError("the connection closed early")
+        except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as exc:
             raise ModelError(
                 f"the download of {model.name} stopped at {done / 1e6:.1f} MB "
                 f"({getattr(exc, 'reason', exc)}); run the same command again to resume"
             ) from None
     size = part.stat().st_size if part.is_file() else 0
-    if total is not None and size < total:
+    if total is not None and size != total and response is not None:
+        # The server sent all it has (no error while reading): not the file the catalog or
+        # the hub names, and asking again would fetch the same
+        part.unlink(missing_ok=True)
         raise ModelError(
-            f"the download of {model.name} stopped at {size / 1e6:.1f} of {total / 1e6:.1f} MB; "
-            "run the same command again to resume"
+            f"the server sent {size / 1e6:.1f} MB for {model.name}, whose file is "
+            f"{total / 1e6:.1f} MB: another file; deleted, nothing installed"
         )
     digest = _hash_of(part).hexdigest()
     if (total is not None and size != total) or digest != expected_sha:

@@ -82,10 +82,7 @@ def file_sha256(path: Path) -> str:
             digest.update(block)
     cache[key] = digest.hexdigest()
     with contextlib.suppress(OSError):
-        tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
-        with os.fdopen(paths.private_file(tmp), "w", encoding="utf-8") as f:
-            json.dump(cache, f)
-        tmp.replace(cache_file)
+        paths.replace_file(cache_file, lambda f: json.dump(cache, f))
     return cache[key]
 
 

@@ -541,6 +541,8 @@ class Engine:
                 )
             )
         neighbours = self.similar(vectors) if vectors is not None else []
+        if memory.thread is not None:  # a turn of a conversation duplicates none elsewhere
+            neighbours = [(m, sim) for m, sim in neighbours if m.thread == memory.thread]
         duplicate = next(
             ((m, s) for m, s in neighbours if s >= self._settings["duplicate_threshold"]), None
         )

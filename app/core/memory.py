@@ -25,6 +25,12 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(normalized.encode("utf-8")).hexdigest()[:16]
 
 
+def thread_hash(text: str, thread: str | None) -> str:
+    """A memory's default id: its content hash, in its thread (the same words in two
+    conversations are two memories)."""
+    return content_hash(text if thread is None else f"{thread}\n{text}")
+
+
 def clean_text(text: str, what: str = "text") -> str:
     """Text fit to store: refuses binary data and oversize input, strips stray controls."""
     if not isinstance(text, str):
@@ -177,7 +183,7 @@ class Memory:
         memory_id = _optional_str(values, "id")
         if memory_id is not None and not _ID.fullmatch(memory_id):
             raise InputError(f"id must be 1-64 letters, digits, '-' or '_', not {memory_id!r}")
-        values["id"] = memory_id or content_hash(values["text"])
+        values["id"] = memory_id or thread_hash(values["text"], values.get("thread"))
         return cls(**values)
 
 

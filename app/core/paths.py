@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 import platformdirs
 
@@ -47,11 +51,29 @@ def _dir(kind: str) -> Path:
     return private_dir(path)
 
 
+def parents_of(path: Path) -> None:
+    """Create the missing folders above `path` as 0755 whatever the umask (under umask 0,
+    `mkdir -p` made ~/.config and ~/.local/share writable by every user, who could then
+    plant an autostart entry or move our data away)."""
+    missing = []
+    for parent in path.parents:
+        if parent.exists():
+            break
+        missing.append(parent)
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o755)
+            if os.name == "posix":
+                folder.chmod(0o755)
+
+
 def private_dir(path: Path) -> Path:
     """Create `path` (and parents) if needed; the folder itself is ours alone (0700),
-    whatever the umask, so another local user cannot read a memory from it."""
+    whatever the umask, so another local user cannot read a memory from it; the folders
+    above it that we create are 0755 (`parents_of`)."""
     try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        parents_of(path)
+        path.mkdir(mode=0o700, exist_ok=True)
         if os.name == "posix" and path.stat().st_mode & 0o077:
             path.chmod(0o700)
     except FileExistsError:
@@ -61,13 +83,37 @@ def private_dir(path: Path) -> Path:
     return path
 
 
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # not on Windows, where links are admin-only
+
+
 def private_file(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC) -> int:
     """Open (creating) a file readable and writable by us alone (0600), whatever the
-    umask; an existing file is narrowed to 0600 too. Returns the descriptor."""
-    fd = os.open(path, flags, 0o600)
+    umask; an existing file is narrowed to 0600 too; never through a symlink (another
+    user's link planted where we write would send our bytes to their choice of file).
+    Returns the descriptor."""
+    fd = os.open(path, flags | NOFOLLOW, 0o600)
     if os.name == "posix":
         os.fchmod(fd, 0o600)
     return fd
+
+
+def replace_file(path: Path, write: Callable[[IO], None], binary: bool = False) -> None:
+    """Write `path` whole or not at all, private to us: `write(f)` fills a new temporary
+    file beside it (a random name, created exclusively and never through a symlink, so no
+    one can plant one there first), which is flushed to disk and renamed over `path`.
+    OSError as the system raised it; the temporary file never stays behind."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    fd = private_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 def data_dir() -> Path:

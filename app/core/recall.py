@@ -23,7 +23,6 @@ from app.core.errors import InputError
 from app.core.meaning import Meaning
 from app.core.memory import public_dict
 from app.core.ranking import (
-    PARTIAL,
     Band,
     Evidence,
     Scored,
@@ -265,26 +264,44 @@ def _with_threads(
     )
 
 
+# What a question about a time asks besides the time: "what did I note yesterday", "show me
+# last week", "what happened in 2023" ask for what was stored then, nothing more.
+_ASKING = frozenset(
+    """note notes noted memory memories remember remembered happen happens happened happening
+    show list tell thing things anything everything something stuff write wrote written
+    store stored save saved say said log logged record recorded jot jotted do did done
+    get got add added entry entries""".split()
+)
+
+
+def only_time(rest: str) -> bool:
+    """Whether a query, its time words taken out, asks for nothing but what was stored
+    then (`what did I note`, `show me`, nothing at all)."""
+    return all(w in _ASKING for phrase in fts.terms(rest) for w in phrase)
+
+
 def _only_time(
     store: Store,
     query: str,
     mode: str,
     window: dates.Window,
-    near: dates.Window,
     filters: Filters,
     limit: int,
 ) -> RecallResult:
-    """A query that is only a time (`yesterday`, `last week`): what was stored then (or, if
-    nothing, around then), newest first, each a strong match for what was asked."""
+    """A query that is only a time (`yesterday`, `what did I note last week`): what was
+    stored then, newest first, each a strong match for what was asked; nothing, said so,
+    when nothing was stored then."""
     scope = replace(filters, within=_within(window))
-    if store.count(scope) == 0:
-        scope = replace(filters, within=_within(near))
     newest = store.listing(scope, order="created_at DESC", limit=limit)
+    if not newest:
+        notice = f"nothing was stored {window.text}"
+        return RecallResult(query=query, mode=mode, notice=notice, window=window)
     results = [
         Scored(memory=m, seq=i, relevance=1.0, score=1.0, band=Band.STRONG, in_window=True)
         for i, m in enumerate(newest)
     ]
-    notice = f"memories from {window.describe()}"
+    said = window.describe()
+    notice = f"memories {said}" if said.startswith(("since", "before")) else f"memories from {said}"
     return RecallResult(query=query, mode=mode, results=results, notice=notice, window=window)
 
 
@@ -321,6 +338,11 @@ def recall(
             notices.append(f"{meaning.problem}; showing keyword results")
         wanted = "keyword"
 
+    if filters.active and store.count(filters) == 0:
+        # Not "nothing relevant": nothing at all passes the filters (`--since next week`)
+        return RecallResult(
+            query=query, mode=wanted, notice="no memory passes the filters given (dates, tags…)"
+        )
     timed = dates.read_query(query, now)
     window, near, text = timed.window, None, query
     if window is not None:
@@ -329,11 +351,11 @@ def recall(
         # time count as made in it (REALTALK's tuning half: R@5 of questions naming a date
         # 0.87 -> 0.95 per session, 0.58 -> 0.69 per turn, against the exact window).
         near = window.widened(NEAR)
+        if only_time(timed.rest):  # `yesterday`, `what did I note last week`
+            return _only_time(store, query, wanted, window, filters, limit)
         if store.count(replace(filters, within=_within(near))) == 0:
             notices.append(f"nothing was stored {window.text}; showing matches from any time")
             window = near = None
-        elif not fts.terms(timed.rest):
-            return _only_time(store, query, wanted, window, near, filters, limit)
         else:
             text = timed.rest
 
@@ -362,15 +384,17 @@ def recall(
         ranked = _with_threads(ranked, store, filters, weights, lookup, crowd or (0.0, 1.0))
     for r in ranked:
         r.band = band_of(r.score)
-        if near is not None and (
+        r.in_window = near is not None and (
             near.contains(r.memory.created_at) or near.contains(r.memory.updated_at)
-        ):
-            r.in_window = True
-            if r.score < PARTIAL:
-                r.band = Band.PARTIAL  # made when asked: at least partly an answer
-    if near is not None:  # made in (or near) the time the query named: first
-        ranked = sorted(ranked, key=lambda r: not r.in_window)
-    if not crowd_raised(evidence):
+        )
+    raised = crowd_raised(evidence)
+    if near is not None:
+        # Made in (or near) the time the query named: first. In a collection of many
+        # subjects, one that matches nothing else of the query goes after the other
+        # matches ("what did I fix yesterday": not yesterday's dishwasher note first); in
+        # one all about the query's subject (a chat), that day's memories still lead.
+        ranked = sorted(ranked, key=lambda r: not r.in_window or (r.relevance <= 0 and not raised))
+    if not raised:
         # A memory that matches in nothing but a cosine under its query's crowd is no match
         # in a collection of many subjects; in one all about the query's subject (one
         # chat, one project) closeness still ranks it (REALTALK per session: R@5 0.74 ->

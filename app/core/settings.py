@@ -425,15 +425,10 @@ class Settings:
 
     def _write(self, values: dict[str, Any]) -> None:
         data = {k: v for k, v in values.items() if v != BY_KEY[k].default}
-        tmp = self.path.with_suffix(".tmp")
         try:
-            with os.fdopen(paths.private_file(tmp), "w", encoding="utf-8") as f:
-                f.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-            tmp.replace(self.path)
+            text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+            paths.replace_file(self.path, lambda f: f.write(text))
         except OSError as exc:
-            tmp.unlink(missing_ok=True)
             why = "the disk is full" if exc.errno == errno.ENOSPC else exc.strerror
             raise InputError(f"settings not saved to {self.path}: {why}") from None
         self._stamp = self._file_stamp()

@@ -11,7 +11,7 @@ import numpy as np
 from app.core import dates, fts
 from app.core.db import Database, now
 from app.core.errors import ConflictError, InputError, NotFoundError
-from app.core.memory import CONFIDENCES, Memory, content_hash, utc_stamp
+from app.core.memory import CONFIDENCES, Memory, content_hash, thread_hash, utc_stamp
 
 COLUMNS = (
     "id, text, title, reasoning, category, tags, refs, source, source_project, confidence, "
@@ -461,14 +461,15 @@ class Store:
 
     def neighbours(self, seqs: Iterable[int]) -> dict[int, tuple[int | None, int | None]]:
         """The live memories just before and after each of these in its thread: the same
-        `thread`, or without one, the same source and the very same creation time (turns of
-        a conversation imported together), in the order they were stored. Two index
+        `thread`, or without one, the same source and the very same creation time with a
+        time of day (turns of a conversation imported together; notes imported with a bare
+        date are not a conversation), in the order they were stored. Two index
         lookups a memory (memories_thread, memories_created)."""
         out: dict[int, tuple[int | None, int | None]] = {}
         kinds = (
             ("m.thread IS NOT NULL", "o.thread = m.thread"),
-            (
-                "m.thread IS NULL",
+            (  # a bare date (midnight UTC) is shared by a day's notes, not a conversation
+                "m.thread IS NULL AND m.created_at NOT LIKE '%T00:00:00.000000+00:00'",
                 "o.created_at = m.created_at AND o.thread IS NULL AND o.source = m.source",
             ),
         )
@@ -560,9 +561,8 @@ class Store:
         stamp = now()
         memory.created_at = memory.created_at or stamp
         memory.updated_at = memory.updated_at or memory.created_at
-        digest = content_hash(memory.text)
         with self.db.write() as conn:
-            base = candidate = memory.id or digest
+            base = candidate = memory.id or thread_hash(memory.text, memory.thread)
             n = 1
             while conn.execute("SELECT 1 FROM memories WHERE id = ?", (candidate,)).fetchall():
                 # The id is taken by a memory whose text has since been edited.

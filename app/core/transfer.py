@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -21,8 +20,15 @@ from pathlib import Path
 
 from app.core.errors import InputError, MnemoError, NotFoundError, SecretError
 from app.core.knowledge import parse_section, to_markdown
-from app.core.memory import Memory, clean_text, content_hash, guard_memory, title_from
-from app.core.paths import private_file
+from app.core.memory import (
+    Memory,
+    clean_text,
+    content_hash,
+    guard_memory,
+    thread_hash,
+    title_from,
+)
+from app.core.paths import replace_file
 from app.core.store import EDITABLE, Store
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")
@@ -174,9 +180,7 @@ def import_paths(
                 mirrored[memory.id] = memory
                 continue
             # The same words in another thread are another memory (`Store.find_by_hash`)
-            memory.id = memory.id or content_hash(
-                memory.text if memory.thread is None else f"{memory.thread}\n{memory.text}"
-            )
+            memory.id = memory.id or thread_hash(memory.text, memory.thread)
             batch.append((where, memory))
             if len(batch) >= BATCH:
                 flush()
@@ -246,18 +250,17 @@ def write_atomically(path: Path, pieces: Iterable[str]) -> int:
                 f"not written: {path} is not a regular file (a symlink, device, folder or "
                 "pipe); choose a file name"
             )
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     count = 0
+
+    def write(f) -> None:
+        nonlocal count
+        for piece in pieces:
+            f.write(piece)
+            count += 1
+
     try:
-        with os.fdopen(private_file(tmp), "w", encoding="utf-8") as f:
-            for piece in pieces:
-                f.write(piece)
-                count += 1
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(path)
+        replace_file(path, write)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         why = "the disk is full" if exc.errno == errno.ENOSPC else exc.strerror
         raise InputError(f"cannot write {path}: {why}; nothing was written") from None
     return count

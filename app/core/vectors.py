@@ -245,11 +245,7 @@ class VectorIndex:
             written.append(self.cache_dir / meta["seqs"])
             with os.fdopen(paths.private_file(written[-1]), "wb") as f:
                 np.save(f, np.ascontiguousarray(self._owner[: self._n][live]))
-            tmp = self.cache_dir / f"{stem}.json.part"
-            written.append(tmp)
-            with os.fdopen(paths.private_file(tmp), "w") as f:
-                json.dump(meta, f)
-            tmp.replace(meta_path)
+            paths.replace_file(meta_path, lambda f: json.dump(meta, f))
             self._saved_rows = self._n
         except Exception as exc:  # noqa: BLE001 - a cache: any failure means no copy
             log.info("vector copy not written to %s: %s", self.cache_dir, exc)

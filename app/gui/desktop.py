@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shlex
@@ -63,10 +64,20 @@ def install_launcher() -> Path | None:
     if system is not None:
         return system
     path = _xdg("XDG_DATA_HOME", ".local/share") / "applications" / "mnemo.desktop"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists() or path.read_text() != entry():
-        path.write_text(entry())
+    _write(path)
     return path
+
+
+def _write(path: Path) -> None:
+    """The launcher at `path`: its folders made 0755 whatever the umask, the file replaced
+    whole and never written through a symlink someone planted there."""
+    paths.parents_of(path)
+    with contextlib.suppress(FileExistsError):
+        path.parent.mkdir(mode=0o755)
+        path.parent.chmod(0o755)
+    if path.is_symlink() or not path.exists() or path.read_text() != entry():
+        text = entry()
+        paths.replace_file(path, lambda f: f.write(text))
 
 
 def set_autostart(enabled: bool) -> Path | None:
@@ -80,8 +91,7 @@ def set_autostart(enabled: bool) -> Path | None:
         return None
     path = _xdg("XDG_CONFIG_HOME", ".config") / "autostart" / "mnemo.desktop"
     if enabled:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(entry())
+        _write(path)
     else:
         path.unlink(missing_ok=True)
     return path

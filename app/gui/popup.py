@@ -500,6 +500,8 @@ class Popup(QtWidgets.QWidget):
             self.status.setText(said[0].upper() + said[1:])
         elif rows or coming:
             self.status.setText(result.notice or "")
+        elif result.notice and result.notice.startswith(("nothing was stored", "no memory")):
+            self.status.setText(result.notice[0].upper() + result.notice[1:] + ".")
         else:
             typed = text.strip() if len(text.strip()) <= 60 else text.strip()[:59] + "…"
             self.status.setText(f"Nothing relevant to “{typed}”. Ctrl+S remembers it.")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import os
 
 from app.core import paths
 from app.gui.qt import QtCore, QtWidgets
@@ -71,11 +70,7 @@ def save(
     data = _read()
     data[name] = state
     path = paths.state_dir() / FILE
-    temporary = path.with_name(FILE + ".tmp")
     try:
-        fd = paths.private_file(temporary)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out)
-        os.replace(temporary, path)
+        paths.replace_file(path, lambda out: json.dump(data, out))
     except OSError as exc:  # a full or read-only disk: sizes are not worth an error
         log.info("window sizes not saved: %s", exc)

@@ -184,3 +184,11 @@ def test_model_get_then_use_from_the_command_line(hub, tmp_path, mnemo_home):
     assert listed_after[0]["downloaded"].endswith("minilm.gguf")
     unknown = run_cli("model", "get", "nope", env=env)
     assert unknown.returncode == 1 and b"Traceback" not in unknown.stderr
+
+
+def test_a_file_of_another_size_is_deleted_not_resumed_forever(hub):
+    # Found by a tester: a server that sends a whole file of the wrong size made every run
+    # say "stopped at 46.2 of 67.3 MB; run the same command again"
+    with pytest.raises(ModelError, match="another file"):
+        catalog.download(entry(size=len(MODEL) + 1_000))
+    assert not list(catalog.models_dir().iterdir())
