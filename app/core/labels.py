@@ -101,7 +101,10 @@ def phrase_vectors(
             vector = np.mean(places, axis=0)
             found.append(phrase)
             vectors.append(vector / max(float(np.linalg.norm(vector)), 1e-12))
-    return found, np.array(vectors, dtype=np.float32).reshape(len(found), -1)
+    if not found:  # one token repeated past the window's start: no phrase lies in it whole
+        width = chunks[0].vectors.shape[1] if chunks else 0
+        return [], np.zeros((0, width), dtype=np.float32)
+    return found, np.array(vectors, dtype=np.float32)
 
 
 def mmr(doc: np.ndarray, cands: np.ndarray, k: int, diversity: float = DIVERSITY) -> list[int]:

@@ -60,14 +60,19 @@ _STATEMENT_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _statement_key(sentence: str) -> str:
-    return " ".join(sentence.lower().split()).rstrip(".!?;:, ")
+    """What makes two statements the same: their words as written (spacing aside, and a
+    final full stop). Case counts (`LOG_DIR=/Data/Logs` is not `log_dir=/data/logs`) and so
+    does a question mark ("Is the cache warm?" asks, "Is the cache warm." says)."""
+    return " ".join(sentence.split()).removesuffix(".").rstrip()
 
 
 def join_statements(texts: list[str]) -> str:
-    """Texts joined so every distinct statement (sentence or line) of each is kept once.
+    """Texts joined so every distinct statement (sentence or line) of each is kept.
 
-    The first text stays as written; each later one adds a paragraph of the statements
-    not said before (the whole text, as written, when all of them are new).
+    The first text stays as written. A later one adds nothing when every statement of it
+    was said already; else a text of several lines (a shell snippet, a list) is added whole
+    as written, its lines kept (its `fi` and `echo done` are its own, though the first
+    snippet has them too), and prose adds a paragraph of the statements not said before.
     """
     seen: set[str] = set()
     parts: list[str] = []
@@ -77,7 +82,8 @@ def join_statements(texts: list[str]) -> str:
         seen.update(_statement_key(s) for s in sentences)
         if not new:
             continue
-        parts.append(text.strip() if len(new) == len(sentences) else " ".join(new))
+        whole = len(new) == len(sentences) or "\n" in text.strip()
+        parts.append(text.strip() if whole else " ".join(new))
     return "\n\n".join(parts)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 # A quoted or bare value; a rule's secret is group `s`, else the first of q1/q2/u that matched.
-_V = r"""(?:"(?P<q1>[^"\n]{1,200})"|'(?P<q2>[^'\n]{1,200})'|(?P<u>[^\s"'`]{1,200}))"""
+_V = r"""(?:"(?P<q1>[^"\n]{1,4096})"|'(?P<q2>[^'\n]{1,4096})'|(?P<u>[^\s"'`]{1,4096}))"""
 _AWS_ID = r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z2-7]{16}"
 _END = r"(?![A-Za-z0-9_-])"
 _AWS_KEYWORDS = "akia|asia|abia|acca|agpa|aida|aroa|aipa|anpa|anva|apka|a3t"
@@ -142,7 +142,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("Terraform token", "", ".atlasv1.", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,300}"),
     (
         "password in URL", "url password", "://",
-        r"(?i)\b[a-z][a-z0-9+.-]{0,20}://[^\s:/@]{0,80}:(?P<s>[^\s:@/]{3,200})@",
+        r"(?i)\b[a-z][a-z0-9+.-]{0,20}://[^\s:/@]{0,80}:(?P<s>[^\s:@/]{3,4096})@",
     ),
     (
         "Basic credentials", "basic", "basic",

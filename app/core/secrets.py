@@ -169,7 +169,7 @@ def _random(value: str, min_len: int = 16, hex_ok: bool = False) -> bool:
 
 def _password(value: str) -> bool:
     """Looks like a chosen password: letters with digits or symbols, not a word or a template."""
-    if not 4 <= len(value) <= 200 or _placeholder(value) or _code(value):
+    if not 4 <= len(value) <= 4096 or _placeholder(value) or _code(value):
         return False
     if value.startswith(("/", "~", "./")) or "://" in value:  # a path or a link
         return False
@@ -261,9 +261,13 @@ def _secret_name(name: str) -> str | None:
 def _assignments(text: str) -> list[Finding]:
     found = []
     for pattern in (ASSIGNMENT, XML_SETTING):
-        for m in pattern.finditer(text):
+        at = 0
+        while (m := pattern.search(text, at)) is not None:
+            # The value of a match that is no secret may hold one: "notes: TOKEN=…"
+            at = m.end() if m.end() > m.start() else m.end() + 1
             kind = _secret_name(m.group("name").rsplit(".", 1)[-1])
             if kind is None:
+                at = _span(m)[0]
                 continue
             start, end = _span(m)
             value = text[start:end]
@@ -280,6 +284,8 @@ def _assignments(text: str) -> list[Finding]:
                 ok = False  # `private_key: PKCS7PrivateKeyTypes`, a type or a name in code
             if ok and not (m.group("u") is not None and _code(value)):
                 found.append(Finding(kind, start, end))
+            else:
+                at = max(start, m.start() + 1)
     return found
 
 
@@ -297,6 +303,9 @@ def scan(text: str) -> list[Finding]:
             if start < end and check(text[start:end]):
                 found.append(Finding(kind, start, end))
     found += _assignments(text)
+    # A secret runs to the end of its token, whatever length a rule's pattern stops at
+    # (`AWS_SESSION_TOKEN=` and 313 characters: 113 of them were left in the text)
+    found = [Finding(f.kind, f.start, _token_end(text, f.end)) for f in found]
     found.sort(key=lambda f: (f.start, -f.end))
     merged: list[Finding] = []
     for f in found:
@@ -306,6 +315,22 @@ def scan(text: str) -> list[Finding]:
             continue
         merged.append(f)
     return merged
+
+
+_TOKEN_CHAR = re.compile(r"[A-Za-z0-9+/=_\-.~%]")
+
+
+def _token_end(text: str, end: int) -> int:
+    """`end`, moved past the token characters (letters, digits, `+/=_-.~%`) that follow it
+    without a break, a sentence's final full stop left out."""
+    if 0 < end < len(text) and _TOKEN_CHAR.match(text[end - 1]):
+        moved = end
+        while moved < len(text) and _TOKEN_CHAR.match(text[moved]):
+            moved += 1
+        while moved > end and text[moved - 1] in ".-":
+            moved -= 1
+        return moved
+    return end
 
 
 def redact(text: str, findings: list[Finding] | None = None) -> str:

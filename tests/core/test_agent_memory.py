@@ -285,3 +285,14 @@ def test_a_knowledge_bank_date_with_an_offset_is_stored_in_utc(engine, tmp_path)
     engine.import_paths([bank])
     (memory,) = engine.listing()
     assert memory.updated_at == "2026-09-13T23:00:00.000000+00:00"
+
+
+def test_one_token_repeated_is_embedded_and_labelled(engine, tmp_path):
+    # The red team (issue 21): `print('A'*1000) | mnemo remember -` stored the memory, then
+    # its labels failed ("cannot reshape array of size 0") in every backfill and import
+    result = engine.remember("A" * 1000)
+    assert result.status == "stored" and "without embedding" not in (result.notice or "")
+    assert engine.embedded([result.memory.id]) == {result.memory.id}
+    (tmp_path / "more.md").write_text("# More\n\n" + "B" * 1500 + "\n")
+    engine.import_paths([tmp_path / "more.md"])
+    assert engine.backfill() == 1

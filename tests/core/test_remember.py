@@ -172,3 +172,26 @@ def test_a_50000_word_memory_is_stored_chunked_embedded_and_found(engine):
         engine.embedder.embed_documents([filler * 20])[0][0] @ engine.embedder.embed_query(query)
     )
     assert needle_chunk > filler_only + 0.1
+
+
+def test_a_merge_keeps_case_variants_questions_and_code_lines(engine):
+    # The red team (issue 21): statements compared case-insensitively lost
+    # `log_dir=/data/logs` for good (after unmerge it was in no memory), a question was
+    # taken for the statement it asks about, and two shell snippets lost `fi` and
+    # `echo done` and had their lines joined with spaces.
+    first = engine.remember(
+        "To move logs: export LOG_DIR=/Data/Logs. Restart the agent. Is the cache warm?"
+    ).memory
+    second = engine.remember(
+        "To move logs: export log_dir=/data/logs. Restart the agent. Is the cache warm.",
+        merge=True,
+    ).memory
+    for statement in ("LOG_DIR=/Data/Logs", "log_dir=/data/logs", "warm?", "warm."):
+        assert statement in second.text, statement
+    assert second.text.count("Restart the agent") == 1 and first.id != second.id
+    a = "if [ -d build ]; then\n  rm -rf build\nfi\necho done"
+    b = "if [ -d dist ]; then\n  rm -rf dist\nfi\necho done"
+    x = engine.remember(a, tags="shell").memory
+    y = engine.remember(b, tags="shell", force=True).memory
+    merged = engine.merge([x.id, y.id])
+    assert a in merged.text and b in merged.text  # both whole, lines and all

@@ -110,3 +110,30 @@ def test_a_description_reads_as_words_with_their_articles():
     assert describe(scan(f"deploy {token}")) == "a GitHub token"
     jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1XzEifQ.c2lnbmF0dXJlX3JhbmRvbQ"
     assert describe(scan(f"{token} and Bearer {jwt}")) == "a GitHub token and a JWT"
+
+
+@pytest.mark.parametrize("length", [40, 199, 200, 201, 313, 2_000])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "AWS_SESSION_TOKEN={}",
+        'export API_TOKEN="{}"',
+        "password: {}",
+        "Authorization: Bearer {}",
+        "postgres://app:{}@db.internal:5432/orders",
+    ],
+)
+def test_redaction_covers_the_whole_secret_whatever_its_length(template, length):
+    # The red team (issue 21): rules stopped at 200 characters, so a 313-character session
+    # token kept its last 113 in the "redacted" copy
+    import base64
+    import random
+
+    rng = random.Random(length)
+    token = base64.b64encode(bytes(rng.getrandbits(8) for _ in range(length))).decode()
+    token = token.replace("+", "x").replace("/", "y").rstrip("=")[:length]
+    text = f"deploy notes: {template.format(token)} (rotate monthly)"
+    redacted = redact(text)
+    assert "[REDACTED:" in redacted, text[:80]
+    assert token[-12:] not in redacted and token[:12] not in redacted
+    assert redacted.endswith("(rotate monthly)")
