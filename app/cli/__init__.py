@@ -115,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     for name in (*commands.EDIT_OPTIONS, "project"):
         p.add_argument(f"--{name}")
+    p.add_argument("--thread", help="the conversation it belongs to ('' for none)")
     p.add_argument("--confidence", choices=("low", "medium", "high"))
     pin = p.add_mutually_exclusive_group()
     pin.add_argument("--pin", dest="pinned", action="store_true", default=None)

@@ -131,7 +131,7 @@ EDIT_OPTIONS = ("title", "text", "reasoning", "category", "tags", "references", 
 
 def edit(args: Namespace) -> int:
     """mnemo edit"""
-    changes = {k: getattr(args, k) for k in (*EDIT_OPTIONS, "confidence", "pinned")}
+    changes = {k: getattr(args, k) for k in (*EDIT_OPTIONS, "confidence", "pinned", "thread")}
     changes["source_project"] = args.project
     if all(v is None for v in changes.values()):
         raise InputError("nothing to change: give at least one of --title, --text, ...")

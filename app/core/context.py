@@ -35,6 +35,7 @@ from app.core.ranking import (
     keyword_relevance,
     personal,
     prominence_array,
+    rare_word,
     unsupported,
     vector_relevance,
     weights_from,
@@ -222,8 +223,11 @@ class ContextBlock:
             "query": self.query,
             "total": self.total,
             "diagnostic": self.diagnostic(fitted),
-            "entries": [
-                {**public_dict(m, score=s), "band": str(self.bands.get(m.id, band_of(s)))}
+            "entries": [  # a band only where a query scored them (not prominence alone)
+                {
+                    **public_dict(m, score=s),
+                    **({"band": str(self.bands[m.id])} if m.id in self.bands else {}),
+                }
                 for m, s, _ in fitted.entries
             ],
             "left_out": fitted.left_out,
@@ -363,6 +367,7 @@ def build_context(
         crowd = cosine_crowd(best)
         vector = vector_relevance(np.nan_to_num(cosine, nan=-1.0), *crowd)
         block.vector_matches = int((vector > 0).sum())
+    plan = None
     if query:
         plan = store.keyword_plan(query)
         if plan.expression:
@@ -395,6 +400,7 @@ def build_context(
             crowd_centre=crowd[0] if crowd is not None else None,
             collection=int(found.sum()) if cosine is not None else 0,
             personal=personal(query),
+            rare_word=plan is not None and rare_word([p.docs for p in plan.phrases], plan.total),
         )
         answered = about_something(evidence)
         # Every category among the memories at least partly about the query gets a few

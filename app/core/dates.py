@@ -146,12 +146,12 @@ class Window:
             return self.text
         first, last = local
         if first is None:
-            return f"before {last + timedelta(days=1):%-d %B %Y}"
+            return f"before {_day(last + timedelta(days=1))}"
         if last is None:
-            return f"since {first:%-d %B %Y}"
+            return f"since {_day(first)}"
         if first == last:
-            return f"{first:%-d %B %Y}"
-        return f"{first:%-d %B %Y} – {last:%-d %B %Y}"
+            return _day(first)
+        return f"{_day(first)} – {_day(last)}"
 
 
 @dataclass(frozen=True)
@@ -162,17 +162,40 @@ class TimedQuery:
     window: Window | None = None
 
 
+_MONTH_NAMES = (
+    "January February March April May June July August September October November December"
+).split()
+
+
+def _day(day: date) -> str:
+    """`7 January 2024`, in English whatever the locale (strftime's %B follows it, and
+    Windows' strftime has no %-d)."""
+    return f"{day.day} {_MONTH_NAMES[day.month - 1]} {day.year}"
+
+
 def _local_days(window: Window) -> tuple[date | None, date | None] | None:
-    tz = datetime.now().astimezone().tzinfo
-    first = window.start.astimezone(tz).date() if window.start else None
-    last = (window.end.astimezone(tz) - timedelta(microseconds=1)).date() if window.end else None
+    # .astimezone() with no zone: the system's, with the offset of that instant
+    first = window.start.astimezone().date() if window.start else None
+    last = (window.end - timedelta(microseconds=1)).astimezone().date() if window.end else None
     return first, last
 
 
 def _now(now: datetime | None) -> datetime:
     if now is None:
-        return datetime.now().astimezone()
+        moment = datetime.now().astimezone()
+        return _Local.of(moment)
     return now if now.tzinfo is not None else now.replace(tzinfo=UTC)
+
+
+class _Local(datetime):
+    """Now in the system's zone, marked so that each day's midnight is taken with that
+    day's own offset (a fixed offset read in January put July's midnight an hour off)."""
+
+    _mnemo_local = True
+
+    @classmethod
+    def of(cls, moment: datetime) -> _Local:
+        return cls(*moment.timetuple()[:6], moment.microsecond, tzinfo=moment.tzinfo)
 
 
 # ---- days to windows ------------------------------------------------------------------
@@ -420,12 +443,14 @@ def _unit(word: str) -> str:
 
 
 def _window(first: date | None, end: date | None, text: str, now: datetime) -> Window:
-    tz = now.tzinfo
+    local = getattr(now, "_mnemo_local", False)
 
     def instant(day: date | None) -> datetime | None:
         if day is None:
             return None
-        return datetime.combine(day, time(), tzinfo=tz).astimezone(UTC)
+        if local:  # midnight as the system's zone has it that day (summer time included)
+            return datetime.combine(day, time()).astimezone().astimezone(UTC)
+        return datetime.combine(day, time(), tzinfo=now.tzinfo).astimezone(UTC)
 
     return Window(instant(first), instant(end), text)
 

@@ -610,6 +610,8 @@ class Engine:
                 or None,
                 created_at=min(m.created_at for m in current),
                 pinned=any(m.pinned for m in group),
+                # one conversation's turns merged stay in it; turns of two are in neither
+                thread=first.thread if len({m.thread for m in group}) == 1 else None,
             )
             merged.updated_at = now()
             stored = self._store.insert(merged)
@@ -677,6 +679,11 @@ class Engine:
         for key in ("category", "source_project"):
             if isinstance(changes.get(key), str):
                 changes[key] = clean_text(changes[key], key)[:500]
+        if "thread" in changes:  # "" takes a memory out of its thread
+            thread = clean_text(str(changes["thread"]), "thread")
+            if len(thread) > 500:
+                raise InputError(f"thread has {len(thread):,} characters; the limit is 500")
+            changes["thread"] = thread or None
         guard_secrets(changes, secrets)
         if "text" in changes and "title" not in changes:
             current = self._store.get(memory_id)

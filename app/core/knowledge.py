@@ -35,6 +35,7 @@ FIELDS = {
     "pinned": "pinned",
     "recall count": "recall_count",
     "source": "source",
+    "thread": "thread",
 }
 
 
@@ -102,6 +103,8 @@ def to_markdown(memory: Memory) -> str:
             lines.append(f"- {label}: {', '.join(values)}")
     if memory.source_project:
         lines.append(f"- Project: {memory.source_project}")
+    if memory.thread:
+        lines.append(f"- Thread: {' '.join(memory.thread.split())}")
     if memory.pinned:
         lines.append("- Pinned: yes")
     if memory.deleted_at:

@@ -378,7 +378,15 @@ def recall(
         personal=personal(text),
         rare_word=rare_word([p.docs for p in gathered.plan.phrases], gathered.plan.total),
     )
-    if not ranked or not (near is not None or about_something(evidence)):
+    raised = crowd_raised(evidence)
+    for r in ranked:
+        r.in_window = near is not None and (
+            near.contains(r.memory.created_at) or near.contains(r.memory.updated_at)
+        )
+    # A time named, and a memory of then that matches the rest of the question (or a
+    # collection all about its subject, as a chat): answered, whatever else says.
+    dated = near is not None and (raised or any(r.in_window and r.relevance > 0 for r in ranked))
+    if not ranked or not (dated or about_something(evidence)):
         ranked = []  # a query about nothing stored: nothing, rather than the least bad
     elif ranked:
         ranked = _with_threads(ranked, store, filters, weights, lookup, crowd or (0.0, 1.0))
@@ -387,19 +395,14 @@ def recall(
         r.in_window = near is not None and (
             near.contains(r.memory.created_at) or near.contains(r.memory.updated_at)
         )
-    raised = crowd_raised(evidence)
-    if near is not None:
-        # Made in (or near) the time the query named: first. In a collection of many
-        # subjects, one that matches nothing else of the query goes after the other
-        # matches ("what did I fix yesterday": not yesterday's dishwasher note first); in
-        # one all about the query's subject (a chat), that day's memories still lead.
-        ranked = sorted(ranked, key=lambda r: not r.in_window or (r.relevance <= 0 and not raised))
     if not raised:
         # A memory that matches in nothing but a cosine under its query's crowd is no match
-        # in a collection of many subjects; in one all about the query's subject (one
-        # chat, one project) closeness still ranks it (REALTALK per session: R@5 0.74 ->
-        # 0.76 kept there)
-        ranked = [r for r in ranked if r.relevance > 0 or r.in_window]
+        # in a collection of many subjects, made then or not ("what did I fix yesterday":
+        # not yesterday's dishwasher note); in one all about the query's subject (one chat,
+        # one project) closeness still ranks it (REALTALK per session: R@5 0.74 -> 0.76)
+        ranked = [r for r in ranked if r.relevance > 0]
+    if near is not None:  # made in (or near) the time the query named: first
+        ranked = sorted(ranked, key=lambda r: not r.in_window)
     ranked = ranked[:limit]
 
     if gathered.plan.corrections and ranked:

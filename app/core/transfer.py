@@ -208,8 +208,9 @@ def _apply_versioned(store: Store, memory: Memory) -> str:
     changes = {
         f: getattr(memory, f) for f in VERSIONED_FIELDS if getattr(memory, f) != getattr(current, f)
     }
-    if changes.get("keywords") is None:
-        changes.pop("keywords", None)
+    for kept in ("keywords", "thread"):  # a section without them (an older mirror) keeps them
+        if changes.get(kept) is None:
+            changes.pop(kept, None)
     trashed = bool(memory.deleted_at) != bool(current.deleted_at)
     if not changes and not trashed:
         return "skipped"

@@ -105,6 +105,7 @@ class ResultsModel(QtCore.QAbstractListModel):
         self.query = ""
         self.stale = False  # rows of an earlier query, shown dimmed until new ones come
         self.divider = -1  # the first weak row after stronger ones: a line above it
+        self.label = "weaker matches"  # or "other times", when a time was asked
 
     def rowCount(self, parent=None) -> int:  # noqa: N802 - Qt API
         return 0 if parent is not None and parent.isValid() else len(self.rows)
@@ -123,9 +124,17 @@ class ResultsModel(QtCore.QAbstractListModel):
         """Replace every row (they belong to `query`, so they are not stale)."""
         self.beginResetModel()
         self.rows, self.query, self.stale = rows, query, False
-        self.divider = next(
-            (i for i in range(1, len(rows)) if weak(rows[i]) and not weak(rows[i - 1])), -1
-        )
+        if any(r.in_window for r in rows):  # a time was asked: its matches, then the rest
+            self.label = "other times"
+            self.divider = next(
+                (i for i in range(1, len(rows)) if rows[i - 1].in_window and not rows[i].in_window),
+                -1,
+            )
+        else:
+            self.label = "weaker matches"
+            self.divider = next(
+                (i for i in range(1, len(rows)) if weak(rows[i]) and not weak(rows[i - 1])), -1
+            )
         self.endResetModel()
 
     def height(self, shown: int) -> int:
@@ -167,7 +176,7 @@ class ResultDelegate(QtWidgets.QStyledItemDelegate):
             faint = QtGui.QColor(palette.text().color())
             faint.setAlpha(120)
             painter.setPen(faint)
-            label = "weaker matches"
+            label = model.label
             painter.drawText(line, Qt.AlignLeft | Qt.AlignVCenter, label)
             start = line.left() + painter.fontMetrics().horizontalAdvance(label) + 8
             middle = line.center().y() + 1

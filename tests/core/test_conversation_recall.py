@@ -145,3 +145,34 @@ def test_notes_imported_with_a_bare_date_are_not_a_conversation(engine, tmp_path
     around = engine._store.neighbours(seqs.values())
     assert seqs["a"] not in around and seqs["b"] not in around
     assert around[seqs["c"]] == (None, seqs["d"]) and around[seqs["d"]] == (seqs["c"], None)
+
+
+def test_threads_survive_markdown_export_the_mirror_merges_and_edits(engine, tmp_path):
+    # Found in review: markdown (export, mirror, knowledge bank) carried no thread, so a
+    # re-import cleared every thread and dropped the second "haha" of another chat
+    a = engine.remember("haha", thread="chat-1", force=True).memory
+    b = engine.remember("haha", thread="chat-2", force=True).memory
+    c = engine.remember("see you at the station at nine", thread="chat-2", force=True).memory
+    out = tmp_path / "export.md"
+    engine.export_to(out, fmt="markdown")
+    assert "- Thread: chat-2" in out.read_text()
+    engine.import_paths([out])  # into the same database: nothing changes
+    assert [engine.get(m.id).thread for m in (a, b, c)] == ["chat-1", "chat-2", "chat-2"]
+    fresh_home = tmp_path / "fresh"
+    import os
+
+    from app.core.engine import Engine
+
+    old = os.environ["MNEMO_HOME"]
+    os.environ["MNEMO_HOME"] = str(fresh_home)
+    try:
+        fresh = Engine(embedder=engine.embedder)
+        fresh.import_paths([out])
+        assert sorted(m.thread for m in fresh.listing()) == ["chat-1", "chat-2", "chat-2"]
+        fresh.close()
+    finally:
+        os.environ["MNEMO_HOME"] = old
+    # A merge within one thread stays in it; an edit moves a memory out with ""
+    merged = engine.merge([b.id, c.id])
+    assert merged.thread == "chat-2"
+    assert engine.edit(merged.id, thread="").thread is None

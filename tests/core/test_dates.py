@@ -80,3 +80,25 @@ def test_dateparser_is_imported_only_when_a_time_is_named():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True"]
+
+
+def test_each_day_is_midnight_in_the_zone_of_that_day_and_words_are_english(monkeypatch):
+    # Found in review: a fixed offset read in January put July's days an hour off in
+    # Berlin, and `describe` used %-d (no such thing on Windows) and the locale's months
+    import time as clock
+
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    clock.tzset()
+    try:
+        july = dates.read_query("notes from July 2024").window
+        assert july.since == "2024-06-30T22:00:00.000000+00:00"  # summer time: UTC+2
+        assert july.until == "2024-07-31T22:00:00.000000+00:00"
+        march = dates.read_bound("March 2024", end=True)
+        assert march == "2024-03-31T22:00:00.000000+00:00"  # summer time began 31 March
+        assert dates.read_query("in January 2024").window.describe() == (
+            "1 January 2024 – 31 January 2024"
+        )
+        assert july.describe() == "1 July 2024 – 31 July 2024"
+    finally:
+        monkeypatch.delenv("TZ")
+        clock.tzset()

@@ -196,6 +196,13 @@ def test_weak_matches_are_shown_dimmed_under_a_line_not_hidden(qtbot, worker, se
     popup.search.setText("r")
     popup._on_result("r", only_weak)
     assert popup.model.divider == -1 and "only weak matches" in popup.status.text().lower()
+    # WHEN a time was asked THEN the line parts that time's matches from other times
+    dated = [Scored(memory=m, seq=i, score=s, band=band_of(s)) for i, (m, s) in
+             enumerate(zip(memories, (0.3, 0.9, 0.5), strict=True))]  # fmt: skip
+    dated[0].in_window = True
+    popup.search.setText("s")
+    popup._on_result("s", RecallResult(query="s", mode="hybrid", results=dated))
+    assert popup.model.divider == 1 and popup.model.label == "other times"
 
 
 def _ink(popup, row: int) -> float:
