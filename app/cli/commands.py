@@ -371,8 +371,12 @@ def settings(args: Namespace) -> int:
         args.gui_command = "settings"
         return gui(args)
     engine = Engine()
+    if engine.settings.problem:
+        say(f"{engine.settings.problem}; using the defaults")
     if args.key and args.value is not None:
         engine.apply_settings({args.key: args.value})
+        if engine.settings.problem and "kept as" in engine.settings.problem:
+            say(engine.settings.problem.split("; ")[-1])
     current = engine.settings
     for setting in SETTINGS:
         if args.key and setting.key != args.key:

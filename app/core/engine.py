@@ -916,7 +916,9 @@ class Engine:
 
     def health(self) -> list[tuple[bool, str]]:
         """(passed, description) for each `mnemo doctor` check."""
-        return health.checks(self._db, self._store, self.meaning())
+        problem = self._settings.problem
+        settings = [(problem is None, f"settings: {problem or 'readable'}")]
+        return settings + health.checks(self._db, self._store, self.meaning())
 
     def repair(self) -> tuple[int, int]:
         """Fix rows of the wrong types (or set them aside) and rebuild the keyword index;

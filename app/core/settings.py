@@ -9,6 +9,7 @@ import math
 import os
 import re
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,9 +51,7 @@ def checked_hotkey(key: str, value: str) -> str:
     if not value:
         return value
     if "," in value:
-        raise InputError(
-            f"setting {key}: {value!r} is a sequence of keys; press one combination"
-        )
+        raise InputError(f"setting {key}: {value!r} is a sequence of keys; press one combination")
     parts = [p.strip() for p in value.split("+")]
     if not all(parts):
         raise InputError(f"setting {key}: {value!r} is not a key combination")
@@ -331,6 +330,14 @@ LABELS = {
 MODEL_KEYS = ("model_path", "query_prefix", "document_prefix", "model_threads", "model_gpu_layers")
 
 
+def _not_a_number(name: str) -> object:
+    """NaN and Infinity in the file: no setting's value (that setting takes its default)."""
+    return _NOT_A_NUMBER
+
+
+_NOT_A_NUMBER = object()
+
+
 class Settings:
     """The user's settings: declared defaults overlaid with the settings file.
 
@@ -342,6 +349,9 @@ class Settings:
         self.path = path or paths.settings_path()
         self._values: dict[str, Any] = {}
         self._stamp: tuple[int, int] | None = None
+        # Why the file could not be read, if it could not: it is then kept aside (never
+        # overwritten) when a setting is next saved, and doctor and `mnemo settings` say so
+        self.problem: str | None = None
         self.load()
 
     def _file_stamp(self) -> tuple[int, int] | None:
@@ -355,18 +365,25 @@ class Settings:
         """Read the settings file; a bad value falls back to its default with a warning."""
         values: dict[str, Any] = {}
         self._stamp = self._file_stamp()
+        self.problem = None
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            raw = json.loads(self.path.read_text(encoding="utf-8"), parse_constant=_not_a_number)
         except FileNotFoundError:
             raw = {}
-        except (OSError, ValueError) as exc:
-            log.warning("ignoring unreadable settings file %s: %s", self.path, exc)
+        except (OSError, ValueError, RecursionError) as exc:
+            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            self.problem = f"the settings file {self.path} cannot be read ({why[:120]})"
+            log.warning("%s; using the defaults", self.problem)
             raw = {}
         if not isinstance(raw, dict):
-            log.warning("ignoring settings file %s: not an object", self.path)
+            self.problem = f"the settings file {self.path} is not a JSON object"
+            log.warning("%s; using the defaults", self.problem)
             raw = {}
         for key, value in raw.items():
             if key not in BY_KEY:
+                continue
+            if value is _NOT_A_NUMBER:
+                log.warning("setting %s: NaN or Infinity is not a value; using the default", key)
                 continue
             try:
                 values[key] = BY_KEY[key].coerce(value)
@@ -425,6 +442,20 @@ class Settings:
 
     def _write(self, values: dict[str, Any]) -> None:
         data = {k: v for k, v in values.items() if v != BY_KEY[k].default}
+        if self.problem is not None and self.path.exists():
+            # What the user wrote is never overwritten: the unreadable file is kept beside
+            aside = self.path.with_name(
+                f"{self.path.name}.unreadable-{time.strftime('%Y%m%d-%H%M%S')}"
+            )
+            try:
+                os.replace(self.path, aside)
+            except OSError as exc:
+                raise InputError(
+                    f"settings not saved: {self.problem}, and it could not be kept aside "
+                    f"({exc.strerror}); fix or move it first"
+                ) from None
+            log.warning("%s: kept as %s", self.problem, aside)
+            self.problem = f"{self.problem}; it was kept as {aside}"
         try:
             text = json.dumps(data, indent=2, sort_keys=True) + "\n"
             paths.replace_file(self.path, lambda f: f.write(text))

@@ -103,6 +103,8 @@ def _jsonl_memories(path: Path, errors: list[str]) -> Iterator[tuple[int, Memory
                 yield number, Memory.from_dict(data)
             except ValueError as exc:  # JSONDecodeError too
                 errors.append(f"{path}:{number}: not valid JSON ({exc})")
+            except RecursionError:  # [[[[… thousands deep: Python's parser gives up
+                errors.append(f"{path}:{number}: nested too deeply to be a memory")
             except (TypeError, MnemoError) as exc:
                 errors.append(f"{path}:{number}: {exc}")
 
@@ -167,7 +169,16 @@ def import_paths(
         if path.suffix.lower() == ".jsonl":
             memories = _jsonl_memories(path, report.errors)
         else:
-            memories = ((0, m) for m in _markdown_memories(path))
+            # One bad file (Latin-1, NUL bytes, too long, nested past Python's limit) is
+            # skipped and reported; the folder's other files are imported
+            try:
+                memories = [(0, m) for m in _markdown_memories(path)]
+            except MnemoError as exc:
+                report.errors.append(f"{path}: {exc}")
+                continue
+            except RecursionError:
+                report.errors.append(f"{path}: nested too deeply to read")
+                continue
         for number, memory in memories:
             where = f"{path}:{number}" if number else f"{path} (section “{memory.title}”)"
             try:

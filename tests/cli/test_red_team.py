@@ -3,6 +3,7 @@ user (uid 65534 through setpriv), umask 0, links planted in a shared folder."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -112,3 +113,68 @@ def test_the_launcher_and_autostart_entry_are_not_written_through_links(tmp_path
     for path in (launcher, autostart):
         assert path.is_file() and not path.is_symlink() and "Exec=" in path.read_text()
         assert _mode(path.parent) in (0o755, 0o700) and _mode(path) == 0o600
+
+
+def test_deep_nesting_is_a_bad_line_not_a_crash(tmp_path, mnemo_home):
+    # The red team: 5,000 nested arrays on a line (or 1,500 inside "text") gave a
+    # RecursionError traceback and imported nothing, good lines included
+    from tests.conftest import run_cli
+
+    path = tmp_path / "deep.jsonl"
+    lines = [
+        json.dumps({"text": "a good line before"}),
+        "[" * 5000 + "]" * 5000,
+        '{"text": ' + "[" * 1500 + "]" * 1500 + "}",
+        json.dumps({"text": "a good line after"}),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    done = run_cli("import", str(path))
+    err = done.stderr.decode()
+    assert done.returncode == 1 and "Traceback" not in err, err
+    assert "deep.jsonl:2" in err and "nested too deeply" in err
+    assert b"2 new memories" in done.stdout
+
+
+def test_an_unreadable_settings_file_is_said_and_kept_not_overwritten(mnemo_home):
+    # The red team: garbage, NaN or nesting in settings.json made every command traceback
+    # or was ignored without a word, and the next `mnemo settings KEY VALUE` rewrote the
+    # file with that key alone: the hotkey, mirror_dir and categories were lost
+    from tests.conftest import run_cli
+
+    config = mnemo_home / "config"
+    config.mkdir(parents=True)
+    settings = config / "settings.json"
+    for broken in ('{"hotkey": "Ctrl+Alt+M", "default_limit": 7,}', "[" * 5000 + "]" * 5000):
+        settings.write_text(broken)
+        for args in (("recall", "anything"), ("remember", "a note"), ("doctor",)):
+            done = run_cli(*args)
+            assert "Traceback" not in done.stderr.decode(), (args, done.stderr)
+        shown = run_cli("settings")
+        assert b"cannot be read" in shown.stderr and shown.returncode == 0
+        assert b"settings: the settings file" in run_cli("doctor").stdout
+        run_cli("settings", "default_limit", "5")
+        kept = sorted(config.glob("settings.json.unreadable-*"))
+        assert kept and kept[-1].read_text() == broken  # what the user wrote is kept
+        for extra in kept:
+            extra.unlink()
+    # NaN for one setting: that setting takes its default, the others stay
+    settings.write_text('{"default_limit": NaN, "popup_results": 12}')
+    assert b"popup_results = 12" in run_cli("settings").stdout
+
+
+def test_one_bad_markdown_file_does_not_stop_a_folder(tmp_path, mnemo_home):
+    # The red team and the desktop pass: one Latin-1 file (or NUL bytes) stopped a whole
+    # folder import with 0 imported, and only the first offender was named
+    from tests.conftest import run_cli
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Good one\n\nA note that imports.\n")
+    (folder / "b.md").write_bytes("# Caf\xe9\n\nLatin-1 text.\n".encode("latin-1"))
+    (folder / "c.md").write_bytes(b"# Binary\n\nNUL \x00 bytes\n")
+    (folder / "d.md").write_text("# Good two\n\nAnother note that imports.\n")
+    done = run_cli("import", str(folder))
+    err = done.stderr.decode()
+    assert done.returncode == 1 and "Traceback" not in err
+    assert "b.md" in err and "c.md" in err
+    assert b"2 new memories" in done.stdout
