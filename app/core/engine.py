@@ -921,8 +921,12 @@ class Engine:
         return settings + health.checks(self._db, self._store, self.meaning())
 
     def repair(self) -> tuple[int, int]:
-        """Fix rows of the wrong types (or set them aside) and rebuild the keyword index;
+        """Fix rows of the wrong types (or set them aside), rebuild the keyword index and
+        every index (REINDEX), and drop a damaged vector copy (rebuilt from the database);
         returns (fixed, quarantined)."""
+        index = self.vector_index()
+        if index is not None and index.verify(self._store) is not None:
+            index.drop_copy()
         return health.repair(self._db)
 
     @property

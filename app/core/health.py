@@ -66,6 +66,26 @@ def checks(db: Database, store: Store, meaning: Meaning) -> list[tuple[bool, str
                 f"{counts['stale']} stale (fix: mnemo backfill)",
             )
         )
+    if meaning.index is not None:
+        damage = meaning.index.verify(store)
+        if damage is not None:
+            out.append(
+                (
+                    False,
+                    f"vector copy beside the database is damaged: {damage} (it is not used; "
+                    "fix: mnemo doctor --repair, or delete it)",
+                )
+            )
+        elif meaning.index.damage is not None:  # found at this start, and written anew
+            out.append(
+                (
+                    True,
+                    f"vector copy beside the database was damaged ({meaning.index.damage}): "
+                    "not used, and written again from the database",
+                )
+            )
+        else:
+            out.append((True, "vector copy beside the database: every row checked"))
     return out
 
 
@@ -102,4 +122,7 @@ def repair(db: Database) -> tuple[int, int]:
                 conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
                 quarantined += 1
         conn.execute("INSERT INTO memories_fts(memories_fts) VALUES('rebuild')")
+    # Damaged indexes ("row 1460 missing from index …" in integrity_check) are rebuilt
+    with db.write() as conn:
+        conn.execute("REINDEX")
     return fixed, quarantined

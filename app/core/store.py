@@ -809,6 +809,15 @@ class Store:
         rows = self.db.query("SELECT vector FROM embeddings WHERE rowid = ?", (rowid,))
         return rows[0][0] if rows else None
 
+    def vector_blobs_of(self, seq: int, model_id: str) -> set[bytes]:
+        """Every chunk vector of one memory (by seq) from this model, as stored."""
+        rows = self.db.query(
+            "SELECT e.vector FROM memories m JOIN embeddings e ON e.memory_id = m.id "
+            "WHERE m.seq = ? AND e.model_id = ?",
+            (seq, model_id),
+        )
+        return {bytes(r[0]) for r in rows}
+
     def vectors_of(self, memory_id: str, model_id: str) -> np.ndarray | None:
         """A memory's chunk vectors from this model, if any."""
         rows = self.db.query(

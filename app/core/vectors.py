@@ -24,6 +24,8 @@ import mmap
 import os
 import re
 import secrets
+import stat
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +55,29 @@ READ_BATCH = 50_000  # vector rows read from the database at a time
 # memories would cost more than reading them.
 REWRITE_ABOVE = 10_000
 REWRITE_SHARE = 20
+# At open the copy is checked on SAMPLE_AT_OPEN rows against the database, and whole (a
+# checksum) when it is at most CHECK_WHOLE_BELOW bytes (about 20,000 memories: ~15 ms);
+# `mnemo doctor` checks every row of any size.
+SAMPLE_AT_OPEN = 32
+CHECK_WHOLE_BELOW = 32 << 20
+
+
+def _regular(path: Path) -> bool:
+    """Whether `path` is a regular file (not a FIFO, a device or a link to one)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _crc_problem(matrix: np.ndarray, meta: dict) -> str | None:
+    """What the rows' checksum says (None: matches, or an older copy without one)."""
+    if "crc32" not in meta:
+        return None
+    crc = 0
+    for start in range(0, len(matrix), 65536):
+        crc = zlib.crc32(np.ascontiguousarray(matrix[start : start + 65536]).data, crc)
+    return None if crc == meta["crc32"] else "its checksum does not match its rows"
 
 
 class VectorIndex:
@@ -63,6 +88,7 @@ class VectorIndex:
         self.dim = dim
         self.cache_dir = cache_dir  # None: no copy on disk (tests, a read-only database)
         self.loaded_from = ""  # "cache" or "database": how the last full load was made
+        self.damage: str | None = None  # what was wrong with a copy found damaged (rebuilt)
         self._saved_rows = -1  # rows in the copy on disk; -1 = none written by us
         # Rows [0, _n_base) are the matrix as loaded (memory-mapped from the copy on disk, or
         # read from the database); rows added since are in _tail, so adding one never copies
@@ -183,6 +209,8 @@ class VectorIndex:
         if meta_path is None or not meta_path.exists():
             return False
         try:
+            if not _regular(meta_path):  # a FIFO put there would hang the read
+                raise ValueError(f"{meta_path.name} is not a regular file")
             meta = json.loads(meta_path.read_text())
             if (
                 meta.get("format") != CACHE_FORMAT
@@ -193,12 +221,26 @@ class VectorIndex:
                 or meta.get("last_row") != self._row_digest(store, meta.get("top_rowid", 0))
             ):
                 return False
+            for name in (meta["matrix"], meta["seqs"]):
+                if not _regular(self.cache_dir / name):
+                    raise ValueError(f"{name} is not a regular file")
             matrix = np.load(self.cache_dir / meta["matrix"], mmap_mode="r")
             owner = np.load(self.cache_dir / meta["seqs"])
             if matrix.shape != (meta["rows"], self.dim) or owner.shape != (meta["rows"],):
                 return False
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            problem = self._check_rows(store, matrix, owner, SAMPLE_AT_OPEN)
+            if problem is None and matrix.nbytes <= CHECK_WHOLE_BELOW:
+                problem = _crc_problem(matrix, meta)
+            if problem is not None:
+                log.warning(
+                    "the vector copy in %s is damaged (%s): rebuilt", self.cache_dir, problem
+                )
+                self.damage = problem
+                return False
+        except Exception as exc:  # noqa: BLE001 - any damage (a mangled header raised
+            # tokenize.TokenError) only means the copy is not used
             log.info("vector copy in %s not used: %s", self.cache_dir, exc)
+            self.damage = f"it could not be read ({type(exc).__name__})"
             return False
         self._base, self._n_base = matrix, meta["rows"]
         self._tail = np.empty((0, self.dim), dtype=np.float32)
@@ -208,6 +250,59 @@ class VectorIndex:
         self._n, self._top_rowid = meta["rows"], meta["top_rowid"]
         self._saved_rows = self._n
         return True
+
+    def _check_rows(
+        self, store: Store, matrix: np.ndarray, owner: np.ndarray, sample: int
+    ) -> str | None:
+        """What is wrong with the copy's rows, checked on `sample` rows evenly spaced (and the
+        last): each finite, unit-length and the vector the database holds for its memory.
+        None when nothing is."""
+        rows = len(owner)
+        if not rows:
+            return None
+        picks = np.unique(np.linspace(0, rows - 1, min(sample, rows)).astype(np.int64))
+        for i in picks:
+            row = np.asarray(matrix[i], dtype=np.float32)
+            if not np.isfinite(row).all() or abs(float(row @ row) - 1.0) > 1e-3:
+                return f"row {int(i)} is not a unit vector"
+            if row.astype("<f4").tobytes() not in store.vector_blobs_of(
+                int(owner[i]), self.model_id
+            ):
+                return f"row {int(i)} is not the database's vector for its memory"
+        return None
+
+    def verify(self, store: Store) -> str | None:
+        """Every row of the copy on disk checked (`mnemo doctor`): None when it is sound or
+        there is none, else what is wrong with it."""
+        meta_path = self._meta_path()
+        if meta_path is None or not meta_path.exists():
+            return None
+        try:
+            if not _regular(meta_path):
+                return f"{meta_path.name} is not a regular file"
+            meta = json.loads(meta_path.read_text())
+            for name in (meta["matrix"], meta["seqs"]):
+                if not _regular(self.cache_dir / name):
+                    return f"{name} is not a regular file"
+            matrix = np.load(self.cache_dir / meta["matrix"], mmap_mode="r")
+            owner = np.load(self.cache_dir / meta["seqs"])
+            if matrix.shape != (meta["rows"], self.dim) or owner.shape != (meta["rows"],):
+                return "its size does not match its description"
+            for start in range(0, len(owner), 65536):
+                if not np.isfinite(matrix[start : start + 65536]).all():
+                    return "it holds numbers that are not finite"
+            return _crc_problem(matrix, meta) or self._check_rows(store, matrix, owner, 256)
+        except Exception as exc:  # noqa: BLE001 - whatever is wrong, it is damaged
+            return f"it cannot be read ({type(exc).__name__}: {exc})"[:200]
+
+    def drop_copy(self) -> None:
+        """Delete the copy on disk (the next start writes it again from the database)."""
+        meta_path = self._meta_path()
+        if meta_path is None:
+            return
+        for path in [meta_path, *self.cache_dir.glob(f"{meta_path.stem}.*.npy")]:
+            with contextlib.suppress(OSError):
+                path.unlink()
 
     def save(self, store: Store) -> None:
         """Write the matrix beside the database for the next start; a read-only or full
@@ -239,9 +334,13 @@ class VectorIndex:
             with os.fdopen(paths.private_file(written[-1]), "wb") as f:
                 header = {"descr": "<f4", "fortran_order": False, "shape": (meta["rows"], self.dim)}
                 np.lib.format.write_array_header_1_0(f, header)
+                crc = 0
                 for start in range(0, self._n, 65536):  # in blocks: never a second copy
                     stop = min(start + 65536, self._n)
-                    f.write(np.ascontiguousarray(self._block(start, stop)[live[start:stop]]).data)
+                    block = np.ascontiguousarray(self._block(start, stop)[live[start:stop]])
+                    f.write(block.data)
+                    crc = zlib.crc32(block.data, crc)
+                meta["crc32"] = crc  # of the rows, for `verify` (and a small copy at open)
             written.append(self.cache_dir / meta["seqs"])
             with os.fdopen(paths.private_file(written[-1]), "wb") as f:
                 np.save(f, np.ascontiguousarray(self._owner[: self._n][live]))
@@ -461,6 +560,11 @@ class VectorIndex:
         self._update_mapping()
         approximate = self._approximate(query) if self._n else None
         seqs, best = approximate if approximate is not None else self.scores(query)
+        if not np.isfinite(best).all():  # damage the checks at open did not sample
+            log.warning("the vector copy in %s holds non-finite numbers: dropped", self.cache_dir)
+            self.damage = "it held numbers that are not finite"
+            self.drop_copy()
+            best = np.nan_to_num(best, nan=-1.0, posinf=-1.0, neginf=-1.0)
         crowd = cosine_crowd(_sample(best))
         positions = np.arange(len(seqs))
         if allowed is not None:

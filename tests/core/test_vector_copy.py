@@ -247,3 +247,77 @@ def test_the_database_is_read_in_batches_that_skip_trashed_memories(embedder, mo
         assert reads == []
     finally:
         engine.close()
+
+
+def _damaged_copy(embedder, mnemo_home, damage) -> Engine:
+    """Four notes, their copy written at close, then `damage(folder, meta)` done to it."""
+    import json
+
+    first = _fresh(embedder)
+    for note in NOTES:
+        first.remember(note, force=True)
+    first.vector_index()
+    first.close()
+    folder = mnemo_home / "data" / "mnemo.db.vectors"
+    meta_path = next(folder.glob("*.json"))
+    damage(folder, json.loads(meta_path.read_text()), meta_path)
+    return _fresh(embedder)
+
+
+def _flip(folder, meta, _meta_path):
+    path = folder / meta["matrix"]
+    data = bytearray(path.read_bytes())
+    for i in range(200, len(data), 97):  # bytes flipped all over the rows
+        data[i] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+def _nan(folder, meta, _meta_path):
+    matrix = np.load(folder / meta["matrix"], mmap_mode="r+")
+    matrix[1] = np.nan
+    matrix.flush()
+
+
+def _reorder(folder, meta, _meta_path):
+    seqs = np.load(folder / meta["seqs"])
+    np.save(folder / meta["seqs"], seqs[::-1].copy())
+
+
+def _header(folder, meta, _meta_path):
+    path = folder / meta["matrix"]
+    data = bytearray(path.read_bytes())
+    data[20:40] = b"(((((((((((((((((((("
+    path.write_bytes(bytes(data))
+
+
+def _fifo(folder, meta, _meta_path):
+    import os
+
+    (folder / meta["seqs"]).unlink()
+    os.mkfifo(folder / meta["seqs"])
+
+
+@pytest.mark.parametrize("damage", [_flip, _nan, _reorder, _header, _fifo])
+def test_a_damaged_copy_is_not_trusted_and_doctor_repairs_it(embedder, mnemo_home, damage):
+    # The red team (issue 21): flipped bytes scored unrelated memories 0.967 with doctor
+    # saying "ok"; NaN rows made hybrid answer nothing; reordered seqs put scores on the
+    # wrong memories; a mangled header raised a traceback; a FIFO in its place hung
+    engine = _damaged_copy(embedder, mnemo_home, damage)
+    try:
+        said = [text for _, text in engine.health() if "vector copy" in text]
+        assert said and "damaged" in said[0], said  # never "fine"
+        index = engine.vector_index()
+        assert index.loaded_from == "database"  # not trusted: read from the database
+        hits = engine.recall("container keeps rebooting", track=False).results
+        assert hits and hits[0].memory.text == NOTES[0]
+        assert all(np.isfinite(h.vector) for h in hits if h.vector is not None)
+        engine.repair()
+        assert not [text for ok, text in engine.health() if not ok and "vector copy" in text]
+    finally:
+        engine.close()
+    again = _fresh(embedder)
+    try:
+        assert again.vector_index().loaded_from == "cache"  # written anew, and sound
+        assert not [t for ok, t in again.health() if not ok and "vector copy" in t]
+    finally:
+        again.close()
