@@ -282,6 +282,7 @@ def band_of(score: float) -> Band:
 CROWD_RAISED = 1.0  # the query's crowd centre this many prior σ above the prior's centre
 CHANCE_MARGIN = 0.25  # the best cosine beats chance among N unrelated memories by this many σ
 STANDOUT = 1.5 * PRIOR_STD  # in a collection about the query's subject, the best stands out
+RAISED_BEST = 0.1  # …or some memory matches it at all (a keyboard mash matches none: 0.0)
 PERSONAL_BEST = 0.15  # a question about the user's own things needs only a weak match,
 PERSONAL_COSINE = PRIOR_MEAN + 1.5 * PRIOR_STD  # with some support by meaning (0.185)
 RARE_WORD = 1 / 1_000  # a word at most this share of memories hold names something specific
@@ -344,7 +345,7 @@ def about_something(evidence: Evidence) -> bool:
     # (a keyboard mash against 400 near-identical notes has a raised crowd, and no memory
     # stands out: REALTALK's real questions stand 0.19+ above it, off-topic ones 0.12)
     standout = e.best_cosine is not None and e.best_cosine >= (e.crowd_centre or 0) + STANDOUT
-    if crowd_raised(e) and standout:
+    if crowd_raised(e) and (standout or e.best >= RAISED_BEST):
         return True
     if e.best_cosine is not None and e.best_cosine >= chance_cosine(e.collection):
         return True
