@@ -377,6 +377,10 @@ def settings(args: Namespace) -> int:
         engine.apply_settings({args.key: args.value})
         if engine.settings.problem and "kept as" in engine.settings.problem:
             say(engine.settings.problem.split("; ")[-1])
+        if args.key == "start_at_login":  # applied now, whether the app runs or not
+            from app.gui import desktop  # no Qt: the XDG autostart entry
+
+            desktop.set_autostart(engine.settings["start_at_login"])
     current = engine.settings
     for setting in SETTINGS:
         if args.key and setting.key != args.key:

@@ -53,6 +53,10 @@ def install(kind: str = "app") -> Path:
     exceptions and (for the desktop app) mark this run as running; returns the log file."""
     global _kind
     _kind = kind
+    # A log line that cannot be written (a full disk) is lost quietly: logging's own
+    # "--- Logging error ---" traceback on stderr helped no one (and the MCP server's
+    # stderr is the agent's)
+    logging.raiseExceptions = False
     sys.excepthook = _excepthook
     threading.excepthook = _thread_excepthook
     path, crash = log_path(kind), crash_path(kind)

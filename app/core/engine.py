@@ -777,7 +777,8 @@ class Engine:
             return
         path = Path(folder).expanduser() / f"mnemo-{datetime.now(UTC):%Y-%m}.md"
         try:
-            paths.private_dir(path.parent)
+            if not path.parent.is_dir():  # made private when Mnemo makes it; a folder of the
+                paths.private_dir(path.parent)  # user's (even /tmp) keeps its own mode
             fd = paths.private_file(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
             with os.fdopen(fd, "a", encoding="utf-8") as f:
                 for memory in memories:

@@ -29,13 +29,21 @@ def command() -> str:
 
 
 def entry(extra: str = "", exe: str | None = None, icon: str | None = None) -> str:
-    """The .desktop file's text (for a system package: `exe="mnemo", icon="mnemo"`)."""
+    """The .desktop file's text (for a system package: `exe="mnemo", icon="mnemo"`). It
+    starts this installation with this MNEMO_HOME (a portable install's entry used to
+    start the default one), and names the program in TryExec: once it is uninstalled
+    (`apt remove`), desktops skip the entry left in the user's folders."""
+    system = exe is not None
     exe = exe or command()
     icon = icon or str(paths.RESOURCES / "icons" / "mnemo.svg")
+    home = paths.home()
+    if home is not None and not system:
+        exe = f"env MNEMO_HOME={shlex.quote(str(home.resolve()))} {exe}"
+    program = shlex.split(command())[0] if not system else exe.split()[0]
     return (
         "[Desktop Entry]\nType=Application\nName=Mnemo\nGenericName=Memory search\n"
         "Comment=Remember things and find them again by meaning\n"
-        f"Exec={exe}{extra}\nIcon={icon}\n"
+        f"TryExec={program}\nExec={exe}{extra}\nIcon={icon}\n"
         "Terminal=false\nCategories=Utility;\nStartupWMClass=mnemo\n"
         "Actions=Search;Manager;Settings;\n\n"
         f"[Desktop Action Search]\nName=Search memories\nExec={exe} popup\n\n"

@@ -178,3 +178,35 @@ def test_one_bad_markdown_file_does_not_stop_a_folder(tmp_path, mnemo_home):
     assert done.returncode == 1 and "Traceback" not in err
     assert "b.md" in err and "c.md" in err
     assert b"2 new memories" in done.stdout
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_loses_log_lines_quietly(mnemo_home):
+    # The red team: on a full disk the MCP server and the app printed "--- Logging error
+    # ---" tracebacks (the MCP server's stderr is the agent's)
+    code = (
+        "import logging; from app.core import crash; crash.install('mcp'); "
+        "[setattr(h, 'stream', open('/dev/full', 'w')) for h in logging.getLogger().handlers "
+        "if hasattr(h, 'stream') and h.stream.name.endswith('.log')]; "
+        "logging.getLogger('app').warning('a line that cannot be written'); print('went on')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+    assert done.returncode == 0 and "went on" in done.stdout, done.stderr
+    assert "Logging error" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_mirror_in_an_existing_folder_keeps_that_folders_mode(tmp_path, mnemo_home):
+    # The red team: `mirror_dir` set to an existing folder chmodded it 0700 (as root,
+    # mirror_dir=/tmp would have closed /tmp to everyone)
+    from tests.conftest import run_cli
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    assert run_cli("settings", "mirror_dir", str(shared)).returncode == 0
+    assert run_cli("remember", "A note mirrored into a shared folder").returncode == 0
+    assert _mode(shared) == 0o1777
+    (mirror,) = shared.glob("mnemo-*.md")
+    assert _mode(mirror) == 0o600  # the file itself is ours alone

@@ -39,3 +39,33 @@ def test_the_system_launcher_names_the_installed_command_and_the_themed_icon():
     assert "Exec=/usr/bin/mnemo\n" in text and "Icon=mnemo\n" in text
     assert "Exec=/usr/bin/mnemo popup\n" in text and "Exec=/usr/bin/mnemo manager\n" in text
     assert "Exec=/usr/bin/mnemo settings --window\n" in text  # reachable without a tray
+
+
+def test_the_entry_starts_this_home_and_is_skipped_once_uninstalled(monkeypatch, tmp_path):
+    # The red team (issue 21): a portable install's autostart entry started the default
+    # MNEMO_HOME, and the entry outlived `apt remove`
+    monkeypatch.setenv("MNEMO_HOME", str(tmp_path / "portable"))
+    text = desktop.entry()
+    assert f"Exec=env MNEMO_HOME={tmp_path / 'portable'} " in text
+    assert "\nTryExec=" in text  # desktops skip it when the program is gone
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", "/opt/mnemo/mnemo")
+    assert "TryExec=/opt/mnemo/mnemo\n" in desktop.entry()
+    assert "TryExec=/usr/bin/mnemo\n" in desktop.entry(exe="/usr/bin/mnemo", icon="mnemo")
+
+
+def test_start_at_login_set_from_the_command_line_is_applied_at_once(tmp_path):
+    # Set while the app was not running, it was never applied
+    import os
+    import subprocess
+
+    from tests.conftest import REPO
+
+    env = {**os.environ, "MNEMO_HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path)}
+    for value, exists in (("true", True), ("false", False)):
+        done = subprocess.run(
+            [sys.executable, "-m", "app", "settings", "start_at_login", value],
+            env=env, cwd=REPO, capture_output=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "autostart" / "mnemo.desktop").exists() is exists
