@@ -86,6 +86,13 @@ def file_sha256(path: Path) -> str:
     return cache[key]
 
 
+SELF_CHECK = (  # a sentence, a paraphrase of it, and one about something else
+    "The cat is sleeping on the warm windowsill.",
+    "A cat naps on the sunny window ledge.",
+    "Quarterly revenue rose by three percent.",
+)
+
+
 @dataclass
 class TokenChunk:
     """One chunk of a memory as the model read it: token ids and each token's vector."""
@@ -443,6 +450,26 @@ class Embedder:
             if ids and ids not in forms:
                 forms.append(ids)
         return forms
+
+    def check(self) -> str | None:
+        """What is wrong with the vectors this model gives, or None: each must be finite and
+        of unit length, and a paraphrase must be closer than an unrelated sentence (a model
+        file with bytes flipped still loaded and gave NaN or noise)."""
+        try:
+            a, b, c = (self.embed_query(text) for text in SELF_CHECK)
+        except Exception as exc:  # noqa: BLE001 - any failure to embed is the answer
+            return f"it cannot embed ({type(exc).__name__}: {exc})"
+        for v in (a, b, c):
+            if not np.isfinite(v).all():
+                return "it gives vectors that are not numbers (the file may be damaged)"
+            if abs(float(v @ v) - 1.0) > 1e-2:
+                return "it gives vectors that are not of unit length (the file may be damaged)"
+        if float(a @ b) <= float(a @ c) + 0.05:
+            return (
+                "it finds a paraphrase no closer than an unrelated sentence (the file may be "
+                "damaged, or it is no sentence-embedding model)"
+            )
+        return None
 
     def close(self) -> None:
         """Free the model."""

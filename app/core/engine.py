@@ -159,8 +159,12 @@ class Engine:
                 info = inspect_model(path, trial["query_prefix"], trial["document_prefix"])
                 if path != self.model_path():
                     # Its weights too, not only the header: a file cut off mid-download
-                    # has good metadata and fails only here.
-                    Embedder(info, threads=1).close()
+                    # has good metadata and fails only here; and what it gives
+                    trial_model = Embedder(info, threads=1)
+                    problem = trial_model.check()
+                    trial_model.close()
+                    if problem is not None:
+                        raise ModelError(f"{path} is not usable: {problem}")
             except ModelError as exc:
                 raise InputError(f"model not switched: {exc}") from None
         change = self._settings_changed(self._settings.apply(checked))
@@ -201,11 +205,16 @@ class Engine:
         if not self._model_tried:
             self._model_tried = True
             try:
-                self._embedder = Embedder(
+                embedder = Embedder(
                     self.model_info(),
                     self._settings["model_threads"],
                     self._settings["model_gpu_layers"],
                 )
+                problem = embedder.check()
+                if problem is not None:
+                    embedder.close()
+                    raise ModelError(f"the model {embedder.info.path} is not usable: {problem}")
+                self._embedder = embedder
                 self._record_model(self._embedder.info)
             except ModelError as exc:
                 self._model_error = str(exc)
@@ -415,7 +424,11 @@ class Engine:
         embedder = self.embedder
         if embedder is None:
             return None
-        return embedder.embed_documents_with_tokens([memory.embed_text])[0]
+        embedded = embedder.embed_documents_with_tokens([memory.embed_text])[0]
+        if not np.isfinite(embedded[0]).all():  # never stored: it would poison every search
+            log.warning("the model gave vectors that are not numbers; not stored")
+            return None
+        return embedded
 
     def _save_vectors(self, memory: Memory, embedded: Embedded | None) -> None:
         """Store a memory's vectors and, if it has none yet, its keyword labels."""

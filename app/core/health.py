@@ -19,12 +19,15 @@ def checks(db: Database, store: Store, meaning: Meaning) -> list[tuple[bool, str
         out.append((False, f"model: {meaning.problem}"))
     else:
         info = embedder.info
-        probe = embedder.embed_query("health check")
+        problem = embedder.check()
         out.append(
             (
-                abs(float(probe @ probe) - 1.0) < 1e-3,
+                problem is None,
                 f"model: {info.name} loads and embeds ({info.dimension} dimensions, "
-                f"window {info.window} tokens)",
+                f"window {info.window} tokens)"
+                if problem is None
+                else f"model: {info.name} {problem} (fix: mnemo model use default, or fetch "
+                "the file again)",
             )
         )
     integrity = [r[0] for r in db.query("PRAGMA integrity_check")]

@@ -10,7 +10,7 @@ import numpy as np
 
 from app.core import dates, fts
 from app.core.db import Database, now
-from app.core.errors import ConflictError, InputError, NotFoundError
+from app.core.errors import ConflictError, InputError, ModelError, NotFoundError
 from app.core.memory import CONFIDENCES, Memory, content_hash, thread_hash, utc_stamp
 
 COLUMNS = (
@@ -722,7 +722,10 @@ class Store:
 
     # ---- vectors -------------------------------------------------------------------
     def save_vectors(self, memory_id: str, model_id: str, digest: str, vectors: np.ndarray) -> None:
-        """Replace a memory's vectors with these chunk vectors, in one transaction."""
+        """Replace a memory's vectors with these chunk vectors, in one transaction (vectors
+        that are not finite numbers are refused: a damaged model gives them)."""
+        if not np.isfinite(np.asarray(vectors, dtype=np.float64)).all():
+            raise ModelError("the model gave vectors that are not numbers: none were stored")
         with self.db.write() as conn:
             if not conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchall():
                 return  # deleted for good while it was being embedded

@@ -277,3 +277,28 @@ def test_llama_cpp_messages_stay_out_of_the_terminal(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     assert (run.stdout, run.stderr) == ("done\n", "")
+
+
+def test_a_model_with_flipped_bytes_is_refused_not_used(tmp_path, mnemo_home):
+    # The red team (issue 21): a model with 200k bytes flipped still loaded and gave NaN
+    # vectors silently; `model use` took it, and doctor's "FAIL model: … loads and embeds"
+    # read like success
+    from app.core import paths
+    from tests.conftest import run_cli
+
+    data = bytearray(paths.DEFAULT_MODEL.read_bytes())
+    for i in range(len(data) // 2, len(data), len(data) // 2 // 200_000):
+        data[i] ^= 0xFF
+    damaged = tmp_path / "damaged.gguf"
+    damaged.write_bytes(bytes(data))
+    use = run_cli("model", "use", str(damaged))
+    err = use.stderr.decode()
+    assert use.returncode == 1 and "Traceback" not in err and "not usable" in err, err
+    # Forced through the environment: nothing is stored with its vectors, and doctor says
+    # plainly what is wrong
+    env = {"MNEMO_MODEL": str(damaged)}
+    stored = run_cli("remember", "A note while the model is damaged", env=env)
+    assert stored.returncode == 0 and b"without embedding" in stored.stderr + stored.stdout
+    doctor = run_cli("doctor", env=env).stdout.decode()
+    assert "not usable" in doctor and "loads and embeds" not in doctor
+    assert run_cli("stats", "--json").returncode == 0
