@@ -89,17 +89,27 @@ def _candidate_dirs() -> list[Path]:
     found.append(Path(tempfile.gettempdir()) / f"mnemo-{uid}")
     if os.path.isdir("/tmp"):
         found.append(Path("/tmp") / f"mnemo-{uid}")
+    # Last, a folder in our own state folder: no one else can have made it first (another
+    # user's `mkdir -m700 /tmp/mnemo-<uid>` blocked the app for good, XDG_RUNTIME_DIR unset)
+    found.append(paths.state_dir() / "run")
     return found
 
 
 def socket_path() -> Path:
     """The socket file, in a folder only this user can use, named after the data folder."""
     name = f"{_key()}.sock"
+    refused = []
     for folder in _candidate_dirs():
-        if len(os.fsencode(folder / name)) <= SOCKET_PATH_MAX:
+        if len(os.fsencode(folder / name)) > SOCKET_PATH_MAX:
+            continue
+        try:
             return _private_dir(folder) / name
+        except SocketError as exc:
+            log.warning("%s; trying another folder", exc)
+            refused.append(str(exc))
     raise SocketError(
-        f"no folder gives a socket path under {SOCKET_PATH_MAX} bytes: set TMPDIR to a short one"
+        "; ".join(refused)
+        or f"no folder gives a socket path under {SOCKET_PATH_MAX} bytes: set TMPDIR to a short one"
     )
 
 

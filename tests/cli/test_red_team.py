@@ -210,3 +210,24 @@ def test_a_mirror_in_an_existing_folder_keeps_that_folders_mode(tmp_path, mnemo_
     assert _mode(shared) == 0o1777
     (mirror,) = shared.glob("mnemo-*.md")
     assert _mode(mirror) == 0o600  # the file itself is ours alone
+
+
+@SECOND_USER
+def test_a_socket_folder_squatted_by_another_user_does_not_block_the_app(
+    monkeypatch, mnemo_home, request
+):
+    # The red team: with XDG_RUNTIME_DIR unset, another user's `mkdir -m700
+    # /tmp/mnemo-<uid>` blocked the app for good (the victim cannot remove it)
+    from app.gui import ipc
+
+    shared = Path(tempfile.mkdtemp(prefix="mnemo-shared-", dir="/tmp"))
+    shared.chmod(0o1777)
+    request.addfinalizer(lambda: subprocess.run(["rm", "-rf", str(shared)], check=False))
+    _as_other("mkdir", "-m", "700", str(shared / f"mnemo-{os.geteuid()}"))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setattr(ipc.tempfile, "gettempdir", lambda: str(shared))
+    real_isdir = os.path.isdir
+    monkeypatch.setattr(ipc.os.path, "isdir", lambda p: p != "/tmp" and real_isdir(p))
+    path = ipc.socket_path()
+    assert path.parent == mnemo_home / "state" / "run"
+    assert _mode(path.parent) == 0o700
