@@ -294,6 +294,8 @@ def rare_word(held_by: Sequence[int], collection: int) -> bool:
     that the collection mentions. Never in a collection under 1,000, where every word is
     held by that few and holding one says nothing."""
     return any(0 < n <= collection * RARE_WORD for n in held_by)
+
+
 _PERSONAL = re.compile(r"\b(?:i|me|my|mine|myself|we|us|our|ours|ourselves)\b", re.IGNORECASE)
 
 

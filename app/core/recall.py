@@ -52,6 +52,9 @@ MODES = ("hybrid", "semantic", "keyword")
 _EMBEDDING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mnemo-query-embedding")
 THREAD_CONTEXT = 0.3  # a turn's neighbours lend it this share of their mean relevance
 NEAR = timedelta(days=2)  # a memory this close to the time a query names counts as in it
+# In a collection of many subjects, a relevance under this is no match at all: the cosine
+# noise of a misspelt word's embedding ("kuberntes" listed the Porto trip and the dentist)
+NEGLIGIBLE = 0.05
 
 
 @dataclass
@@ -400,7 +403,7 @@ def recall(
         # in a collection of many subjects, made then or not ("what did I fix yesterday":
         # not yesterday's dishwasher note); in one all about the query's subject (one chat,
         # one project) closeness still ranks it (REALTALK per session: R@5 0.74 -> 0.76)
-        ranked = [r for r in ranked if r.relevance > 0]
+        ranked = [r for r in ranked if r.relevance >= NEGLIGIBLE]
     if near is not None:  # made in (or near) the time the query named: first
         ranked = sorted(ranked, key=lambda r: not r.in_window)
     ranked = ranked[:limit]

@@ -144,6 +144,8 @@ def import_paths(
     report = report if report is not None else ImportReport()  # the caller's, if given
     batch: list[tuple[str, Memory]] = []  # (where it came from, memory)
     mirrored: dict[str, Memory] = {}  # sections that carry an id: the last one wins
+    paths = list(paths)
+    named = {Path(p) for p in paths} if len(paths) == 1 else set()  # one file, named alone
 
     def flush() -> None:
         taken = store.texts_of_ids([m.id for _, m in batch])  # id -> content hash
@@ -169,14 +171,19 @@ def import_paths(
         if path.suffix.lower() == ".jsonl":
             memories = _jsonl_memories(path, report.errors)
         else:
-            # One bad file (Latin-1, NUL bytes, too long, nested past Python's limit) is
-            # skipped and reported; the folder's other files are imported
+            # One bad file in a folder (Latin-1, NUL bytes, too long, nested past Python's
+            # limit) is skipped and reported and the other files are imported; one file
+            # named alone is an error of its own
             try:
                 memories = [(0, m) for m in _markdown_memories(path)]
             except MnemoError as exc:
+                if path in named:
+                    raise
                 report.errors.append(f"{path}: {exc}")
                 continue
             except RecursionError:
+                if path in named:
+                    raise InputError(f"{path}: nested too deeply to read") from None
                 report.errors.append(f"{path}: nested too deeply to read")
                 continue
         for number, memory in memories:

@@ -62,6 +62,12 @@ SAMPLE_AT_OPEN = 32
 CHECK_WHOLE_BELOW = 32 << 20
 
 
+def _unit(row: np.ndarray) -> bool:
+    """Whether a finite row has length 1 (a damaged one may overflow: not a warning)."""
+    with np.errstate(all="ignore"):
+        return abs(float(row @ row) - 1.0) <= 1e-3
+
+
 def _regular(path: Path) -> bool:
     """Whether `path` is a regular file (not a FIFO, a device or a link to one)."""
     try:
@@ -263,7 +269,7 @@ class VectorIndex:
         picks = np.unique(np.linspace(0, rows - 1, min(sample, rows)).astype(np.int64))
         for i in picks:
             row = np.asarray(matrix[i], dtype=np.float32)
-            if not np.isfinite(row).all() or abs(float(row @ row) - 1.0) > 1e-3:
+            if not np.isfinite(row).all() or not _unit(row):
                 return f"row {int(i)} is not a unit vector"
             if row.astype("<f4").tobytes() not in store.vector_blobs_of(
                 int(owner[i]), self.model_id

@@ -35,9 +35,7 @@ def _mode(path: Path) -> int:
 
 
 @SECOND_USER
-def test_an_export_never_writes_through_a_link_another_user_planted(
-    tmp_path, monkeypatch, request
-):
+def test_an_export_never_writes_through_a_link_another_user_planted(tmp_path, monkeypatch, request):
     # GIVEN a shared folder (like /tmp: sticky, everyone writes) and a file of the victim's
     shared = Path(tempfile.mkdtemp(prefix="mnemo-shared-", dir="/tmp"))
     shared.chmod(0o1777)

@@ -82,10 +82,10 @@ def test_acceptance_1_parser_query_ranks_parser_memories_first(corpus):
     # GIVEN 50 memories of equal prominence WHEN the parser query is asked for 25
     result = corpus.recall("building a file parser with error handling", limit=25, track=False)
     categories = [r.memory.category for r in result.results]
-    # THEN it answers with up to 25 (those that share anything with it), at least 15 of the
-    # 20 parser notes among them (the seed's criterion 1), the parser notes first; what is
-    # not about parsers is marked weak
-    assert 20 <= len(result.results) <= 25
+    # THEN it answers with up to 25 (those that share more than noise with it), at least 15
+    # of the 20 parser notes among them (the seed's criterion 1), the parser notes first;
+    # what is not about parsers is marked weak
+    assert 15 <= len(result.results) <= 25
     assert categories.count("parser") >= 15, [r.memory.text for r in result.results]
     assert set(categories[:10]) == {"parser"}
     assert all(r.band == "weak" for r in result.results if r.memory.category != "parser")

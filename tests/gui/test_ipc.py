@@ -234,9 +234,7 @@ def _spoil(folder: Path, how: str) -> None:
         ("file", "it is not a folder"),
     ],
 )
-def test_an_unsafe_socket_folder_is_skipped_with_a_clear_line(
-    qapp, tmp_base, how, reason, caplog
-):
+def test_an_unsafe_socket_folder_is_skipped_with_a_clear_line(qapp, tmp_base, how, reason, caplog):
     # GIVEN the temp folder's socket folder already there, but not a 0700 folder of ours
     folder = tmp_base / f"mnemo-{os.geteuid()}"
     _spoil(folder, how)
