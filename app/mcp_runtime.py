@@ -1,5 +1,5 @@
-"""The MCP server's runtime: one engine thread, background embedding, and answers to
-malformed input (see `app.mcp_server` for why each exists)."""
+"""The MCP server's runtime: one engine thread and background embedding (see
+`app.mcp_server` for why each exists; `app.mcp_transport` reads and answers the lines)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,12 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.stdio import stdio_server
-from mcp.shared.message import SessionMessage
-from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
-from pydantic import ValidationError
 
 from app.core.engine import Engine
 from app.core.errors import MnemoError
+from app.mcp_transport import stdio_transport
 
 log = logging.getLogger("app.mcp_server")
 
@@ -161,89 +157,20 @@ class EngineThread:
         return stopped and (thread is None or not thread.is_alive())
 
 
-def _rejection(exc: Exception) -> JSONRPCError | None:
-    """The error answering a line the transport could not read as JSON-RPC (None: ignore)."""
-    errors = exc.errors() if isinstance(exc, ValidationError) else []
-    if not errors or errors[0]["type"] == "json_invalid":
-        raw = errors[0].get("input") if errors else None
-        if isinstance(raw, str) and not raw.strip():
-            return None  # a blank line is no message
-        return JSONRPCError(
-            jsonrpc="2.0",
-            id=None,
-            error=ErrorData(code=PARSE_ERROR, message="Parse error: the line is not valid JSON"),
-        )
-    request_id = None
-    for error in errors:  # the id of a malformed request, when it has a usable one
-        value = error.get("input")
-        if isinstance(value, dict) and type(value.get("id")) in (int, str):
-            request_id = value["id"]
-            break
-    return JSONRPCError(
-        jsonrpc="2.0",
-        id=request_id,
-        error=ErrorData(
-            code=INVALID_REQUEST, message="Invalid Request: not a JSON-RPC 2.0 message"
-        ),
-    )
-
-
-class _AnsweringStream:
-    """The transport's read stream, answering each unreadable line with a JSON-RPC error
-    instead of passing it on (the SDK's dispatcher drops it without a word)."""
-
-    def __init__(self, inner: Any, write_stream: Any) -> None:
-        self._inner, self._write = inner, write_stream
-        self.last_context = None  # the dispatcher reads the sender's context here
-
-    async def receive(self) -> SessionMessage:
-        while True:
-            item = await self._inner.receive()
-            if not isinstance(item, Exception):
-                self.last_context = getattr(self._inner, "last_context", None)
-                return item
-            error = _rejection(item)
-            if error is not None:
-                log.warning("answered unreadable input with error %d", error.error.code)
-                await self._write.send(SessionMessage(error))
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    def __aiter__(self) -> _AnsweringStream:
-        return self
-
-    async def __anext__(self) -> SessionMessage:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _AnsweringStream:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-
 class MnemoServer(MCPServer):
-    """The SDK's server, answering malformed input, with the engine thread it serves from."""
+    """The SDK's server over our stdio transport, with the engine thread it serves from."""
 
     def __init__(self, engine_thread: EngineThread, **options: Any) -> None:
         super().__init__(**options)
         self.engine_thread = engine_thread
 
     async def run_stdio_async(self) -> None:
-        """Serve over stdin/stdout (the SDK's own loop, with malformed lines answered)."""
+        """Serve over stdin/stdout (the SDK's own loop over `app.mcp_transport`)."""
         # mcp 2.x keeps its low-level server private; pyproject pins mcp < 3 and
         # tests/test_mcp_server.py drives this path through a real subprocess.
         lowlevel = self._lowlevel_server
-        async with stdio_server() as (read_stream, write_stream):
-            await lowlevel.run(
-                _AnsweringStream(read_stream, write_stream),
-                write_stream,
-                lowlevel.create_initialization_options(),
-            )
+        async with stdio_transport() as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
     def close(self, timeout: float = EXIT_GRACE) -> bool:
         """Stop the engine thread and the background embedding; whether they ended in time."""

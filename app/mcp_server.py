@@ -17,10 +17,13 @@ Under load (issues 8 and 10):
   `Engine.backfill` then runs in small batches on a second thread with its own Engine (its
   own connection and model), not between calls on the engine thread: one memory is the
   smallest unit it embeds, and 200 KB alone took 18-130 s on these two cores.
-- **Malformed input is answered**: -32700 for a line that is not JSON, -32600 for JSON that
-  is not a JSON-RPC message (with its id if it has one); blank lines are ignored. The SDK
-  alone drops such lines without a word. The next request is served as usual.
-- **Exit**: when stdin closes, the engine thread finishes its call and closes the engine.
+- **Every line is answered** (`app.mcp_transport`): -32700 for a line that is not JSON,
+  -32600 for JSON that is not a JSON-RPC message (with its id if it has one), for an id
+  that is neither a string nor an integer, and for a line over 16 MB; blank lines are
+  ignored. The SDK alone drops such lines without a word. The next request is served as
+  usual.
+- **Exit**: when stdin closes (or the client stops reading), the requests under way are
+  finished and answered, then the engine thread finishes its call and closes the engine.
   An embedding still under way is left to the next backfill (its vectors are written in one
   transaction) and the process ends at once: llama.cpp cannot be interrupted, and
   finalizing Python under a running decode can crash (1 exit in 3 did, here).

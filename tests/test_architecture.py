@@ -8,7 +8,13 @@ from pathlib import Path
 
 APP = Path(__file__).resolve().parent.parent / "app"
 CORE = APP / "core"
-FRONT_ENDS = [APP / "cli", APP / "gui", APP / "mcp_server.py", APP / "mcp_runtime.py"]
+FRONT_ENDS = [
+    APP / "cli",
+    APP / "gui",
+    APP / "mcp_server.py",
+    APP / "mcp_runtime.py",
+    APP / "mcp_transport.py",
+]
 PRIVATE_PARTS = {"store", "db", "_store", "_db"}
 
 

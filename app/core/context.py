@@ -36,6 +36,7 @@ from app.core.ranking import (
     personal,
     prominence_array,
     rare_word,
+    searchable,
     unsupported,
     vector_relevance,
     weights_from,
@@ -333,6 +334,8 @@ def build_context(
     """
     if query is None:
         query = signals(cwd or Path.cwd(), feature, project)
+    if query:
+        query, _ = searchable(query)  # the diagnostic line shows the query searched
     rows = store.rank_rows()
     block = ContextBlock(memories=[], total=len(rows), query=query)
     use_meaning = bool(query) and meaning.available

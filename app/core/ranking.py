@@ -14,7 +14,22 @@ import numpy as np
 from app.core.memory import Memory
 
 CONFIDENCE_VALUE = {"low": 1 / 3, "medium": 2 / 3, "high": 1.0}
+# A query longer than this is searched by its start (the model reads 256 tokens of it anyway;
+# a 60 MB search held the MCP server for minutes)
+MAX_QUERY_CHARS = 10_000
 RECENCY_HALF_LIFE_DAYS = 30.0
+
+
+def searchable(query: str) -> tuple[str, str | None]:
+    """The part of a query that is searched, and a notice when that is not all of it."""
+    if len(query) <= MAX_QUERY_CHARS:
+        return query, None
+    start = query[:MAX_QUERY_CHARS]
+    space = start.rfind(" ", MAX_QUERY_CHARS // 2)
+    return (start[:space] if space > 0 else start), (
+        f"searched the first {MAX_QUERY_CHARS:,} characters of a "
+        f"{len(query):,}-character query"
+    )
 
 
 @dataclass(frozen=True)

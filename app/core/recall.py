@@ -36,6 +36,7 @@ from app.core.ranking import (
     personal,
     prominence_of,
     rare_word,
+    searchable,
     unsupported,
     vector_relevance,
     weights_from,
@@ -329,7 +330,8 @@ def recall(
     filters = filters or Filters()
     limit = max(1, min(int(limit), 1000))
     pool = max(limit * 5, 50)
-    notices = []
+    query, clipped = searchable(query)
+    notices = [clipped] if clipped else []
 
     wanted = mode or "hybrid"
     if wanted != "keyword" and not meaning.available:

@@ -267,3 +267,18 @@ def test_the_engine_refuses_a_limit_that_is_not_one(engine, limit):
     ):
         with pytest.raises(InputError, match="at least 1"):
             call()
+
+
+def test_a_query_of_a_million_characters_is_searched_by_its_start(engine):
+    # Red team (issue 21, finding 16): a 60 MB search held the MCP server for minutes; the
+    # popup and the CLI take a pasted text the same way
+    engine.remember("Wrap parse exceptions in a ParseError with the line number", force=True)
+    query = "parse exceptions with the line number " + "and so on " * 100_000
+    result = engine.recall(query, track=False)
+    block = engine.context(query=query, track=False)
+    # THEN its first 10,000 characters are searched, and the answer says so
+    assert "searched the first 10,000 characters of a 1,000,038-character query" in (
+        result.notice or ""
+    )
+    assert len(result.query) <= 10_000 and len(block.query) <= 10_000
+    assert result.results and "ParseError" in result.results[0].memory.text
