@@ -78,7 +78,14 @@ def parse_section(title: str, body: str, path: Path) -> Memory:
     memory.text = "\n".join(text_lines).strip()
     if not memory.references:
         memory.references = [str(path)]
-    return memory
+    if not memory.text:
+        return memory  # no memory: the caller skips it
+    # The checks every path goes through (`- Thread:` with nothing after it, a 600-character
+    # category, control characters): a bad field is an InputError naming it
+    data = {k: v for k, v in memory.to_dict().items() if v != "" or k == "text"}
+    checked = Memory.from_dict(data)
+    checked.id = memory.id  # "" stays "": the id is made when the section is imported
+    return checked
 
 
 def to_markdown(memory: Memory) -> str:

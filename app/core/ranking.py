@@ -14,9 +14,10 @@ import numpy as np
 from app.core.memory import Memory
 
 CONFIDENCE_VALUE = {"low": 1 / 3, "medium": 2 / 3, "high": 1.0}
-# A query longer than this is searched by its start (the model reads 256 tokens of it anyway;
-# a 60 MB search held the MCP server for minutes)
-MAX_QUERY_CHARS = 10_000
+# A query longer than this is searched by its start: a pasted file is searched whole (its
+# rarest words count wherever they are; ~0.8 s for a million characters here), a 60 MB one
+# held the MCP server for minutes
+MAX_QUERY_CHARS = 1_000_000
 RECENCY_HALF_LIFE_DAYS = 30.0
 
 

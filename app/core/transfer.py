@@ -68,7 +68,8 @@ def markdown_sections(text: str, fallback_title: str) -> list[tuple[str, str]]:
     return out
 
 
-def _markdown_memories(path: Path) -> Iterator[Memory]:
+def _markdown_memories(path: Path, errors: list[str]) -> Iterator[Memory]:
+    """Every good section's memory; a section with a bad field is reported and skipped."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -78,7 +79,11 @@ def _markdown_memories(path: Path) -> Iterator[Memory]:
     except UnicodeDecodeError:
         raise InputError(f"{path} is not UTF-8 text") from None
     for title, body in markdown_sections(clean_text(text, str(path)), path.stem):
-        memory = parse_section(title, body, path)
+        try:
+            memory = parse_section(title, body, path)
+        except InputError as exc:
+            errors.append(f"{path} (section “{title[:80]}”): {exc}")
+            continue
         if memory.text:
             yield memory
 
@@ -91,8 +96,8 @@ def _jsonl_memories(path: Path, errors: list[str]) -> Iterator[tuple[int, Memory
         raise InputError(f"cannot read {path}: {exc}") from None
     with handle:
         for number, raw in enumerate(handle, 1):
-            try:
-                line = raw.decode("utf-8")
+            try:  # a byte order mark before the first line is no part of it (Notepad)
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError:
                 errors.append(f"{path}:{number}: not UTF-8 text")
                 continue
@@ -175,7 +180,7 @@ def import_paths(
             # limit) is skipped and reported and the other files are imported; one file
             # named alone is an error of its own
             try:
-                memories = [(0, m) for m in _markdown_memories(path)]
+                memories = [(0, m) for m in _markdown_memories(path, report.errors)]
             except MnemoError as exc:
                 if path in named:
                     raise

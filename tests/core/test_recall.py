@@ -276,9 +276,9 @@ def test_a_query_of_a_million_characters_is_searched_by_its_start(engine):
     query = "parse exceptions with the line number " + "and so on " * 100_000
     result = engine.recall(query, track=False)
     block = engine.context(query=query, track=False)
-    # THEN its first 10,000 characters are searched, and the answer says so
-    assert "searched the first 10,000 characters of a 1,000,038-character query" in (
+    # THEN its first million characters are searched, and the answer says so
+    assert "searched the first 1,000,000 characters of a 1,000,038-character query" in (
         result.notice or ""
     )
-    assert len(result.query) <= 10_000 and len(block.query) <= 10_000
+    assert len(result.query) <= 1_000_000 and len(block.query) <= 1_000_000
     assert result.results and "ParseError" in result.results[0].memory.text
