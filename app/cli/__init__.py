@@ -236,6 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; known problems print one line on stderr and return 1."""
     argv = sys.argv[1:] if argv is None else argv
+    if sys.stdout is None:  # `mnemo list >&-`: no output could be written, so nothing is done
+        if sys.stderr is not None:
+            print("mnemo: error: standard output is closed; nothing was done", file=sys.stderr)
+        return 1
+    if sys.stderr is None:  # `2>&-`: notices and errors have nowhere to go but nowhere
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the whole process
     for n, arg in enumerate(argv, 1):
         try:
             arg.encode("utf-8")

@@ -10,6 +10,7 @@ from pathlib import Path
 from app.cli.output import print_memory, print_results, progress_bar, say
 from app.core import paths
 from app.core.context import check_max_chars
+from app.core.display import visible
 from app.core.engine import Engine
 from app.core.errors import InputError
 from app.core.settings import SETTINGS
@@ -69,7 +70,7 @@ def remember(args: Namespace) -> int:
         return code
     similarity = f"{result.similarity:.2f}" if result.similarity is not None else "?"
     if result.status == "stored":
-        print(f"Remembered {m.id}: {m.display_title}")
+        print(f"Remembered {m.id}: {visible(m.display_title)}")
     elif result.status == "observed":
         print(f"Already known as {m.id} (seen {m.observation_count} times now)")
     elif result.status == "restored":
@@ -79,18 +80,19 @@ def remember(args: Namespace) -> int:
         )
     elif result.status == "merged":
         print(
-            f"Merged with a memory (similarity {similarity}) into {m.id}: {m.display_title}\n"
+            f"Merged with a memory (similarity {similarity}) into {m.id}: "
+            f"{visible(m.display_title)}\n"
             f"Every statement of both is kept; undo: mnemo unmerge {m.id}"
         )
     else:
         print(
             f"Not stored: very similar to {m.id} (similarity {similarity}): "
-            f"{m.display_title}\nUse --merge to merge into it or --force to store anyway."
+            f"{visible(m.display_title)}\nUse --merge to merge into it or --force to store anyway."
         )
     if result.related:
         print("Related:")
         for other, score in result.related:
-            print(f"  {other.id}  {score:.2f}  {other.display_title}")
+            print(f"  {other.id}  {score:.2f}  {visible(other.display_title)}")
     if result.notice:
         say(result.notice)
     return code
@@ -139,7 +141,7 @@ def edit(args: Namespace) -> int:
     if args.json:
         print(json.dumps(memory.to_dict(), ensure_ascii=False))
     else:
-        print(f"Updated {memory.id}: {memory.display_title}")
+        print(f"Updated {memory.id}: {visible(memory.display_title)}")
     return 0
 
 
@@ -184,7 +186,7 @@ def listing(args: Namespace) -> int:
         print(json.dumps([m.to_dict() for m in memories], ensure_ascii=False))
         return 0
     for m in memories:
-        print(f"{m.id}  {m.category:<12} {m.display_title}")
+        print(f"{m.id}  {visible(m.category):<12} {visible(m.display_title)}")
     return 0
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from app.core.display import age, snippet
+from app.core.display import age, snippet, visible
 from app.core.memory import Memory
 from app.core.ranking import MAX_STD, Band, band_of
 from app.core.recall import RecallResult
@@ -51,12 +51,19 @@ def print_results(result: RecallResult, explain: bool = False) -> None:
             print(_dim("   ── weaker matches ──"))
         previous = band
         show = _dim if weak else str
-        tags = " ".join(f"#{t}" for t in m.tags)
-        print(show(f"{n}. [{r.score:.2f} {band}] {m.display_title}"))
+        tags = visible(" ".join(f"#{t}" for t in m.tags))
+        print(show(f"{n}. [{r.score:.2f} {band}] {visible(m.display_title)}"))
         when = age(m.created_at)
-        print(show(f"   {m.id} · {m.category}{' · ' + tags if tags else ''} · {when}"))
+        category = visible(m.category)
+        print(show(f"   {m.id} · {category}{' · ' + tags if tags else ''} · {when}"))
         excerpt, spans = snippet(m.text, result.query)
-        print("   " + (_dim(excerpt) if weak else _highlight(excerpt, spans)))
+        shown = visible(excerpt)
+        if weak:
+            print("   " + _dim(shown))
+        elif shown != excerpt:  # written out, the highlighted spans would be off
+            print("   " + shown)
+        else:
+            print("   " + _highlight(excerpt, spans))
         if explain:
             vec = "—" if r.vector is None else f"{r.vector:.3f}"
             kw = "—" if r.keyword is None else f"{r.keyword:.2f}"
@@ -79,10 +86,10 @@ def print_results(result: RecallResult, explain: bool = False) -> None:
 
 def print_memory(m: Memory) -> None:
     """Every field of one memory, readable."""
-    print(f"{m.display_title}\n")
-    print(m.text)
+    print(f"{visible(m.display_title)}\n")
+    print(visible(m.text))
     if m.reasoning:
-        print(f"\nReasoning: {m.reasoning}")
+        print(f"\nReasoning: {visible(m.reasoning)}")
     print()
     rows = [
         ("id", m.id),
@@ -104,7 +111,7 @@ def print_memory(m: Memory) -> None:
         rows.append(("in trash since", m.deleted_at))
     for key, value in rows:
         if value:
-            print(f"{key + ':':<16}{value}")
+            print(f"{key + ':':<16}{visible(value)}")
 
 
 class _Progress:

@@ -10,12 +10,24 @@ from datetime import UTC, datetime
 from app.core import fts
 
 _RIGHT_TO_LEFT = frozenset(("R", "AL"))
+# Characters that change how the text around them shows without showing themselves: C1
+# controls (U+0085 ends a line, U+009B starts a terminal escape on some terminals) and the
+# explicit bidi embeddings, overrides and isolates ("gnp\u202eexe.png" shows as an .exe
+# named "…exe.png"). Storing keeps them (they are the user's); showing makes them visible.
+_HIDDEN = re.compile("[\u0080-\u009f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """`text` with every hidden formatting character written out as <U+XXXX>."""
+    return _HIDDEN.sub(lambda found: f"<U+{ord(found.group()):04X}>", text)
 
 
 def isolated(text: str) -> str:
-    """`text` as one unit in its own writing direction (a Unicode first-strong isolate)
-    when it holds right-to-left letters, else unchanged. Without it, two Hebrew tags side by
-    side in a left-to-right line merge into one run and swap places with the separator."""
+    """`text` (hidden formatting written out, `visible`) as one unit in its own writing
+    direction (a Unicode first-strong isolate) when it holds right-to-left letters.
+    Without it, two Hebrew tags side by side in a left-to-right line merge into one run
+    and swap places with the separator."""
+    text = visible(text)  # a field's own overrides could reorder the line around it
     if any(unicodedata.bidirectional(c) in _RIGHT_TO_LEFT for c in text):
         return f"\u2068{text}\u2069"
     return text

@@ -31,6 +31,14 @@ DEFAULT_MODEL = RESOURCES / "models" / "all-MiniLM-L6-v2.F16.gguf"
 def home() -> Path | None:
     """The folder that holds everything when `MNEMO_HOME` is set (tests, portable installs)."""
     value = os.environ.get("MNEMO_HOME")
+    if value:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # bytes the locale could not decode: SQLite cannot open it
+            raise InputError(
+                f"MNEMO_HOME={value.encode('utf-8', 'surrogateescape')!r} is not UTF-8 text; "
+                "choose a folder whose name is"
+            ) from None
     return Path(value).expanduser() if value else None
 
 

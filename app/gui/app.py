@@ -377,7 +377,11 @@ class MnemoApp(QtCore.QObject):
         notice = result.notice or ""
         if result.status == "stored" and len(text) > LONG_TEXT_CHARS:  # embedded later
             notice = "; ".join(filter(None, (notice, "search by meaning finds it once embedded")))
-        self.notify(verb, memory.display_title + (f"\n{notice}" if notice else ""))
+        self.notify(
+            verb,
+            memory.display_title + (f"\n{notice}" if notice else ""),
+            logged=f"memory {memory.id}" + (f"; {notice}" if notice else ""),
+        )
         if self.popup.isVisible():
             self.popup.report(f"{verb}: {memory.display_title}")
 
@@ -427,9 +431,10 @@ class MnemoApp(QtCore.QObject):
             "last_notification": list(self._last_notification or ()),
         }
 
-    def notify(self, title: str, text: str) -> None:
-        """A desktop notification (through the tray), logged as well."""
-        log.info("%s: %s", title, text)
+    def notify(self, title: str, text: str, logged: str | None = None) -> None:
+        """A desktop notification (through the tray), logged as well: `logged` in place of
+        `text` when the text is the user's (a memory's title stays out of the log)."""
+        log.info("%s: %s", title, text if logged is None else logged)
         self._last_notification = (title, text)
         if self.tray is not None:
             self.tray.showMessage(title, text, icon(), 5000)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 
-from app.core.display import age, fields_line, isolated, match_spans, snippet
+from app.core.display import age, fields_line, isolated, match_spans, snippet, visible
 from app.core.memory import Memory
 from app.core.ranking import Band, Scored
 from app.core.recall import RecallResult
@@ -236,6 +236,8 @@ class ResultDelegate(QtWidgets.QStyledItemDelegate):
         room = rect.width() - bar_width - 8
         fits = max(20, int(room / QtGui.QFontMetrics(small).averageCharWidth() * 0.9))
         excerpt, spans = snippet(body, model.query, fits) if body else ("", [])
+        if visible(excerpt) != excerpt:  # hidden formatting written out: spans would be off
+            excerpt, spans = visible(excerpt), []
         parts, last = [], 0
         for start, end in spans:
             parts += [html.escape(excerpt[last:start]), f"<b>{html.escape(excerpt[start:end])}</b>"]

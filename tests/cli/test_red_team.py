@@ -229,3 +229,68 @@ def test_a_socket_folder_squatted_by_another_user_does_not_block_the_app(
     path = ipc.socket_path()
     assert path.parent == mnemo_home / "state" / "run"
     assert _mode(path.parent) == 0o700
+
+
+def test_hidden_formatting_is_written_out_wherever_a_memory_is_shown(mnemo_home):
+    # Red team (issue 21, low): a right-to-left override made "gnp<RLO>exe.png" show as an
+    # image name while it ends in .exe, and C1 controls went to the terminal raw
+    from tests.conftest import run_cli
+
+    text = "Download gnp\u202eexe.png from the share \u0085 then \u009b31m"
+    stored = run_cli("remember", text, "--force", "--json")
+    assert stored.returncode == 0, stored.stderr
+    memory_id = json.loads(stored.stdout)["id"]
+    outputs = {
+        "remember": stored,
+        "list": run_cli("list"),
+        "show": run_cli("show", memory_id),
+        "recall": run_cli("recall", "download from the share"),
+    }
+    outputs["remember"] = run_cli("remember", text + " again", "--force")
+    for name, done in outputs.items():
+        out = done.stdout.decode()
+        # THEN every one is written out where it stands, none is sent raw
+        assert "<U+202E>" in out, (name, out)
+        assert not any(c in out for c in "\u202e\u0085\u009b"), (name, out)
+    assert "<U+0085>" in outputs["show"].stdout.decode()
+    # AND what was stored is exactly what was written (JSON gives it as it is)
+    shown = json.loads(run_cli("show", memory_id, "--json").stdout)
+    assert shown["text"] == text
+
+
+def test_closed_standard_output_is_one_line_and_nothing_is_done(mnemo_home):
+    # Red team (issue 21, low): `mnemo list >&-` ended in an AttributeError traceback
+    def shell(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["bash", "-c", f"{sys.executable} -m app {command}"],
+            capture_output=True,
+            cwd=REPO,
+            env=os.environ.copy(),
+        )
+
+    listed = shell("list >&-")
+    stored = shell("remember 'written with stdout closed' --force >&-")
+    assert listed.returncode == stored.returncode == 1
+    for done in (listed, stored):
+        assert done.stderr.decode().strip() == (
+            "mnemo: error: standard output is closed; nothing was done"
+        )
+    assert b"written with stdout closed" not in shell("list").stdout  # nothing half-done
+    # (a closed stderr is no reason to fail: the command runs, its notices go nowhere)
+    quiet = shell("remember 'written with stderr closed' --force 2>&-")
+    assert quiet.returncode == 0 and b"Remembered" in quiet.stdout
+
+
+def test_a_mnemo_home_that_is_not_utf8_is_one_line(tmp_path):
+    # Red team (issue 21, low): a non-UTF-8 MNEMO_HOME gave a UnicodeEncodeError traceback
+    home = os.fsencode(tmp_path) + b"/caf\xe9"
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "list"],
+        capture_output=True,
+        cwd=REPO,
+        env={**os.environ, "MNEMO_HOME": os.fsdecode(home)},
+    )
+    assert done.returncode == 1
+    assert done.stderr.decode().strip() == (
+        f"mnemo: error: MNEMO_HOME={home!r} is not UTF-8 text; choose a folder whose name is"
+    )

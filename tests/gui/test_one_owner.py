@@ -6,6 +6,7 @@ the engine kept another, and the manager read a widget on the engine's thread.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -348,3 +349,18 @@ def test_a_refused_secret_typed_in_the_popup_comes_back_to_be_edited(
     qtbot.waitUntil(lambda: popup.model.query == typed and not popup.model.stale, timeout=10_000)
     assert "Nothing remembered" in popup.status.text()  # said above the rows, not wiped
     assert Engine().count() == 4  # nothing stored
+
+
+def test_a_remembered_title_is_shown_but_not_logged(qtbot, running_app, caplog):
+    # Red team (issue 21, low): mnemo.log held memory titles ("Remembered: <title>")
+    app = running_app
+    caplog.set_level(logging.INFO, logger="app")
+    app._remember("Codename Bluebird ships on the ninth", "clipboard")
+    qtbot.waitUntil(
+        lambda: (app.status()["last_notification"] or [""])[0] == "Remembered", timeout=10_000
+    )
+    # THEN the notification names it, and the log names only its id
+    assert "Bluebird" in app.status()["last_notification"][1]
+    logged = [r.getMessage() for r in caplog.records if r.name.startswith("app")]
+    assert any(line.startswith("Remembered: memory ") for line in logged), logged
+    assert not any("Bluebird" in line for line in logged), logged

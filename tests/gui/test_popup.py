@@ -332,6 +332,35 @@ def test_right_to_left_tags_keep_their_order_in_a_row(qtbot, worker, settings, s
     assert reading_order(meta, fields, popup.font()) == fields, meta
 
 
+def test_hidden_formatting_in_a_row_is_written_out(qtbot, worker, settings, seeded):
+    # Red team (issue 21, low), the desktop sibling of the CLI's finding: a right-to-left
+    # override in a title reversed its end ("gnp<RLO>exe.png" read as an image name)
+    engine = Engine()
+    done = engine.remember("gnp\u202eexe.png came from the share", tags=["in\u202ebox"], force=True)
+    memory = engine.get(done.memory.id)
+    engine.close()
+    popup = _popup(qtbot, worker, settings)
+    popup.model.set_rows([Scored(memory=memory, seq=0, score=0.8)], "share")
+    drawn: list[str] = []
+
+    class Recording(QtGui.QPainter):
+        def drawText(self, *args):  # noqa: N802 - Qt API
+            drawn.append(next(a for a in args if isinstance(a, str)))
+            return super().drawText(*args)
+
+    image = QtGui.QImage(800, 80, QtGui.QImage.Format_ARGB32)
+    painter = Recording(image)
+    option = QtWidgets.QStyleOptionViewItem()
+    popup.list.initViewItemOption(option)
+    option.rect = QtCore.QRect(0, 0, 600, 64)
+    popup.list.itemDelegate().paint(painter, option, popup.model.index(0))
+    painter.end()
+    # THEN the title and the tags show the override as <U+202E>, never the character itself
+    assert any("gnp<U+202E>exe.png" in line for line in drawn), drawn
+    assert any("in<U+202E>box" in line for line in drawn), drawn
+    assert not any("\u202e" in line for line in drawn)
+
+
 def _ink_left(image: QtGui.QImage, top: int, bottom: int, background: QtGui.QColor) -> int:
     """The leftmost x with a pixel unlike the background between rows top and bottom."""
     for x in range(image.width()):
