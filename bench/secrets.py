@@ -28,10 +28,21 @@ from bench.report import record
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "core" / "data" / "secrets"
-# Measured once, on 2026-11-23, before the rules were rewritten (app/core/secrets.py at dabf90d):
-# that detector on the main corpus, and the new rules on the holdout before its misses were fixed.
-BEFORE = ("63.9 % (108/169)", "17.7 % (60/339)")
-HOLDOUT_FIRST = ("90.2 % (37/41)", "1.2 % (1/81)")
+# The corpus files: main (the rules were written against it), then sets each written by someone
+# who had not seen the rules of the day, measured once before any change (FIRST_RUNS).
+SETS = [
+    ("main corpus", "secrets.jsonl", "benign.jsonl"),
+    ("holdout", "holdout_secrets.jsonl", "holdout_benign.jsonl"),
+    ("fresh corpus", "fresh_secrets.jsonl", "fresh_benign.jsonl"),
+    ("second holdout", "holdout2_secrets.jsonl", "holdout2_benign.jsonl"),
+]
+# Measured once each: the detector before issue 8 (dabf90d) on the main corpus; the issue-8 rules
+# on the holdout and on the fresh corpus (issue 21, 2c3297e) before their misses were fixed.
+FIRST_RUNS = [
+    ("before issue 8, 2026-11-23", "main corpus", "63.9 % (108/169)", "17.7 % (60/339)"),
+    ("2026-11-23", "holdout", "90.2 % (37/41)", "1.2 % (1/81)"),
+    ("2026-11-25", "fresh corpus", "74.9 % (393/525)", "1.7 % (6/357)"),
+]
 
 
 def load(*names: str) -> list[dict]:
@@ -161,14 +172,14 @@ def main() -> None:
     parser.add_argument("--no-record", action="store_true", help="do not write the docs")
     args = parser.parse_args()
 
-    secrets, benign = load("secrets.jsonl"), load("benign.jsonl")
-    held_secrets, held_benign = load("holdout_secrets.jsonl"), load("holdout_benign.jsonl")
-    all_secrets, all_benign = secrets + held_secrets, benign + held_benign
+    sets = [(name, (load(s), load(b))) for name, s, b in SETS if (DATA / s).exists()]
+    all_secrets = [s for _, (secrets, _) in sets for s in secrets]
+    all_benign = [b for _, (_, benign) in sets for b in benign]
     kinds = len({s["kind"] for s in all_secrets})
     print(f"corpus: {len(all_secrets)} secrets of {kinds} kinds, {len(all_benign)} benign texts")
     rows: list[tuple] = [
-        ("Mnemo before issue 8 (measured once)", "`scan`, main corpus", *BEFORE, "–"),
-        ("Mnemo, first run on the holdout (measured once)", "`scan`, holdout", *HOLDOUT_FIRST, "–"),
+        (f"Mnemo, first run (measured once, {when})", f"`scan`, {name}", caught, flagged, "–")
+        for when, name, caught, flagged in FIRST_RUNS
     ]
 
     def add(detector: str, path: str, result: tuple[int, int, float], n_s: int, n_b: int):
@@ -176,20 +187,9 @@ def main() -> None:
         per_text = f"{1000 * seconds / (n_s + n_b):.1f}"
         rows.append((detector, path, rate(caught, n_s), rate(flagged, n_b), per_text))
 
-    add(
-        "Mnemo",
-        "`scan`, main corpus",
-        judge("scan, main corpus", by_scan, secrets, benign),
-        len(secrets),
-        len(benign),
-    )
-    add(
-        "Mnemo",
-        "`scan`, holdout (written after the rules)",
-        judge("scan, holdout", by_scan, held_secrets, held_benign),
-        len(held_secrets),
-        len(held_benign),
-    )
+    for name, (secrets, benign) in sets:
+        result = judge(f"scan, {name}", by_scan, secrets, benign)
+        add("Mnemo", f"`scan`, {name}", result, len(secrets), len(benign))
     with tempfile.TemporaryDirectory(prefix="mnemo-bench-secrets-") as tmp:
         if args.cli:
             some_s, some_b = subset(all_secrets, args.cli), subset(all_benign, args.cli)
@@ -218,20 +218,9 @@ def main() -> None:
         from importlib.metadata import version
 
         name = f"detect-secrets {version('detect-secrets')}"
-        add(
-            name,
-            "default plugins, main corpus",
-            judge(f"{name}, main corpus", peer, secrets, benign),
-            len(secrets),
-            len(benign),
-        )
-        add(
-            name,
-            "default plugins, holdout",
-            judge(f"{name}, holdout", peer, held_secrets, held_benign),
-            len(held_secrets),
-            len(held_benign),
-        )
+        for corpus, (secrets, benign) in sets:
+            result = judge(f"{name}, {corpus}", peer, secrets, benign)
+            add(name, f"default plugins, {corpus}", result, len(secrets), len(benign))
     if not args.no_record:
         record(
             "Secret detection",
@@ -240,9 +229,10 @@ def main() -> None:
             note=(
                 f"Corpus: tests/core/data/secrets ({len(all_secrets)} fake secrets of {kinds} "
                 f"kinds, {len(all_benign)} risky-looking benign texts; documented vendor "
-                "examples such as AKIAIOSFODNN7EXAMPLE count as benign). Goal: ≥ 95 % caught, "
-                "≤ 2 % flagged. The holdout was written after the rules; its first run is kept "
-                "as the honest estimate, its four misses were fixed afterwards. CLI: a refusal "
+                "examples such as AKIAIOSFODNN7EXAMPLE count as benign). Goal: ≥ 97 % caught, "
+                "≤ 1 % flagged. Each set after the main corpus was written by someone who had "
+                "not seen the rules of the day; its first run is kept as the honest estimate, "
+                "its misses were fixed afterwards. CLI: a refusal "
                 "counts as caught; MCP redacts instead of refusing, so a secret "
                 "counts as caught when the stored memory no longer holds it."
             ),

@@ -49,8 +49,8 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ),
     ("Azure SAS signature", "", "sig=", r"[?&]sig=(?P<s>[A-Za-z0-9%+/=]{20,300})"),
     (
-        "Azure client secret", "", "8q~",
-        r"(?<![\w~.-])[A-Za-z0-9_~.-]{3}8Q~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])",
+        "Azure client secret", "", "q~",
+        r"(?<![\w~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])",
     ),
     (
         "GitHub token", "", "ghp_|gho_|ghu_|ghs_|ghr_|github_pat_",
@@ -81,7 +81,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         "Discord webhook", "", "discord",
         r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{60,300}",
     ),
-    ("Telegram bot token", "random", "", rf"\b\d{{8,10}}:[A-Za-z0-9_-]{{35}}{_END}"),
+    ("Telegram bot token", "random", "", rf"(?:\b|(?<=bot))\d{{8,10}}:[A-Za-z0-9_-]{{35}}{_END}"),
     (
         "Stripe key", "", "sk_live_|sk_test_|rk_live_|rk_test_|whsec_",
         r"\b(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,300}|whsec_[A-Za-z0-9]{24,300})\b",
@@ -141,6 +141,146 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("Postman key", "", "pmak-", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
     ("Terraform token", "", ".atlasv1.", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,300}"),
     (
+        "Bitwarden token", "", "0.",
+        r"\b0\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[A-Za-z0-9]{20,40}"
+        r":[A-Za-z0-9+/]{20,40}={0,2}",
+    ),
+    ("age secret key", "", "age-secret-key-", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
+    ("Airtable token", "", "pat", r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b"),
+    ("Firebase server key", "", "apa91b", r"\bAAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{60,300}"),
+    ("Flutterwave key", "", "flwseck", r"\bFLWSECK(?:_TEST)?-[a-f0-9]{32}-X\b"),
+    ("Shippo token", "", "shippo_", r"\bshippo_(?:live|test)_[a-f0-9]{40}\b"),
+    ("Mailchimp key", "", "-us", r"\b[a-f0-9]{32}-us\d{1,2}\b"),
+    ("Asana token", "", "asana|/", r"\b[12]/\d{12,20}/\d{12,20}:[a-f0-9]{32}\b"),
+    (
+        "LaunchDarkly key", "", "api-|sdk-",
+        r"\b(?:api|sdk)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
+    ),
+    ("Netlify token", "", "nfp_", r"\bnfp_[A-Za-z0-9]{36,40}\b"),
+    ("Fly.io token", "", "flyv1", r"\bFlyV1 fm\d_[A-Za-z0-9+/=_-]{40,4096}"),
+    (
+        "Tailscale key", "", "tskey-",
+        r"\btskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}",
+    ),
+    ("ngrok token", "", "ngrok|authtoken", r"\b[12][A-Za-z0-9]{26}_[A-Za-z0-9]{20,22}\b"),
+    ("Docker Hub token", "", "dckr_", r"\bdckr_(?:pat|oat)_[A-Za-z0-9_-]{24,40}"),
+    ("JFrog key", "", "akcp|cmvmd", r"\b(?:AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})\b"),
+    ("New Relic license key", "", "nral", r"\b[a-f0-9]{36}NRAL\b"),
+    ("Dynatrace token", "", "dt0", r"\bdt0[a-z]\d\d\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"),
+    ("Buildkite token", "", "bkua_|bkct_", r"\bbk(?:ua|ct)_[a-f0-9]{40}\b"),
+    ("1Password token", "", "ops_eyj", r"\bops_eyJ[A-Za-z0-9+/=_-]{60,4096}"),
+    ("Vault token", "", "vault", r"\bs\.[A-Za-z0-9]{24}\b"),
+    (
+        "Plaid token", "", "access-",
+        r"\baccess-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}"
+        r"-[0-9a-f]{4}-[0-9a-f]{12}\b",
+    ),
+    (
+        "Teams webhook", "", "webhook.office.com",
+        r"https://[\w-]+\.webhook\.office\.com/webhookb2/[^\s\"'<>]{40,400}",
+    ),
+    (
+        "Azure function key", "", "azurewebsites.net",
+        r"azurewebsites\.net/api/[^\s?]*\?(?:[^\s#]*&)?code=(?P<s>[A-Za-z0-9_-]{30,}={0,2})",
+    ),
+    (
+        "Google OAuth token", "", "ya29.|1//",
+        r"\b(?:ya29\.[A-Za-z0-9_-]{30,4096}|1//0[A-Za-z0-9_-]{40,400})",
+    ),
+    ("Laravel app key", "", "base64:", r"(?<![\w;])base64:[A-Za-z0-9+/]{43}="),
+    ("BitLocker recovery key", "", "-", r"\b\d{6}(?:-\d{6}){7}\b"),
+    (
+        "password hash", "shape", "$",
+        r"(?<![\w$])\$(?:apr1|1|5|6|y)\$[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,86}"
+        r"|(?<![\w$])\$2[abxy]\$\d\d\$[./A-Za-z0-9]{53}",
+    ),
+    (
+        "Bitcoin private key", "wif", "wif|priv|wallet|bitcoin|btc|key|electrum|paper",
+        r"(?<![1-9A-HJ-NP-Za-km-z])[5KLc9][1-9A-HJ-NP-Za-km-z]{50,51}(?![1-9A-HJ-NP-Za-km-z])",
+    ),
+    (
+        "private key", "random", "private|secret|phantom|solana|keypair|export",
+        r"(?i:private|secret|phantom|solana|keypair|export)[^\n]{0,60}?"
+        r"(?<![1-9A-HJ-NP-Za-km-z])(?P<s>[1-9A-HJ-NP-Za-km-z]{86,90})(?![1-9A-HJ-NP-Za-km-z])",
+    ),
+    (
+        "private key", "", "privkey|private",
+        r"(?i:privkey|private[ _-]?key)[^\n]{0,40}?(?<![A-Za-z0-9+/])"
+        r"(?P<s>[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=)(?![A-Za-z0-9+/=])",
+    ),
+    (
+        "Vault unseal key", "random", "unseal",
+        r"(?i)\bunseal(?: key \d+:|\s)\s*(?P<s>[A-Za-z0-9+/]{40,60}={0,2})",
+    ),
+    (
+        "Consul token", "", "secretid",
+        r"(?i)\bSecretID\b[\"']?\s*[:=]\s*[\"']?(?P<s>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}"
+        r"-[0-9a-f]{12})",
+    ),
+    (
+        "Splunk token", "", "splunk",
+        r"\bSplunk\s+(?P<s>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})",
+    ),
+    ("Okta token", "", "ssws", r"\bSSWS\s+(?P<s>00[A-Za-z0-9_-]{40})"),
+    ("Twitch token", "", "oauth:", r"\bPASS\s+oauth:(?P<s>[a-z0-9]{30})\b"),
+    ("Rails master key", "", "master.key", r"master\.key\b[^\n]{0,30}?\b(?P<s>[0-9a-f]{32})\b"),
+    (
+        "encryption key", "", "openssl",
+        r"\bopenssl\b[^\n]{0,160}?\s-K\s+(?P<s>[0-9a-fA-F]{32,128})\b",
+    ),
+    (
+        "Rails encryption key", "password", "active_record_encryption",
+        r"(?i)active_record_encryption:[\s\S]{0,300}?\b(?:primary_key|deterministic_key|"
+        r"key_derivation_salt):\s*" + _V,
+    ),
+    (
+        "WordPress key", "long", "define",
+        r"\bdefine\(\s*['\"](?:AUTH|SECURE_AUTH|LOGGED_IN|NONCE)_(?:KEY|SALT)['\"]\s*,\s*" + _V,
+    ),
+    (
+        "Go database password", "password", "@tcp(|@unix(",
+        r"(?<![\w:])[\w.-]{1,64}:(?P<s>[^\s@:/\"']{3,200})@(?:tcp|unix)\(",
+    ),
+    (
+        "password", "password", ".pgpass|pgpass",
+        r"(?m)^[^:\s]+:(?:\d+|\*):[^:\s]+:[^:\s]+:(?P<s>\S{3,200})$",
+    ),
+    (
+        "2FA secret", "", "2fa|mfa|totp|otp|authenticator|setup key",
+        r"(?i)\b(?:2fa|mfa|totp|otp|authenticator|setup)\b[^\n]{0,40}?\b(?:key|secret|seed)\b"
+        r"[^\n]{0,30}?[:=]?\s*(?P<s>[a-z2-7]{4}(?: [a-z2-7]{4}){3,7})\b",
+    ),
+    (
+        "recovery code", "", "recovery|backup code|rescue",
+        r"(?i)\b(?:recovery|backup|rescue)\s+codes?\b[^\n]{0,60}?(?P<s>\b(?:[a-f0-9]{5}-[a-f0-9]{5}|"
+        r"\d{4} \d{4}|\d{8}|[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,7})\b)",
+    ),
+    (
+        "Google app password", "", "app password|app-password|apppassword",
+        r"(?i:app[ -]?password)[^\n]{0,40}?(?P<s>\b[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}\b)",
+    ),
+    (
+        "Google app password", "", "gmail",
+        r"['\"](?P<s>[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4})['\"][^\n]{0,40}(?i:gmail|app password)",
+    ),
+    (
+        "encryption key", "random or hex", "key",
+        r"(?i)\b(?:aes(?:-?(?:128|192|256))?|encryption|data|master|chacha20|symmetric|backup|"
+        r"decryption|signing|hmac|at-rest|data-at-rest)\b[\w ()/,-]{0,40}?\bkey\b[^\n:=]{0,60}?"
+        r"(?:\bis\b|:|=)\s*[\"']?(?P<s>[A-Za-z0-9+/_=-]{24,200})",
+    ),
+    (
+        "API key in a URL", "random or hex", "key=|token=|secret=|appid=|auth=",
+        r"(?i)[?&](?:api[_-]?key|apikey|app[_-]?id|app[_-]?key|access[_-]?token|auth[_-]?token|"
+        r"token|key|secret|client[_-]?secret|auth)=(?P<s>[A-Za-z0-9_\-.~%]{16,300})",
+    ),
+    (
+        "session cookie", "random", "sess|sid|cookie",
+        r"(?i)\b(?:sessionid|session_id|session|user_session|_session|connect\.sid|phpsessid|"
+        r"jsessionid|laravel_session|[a-z_]*_sess|sid|remember_token|remember_user_token)="
+        r"(?P<s>[A-Za-z0-9%._\-]{16,400})",
+    ),
+    (
         "password in URL", "url password", "://",
         r"(?i)\b[a-z][a-z0-9+.-]{0,20}://[^\s:/@]{0,80}:(?P<s>[^\s:@/]{3,4096})@",
     ),
@@ -148,7 +288,10 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         "Basic credentials", "basic", "basic",
         r"(?i)\bBasic\s+(?P<s>[A-Za-z0-9+/]{8,2000}={0,2})(?![A-Za-z0-9+/=])",
     ),
-    ("Bearer token", "random", "bearer", r"(?i)\bBearer\s+(?P<s>[A-Za-z0-9._~+/-]{16,300}=*)"),
+    (
+        "Bearer token", "random or hex", "bearer",
+        r"(?i)\bBearer\s+(?P<s>[A-Za-z0-9._~+/-]{16,300}=*)",
+    ),
     # Passwords on command lines.
     ("password", "password", "sshpass", r"\bsshpass\b[^\n]{0,40}?\s-p\s*" + _V),
     (
@@ -164,16 +307,63 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         "password", "password", "-pass|-pwd|-token|-api-key|-secret",
         r"(?<!\S)--?(?:password|passwd|pass|pwd|token|api-key|secret)(?:=|\s+)" + _V,
     ),
+    ("password", "password", "sqlcmd", r"\bsqlcmd\b[^\n]{0,120}?\s-P\s*" + _V),
+    (
+        "password", "password", "mongo",
+        r"\bmongo(?:sh|dump|restore|export|import)?\b[^\n]{0,160}?\s(?:-p|--password)"
+        r"(?:=|\s+)" + _V,
+    ),
+    ("password", "password", "redis-cli", r"\bredis-cli\b[^\n]{0,120}?\s(?:-a|--pass)\s+" + _V),
+    ("password", "password", "ldap", r"\bldap\w*\b[^\n]{0,200}?\s-w\s+" + _V),
+    (
+        "password", "password", "storepass|keypass",
+        r"\s-(?:storepass|keypass|srcstorepass|deststorepass)\s+" + _V,
+    ),
+    (
+        "password", "community", "snmp",
+        r"\bsnmp(?:walk|get|set|bulkwalk|bulkget|trap|getnext|table)\b[^\n]{0,60}?\s-c\s+" + _V,
+    ),
+    (
+        "password", "password", "requirepass|masterauth",
+        r"(?m)^\s*(?:requirepass|masterauth)\s+" + _V,
+    ),
+    (
+        "password", "password", "echo",
+        r"\becho\s+" + _V + r"\s*>>?\s*\S*(?i:pass|secret|token|key)\S*",
+    ),
+    ("API key", "shape", "wandb", r"\bwandb\s+login\s+(?:--\S+\s+)*(?P<s>[a-f0-9]{40})\b"),
+    (
+        "API key", "", "snyk",
+        r"\bsnyk\s+auth\s+(?P<s>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+    ),
     ("password", "password", "htpasswd", r"\bhtpasswd\s+-\w*b\w*\s+(?:-\w+\s+)*\S+\s+\S+\s+" + _V),
     ("password", "password", "net use", r"(?i)\bnet\s+use\b[^\n]{0,80}?/user:\S+\s+" + _V),
     # Passwords in prose: "my password is X", "pw for the router is X", "wifi password: X".
     (
-        "password", "password", "pass|pw|mot de passe|contraseña",
+        "password", "spoken password", "pass|pw|mot de passe|contraseña",
         r"(?i)\b(?:password|passwort|passwd|passphrase|pass|pw|pwd|mot de passe|contraseña)\b"
-        r"(?:\s+(?:for|of|on|to|du|de|at|in)\b[^\n:=\[\]]{0,40}?)?\s*(?:\b(?:is|was|to)\b|[=:-])"
-        r"\s*" + _V,
+        r"(?:\s+(?:for|of|on|to|du|de|at|in)\b[^\n:=\[\]]{0,40}?)?\s*(?:\b(?:is|was|to)\b"
+        r"(?:\s+(?:now|still|set\s+to|changed\s+to))?|[=:]|(?<=\s)-(?=\s)|->)\s*" + _V,
     ),
-    ("password", "password", "password|passphrase", r"(?i)\b(?:password|passphrase)\s+" + _V),
+    (
+        "password", "password", "password|passphrase|pw",
+        r"(?i)\b(?:password|passphrase|pw|pwd)\s+" + _V,
+    ),
+    (
+        "password", "password", "wifi|wi-fi",
+        r"(?i)\bwi-?fi\b[^\n]{0,40}?(?:->|=>)\s*" + _V,
+    ),
+    (
+        "passphrase", "words", "pass|pw|seed|mnemonic|phrase|wallet",
+        r"(?i)\b(?:passphrase|password|passwort|pw|seed|mnemonic|(?:recovery|backup|secret|seed)"
+        r"\s+phrase)\b[^\n]{0,60}?(?:\bis\b|:|=|->|\bit'?s\b)\s*[\"']?"
+        r"(?P<s>[a-z]{2,10}(?:[ -][a-z]{2,10}){3,23})\b",
+    ),
+    (
+        "seed phrase", "words", "seed|mnemonic|phrase|wallet|backup|recovery",
+        r"(?i:seed|mnemonic|phrase|wallet|backup|recovery)[^\n]{0,60}?"
+        r"(?P<s>(?:\n?\s*\d{1,2}[.)]\s*[a-z]{3,8}\b){12,24})",
+    ),
     (
         "password", "password", "login|credentials|creds",
         r"(?i)\b(?:login|credentials|creds)\b[^\n]{0,40}?(?:\bis\b|\bare\b|:)\s*[^\s/:]+\s*[/:]"
@@ -182,14 +372,16 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     (
         "PIN", "pin", "pin|passcode|code",
         r"(?i)\b(?:pin|passcode|(?:door|gate|alarm|garage|safe|keypad|lock)\s+code|code\s+(?:for|to)"
-        r"\s+the\s+(?:door|gate|alarm|garage|safe|keypad|lock)\w*(?:\s+\w+)?)\b[^\n\d]{0,15}?"
+        r"\s+the\s+(?:door|gate|alarm|garage|safe|keypad|lock)\w*(?:\s+\w+)?)\b[^\n\d]{0,40}?"
         r"(?<!\d)(?P<s>\d{4,8}[#*]?)(?!\d)",
     ),
     # "... secret <random>", "api key: <random>" in prose; after a bare "key" (cache key,
     # primary key) a hash is not a secret.
     (
-        "secret", "random or hex", "secret|token|key",
-        r"(?i)\b(?:secret|token|api[ _-]?key|access[ _-]?key)\b(?:\s+(?:is|was))?\s*[:=]?\s*"
+        "secret", "random or hex", "secret|token|key|psk|pre-shared|preshared",
+        r"(?i)\b(?:secret|token|api[ _-]?key|access[ _-]?key|psk|pre-?shared[ _-]?key)\b"
+        r"(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:for|of|on|to)\b[^\n:=\[\]]{0,50}?)?"
+        r"(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:is|was))?\s*[:=]?\s*"
         r"[\"']?(?P<s>[A-Za-z0-9+/_.=-]{16,200})",
     ),
     (
@@ -201,9 +393,11 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
 )  # fmt: skip
 
 # `name = value`, `"name": "value"`, `NAME=value`: a name made of these words holds a secret.
-PASSWORD_WORDS = {"password", "passwd", "pwd", "pass", "passphrase", "passwort", "pw"}
+PASSWORD_WORDS = {"password", "passwd", "pwd", "pass", "passphrase", "passwort", "pw", "psk"}
 SECRET_WORDS = {"secret": "secret", "token": "token", "authtoken": "token", "apikey": "API key"}
+SECRET_WORDS |= {"authtok": "token", "pat": "token"}
 SECRET_PAIRS = {"api", "access", "secret", "private", "app", "application", "master", "signing"}
+SECRET_PAIRS |= {"admin", "routing", "integration"}
 SECRET_PAIRS |= {"encryption", "account", "auth", "client", "subscription", "webhook"}
 PUBLIC_WORDS = {"public", "pub", "publishable", "cache", "primary", "foreign", "sort", "partition"}
 # ... unless the name ends in one of these (it names a property of the secret, not the secret).
@@ -214,8 +408,11 @@ NOT_SECRET_SUFFIXES = set(
     "regex pattern format prefix endpoint enabled required min max".split()
 )
 ASSIGNMENT = re.compile(
-    r"(?<![\w.\-$])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,60})[\"']?[ \t]*(?::=|=>|=|:)[ \t]*" + _V
+    r"(?<![\w.\-$])\$?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,60})[\"']?\]?[ \t]*(?::=|=>|=|:)[ \t]*"
+    + _V
 )
+XML_ELEMENT = re.compile(r"<(?P<name>[A-Za-z_][\w.\-]{0,60})>(?P<u>[^<>\n]{1,4096})</(?P=name)>")
+DEFINE = re.compile(r"\bdefine\(\s*[\"'](?P<name>[\w.\-]+)[\"']\s*,\s*" + _V)
 XML_SETTING = re.compile(r"\bkey\s*=\s*[\"'](?P<name>[\w.\-]+)[\"']\s+value\s*=\s*" + _V)
 
 # Documented vendor examples: public, unusable, benign.
@@ -229,6 +426,9 @@ EXAMPLES = frozenset(
         "pk_test_TYooMQauvdEDq54NiTphI7jx",
         "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiw"
         "iaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        "QWxhZGRpbjpvcGVuIHNlc2FtZQ==",  # RFC 7617: Aladdin:open sesame
+        "7Fjfp0ZBr1KtDRbnfVdmIw",  # RFC 6749, section 2.3.1
+        "gho_16C7e42F292c6912E7710c838347Ae178B4a",  # GitHub's docs
     }
 )
 # Values that stand for a secret without being one.
@@ -240,13 +440,13 @@ PLACEHOLDER_WORDS = frozenset(
 )
 PLACEHOLDER_PARTS = (
     "your", "example", "sample", "placeholder", "dummy", "changeme", "change-me", "change_me",
-    "replace", "redacted", "insert", "...", "…", "<", ">", "${", "{{", "%(",
+    "replace", "redacted", "insert", "not-a-real", "...", "…", "<", ">", "${", "{{", "%(",
 )  # fmt: skip
 # lower, UPPER or Title case only: `yoUr` inside a random key is not a placeholder
 PLACEHOLDER_PART = re.compile(
     "|".join(re.escape(v) for p in PLACEHOLDER_PARTS for v in {p, p.upper(), p.capitalize()})
 )
-PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "pk.eyJ")
+PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "pk.eyJ", "phc_", "age1")
 VOWELS = frozenset("aeiouyAEIOUY")
 SHORT_WORDS = frozenset(
     "key api get set url uri max min new old raw str int app env var log msg req res id db ui "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import math
 import re
 from collections import Counter
@@ -23,6 +24,7 @@ from urllib.parse import unquote
 
 from app.core.secret_rules import (
     ASSIGNMENT,
+    DEFINE,
     EXAMPLES,
     NOT_SECRET_SUFFIXES,
     PASSWORD_WORDS,
@@ -35,6 +37,7 @@ from app.core.secret_rules import (
     SECRET_WORDS,
     SHORT_WORDS,
     VOWELS,
+    XML_ELEMENT,
     XML_SETTING,
 )
 
@@ -173,8 +176,8 @@ def _password(value: str) -> bool:
         return False
     if value.startswith(("/", "~", "./")) or "://" in value:  # a path or a link
         return False
-    if " " in value:  # a quoted passphrase
-        return len(value) >= 8 and any(c.isdigit() for c in value)
+    if " " in value:  # a quoted passphrase: digits in it, or four plain words
+        return len(value) >= 8 and (any(c.isdigit() for c in value) or _words(value))
     letters = any(c.isascii() and c.isalpha() for c in value)
     if value.isascii() and value.isalpha():  # only letters: random mixed case, not words
         words = sum(len(c) for c in _chunks(value) if _word(c))
@@ -200,6 +203,8 @@ def _opaque(value: str) -> bool:
 
 
 def _basic(value: str) -> bool:
+    if _example(value):
+        return False
     try:
         decoded = base64.b64decode(value, validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError, ValueError):
@@ -208,8 +213,45 @@ def _basic(value: str) -> bool:
     return bool(user) and bool(password) and decoded.isprintable() and not _placeholder(password)
 
 
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+# Words no passphrase or seed phrase is made of, but every sentence about one has
+_STOP = frozenset(
+    "the a an and or of to in on at for with is are was were be been it its this that these "
+    "those by from as not no you your we our i my me they them he she his her but if then than "
+    "so do does did use used must should can could will would may might at least every each "
+    "more most less than into over under about after before when where which who what how "
+    "why there here have has had get set one two three four five six seven eight nine ten "
+    "words word characters letters digits random long".split()
+)
+
+
+def _wif(value: str) -> bool:
+    """A Bitcoin private key in wallet import format: base58 with its checksum."""
+    number = 0
+    for char in value:
+        number = number * 58 + _BASE58.index(char)
+    raw = number.to_bytes((number.bit_length() + 7) // 8, "big")
+    body, checksum = raw[:-4], raw[-4:]
+    digest = hashlib.sha256(hashlib.sha256(body).digest()).digest()
+    return digest[:4] == checksum and body[:1] in (b"\x80", b"\xef")
+
+
+def _words(value: str) -> bool:
+    """A passphrase or seed phrase of plain words: four or more, none a function word."""
+    words = re.split(r"[ \n\t.)\d-]+", value.lower())
+    words = [w for w in words if w]
+    return len(words) >= 4 and not any(w in _STOP for w in words) and len(set(words)) >= 3
+
+
 _CHECKS = {
-    "": lambda v: not _example(v),
+    "": lambda v: not _placeholder(v),
+    "wif": _wif,
+    "long": lambda v: len(v) >= 32 and " " not in v,  # WordPress's stand-in has spaces
+    "shape": lambda v: not _example(v),  # the shape says it all, whatever it starts with
+    # after "the password is": a leading & or * is part of it, not code
+    "spoken password": lambda v: _password(v) or (len(v) >= 8 and _password(v.lstrip("&*@"))),
+    "words": _words,
+    "community": lambda v: v.lower() not in ("public", "private") and _password(v),
     "random": _random,
     "mixed case": lambda v: not _example(v) and not v.islower() and not v.isupper(),
     "random or hex": lambda v: _random(v, hex_ok=True) and not _identifier(v),
@@ -260,7 +302,7 @@ def _secret_name(name: str) -> str | None:
 
 def _assignments(text: str) -> list[Finding]:
     found = []
-    for pattern in (ASSIGNMENT, XML_SETTING):
+    for pattern in (ASSIGNMENT, XML_SETTING, DEFINE, XML_ELEMENT):
         at = 0
         while (m := pattern.search(text, at)) is not None:
             # The value of a match that is no secret may hold one: "notes: TOKEN=…"
@@ -289,7 +331,32 @@ def _assignments(text: str) -> list[Finding]:
     return found
 
 
-def scan(text: str) -> list[Finding]:
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{16,4096}={0,2}(?![A-Za-z0-9+/=_-])")
+_ENCODED_HINTS = ("auth", "base64", "b64", "cred", "secret", "passw", "token", "login", "docker")
+_USER_PASSWORD = re.compile(r"[\w.@+-]{1,64}:(?P<p>[^\s:]{3,200})")
+
+
+def _encoded(text: str) -> list[Finding]:
+    """Base64 that hides a secret: `user:password` (a Docker `auth`, npm's `_auth`, a Basic
+    header kept aside) or text the rules find a secret in (a Kubernetes secret's value)."""
+    found = []
+    for m in _BASE64.finditer(text):
+        value = m.group()
+        if len(value) % 4 or _example(value):
+            continue
+        try:
+            decoded = base64.b64decode(value, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            continue
+        if not decoded.isprintable():
+            continue
+        pair = _USER_PASSWORD.fullmatch(decoded)
+        if pair and _password(pair.group("p")) or scan(decoded, _depth=1):
+            found.append(Finding("encoded credentials", m.start(), m.end()))
+    return found
+
+
+def scan(text: str, _depth: int = 0) -> list[Finding]:
     """Every secret found, in order, without overlaps."""
     if "[REDACTED:" in text:
         text = _MARKER.sub(lambda m: " " * len(m.group()), text)
@@ -303,6 +370,8 @@ def scan(text: str) -> list[Finding]:
             if start < end and check(text[start:end]):
                 found.append(Finding(kind, start, end))
     found += _assignments(text)
+    if _depth == 0 and any(k in low for k in _ENCODED_HINTS):
+        found += _encoded(text)
     # A secret runs to the end of its token, whatever length a rule's pattern stops at
     # (`AWS_SESSION_TOKEN=` and 313 characters: 113 of them were left in the text)
     found = [Finding(f.kind, f.start, _token_end(text, f.end)) for f in found]
