@@ -6,6 +6,7 @@ import contextlib
 import errno
 import logging
 import os
+import secrets
 import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -54,13 +55,29 @@ def _known(exc: apsw.Error, path: Path) -> StoreError:
     return StoreError(f"database error on {path}: {exc}")
 
 
+def _new_database(path: Path) -> None:
+    """Make a new, migrated database at `path` in one step: built beside it under a random
+    name (0600, so SQLite gives its WAL and SHM files that mode too) and linked into place
+    whole. So a database file is never empty unless something else emptied it, and two
+    processes starting at once both end up using the one that landed first."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.new")
+    os.close(private_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+    try:
+        Database(tmp, _new=True).close()
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)
+    finally:
+        for part in (tmp, tmp.with_name(tmp.name + "-wal"), tmp.with_name(tmp.name + "-shm")):
+            with contextlib.suppress(FileNotFoundError):
+                part.unlink()
+
+
 def _private_database(path: Path) -> None:
-    """Create the database file 0600 before SQLite does (SQLite gives its WAL and SHM
-    files the database file's mode), and narrow older, wider files to 0600."""
+    """Make the database if there is none yet, and narrow older, wider files to 0600."""
     if not path.parent.exists():
         private_dir(path.parent)
     if not path.exists():
-        os.close(private_file(path, os.O_WRONLY | os.O_CREAT))
+        _new_database(path)
     if os.name != "posix":
         return
     for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
@@ -69,10 +86,22 @@ def _private_database(path: Path) -> None:
                 part.chmod(0o600)
 
 
+def _not_empty(path: Path) -> None:
+    """Refuse a database file of 0 bytes: Mnemo never leaves one (see `_new_database`), so
+    a failing disk, a sync or backup tool or a mistake emptied it; SQLite would take it for
+    a new database and write one over the evidence."""
+    with contextlib.suppress(OSError):
+        if path.is_file() and path.stat().st_size == 0:
+            raise StoreError(
+                f"the database {path} is empty (0 bytes): something emptied it and nothing was "
+                "written; restore it from a backup, or move it away to start a new one"
+            )
+
+
 class Database:
     """One APSW connection to the Mnemo database, migrated on open."""
 
-    def __init__(self, path: Path, read_only: bool = False):
+    def __init__(self, path: Path, read_only: bool = False, _new: bool = False):
         self.path = Path(path)
         self.read_only = read_only
         self._depth = 0
@@ -82,13 +111,17 @@ class Database:
             else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         )
         try:
-            if not read_only:
+            if not (read_only or _new):
                 _private_database(self.path)
+            if not _new:
+                _not_empty(self.path)
             self.conn = apsw.Connection(str(self.path), flags=flags)
             self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
             # SQLite silently opens a write-protected file read-only: notice it.
             self.read_only = self.read_only or self.conn.readonly("main")
             self.conn.execute("PRAGMA foreign_keys = ON")
+            # What is deleted or overwritten is zeroed in the file, not left in free pages.
+            self.conn.execute("PRAGMA secure_delete = ON")
             self._prepare()
         except apsw.Error as exc:
             raise _known(exc, self.path) from exc
@@ -224,6 +257,20 @@ class Database:
                 "INSERT INTO _metadata(key, value) VALUES (?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, value),
+            )
+
+    def scrub(self) -> None:
+        """Copy the WAL into the database and empty it, so no page image holding deleted
+        text stays in the WAL (secure_delete zeroes it in the database file). Best effort:
+        a reader still on an older snapshot keeps the WAL until the next checkpoint."""
+        try:
+            busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0][0]
+        except apsw.Error as exc:
+            log.warning("could not empty the WAL of %s after a purge: %s", self.path, exc)
+            return
+        if busy:
+            log.info(
+                "the WAL of %s is in use by a reader; emptied at the next checkpoint", self.path
             )
 
     def close(self) -> None:

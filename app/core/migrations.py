@@ -218,6 +218,13 @@ def m007_threads_and_times(db: apsw.Connection) -> None:
     _check_triggers(db, valid_row("NEW"))
 
 
+def m008_secure_delete_index(db: apsw.Connection) -> None:
+    """Deleting a row removes its words from the full-text index (FTS5 otherwise leaves them
+    in the index until a merge): text purged or edited away is gone, not just unlisted."""
+    db.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('secure-delete', 1)")
+    db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
@@ -226,4 +233,5 @@ MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m005_live_observations_index,
     m006_trash_index,
     m007_threads_and_times,
+    m008_secure_delete_index,
 )

@@ -701,10 +701,12 @@ class Store:
             )
 
     def purge(self, ids: list[str]) -> int:
-        """Delete memories for good (with their vectors)."""
+        """Delete memories for good (with their vectors): their text is zeroed in the
+        database file, gone from the full-text index and from the WAL."""
         with self.db.write() as conn:
             for memory_id in ids:
                 conn.execute("DELETE FROM memories WHERE id = ?", (self.get(memory_id).id,))
+        self.db.scrub()
         return len(ids)
 
     def record_recall(self, ids: Iterable[str]) -> None:
