@@ -201,10 +201,8 @@ def import_(args: Namespace) -> int:
     progress_bar.end()
     updated = f", {report.updated} updated" if report.updated else ""
     print(f"Imported {report.added} new memories ({report.skipped} already known{updated})")
-    for error in report.errors[:20]:
+    for error in report.errors:  # every one: `2> skipped.txt` keeps the whole report
         say(f"skipped {error}")
-    if len(report.errors) > 20:
-        say(f"... and {len(report.errors) - 20} more lines skipped")
     if report.errors:
         say(f"{len(report.errors)} line(s) or section(s) skipped; the rest was imported")
     if not args.no_embed:

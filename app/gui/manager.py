@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from app.core import transfer
+from app.core import paths, transfer
 from app.core.display import age, fields_line, isolated
 from app.core.engine import LONG_TEXT_CHARS, RememberResult
 from app.core.memory import Memory
@@ -509,8 +509,7 @@ class Manager(QtWidgets.QMainWindow):
             self.table_model.show_results([pair])
             self._load(pair[0])
             self.statusBar().showMessage(
-                f"Showing only “{pair[0].display_title}”, opened from the search. "
-                "F5 lists all.",
+                f"Showing only “{pair[0].display_title}”, opened from the search. F5 lists all.",
                 15_000,
             )
 
@@ -878,11 +877,23 @@ class Manager(QtWidgets.QMainWindow):
         )
         shown = errors[:REPORT_LINES]
         more = len(errors) - len(shown)
-        box.setDetailedText("\n".join(shown) + (f"\n… and {more} more" if more else ""))
+        box.setDetailedText("\n".join(shown) + (self._whole_report(errors) if more else ""))
         box.setModal(False)
         box.setAttribute(Qt.WA_DeleteOnClose)
         self.import_report = box
         box.show()
+
+    @staticmethod
+    def _whole_report(errors: list[str]) -> str:
+        """The end of a report too long to show: every skipped line goes to a file (private
+        to the user: a reason may quote what was skipped), named here."""
+        more = len(errors) - REPORT_LINES
+        path = paths.state_dir() / "import-skipped.txt"
+        try:
+            paths.replace_file(path, lambda f: f.write("\n".join(errors) + "\n"))
+        except OSError as exc:
+            return f"\n… and {more} more (the whole list could not be written to {path}: {exc})"
+        return f"\n… and {more} more: every skipped line is in {path}"
 
     def export_dialog(self) -> None:
         """Export every memory to JSONL (lossless) or markdown."""

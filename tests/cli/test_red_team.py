@@ -178,6 +178,21 @@ def test_one_bad_markdown_file_does_not_stop_a_folder(tmp_path, mnemo_home):
     assert b"2 new memories" in done.stdout
 
 
+def test_an_import_report_names_every_skipped_line(tmp_path, mnemo_home):
+    # The red team: the report listed 20 skipped lines, then "... and 30 more"
+    from tests.conftest import run_cli
+
+    notes = tmp_path / "notes.jsonl"
+    lines = [json.dumps({"text": f"line {i}", "pinned": "no"}) for i in range(50)]
+    notes.write_text("\n".join(['{"text": "the one good line"}', *lines]) + "\n")
+    done = run_cli("import", "--no-embed", str(notes))
+    err = done.stderr.decode()
+    assert done.returncode == 1 and "Traceback" not in err
+    named = {int(line.split(":")[2]) for line in err.splitlines() if f"{notes}:" in line}
+    assert named == set(range(2, 52)), sorted(set(range(2, 52)) - named)
+    assert "50 line(s) or section(s) skipped" in err and b"1 new memories" in done.stdout
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_a_full_disk_loses_log_lines_quietly(mnemo_home):
     # The red team: on a full disk the MCP server and the app printed "--- Logging error

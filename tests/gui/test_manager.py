@@ -311,6 +311,29 @@ def test_an_import_with_bad_lines_says_which_and_its_summary_stays(
     assert manager.findChild(QtGui.QAction, "actionImportFolder") is not None
 
 
+def test_a_long_import_report_keeps_every_skipped_line_in_a_file(
+    qtbot, worker, settings, seeded, tmp_path
+):
+    # The red team: a report of many skipped lines ended "… and N more", naming none of them
+    from app.core import paths
+    from app.gui.manager import REPORT_LINES
+
+    notes = tmp_path / "notes.jsonl"
+    bad = REPORT_LINES + 40
+    notes.write_text("".join(f'{{"text": "n {i}", "pinned": "no"}}\n' for i in range(bad)))
+    manager = _manager(qtbot, worker, settings)
+    with qtbot.waitSignal(worker.changed, timeout=20_000):
+        manager.import_paths([notes])
+    qtbot.waitUntil(lambda: manager.import_report is not None, timeout=10_000)
+    details = manager.import_report.detailedText().splitlines()
+    assert len(details) == REPORT_LINES + 1
+    whole = paths.state_dir() / "import-skipped.txt"
+    assert details[-1] == f"… and 40 more: every skipped line is in {whole}"
+    listed = whole.read_text().splitlines()
+    assert [line.split(": ")[0] for line in listed] == [f"{notes}:{i + 1}" for i in range(bad)]
+    assert whole.stat().st_mode & 0o077 == 0
+
+
 def test_dropping_a_folder_imports_the_notes_in_it(qtbot, worker, settings, seeded, tmp_path):
     folder = tmp_path / "vault"
     (folder / "sub").mkdir(parents=True)
