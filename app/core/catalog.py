@@ -166,7 +166,7 @@ def catalog() -> tuple[CatalogModel, ...]:
     if not override:
         return CATALOG
     try:
-        entries = json.loads(Path(override).read_text(encoding="utf-8"))
+        entries = json.loads(paths.read_regular(Path(override)).decode("utf-8"))
         return tuple(CatalogModel(**entry) for entry in entries)
     except (OSError, ValueError, TypeError) as exc:
         raise InputError(f"MNEMO_MODEL_CATALOG={override} is not a usable catalog: {exc}") from None

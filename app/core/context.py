@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from app.core import paths
 from app.core.errors import InputError
 from app.core.meaning import Meaning
 from app.core.memory import Memory, public_dict
@@ -67,7 +68,7 @@ def _git(cwd: Path, *args: str) -> str | None:
 def feature_paragraph(path: Path) -> str:
     """The first paragraph of a feature description (text before the first `##`)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = paths.read_regular(path).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return ""
     head = text.split("\n## ", 1)[0]

@@ -77,7 +77,7 @@ def file_sha256(path: Path) -> str:
     if key in cache:
         return cache[key]
     digest = hashlib.sha256()
-    with path.open("rb") as f:
+    with paths.open_regular(path) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     cache[key] = digest.hexdigest()

@@ -10,6 +10,7 @@ import struct
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from app.core import paths
 from app.core.errors import ModelError
 
 _SCALARS = {
@@ -81,10 +82,12 @@ def _entries(f: BinaryIO):
 def _open_gguf(path: Path, read):
     """`read(file)` on a GGUF file, its problems as ModelError."""
     try:
-        with path.open("rb") as f:
+        with paths.open_regular(path) as f:
             return read(f)
     except FileNotFoundError:
         raise ModelError(f"model file not found: {path}") from None
+    except paths.NotAFile as exc:
+        raise ModelError(f"model file {exc}") from None
     except (OSError, ValueError, struct.error, UnicodeDecodeError) as exc:
         raise ModelError(f"model file {path} is not a usable GGUF file: {exc}") from None
 

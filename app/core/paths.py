@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
@@ -122,6 +124,47 @@ def replace_file(path: Path, write: Callable[[IO], None], binary: bool = False) 
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+)
+
+
+class NotAFile(OSError):
+    """A path to read is a folder, a named pipe, a socket or a device."""
+
+    def __str__(self) -> str:
+        return f"{self.filename} is {self.strerror}, not a file"
+
+
+def open_regular(path: Path) -> IO[bytes]:
+    """`path` opened for reading in binary, if it is a regular file: a named pipe would
+    block the read forever and a device never end, so they are refused with an OSError
+    saying what the path is (opened without blocking and checked on the open file, so
+    nothing can be swapped in between)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+            raise NotAFile(errno.EINVAL, kind, str(path))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of `path`, a regular file (see `open_regular`)."""
+    with open_regular(path) as f:
+        return f.read()
 
 
 def data_dir() -> Path:

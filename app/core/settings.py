@@ -367,7 +367,8 @@ class Settings:
         self._stamp = self._file_stamp()
         self.problem = None
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"), parse_constant=_not_a_number)
+            text = paths.read_regular(self.path).decode("utf-8")
+            raw = json.loads(text, parse_constant=_not_a_number)
         except FileNotFoundError:
             raw = {}
         except (OSError, ValueError, RecursionError) as exc:

@@ -17,6 +17,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from app.core.errors import InputError, MnemoError, NotFoundError, SecretError
 from app.core.knowledge import parse_section, to_markdown
@@ -28,7 +29,7 @@ from app.core.memory import (
     thread_hash,
     title_from,
 )
-from app.core.paths import replace_file
+from app.core.paths import NotAFile, open_regular, replace_file
 from app.core.store import EDITABLE, Store
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")
@@ -70,10 +71,8 @@ def markdown_sections(text: str, fallback_title: str) -> list[tuple[str, str]]:
 
 def _markdown_memories(path: Path, errors: list[str]) -> Iterator[Memory]:
     """Every good section's memory; a section with a bad field is reported and skipped."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc}") from None
+    with _opened(path) as handle:
+        raw = handle.read()
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -88,12 +87,20 @@ def _markdown_memories(path: Path, errors: list[str]) -> Iterator[Memory]:
             yield memory
 
 
-def _jsonl_memories(path: Path, errors: list[str]) -> Iterator[tuple[int, Memory]]:
-    """(line number, memory) for every good line; a bad line is reported and skipped."""
+def _opened(path: Path) -> BinaryIO:
+    """`path` open for reading; InputError when it is no regular file or cannot be read."""
     try:
-        handle = path.open("rb")
+        return open_regular(path)
+    except NotAFile as exc:
+        raise InputError(str(exc)) from None
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
+
+
+def _jsonl_memories(
+    path: Path, handle: BinaryIO, errors: list[str]
+) -> Iterator[tuple[int, Memory]]:
+    """(line number, memory) for every good line; a bad line is reported and skipped."""
     with handle:
         for number, raw in enumerate(handle, 1):
             try:  # a byte order mark before the first line is no part of it (Notepad)
@@ -126,8 +133,8 @@ def _files(paths: Iterable[Path]) -> Iterator[Path]:
             for found in sorted(path.rglob("*")):
                 if found.is_file() and found.suffix.lower() in (*MARKDOWN_SUFFIXES, ".jsonl"):
                     yield found
-        elif path.is_file():
-            yield path
+        elif path.exists():
+            yield path  # a file, or a named pipe or device its reading refuses
         else:
             raise InputError(f"no such file or folder: {path}")
 
@@ -173,12 +180,18 @@ def import_paths(
             progress(report.added + report.skipped)
 
     for path in _files(paths):
+        # One bad file in a folder or a list (Latin-1, NUL bytes, too long, nested past
+        # Python's limit, a named pipe) is skipped and reported and the other files are
+        # imported; one file named alone is an error of its own
         if path.suffix.lower() == ".jsonl":
-            memories = _jsonl_memories(path, report.errors)
+            try:
+                memories = _jsonl_memories(path, _opened(path), report.errors)
+            except MnemoError as exc:
+                if path in named:
+                    raise
+                report.errors.append(f"{path}: {exc}")
+                continue
         else:
-            # One bad file in a folder (Latin-1, NUL bytes, too long, nested past Python's
-            # limit) is skipped and reported and the other files are imported; one file
-            # named alone is an error of its own
             try:
                 memories = [(0, m) for m in _markdown_memories(path, report.errors)]
             except MnemoError as exc:

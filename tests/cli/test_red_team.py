@@ -193,6 +193,42 @@ def test_an_import_report_names_every_skipped_line(tmp_path, mnemo_home):
     assert "50 line(s) or section(s) skipped" in err and b"1 new memories" in done.stdout
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_named_pipe_or_device_where_a_file_belongs_is_one_line_not_a_hang(tmp_path, mnemo_home):
+    # The red team: a FIFO as model_path hung settings, remember, `model use` and doctor;
+    # an import of a FIFO said "no such file"
+    from tests.conftest import run_cli
+
+    pipe = tmp_path / "model.gguf"
+    os.mkfifo(pipe)
+    notes = tmp_path / "notes.jsonl"
+    os.mkfifo(notes)
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"text": "a note beside a pipe"}\n')
+
+    def one_line(done, code: int = 1) -> str:
+        err = done.stderr.decode()
+        assert done.returncode == code and "Traceback" not in err, err
+        return err
+
+    assert "named pipe" in one_line(run_cli("settings", "model_path", str(pipe), timeout=30))
+    assert "named pipe" in one_line(run_cli("model", "use", str(pipe), timeout=30))
+    stored = run_cli("remember", "a note", env={"MNEMO_MODEL": str(pipe)}, timeout=30)
+    assert "named pipe" in one_line(stored, 0) and b"Remembered" in stored.stdout
+    doctor = run_cli("doctor", env={"MNEMO_MODEL": str(pipe)}, timeout=30)
+    assert b"named pipe" in doctor.stdout and doctor.returncode == 1
+    assert "named pipe" in one_line(run_cli("import", str(notes), timeout=30))
+    assert "is a device" in one_line(run_cli("import", "/dev/zero", timeout=30))
+    both = run_cli("import", "--no-embed", str(notes), str(good), timeout=30)
+    assert f"skipped {notes}: {notes} is a named pipe" in one_line(both)
+    assert b"1 new memories" in both.stdout
+    settings = paths.settings_path()
+    settings.unlink(missing_ok=True)
+    os.mkfifo(settings)
+    shown = run_cli("settings", timeout=30)
+    assert b"named pipe" in shown.stderr and shown.returncode == 0
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_a_full_disk_loses_log_lines_quietly(mnemo_home):
     # The red team: on a full disk the MCP server and the app printed "--- Logging error
