@@ -16,7 +16,7 @@ import apsw
 
 from app.core.errors import StoreError
 from app.core.migrations import MIGRATIONS
-from app.core.paths import private_dir, private_file
+from app.core.paths import private_dir, private_file, replace_file
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +105,9 @@ class Database:
         self.path = Path(path)
         self.read_only = read_only
         self._depth = 0
+        self._guarded = True  # writes refused while the database is known to be damaged
+        # Set when an integrity check or a write found the file damaged, gone when repaired
+        self.damage_mark = self.path.with_name(self.path.name + ".damaged")
         flags = (
             apsw.SQLITE_OPEN_READONLY
             if read_only
@@ -168,7 +171,7 @@ class Database:
         if not self.pending_migrations():
             return
         for migration in MIGRATIONS:
-            with self.write():
+            with self.unguarded(), self.write():
                 self.conn.execute(
                     "CREATE TABLE IF NOT EXISTS _migrations "
                     "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
@@ -183,6 +186,47 @@ class Database:
                     (migration.__name__, now()),
                 )
                 self.set_meta("schema_version", str(len(self._applied())))
+
+    def damage(self) -> str | None:
+        """What an integrity check or a write found wrong with the file, if it is still
+        marked damaged (`mark_damaged`)."""
+        try:
+            return self.damage_mark.read_text(encoding="utf-8", errors="replace").strip()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"the mark {self.damage_mark} cannot be read: {exc}"
+
+    def mark_damaged(self, why: str) -> None:
+        """Refuse writes from now on, in every process, until a repair passes the check:
+        writing into a damaged file can spread the damage."""
+        if self.read_only:
+            return
+        try:
+            replace_file(self.damage_mark, lambda f: f.write(why[:500] + "\n"))
+        except OSError as exc:
+            log.warning("could not mark %s as damaged: %s", self.path, exc)
+
+    def clear_damaged(self) -> None:
+        """The file passed its integrity check: writes are welcome again."""
+        with contextlib.suppress(FileNotFoundError):
+            self.damage_mark.unlink()
+
+    @contextlib.contextmanager
+    def unguarded(self) -> Iterator[None]:
+        """Writes allowed even into a file marked damaged: a repair, a migration."""
+        self._guarded = False
+        try:
+            yield
+        finally:
+            self._guarded = True
+
+    def _refuse_if_damaged(self) -> None:
+        if self._guarded and (why := self.damage()) is not None:
+            raise StoreError(
+                f"the database {self.path} failed its integrity check ({why}); nothing was "
+                "written: run `mnemo doctor --repair`"
+            )
 
     @contextlib.contextmanager
     def write(self) -> Iterator[apsw.Connection]:
@@ -214,6 +258,7 @@ class Database:
             except apsw.Error as exc:
                 raise _known(exc, self.path) from exc
             return
+        self._refuse_if_damaged()
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except apsw.Error as exc:
@@ -225,6 +270,8 @@ class Database:
             self._depth = 0
             with contextlib.suppress(apsw.Error):
                 self.conn.execute("ROLLBACK")
+            if isinstance(exc, apsw.CorruptError):
+                self.mark_damaged(f"SQLite found it while writing: {exc}")
             if isinstance(exc, apsw.Error):
                 raise _known(exc, self.path) from exc
             raise

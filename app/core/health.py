@@ -31,7 +31,19 @@ def checks(db: Database, store: Store, meaning: Meaning) -> list[tuple[bool, str
             )
         )
     integrity = [r[0] for r in db.query("PRAGMA integrity_check")]
-    out.append((integrity == ["ok"], "database integrity: " + "; ".join(integrity[:5])))
+    if integrity == ["ok"]:
+        db.clear_damaged()
+        out.append((True, "database integrity: ok"))
+    else:
+        found = "; ".join(integrity[:5])
+        db.mark_damaged(found)
+        out.append(
+            (
+                False,
+                f"database integrity: {found} (writes are refused until it is repaired; "
+                "fix: mnemo doctor --repair)",
+            )
+        )
     try:
         db.conn.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES('integrity-check', 1)")
         out.append((True, "keyword index matches the memories"))
@@ -96,6 +108,11 @@ def repair(db: Database) -> tuple[int, int]:
     """Fix rows with wrong field types (or move them to `memories_quarantine` when the
     text itself is unusable), then rebuild the keyword index. Returns (fixed, quarantined).
     """
+    with db.unguarded():
+        return _repair(db)
+
+
+def _repair(db: Database) -> tuple[int, int]:
     fixed = quarantined = 0
     with db.write() as conn:
         rows = db.query(f"SELECT seq, {COLUMNS} FROM memories m WHERE NOT ({valid_row('m')})")

@@ -712,7 +712,7 @@ class Store:
     def record_recall(self, ids: Iterable[str]) -> None:
         """Count a use of each memory: recall_count + 1 and last_recalled_at now."""
         ids = list(dict.fromkeys(ids))
-        if not ids:
+        if not ids or self.db.damage() is not None:  # a search still works on a damaged file
             return
         stamp = now()
         with self.db.write() as conn:

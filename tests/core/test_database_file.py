@@ -76,3 +76,50 @@ def test_purged_text_is_gone_from_every_file(engine):
         assert reopened.recall(MARKER, mode="keyword", track=False).results == []
     finally:
         reopened.close()
+
+
+def _damage_an_index(db_path, created_at: str) -> None:
+    """Change one key in the index on created_at, as a bad sector or a stray write would:
+    the row is no longer found through the index ("row N missing from index")."""
+    import apsw
+
+    conn = apsw.Connection(str(db_path))
+    root = conn.execute(
+        "SELECT rootpage FROM sqlite_schema WHERE name = 'memories_created'"
+    ).fetchall()[0][0]
+    size = conn.execute("PRAGMA page_size").fetchall()[0][0]
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    raw = bytearray(db_path.read_bytes())
+    page = slice((root - 1) * size, root * size)
+    at = bytes(raw[page]).index(created_at.encode())
+    start = (root - 1) * size + at
+    raw[start : start + 4] = b"1999"  # the year of one key
+    db_path.write_bytes(bytes(raw))
+
+
+def test_a_database_failing_its_integrity_check_is_not_written_until_repaired(engine):
+    from tests.conftest import run_cli
+
+    kept = engine.remember("The boiler code is F22 and the pressure should be 1.5 bar")
+    engine.close()
+    _damage_an_index(paths.database_path(), kept.memory.created_at)
+    checked = run_cli("doctor")
+    assert checked.returncode == 1 and b"missing from index" in checked.stdout
+    assert b"fix: mnemo doctor --repair" in checked.stdout
+    # A write into it is refused with one line saying what to do; nothing is written
+    refused = run_cli("remember", "a new note that must wait")
+    err = refused.stderr.decode()
+    assert refused.returncode == 1 and err.count("\n") == 1, err
+    assert "integrity" in err and "mnemo doctor --repair" in err and "nothing was written" in err
+    import apsw
+
+    raw = apsw.Connection(str(paths.database_path()), flags=apsw.SQLITE_OPEN_READONLY)
+    assert raw.execute("SELECT count(*) FROM memories").fetchall() == [(1,)]
+    raw.close()
+    # Reading still works, and the repair mends it and lets writes in again
+    assert b"boiler" in run_cli("recall", "boiler pressure", "--mode", "keyword").stdout
+    repaired = run_cli("doctor", "--repair")
+    assert repaired.returncode == 0, repaired.stdout.decode()
+    assert b"ok    database integrity: ok" in repaired.stdout
+    assert run_cli("remember", "a new note that must wait").returncode == 0
