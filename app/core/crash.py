@@ -195,9 +195,10 @@ def _folder() -> Path:
 
 
 def _open_private(path: Path, flags: int) -> int:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | flags, 0o600)
-    with contextlib.suppress(OSError):
-        os.chmod(path, 0o600)  # os.open's mode is umasked, and an old file keeps its mode
+    """The log or a marker file, 0600 and never through a link another user planted."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | flags | paths.NOFOLLOW, 0o600)
+    with contextlib.suppress(OSError, AttributeError):  # umasked; an old file keeps its own
+        os.fchmod(fd, 0o600)  # (a file system without modes, FAT, refuses: no reason to fail)
     return fd
 
 

@@ -229,6 +229,28 @@ def test_a_named_pipe_or_device_where_a_file_belongs_is_one_line_not_a_hang(tmp_
     assert b"named pipe" in shown.stderr and shown.returncode == 0
 
 
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="needs O_NOFOLLOW")
+def test_the_log_and_crash_files_are_never_written_through_links(tmp_path, mnemo_home):
+    # A sibling of finding 1: the log, the crash file and the running marker were opened
+    # with O_CREAT and no O_NOFOLLOW (the only writers left outside paths.private_file)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the victim's own file\n")
+    victim.chmod(0o644)
+    folder = paths.log_dir()  # made by asking for it
+    for name in ("mnemo.log", "crash.log", "running.pid"):
+        (folder / name).symlink_to(victim)
+    done = subprocess.run(
+        [sys.executable, "-c", "from app.core import crash; crash.install('app')"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert victim.read_text() == "the victim's own file\n"
+    assert _mode(victim) == 0o644
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_a_full_disk_loses_log_lines_quietly(mnemo_home):
     # The red team: on a full disk the MCP server and the app printed "--- Logging error
