@@ -724,6 +724,10 @@ class Engine:
         """Delete memories for good, with their vectors (no undo)."""
         return self._store.purge(ids)
 
+    def empty_trash(self) -> int:
+        """Delete every memory in the trash for good (no undo); how many."""
+        return self._store.purge(self._store.trashed_ids())
+
     # ---- files -----------------------------------------------------------------------
     def import_paths(
         self,

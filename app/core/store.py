@@ -700,6 +700,10 @@ class Store:
                 [(i,) for i in ids],
             )
 
+    def trashed_ids(self) -> list[str]:
+        """Every memory in the trash."""
+        return [r[0] for r in self.db.query("SELECT id FROM memories WHERE deleted_at IS NOT NULL")]
+
     def purge(self, ids: list[str]) -> int:
         """Delete memories for good (with their vectors): their text is zeroed in the
         database file, gone from the full-text index and from the WAL."""

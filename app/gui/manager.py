@@ -372,6 +372,7 @@ class Manager(QtWidgets.QMainWindow):
             ("actionNew", "New", self.new_memory, QtGui.QKeySequence.New),
             ("actionDelete", "Delete", self.delete_selected, None),
             ("actionRestore", "Restore", self.restore_selected, None),
+            ("actionEmptyTrash", "Empty trash…", self.empty_trash, None),
             ("actionMerge", "Merge selected", self.merge_selected, None),
             ("actionDuplicates", "Find duplicates", self.find_duplicates, None),
             ("actionImport", "Import…", self.import_dialog, None),
@@ -755,10 +756,57 @@ class Manager(QtWidgets.QMainWindow):
         self._keep_selected = memory.id
 
     def delete_selected(self) -> None:
-        """Move the selected memories to the trash (Undo brings them back)."""
-        ids = [m.id for m in self.selected() if not m.deleted_at]
+        """Move the selected memories to the trash (Undo brings them back); those already
+        in the trash are deleted for good, after a yes."""
+        chosen = self.selected()
+        ids = [m.id for m in chosen if not m.deleted_at]
         if ids:
             self._write(lambda e: e.forget(ids), self._deleted)
+        trashed = [m.id for m in chosen if m.deleted_at]
+        if trashed and self._sure_to_purge(len(trashed)):
+            self._write(lambda e: e.purge(trashed), lambda n: self._purged(n, trashed))
+
+    def empty_trash(self) -> None:
+        """Delete every memory in the trash for good, after a yes."""
+        count = (self._overview or {}).get("trash")
+        if count == 0:
+            self.statusBar().showMessage("The trash is empty.", 4000)
+            return
+        if self._sure_to_purge(count):
+            self._write(lambda e: e.empty_trash(), self._purged)
+
+    def _sure_to_purge(self, count: int | None) -> bool:
+        """Ask before deleting for good: Delete or Cancel, Cancel by default."""
+        what = (
+            "every memory in the trash"
+            if count is None
+            else (f"{count:,} {'memory' if count == 1 else 'memories'} from the trash")
+        )
+        box = QtWidgets.QMessageBox(
+            QtWidgets.QMessageBox.Warning,
+            "Mnemo",
+            f"Delete {what} for good?",
+            QtWidgets.QMessageBox.Cancel,
+            self,
+        )
+        box.setObjectName("purgeQuestion")
+        box.setInformativeText(
+            "Their text is erased from the database and its index; this cannot be undone."
+        )
+        delete = box.addButton("Delete for good", QtWidgets.QMessageBox.DestructiveRole)
+        box.setDefaultButton(QtWidgets.QMessageBox.Cancel)
+        box.setWindowModality(Qt.WindowModal)
+        box.exec()
+        return box.clickedButton() is delete
+
+    def _purged(self, count: int, ids: list[str] | None = None) -> None:
+        """`ids` deleted for good (None: the whole trash)."""
+        current = self._current
+        if current is not None and current.deleted_at and (ids is None or current.id in ids):
+            self._load(None)  # it is gone: nothing to edit or save into
+        self.statusBar().showMessage(
+            f"Deleted {count:,} {'memory' if count == 1 else 'memories'} for good.", 8000
+        )
 
     def _deleted(self, ids: list[str]) -> None:
         self._last_deleted = list(ids)
@@ -787,7 +835,7 @@ class Manager(QtWidgets.QMainWindow):
         """Bring the selected memories back from the trash."""
         ids = [m.id for m in self.selected() if m.deleted_at]
         if ids:
-            self._write(lambda e: e.restore(ids), None)
+            self._write(lambda e: e.restore(ids), self._undone)
 
     def merge_selected(self) -> None:
         """Merge the selected memories into a new one keeping every statement (the

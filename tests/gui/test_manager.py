@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from app.core.engine import Engine
+from app.core.errors import NotFoundError
+from app.core.store import Filters
 from app.gui.manager import PAGE, Manager
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
 from tests.gui.bidi import reading_order
@@ -64,6 +66,55 @@ def test_delete_then_undo(qtbot, worker, settings, seeded, embedder):
         qtbot.mouseClick(manager.undo_button, Qt.LeftButton)
     assert _db(embedder).get(seeded["Grandma's"]).deleted_at is None
     qtbot.waitUntil(lambda: manager.table_model.rowCount() == 4, timeout=5000)
+
+
+def _answer_purge(monkeypatch, answer: str, asked: list[str]) -> None:
+    """The purge question answered as a click would: "Delete for good" or "Cancel"."""
+
+    def click(box):
+        asked.append(f"{box.text()} {box.informativeText()}")
+        chosen = next(b for b in box.buttons() if b.text().replace("&", "") == answer)
+        chosen.click()
+        return 0
+
+    monkeypatch.setattr(QtWidgets.QMessageBox, "exec", click)
+
+
+def test_the_trash_is_deleted_for_good_from_the_manager(
+    qtbot, worker, settings, seeded, embedder, monkeypatch
+):
+    # The desktop pass (issue 22, item 10): Delete in the Trash view did nothing and there was
+    # no Empty trash; a secret stored by mistake could only be removed from the CLI
+    engine = _db(embedder)
+    engine.forget([seeded["k8s"], seeded["Grandma's"]])
+    manager = _manager(qtbot, worker, settings)
+    manager.trash.setChecked(True)
+    trashed = {seeded["k8s"], seeded["Grandma's"]}
+    qtbot.waitUntil(lambda: {m.id for m, _ in manager.table_model.rows} == trashed, timeout=5000)
+    manager.table.selectRow(_row_of(manager, seeded["k8s"]))
+    asked: list[str] = []
+    _answer_purge(monkeypatch, "Cancel", asked)
+    manager.delete_selected()  # asked, and Cancel keeps it
+    assert (
+        asked and "1 memory from the trash for good" in asked[0] and "cannot be undone" in asked[0]
+    )
+    assert engine.get(seeded["k8s"]).deleted_at is not None
+    _answer_purge(monkeypatch, "Delete for good", asked)
+    with qtbot.waitSignal(worker.changed, timeout=5000):
+        manager.delete_selected()
+    with pytest.raises(NotFoundError):
+        engine.get(seeded["k8s"])
+    qtbot.waitUntil(lambda: "Deleted 1 memory for good" in manager.statusBar().currentMessage())
+    qtbot.waitUntil(lambda: manager.table_model.rowCount() == 1, timeout=5000)
+    assert manager.f_title.text() == "" and manager._current is None
+    # Empty trash takes the rest, after a yes
+    qtbot.waitUntil(lambda: "1 in trash" in manager.status_label.text(), timeout=5000)
+    with qtbot.waitSignal(worker.changed, timeout=5000):
+        manager.findChild(QtGui.QAction, "actionEmptyTrash").trigger()
+    assert "1 memory from the trash" in asked[-1]
+    qtbot.waitUntil(lambda: manager.table_model.rowCount() == 0, timeout=5000)
+    assert engine.listing(Filters(only_deleted=True), limit=10) == []
+    assert engine.get(seeded["Parse"]).deleted_at is None  # the live ones are untouched
 
 
 def test_trash_view_and_restore(qtbot, worker, settings, seeded, embedder):
