@@ -626,6 +626,10 @@ class Store:
         with self.db.write() as conn:
             memory = self.get(memory_id)
             moved = [k for k, v in (expect or {}).items() if getattr(memory, k) != v]
+            if "deleted_at" in moved and memory.deleted_at:
+                raise ConflictError(
+                    f"memory {memory_id} was moved to the trash since it was opened"
+                )
             if moved:
                 raise ConflictError(
                     f"memory {memory_id} was changed elsewhere since it was opened "

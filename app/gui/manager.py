@@ -32,7 +32,7 @@ SORT_COLUMNS = ("title", "category", "tags", "created_at", "updated_at", "recall
 # backfill, so a label arriving meanwhile is no conflict).
 CHECKED_FIELDS = (
     "title", "text", "reasoning", "category", "tags", "references", "source_project",
-    "confidence", "pinned",
+    "confidence", "pinned", "deleted_at",
 )  # fmt: skip
 
 
@@ -682,16 +682,20 @@ class Manager(QtWidgets.QMainWindow):
             if "changed elsewhere" in message:
                 self._conflict(memory_id, inline, changes)
                 return
-            if "no memory with id" not in message:
+            if "moved to the trash" in message:
+                how = "moved to the trash (a merge undone, or deleted elsewhere)"
+            elif "no memory with id" in message:
+                how = "deleted elsewhere"
+            else:
                 self._failed_write(message)
                 return
-            # Purged by the CLI or an agent meanwhile: the editor keeps the text, and the
-            # next save stores it as a new memory.
+            # Trashed or purged meanwhile: the editor keeps the text, and the next save
+            # stores it as a new memory (never into the trash, where nothing finds it).
             self._current = None
-            self.f_info.setText("New memory (the one you edited was deleted elsewhere)")
+            self.f_info.setText(f"New memory (the one you edited was {how.split(' (')[0]})")
             self._failed_write(
-                "This memory was deleted elsewhere while you edited it. Your text is still "
-                "in the editor: Save again to keep it as a new memory."
+                f"This memory was {how} while you edited it. Your text is still in the "
+                "editor: Save again to keep it as a new memory."
             )
 
         self.worker.call(
@@ -809,6 +813,7 @@ class Manager(QtWidgets.QMainWindow):
         )
 
     def _deleted(self, ids: list[str]) -> None:
+        self._let_go(ids)
         self._last_deleted = list(ids)
         self._last_merge = None
         self.undo_button.setText(f"Undo delete ({len(ids)})")
@@ -823,7 +828,24 @@ class Manager(QtWidgets.QMainWindow):
         if ids:
             self._write(lambda e: e.restore(ids), self._undone)
         elif merged:
-            self._write(lambda e: e.unmerge(merged), self._undone)
+            self._write(lambda e: e.unmerge(merged), lambda ids: self._unmerged(merged, ids))
+
+    def _unmerged(self, merged: str, ids: list[str]) -> None:
+        """The merged memory went to the trash: the editor lets go of it (a save would have
+        gone into the trash, where nothing finds it)."""
+        self._let_go([merged])
+        self._undone(ids)
+
+    def _let_go(self, trashed: list[str]) -> None:
+        """The editor lets go of a memory that went to the trash; with unsaved edits it
+        keeps them, and Save stores them as a new memory."""
+        if self._current is None or self._current.id not in trashed:
+            return
+        if not self.editor_dirty():
+            self._load(None)
+            return
+        self._current = None
+        self.f_info.setText("New memory (the one you edited went to the trash)")
 
     def _undone(self, ids: list[str]) -> None:
         count = len(ids)

@@ -156,6 +156,59 @@ def test_merge_selected(qtbot, worker, settings, seeded, embedder):
     assert engine.get(merged.id).deleted_at is not None
 
 
+def test_after_undo_merge_an_edit_is_never_saved_into_the_trash(
+    qtbot, worker, settings, seeded, embedder
+):
+    # The desktop pass (issue 22, item 4): merge two rows, Undo merge; the editor still showed
+    # the merged memory (now in the trash) and Ctrl+S saved into it, invisible to every search
+    manager = _manager(qtbot, worker, settings)
+    selection = manager.table.selectionModel()
+    for key in ("k8s", "The"):
+        index = manager.table_model.index(_row_of(manager, seeded[key]), 0)
+        selection.select(index, QtCore.QItemSelectionModel.Select | QtCore.QItemSelectionModel.Rows)
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        manager.merge_selected()
+    engine = _db(embedder)
+    merged_id = engine.get(seeded["k8s"]).merged_into
+    qtbot.waitUntil(lambda: manager._current is not None and manager._current.id == merged_id)
+    qtbot.waitUntil(lambda: manager.undo_button.text() == "Undo merge", timeout=5000)
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        qtbot.mouseClick(manager.undo_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: manager._current is None or manager._current.id != merged_id)
+    assert merged_id not in manager.f_info.text()
+    # AND an edit saved now lands in a live memory that search finds, not in the trash
+    manager.f_text.setPlainText("Quokka sightings are logged in the wildlife notebook")
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        manager.save_current()
+    found = engine.recall("quokka sightings", mode="keyword", track=False).results
+    assert [r.memory.text for r in found] == [
+        "Quokka sightings are logged in the wildlife notebook"
+    ]
+    assert engine.get(merged_id).text != "Quokka sightings are logged in the wildlife notebook"
+
+
+def test_an_edit_of_a_memory_trashed_elsewhere_becomes_a_new_memory(
+    qtbot, worker, settings, seeded, embedder, monkeypatch
+):
+    # A sibling: the CLI or an agent moves the open memory to the trash while it is edited
+    warnings: list[str] = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda *a: warnings.append(a[2]))
+    manager = _manager(qtbot, worker, settings)
+    manager.table.selectRow(_row_of(manager, seeded["Parse"]))
+    manager.f_text.setPlainText("Parse dates with dateutil, never by hand (edited)")
+    _db(embedder).forget([seeded["Parse"]])
+    manager.save_current()
+    qtbot.waitUntil(lambda: bool(warnings), timeout=5000)
+    assert "moved to the trash" in warnings[0] and "Save again" in warnings[0]
+    assert _db(embedder).get(seeded["Parse"]).text.startswith("Parse dates")
+    assert "(edited)" not in _db(embedder).get(seeded["Parse"]).text
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        manager.save_current()
+    found = _db(embedder).recall("dateutil edited", mode="keyword", track=False).results
+    assert found and found[0].memory.text.endswith("(edited)")
+    assert found[0].memory.id != seeded["Parse"] and found[0].memory.deleted_at is None
+
+
 def test_search_box_uses_the_engine(qtbot, worker, settings, seeded):
     manager = _manager(qtbot, worker, settings)
     manager.search.setText("bechamel sauce")  # no shared word with "béchamel"… by meaning
