@@ -98,11 +98,12 @@ class Phrase:
     prefix: bool = False
     corrected: str | None = None  # the collection's word used instead of a misspelt one
 
-    def match(self) -> str:
-        """This phrase as FTS5 syntax (a corrected word is searched by its stem)."""
+    def match(self, exact: bool = False) -> str:
+        """This phrase as FTS5 syntax (a corrected word is searched by its stem); `exact`:
+        a word being typed as itself, not as a prefix."""
         if self.corrected is not None:
             return f'"{self.corrected}"' + (" *" if self.prefix else "")
-        return '"' + " ".join(self.words) + '"' + (" *" if self.prefix else "")
+        return '"' + " ".join(self.words) + '"' + (" *" if self.prefix and not exact else "")
 
 
 @dataclass
@@ -111,6 +112,10 @@ class KeywordPlan:
 
     expression: str | None
     phrases: list[Phrase] = field(default_factory=list)
+    # The expression with the word being typed as itself: a memory holding exactly what was
+    # typed scores as a finished query would score it, above the longer words it begins
+    # (`OPS-216` above `OPS-2165`, which the prefix alone scores alike). None: no such word.
+    exact_expression: str | None = None
     ideal: float = 0.0  # BM25 of a memory holding every phrase, before saturation
     corrections: dict[str, str] = field(default_factory=dict)  # typed → collection word
     left_out: int = 0  # common phrases left out of a long query
@@ -420,8 +425,10 @@ class Lexicon:
             matchable = rare
         searched = {p.words[0] for p in matchable}
         expression = " OR ".join(p.match() for p in matchable) or None
+        typed = any(p.prefix and p.corrected is None for p in matchable)
         return KeywordPlan(
             expression=expression,
+            exact_expression=" OR ".join(p.match(exact=True) for p in matchable) if typed else None,
             phrases=phrases,
             ideal=ideal * (BM25_K1 + 1),
             corrections={w: c for w, c in corrections.items() if w in searched},

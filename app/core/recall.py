@@ -151,6 +151,10 @@ def _gather(
                         plan.expression, scope, pool, common_only=plan.common_only
                     )
                     keyword_hits.update(hits)
+            if plan.exact_expression:  # the word being typed, as itself: the better score
+                for scope in scopes:
+                    for seq, bm25 in store.keyword_search(plan.exact_expression, scope, pool):
+                        keyword_hits[seq] = max(bm25, keyword_hits.get(seq, 0.0))
     except BaseException:
         if embedding is not None:  # never left running behind an error
             with contextlib.suppress(Exception):

@@ -190,3 +190,23 @@ def test_many_matches_are_ranked_within_sqlites_variable_limit(engine, monkeypat
     monkeypatch.setattr(store_module, "IN_SLICE", 90)
     hits = store.keyword_search('"zebra"', Filters(), 250)
     assert len(hits) == 250
+
+
+def test_a_word_being_typed_ranks_its_exact_match_above_longer_words(engine):
+    # Issue 22, item 1: `OPS-216` typed in the popup ranked OPS-2165 first
+    for text in (
+        "Ticket OPS-216: the login page times out behind the proxy",
+        "OPS-2165: rotate the TLS certificates on the edge nodes before March",
+        "OPS-2169: the nightly backup job writes to the wrong bucket",
+        "variant note 216 is the blue one",
+        "variant note 2161 is the red one",
+        "variant note 2169 is the green one",
+    ):
+        engine.remember(text, force=True)
+    for typed, exact in (("OPS-216", "Ticket OPS-216"), ("variant note 216", "variant note 216 ")):
+        for mode in ("keyword", None):
+            top = engine.recall(typed, mode=mode, prefix=True, track=False).results[0]
+            assert top.memory.text.startswith(exact), (typed, mode, top.memory.text)
+    # and what is being typed still finds the longer words
+    found = engine.recall("OPS-21", mode="keyword", prefix=True, track=False).results
+    assert len(found) == 3

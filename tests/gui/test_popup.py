@@ -394,3 +394,26 @@ def test_a_right_to_left_snippet_starts_where_its_title_does(qtbot, worker, sett
     title_left = _ink_left(image, 6, 24, background)
     snippet_left = _ink_left(image, 27, 42, background)
     assert title_left < 40 and snippet_left < 40, (title_left, snippet_left)
+
+
+def test_an_exact_id_outranks_the_longer_ids_it_begins(qtbot, worker, settings, seeded, embedder):
+    # The desktop pass (issue 22, item 1): typing OPS-216 and Enter copied OPS-2165; the
+    # word being typed matched only as a prefix, so the exact ticket ranked no higher
+    engine = Engine(embedder=embedder)
+    for text in (
+        "Ticket OPS-216: the login page times out behind the proxy",
+        "OPS-2165: rotate the TLS certificates on the edge nodes before March",
+        "OPS-2169: the nightly backup job writes to the wrong bucket",
+    ):
+        engine.remember(text, force=True)
+    engine.close()
+    popup = _popup(qtbot, worker, settings)
+    _type(qtbot, popup, "OPS-216")
+    qtbot.waitUntil(
+        lambda: popup.model.query == "OPS-216" and popup.hint.text() == popup._hint(),
+        timeout=10_000,
+    )  # the meaning-based answer is in: the order is settled
+    assert popup.model.rows[0].memory.text.startswith("Ticket OPS-216")
+    with qtbot.waitSignal(popup.hidden, timeout=5000):
+        qtbot.keyClick(popup.search, Qt.Key_Return)
+    assert QtGui.QGuiApplication.clipboard().text().startswith("Ticket OPS-216")
