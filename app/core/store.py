@@ -724,9 +724,9 @@ class Store:
             return
         stamp = now()
         with self.db.write() as conn:
-            conn.executemany(
+            conn.executemany(  # a memory in the trash is not in use
                 "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ? "
-                "WHERE id = ?",
+                "WHERE id = ? AND deleted_at IS NULL",
                 [(stamp, i) for i in ids],
             )
 

@@ -287,6 +287,7 @@ class Popup(QtWidgets.QWidget):
         self.setObjectName("popup")
         self.setAttribute(Qt.WA_TranslucentBackground, False)
         self.worker = worker
+        worker.changedElsewhere.connect(self._changed_elsewhere)
         self.settings = settings  # read only: the engine owns them
         self.last_mode = ""  # mode of the results on screen (keyword, hybrid, recent)
         self.last_result: RecallResult | None = None  # the answer on screen
@@ -315,6 +316,7 @@ class Popup(QtWidgets.QWidget):
         self.preview.setFixedWidth(PREVIEW_WIDTH)
         self.preview.hide()
         self.actions_menu: QtWidgets.QMenu | None = None  # Ctrl+K, while it is open
+        self._copying = ""  # the memory a copy is being checked for (see `_copy`)
         self._trashed: Memory | None = None  # the last memory trashed here (Ctrl+Z)
         self._select_id = ""  # after a refresh, select this memory again
         self._done_message = ""  # what an action did, said above the refreshed rows
@@ -382,8 +384,24 @@ class Popup(QtWidgets.QWidget):
         QtCore.QTimer.singleShot(150, self._activate_again)
         self.search.setFocus(Qt.ActiveWindowFocusReason)
         self.search.selectAll()
-        if not self.search.text():
+        self._search_again()  # the rows of the last opening may be out of date
+
+    def _search_again(self) -> None:
+        """Search the text in the box again (the recent list when empty), keeping the
+        selected memory selected: memories changed, went to the trash or came in since."""
+        row = self.list.currentIndex().row()
+        if 0 <= row < len(self.model.rows):
+            self._select_id = self.model.rows[row].memory.id
+        text = self.search.text()
+        if text.strip():
+            self._on_text(text)
+        else:
             self._show_recent()
+
+    def _changed_elsewhere(self) -> None:
+        """Another process (the CLI, an agent) wrote: rows on screen are searched again."""
+        if self.isVisible():
+            self._search_again()
 
     def _width(self, screen_width: int) -> int:
         """The popup's width: the results, and the preview beside them when it fits."""
@@ -518,7 +536,8 @@ class Popup(QtWidgets.QWidget):
             self.status.setText(f"Nothing relevant to “{typed}”. Ctrl+S remembers it.")
         if self._done_message:
             self.status.setText(self._done_message)
-            self._done_message = ""
+            if final:  # kept above the meaning-based answer that follows the keyword one
+                self._done_message = ""
         self.status.setVisible(bool(self.status.text()))
         self._resize_for(len(rows))
         self._show_preview()  # now that the pane is shown (or hidden) for these rows
@@ -638,11 +657,41 @@ class Popup(QtWidgets.QWidget):
         window the user was in (`App._restore_focus`)."""
         if not 0 <= row < len(self.model.rows):
             return
-        memory = self.model.rows[row].memory
+        memory_id = self.model.rows[row].memory.id
+        self._copying = memory_id
+        # Read again first: the row may be out of date by a moment (trashed or edited by the
+        # CLI or an agent since it was shown); what is copied is the memory as it is now.
+        self.worker.call(
+            lambda engine: engine.get(memory_id),
+            lambda memory: self._copy_checked(memory, paste),
+            self._copy_failed,
+            INTERACTIVE,
+        )
+
+    def _copy_checked(self, memory: Memory, paste: bool) -> None:
+        if memory.id != self._copying or not self.isVisible():
+            return  # another copy was asked for since, or the popup was closed
+        self._copying = ""
+        if memory.deleted_at:
+            self._not_copied(f"“{memory.display_title}” was moved to the trash meanwhile")
+            return
         QtGui.QGuiApplication.clipboard().setText(memory.text)
         self.used.emit(memory.id)
         self.paste_wanted = paste
         self.hide()
+
+    def _copy_failed(self, message: str) -> None:
+        self._copying = ""
+        if "no memory with id" in message:
+            self._not_copied("That memory was deleted meanwhile")
+            return
+        self._on_failure(message)
+
+    def _not_copied(self, why: str) -> None:
+        """Say why nothing was copied, above the rows searched again."""
+        self._done_message = f"{why}: not copied."
+        self.show_message(self._done_message)
+        self._search_again()
 
     # ---- actions on a result (Ctrl+K) ---------------------------------------------------
     def show_actions(self) -> None:

@@ -63,7 +63,8 @@ def test_arrows_ctrl_n_p_and_ctrl_number_pick(qtbot, worker, settings, seeded):
     qtbot.keyClick(popup.search, Qt.Key_Up)
     assert popup.list.currentIndex().row() == 0
     second = popup.model.rows[1].memory
-    qtbot.keyClick(popup.search, Qt.Key_2, Qt.ControlModifier)
+    with qtbot.waitSignal(popup.hidden, timeout=5000):  # copied once read again
+        qtbot.keyClick(popup.search, Qt.Key_2, Qt.ControlModifier)
     assert QtGui.QGuiApplication.clipboard().text() == second.text
     assert not popup.isVisible()
 
@@ -417,3 +418,55 @@ def test_an_exact_id_outranks_the_longer_ids_it_begins(qtbot, worker, settings, 
     with qtbot.waitSignal(popup.hidden, timeout=5000):
         qtbot.keyClick(popup.search, Qt.Key_Return)
     assert QtGui.QGuiApplication.clipboard().text().startswith("Ticket OPS-216")
+
+
+def test_a_memory_trashed_elsewhere_is_not_copied_and_leaves_the_open_popup(
+    qtbot, worker, settings, seeded, embedder
+):
+    # The desktop pass (issue 22, item 6): a memory forgotten by the CLI stayed in the open
+    # popup, Enter copied it and counted a use of a trashed memory; reopening showed the
+    # old rows without searching again
+    popup = _popup(qtbot, worker, settings)
+    _type(qtbot, popup, "killed pod")
+    qtbot.waitUntil(
+        lambda: (
+            popup.model.query == "killed pod"
+            and bool(popup.model.rows)
+            and popup.model.rows[0].memory.id == seeded["k8s"]
+        ),
+        timeout=10_000,
+    )
+    other = Engine(embedder=embedder)  # the CLI or an agent, in another connection
+    other.forget([seeded["k8s"]])
+    QtGui.QGuiApplication.clipboard().setText("before")
+    qtbot.keyClick(popup.search, Qt.Key_Return)  # before the app has noticed the change
+    qtbot.waitUntil(lambda: "moved to the trash meanwhile" in popup.status.text(), timeout=5000)
+    assert QtGui.QGuiApplication.clipboard().text() == "before" and popup.isVisible()
+    assert other.get(seeded["k8s"]).recall_count == 0
+    qtbot.waitUntil(
+        lambda: (
+            popup.model.query == "killed pod"
+            and popup.hint.text() == popup._hint()
+            and seeded["k8s"] not in [r.memory.id for r in popup.model.rows]
+        ),
+        timeout=10_000,
+    )  # searched again, the meaning-based answer in, and the message still said
+    assert "moved to the trash meanwhile" in popup.status.text()
+    # AND a change made elsewhere while the popup is open reaches its rows by itself
+    other.restore([seeded["k8s"]])
+    qtbot.waitUntil(
+        lambda: seeded["k8s"] in [r.memory.id for r in popup.model.rows], timeout=10_000
+    )
+    # AND reopening searches again: a memory trashed while it was hidden is not shown
+    popup.hide()
+    other.forget([seeded["k8s"]])
+    other.close()
+    popup.present()
+    qtbot.waitUntil(
+        lambda: (
+            popup.model.query == "killed pod"
+            and not popup.model.stale
+            and seeded["k8s"] not in [r.memory.id for r in popup.model.rows]
+        ),
+        timeout=10_000,
+    )
