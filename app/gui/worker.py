@@ -181,12 +181,19 @@ class Worker(QtCore.QObject):
         """Hand new settings to the engine (their one owner); a model change reloads it."""
 
         def apply(engine: Engine) -> SettingsChange:
+            before = self.model_state
             if set(values) & set(MODEL_KEYS):
                 self._model_is("loading", "")
-            change = engine.apply_settings(values)
+            try:
+                change = engine.apply_settings(values)
+            except BaseException:
+                self._model_is(*before)  # refused: the model in use did not change
+                raise
             if change.model_reloaded:
                 self._backfill_total = 0  # another model: count the work again
                 self._load_model()
+            elif self.model_state != before:
+                self._model_is(*before)  # the same model after all
             return change
 
         return self.call(apply, done, failed, INTERACTIVE)

@@ -304,3 +304,21 @@ def test_only_requests_whose_result_is_kept_say_finished(qtbot, worker):
     kept = worker.submit(lambda e: 2)
     qtbot.waitUntil(lambda: kept in seen, timeout=5000)
     assert quiet not in seen and worker.result(kept) == 2
+
+
+def test_a_model_refused_in_the_settings_leaves_the_model_state_as_it_was(
+    qtbot, settings, worker, tmp_path
+):
+    # The desktop pass (issue 22, item 13): a model refused in Settings left the tray amber
+    # and `mnemo status` on "loading" for good
+    qtbot.waitUntil(lambda: worker.model_state[0] == "ready", timeout=20_000)
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + bytes(64))
+    states: list[str] = []
+    worker.modelState.connect(lambda state, _detail: states.append(state))
+    failures: list[str] = []
+    worker.apply_settings({"model_path": str(broken)}, None, failures.append)
+    qtbot.waitUntil(lambda: bool(failures), timeout=10_000)
+    assert "model not switched" in failures[0]
+    qtbot.waitUntil(lambda: worker.model_state[0] == "ready", timeout=5000)
+    assert states[-1] == "ready" and settings["model_path"] == ""
