@@ -37,11 +37,13 @@ SETS = [
     ("second holdout", "holdout2_secrets.jsonl", "holdout2_benign.jsonl"),
 ]
 # Measured once each: the detector before issue 8 (dabf90d) on the main corpus; the issue-8 rules
-# on the holdout and on the fresh corpus (issue 21, 2c3297e) before their misses were fixed.
+# on the holdout and on the fresh corpus (issue 21, 2c3297e), and the rules extended against it
+# on the second holdout (ecd29e2), each before its misses were fixed.
 FIRST_RUNS = [
     ("before issue 8, 2026-11-23", "main corpus", "63.9 % (108/169)", "17.7 % (60/339)"),
     ("2026-11-23", "holdout", "90.2 % (37/41)", "1.2 % (1/81)"),
     ("2026-11-25", "fresh corpus", "74.9 % (393/525)", "1.7 % (6/357)"),
+    ("2026-11-25", "second holdout", "91.6 % (295/322)", "1.2 % (3/248)"),
 ]
 
 

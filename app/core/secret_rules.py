@@ -169,6 +169,29 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("Dynatrace token", "", "dt0", r"\bdt0[a-z]\d\d\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"),
     ("Buildkite token", "", "bkua_|bkct_", r"\bbk(?:ua|ct)_[a-f0-9]{40}\b"),
     ("1Password token", "", "ops_eyj", r"\bops_eyJ[A-Za-z0-9+/=_-]{60,4096}"),
+    ("Tencent Cloud key", "", "akid", r"\bAKID[A-Za-z0-9]{32}\b"),
+    ("Alibaba Cloud key", "", "ltai", r"\bLTAI[A-Za-z0-9]{12,24}\b"),
+    ("NuGet key", "", "oy2", r"\boy2[a-z0-9]{43}\b"),
+    ("Perplexity key", "", "pplx-", r"\bpplx-[A-Za-z0-9]{40,64}\b"),
+    (
+        "Cloudflare tunnel token", "", "cloudflared",
+        r"\bcloudflared\b[^\n]{0,80}?\s(?:--token\s+)?(?P<s>eyJ[A-Za-z0-9+/=_-]{40,4096})",
+    ),
+    ("Salesforce session", "", "00d", r"\b00D[A-Za-z0-9]{12,15}![A-Za-z0-9._-]{60,400}"),
+    (
+        "private key", "", "private|privkey|wallet",
+        r"(?i:private[ _-]?key|privkey|wallet[ _-]key|secret[ _-]key)[^\n]{0,40}?"
+        r"(?P<s>\b(?:0x)?[0-9a-fA-F]{64}\b)",
+    ),
+    (
+        "Bitcoin private key", "wif or said", "wif",
+        r"(?i:\bwif\b)[^\n]{0,30}?(?<![1-9A-HJ-NP-Za-km-z])(?P<s>[5KLc9][1-9A-HJ-NP-Za-km-z]"
+        r"{50,51})(?![1-9A-HJ-NP-Za-km-z])",
+    ),
+    (
+        "npm credentials", "basic", "_auth",
+        r"(?m)(?:^|:)_auth\s*=\s*(?P<s>[A-Za-z0-9+/]{8,}={0,2})",
+    ),
     ("Vault token", "", "vault", r"\bs\.[A-Za-z0-9]{24}\b"),
     (
         "Plaid token", "", "access-",
@@ -242,18 +265,21 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?<![\w:])[\w.-]{1,64}:(?P<s>[^\s@:/\"']{3,200})@(?:tcp|unix)\(",
     ),
     (
-        "password", "password", ".pgpass|pgpass",
+        "password", "spoken password", ".pgpass|pgpass",
         r"(?m)^[^:\s]+:(?:\d+|\*):[^:\s]+:[^:\s]+:(?P<s>\S{3,200})$",
     ),
     (
         "2FA secret", "", "2fa|mfa|totp|otp|authenticator|setup key",
         r"(?i)\b(?:2fa|mfa|totp|otp|authenticator|setup)\b[^\n]{0,40}?\b(?:key|secret|seed)\b"
-        r"[^\n]{0,30}?[:=]?\s*(?P<s>[a-z2-7]{4}(?: [a-z2-7]{4}){3,7})\b",
+        r"[^\n]{0,30}?[:=]?\s*(?P<s>(?=[A-Z2-7]{16,64}\b)[A-Z]*[2-7][A-Z2-7]*|"
+        r"[a-z2-7]{4}(?: [a-z2-7]{4}){3,7})\b",
     ),
     (
         "recovery code", "", "recovery|backup code|rescue",
-        r"(?i)\b(?:recovery|backup|rescue)\s+codes?\b[^\n]{0,60}?(?P<s>\b(?:[a-f0-9]{5}-[a-f0-9]{5}|"
-        r"\d{4} \d{4}|\d{8}|[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,7})\b)",
+        r"(?i)\b(?:recovery|backup|rescue)\s+codes?\b[^\n]{0,60}?(?:\n\s*)?(?P<s>\b"
+        r"(?:[a-z0-9]{5}-[a-z0-9]{5}|\d{4} \d{4}|\d{8}|[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,7})\b"
+        r"(?:[ \t]*[\n,;][ \t]*(?:\d{1,2}[.)]\s*)?(?:[a-z0-9]{5}-[a-z0-9]{5}|\d{4} \d{4}|\d{8}|"
+        r"[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,7})\b)*)",
     ),
     (
         "Google app password", "", "app password|app-password|apppassword",
@@ -338,6 +364,16 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ),
     ("password", "password", "htpasswd", r"\bhtpasswd\s+-\w*b\w*\s+(?:-\w+\s+)*\S+\s+\S+\s+" + _V),
     ("password", "password", "net use", r"(?i)\bnet\s+use\b[^\n]{0,80}?/user:\S+\s+" + _V),
+    ("password", "password", "wifi:", r"\bWIFI:[^\n]{0,200}?(?<=[:;])P:(?P<s>[^;\n]{4,200});"),
+    ("password", "password", "net user", r"(?i)\bnet\s+user\s+\S+\s+" + _V + r"(?=\s|$)"),
+    (
+        "password", "password", "from-literal",
+        r"--from-literal[= ](?i:[\w.-]*(?:pass|secret|token|key|pwd)[\w.-]*)=" + _V,
+    ),
+    (
+        "password", "password", "pass",
+        r"(?i)\buser(?:name)?\s*[:=]?\s*[^\s,]+,?\s+pass(?:word)?\s*[:=]?\s*" + _V,
+    ),
     # Passwords in prose: "my password is X", "pw for the router is X", "wifi password: X".
     (
         "password", "spoken password", "pass|pw|mot de passe|contraseña",
@@ -365,22 +401,26 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?P<s>(?:\n?\s*\d{1,2}[.)]\s*[a-z]{3,8}\b){12,24})",
     ),
     (
-        "password", "password", "login|credentials|creds",
-        r"(?i)\b(?:login|credentials|creds)\b[^\n]{0,40}?(?:\bis\b|\bare\b|:)\s*[^\s/:]+\s*[/:]"
-        r"\s*" + _V,
+        "password", "password", "login|credentials|creds|wifi|wi-fi",
+        r"(?i)\b(?:login|credentials|creds|wi-?fi(?!:[A-Z]:))\b[^\n]{0,40}?(?:\n[^\n:]{0,20})?"
+        r"(?:\bis\b|\bare\b|:)\s*[^\s/:]{2,}\s*[/:]\s*" + _V,
     ),
     (
         "PIN", "pin", "pin|passcode|code",
-        r"(?i)\b(?:pin|passcode|(?:door|gate|alarm|garage|safe|keypad|lock)\s+code|code\s+(?:for|to)"
+        r"(?i)\b(?:pin|passcode|(?:door|gate|alarm|garage|safe|keypad|lock)(?:\s+(?:disarm|arm|entry|"
+        r"access|unlock|master))?\s+code|code\s+(?:for|to)"
         r"\s+the\s+(?:door|gate|alarm|garage|safe|keypad|lock)\w*(?:\s+\w+)?)\b[^\n\d]{0,40}?"
         r"(?<!\d)(?P<s>\d{4,8}[#*]?)(?!\d)",
     ),
     # "... secret <random>", "api key: <random>" in prose; after a bare "key" (cache key,
     # primary key) a hash is not a secret.
     (
-        "secret", "random or hex", "secret|token|key|psk|pre-shared|preshared",
-        r"(?i)\b(?:secret|token|api[ _-]?key|access[ _-]?key|psk|pre-?shared[ _-]?key)\b"
-        r"(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:for|of|on|to)\b[^\n:=\[\]]{0,50}?)?"
+        "secret", "random or hex", "secret|token|key|psk|pre-shared|preshared|pat|cookie",
+        r"(?i)\b(?:secret|token|api[ _-]?key|access[ _-]?key|psk|pre-?shared[ _-]?key|"
+        r"app(?:lication)?[ _-]?key|account[ _-]?key\d?|pat|personal[ _-]access[ _-]token|"
+        r"(?:session[ _-])?cookie)\b"
+        r"(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:for|of|on|to|with|from|shared\s+with|used\s+by|"
+        r"given\s+to)\b[^\n:=\[\]]{0,50}?)?"
         r"(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:is|was))?\s*[:=]?\s*"
         r"[\"']?(?P<s>[A-Za-z0-9+/_.=-]{16,200})",
     ),
@@ -389,7 +429,10 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?i)\bkey\b(?:\s+(?:is|was))?\s*[:=]?\s*[\"']?(?P<s>[A-Za-z0-9+/_.=-]{16,200})",
     ),
     # A quoted random literal: a key passed straight to a client, `cohere.Client("…")`.
-    ("secret", "bare random", "", r"(?P<q>[\"'])(?P<s>[A-Za-z0-9_-]{32,200})(?P=q)"),
+    (
+        "secret", "bare random", "",
+        r"(?<!sitekey=)(?<!siteKey=)(?P<q>[\"'])(?P<s>[A-Za-z0-9_-]{32,200})(?P=q)",
+    ),
 )  # fmt: skip
 
 # `name = value`, `"name": "value"`, `NAME=value`: a name made of these words holds a secret.
@@ -400,6 +443,7 @@ SECRET_PAIRS = {"api", "access", "secret", "private", "app", "application", "mas
 SECRET_PAIRS |= {"admin", "routing", "integration"}
 SECRET_PAIRS |= {"encryption", "account", "auth", "client", "subscription", "webhook"}
 PUBLIC_WORDS = {"public", "pub", "publishable", "cache", "primary", "foreign", "sort", "partition"}
+PUBLIC_WORDS |= {"site", "sitekey"}  # reCAPTCHA/hCaptcha site keys are in every page
 # ... unless the name ends in one of these (it names a property of the secret, not the secret).
 NOT_SECRET_SUFFIXES = set(
     "id ids name names type types url uri path file dir env var length len count hash hashed "
@@ -447,6 +491,7 @@ PLACEHOLDER_PART = re.compile(
     "|".join(re.escape(v) for p in PLACEHOLDER_PARTS for v in {p, p.upper(), p.capitalize()})
 )
 PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "pk.eyJ", "phc_", "age1")
+PUBLIC_PREFIXES += ("sha256-", "sha384-", "sha512-")  # Subresource Integrity hashes
 VOWELS = frozenset("aeiouyAEIOUY")
 SHORT_WORDS = frozenset(
     "key api get set url uri max min new old raw str int app env var log msg req res id db ui "

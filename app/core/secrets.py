@@ -42,7 +42,7 @@ from app.core.secret_rules import (
 )
 
 _RUN = re.compile(r"x{4,}|X{4,}|\*{3,}|0{8,}|#{3,}")
-_CALL = re.compile(r"[A-Za-z_]\w*\s*[(\[]")
+_CALL = re.compile(r"[A-Za-z_][\w.]*\s*[(\[]")  # at the start: `models.CharField(`
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:(?:\.|::|->)[A-Za-z_]\w*)+|[A-Z_]+")
 _SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
 _CHUNK = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -91,11 +91,15 @@ def _placeholder(value: str) -> bool:
 
 
 def _code(value: str) -> bool:
-    """A reference in code, not a literal: `settings.API_KEY`, `env("X")`, `TEMPLATE_NAME`."""
+    """A reference in code, not a literal: `settings.API_KEY`, `env("X")`, `TEMPLATE_NAME`
+    (`INrh9j4c5.pYgaI` is dotted too, but its parts are random: a password)."""
     return (
         value.startswith(("(", "[", "{", "$", "%", "<", "@", "&", "*"))
-        or _CALL.search(value) is not None
-        or _DOTTED.fullmatch(value) is not None
+        or _CALL.match(value) is not None
+        or (
+            _DOTTED.fullmatch(value) is not None
+            and not any(_random(p, 8) for p in re.split(r"\.|::|->", value))
+        )
     )
 
 
@@ -248,8 +252,9 @@ _CHECKS = {
     "wif": _wif,
     "long": lambda v: len(v) >= 32 and " " not in v,  # WordPress's stand-in has spaces
     "shape": lambda v: not _example(v),  # the shape says it all, whatever it starts with
-    # after "the password is": a leading & or * is part of it, not code
+    # after "the password is", in a URL or a .pgpass line: a leading & or * is part of it
     "spoken password": lambda v: _password(v) or (len(v) >= 8 and _password(v.lstrip("&*@"))),
+    "wif or said": lambda v: _wif(v) or not _example(v),  # "WIF:" said beside it
     "words": _words,
     "community": lambda v: v.lower() not in ("public", "private") and _password(v),
     "random": _random,
@@ -259,7 +264,9 @@ _CHECKS = {
     "password": _password,
     "pin": lambda v: True,
     "pem": lambda v: re.search(r"[A-Za-z0-9+/]{40}", v) is not None,  # a body, not a header
-    "url password": lambda v: _password(unquote(v)) or _opaque(v),
+    "url password": lambda v: (
+        _password(unquote(v)) or _opaque(v) or (len(v) >= 8 and _password(unquote(v).lstrip("*&")))
+    ),
     "basic": _basic,
 }
 _COMPILED = tuple(
@@ -348,8 +355,8 @@ def _encoded(text: str) -> list[Finding]:
             decoded = base64.b64decode(value, validate=True).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError, ValueError):
             continue
-        if not decoded.isprintable():
-            continue
+        if not decoded.replace("\n", "").replace("\r", "").replace("\t", "").isprintable():
+            continue  # (a whole file encoded, a Kubernetes secret's .env, has lines)
         pair = _USER_PASSWORD.fullmatch(decoded)
         if pair and _password(pair.group("p")) or scan(decoded, _depth=1):
             found.append(Finding("encoded credentials", m.start(), m.end()))
