@@ -541,8 +541,9 @@ class Popup(QtWidgets.QWidget):
         self.status.setVisible(bool(self.status.text()))
         self._resize_for(len(rows))
         self._show_preview()  # now that the pane is shown (or hidden) for these rows
-        # An Enter waits for rows of this text, or for its last answer if none come before
-        if self._pending is not None and self._pending[0] == text and (rows or not coming):
+        # An Enter pressed on dimmed rows waits for this text's settled answer: the keyword
+        # rows that come first were never seen, and the meaning-based answer may reorder them
+        if self._pending is not None and self._pending[0] == text and not coming:
             _, row, open_it, paste = self._pending
             self._pending = None
             self._enter_wait.stop()
@@ -633,8 +634,9 @@ class Popup(QtWidgets.QWidget):
         self.list.setCurrentIndex(self.model.index(row))
 
     def _enter(self, row: int, open_it: bool, paste: bool = False) -> None:
-        """Copy, paste or open a row, but only a row of the text in the box: on rows of an
-        earlier query, wait for this one's first results (ENTER_WAIT_MS at most), then act."""
+        """Copy, paste or open a row the user sees for the text in the box: on rows of an
+        earlier query (dimmed), or on no rows while meaning is still coming, wait for this
+        text's settled answer (ENTER_WAIT_MS at most), then act on it."""
         text = self.search.text()
         answered = self.model.query == text and (self.model.rows or self._meaning_for != text)
         if answered or (not text.strip() and self.last_mode == "recent"):

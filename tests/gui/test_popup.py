@@ -470,3 +470,26 @@ def test_a_memory_trashed_elsewhere_is_not_copied_and_leaves_the_open_popup(
         ),
         timeout=10_000,
     )
+
+
+def test_enter_on_dimmed_rows_acts_on_the_settled_answer_not_the_keyword_pass(
+    qtbot, worker, settings, seeded
+):
+    # The desktop pass (issue 22, item 5): typed fast, Enter on the dimmed rows of the
+    # previous text copied the first (keyword) answer for the new text, a list never shown,
+    # which the meaning-based answer reordered 100-300 ms later
+    popup = _popup(qtbot, worker, settings)
+    _hybrid_rows(qtbot, popup, "lasagne")
+    gate = threading.Event()
+    worker.submit(lambda e: gate.wait(10), INTERACTIVE)
+    popup.search.clear()
+    _type(qtbot, popup, "killed pod")
+    qtbot.keyClick(popup.search, Qt.Key_Return)
+    assert popup.model.stale and popup.isVisible()
+    at_copy = []
+    popup.hidden.connect(lambda: at_copy.append((popup.hint.text(), popup.last_mode)))
+    with qtbot.waitSignal(popup.hidden, timeout=10_000):
+        gate.set()
+    hint, mode = at_copy[0]
+    assert "searching by meaning" not in hint and mode == "hybrid", at_copy
+    assert QtGui.QGuiApplication.clipboard().text().startswith("k8s pod restart")
