@@ -56,6 +56,8 @@ NEAR = timedelta(days=2)  # a memory this close to the time a query names counts
 # In a collection of many subjects, a relevance under this is no match at all: the cosine
 # noise of a misspelt word's embedding ("kuberntes" listed the Porto trip and the dentist)
 NEGLIGIBLE = 0.05
+HELD_WHOLE = 0.4  # keyword relevance of a memory holding every word asked (just over PARTIAL)
+HELD_PHRASES = 4  # ... for queries of at most this many phrases
 
 
 @dataclass
@@ -194,6 +196,36 @@ def _within(window: dates.Window) -> tuple[str | None, str | None]:
     return window.since, window.until
 
 
+def _held_whole(
+    candidates: list[Scored], k: np.ndarray, plan: fts.KeywordPlan, store: Store
+) -> np.ndarray:
+    """A memory holding every word the query asks is at least partly about it (HELD_WHOLE),
+    however long: BM25 divides a word's weight by the memory's length, so a word at the end
+    of a 300,000-character memory, held by no other, scored as a weak match and was not
+    shown (issue 22). Only for queries of a few phrases, each held by under half the
+    memories (a word most memories hold says nothing), none missing from the collection."""
+    phrases = plan.phrases
+    low = [i for i, c in enumerate(candidates) if c.keyword and k[i] < HELD_WHOLE]
+    if (
+        not low
+        or not phrases
+        or len(phrases) > HELD_PHRASES
+        or plan.common_only
+        or any(p.docs == 0 or p.docs * 2 > plan.total for p in phrases)
+    ):
+        return k
+    seqs = {candidates[i].seq for i in low}
+    for p in phrases:
+        seqs &= store.holding(p.match(exact=True), list(seqs))
+        if not seqs:
+            return k
+    out = k.copy()
+    for i in low:
+        if candidates[i].seq in seqs:
+            out[i] = HELD_WHOLE
+    return out
+
+
 def _calibrate(
     candidates: list[Scored], gathered: _Gathered, store: Store, settings: Settings, wanted: str
 ) -> list[Scored]:
@@ -210,7 +242,7 @@ def _calibrate(
     cosines = np.array([c.vector if c.vector is not None else -1.0 for c in candidates])
     bm25 = np.array([c.keyword or 0.0 for c in candidates])
     v = vector_relevance(cosines, mean, std)
-    k = keyword_relevance(bm25, plan.ideal)
+    k = _held_whole(candidates, keyword_relevance(bm25, plan.ideal), plan, store)
     for i, c in enumerate(candidates):
         c.prominence = float(values[i])
         c.vector_norm, c.keyword_norm = float(v[i]), float(k[i])

@@ -399,6 +399,17 @@ class Store:
         """What `query` looks for in the keyword index (`fts.Lexicon.plan`)."""
         return self._lexicon.plan(query, prefix)
 
+    def holding(self, expression: str, seqs: list[int]) -> set[int]:
+        """Which of `seqs` hold a match of one FTS5 `expression` (a phrase of a plan)."""
+        if not seqs:
+            return set()
+        marks = ", ".join("?" * len(seqs))
+        rows = self.db.query(
+            f"SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN ({marks})",
+            (expression, *seqs),
+        )
+        return {r[0] for r in rows}
+
     def spelled(self, stem: str, texts: list[str]) -> str | None:
         """How an index stem is written in these texts (`fts.Lexicon.spelled`)."""
         return self._lexicon.spelled(stem, texts)

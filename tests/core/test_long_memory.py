@@ -83,3 +83,24 @@ def test_the_backfill_slices_a_note_of_a_few_thousand_characters_too(engine, emb
     assert engine.backfill(should_stop=lambda: next(calls, True)) == 0
     assert engine._slices is not None and len(engine._slices[2]) == 1  # one chunk, then yield
     assert engine.backfill() == 1 and engine.vector_status()["missing"] == 0
+
+
+def test_a_word_held_only_deep_in_a_long_memory_is_found_in_every_mode(engine):
+    # The desktop pass (issue 22, item 7): a word at the end of a 300,000-character memory,
+    # held by no other, got "No relevant memories" by keywords and nothing in the popup:
+    # BM25 divides its weight by the memory's length, and it fell under the floor
+    engine.remember("A short note about the garden shed and the lawn mower", force=True)
+    for i in range(60):  # a collection of short notes, as most are
+        engine.remember(f"Short note {i}: buy milk, call the plumber, permit {i}", embed=False)
+    line = "Item {}: the quarterly planning meeting covered budgets, hiring and the roadmap. "
+    body = "".join(line.format(i) for i in range(3700))
+    assert len(body) > 300_000
+    engine.remember(body + "The final code word is zyxquartz.", force=True, embed=False)
+    for mode, prefix in (("keyword", False), (None, False), (None, True)):
+        found = engine.recall("zyxquartz", mode=mode, prefix=prefix, track=False).results
+        assert [len(r.memory.text) for r in found] == [len(body) + 33], (mode, prefix)
+        assert found[0].band.value in ("partial", "strong")
+    # A word most memories hold is not lifted: holding it says little
+    engine.remember("The roadmap for the garden: a new shed", force=True)
+    common = engine.recall("roadmap garden shed", mode="keyword", track=False).results
+    assert common and common[0].memory.text.startswith("The roadmap for the garden")
