@@ -114,8 +114,11 @@ class MnemoApp(QtCore.QObject):
         self.popup.present()
 
     def toggle_popup(self) -> None:
-        """The hotkey: open the popup, or hide it when it is open (as launchers do)."""
-        if self.popup.isVisible():
+        """The hotkey: open the popup, or hide it when it is open (as launchers do); one
+        left open behind another window (`popup_hide_on_blur` off) is brought back instead."""
+        if self.popup.isVisible() and (
+            self.popup.has_focus() or self.settings["popup_hide_on_blur"]
+        ):
             self.popup.hide()
         else:
             self.show_popup()
@@ -423,6 +426,7 @@ class MnemoApp(QtCore.QObject):
             "clipboard_hotkey": self.settings["clipboard_hotkey"],
             "clipboard_hotkey_error": self.clipboard_hotkey_error,
             "clipboard_source": self.settings["clipboard_source"],
+            "popup_hide_on_blur": self.settings["popup_hide_on_blur"],
             "model": state,
             "model_detail": detail,
             "model_id": self.worker.model_id,

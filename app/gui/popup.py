@@ -417,6 +417,10 @@ class Popup(QtWidgets.QWidget):
             self.raise_()
             self.activateWindow()
 
+    def has_focus(self) -> bool:
+        """Whether the popup is the window typing goes to."""
+        return self._has_focus()
+
     def _has_focus(self) -> bool:
         # Not isActiveWindow(): re-shown while Qt's focus window never changed (nothing
         # else took it), the popup has the focus but Qt does not call it active.

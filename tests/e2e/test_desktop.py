@@ -174,6 +174,29 @@ def test_the_popup_hides_when_another_window_takes_the_focus(desktop):
     assert _active(env) in manager  # the focus stays where it went, not given back
 
 
+def test_with_hide_on_blur_off_the_hotkey_brings_back_a_popup_left_behind(desktop):
+    # The desktop pass (issue 22, item 14): the hotkey hid a popup that was behind another
+    # window instead of raising it, so it took two presses to get it back
+    env, _home, _app = desktop
+    _run(env, *MNEMO, "settings", "popup_hide_on_blur", "false", cwd=REPO)
+    try:
+        _wait(lambda: (_status(env) or {}).get("popup_hide_on_blur") is False, 10, "the setting")
+        _run(env, "xdotool", "key", "ctrl+alt+space")
+        (window,) = _wait(lambda: _popup_windows(env), 10, "the popup to show")
+        _wait(lambda: _active(env) == window, 5, "the popup to have the focus")
+        _run(env, *MNEMO, "manager", cwd=REPO)  # a window that takes the focus
+        manager = _wait(lambda: _windows(env, "Mnemo — memories"), 10, "the manager")
+        _wait(lambda: _active(env) in manager, 5, "the manager to have the focus")
+        assert _popup_windows(env) == [window]  # left open behind it
+        _run(env, "xdotool", "key", "ctrl+alt+space")
+        _wait(lambda: _active(env) == window, 5, "the popup to come back with the focus")
+        _run(env, "xdotool", "key", "ctrl+alt+space")  # and now it hides, as before
+        _wait(lambda: not _popup_windows(env), 5, "the popup to hide")
+    finally:
+        _run(env, *MNEMO, "settings", "popup_hide_on_blur", "true", cwd=REPO)
+        _wait(lambda: (_status(env) or {}).get("popup_hide_on_blur") is True, 10, "the setting")
+
+
 def test_the_near_duplicate_question_leaves_the_focus_and_ignores_keys(desktop):
     env, home, _app = desktop
     _run(env, sys.executable, "-m", "app", "manager", cwd=REPO)
