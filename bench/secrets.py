@@ -35,15 +35,17 @@ SETS = [
     ("holdout", "holdout_secrets.jsonl", "holdout_benign.jsonl"),
     ("fresh corpus", "fresh_secrets.jsonl", "fresh_benign.jsonl"),
     ("second holdout", "holdout2_secrets.jsonl", "holdout2_benign.jsonl"),
+    ("third holdout", "holdout3_secrets.jsonl", "holdout3_benign.jsonl"),
 ]
 # Measured once each: the detector before issue 8 (dabf90d) on the main corpus; the issue-8 rules
 # on the holdout and on the fresh corpus (issue 21, 2c3297e), and the rules extended against it
-# on the second holdout (ecd29e2), each before its misses were fixed.
+# on the second holdout (ecd29e2) and the third (14fedb5), each before its misses were fixed.
 FIRST_RUNS = [
     ("before issue 8, 2026-11-23", "main corpus", "63.9 % (108/169)", "17.7 % (60/339)"),
     ("2026-11-23", "holdout", "90.2 % (37/41)", "1.2 % (1/81)"),
     ("2026-11-25", "fresh corpus", "74.9 % (393/525)", "1.7 % (6/357)"),
     ("2026-11-25", "second holdout", "91.6 % (295/322)", "1.2 % (3/248)"),
+    ("2026-11-25", "third holdout", "92.3 % (216/234)", "3.3 % (6/180)"),
 ]
 
 
@@ -167,6 +169,38 @@ def by_detect_secrets() -> Callable[[dict], bool] | None:
     return detect
 
 
+HOSTILE = {  # a megabyte each: what a paste of garbage, a log or minified code can hold
+    "`token=` repeated": "token=" * 170_000,
+    "`secret=a1;` repeated": "secret=a1;" * 100_000,
+    "`password: ` repeated": "password: " * 100_000,
+    "`wifi: a / ` repeated": "wifi: a / " * 100_000,
+    "random base64": None,  # made in `hostile`, from a fixed seed
+    "English prose about passwords": "The password policy says passwords need 12 characters. "
+    * 18_000,
+}
+
+
+def hostile() -> list[tuple[str, str, str]]:
+    """Seconds `scan` takes on a megabyte of hostile text (the rules must stay linear: a
+    rescan inside each failed value once took 200 s on `secret=a1;` repeated)."""
+    import random
+    import string
+
+    from app.core.secrets import scan
+
+    rows = []
+    for name, text in HOSTILE.items():
+        if text is None:
+            pick = random.Random(7).choice
+            text = "".join(pick(string.ascii_letters + string.digits + "+/") for _ in range(10**6))
+        start = time.perf_counter()
+        scan(text)
+        seconds = time.perf_counter() - start
+        print(f"hostile: {name}: {len(text) / 1e6:.2f} MB in {seconds:.2f} s")
+        rows.append((name, f"{len(text) / 1e6:.2f}", f"{seconds:.2f}"))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cli", type=int, default=40, help="secrets and benign texts via CLI")
@@ -223,7 +257,14 @@ def main() -> None:
         for corpus, (secrets, benign) in sets:
             result = judge(f"{name}, {corpus}", peer, secrets, benign)
             add(name, f"default plugins, {corpus}", result, len(secrets), len(benign))
+    slow = hostile()
     if not args.no_record:
+        record(
+            "Secret detection on hostile text",
+            ["input", "MB", "seconds"],
+            slow,
+            note="`scan` alone, one process; every field of every write goes through it.",
+        )
         record(
             "Secret detection",
             ["detector", "path", "secrets caught", "benign texts flagged", "ms/text"],

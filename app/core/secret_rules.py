@@ -170,6 +170,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("Buildkite token", "", "bkua_|bkct_", r"\bbk(?:ua|ct)_[a-f0-9]{40}\b"),
     ("1Password token", "", "ops_eyj", r"\bops_eyJ[A-Za-z0-9+/=_-]{60,4096}"),
     ("Tencent Cloud key", "", "akid", r"\bAKID[A-Za-z0-9]{32}\b"),
+    ("RubyGems key", "", "rubygems_", r"\brubygems_[a-f0-9]{48}\b"),
     ("Alibaba Cloud key", "", "ltai", r"\bLTAI[A-Za-z0-9]{12,24}\b"),
     ("NuGet key", "", "oy2", r"\boy2[a-z0-9]{43}\b"),
     ("Perplexity key", "", "pplx-", r"\bpplx-[A-Za-z0-9]{40,64}\b"),
@@ -187,6 +188,39 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         "Bitcoin private key", "wif or said", "wif",
         r"(?i:\bwif\b)[^\n]{0,30}?(?<![1-9A-HJ-NP-Za-km-z])(?P<s>[5KLc9][1-9A-HJ-NP-Za-km-z]"
         r"{50,51})(?![1-9A-HJ-NP-Za-km-z])",
+    ),
+    (
+        "API key", "random or hex", "x-|api-key|authorization",
+        r"(?i)(?<![\w-])(?:x-[\w-]*(?:key|token|team|secret|auth)[\w-]*|api-key)\s*[=:]\s*"
+        r"(?P<s>[A-Za-z0-9+/_.=-]{16,300})",
+    ),
+    (
+        "password", "password", "basicauth|credential|getconnection|auth=(|auth = (",
+        r"(?i)\b(?:BasicAuth|HTTPBasicAuth|HTTPDigestAuth|NetworkCredential|PSCredential|"
+        r"UsernamePasswordCredentials|getConnection|auth\s*=\s*)\s*\(\s*(?:[^()]{0,200}?,\s*)?"
+        r"[\"'][^\"'\n]{1,80}[\"']\s*,\s*[\"'](?P<s>[^\"'\n]{4,200})[\"']",
+    ),
+    (
+        "password", "password", "convertto-securestring",
+        r"(?i)\bConvertTo-SecureString\s+(?:-String\s+)?" + _V + r"[^\n]{0,40}?-AsPlainText",
+    ),
+    (
+        "password", "password", "identified",
+        r"(?i)\bidentified\s+(?:with\s+\w+\s+)?by\s+(?:password\s+)?" + _V,
+    ),
+    (
+        "Algolia admin key", "", "algoliasearch",
+        r"\balgoliasearch\(\s*[\"'][A-Z0-9]{10}[\"']\s*,\s*[\"'](?P<s>[a-f0-9]{32})[\"']"
+        r"(?=[^\n]{0,80}(?i:admin|write|reindex))",
+    ),
+    (
+        "private key", "shape", "solana|keypair|id.json",
+        r"(?i:solana|keypair|id\.json)[\s\S]{0,80}?(?P<s>\[(?:\s*\d{1,3}\s*,){63}\s*\d{1,3}\s*\])",
+    ),
+    (
+        "seed phrase", "words", "wallet|seed|mnemonic|recovery|backup|semilla|frase|phrase",
+        r"(?i:wallet|seed|mnemonic|recovery|backup|semilla|frase|phrase)[^\n]{0,80}\n\s*"
+        r"(?P<s>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})\b",
     ),
     (
         "npm credentials", "basic", "_auth",
@@ -275,8 +309,9 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"[a-z2-7]{4}(?: [a-z2-7]{4}){3,7})\b",
     ),
     (
-        "recovery code", "", "recovery|backup code|rescue",
-        r"(?i)\b(?:recovery|backup|rescue)\s+codes?\b[^\n]{0,60}?(?:\n\s*)?(?P<s>\b"
+        "recovery code", "", "recovery|backup|rescue",
+        r"(?i)\b(?:recovery|backup|rescue)(?:[\s_-]+verification)?[\s_-]+codes?\b"
+        r"(?:[^\n]{0,60}?|[^\n]{0,60}\n[^\n]{0,60}\n)(?:\n\s*)?(?P<s>\b"
         r"(?:[a-z0-9]{5}-[a-z0-9]{5}|\d{4} \d{4}|\d{8}|[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,7})\b"
         r"(?:[ \t]*[\n,;][ \t]*(?:\d{1,2}[.)]\s*)?(?:[a-z0-9]{5}-[a-z0-9]{5}|\d{4} \d{4}|\d{8}|"
         r"[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,7})\b)*)",
@@ -302,8 +337,9 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ),
     (
         "session cookie", "random", "sess|sid|cookie",
-        r"(?i)\b(?:sessionid|session_id|session|user_session|_session|connect\.sid|phpsessid|"
-        r"jsessionid|laravel_session|[a-z_]*_sess|sid|remember_token|remember_user_token)="
+        r"(?i)(?<![\w-])(?:sessionid|session_id|session|user_session|_session|connect\.sid|phpsessid|"
+        r"jsessionid|laravel_session|[a-z_]*_sess|sid|remember_token|remember_user_token|"
+        r"(?:__Host-|__Secure-)?[\w-]*session[\w-]*)="
         r"(?P<s>[A-Za-z0-9%._\-]{16,400})",
     ),
     (
@@ -376,9 +412,11 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ),
     # Passwords in prose: "my password is X", "pw for the router is X", "wifi password: X".
     (
-        "password", "spoken password", "pass|pw|mot de passe|contraseña",
-        r"(?i)\b(?:password|passwort|passwd|passphrase|pass|pw|pwd|mot de passe|contraseña)\b"
-        r"(?:\s+(?:for|of|on|to|du|de|at|in)\b[^\n:=\[\]]{0,40}?)?\s*(?:\b(?:is|was|to)\b"
+        "password", "spoken password", "pass|pw|mot de passe|contraseña|clave|kennwort|senha",
+        r"(?i)\b(?:password|passwort|kennwort|passwd|passphrase|pass|pw|pwd|mot de passe|"
+        r"contraseña|clave|senha)\b"
+        r"(?:\s+(?:for|of|on|to|du|de|des|der|des|für|at|in)\b[^\n:=\[\]]{0,60}?)?\s*"
+        r"(?:\b(?:is|was|to|ist|lautet|es|est|era|é)\b(?:\s*:)?"
         r"(?:\s+(?:now|still|set\s+to|changed\s+to))?|[=:]|(?<=\s)-(?=\s)|->)\s*" + _V,
     ),
     (
@@ -416,7 +454,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     # primary key) a hash is not a secret.
     (
         "secret", "random or hex", "secret|token|key|psk|pre-shared|preshared|pat|cookie",
-        r"(?i)\b(?:secret|token|api[ _-]?key|access[ _-]?key|psk|pre-?shared[ _-]?key|"
+        r"(?i)(?<![:/])\b(?:secret|token|api[ _-]?key|access[ _-]?key|psk|pre-?shared[ _-]?key|"
         r"app(?:lication)?[ _-]?key|account[ _-]?key\d?|pat|personal[ _-]access[ _-]token|"
         r"(?:session[ _-])?cookie)\b"
         r"(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:for|of|on|to|with|from|shared\s+with|used\s+by|"
@@ -430,7 +468,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ),
     # A quoted random literal: a key passed straight to a client, `cohere.Client("…")`.
     (
-        "secret", "bare random", "",
+        "secret", "quoted random", "",
         r"(?<!sitekey=)(?<!siteKey=)(?P<q>[\"'])(?P<s>[A-Za-z0-9_-]{32,200})(?P=q)",
     ),
 )  # fmt: skip
@@ -446,14 +484,38 @@ PUBLIC_WORDS = {"public", "pub", "publishable", "cache", "primary", "foreign", "
 PUBLIC_WORDS |= {"site", "sitekey"}  # reCAPTCHA/hCaptcha site keys are in every page
 # ... unless the name ends in one of these (it names a property of the secret, not the secret).
 NOT_SECRET_SUFFIXES = set(
-    "id ids name names type types url uri path file dir env var length len count hash hashed "
+    "id ids name names type types url uri path file dir env var length len count hash hashed arn "
     "hasher hashers salt field fields header headers prompt label policy expiry expires ttl "
     "seconds timeout limit size service manager generator model backend backends validator "
     "regex pattern format prefix endpoint enabled required min max".split()
 )
+# Its name first, then its value (`VALUE` at the end of the name's match): a name that holds
+# no secret costs no look at a value (4,096 characters each, on every `a=` of a long text)
 ASSIGNMENT = re.compile(
-    r"(?<![\w.\-$])\$?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,60})[\"']?\]?[ \t]*(?::=|=>|=|:)[ \t]*"
+    r"(?<![\w.\-$/])(?<!\w:)\$?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,60})[\"']?\]?[ \t]*"
+    r"(?::=|=>|=|:)[ \t]*"
+)
+# ... whose unquoted value, when it starts as `name=` (`Server=x;Password=y`, `a=b=c=…`), is
+# that name alone: the next name is read from there, and no 4,096 characters are read again
+# for each `=` of a long line (a Django key's `^$k=3u&…` is read whole)
+VALUE = re.compile(
+    r"""(?:"(?P<q1>[^"\n]{1,4096})"|'(?P<q2>[^'\n]{1,4096})'|"""
+    r"""(?P<u>[A-Za-z_][\w.\-]{0,60}(?==[^=\s])|[^\s"'`]{1,4096}))"""
+)
+# `const API_KEY: &str = "…"`, `apiKey: string = '…'`: a name, its type, then its value
+TYPED = re.compile(
+    r"(?<![\w.\-$])(?P<name>[A-Za-z_][\w]{0,60})[ \t]*:[ \t]*&?(?:'static[ \t]+)?"
+    r"[A-Za-z_][\w<>\[\]., ]{0,40}?[ \t]*=[ \t]*" + _V
+)
+# `Splunk_Token  7d07…` (Fluent Bit, nginx, sshd style), `SetEnv DB_PASS x` (Apache)
+SPACED = re.compile(
+    r"(?m)^[ \t]*(?:SetEnv[ \t]+|PassEnv[ \t]+)?(?P<name>[A-Za-z_][\w.\-]{0,60})[ \t]+"
     + _V
+    + r"[ \t]*$"
+)
+# `{"name": "X-API-KEY", "value": "…"}`: a header or a variable in an HTTP client's export
+NAME_VALUE = re.compile(
+    r"[\"']name[\"']\s*:\s*[\"'](?P<name>[\w.\-]{1,60})[\"']\s*,\s*[\"']value[\"']\s*:\s*" + _V
 )
 XML_ELEMENT = re.compile(r"<(?P<name>[A-Za-z_][\w.\-]{0,60})>(?P<u>[^<>\n]{1,4096})</(?P=name)>")
 DEFINE = re.compile(r"\bdefine\(\s*[\"'](?P<name>[\w.\-]+)[\"']\s*,\s*" + _V)
@@ -492,6 +554,7 @@ PLACEHOLDER_PART = re.compile(
 )
 PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "pk.eyJ", "phc_", "age1")
 PUBLIC_PREFIXES += ("sha256-", "sha384-", "sha512-")  # Subresource Integrity hashes
+PUBLIC_PREFIXES += ("arn:aws:",)  # the name of a secret in AWS, not the secret
 VOWELS = frozenset("aeiouyAEIOUY")
 SHORT_WORDS = frozenset(
     "key api get set url uri max min new old raw str int app env var log msg req res id db ui "

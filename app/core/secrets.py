@@ -26,6 +26,7 @@ from app.core.secret_rules import (
     ASSIGNMENT,
     DEFINE,
     EXAMPLES,
+    NAME_VALUE,
     NOT_SECRET_SUFFIXES,
     PASSWORD_WORDS,
     PLACEHOLDER_PART,
@@ -36,6 +37,9 @@ from app.core.secret_rules import (
     SECRET_PAIRS,
     SECRET_WORDS,
     SHORT_WORDS,
+    SPACED,
+    TYPED,
+    VALUE,
     VOWELS,
     XML_ELEMENT,
     XML_SETTING,
@@ -261,6 +265,7 @@ _CHECKS = {
     "mixed case": lambda v: not _example(v) and not v.islower() and not v.isupper(),
     "random or hex": lambda v: _random(v, hex_ok=True) and not _identifier(v),
     "bare random": lambda v: _random(v) and not _identifier(v),
+    "quoted random": lambda v: _random(v) and not _identifier(v),  # and `_named` below
     "password": _password,
     "pin": lambda v: True,
     "pem": lambda v: re.search(r"[A-Za-z0-9+/]{40}", v) is not None,  # a body, not a header
@@ -270,9 +275,26 @@ _CHECKS = {
     "basic": _basic,
 }
 _COMPILED = tuple(
-    (kind, _CHECKS[check], tuple(keywords.split("|")) if keywords else (), re.compile(rx))
+    (
+        kind,
+        _CHECKS[check],
+        tuple(keywords.split("|")) if keywords else (),
+        re.compile(rx),
+        check == "quoted random",
+    )
     for kind, check, keywords, rx in RULES
 )
+# The name a quoted value is given just before it: `"VersionId": "…"`, `prefs['x'] = '…'`
+_NAMED = re.compile(r"[\"']?(?P<name>[A-Za-z_][\w.\-]{0,60})[\"']?\]?\s*(?::|=|=>)\s*$")
+
+
+def _named_plainly(text: str, start: int) -> bool:
+    """Whether a quoted value (`start` inside its quotes) is given a name that says it is
+    no secret (`"VersionId": "…"`, `localStorage['prefs'] = '…'`): that name's rule decides."""
+    m = _NAMED.search(text, max(0, start - 81), start - 1)
+    return m is not None and _secret_name(m.group("name").rsplit(".", 1)[-1]) is None
+
+
 # A redaction marker is never a secret, so a redacted text scans clean.
 _MARKER = re.compile(r"\[REDACTED:[^\]\n]{1,60}\]")
 
@@ -309,14 +331,21 @@ def _secret_name(name: str) -> str | None:
 
 def _assignments(text: str) -> list[Finding]:
     found = []
-    for pattern in (ASSIGNMENT, XML_SETTING, DEFINE, XML_ELEMENT):
+    for pattern in (ASSIGNMENT, XML_SETTING, DEFINE, XML_ELEMENT, SPACED, NAME_VALUE, TYPED):
         at = 0
-        while (m := pattern.search(text, at)) is not None:
+        while (head := pattern.search(text, at)) is not None:
             # The value of a match that is no secret may hold one: "notes: TOKEN=…"
-            at = m.end() if m.end() > m.start() else m.end() + 1
-            kind = _secret_name(m.group("name").rsplit(".", 1)[-1])
-            if kind is None:
-                at = _span(m)[0]
+            kind = _secret_name(head.group("name").rsplit(".", 1)[-1])
+            m = (
+                None
+                if kind is None
+                else VALUE.match(text, head.end())
+                if pattern is ASSIGNMENT
+                else head
+            )
+            if m is None:
+                at = head.end() if pattern is ASSIGNMENT else _span(head)[0]
+                at = max(at, head.start() + 1)
                 continue
             start, end = _span(m)
             value = text[start:end]
@@ -333,8 +362,11 @@ def _assignments(text: str) -> list[Finding]:
                 ok = False  # `private_key: PKCS7PrivateKeyTypes`, a type or a name in code
             if ok and not (m.group("u") is not None and _code(value)):
                 found.append(Finding(kind, start, end))
+                at = max(end, head.start() + 1)
+            elif end - start > 256:  # a long run that is no secret: past it, not through it
+                at = max(end, head.start() + 1)  # (each `=` in it would read it again)
             else:
-                at = max(start, m.start() + 1)
+                at = max(start, head.start() + 1)
     return found
 
 
@@ -363,20 +395,29 @@ def _encoded(text: str) -> list[Finding]:
     return found
 
 
+def _sealed(value: str) -> bool:
+    """A Bitnami SealedSecret's ciphertext (`Ag…`, long base64)."""
+    return value.startswith("Ag") and len(value) > 100 and _BASE64.fullmatch(value) is not None
+
+
 def scan(text: str, _depth: int = 0) -> list[Finding]:
     """Every secret found, in order, without overlaps."""
     if "[REDACTED:" in text:
         text = _MARKER.sub(lambda m: " " * len(m.group()), text)
     low = text.lower()
     found: list[Finding] = []
-    for kind, check, keywords, pattern in _COMPILED:
+    for kind, check, keywords, pattern, named in _COMPILED:
         if keywords and not any(k in low for k in keywords):
             continue
         for m in pattern.finditer(text):
             start, end = _span(m)
             if start < end and check(text[start:end]):
+                if named and _named_plainly(text, start):
+                    continue
                 found.append(Finding(kind, start, end))
     found += _assignments(text)
+    if "sealedsecret" in low:  # encrypted for one cluster's controller: safe to share
+        found = [f for f in found if not _sealed(text[f.start : f.end])]
     if _depth == 0 and any(k in low for k in _ENCODED_HINTS):
         found += _encoded(text)
     # A secret runs to the end of its token, whatever length a rule's pattern stops at

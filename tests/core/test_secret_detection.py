@@ -24,10 +24,10 @@ SECRETS = _load("secrets.jsonl", "holdout_secrets.jsonl")
 BENIGN = _load("benign.jsonl", "holdout_benign.jsonl")
 # Issue 21: written after those rules, by someone who had not seen them (first run: 74.9 %
 # caught, 1.68 % flagged; data/secrets/README.md), then the rules were extended against it
-# A second one, written after the rules had been extended (first run: 91.6 % caught, 1.21 %
-# flagged), then the rules were extended again
-FRESH_SECRETS = _load("fresh_secrets.jsonl", "holdout2_secrets.jsonl")
-FRESH_BENIGN = _load("fresh_benign.jsonl", "holdout2_benign.jsonl")
+# A second and a third, each written after the rules had been extended (first runs: 91.6 %
+# caught and 1.21 % flagged; 92.3 % and 3.33 %), then the rules were extended again
+FRESH_SECRETS = _load("fresh_secrets.jsonl", "holdout2_secrets.jsonl", "holdout3_secrets.jsonl")
+FRESH_BENIGN = _load("fresh_benign.jsonl", "holdout2_benign.jsonl", "holdout3_benign.jsonl")
 
 
 def test_the_corpus_is_as_big_and_varied_as_the_issue_asks():
@@ -47,7 +47,7 @@ def test_at_most_2_percent_of_benign_texts_are_flagged():
 
 
 def test_the_fresh_corpora_are_caught_at_97_percent_with_at_most_1_percent_flagged():
-    assert len(FRESH_SECRETS) >= 800 and len({s["kind"] for s in FRESH_SECRETS}) >= 300
+    assert len(FRESH_SECRETS) >= 1000 and len({s["kind"] for s in FRESH_SECRETS}) >= 500
     missed = [f"{s['kind']}: {s['text'][:80]}" for s in FRESH_SECRETS if not scan(s["text"])]
     flagged = [b["text"][:80] for b in FRESH_BENIGN if scan(b["text"])]
     assert len(missed) <= 0.03 * len(FRESH_SECRETS), "\n".join(missed)
