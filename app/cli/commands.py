@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from argparse import Namespace
 from pathlib import Path
 
@@ -374,7 +375,12 @@ def settings(args: Namespace) -> int:
     if engine.settings.problem:
         say(f"{engine.settings.problem}; using the defaults")
     if args.key and args.value is not None:
+        before = engine.settings["hotkey"]
         engine.apply_settings({args.key: args.value})
+        if args.key == "hotkey" and engine.settings["hotkey"] != before:
+            refused = _hotkey_taken(engine.settings["hotkey"])
+            if refused:
+                raise InputError(f"hotkey not changed: {refused}; {before} still opens Mnemo")
         if engine.settings.problem and "kept as" in engine.settings.problem:
             say(engine.settings.problem.split("; ")[-1])
         if args.key == "start_at_login":  # applied now, whether the app runs or not
@@ -389,6 +395,29 @@ def settings(args: Namespace) -> int:
     if args.key and args.key not in {s.key for s in SETTINGS}:
         raise InputError(f"unknown setting {args.key!r}")
     return 0
+
+
+HOTKEY_ANSWER_S = 8  # how long `settings hotkey` waits for the running app to grab the key
+
+
+def _hotkey_taken(key: str) -> str | None:
+    """Why the running app could not grab `key` (it keeps the old one and sets it back), or
+    None: it grabbed it, or no app runs (it grabs it when it starts)."""
+    from app.gui import ipc  # no display needed to ask
+
+    deadline = time.monotonic() + HOTKEY_ANSWER_S
+    while time.monotonic() < deadline:
+        state = ipc.status(1000)
+        if state is None:
+            return None
+        refused = state.get("hotkey_refused") or {}
+        if refused.get("key") == key:
+            return refused.get("error") or "another program holds it"
+        if state.get("hotkey") == key:
+            return None
+        time.sleep(0.1)  # the app reads the settings file every second or two
+    say(f"the running app has not taken {key} yet: `mnemo status` says whether it did")
+    return None
 
 
 def doctor(args: Namespace) -> int:

@@ -67,6 +67,7 @@ class MnemoApp(QtCore.QObject):
             self._say_no_tray_once()
 
         self.hotkey = None
+        self.hotkey_refused: dict | None = None  # the last key asked for that was taken
         self.clipboard_hotkey = None  # Remember clipboard's key, when one is set
         self.clipboard_hotkey_error: str | None = None
         self._start_hotkey()
@@ -204,13 +205,39 @@ class MnemoApp(QtCore.QObject):
         if self.hotkey is not None:
             self.hotkey.unregister()
             self.hotkey.deleteLater()
-        self.hotkey = hotkey.backend(self, forced=self.settings["hotkey_backend"])
-        self.hotkey.activated.connect(self.toggle_popup)
-        self.hotkey.failed.connect(self._hotkey_failed)
-        self.hotkey_error = self.hotkey.register(self.settings["hotkey"])
+        self.hotkey = self._hotkey_backend()
+        self._hotkey_key = self.settings["hotkey"]  # the key the backend was asked to grab
+        self.hotkey_error = self.hotkey.register(self._hotkey_key)
         if self.hotkey_error:
             self.notify("Global hotkey not available", self.hotkey_error)
         self._start_clipboard_hotkey()
+
+    def _hotkey_backend(self, forced: str | None = None):
+        made = hotkey.backend(self, forced=forced or self.settings["hotkey_backend"])
+        made.activated.connect(self.toggle_popup)
+        made.failed.connect(self._hotkey_failed)
+        return made
+
+    def _change_hotkey(self, old: str) -> None:
+        """Take the new hotkey only once it is grabbed: a key another program holds (the
+        window manager's Alt+Space) is refused, the old key keeps working and the setting
+        goes back to it (`mnemo settings hotkey` waits for this answer and says so)."""
+        new = self.settings["hotkey"]
+        trial = self._hotkey_backend(self.hotkey.key)
+        error = trial.register(new)
+        if error is None or self.hotkey_error:  # taken, or the old key did not work either
+            self.hotkey.unregister()
+            self.hotkey.deleteLater()
+            self.hotkey, self.hotkey_error, self.hotkey_refused = trial, error, None
+            self._hotkey_key = new
+            if error:
+                self.notify("Global hotkey not available", error)
+            return
+        trial.unregister()
+        trial.deleteLater()
+        self.hotkey_refused = {"key": new, "error": error}
+        self.notify("Hotkey not changed", f"{error}. {old} still opens Mnemo.")
+        self.worker.apply_settings({"hotkey": old})
 
     def _start_clipboard_hotkey(self) -> None:
         """The second global key, Remember clipboard (none when its setting is empty)."""
@@ -240,10 +267,8 @@ class MnemoApp(QtCore.QObject):
         if "hotkey_backend" in changed:
             self._start_hotkey()
         else:
-            if "hotkey" in changed:
-                self.hotkey_error = self.hotkey.register(self.settings["hotkey"])
-                if self.hotkey_error:
-                    self.notify("Global hotkey not available", self.hotkey_error)
+            if "hotkey" in changed and self.settings["hotkey"] != self._hotkey_key:
+                self._change_hotkey(self._hotkey_key)
             if "hotkey" in changed or "clipboard_hotkey" in changed:
                 self._start_clipboard_hotkey()
         if ("hotkey" in changed or "clipboard_hotkey" in changed) and self.tray:
@@ -420,9 +445,10 @@ class MnemoApp(QtCore.QObject):
         """What `mnemo status` reports about the running app."""
         state, detail = self._model_state
         return {
-            "hotkey": self.settings["hotkey"],
+            "hotkey": self._hotkey_key,  # the key asked of the backend (the setting may be newer)
             "hotkey_backend": self.hotkey.name,
             "hotkey_error": self.hotkey_error,
+            "hotkey_refused": self.hotkey_refused,
             "clipboard_hotkey": self.settings["clipboard_hotkey"],
             "clipboard_hotkey_error": self.clipboard_hotkey_error,
             "clipboard_source": self.settings["clipboard_source"],

@@ -197,6 +197,53 @@ def test_with_hide_on_blur_off_the_hotkey_brings_back_a_popup_left_behind(deskto
         _wait(lambda: (_status(env) or {}).get("popup_hide_on_blur") is True, 10, "the setting")
 
 
+GRAB = """
+import sys, time
+from Xlib import X, XK, display
+d = display.Display()
+root = d.screen().root
+code = d.keysym_to_keycode(XK.string_to_keysym("k"))
+root.grab_key(code, X.ControlMask | X.Mod1Mask, True, X.GrabModeAsync, X.GrabModeAsync)
+d.sync()
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_hotkey_another_program_holds_is_refused_and_the_old_one_kept(desktop):
+    # The desktop pass (issue 22, item 11): `mnemo settings hotkey Alt+Space` (a key the window
+    # manager owns) saved and exited 0; the app let go of the old key and had none
+    env, _home, _app = desktop
+    holder = subprocess.Popen(
+        [sys.executable, "-c", GRAB], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"  # another program holds Ctrl+Alt+K
+        done = subprocess.run(
+            [*MNEMO, "settings", "hotkey", "Ctrl+Alt+K"],
+            env=env, cwd=REPO, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 1, done
+        assert "hotkey not changed" in done.stderr and "Ctrl+Alt+Space still opens" in done.stderr
+        _wait(
+            lambda: "'Ctrl+Alt+Space'" in _run(env, *MNEMO, "settings", "hotkey", cwd=REPO).stdout,
+            10,
+            "the setting to be the old key again",
+        )
+        _run(env, "xdotool", "key", "ctrl+alt+space")  # the old key still works
+        _wait(lambda: _popup_windows(env), 10, "the popup to show on the old key")
+        _run(env, "xdotool", "key", "ctrl+alt+space")
+        _wait(lambda: not _popup_windows(env), 5, "the popup to hide")
+        # A free key is taken, and the command says nothing more
+        free = _run(env, *MNEMO, "settings", "hotkey", "Ctrl+Alt+J", cwd=REPO)
+        assert (_status(env) or {}).get("hotkey") == "Ctrl+Alt+J", free.stderr
+    finally:
+        holder.kill()
+        holder.wait(10)
+        _run(env, *MNEMO, "settings", "hotkey", "Ctrl+Alt+Space", cwd=REPO)
+        _wait(lambda: (_status(env) or {}).get("hotkey") == "Ctrl+Alt+Space", 10, "the key back")
+
+
 def test_the_near_duplicate_question_leaves_the_focus_and_ignores_keys(desktop):
     env, home, _app = desktop
     _run(env, sys.executable, "-m", "app", "manager", cwd=REPO)
