@@ -438,6 +438,12 @@ def doctor(args: Namespace) -> int:
     for ok, line in engine.health():
         print(("ok    " if ok else "FAIL  ") + line)
         problems += not ok
+        if args.repair and not ok and line.startswith("database integrity"):
+            say(
+                "the repair could not mend this: the damage is in the table itself, not in an "
+                "index; `mnemo export -o FILE` saves what can be read, and `mnemo import FILE` "
+                "with another MNEMO_HOME makes a new database of it"
+            )
     return 1 if problems else 0
 
 
