@@ -317,6 +317,7 @@ class Popup(QtWidgets.QWidget):
         self.preview.hide()
         self.actions_menu: QtWidgets.QMenu | None = None  # Ctrl+K, while it is open
         self._copying = ""  # the memory a copy is being checked for (see `_copy`)
+        self._area: QtCore.QRect | None = None  # the screen's free area it was shown on
         self._trashed: Memory | None = None  # the last memory trashed here (Ctrl+Z)
         self._select_id = ""  # after a refresh, select this memory again
         self._done_message = ""  # what an action did, said above the refreshed rows
@@ -372,10 +373,10 @@ class Popup(QtWidgets.QWidget):
         self.paste_wanted = False
         self.hint.setText(self._hint())
         screen = QtGui.QGuiApplication.screenAt(QtGui.QCursor.pos()) or self.screen()
-        area = screen.availableGeometry()
+        self._area = area = screen.availableGeometry()
         self.setFixedWidth(self._width(area.width()))
         self._resize_for(len(self.model.rows))
-        self.move(area.left() + (area.width() - self.width()) // 2, area.top() + area.height() // 5)
+        self._place()
         self.show()
         self.raise_()
         self.activateWindow()
@@ -402,6 +403,26 @@ class Popup(QtWidgets.QWidget):
         """Another process (the CLI, an agent) wrote: rows on screen are searched again."""
         if self.isVisible():
             self._search_again()
+
+    def _place(self) -> None:
+        """Centred, a fifth down the screen, and never past its bottom (QT_SCALE_FACTOR=2 on
+        1920 x 1080 leaves 960 x 540 to fit in)."""
+        area = self._area
+        top = area.top() + area.height() // 5
+        if top + self.height() > area.bottom():
+            top = max(area.top(), area.bottom() - self.height())
+        self.move(area.left() + max(0, (area.width() - self.width()) // 2), top)
+
+    def _rows_that_fit(self, wanted: int) -> int:
+        """How many of `wanted` rows fit on the screen with the box, the status and the hint
+        (at least one: the rest scroll)."""
+        if self._area is None:
+            return wanted
+        chrome = self.height() - self.list.height() if self.list.isVisible() else 150
+        room = self._area.height() - max(chrome, 120) - 8
+        while wanted > 1 and self.model.height(wanted) + 4 > room:
+            wanted -= 1
+        return wanted
 
     def _width(self, screen_width: int) -> int:
         """The popup's width: the results, and the preview beside them when it fits."""
@@ -571,6 +592,7 @@ class Popup(QtWidgets.QWidget):
         shown = min(rows, VISIBLE_ROWS)
         if previewing:
             shown = max(shown, PREVIEW_MIN_ROWS)  # room to read the memory beside
+        shown = self._rows_that_fit(shown)
         self.list.setVisible(rows > 0)
         self.list.setFixedHeight(self.model.height(shown) + 4)
         self.preview.setVisible(previewing)
@@ -579,7 +601,12 @@ class Popup(QtWidgets.QWidget):
         self.adjustSize()
         # Hidden rows and preview leave the layout's size only once its posted update ran:
         # fit again then (a message alone sat in a panel as tall as the rows that went).
-        QtCore.QTimer.singleShot(0, self.adjustSize)
+        QtCore.QTimer.singleShot(0, self._fit)
+
+    def _fit(self) -> None:
+        self.adjustSize()
+        if self._area is not None and self.isVisible():
+            self._place()
 
     def _show_preview(self) -> None:
         """The selected memory, whole, in the preview pane."""

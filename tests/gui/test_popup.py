@@ -493,3 +493,85 @@ def test_enter_on_dimmed_rows_acts_on_the_settled_answer_not_the_keyword_pass(
     hint, mode = at_copy[0]
     assert "searching by meaning" not in hint and mode == "hybrid", at_copy
     assert QtGui.QGuiApplication.clipboard().text().startswith("k8s pod restart")
+
+
+FIT_SCRIPT = r"""
+import json, sys, time
+from app.core.engine import Engine
+from app.core.settings import Settings
+from app.gui.qt import QtCore, QtWidgets
+from app.gui.popup import Popup
+from app.gui.worker import Worker
+
+app = QtWidgets.QApplication(["mnemo"])
+engine = Engine()
+for i in range(24):
+    engine.remember(f"Garden note {i}: the shed, the lawn and bed {i} need work", force=True)
+engine.close()
+settings = Settings()
+worker = Worker(lambda: Engine(settings=settings))
+popup = Popup(worker, settings)
+popup.present()
+popup.search.setText("garden note")
+popup._on_text("garden note")
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline and not (
+    popup.model.query == "garden note" and len(popup.model.rows) >= 8
+    and popup.hint.text() == popup._hint()
+):
+    app.processEvents(QtCore.QEventLoop.AllEvents, 50)
+for _ in range(20):
+    app.processEvents(QtCore.QEventLoop.AllEvents, 20)
+shown, area = popup.frameGeometry(), popup.screen().availableGeometry()
+print(json.dumps({"rows": len(popup.model.rows), "top": shown.top(), "bottom": shown.bottom(),
+                  "left": shown.left(), "right": shown.right(), "area": [area.top(),
+                  area.bottom(), area.left(), area.right()]}))
+worker.stop()
+"""
+
+
+def test_the_popup_fits_a_small_or_scaled_screen(tmp_path):
+    # The desktop pass (issue 22, item 12): QT_SCALE_FACTOR=2 on 1920 x 1080 (960 x 540 to
+    # lay out in) put the popup's bottom off the screen
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    screens = tmp_path / "screens.json"
+    screens.write_text(
+        json.dumps(
+            {
+                "screens": [
+                    {
+                        "name": "hd",
+                        "x": 0,
+                        "y": 0,
+                        "width": 1920,
+                        "height": 1080,
+                        "logicalDpi": 96,
+                        "logicalBaseDpi": 96,
+                        "dpr": 1,
+                    }
+                ]
+            }  # fmt: skip
+        )
+    )
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": f"offscreen:configfile={screens}",
+        "QT_SCALE_FACTOR": "2",
+        "MNEMO_HOME": str(tmp_path / "home"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", FIT_SCRIPT],
+        env=env, cwd=REPO, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    top, bottom, left, right = got["area"]
+    assert got["rows"] >= 8
+    assert top <= got["top"] and got["bottom"] <= bottom, got
+    assert left <= got["left"] and got["right"] <= right, got
