@@ -37,6 +37,24 @@ TYPE_WORDS = {
 
 
 HOTKEY_SETTINGS = ("hotkey", "clipboard_hotkey")
+PASTE_KEYS = ("Ctrl+V", "Ctrl+Shift+V", "Shift+Insert")  # what applications paste with
+
+
+def checked_paste_windows(entries: list[str]) -> list[str]:
+    """`paste_by_window` entries as `WINDOW_CLASS=KEYS`, KEYS one of PASTE_KEYS."""
+    out = []
+    for entry in entries:
+        name, _, keys = entry.partition("=")
+        keys = next((k for k in PASTE_KEYS if k.lower() == keys.strip().lower()), None)
+        if not name.strip() or keys is None:
+            raise InputError(
+                f"setting paste_by_window: {entry!r} is not WINDOW_CLASS=KEYS "
+                f"(KEYS: {', '.join(PASTE_KEYS)}; `xprop WM_CLASS` names a window's class)"
+            )
+        out.append(f"{name.strip()}={keys}")
+    return out
+
+
 _MODIFIERS = {"ctrl", "alt", "shift", "meta", "super", "win", "cmd"}
 _FUNCTION_KEY = re.compile(r"F([1-9]|[12][0-9]|3[0-5])", re.I)
 
@@ -104,6 +122,8 @@ class Setting:
             ) from None
         if self.key in HOTKEY_SETTINGS:
             value = checked_hotkey(self.key, value)
+        if self.key == "paste_by_window":
+            value = checked_paste_windows(value)
         if self.type is float and not math.isfinite(value):
             raise InputError(f"setting {self.key}: must be a finite number, not {value!r}")
         if self.choices and value not in self.choices:
@@ -274,10 +294,19 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "paste_keys",
         str,
-        "Ctrl+V",
-        "The keys your applications paste with (terminals often use Ctrl+Shift+V)",
+        "auto",
+        "The keys Mnemo types to paste: auto = a terminal's own paste key in terminals "
+        "(known by their window class), Ctrl+V in other windows",
         "Desktop",
-        choices=("Ctrl+V", "Ctrl+Shift+V", "Shift+Insert"),
+        choices=("auto", *PASTE_KEYS),
+    ),
+    Setting(
+        "paste_by_window",
+        list,
+        [],
+        "Paste keys for some windows by window class, before paste_keys: "
+        "XTerm=Shift+Insert, Emacs=Ctrl+Shift+V (`xprop WM_CLASS` names a window's class)",
+        "Desktop",
     ),
     Setting("start_at_login", bool, False, "Start Mnemo when you log in", "Desktop"),
     # Memories
@@ -322,6 +351,7 @@ LABELS = {
     "popup_hide_on_blur": "Hide when another window is used",
     "popup_enter_pastes": "Enter pastes into the previous window",
     "paste_keys": "Paste with",
+    "paste_by_window": "Paste keys by window class",
     "start_at_login": "Start at login",
     "mirror_dir": "Also write memories as Markdown to",
     "categories": "Categories",

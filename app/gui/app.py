@@ -154,8 +154,17 @@ class MnemoApp(QtCore.QObject):
                         "The window you were in did not take the focus back; paste it yourself.",
                     )
                 return
+            keys = paste.keys_for(
+                paste.window_class(target),
+                self.settings["paste_keys"],
+                self.settings["paste_by_window"],
+            )
+            if keys == "Shift+Insert":  # terminals paste the PRIMARY selection with it
+                board = QtGui.QGuiApplication.clipboard()
+                if board.supportsSelection():
+                    board.setText(board.text(), QtGui.QClipboard.Selection)
             try:
-                paste.send(self.settings["paste_keys"])
+                paste.send(keys)
             except RuntimeError as exc:
                 self.notify("Copied, not pasted", f"{exc}; paste it yourself.")
 

@@ -1,6 +1,7 @@
 """Paste into the window the user was in before the popup: the paste keys typed through
-XTest on X11. Wayland lets no application type into another one, so there (and on
-Windows and macOS, not written yet) the memory is only copied, and the user is told so.
+XTest on X11, the keys that window pastes with (`keys_for`). Wayland lets no application
+type into another one, so there (and on Windows and macOS, not written yet) the memory is
+only copied, and the user is told so.
 """
 
 from __future__ import annotations
@@ -12,7 +13,55 @@ from app.gui.hotkey.base import parse, qt_platform
 
 log = logging.getLogger(__name__)
 
-KEYS = ("Ctrl+V", "Ctrl+Shift+V", "Shift+Insert")  # what applications paste with
+# Terminals by window class (lower case): the key that pastes the clipboard there. xterm and
+# rxvt paste the PRIMARY selection with Shift+Insert and have no clipboard key by default, so
+# Mnemo puts the memory in the PRIMARY selection too before typing it (`primary`).
+TERMINALS = {
+    **dict.fromkeys(("xterm", "uxterm", "urxvt", "rxvt", "rxvt-unicode", "aterm"), "Shift+Insert"),
+    **dict.fromkeys(
+        (
+            "gnome-terminal", "gnome-terminal-server", "org.gnome.terminal", "kgx", "konsole",
+            "kitty", "alacritty", "xfce4-terminal", "tilix", "terminator", "org.wezfurlong.wezterm",
+            "wezterm", "foot", "st", "st-256color", "lxterminal", "mate-terminal", "qterminal",
+            "terminology", "sakura", "guake", "tilda", "yakuake", "cool-retro-term", "ghostty",
+            "com.mitchellh.ghostty", "deepin-terminal", "io.elementary.terminal", "termite",
+        ),
+        "Ctrl+Shift+V",
+    ),
+}  # fmt: skip
+
+
+def keys_for(window_class: tuple[str, ...], keys: str, by_window: list[str]) -> str:
+    """The keys to type into a window of `window_class` (its WM_CLASS instance and class):
+    the user's `by_window` entry for it, else `keys` unless it is "auto", else its
+    terminal's paste key, else Ctrl+V."""
+    names = {n.lower() for n in window_class if n}
+    for entry in by_window:
+        name, _, chosen = entry.partition("=")
+        if name.strip().lower() in names:
+            return chosen
+    if keys != "auto":
+        return keys
+    return next((TERMINALS[n] for n in sorted(names) if n in TERMINALS), "Ctrl+V")
+
+
+def window_class(window: int) -> tuple[str, ...]:
+    """WM_CLASS of an X11 window (instance, class), or () when it cannot be read."""
+    try:
+        from Xlib import display
+
+        d = display.Display()
+    except Exception:  # no X server here, or no python-xlib
+        return ()
+    try:
+        found = d.create_resource_object("window", window).get_wm_class()
+        return tuple(found) if found else ()
+    except Exception:  # the window went away meanwhile
+        return ()
+    finally:
+        d.close()
+
+
 _MODIFIER = {"ctrl": "Control_L", "shift": "Shift_L", "alt": "Alt_L", "super": "Super_L"}
 # Keys the user may still hold (the Alt of Alt+Enter): released first, or the target
 # would see Ctrl+Alt+V.

@@ -4,6 +4,7 @@ process, the real global hotkey pressed with xdotool, the real clipboard read wi
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -130,6 +131,39 @@ def test_alt_enter_pastes_the_memory_into_the_window_the_user_was_in(desktop, tm
     finally:
         editor.terminate()
         editor.wait(10)
+
+
+@pytest.mark.skipif(shutil.which("xterm") is None, reason="needs xterm (scripts/setup --test)")
+def test_alt_enter_pastes_into_a_terminal_with_its_own_key(desktop, tmp_path):
+    # The desktop pass (issue 22, item 2): into xterm Ctrl+V typed ^V and pasted nothing (the
+    # next Return became a literal ^M) and Shift+Insert pasted the PRIMARY selection, other
+    # text, into a shell. By its window class Mnemo knows xterm pastes PRIMARY with
+    # Shift+Insert, and puts the memory there too.
+    env, _home, _app = desktop
+    typed = tmp_path / "line.txt"
+    subprocess.run(  # other text in PRIMARY (xclip stays behind to serve it)
+        ["xclip", "-selection", "primary"],
+        input=b"rm -rf something else", env=env, check=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30,
+    )  # fmt: skip
+    shell = f"read -r -N {len(QUERY_HIT)} line; printf '%s' \"$line\" > {typed}"
+    term = subprocess.Popen(
+        ["xterm", "-title", "Paste terminal", "-e", "bash", "-c", shell], env=env
+    )
+    try:
+        (target,) = _wait(lambda: _windows(env, "Paste terminal"), 20, "the terminal")
+        _run(env, "xdotool", "windowactivate", "--sync", target, check=False)
+        _wait(lambda: _active(env) == target, 5, "the terminal to have the focus")
+        _run(env, "xdotool", "key", "ctrl+alt+space")
+        _wait(lambda: _popup_windows(env), 10, "the popup to show")
+        _run(env, "xdotool", "type", "--delay", "30", "kubernetes troubleshooting")
+        _run(env, "xdotool", "key", "alt+Return")
+        _wait(lambda: _active(env) == target and not _popup_windows(env), 10, "the focus back")
+        _wait(lambda: typed.exists(), 10, "the shell to read as many characters as the memory")
+        assert typed.read_text(encoding="utf-8") == QUERY_HIT
+    finally:
+        term.terminate()
+        term.wait(10)
 
 
 def _active(env) -> str:
