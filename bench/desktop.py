@@ -3,6 +3,7 @@ during backfill, manager open time.
 
     .venv/bin/python -m bench.desktop          (needs Xvfb and xdotool for the hotkey part)
     .venv/bin/python -m bench.desktop --typing (only: typing while the app is busy)
+    .venv/bin/python -m bench.desktop --hotkey-load [PRESSES]  (the hotkey during a backfill)
 
 Every number is measured in the real app objects (worker thread, popup, manager) with the
 real model; the hotkey is pressed through the X server with xdotool.
@@ -410,9 +411,145 @@ def tray_at_scale(sizes=(100_000, 1_000_000)) -> None:
     )
 
 
+EDITOR = """
+import sys
+from pathlib import Path
+from PySide6 import QtWidgets
+app = QtWidgets.QApplication(sys.argv)
+edit = QtWidgets.QPlainTextEdit()
+edit.setWindowTitle("Typing target")
+out = Path(sys.argv[1])
+edit.textChanged.connect(lambda: out.write_text(edit.toPlainText(), encoding="utf-8"))
+edit.show()
+app.exec()
+"""
+TYPED = "boiler"  # typed at once after each press, 110 ms a key, as a person types
+
+
+def hotkey_under_load(presses: int = 500, notes: int = 5000, busy_cores: int = 1) -> list[tuple]:
+    """The real app under Xvfb + openbox (tests/e2e/session.py) with `notes` imported
+    without vectors, so its launch backfill runs, and one core kept busy by another process:
+    the hotkey pressed `presses` times through xdotool from an editor that has the focus,
+    and a word typed at once at a person's pace; each time waited on until the popup is the
+    active window (a loss: not shown, or shown without the focus, within 3 s), the letters
+    that reached the editor instead counted, then Escape. Rows for docs/benchmarks.md."""
+    import json
+
+    from tests.e2e import session
+
+    mnemo = (sys.executable, "-m", "app")
+    home = Path(tempfile.mkdtemp(prefix="mnemo-bench-hotkey-"))
+    lines = home / "notes.jsonl"
+    with lines.open("w", encoding="utf-8") as out:
+        for i in range(notes):
+            text = f"Note {i}: the {['boiler', 'garden', 'ferry', 'invoice'][i % 4]} task {i}"
+            out.write(json.dumps({"text": text}) + "\n")
+    env = {**os.environ, "MNEMO_HOME": str(home)}
+    subprocess.run([*mnemo, "import", "--no-embed", str(lines)], env=env, check=True,
+                   capture_output=True, cwd=HERE.parent)  # fmt: skip
+    loops = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy_cores)
+    ]
+    shown, lost, unfocused, during, leaked = [], 0, 0, 0, 0
+    typed_file = home / "typed.txt"
+
+    def until(predicate, timeout_s: float) -> bool:  # another process: poll, no event loop
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            time.sleep(0.01)
+        return bool(predicate())
+
+    try:
+        with session.desktop(home, mnemo, (), cwd=HERE.parent) as (xenv, _app):
+
+            def run(*args):
+                return subprocess.run(args, env=xenv, capture_output=True, text=True, timeout=30)
+
+            def popup() -> list[str]:
+                return session.visible_windows(xenv, "Mnemo search")
+
+            def active() -> str:
+                return run("xdotool", "getactivewindow").stdout.strip()
+
+            def in_editor() -> int:
+                return len(typed_file.read_text(encoding="utf-8")) if typed_file.exists() else 0
+
+            editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(typed_file)], env=xenv)
+            until(lambda: session.visible_windows(xenv, "Typing target"), 20)
+            (target,) = session.visible_windows(xenv, "Typing target")
+            for _ in range(presses):
+                state = session.status(xenv, mnemo, HERE.parent) or {}
+                during += bool(state.get("backfill"))
+                run("xdotool", "windowactivate", "--sync", target)
+                until(lambda: active() == target, 3)
+                before = in_editor()
+                start = time.perf_counter()
+                run("xdotool", "key", "ctrl+alt+space")
+                typing = subprocess.Popen(
+                    ["xdotool", "type", "--delay", "110", TYPED], env=xenv
+                )  # at once, while the popup comes
+                got = until(lambda: (w := popup()) and active() in w, 3)
+                elapsed = (time.perf_counter() - start) * 1000
+                typing.wait(30)
+                leaked += in_editor() - before
+                if got:
+                    shown.append(elapsed)
+                    run("xdotool", "key", "Escape")
+                elif popup():
+                    unfocused += 1
+                    run("xdotool", "key", "ctrl+alt+space")
+                else:
+                    lost += 1
+                if not until(lambda: not popup(), 3):
+                    for window in popup():
+                        run("xdotool", "windowunmap", window)
+            editor.terminate()
+    finally:
+        for loop in loops:
+            loop.kill()
+    shown.sort()
+    p95 = shown[max(0, int(len(shown) * 0.95) - 1)] if shown else float("nan")
+    print(f"hotkey under load: {presses} presses ({during} during the backfill), {lost} not "
+          f"shown, {unfocused} shown without the focus, {leaked} of {presses * len(TYPED)} "
+          f"letters typed at once went to the editor; press -> focused popup p50 "
+          f"{statistics.median(shown):.0f} ms, p95 {p95:.0f} ms")  # fmt: skip
+    return [
+        (
+            f"hotkey pressed {presses} times ({during} during the launch backfill of "
+            f"{notes:,} notes), {busy_cores} busy loop{'s' if busy_cores > 1 else ''} on 2 cores",
+            f"{lost} not shown, {unfocused} shown without the focus, {leaked} of "
+            f"{presses * len(TYPED)} letters typed at once went to the other window",
+            f"{statistics.median(shown):.0f}" if shown else "–",
+            f"{p95:.0f}",
+            f"{max(shown):.0f}" if shown else "–",
+        )
+    ]
+
+
 def main() -> None:
     if "--tray" in sys.argv[1:]:
         tray_at_scale()
+        return
+    if "--hotkey-load" in sys.argv[1:]:
+        at = sys.argv.index("--hotkey-load")
+        presses = int(sys.argv[at + 1]) if len(sys.argv) > at + 1 else 500
+        rows = hotkey_under_load(presses, busy_cores=1) + hotkey_under_load(presses, busy_cores=6)
+        record(
+            "Desktop: the hotkey under load",
+            ["measure", "losses (goal 0)", "p50 ms", "p95 ms", "max ms"],
+            rows,
+            note="The real app in its own process under Xvfb + openbox + trayer, a Qt editor "
+            "with the focus before each press; each press through xdotool, a word typed at "
+            "once at 110 ms a key (as the desktop pass did), timed from before xdotool runs "
+            "to the popup being the active window (xdotool's process start included), then "
+            "Escape. Letters that went to the editor are what a person loses: typed into "
+            "another window (in a terminal: run as a command). Not fixed yet (issue 22, "
+            "item 3): the popup needs ~100-700 ms to take the focus under load; grabbing the "
+            "keyboard at the key press and replaying what was typed into the popup would "
+            "close the gap.",
+        )
         return
     xvfb = _xvfb()
     rows = []
