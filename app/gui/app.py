@@ -202,7 +202,9 @@ class MnemoApp(QtCore.QObject):
     def _show_keys_in_tray(self) -> None:
         working = self.clipboard_hotkey is not None and not self.clipboard_hotkey_error
         self.tray.set_hotkey_text(
-            self.settings["hotkey"], self.settings["clipboard_hotkey"] if working else ""
+            self.settings["hotkey"],
+            self.settings["clipboard_hotkey"] if working else "",
+            selection=self.settings["clipboard_source"] == "selection",
         )
 
     def _clipboard_hotkey_failed(self, message: str) -> None:
@@ -280,7 +282,8 @@ class MnemoApp(QtCore.QObject):
                 self._change_hotkey(self._hotkey_key)
             if "hotkey" in changed or "clipboard_hotkey" in changed:
                 self._start_clipboard_hotkey()
-        if ("hotkey" in changed or "clipboard_hotkey" in changed) and self.tray:
+        shown = ("hotkey", "clipboard_hotkey", "clipboard_source")
+        if any(key in changed for key in shown) and self.tray:
             self._show_keys_in_tray()
         if "start_at_login" in changed:
             desktop.set_autostart(self.settings["start_at_login"])

@@ -52,10 +52,11 @@ class Tray(QtWidgets.QSystemTrayIcon):
         self.setContextMenu(menu)
         self.setToolTip("Mnemo")
 
-    def set_hotkey_text(self, text: str, clipboard_text: str = "") -> None:
-        """Show the current hotkeys next to Search… and Remember clipboard."""
+    def set_hotkey_text(self, text: str, clipboard_text: str = "", selection: bool = False) -> None:
+        """Show the current hotkeys next to Search… and Remember clipboard (Remember
+        selection, when that is what it reads: `clipboard_source`)."""
         self.search_action.setText(f"Search…\t{text}")
-        label = "Remember clipboard"
+        label = "Remember selection" if selection else "Remember clipboard"
         self.clipboard_action.setText(f"{label}\t{clipboard_text}" if clipboard_text else label)
 
     def set_state(self, state: str, tooltip: str) -> None:

@@ -44,3 +44,15 @@ def test_window_entries_are_checked_when_saved(mnemo_home):
     with pytest.raises(InputError, match="WINDOW_CLASS=KEYS"):
         settings.apply({"paste_by_window": "Ctrl+V"})
     assert Settings()["paste_by_window"] == ["XTerm=Shift+Insert", "Emacs=Ctrl+Shift+V"]
+
+
+def test_the_tray_names_what_remember_reads(qtbot):
+    # The desktop pass (issue 22, low): the tray said "Remember clipboard" when the setting
+    # had it read the primary selection
+    from app.gui.tray import Tray
+
+    tray = Tray("Ctrl+Alt+Space")
+    tray.set_hotkey_text("Ctrl+Alt+Space", "Ctrl+Alt+C")
+    assert tray.clipboard_action.text() == "Remember clipboard\tCtrl+Alt+C"
+    tray.set_hotkey_text("Ctrl+Alt+Space", "Ctrl+Alt+C", selection=True)
+    assert tray.clipboard_action.text() == "Remember selection\tCtrl+Alt+C"
