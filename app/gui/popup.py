@@ -62,7 +62,7 @@ def preview_html(memory: Memory, query: str) -> str:
     dates = f"created {age(memory.created_at)}"
     if memory.updated_at and memory.updated_at != memory.created_at:
         dates += f", changed {age(memory.updated_at)}"
-    used = f"copied {memory.recall_count}×" if memory.recall_count else ""
+    used = f"recalled {memory.recall_count}×" if memory.recall_count else ""  # by anyone
     seen = f"seen {memory.observation_count}×" if memory.observation_count > 1 else ""
     small = "font-size:small;color:#808080"
     body = [

@@ -56,3 +56,13 @@ def test_the_tray_names_what_remember_reads(qtbot):
     assert tray.clipboard_action.text() == "Remember clipboard\tCtrl+Alt+C"
     tray.set_hotkey_text("Ctrl+Alt+Space", "Ctrl+Alt+C", selection=True)
     assert tray.clipboard_action.text() == "Remember selection\tCtrl+Alt+C"
+
+
+def test_the_preview_counts_recalls_not_copies():
+    # The desktop pass (issue 22, low): "copied 1×" for a memory an agent had only searched;
+    # the count is of every recall (printed, copied, sent to an agent), as the manager says
+    from app.core.memory import Memory
+    from app.gui.popup import preview_html
+
+    shown = preview_html(Memory(id="a1", text="Boiler code F22", recall_count=1), "boiler")
+    assert "recalled 1×" in shown and "copied" not in shown
