@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 
 from app.core.errors import InputError, SecretError
 from app.core.secrets import describe as describe_secrets
-from app.core.secrets import redact as redact_secrets
 from app.core.secrets import scan as scan_secrets
 
 MAX_TEXT_CHARS = 2_000_000  # about 300,000 words; larger input is refused, not cut
@@ -332,12 +331,29 @@ def guard_secrets(values: dict, policy: str = "refuse") -> str | None:
         raise SecretError(
             f"not stored: it contains a secret ({where}); remove it, or store a redacted copy"
         )
+    # One secret, one label in every field, and gone from every field it is in, also where
+    # its context is missing (a title that holds the token without "password:" before it)
+    labels = {secret: hits[0].kind for secret, (hits, _fields) in found.items()}
+
+    def redacted(text: str) -> str:
+        out, last = [], 0
+        for hit in scan_secrets(text):
+            kind = labels.get(text[hit.start : hit.end], hit.kind)
+            out += [text[last : hit.start], f"[REDACTED:{kind}]"]
+            last = hit.end
+        out.append(text[last:])
+        text = "".join(out)
+        for secret in sorted(labels, key=len, reverse=True):
+            if len(secret) >= 6:
+                text = text.replace(secret, f"[REDACTED:{labels[secret]}]")
+        return text
+
     for name in (*TEXT_FIELDS, *LIST_FIELDS):
         value = values.get(name)
         if isinstance(value, str):
-            values[name] = redact_secrets(value)
+            values[name] = redacted(value)
         elif isinstance(value, list):
-            values[name] = [redact_secrets(v) if isinstance(v, str) else v for v in value]
+            values[name] = [redacted(v) if isinstance(v, str) else v for v in value]
     count = len(found)
     return f"redacted {count} secret{'' if count == 1 else 's'}: {where}"
 

@@ -105,3 +105,24 @@ def test_one_token_in_the_title_and_the_text_is_one_secret(engine):
     stored = engine.remember(f"deploy bot token: {token}", secrets="redact", force=True)
     assert stored.notice == "redacted 1 secret: a GitHub token in the title and the text"
     assert token not in stored.memory.text and token not in stored.memory.title
+
+
+def test_a_secret_is_redacted_in_every_field_it_is_in_with_one_label():
+    # The desktop pass (issue 22, low): redaction labels disagreed between the title and the
+    # text; and a title holding the token without its context ("password is") kept it
+    from app.core.memory import Memory, guard_memory
+
+    memory = Memory(
+        id="",
+        text="the wifi password is Kx9#mP2vLq7 for the guest net",
+        title="Kx9#mP2vLq7 guest wifi",
+        tags=["Kx9#mP2vLq7"],
+    )
+    guard_memory(memory, "redact")
+    assert "Kx9#mP2vLq7" not in memory.title + memory.text + "".join(memory.tags)
+    labels = {
+        part.split("]")[0]
+        for field in (memory.title, memory.text, *memory.tags)
+        for part in field.split("[REDACTED:")[1:]
+    }
+    assert labels == {"password"}
