@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 
 from app.core.errors import InputError, SecretError
 from app.core.secrets import describe as describe_secrets
+from app.core.secrets import redact as redact_secrets
 from app.core.secrets import scan as scan_secrets
 
 MAX_TEXT_CHARS = 2_000_000  # about 300,000 words; larger input is refused, not cut
@@ -309,13 +310,16 @@ def guard_secrets(values: dict, policy: str = "refuse") -> str | None:
     # Each secret once, with the fields it is in: a title made from the text holds the
     # same token, and "2 secrets" for one token read as if there were two.
     found: dict[str, tuple[list, list[str]]] = {}
+    scanned: dict[str, list] = {}  # each text's findings, scanned once
     for name in (*TEXT_FIELDS, *LIST_FIELDS):
         value = values.get(name)
         items = value if isinstance(value, list) else [value]
         for item in items:
             if not isinstance(item, str):
                 continue
-            for hit in scan_secrets(item):
+            if item not in scanned:
+                scanned[item] = scan_secrets(item)
+            for hit in scanned[item]:
                 hits, fields = found.setdefault(item[hit.start : hit.end], ([], []))
                 hits.append(hit)
                 field = FIELD_NAMES.get(name, name)
@@ -336,13 +340,8 @@ def guard_secrets(values: dict, policy: str = "refuse") -> str | None:
     labels = {secret: hits[0].kind for secret, (hits, _fields) in found.items()}
 
     def redacted(text: str) -> str:
-        out, last = [], 0
-        for hit in scan_secrets(text):
-            kind = labels.get(text[hit.start : hit.end], hit.kind)
-            out += [text[last : hit.start], f"[REDACTED:{kind}]"]
-            last = hit.end
-        out.append(text[last:])
-        text = "".join(out)
+        hits = [replace(h, kind=labels.get(text[h.start : h.end], h.kind)) for h in scanned[text]]
+        text = redact_secrets(text, hits)
         for secret in sorted(labels, key=len, reverse=True):
             if len(secret) >= 6:
                 text = text.replace(secret, f"[REDACTED:{labels[secret]}]")

@@ -23,6 +23,7 @@ from app.core.errors import InputError
 from app.core.meaning import Meaning
 from app.core.memory import public_dict
 from app.core.ranking import (
+    PARTIAL,
     Band,
     Evidence,
     Scored,
@@ -56,7 +57,7 @@ NEAR = timedelta(days=2)  # a memory this close to the time a query names counts
 # In a collection of many subjects, a relevance under this is no match at all: the cosine
 # noise of a misspelt word's embedding ("kuberntes" listed the Porto trip and the dentist)
 NEGLIGIBLE = 0.05
-HELD_WHOLE = 0.4  # keyword relevance of a memory holding every word asked (just over PARTIAL)
+HELD_WHOLE = PARTIAL + 0.02  # keyword relevance of a memory holding every word asked
 HELD_PHRASES = 4  # ... for queries of at most this many phrases
 
 

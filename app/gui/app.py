@@ -229,11 +229,11 @@ class MnemoApp(QtCore.QObject):
         made.failed.connect(self._hotkey_failed)
         return made
 
-    def _change_hotkey(self, old: str) -> None:
+    def _change_hotkey(self) -> None:
         """Take the new hotkey only once it is grabbed: a key another program holds (the
         window manager's Alt+Space) is refused, the old key keeps working and the setting
         goes back to it (`mnemo settings hotkey` waits for this answer and says so)."""
-        new = self.settings["hotkey"]
+        old, new = self._hotkey_key, self.settings["hotkey"]
         trial = self._hotkey_backend(self.hotkey.key)
         error = trial.register(new)
         if error is None or self.hotkey_error:  # taken, or the old key did not work either
@@ -279,7 +279,7 @@ class MnemoApp(QtCore.QObject):
             self._start_hotkey()
         else:
             if "hotkey" in changed and self.settings["hotkey"] != self._hotkey_key:
-                self._change_hotkey(self._hotkey_key)
+                self._change_hotkey()
             if "hotkey" in changed or "clipboard_hotkey" in changed:
                 self._start_clipboard_hotkey()
         shown = ("hotkey", "clipboard_hotkey", "clipboard_source")

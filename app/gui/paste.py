@@ -15,7 +15,7 @@ log = logging.getLogger(__name__)
 
 # Terminals by window class (lower case): the key that pastes the clipboard there. xterm and
 # rxvt paste the PRIMARY selection with Shift+Insert and have no clipboard key by default, so
-# Mnemo puts the memory in the PRIMARY selection too before typing it (`primary`).
+# the app puts the memory in the PRIMARY selection too before typing it.
 TERMINALS = {
     **dict.fromkeys(("xterm", "uxterm", "urxvt", "rxvt", "rxvt-unicode", "aterm"), "Shift+Insert"),
     **dict.fromkeys(

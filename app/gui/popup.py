@@ -432,7 +432,7 @@ class Popup(QtWidgets.QWidget):
     def _activate_again(self) -> None:
         if not self.isVisible():
             return
-        if self._has_focus():
+        if self.has_focus():
             self._was_active = True
         else:
             self.raise_()
@@ -440,9 +440,6 @@ class Popup(QtWidgets.QWidget):
 
     def has_focus(self) -> bool:
         """Whether the popup is the window typing goes to."""
-        return self._has_focus()
-
-    def _has_focus(self) -> bool:
         # Not isActiveWindow(): re-shown while Qt's focus window never changed (nothing
         # else took it), the popup has the focus but Qt does not call it active.
         handle = self.windowHandle()

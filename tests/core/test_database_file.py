@@ -3,16 +3,13 @@ from every file SQLite writes (issue 21, low findings)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from app.core import paths
 from app.core.db import Database
 from app.core.engine import Engine
 from app.core.errors import StoreError
-from tests.conftest import REPO
+from tests.conftest import run_cli
 
 MARKER = "zorblaxquintessent"
 
@@ -34,16 +31,10 @@ def test_an_empty_database_file_is_refused_and_left_as_it_is(mnemo_home):
         Database(db)
     assert "restore" in str(caught.value) and "move it away" in str(caught.value)
     assert db.read_bytes() == b""
-    done = subprocess.run(
-        [sys.executable, "-m", "app", "remember", "a note"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=120,
-    )
+    done = run_cli("remember", "a note")
+    err = done.stderr.decode()
     assert done.returncode == 1, done
-    assert done.stderr.count("\n") == 1 and "empty" in done.stderr, done.stderr
-    assert "Traceback" not in done.stderr
+    assert err.count("\n") == 1 and "empty" in err and "Traceback" not in err, err
     assert db.read_bytes() == b"", "nothing may be written into it"
 
 
@@ -99,8 +90,6 @@ def _damage_an_index(db_path, created_at: str) -> None:
 
 
 def test_a_database_failing_its_integrity_check_is_not_written_until_repaired(engine):
-    from tests.conftest import run_cli
-
     kept = engine.remember("The boiler code is F22 and the pressure should be 1.5 bar")
     engine.close()
     _damage_an_index(paths.database_path(), kept.memory.created_at)

@@ -29,6 +29,16 @@ def _db(embedder) -> Engine:
     return Engine(embedder=embedder)
 
 
+def _merge(qtbot, worker, manager, ids: list[str]) -> None:
+    """Select these rows and merge them, as Merge selected does."""
+    selection = manager.table.selectionModel()
+    for memory_id in ids:
+        index = manager.table_model.index(_row_of(manager, memory_id), 0)
+        selection.select(index, QtCore.QItemSelectionModel.Select | QtCore.QItemSelectionModel.Rows)
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        manager.merge_selected()
+
+
 def test_lists_every_memory_with_status(qtbot, worker, settings, seeded):
     manager = _manager(qtbot, worker, settings)
     assert manager.table_model.rowCount() == 4
@@ -133,12 +143,7 @@ def test_trash_view_and_restore(qtbot, worker, settings, seeded, embedder):
 
 def test_merge_selected(qtbot, worker, settings, seeded, embedder):
     manager = _manager(qtbot, worker, settings)
-    selection = manager.table.selectionModel()
-    for key in ("k8s", "The"):
-        index = manager.table_model.index(_row_of(manager, seeded[key]), 0)
-        selection.select(index, QtCore.QItemSelectionModel.Select | QtCore.QItemSelectionModel.Rows)
-    with qtbot.waitSignal(worker.changed, timeout=10_000):
-        manager.merge_selected()
+    _merge(qtbot, worker, manager, [seeded["k8s"], seeded["The"]])
     engine = _db(embedder)
     originals = {key: engine.get(seeded[key]) for key in ("k8s", "The")}
     assert all(m.deleted_at and m.merged_into for m in originals.values())
@@ -162,12 +167,7 @@ def test_after_undo_merge_an_edit_is_never_saved_into_the_trash(
     # The desktop pass (issue 22, item 4): merge two rows, Undo merge; the editor still showed
     # the merged memory (now in the trash) and Ctrl+S saved into it, invisible to every search
     manager = _manager(qtbot, worker, settings)
-    selection = manager.table.selectionModel()
-    for key in ("k8s", "The"):
-        index = manager.table_model.index(_row_of(manager, seeded[key]), 0)
-        selection.select(index, QtCore.QItemSelectionModel.Select | QtCore.QItemSelectionModel.Rows)
-    with qtbot.waitSignal(worker.changed, timeout=10_000):
-        manager.merge_selected()
+    _merge(qtbot, worker, manager, [seeded["k8s"], seeded["The"]])
     engine = _db(embedder)
     merged_id = engine.get(seeded["k8s"]).merged_into
     qtbot.waitUntil(lambda: manager._current is not None and manager._current.id == merged_id)

@@ -303,16 +303,9 @@ def test_enter_after_an_empty_keyword_answer_waits_for_meaning(qtbot, worker, se
     assert QtGui.QGuiApplication.clipboard().text().startswith("k8s pod restart")
 
 
-def test_right_to_left_tags_keep_their_order_in_a_row(qtbot, worker, settings, seeded):
-    # Issue 12: "right-to-left text laid out correctly in result metadata". Two Hebrew tags
-    # side by side used to merge into one right-to-left run with the separator between
-    # them: the row showed the second tag first, and the age before the tags.
-    engine = Engine()
-    engine.edit(seeded["Grandma's"], tags=["מתכון", "ארוחה"])
-    memory = engine.get(seeded["Grandma's"])
-    engine.close()
-    popup = _popup(qtbot, worker, settings)
-    popup.model.set_rows([Scored(memory=memory, seq=0, score=0.8)], "lasagne")
+def _painted(popup, memory, query: str) -> list[str]:
+    """Every text the delegate draws for `memory` as the one row of `query`."""
+    popup.model.set_rows([Scored(memory=memory, seq=0, score=0.8)], query)
     drawn: list[str] = []
 
     class Recording(QtGui.QPainter):
@@ -327,6 +320,19 @@ def test_right_to_left_tags_keep_their_order_in_a_row(qtbot, worker, settings, s
     option.rect = QtCore.QRect(0, 0, 600, 64)
     popup.list.itemDelegate().paint(painter, option, popup.model.index(0))
     painter.end()
+    return drawn
+
+
+def test_right_to_left_tags_keep_their_order_in_a_row(qtbot, worker, settings, seeded):
+    # Issue 12: "right-to-left text laid out correctly in result metadata". Two Hebrew tags
+    # side by side used to merge into one right-to-left run with the separator between
+    # them: the row showed the second tag first, and the age before the tags.
+    engine = Engine()
+    engine.edit(seeded["Grandma's"], tags=["מתכון", "ארוחה"])
+    memory = engine.get(seeded["Grandma's"])
+    engine.close()
+    popup = _popup(qtbot, worker, settings)
+    drawn = _painted(popup, memory, "lasagne")
     meta = next(line for line in drawn if "מתכון" in line)
     fields = [memory.category, "מתכון", "ארוחה", age(memory.created_at)]
     # THEN the fields read left to right in their order, as any other tags do
@@ -341,21 +347,7 @@ def test_hidden_formatting_in_a_row_is_written_out(qtbot, worker, settings, seed
     memory = engine.get(done.memory.id)
     engine.close()
     popup = _popup(qtbot, worker, settings)
-    popup.model.set_rows([Scored(memory=memory, seq=0, score=0.8)], "share")
-    drawn: list[str] = []
-
-    class Recording(QtGui.QPainter):
-        def drawText(self, *args):  # noqa: N802 - Qt API
-            drawn.append(next(a for a in args if isinstance(a, str)))
-            return super().drawText(*args)
-
-    image = QtGui.QImage(800, 80, QtGui.QImage.Format_ARGB32)
-    painter = Recording(image)
-    option = QtWidgets.QStyleOptionViewItem()
-    popup.list.initViewItemOption(option)
-    option.rect = QtCore.QRect(0, 0, 600, 64)
-    popup.list.itemDelegate().paint(painter, option, popup.model.index(0))
-    painter.end()
+    drawn = _painted(popup, memory, "share")
     # THEN the title and the tags show the override as <U+202E>, never the character itself
     assert any("gnp<U+202E>exe.png" in line for line in drawn), drawn
     assert any("in<U+202E>box" in line for line in drawn), drawn
