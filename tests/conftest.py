@@ -23,6 +23,8 @@ def mnemo_home(tmp_path, monkeypatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("MNEMO_HOME", str(home))
     monkeypatch.delenv("MNEMO_MODEL", raising=False)
+    # Never the developer's own desktop: tests that need a session bus start one
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
     return home
 
 

@@ -15,9 +15,10 @@ from app.core.memory import title_from
 from app.core.secrets import describe, scan
 from app.core.settings import Settings
 from app.gui import clipboard, desktop, display_server, hotkey, ipc, paste
+from app.gui.notifier import Notifier
 from app.gui.popup import Popup
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
-from app.gui.tray import Tray, icon
+from app.gui.tray import ICON, Tray, icon
 from app.gui.worker import INTERACTIVE, Worker
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,12 @@ class MnemoApp(QtCore.QObject):
         else:
             self._say_no_tray_once()
 
+        self.notifier = Notifier(str(ICON), self)  # the desktop's service, else the tray
+        self.notifier.fallback.connect(self._balloon)
+        self._balloon_action: Callable[[], None] | None = None
+        if self.tray is not None:
+            self.tray.messageClicked.connect(self._balloon_clicked)
+
         self.hotkey = None
         self.hotkey_refused: dict | None = None  # the last key asked for that was taken
         self.clipboard_hotkey = None  # Remember clipboard's key, when one is set
@@ -86,6 +93,9 @@ class MnemoApp(QtCore.QObject):
         self.popup.openMemory.connect(self.show_manager)
         self.popup.rememberText.connect(lambda text: self._remember(text, "manual"))
         self.popup.hidden.connect(self._restore_focus)
+        self.popup.hidden.connect(self._hold_typing)
+        self.popup.focused.connect(self._hand_over_typing)
+        QtGui.QGuiApplication.instance().focusWindowChanged.connect(self._hold_typing)
         self.worker.modelState.connect(self._on_model_state)
         self.worker.backfillProgress.connect(self._on_backfill)
         self.worker.settingsChanged.connect(lambda keys: self._settings_applied(keys.split(",")))
@@ -123,6 +133,19 @@ class MnemoApp(QtCore.QObject):
             self.popup.hide()
         else:
             self.show_popup()
+
+    def _hold_typing(self, *_args) -> None:
+        """Tell the hotkey whether its next press opens the popup: then the keys typed after
+        it are kept for the popup, not left to the window the user was in."""
+        if self.hotkey is not None:
+            opens = not self.popup.isVisible() or not (
+                self.popup.has_focus() or self.settings["popup_hide_on_blur"]
+            )
+            self.hotkey.hold_typing(opens)
+
+    def _hand_over_typing(self) -> None:
+        if self.hotkey is not None:
+            self.hotkey.hand_over()
 
     def _restore_focus(self) -> None:
         wanted, self.popup.paste_wanted = self.popup.paste_wanted, False
@@ -197,7 +220,7 @@ class MnemoApp(QtCore.QObject):
 
     def _hotkey_failed(self, message: str) -> None:
         self.hotkey_error = message
-        self.notify("Global hotkey not available", message)
+        self.notify("Global hotkey not available", message, action=self._settings_action)
 
     def _show_keys_in_tray(self) -> None:
         working = self.clipboard_hotkey is not None and not self.clipboard_hotkey_error
@@ -219,13 +242,17 @@ class MnemoApp(QtCore.QObject):
         self.hotkey = self._hotkey_backend()
         self._hotkey_key = self.settings["hotkey"]  # the key the backend was asked to grab
         self.hotkey_error = self.hotkey.register(self._hotkey_key)
+        self._hold_typing()
         if self.hotkey_error:
-            self.notify("Global hotkey not available", self.hotkey_error)
+            self.notify(
+                "Global hotkey not available", self.hotkey_error, action=self._settings_action
+            )
         self._start_clipboard_hotkey()
 
     def _hotkey_backend(self, forced: str | None = None):
         made = hotkey.backend(self, forced=forced or self.settings["hotkey_backend"])
         made.activated.connect(self.toggle_popup)
+        made.typed.connect(lambda keys: self.popup.type_keys(json.loads(keys)))
         made.failed.connect(self._hotkey_failed)
         return made
 
@@ -241,13 +268,18 @@ class MnemoApp(QtCore.QObject):
             self.hotkey.deleteLater()
             self.hotkey, self.hotkey_error, self.hotkey_refused = trial, error, None
             self._hotkey_key = new
+            self._hold_typing()
             if error:
                 self.notify("Global hotkey not available", error)
             return
         trial.unregister()
         trial.deleteLater()
         self.hotkey_refused = {"key": new, "error": error}
-        self.notify("Hotkey not changed", f"{error}. {old} still opens Mnemo.")
+        self.notify(
+            "Hotkey not changed",
+            f"{error}. {old} still opens Mnemo.",
+            action=self._settings_action,
+        )
         self.worker.apply_settings({"hotkey": old})
 
     def _start_clipboard_hotkey(self) -> None:
@@ -421,6 +453,7 @@ class MnemoApp(QtCore.QObject):
             verb,
             memory.display_title + (f"\n{notice}" if notice else ""),
             logged=f"memory {memory.id}" + (f"; {notice}" if notice else ""),
+            action=("Open in Mnemo", lambda: self.show_manager(memory.id)),
         )
         if self.popup.isVisible():
             self.popup.report(f"{verb}: {memory.display_title}")
@@ -471,15 +504,37 @@ class MnemoApp(QtCore.QObject):
             "tray": self.tray is not None,
             "backfill": list(self._backfill),
             "last_notification": list(self._last_notification or ()),
+            "notifications": self.notifier.via or "none yet",
         }
 
-    def notify(self, title: str, text: str, logged: str | None = None) -> None:
-        """A desktop notification (through the tray), logged as well: `logged` in place of
-        `text` when the text is the user's (a memory's title stays out of the log)."""
+    def notify(
+        self,
+        title: str,
+        text: str,
+        logged: str | None = None,
+        action: tuple[str, Callable[[], None]] | None = None,
+    ) -> None:
+        """A desktop notification, logged as well: `logged` in place of `text` when the text
+        is the user's (a memory's title stays out of the log). `action` (label, callback)
+        runs when the notification is clicked or its action chosen."""
         log.info("%s: %s", title, text if logged is None else logged)
         self._last_notification = (title, text)
+        self._balloon_action = action[1] if action else None
+        self.notifier.show(title, text, action)
+
+    @property
+    def _settings_action(self) -> tuple[str, Callable[[], None]]:
+        return ("Settings", self.show_settings)
+
+    def _balloon(self, title: str, text: str) -> None:
+        """No notification service answered: the tray's balloon says it instead."""
         if self.tray is not None:
             self.tray.showMessage(title, text, icon(), 5000)
+
+    def _balloon_clicked(self) -> None:
+        action, self._balloon_action = self._balloon_action, None
+        if action is not None:
+            action()
 
     @staticmethod
     def _first_time(name: str) -> bool:
@@ -528,6 +583,7 @@ class MnemoApp(QtCore.QObject):
         if self.clipboard_hotkey is not None:
             self.clipboard_hotkey.unregister()
         self.server.close()
+        self.notifier.close()
         if self.tray:
             self.tray.hide()
         self.worker.stop()

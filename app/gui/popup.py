@@ -281,6 +281,7 @@ class Popup(QtWidgets.QWidget):
     openMemory = Signal(str)  # Ctrl+Enter: show this memory in the manager
     rememberText = Signal(str)  # Ctrl+S: store what was typed
     hidden = Signal()
+    focused = Signal()  # the popup became the window typing goes to
 
     def __init__(self, worker: Worker, settings, parent=None):
         super().__init__(parent, Qt.Tool | Qt.FramelessWindowHint | Qt.WindowStaysOnTopHint)
@@ -434,6 +435,7 @@ class Popup(QtWidgets.QWidget):
             return
         if self.has_focus():
             self._was_active = True
+            self.focused.emit()
         else:
             self.raise_()
             self.activateWindow()
@@ -452,6 +454,7 @@ class Popup(QtWidgets.QWidget):
         mine = self.windowHandle()
         if window is not None and window == mine:
             self._was_active = True
+            self.focused.emit()
         elif window is not None and window.transientParent() == mine:
             pass  # a question asked above the popup (a secret found): it stays open
         elif self.actions_menu is not None and self.actions_menu.isVisible():
@@ -459,6 +462,16 @@ class Popup(QtWidgets.QWidget):
         elif self._was_active and self.settings["popup_hide_on_blur"]:
             self.blurred = True  # the focus went where the user clicked: not given back
             self.hide()  # another window took the focus, as with every launcher
+
+    def type_keys(self, keys: list) -> None:
+        """Keys typed before the popup had the focus ([(Qt key, modifiers, text)], kept by
+        the hotkey's grab): they are typed into it now, in order, as if they had come."""
+        for key, modifiers, text in keys:
+            if not self.isVisible():
+                return  # Esc or Enter among them hid it: the rest was meant for nothing
+            for kind in (QtCore.QEvent.KeyPress, QtCore.QEvent.KeyRelease):
+                event = QtGui.QKeyEvent(kind, key, Qt.KeyboardModifier(modifiers), text)
+                QtWidgets.QApplication.sendEvent(self.search, event)  # where typing goes
 
     def hide(self) -> None:
         """Hide on purpose (Esc, Enter, the hotkey): the focus loss that follows is not a

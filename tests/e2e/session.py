@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-TOOLS = ("Xvfb", "openbox", "xdotool", "xclip", "trayer", "xwininfo")
+TOOLS = ("Xvfb", "openbox", "xdotool", "xclip", "trayer", "xwininfo", "dbus-daemon", "dunst")
 
 
 def wait(predicate, timeout: float, what: str):
@@ -108,6 +108,15 @@ def desktop(
         procs.append(subprocess.Popen(["openbox", "--sm-disable"], env=env, **quiet))
         tray = ["trayer", "--edge", "top", "--align", "right", "--widthtype", "request"]
         procs.append(subprocess.Popen([*tray, "--height", "28"], env=env, **quiet))
+        # A session bus of its own with a real notification service (dunst), as a desktop has
+        bus = subprocess.Popen(
+            ["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        procs.append(bus)
+        env["DBUS_SESSION_BUS_ADDRESS"] = bus.stdout.readline().strip()
+        procs.append(subprocess.Popen(["dunst"], env=env, **quiet))
+        wait(lambda: run(env, "dunstctl", "is-paused", check=False).returncode == 0, 10, "dunst")
         for text, tags in seed:
             run(env, *mnemo, "remember", text, "--tags", tags, "--source", "manual", cwd=cwd)
         started = {**env, **(app_env or {})}

@@ -98,6 +98,27 @@ def test_ctrl_enter_opens_in_manager_and_escape_hides(qtbot, worker, settings, s
     assert not popup.isVisible()
 
 
+def test_keys_kept_by_the_hotkey_grab_are_typed_into_the_popup_in_order(
+    qtbot, worker, settings, seeded
+):
+    # Issue 22, item 3: what was typed before the popup had the focus (kept by the X11 grab)
+    # arrives as a list of (Qt key, modifiers, text) and acts as typing would, Enter included
+    popup = _popup(qtbot, worker, settings)
+    shift = Qt.ShiftModifier.value
+    keys = [(Qt.Key_K, shift, "K"), (Qt.Key_X, 0, "x"), (int(Qt.Key_Backspace), 0, "\x08")]
+    keys += [(ord(c.upper()), 0, c) for c in "ubernetes troubleshooting"]
+    popup.type_keys(keys)
+    assert popup.search.text() == "Kubernetes troubleshooting"
+    qtbot.waitUntil(lambda: popup.model.query == popup.search.text(), timeout=10_000)
+    with qtbot.waitSignal(popup.hidden, timeout=5000):
+        popup.type_keys([(int(Qt.Key_Return), 0, "\r")])
+    assert QtGui.QGuiApplication.clipboard().text().startswith("k8s pod restart debugging")
+    popup.present()
+    popup.type_keys([(int(Qt.Key_Escape), 0, "\x1b"), (Qt.Key_A, 0, "a")])
+    assert not popup.isVisible()
+    assert popup.search.text() == "Kubernetes troubleshooting"  # nothing typed once hidden
+
+
 def test_stale_results_are_dropped(qtbot, worker, settings, seeded):
     popup = _popup(qtbot, worker, settings)
     _type(qtbot, popup, "lasagne")

@@ -39,6 +39,9 @@ class HotkeyBackend(QtCore.QObject):
 
     activated = Signal()
     failed = Signal(str)  # a problem found after `register` returned (portal backends)
+    # keys typed after a press, kept from the window before until the popup had the focus:
+    # JSON of [[Qt key, Qt modifiers, text], ...] (only strings cross threads; X11 only)
+    typed = Signal(str)
     name = "none"  # shown to people: the tray's state, logs, `mnemo status`
     key = "none"  # the value of the `hotkey_backend` setting that forces this backend
 
@@ -62,6 +65,13 @@ class HotkeyBackend(QtCore.QObject):
 
     def unregister(self) -> None:
         """Release the shortcut."""
+
+    def hold_typing(self, wanted: bool) -> None:
+        """Whether what is typed after the next press is kept for the popup (where the
+        backend can: X11)."""
+
+    def hand_over(self) -> None:
+        """The popup has the focus: emit what was kept as `typed`, and let the keyboard go."""
 
 
 def parse(sequence: str) -> tuple[set[str], str]:

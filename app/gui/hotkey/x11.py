@@ -1,12 +1,20 @@
 """X11 global hotkey: `XGrabKey` on the root window, and the EWMH focus helpers.
 
 The grab covers the NumLock/CapsLock variants of the modifiers; a QThread reads the X
-connection and only emits `activated`.
+connection and only emits signals.
+
+Letters typed right after the hotkey, before the popup has the focus, must not reach the window
+the user was in (in a terminal they run as a command). So the key is grabbed in synchronous
+mode: at the press the X server itself holds the keyboard's events back until the listener has
+read it, and when the press opens the popup the listener takes the whole keyboard (an active
+grab) and keeps what is typed until the popup has the focus (`hand_over`) or `HOLD_S` passed.
+The keys kept are then emitted as `typed` for the popup to replay.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import os
 import select
@@ -14,9 +22,29 @@ import threading
 import time
 
 from app.gui.hotkey.base import POPUP, HotkeyBackend, Shortcut, parse, qt_platform
-from app.gui.qt import QtCore
+from app.gui.qt import Qt, QtCore
 
 log = logging.getLogger(__name__)
+
+HOLD_S = 3.0  # the longest the keyboard is kept from the other windows after a press
+
+# Keys other than text that a popup uses, by X keysym name: (Qt key, the text Qt gives them).
+_NAMED = {
+    "Return": (Qt.Key_Return, "\r"),
+    "KP_Enter": (Qt.Key_Enter, "\r"),
+    "BackSpace": (Qt.Key_Backspace, "\x08"),
+    "Escape": (Qt.Key_Escape, "\x1b"),
+    "Tab": (Qt.Key_Tab, "\t"),
+    "Delete": (Qt.Key_Delete, ""),
+    "Up": (Qt.Key_Up, ""),
+    "Down": (Qt.Key_Down, ""),
+    "Left": (Qt.Key_Left, ""),
+    "Right": (Qt.Key_Right, ""),
+    "Home": (Qt.Key_Home, ""),
+    "End": (Qt.Key_End, ""),
+    "Prior": (Qt.Key_PageUp, ""),
+    "Next": (Qt.Key_PageDown, ""),
+}
 
 
 class _Listener(QtCore.QThread):
@@ -43,6 +71,8 @@ class X11Hotkey(HotkeyBackend):
         self._stop = threading.Event()
         self._display = None
         self.last_press = 0.0
+        self._grab_typing = threading.Event()  # the next press opens the popup: hold keys
+        self._handed = threading.Event()  # the popup has the focus: let the keyboard go
 
     @classmethod
     def is_compatible(cls) -> str | None:
@@ -86,8 +116,8 @@ class X11Hotkey(HotkeyBackend):
         failures: list[error.XError] = []
         catcher = error.CatchError(error.BadAccess)
         for extra in (0, X.Mod2Mask, X.LockMask, X.Mod2Mask | X.LockMask):  # NumLock, Caps
-            root.grab_key(
-                keycode, mask | extra, True, X.GrabModeAsync, X.GrabModeAsync, onerror=catcher
+            root.grab_key(  # the keyboard freezes at the press until the listener reads it
+                keycode, mask | extra, True, X.GrabModeAsync, X.GrabModeSync, onerror=catcher
             )
         self._display.sync()
         if catcher.get_error():
@@ -104,20 +134,110 @@ class X11Hotkey(HotkeyBackend):
         log.info("global hotkey %s registered (X11)", sequence)
         return None
 
+    def hold_typing(self, wanted: bool) -> None:
+        """Whether the next press opens the popup, so that what is typed after it is kept
+        for the popup (set from the GUI thread as the popup shows, hides or loses focus)."""
+        if wanted:
+            self._grab_typing.set()
+        else:
+            self._grab_typing.clear()
+
+    def hand_over(self) -> None:
+        """The popup has the focus: let the keyboard go and emit what was typed meanwhile."""
+        self._handed.set()
+
     def _listen(self) -> None:
         from Xlib import X
 
         display = self._display
         fd = display.fileno()
+        held: list[tuple[int, int, str]] | None = None  # keys kept while the popup comes
+        until = 0.0
         while not self._stop.is_set():
-            readable, _, _ = select.select([fd], [], [], 0.2)
-            if not readable:
+            if held is not None and (self._handed.is_set() or time.monotonic() > until):
+                held = self._let_go(display, held)
+            readable, _, _ = select.select([fd], [], [], 0.02 if held is not None else 0.2)
+            if not readable and not display.pending_events():
                 continue
             while display.pending_events():
                 event = display.next_event()
-                if event.type == X.KeyPress and event.detail == self._keycode:
+                if event.type != X.KeyPress:
+                    continue
+                if event.detail == self._keycode and event.state & 0xCD == self._mask:
                     self.last_press = time.perf_counter()  # for latency measurements
+                    if held is not None:  # pressed again while the popup comes: it hides
+                        held = self._let_go(display, None)
+                    elif self._grab_typing.is_set() and self._grab(display, event.time):
+                        held, until = [], time.monotonic() + HOLD_S
+                        self._handed.clear()
+                    display.allow_events(X.AsyncKeyboard, X.CurrentTime)  # never left frozen
+                    display.flush()
                     self.activated.emit()
+                elif held is not None:
+                    key = self._qt_key(display, event)
+                    if key is not None:
+                        held.append(key)
+        if held is not None:
+            self._let_go(display, None)
+
+    @staticmethod
+    def _grab(display, when: int) -> bool:
+        from Xlib import X
+
+        root = display.screen().root
+        status = root.grab_keyboard(False, X.GrabModeAsync, X.GrabModeAsync, when)
+        return status == X.GrabSuccess
+
+    def _let_go(self, display, held: list | None) -> None:
+        """Release the keyboard; the keys read before the release are emitted as `typed`."""
+        from Xlib import X
+
+        display.ungrab_keyboard(X.CurrentTime)
+        display.sync()
+        while held is not None and display.pending_events():
+            event = display.next_event()
+            if event.type == X.KeyPress:
+                key = self._qt_key(display, event)
+                if key is not None:
+                    held.append(key)
+        if held:
+            self.typed.emit(json.dumps(held))
+        return None
+
+    @staticmethod
+    def _qt_key(display, event) -> tuple[int, int, str] | None:
+        """(Qt key, Qt modifiers, text) of an X key press; None for a modifier key alone."""
+        from Xlib import XK, X
+
+        shifted = bool(event.state & X.ShiftMask)
+        keysym = display.keycode_to_keysym(event.detail, 1 if shifted else 0)
+        if not keysym and shifted:
+            keysym = display.keycode_to_keysym(event.detail, 0)
+        modifiers = 0
+        for bit, flag in (
+            (X.ShiftMask, Qt.ShiftModifier),
+            (X.ControlMask, Qt.ControlModifier),
+            (X.Mod1Mask, Qt.AltModifier),
+            (X.Mod4Mask, Qt.MetaModifier),
+        ):
+            if event.state & bit:
+                modifiers |= flag.value
+        for name, (key, text) in _NAMED.items():
+            if keysym == XK.string_to_keysym(name):
+                return int(key.value), modifiers, text
+        if 0x20 <= keysym <= 0xFF:  # Latin-1: the keysym is the code point
+            text = chr(keysym)
+        elif keysym & 0xFF000000 == 0x01000000:  # a Unicode keysym
+            text = chr(keysym & 0xFFFFFF)
+        else:
+            return None  # Shift, Control, function keys...
+        if event.state & X.LockMask and text.isalpha():
+            text = text.swapcase()
+        upper = text.upper()
+        key = ord(upper) if len(upper) == 1 else ord(text)
+        if event.state & (X.ControlMask | X.Mod1Mask):
+            text = ""  # Ctrl+K, Alt+Enter: a shortcut, not text
+        return key, modifiers, text
 
     def unregister(self) -> None:
         if self._thread is not None:
