@@ -31,6 +31,46 @@ def _formats(mime: QtCore.QMimeData) -> dict[str, bytes]:
     return out
 
 
+def html_text(html: str) -> str:
+    """The text of an HTML copy with what plain text would lose: each link's address after
+    its words ("the docs (https://…)", unless the words are the address), and list items
+    as "- " lines."""
+    doc = QtGui.QTextDocument()
+    doc.setHtml(html)
+    lines = []
+    block = doc.begin()
+    while block.isValid():
+        parts, href, words = [], "", ""  # the link being read and its words so far
+        fragments = block.begin()
+        while not fragments.atEnd():
+            fragment = fragments.fragment()
+            fragments += 1
+            if not fragment.isValid():
+                continue
+            form = fragment.charFormat()
+            here = form.anchorHref() if form.isAnchor() else ""
+            if href and here != href:
+                parts.append(_address(href, words))
+            words = words + fragment.text() if here and here == href else fragment.text()
+            href = here
+            parts.append(fragment.text())
+        if href:
+            parts.append(_address(href, words))
+        line = "".join(parts).replace("\u2028", "\n").replace("\xa0", " ")
+        lines.append(("- " + line) if block.textList() is not None else line)
+        block = block.next()
+    return "\n".join(lines)
+
+
+def _address(href: str, words: str) -> str:
+    """" (href)" after a link's words; nothing when they say it already or it points inside
+    the page."""
+    address = href.removeprefix("mailto:")
+    if href.startswith("#") or address.rstrip("/") in words:
+        return ""
+    return f" ({address})"
+
+
 def read(mime: QtCore.QMimeData | None, name: str = "clipboard") -> ClipboardText:
     """Classify the clipboard (or the primary selection: `name` "selection"): text to
     store, or a clear reason not to."""
@@ -52,7 +92,7 @@ def read(mime: QtCore.QMimeData | None, name: str = "clipboard") -> ClipboardTex
         )
     text = mime.text() if mime.hasText() else ""
     if not text.strip() and mime.hasHtml():
-        text = QtGui.QTextDocumentFragment.fromHtml(mime.html()).toPlainText()
+        text = html_text(mime.html())
     if not text.strip():
         if mime.hasImage():
             return ClipboardText(refusal=f"The {name} holds an image; Mnemo stores text only.")

@@ -562,8 +562,9 @@ class Popup(QtWidgets.QWidget):
         elif rows and all(weak(r) for r in rows) and not coming:
             said = "; ".join(filter(None, [result.notice, "only weak matches"]))
             self.status.setText(said[0].upper() + said[1:])
-        elif rows or coming:
-            self.status.setText(result.notice or "")
+        elif rows or coming:  # what the search read differently (a typo), said as the CLI does
+            notice = result.notice or ""
+            self.status.setText(notice[:1].upper() + notice[1:])
         elif result.notice and result.notice.startswith(("nothing was stored", "no memory")):
             self.status.setText(result.notice[0].upper() + result.notice[1:] + ".")
         else:

@@ -119,6 +119,20 @@ def test_keys_kept_by_the_hotkey_grab_are_typed_into_the_popup_in_order(
     assert popup.search.text() == "Kubernetes troubleshooting"  # nothing typed once hidden
 
 
+def test_a_typo_read_as_a_word_of_the_collection_is_said_as_the_cli_says_it(
+    qtbot, worker, settings, seeded
+):
+    popup = _popup(qtbot, worker, settings)
+    _type(qtbot, popup, "lasagme")
+    qtbot.waitUntil(
+        lambda: (
+            popup.status.isVisible() and popup.status.text() == "Matched “lasagme” as “lasagne”"
+        ),
+        timeout=10_000,
+    )
+    assert popup.model.rows[0].memory.id == seeded["Grandma's"]
+
+
 def test_stale_results_are_dropped(qtbot, worker, settings, seeded):
     popup = _popup(qtbot, worker, settings)
     _type(qtbot, popup, "lasagne")

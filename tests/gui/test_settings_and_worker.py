@@ -161,6 +161,22 @@ def test_clipboard_text_html_images_files_empty_and_huge(qapp):
     assert "limit" in clipboard.read(huge).refusal
 
 
+def test_an_html_only_copy_keeps_its_link_addresses_and_list_items(qapp):
+    # The desktop pass (issue 22, low): a copy from a browser or mail client offering HTML
+    # only lost every link's address ("the runbook" without where it is)
+    rich = QtCore.QMimeData()
+    rich.setHtml(
+        '<p>Restart steps are in <a href="https://wiki.example.com/ops/runbook">the <b>ops'
+        '</b> runbook</a>, see <a href="https://example.com/">https://example.com</a>'
+        ' or <a href="mailto:ops@example.com">mail us</a> <a href="#top">up</a>.</p>'
+        "<ul><li>drain the node</li><li>cordon it</li></ul>"
+    )
+    assert clipboard.read(rich).text == (
+        "Restart steps are in the ops runbook (https://wiki.example.com/ops/runbook), see "
+        "https://example.com or mail us (ops@example.com) up.\n- drain the node\n- cordon it"
+    )
+
+
 def test_an_empty_hotkey_is_refused_not_silently_replaced(qtbot, settings, worker, mnemo_home):
     # Issue 12, defect 9: clearing the field saved the default without a word.
     dialog = SettingsDialog(settings, worker)
