@@ -30,6 +30,23 @@ SORT_COLUMNS = ("title", "category", "tags", "created_at", "updated_at", "recall
 
 # Fields an editor save checks against what it loaded (keywords are also made by the
 # backfill, so a label arriving meanwhile is no conflict).
+# What the conflict question names, in the words it uses
+CONFLICT_FIELDS = {
+    "title": "the title", "text": "the text", "reasoning": "the reasoning",
+    "category": "the category", "tags": "the tags", "references": "the references",
+    "source_project": "the project", "confidence": "the confidence", "pinned": "pinned",
+}  # fmt: skip
+
+
+def _shown(value) -> str:
+    """A field's value as the conflict question shows it."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "" if value is None else str(value)
+
+
 CHECKED_FIELDS = (
     "title", "text", "reasoning", "category", "tags", "references", "source_project",
     "confidence", "pinned", "deleted_at",
@@ -679,8 +696,13 @@ class Manager(QtWidgets.QMainWindow):
         expect = {field: getattr(loaded, field) for field in CHECKED_FIELDS}
 
         def gone(message: str) -> None:
-            if "changed elsewhere" in message:
-                self._conflict(memory_id, inline, changes)
+            if "changed elsewhere" in message:  # read the other version to show it
+                self.worker.call(
+                    lambda e: e.get(memory_id),
+                    lambda other: self._conflict(memory_id, inline, changes, loaded, other),
+                    gone,
+                    INTERACTIVE,
+                )
                 return
             if "moved to the trash" in message:
                 how = "moved to the trash (a merge undone, or deleted elsewhere)"
@@ -706,10 +728,20 @@ class Manager(QtWidgets.QMainWindow):
             writes=True,
         )
 
-    def _conflict(self, memory_id: str, inline: bool, changes: dict) -> None:
+    def _conflict(
+        self, memory_id: str, inline: bool, changes: dict, loaded: Memory, other: Memory
+    ) -> None:
         """The memory was changed elsewhere (the CLI, an agent) after it was opened here:
-        replace that version with the editor's, keep both, or go on editing. Nothing is
-        written without an answer."""
+        replace that version with the editor's, keep both, or go on editing, with what
+        changed there shown beside the editor's version. Nothing is written without an
+        answer."""
+        if other.deleted_at:  # trashed meanwhile as well: said as such (`gone`)
+            self._current = None
+            self._failed_write(
+                "This memory was moved to the trash while you edited it. Your text is still "
+                "in the editor: Save again to keep it as a new memory."
+            )
+            return
         box = QtWidgets.QMessageBox(
             QtWidgets.QMessageBox.Warning,
             "Mnemo",
@@ -718,9 +750,25 @@ class Manager(QtWidgets.QMainWindow):
             QtWidgets.QMessageBox.Yes | QtWidgets.QMessageBox.Save | QtWidgets.QMessageBox.Cancel,
             self,
         )
+
+        def value(memory: Memory, field: str) -> str:  # a title made from the text is none
+            return _shown(memory.own_title if field == "title" else getattr(memory, field))
+
+        differ = [f for f in CONFLICT_FIELDS if value(loaded, f) != value(other, f)]
+        said = ", ".join(CONFLICT_FIELDS[f] for f in differ) or "nothing you can see"
+        preview = other.text if len(other.text) <= 300 else other.text[:299] + "…"
         box.setInformativeText(
+            f"Changed there: {said}.\n\nTheir text: “{preview}”\n\n"
             "Replace it with yours, or keep both: yours is saved as a new memory and the "
             "other stays as it is now."
+        )
+        mine = changes  # the editor's fields, as they would be saved
+        box.setDetailedText(
+            "\n\n".join(
+                f"{CONFLICT_FIELDS[f].upper()} there:\n{value(other, f)}\n\n"
+                f"{CONFLICT_FIELDS[f].upper()} yours:\n{_shown(mine.get(f, getattr(loaded, f)))}"
+                for f in differ
+            )
         )
         box.button(QtWidgets.QMessageBox.Yes).setText("Replace it with mine")
         box.button(QtWidgets.QMessageBox.Save).setText("Keep both")
