@@ -76,6 +76,21 @@ class RememberResult:
         return out
 
 
+@dataclass(frozen=True)
+class NearPair:
+    """Two memories whose meaning is nearly the same (`Engine.duplicate_pairs`)."""
+
+    a: Memory
+    b: Memory
+    similarity: float  # the cosine of their closest chunks
+    share: float  # how much of both the match covers: 1.0 whole, 0.01 a start of a long one
+
+    @property
+    def partial(self) -> bool:
+        """One holds the other (or a part of it), rather than both saying the same."""
+        return self.share < 0.5
+
+
 @dataclass
 class SettingsChange:
     """What `apply_settings` did: the keys that changed and the model's state after it."""
@@ -899,17 +914,31 @@ class Engine:
         model_id = self.model_id
         return bool(model_id) and bool(self._store.needing_vectors(model_id, 1))
 
-    def duplicate_pairs(
-        self, threshold: float | None = None, limit: int = 500
-    ) -> list[tuple[Memory, Memory, float]]:
-        """Pairs of live memories whose meaning is nearly the same, closest first."""
+    def duplicate_pairs(self, threshold: float | None = None, limit: int = 500) -> list[NearPair]:
+        """Pairs of live memories whose meaning is nearly the same, closest first; pairs
+        said not to be duplicates (`not_duplicates`) are left out."""
         index = self.vector_index()
         if index is None:
             raise ModelError(f"finding duplicates needs the model: {self.model_error}")
         floor = self._settings["duplicate_threshold"] if threshold is None else threshold
         pairs = index.near_pairs(floor, limit)
-        found = self._store.by_seqs({s for a, b, _ in pairs for s in (a, b)})
-        return [(found[a], found[b], score) for a, b, score in pairs if a in found and b in found]
+        found = self._store.by_seqs({s for a, b, _, _ in pairs for s in (a, b)})
+        dismissed = self._store.not_duplicates()
+        return [
+            NearPair(found[a], found[b], score, share)
+            for a, b, score, share in pairs
+            if a in found
+            and b in found
+            and tuple(sorted((found[a].id, found[b].id))) not in dismissed
+        ]
+
+    def not_duplicates(self, a: str, b: str) -> None:
+        """The user says these two are not duplicates: `duplicate_pairs` lists them no more."""
+        for memory_id in (a, b):
+            self._store.get(memory_id)  # NotFoundError for an unknown id
+        if a == b:
+            raise InputError("a memory is always a duplicate of itself")
+        self._store.mark_not_duplicates(a, b)
 
     # ---- overview ------------------------------------------------------------------
     def stats(self) -> dict:

@@ -225,6 +225,15 @@ def m008_secure_delete_index(db: apsw.Connection) -> None:
     db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
 
 
+def m009_not_duplicates(db: apsw.Connection) -> None:
+    """Pairs the user said are not duplicates ("Find duplicates" lists them no more), by
+    memory id, the smaller id first."""
+    db.execute(
+        "CREATE TABLE not_duplicates (a TEXT NOT NULL, b TEXT NOT NULL, at TEXT NOT NULL, "
+        "PRIMARY KEY (a, b), CHECK (a < b)) WITHOUT ROWID"
+    )
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
@@ -234,4 +243,5 @@ MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m006_trash_index,
     m007_threads_and_times,
     m008_secure_delete_index,
+    m009_not_duplicates,
 )

@@ -715,6 +715,18 @@ class Store:
                 [(i,) for i in ids],
             )
 
+    def mark_not_duplicates(self, a: str, b: str) -> None:
+        """Remember that these two memories are not duplicates of each other."""
+        a, b = sorted((a, b))
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO not_duplicates (a, b, at) VALUES (?, ?, ?)", (a, b, now())
+            )
+
+    def not_duplicates(self) -> set[tuple[str, str]]:
+        """Every pair said not to be duplicates, each as (smaller id, larger id)."""
+        return {(a, b) for a, b in self.db.query("SELECT a, b FROM not_duplicates")}
+
     def trashed_ids(self) -> list[str]:
         """Every memory in the trash."""
         return [r[0] for r in self.db.query("SELECT id FROM memories WHERE deleted_at IS NOT NULL")]
@@ -725,6 +737,9 @@ class Store:
         with self.db.write() as conn:
             for memory_id in ids:
                 conn.execute("DELETE FROM memories WHERE id = ?", (self.get(memory_id).id,))
+                conn.execute(
+                    "DELETE FROM not_duplicates WHERE a = ? OR b = ?", (memory_id, memory_id)
+                )
         self.db.scrub()
         return len(ids)
 

@@ -461,10 +461,14 @@ class VectorIndex:
 
     def near_pairs(
         self, threshold: float, limit: int = 500, block: int = 2048
-    ) -> list[tuple[int, int, float]]:
-        """(seq a, seq b, cosine) for distinct memories with chunks at least this close."""
+    ) -> list[tuple[int, int, float, float]]:
+        """(seq a, seq b, cosine, share) for distinct memories with chunks at least this
+        close, closest first. `share` is how much of the two the match covers: the smaller
+        of the parts of each memory's chunks that have a close chunk in the other (1.0 for
+        two short notes; 0.01 for a note that is the start of a text 100 times longer)."""
         vecs, owners = self._block(0, self._n), self._owner[: self._n]
         best: dict[tuple[int, int], float] = {}
+        matched: dict[tuple[int, int], tuple[set[int], set[int]]] = {}
         for start in range(0, self._n, block):
             sims = vecs[start : start + block] @ vecs.T
             rows, cols = np.nonzero(sims >= threshold)
@@ -473,8 +477,19 @@ class VectorIndex:
                 if a < 0 or b < 0 or a >= b:
                     continue  # superseded row, the same memory, or the mirror of a pair
                 best[(a, b)] = max(best.get((a, b), -1.0), float(sims[r, c]))
+                rows_a, rows_b = matched.setdefault((a, b), (set(), set()))
+                rows_a.add(start + int(r))
+                rows_b.add(int(c))
+        live = owners[owners >= 0]
+        seqs, counts = np.unique(live, return_counts=True)
+        chunks = dict(zip(seqs.tolist(), counts.tolist(), strict=True))
         ranked = sorted(best.items(), key=lambda item: -item[1])[:limit]
-        return [(a, b, score) for (a, b), score in ranked]
+        out = []
+        for (a, b), score in ranked:
+            rows_a, rows_b = matched[(a, b)]
+            share = min(len(rows_a) / chunks[a], len(rows_b) / chunks[b])
+            out.append((a, b, score, min(1.0, share)))
+        return out
 
     def _quantized(self) -> np.ndarray | None:
         """The int8 copy of the rows, brought up to date; None below QUANTIZE_ABOVE rows

@@ -9,6 +9,7 @@ from app.core.errors import NotFoundError
 from app.core.store import Filters
 from app.gui.manager import PAGE, Manager
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
+from tests.conftest import REPO
 from tests.gui.bidi import reading_order
 
 
@@ -236,6 +237,53 @@ def test_find_duplicates_lists_near_copies(qtbot, worker, settings, seeded, embe
     dialog = manager.findChild(QtCore.QObject, "duplicatesDialog")
     table = dialog.findChild(QtCore.QObject, "duplicatesTable")
     assert table.rowCount() == 1 and float(table.item(0, 0).text()) >= 0.85
+
+
+def _find_duplicates(qtbot, worker, manager):
+    old = manager.findChild(QtCore.QObject, "duplicatesDialog")
+    if old is not None:
+        old.setObjectName("closed")
+        old.close()
+    with qtbot.waitSignal(worker.finished, timeout=20_000):
+        manager.find_duplicates()
+    qtbot.waitUntil(
+        lambda: manager.findChild(QtCore.QObject, "duplicatesDialog") is not None, timeout=5000
+    )
+    return manager.findChild(QtCore.QObject, "duplicatesDialog")
+
+
+def test_a_note_that_starts_a_long_text_is_a_part_shown_and_can_be_dismissed(
+    qtbot, worker, settings, seeded, embedder
+):
+    # The desktop pass (issue 22, low): a 3k memory and a 300k memory that starts with it
+    # were "1.00 similar", with no way to see the two or to say they are not duplicates
+    short = (REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")[:3000]
+    long = short + "\n\n" + (REPO / "README.md").read_text(encoding="utf-8")[:30_000]
+    engine = _db(embedder)
+    short_id = engine.remember(short, force=True).memory.id
+    long_id = engine.remember(long, force=True).memory.id
+    engine.close()
+    manager = _manager(qtbot, worker, settings)
+    dialog = _find_duplicates(qtbot, worker, manager)
+    table = dialog.findChild(QtCore.QObject, "duplicatesTable")
+    rows = [r for r, p in enumerate(dialog.pairs) if {p.a.id, p.b.id} == {short_id, long_id}]
+    assert len(rows) == 1, [(p.a.display_title, p.b.display_title) for p in dialog.pairs]
+    row = rows[0]
+    assert "a part" in table.item(row, 0).text()  # not "1.00" as if they said the same
+    table.selectRow(row)
+    panes = [
+        dialog.findChild(QtCore.QObject, n).toPlainText()
+        for n in ("duplicateLeft", "duplicateRight")
+    ]
+    assert any("33,0" in pane or "more characters" in pane for pane in panes)  # the long one
+    assert any(short[:200] in pane for pane in panes)
+    with qtbot.waitSignal(worker.finished, timeout=10_000):
+        dialog.findChild(QtWidgets.QPushButton, f"dismissPair{row}").click()
+    again = _find_duplicates(qtbot, worker, manager)
+    assert not [p for p in again.pairs if {p.a.id, p.b.id} == {short_id, long_id}]
+    engine = _db(embedder)  # kept in the database: a new process lists it no more either
+    assert not [p for p in engine.duplicate_pairs() if {p.a.id, p.b.id} == {short_id, long_id}]
+    engine.close()
 
 
 def test_import_file_then_new_memories_are_embedded(
