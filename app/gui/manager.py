@@ -54,7 +54,9 @@ CHECKED_FIELDS = (
 
 
 class MemoryTable(QtCore.QAbstractTableModel):
-    """Rows fetched from the engine worker a page at a time, or a fixed list of results."""
+    """Every row of the view counted, each page read from the engine worker when a row of it
+    is first shown (scrolling, Ctrl+End, dragging the scrollbar anywhere); or a fixed list of
+    results. `rows[i]` is None until its page has arrived."""
 
     loaded = Signal()  # the first page (or the results) arrived
     failed = Signal(str)  # a page could not be read (e.g. the database is locked)
@@ -64,11 +66,11 @@ class MemoryTable(QtCore.QAbstractTableModel):
         self.worker = worker
         self.filters = Filters()
         self.order = "updated_at DESC"
-        self.rows: list[tuple[Memory, bool]] = []  # (memory, has current vectors)
-        self._total = 0
+        # (memory, has current vectors) per row; None: its page is not read yet
+        self.rows: list[tuple[Memory, bool] | None] = []
         self._results: list[tuple[Memory, bool]] | None = None
         self._generation = 0  # bumped by every reload: older pages are dropped
-        self._fetching = False
+        self._asked: set[int] = set()  # pages asked for in this generation
 
     # ---- Qt model API ----------------------------------------------------------------
     def rowCount(self, parent=None) -> int:  # noqa: N802 - Qt API
@@ -83,9 +85,13 @@ class MemoryTable(QtCore.QAbstractTableModel):
         return None
 
     def data(self, index, role=Qt.DisplayRole):
-        if not index.isValid():
+        if not index.isValid() or index.row() >= len(self.rows):
             return None
-        memory, embedded = self.rows[index.row()]
+        row = self.rows[index.row()]
+        if row is None:  # shown before its page arrived: ask for it, say it is coming
+            self._ask(index.row() // PAGE)
+            return ("…" if index.column() == 0 else "") if role == Qt.DisplayRole else None
+        memory, embedded = row
         column = index.column()
         if role == Qt.DisplayRole:
             return (
@@ -107,34 +113,42 @@ class MemoryTable(QtCore.QAbstractTableModel):
             return QtGui.QColor("gray")
         return None
 
-    def canFetchMore(self, parent=None) -> bool:  # noqa: N802 - Qt API
-        return self._results is None and not self._fetching and len(self.rows) < self._total
+    def memory_at(self, row: int) -> Memory | None:
+        """The memory of a row, None when its page has not arrived (or past the end)."""
+        found = self.rows[row] if 0 <= row < len(self.rows) else None
+        return found[0] if found is not None else None
 
-    def fetchMore(self, parent=None) -> None:  # noqa: N802 - Qt API
-        if not self.canFetchMore():
+    def loaded_rows(self) -> list[tuple[int, Memory]]:
+        """(row, memory) for each row whose page has arrived."""
+        return [(i, r[0]) for i, r in enumerate(self.rows) if r is not None]
+
+    def _ask(self, page: int) -> None:
+        if self._results is not None or page in self._asked:
             return
-        self._fetching = True
-        generation, offset = self._generation, len(self.rows)
+        self._asked.add(page)
+        generation, offset = self._generation, page * PAGE
         filters, order = self.filters, self.order
         self.worker.call(
             lambda e: e.page(filters, order, offset, PAGE),
-            lambda page: self._append(generation, offset, page),
-            lambda message: self._fetch_failed(generation, message),
+            lambda rows: self._arrived(generation, offset, rows),
+            lambda message: self._fetch_failed(generation, page, message),
             INTERACTIVE,
         )
 
-    def _append(self, generation: int, offset: int, page: list[tuple[Memory, bool]]) -> None:
+    def _arrived(self, generation: int, offset: int, page: list[tuple[Memory, bool]]) -> None:
         if generation != self._generation:
             return  # a reload happened meanwhile
-        self._fetching = False
-        if page and offset == len(self.rows):
-            self.beginInsertRows(QtCore.QModelIndex(), offset, offset + len(page) - 1)
-            self.rows += page
-            self.endInsertRows()
+        page = page[: max(0, len(self.rows) - offset)]  # rows deleted meanwhile: reload next
+        if not page:
+            return
+        self.rows[offset : offset + len(page)] = page
+        self.dataChanged.emit(
+            self.index(offset, 0), self.index(offset + len(page) - 1, len(HEADERS) - 1)
+        )
 
-    def _fetch_failed(self, generation: int, message: str) -> None:
+    def _fetch_failed(self, generation: int, page: int, message: str) -> None:
         if generation == self._generation:
-            self._fetching = False
+            self._asked.discard(page)  # asked again when it is shown again
             self.failed.emit(message)
 
     def sort(self, column: int, order=Qt.AscendingOrder) -> None:
@@ -148,9 +162,10 @@ class MemoryTable(QtCore.QAbstractTableModel):
 
     # ---- loading -------------------------------------------------------------------
     def reload(self) -> None:
-        """Fetch the first page again (after a write, a sort or a filter change)."""
+        """Count the rows and read the first page again (after a write, a sort or a filter
+        change); the other pages are read again as they are shown."""
         self._generation += 1
-        self._fetching = False
+        self._asked = {0}
         if self._results is not None:
             self._reset(self._generation, len(self._results), self._results)
             return
@@ -167,8 +182,8 @@ class MemoryTable(QtCore.QAbstractTableModel):
         if generation != self._generation:
             return
         self.beginResetModel()
-        self._total = total
-        self.rows = list(rows)
+        rows = list(rows[:total])
+        self.rows = rows + [None] * (total - len(rows))
         self.endResetModel()
         self.loaded.emit()
 
@@ -180,7 +195,7 @@ class MemoryTable(QtCore.QAbstractTableModel):
     @property
     def total(self) -> int:
         """Rows in the current view (all pages)."""
-        return len(self.rows) if self._results is not None else self._total
+        return len(self.rows)
 
 
 def tags_typed(text: str) -> tuple[str, ...]:
@@ -316,6 +331,8 @@ class Manager(QtWidgets.QMainWindow):
         self.trash.toggled.connect(self._filters_changed)
         self.table.selectionModel().currentRowChanged.connect(self._row_changed)
         self.table_model.loaded.connect(self._rows_arrived)
+        self._pending_row: int | None = None  # selected before its page arrived
+        self.table_model.dataChanged.connect(self._page_arrived)
         self.table_model.failed.connect(lambda message: self._failed(f"Not loaded: {message}"))
         worker.changed.connect(self.refresh)
         worker.backfillProgress.connect(self._on_backfill)
@@ -499,10 +516,10 @@ class Manager(QtWidgets.QMainWindow):
         self._update_status()
 
     def _rows_arrived(self) -> None:
-        rows = [m.id for m, _ in self.table_model.rows]
+        rows = {m.id: row for row, m in self.table_model.loaded_rows()}
         wanted, self._keep_selected = self._keep_selected, None
         if wanted in rows:  # keep the selection only if it is still in view
-            self.table.selectRow(rows.index(wanted))
+            self.table.selectRow(rows[wanted])
         elif self._select_first and rows:
             self.table.selectRow(0)
         self._select_first = False
@@ -510,7 +527,7 @@ class Manager(QtWidgets.QMainWindow):
 
     def select_memory(self, memory_id: str) -> None:
         """Select a memory in the table (fetching it by id if it is not in view)."""
-        for row, (memory, _) in enumerate(self.table_model.rows):
+        for row, memory in self.table_model.loaded_rows():
             if memory.id == memory_id:
                 self.table.selectRow(row)
                 self.table.scrollTo(self.table_model.index(row, 0))
@@ -536,7 +553,8 @@ class Manager(QtWidgets.QMainWindow):
     def selected(self) -> list[Memory]:
         """The selected memories."""
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
-        return [self.table_model.rows[r][0] for r in rows if r < len(self.table_model.rows)]
+        found = [self.table_model.memory_at(r) for r in rows]
+        return [m for m in found if m is not None]  # a row whose page is still coming: not yet
 
     def _changed_elsewhere(self) -> None:
         if time.monotonic() >= self._report_until:
@@ -561,10 +579,25 @@ class Manager(QtWidgets.QMainWindow):
             self.f_pinned.isChecked(),
         )
 
+    def _page_arrived(self, top, bottom, *_roles) -> None:
+        """A page came: the row selected while it was coming opens in the editor now."""
+        current = self.table.currentIndex()
+        if (
+            self._pending_row is not None
+            and current.isValid()
+            and current.row() == self._pending_row
+            and top.row() <= current.row() <= bottom.row()
+        ):
+            self._pending_row = None
+            self._row_changed(current, None)
+
     def _row_changed(self, current, _previous) -> None:
-        if not (current.isValid() and current.row() < len(self.table_model.rows)):
+        self._pending_row = None
+        memory = self.table_model.memory_at(current.row()) if current.isValid() else None
+        if memory is None:  # its page is still coming: loaded when it arrives
+            if current.isValid():
+                self._pending_row = current.row()
             return
-        memory = self.table_model.rows[current.row()][0]
         if self._current is not None and memory.id == self._current.id and self.editor_dirty():
             return  # the same memory, re-read: keep what the user is typing
         if self.editor_dirty() and not self._may_drop_edits():

@@ -23,7 +23,7 @@ def _manager(qtbot, worker, settings) -> Manager:
 
 
 def _row_of(manager, memory_id):
-    return next(i for i, (m, _) in enumerate(manager.table_model.rows) if m.id == memory_id)
+    return next(i for i, m in manager.table_model.loaded_rows() if m.id == memory_id)
 
 
 def _db(embedder) -> Engine:
@@ -312,10 +312,42 @@ def test_lazy_model_reads_pages_not_everything(qtbot, worker, settings, seeded, 
         [Memory(id="", text=f"bulk memory number {i}") for i in range(PAGE * 2 + 10)]
     )
     manager = _manager(qtbot, worker, settings)
-    assert manager.table_model.rowCount() == PAGE
-    assert manager.table_model.total == PAGE * 2 + 14
-    manager.table_model.fetchMore()
-    qtbot.waitUntil(lambda: manager.table_model.rowCount() == PAGE * 2, timeout=5000)
+    model = manager.table_model
+    assert model.rowCount() == model.total == PAGE * 2 + 14  # every row counted...
+    assert len(model.loaded_rows()) == PAGE  # ...and one page read
+
+
+def test_ctrl_end_and_the_scrollbar_reach_the_last_memory(qtbot, worker, settings, seeded):
+    # The desktop pass (issue 22, low): with 5,018 memories Ctrl+End and dragging the
+    # scrollbar to the bottom stopped at the rows loaded so far ("S…" of A-Z)
+    from app.core.memory import Memory
+
+    engine = Engine()
+    engine._store.insert_many(
+        [Memory(id="", text=f"Note {i:05d} about item {i}") for i in range(PAGE * 5)]
+    )
+    engine.close()
+    manager = _manager(qtbot, worker, settings)
+    worker.changedElsewhere.disconnect(manager._changed_elsewhere)  # the insert above
+    with qtbot.waitSignal(manager.table_model.loaded, timeout=5000):  # sorted A-Z anew
+        manager.table.sortByColumn(0, Qt.AscendingOrder)
+    last = manager.table_model.total - 1
+    assert last == PAGE * 5 + 3
+    manager.table.setFocus()
+    manager.table.setCurrentIndex(manager.table_model.index(0, 0))
+    qtbot.keyClick(manager.table, Qt.Key_End, Qt.ControlModifier)
+    assert manager.table.currentIndex().row() == last
+    qtbot.waitUntil(  # its page read, and the memory in the editor
+        lambda: (m := manager.table_model.memory_at(last)) is not None
+        and manager._current is not None
+        and manager._current.id == m.id,
+        timeout=5000,
+    )
+    bar = manager.table.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)  # dragged to the middle: the rows there are read
+    middle = manager.table.rowAt(manager.table.viewport().height() // 2)
+    assert PAGE * 2 < middle < PAGE * 4
+    qtbot.waitUntil(lambda: manager.table_model.memory_at(middle) is not None, timeout=5000)
 
 
 def test_export_and_import_report_progress(qtbot, worker, settings, seeded, embedder, tmp_path):
