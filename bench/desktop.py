@@ -545,10 +545,9 @@ def main() -> None:
             "once at 110 ms a key (as the desktop pass did), timed from before xdotool runs "
             "to the popup being the active window (xdotool's process start included), then "
             "Escape. Letters that went to the editor are what a person loses: typed into "
-            "another window (in a terminal: run as a command). Not fixed yet (issue 22, "
-            "item 3): the popup needs ~100-700 ms to take the focus under load; grabbing the "
-            "keyboard at the key press and replaying what was typed into the popup would "
-            "close the gap.",
+            "another window (in a terminal: run as a command). Since issue 22 item 3 the X11 "
+            "hotkey is grabbed in synchronous mode and the listener takes the keyboard at the "
+            "press until the popup has the focus, then replays what was typed into it.",
         )
         return
     xvfb = _xvfb()
