@@ -15,6 +15,7 @@ from app.core.display import age, fields_line, isolated, match_spans, snippet, v
 from app.core.memory import Memory
 from app.core.ranking import Band, Scored
 from app.core.recall import RecallResult
+from app.gui.contrast import make_quiet, quiet
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
 
@@ -44,7 +45,7 @@ def _marked(text: str, query: str) -> str:
     return "".join(parts)
 
 
-def preview_html(memory: Memory, query: str) -> str:
+def preview_html(memory: Memory, query: str, quiet_color: str = "#595959") -> str:
     """The whole memory for the preview pane: title, facts, text and reasoning, with the
     query's words marked (only the start of a huge text: it opens whole in the manager)."""
     text = memory.text
@@ -64,7 +65,7 @@ def preview_html(memory: Memory, query: str) -> str:
         dates += f", changed {age(memory.updated_at)}"
     used = f"recalled {memory.recall_count}×" if memory.recall_count else ""  # by anyone
     seen = f"seen {memory.observation_count}×" if memory.observation_count > 1 else ""
-    small = "font-size:small;color:#808080"
+    small = f"font-size:small;color:{quiet_color}"  # readable: 4.5:1 at least
     body = [
         f"<p style='font-size:large'><b>{_marked(memory.title, query)}</b></p>"
         if memory.own_title
@@ -329,7 +330,7 @@ class Popup(QtWidgets.QWidget):
         hint_font = hint.font()
         hint_font.setPointSizeF(hint_font.pointSizeF() * 0.85)
         hint.setFont(hint_font)
-        hint.setEnabled(False)
+        make_quiet(hint)
 
         frame = QtWidgets.QFrame(objectName="popupFrame")
         frame.setFrameShape(QtWidgets.QFrame.StyledPanel)
@@ -625,7 +626,10 @@ class Popup(QtWidgets.QWidget):
         if not 0 <= row < len(self.model.rows) or not self.preview.isVisible():
             self.preview.clear()
             return
-        self.preview.setHtml(preview_html(self.model.rows[row].memory, self.model.query))
+        palette = self.preview.palette()
+        color = quiet(palette.color(QtGui.QPalette.Text), palette.color(QtGui.QPalette.Base))
+        memory = self.model.rows[row].memory
+        self.preview.setHtml(preview_html(memory, self.model.query, color.name()))
         self.preview.verticalScrollBar().setValue(0)
 
     # ---- keys --------------------------------------------------------------------------

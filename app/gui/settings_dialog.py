@@ -7,6 +7,7 @@ from pathlib import Path
 from app.core import paths
 from app.core.engine import SettingsChange
 from app.core.settings import HOTKEY_SETTINGS, LABELS, SETTINGS, Setting, Settings
+from app.gui.contrast import make_quiet
 from app.gui.qt import QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
 
@@ -58,7 +59,7 @@ class SettingsDialog(QtWidgets.QDialog):
             column.addWidget(self._with_extras(setting, widget))
             help_line = QtWidgets.QLabel(setting.help, objectName=f"help_{setting.key}")
             help_line.setWordWrap(True)
-            help_line.setEnabled(False)  # the help is visible, in the palette's quiet colour
+            make_quiet(help_line)  # quieter than the labels, and still readable
             small = help_line.font()
             small.setPointSizeF(small.pointSizeF() * 0.85)
             help_line.setFont(small)
