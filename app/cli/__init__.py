@@ -260,7 +260,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         args.func, args.gui_command = commands.gui, None
     try:
-        status = args.func(args) or 0
+        try:
+            status = args.func(args) or 0
+        finally:
+            commands.close_engines()
         sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
         return status
     except MnemoError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import time
 from argparse import Namespace
@@ -42,11 +43,30 @@ def _filters(args: Namespace) -> Filters:
 
 NOT_STORED = 3  # `remember` held a near-duplicate back
 
+_opened: list[Engine] = []  # closed by `close_engines` when the command ends, whatever happened
+
+
+def _engine() -> Engine:
+    """The Engine a command works with; `main` closes it when the command ends."""
+    engine = Engine()
+    _opened.append(engine)
+    return engine
+
+
+def close_engines() -> None:
+    """Close every Engine the command opened (the database, and the model it loaded)."""
+    while _opened:
+        engine = _opened.pop()
+        try:
+            engine.close()
+        except Exception:  # closing must not hide the command's own answer or error
+            logging.getLogger(__name__).exception("closing the engine failed")
+
 
 def remember(args: Namespace) -> int:
     """mnemo remember"""
     text = _read_stdin() if args.text == "-" else args.text
-    engine = Engine()
+    engine = _engine()
     result = engine.remember(
         text,
         title=args.title,
@@ -101,7 +121,7 @@ def remember(args: Namespace) -> int:
 
 def recall(args: Namespace) -> int:
     """mnemo recall"""
-    engine = Engine()
+    engine = _engine()
     result = engine.recall(
         _read_stdin() if args.query == "-" else args.query,  # a page longer than argv allows
         mode=args.mode,
@@ -120,7 +140,7 @@ def recall(args: Namespace) -> int:
 
 def show(args: Namespace) -> int:
     """mnemo show"""
-    memory = Engine().get(args.id)
+    memory = _engine().get(args.id)
     if args.json:
         print(json.dumps(memory.to_dict(), ensure_ascii=False))
     else:
@@ -138,7 +158,7 @@ def edit(args: Namespace) -> int:
     changes["source_project"] = args.project
     if all(v is None for v in changes.values()):
         raise InputError("nothing to change: give at least one of --title, --text, ...")
-    memory = Engine().edit(args.id, secrets=args.secrets, **changes)
+    memory = _engine().edit(args.id, secrets=args.secrets, **changes)
     if args.json:
         print(json.dumps(memory.to_dict(), ensure_ascii=False))
     else:
@@ -148,7 +168,7 @@ def edit(args: Namespace) -> int:
 
 def forget(args: Namespace) -> int:
     """mnemo forget"""
-    engine = Engine()
+    engine = _engine()
     if args.purge:
         count = engine.purge(args.ids)
         print(f"Deleted {count} memor{'y' if count == 1 else 'ies'} for good")
@@ -163,14 +183,14 @@ def forget(args: Namespace) -> int:
 
 def unmerge(args: Namespace) -> int:
     """mnemo unmerge"""
-    restored = Engine().unmerge(args.id)
+    restored = _engine().unmerge(args.id)
     print(f"Restored {len(restored)} original(s): {' '.join(restored)}; the merge is in the trash")
     return 0
 
 
 def restore(args: Namespace) -> int:
     """mnemo restore"""
-    changed = Engine().restore(args.ids)
+    changed = _engine().restore(args.ids)
     for memory_id in changed:
         print(f"Restored {memory_id}")
     if len(changed) < len(args.ids):
@@ -182,7 +202,7 @@ def listing(args: Namespace) -> int:
     """mnemo list"""
     filters = _filters(args)
     filters.only_deleted = args.trash
-    memories = Engine().listing(filters, limit=args.limit)
+    memories = _engine().listing(filters, limit=args.limit)
     if args.json:
         print(json.dumps([m.to_dict() for m in memories], ensure_ascii=False))
         return 0
@@ -193,7 +213,7 @@ def listing(args: Namespace) -> int:
 
 def import_(args: Namespace) -> int:
     """mnemo import"""
-    engine = Engine()
+    engine = _engine()
     report = engine.import_paths(
         [Path(p) for p in args.paths],
         progress=lambda n: progress_bar("importing", n, 0),
@@ -215,7 +235,7 @@ def import_(args: Namespace) -> int:
 
 def export(args: Namespace) -> int:
     """mnemo export"""
-    engine = Engine()
+    engine = _engine()
     if args.output:
         count = engine.export_to(Path(args.output), args.format, args.include_trash)
         say(f"Exported {count} memories to {args.output}")
@@ -236,7 +256,7 @@ def _backfill(engine: Engine) -> int:
 
 def backfill(args: Namespace) -> int:
     """mnemo backfill"""
-    engine = Engine()
+    engine = _engine()
     if engine.embedder is None:
         raise InputError(f"cannot embed: {engine.model_error}")
     done = _backfill(engine)
@@ -246,7 +266,7 @@ def backfill(args: Namespace) -> int:
 
 def stats(args: Namespace) -> int:
     """mnemo stats"""
-    data = Engine().stats()
+    data = _engine().stats()
     if args.json:
         print(json.dumps(data, ensure_ascii=False))
         return 0
@@ -265,7 +285,7 @@ def stats(args: Namespace) -> int:
 
 def model_info(args: Namespace) -> int:
     """mnemo model info"""
-    engine = Engine()
+    engine = _engine()
     info = engine.model_info()
     data = {
         "name": info.name,
@@ -303,7 +323,7 @@ def model_list(args: Namespace) -> int:
     if args.json:
         print(json.dumps(entries, ensure_ascii=False))
         return 0
-    current = Engine().model_path().resolve()
+    current = _engine().model_path().resolve()
     for m, entry in zip(catalog.catalog(), entries, strict=True):
         size = f"{m.size / 1e6:.0f} MB" if m.size else "size ?"
         state = ""
@@ -349,7 +369,7 @@ def model_get(args: Namespace) -> int:
 
 def model_use(args: Namespace) -> int:
     """mnemo model use"""
-    engine = Engine()
+    engine = _engine()
     target = "" if args.path == "default" else str(Path(args.path).expanduser().resolve())
     change = engine.apply_settings({"model_path": target})
     if engine.embedder is None:
@@ -371,7 +391,7 @@ def settings(args: Namespace) -> int:
             raise InputError("settings --window takes no key or value")
         args.gui_command = "settings"
         return gui(args)
-    engine = Engine()
+    engine = _engine()
     if engine.settings.problem:
         say(f"{engine.settings.problem}; using the defaults")
     if args.key and args.value is not None:
@@ -425,7 +445,7 @@ def doctor(args: Namespace) -> int:
     from app.core import crash
 
     print(f"log:  {crash.log_path()}")
-    engine = Engine()
+    engine = _engine()
     if args.repair:
         fixed, quarantined = engine.repair()
         if fixed or quarantined:
@@ -450,7 +470,7 @@ def doctor(args: Namespace) -> int:
 def context(args: Namespace) -> int:
     """mnemo context"""
     max_chars = check_max_chars(args.max_chars)  # before the model loads
-    block = Engine().context(
+    block = _engine().context(
         query=args.query,
         limit=args.limit,
         project=args.project,

@@ -986,9 +986,15 @@ class Engine:
         """Whether the database can only be read."""
         return self._db.read_only
 
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
+
     def close(self) -> None:
         """Free the model (if this engine loaded it) and close the database; the vectors
-        added since start go to the copy the next start maps."""
+        added since start go to the copy the next start maps. Closing twice is harmless."""
         if self._index is not None:
             with contextlib.suppress(Exception):  # a cache: never in the way of closing
                 self._index.save(self._store)

@@ -287,3 +287,28 @@ def test_recall_reads_a_long_query_from_stdin():
     done = run_cli("recall", "-", "--json", input=page.encode())
     assert done.returncode == 0, done
     assert json.loads(done.stdout)["query"] == page
+
+
+def test_every_engine_a_command_opens_is_closed_also_when_it_fails(mnemo_home, monkeypatch):
+    # Issue 23: none of the 17 Engine() in cli/commands.py was closed (the model stayed
+    # loaded, the vectors added were not saved to the copy the next start maps)
+    from app import cli
+    from app.core.engine import Engine
+
+    opened, closed = [], []
+    real_init, real_close = Engine.__init__, Engine.close
+
+    def init(self, *args, **kwargs):
+        opened.append(self)
+        real_init(self, *args, **kwargs)
+
+    def close(self):
+        closed.append(self)
+        real_close(self)
+
+    monkeypatch.setattr(Engine, "__init__", init)
+    monkeypatch.setattr(Engine, "close", close)
+    assert cli.main(["remember", "The boiler pressure should be 1.5 bar", "--json"]) == 0
+    assert cli.main(["show", "no-such-id"]) == 1  # a known problem: one line, exit 1
+    assert cli.main(["stats"]) == 0
+    assert len(opened) == 3 and all(engine in closed for engine in opened)
