@@ -30,3 +30,8 @@ class SecretError(InputError):
 class ConflictError(InputError):
     """The memory changed elsewhere (the CLI, an agent) since the caller read it: writing
     would replace that change unseen."""
+
+
+class TrashedError(ConflictError):
+    """The memory went to the trash (a merge undone, a delete elsewhere) since the caller
+    read it: an edit must not be saved into the trash, where nothing finds it."""

@@ -10,7 +10,13 @@ import numpy as np
 
 from app.core import dates, fts
 from app.core.db import Database, now
-from app.core.errors import ConflictError, InputError, ModelError, NotFoundError
+from app.core.errors import (
+    ConflictError,
+    InputError,
+    ModelError,
+    NotFoundError,
+    TrashedError,
+)
 from app.core.memory import CONFIDENCES, Memory, content_hash, thread_hash, utc_stamp
 
 COLUMNS = (
@@ -638,9 +644,7 @@ class Store:
             memory = self.get(memory_id)
             moved = [k for k, v in (expect or {}).items() if getattr(memory, k) != v]
             if "deleted_at" in moved and memory.deleted_at:
-                raise ConflictError(
-                    f"memory {memory_id} was moved to the trash since it was opened"
-                )
+                raise TrashedError(f"memory {memory_id} was moved to the trash since it was opened")
             if moved:
                 raise ConflictError(
                     f"memory {memory_id} was changed elsewhere since it was opened "

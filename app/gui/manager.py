@@ -13,6 +13,7 @@ from pathlib import Path
 from app.core import paths, transfer
 from app.core.display import age, fields_line, isolated
 from app.core.engine import LONG_TEXT_CHARS, RememberResult
+from app.core.errors import ConflictError, NotFoundError, TrashedError
 from app.core.memory import Memory
 from app.core.recall import RecallResult
 from app.core.store import Filters
@@ -408,7 +409,7 @@ class Manager(QtWidgets.QMainWindow):
             ("actionRestore", "Restore", self.restore_selected, None),
             ("actionEmptyTrash", "Empty trash…", self.empty_trash, None),
             ("actionMerge", "Merge selected", self.merge_selected, None),
-            ("actionDuplicates", "Find duplicates", self.find_duplicates, None),
+            ("actionDuplicates", "Find duplicates", self.find_duplicates, "Ctrl+Shift+D"),
             ("actionImport", "Import…", self.import_dialog, None),
             ("actionImportFolder", "Import folder…", self.import_folder_dialog, None),
             ("actionExport", "Export…", self.export_dialog, None),
@@ -729,7 +730,8 @@ class Manager(QtWidgets.QMainWindow):
         expect = {field: getattr(loaded, field) for field in CHECKED_FIELDS}
 
         def gone(message: str) -> None:
-            if "changed elsewhere" in message:  # read the other version to show it
+            error = getattr(message, "error", None)
+            if isinstance(error, ConflictError) and not isinstance(error, TrashedError):
                 self.worker.call(
                     lambda e: e.get(memory_id),
                     lambda other: self._conflict(memory_id, inline, changes, loaded, other),
@@ -737,9 +739,9 @@ class Manager(QtWidgets.QMainWindow):
                     INTERACTIVE,
                 )
                 return
-            if "moved to the trash" in message:
+            if isinstance(error, TrashedError):
                 how = "moved to the trash (a merge undone, or deleted elsewhere)"
-            elif "no memory with id" in message:
+            elif isinstance(error, NotFoundError):
                 how = "deleted elsewhere"
             else:
                 self._failed_write(message)

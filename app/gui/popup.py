@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 
 from app.core.display import age, fields_line, isolated, match_spans, snippet, visible
+from app.core.errors import NotFoundError
 from app.core.memory import Memory
 from app.core.ranking import Band, Scored
 from app.core.recall import RecallResult
@@ -730,7 +731,7 @@ class Popup(QtWidgets.QWidget):
 
     def _copy_failed(self, message: str) -> None:
         self._copying = ""
-        if "no memory with id" in message:
+        if isinstance(getattr(message, "error", None), NotFoundError):
             self._not_copied("That memory was deleted meanwhile")
             return
         self._on_failure(message)

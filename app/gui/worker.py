@@ -28,6 +28,21 @@ from app.gui.qt import QtCore, Signal
 log = logging.getLogger(__name__)
 
 INTERACTIVE, NORMAL, BACKGROUND = 0, 1, 2
+
+
+class Failure(str):
+    """What a failed request gives its `failed` callback: the message for the user (a str,
+    shown as it is) carrying the typed error in `error` (ConflictError, NotFoundError, ...;
+    None for a bug), so views branch on the type, never on the wording."""
+
+    error: Exception | None
+
+    def __new__(cls, message: str, error: Exception | None = None) -> Failure:
+        failure = super().__new__(cls, message)
+        failure.error = error
+        return failure
+
+
 # Short notes a backfill step embeds: with labels from the same pass, 2 at a time embed as
 # fast as 32 (165 notes/s) and a search waits for at most two notes' decode.
 BACKFILL_BATCH = 2
@@ -76,6 +91,7 @@ class Worker(QtCore.QObject):
         self._backfill_done = 0
         self._backfill_queued = False
         self._results: collections.OrderedDict[int, Any] = collections.OrderedDict()
+        self._errors: dict[int, Exception] = {}  # the typed error of each failed request
         self._keep: set[int] = set()  # requests whose result someone will come for
         self.thread_ident: int | None = None
         self.poll_s = EXTERNAL_POLL_S
@@ -163,12 +179,14 @@ class Worker(QtCore.QObject):
                 log.exception("handling the result of request %s failed", request)
 
     def _deliver_failure(self, request: int, message: str) -> None:
+        with self._lock:
+            error = self._errors.pop(request, None)
         callbacks = self._callbacks.pop(request, None)
         if callbacks is None:
             return
         if callbacks[1] is not None:
             try:
-                callbacks[1](message)
+                callbacks[1](Failure(message, error))
             except Exception:
                 log.exception("handling the failure of request %s failed", request)
 
@@ -340,6 +358,10 @@ class Worker(QtCore.QObject):
             result = fn(self.engine)
         except MnemoError as exc:
             with self._lock:
+                if request in self._keep:  # someone will come for it: the typed error
+                    self._errors[request] = exc
+                    while len(self._errors) > MAX_KEPT_RESULTS:
+                        self._errors.pop(next(iter(self._errors)))
                 self._keep.discard(request)
             self.failed.emit(request, str(exc))
             return

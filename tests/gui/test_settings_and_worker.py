@@ -338,3 +338,22 @@ def test_a_model_refused_in_the_settings_leaves_the_model_state_as_it_was(
     assert "model not switched" in failures[0]
     qtbot.waitUntil(lambda: worker.model_state[0] == "ready", timeout=5000)
     assert states[-1] == "ready" and settings["model_path"] == ""
+
+
+def test_a_typed_error_reaches_the_failed_callback_as_its_type(qtbot, worker, seeded):
+    # Issue 23: failures crossed the thread as strings, so the manager branched on
+    # "changed elsewhere" in the message although ConflictError exists
+    from app.core.errors import ConflictError, NotFoundError, TrashedError
+
+    got = []
+    for error in (ConflictError("changed"), TrashedError("gone to the trash"), None):
+
+        def fail(engine, error=error):
+            if error is None:
+                return engine.get("no-such-id")  # NotFoundError from the engine itself
+            raise error
+
+        worker.call(fail, failed=got.append)
+    qtbot.waitUntil(lambda: len(got) == 3, timeout=5000)
+    assert [type(g.error) for g in got] == [ConflictError, TrashedError, NotFoundError]
+    assert got[0] == "changed" and isinstance(got[0], str)  # still the message to show
