@@ -94,7 +94,13 @@ def test_the_wheel_carries_the_model_and_works_in_a_fresh_environment(built, tmp
     constraints.write_text(
         "\n".join(line.rstrip(" \\") for line in lock if line and line[0].isalnum()) + "\n"
     )
-    _sh(str(venv / "bin" / "pip"), "install", "-q", "-c", str(constraints), str(wheel))
+    # llama.cpp compiled once per machine: scripts/setup's cached wheel, never a second build
+    # inside pip (on a busy machine that took past the 900 s timeout)
+    built_llama = REPO / ".venv" / ".mnemo-llama-wheel"
+    links = []
+    if built_llama.exists():
+        links = ["--find-links", str(Path(built_llama.read_text().strip()).parent)]
+    _sh(str(venv / "bin" / "pip"), "install", "-q", *links, "-c", str(constraints), str(wheel))
     env, cwd = _user_env(tmp_path / "home"), tmp_path
     mnemo = [str(venv / "bin" / "mnemo")]
     # THEN its mnemo runs from site-packages with the bundled model, nothing fetched

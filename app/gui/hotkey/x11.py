@@ -273,7 +273,7 @@ def active_window() -> int | None:
 def activate_window(window: int) -> None:
     """Ask the window manager to focus an X11 window again (EWMH _NET_ACTIVE_WINDOW)."""
     try:
-        from Xlib import X, display, protocol
+        from Xlib import X, display, error, protocol
 
         d = display.Display()
         try:
@@ -286,7 +286,10 @@ def activate_window(window: int) -> None:
             )
             root.send_event(event, event_mask=X.SubstructureRedirectMask | X.SubstructureNotifyMask)
             d.create_resource_object("window", window).set_input_focus(
-                X.RevertToParent, X.CurrentTime
+                X.RevertToParent,
+                X.CurrentTime,
+                # not viewable (yet): the window manager's activation above is what counts
+                onerror=error.CatchError(error.BadMatch, error.BadWindow),
             )
             d.sync()
         finally:
