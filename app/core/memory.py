@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import unicodedata
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -364,3 +365,29 @@ def guard_memory(memory: Memory, policy: str = "refuse") -> str | None:
     for name, value in values.items():
         setattr(memory, name, value)
     return notice
+
+
+# What a write changed, for views to refresh only what they show (the desktop's worker
+# reports one after each write): a use (a recall count) never reloads a list.
+CHANGE_KINDS = ("content", "metadata", "usage", "trash", "settings", "model")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One write's effect: its kind (CHANGE_KINDS) and the memories it touched (empty:
+    any, or unknown)."""
+
+    kind: str = "content"
+    ids: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in CHANGE_KINDS:
+            raise ValueError(f"unknown change kind {self.kind!r}")
+
+    def to_json(self) -> str:
+        return json.dumps({"kind": self.kind, "ids": list(self.ids)})
+
+    @classmethod
+    def from_json(cls, text: str) -> Change:
+        data = json.loads(text)
+        return cls(data["kind"], tuple(data["ids"]))

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from app.core import paths
 from app.core.engine import LONG_TEXT_CHARS, Engine, RememberResult
-from app.core.memory import title_from
+from app.core.memory import Change, title_from
 from app.core.secrets import describe, scan
 from app.core.settings import Settings
 from app.gui import clipboard, desktop, display_server, hotkey, ipc, paste
@@ -88,7 +88,9 @@ class MnemoApp(QtCore.QObject):
         self.listening = self.server.listen()
 
         self.popup.used.connect(
-            lambda memory_id: self.worker.call(lambda e: e.mark_used([memory_id]), writes=True)
+            lambda memory_id: self.worker.call(
+                lambda e: e.mark_used([memory_id]), writes=Change("usage", (memory_id,))
+            )
         )
         self.popup.openMemory.connect(self.show_manager)
         self.popup.rememberText.connect(lambda text: self._remember(text, "manual"))

@@ -14,7 +14,7 @@ from app.core import paths, transfer
 from app.core.display import age, fields_line, isolated
 from app.core.engine import LONG_TEXT_CHARS, RememberResult
 from app.core.errors import ConflictError, NotFoundError, TrashedError
-from app.core.memory import Memory
+from app.core.memory import Change, Memory
 from app.core.recall import RecallResult
 from app.core.store import Filters
 from app.gui import window_state
@@ -113,6 +113,14 @@ class MemoryTable(QtCore.QAbstractTableModel):
         if role == Qt.ForegroundRole and memory.deleted_at:
             return QtGui.QColor("gray")
         return None
+
+    def update_memories(self, memories: list[Memory]) -> None:
+        """Show these memories' new fields in the rows that hold them (no reload)."""
+        fresh = {m.id: m for m in memories}
+        for row, memory in self.loaded_rows():
+            if memory.id in fresh:
+                self.rows[row] = (fresh[memory.id], self.rows[row][1])
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(HEADERS) - 1))
 
     def memory_at(self, row: int) -> Memory | None:
         """The memory of a row, None when its page has not arrived (or past the end)."""
@@ -336,6 +344,7 @@ class Manager(QtWidgets.QMainWindow):
         self.table_model.dataChanged.connect(self._page_arrived)
         self.table_model.failed.connect(lambda message: self._failed(f"Not loaded: {message}"))
         worker.changed.connect(self.refresh)
+        worker.changes.connect(self._on_change)
         worker.backfillProgress.connect(self._on_backfill)
         worker.progress.connect(self._on_progress)
         self._model_state = worker.model_state  # (it may have failed before this window)
@@ -505,6 +514,22 @@ class Manager(QtWidgets.QMainWindow):
             self._search()
         else:
             self.table_model.show_results(None)
+
+    def _on_change(self, change: str) -> None:
+        """A use (a copy from the popup, an agent's recall) changes only counts: the rows
+        shown of those memories are read again in place; nothing else is reloaded."""
+        done = Change.from_json(change)
+        shown = {m.id for _, m in self.table_model.loaded_rows()}
+        ids = [i for i in done.ids if i in shown]
+        if done.kind != "usage" or not ids:
+            return
+        self.worker.call(
+            lambda e: [e.get(i) for i in ids],
+            self.table_model.update_memories,
+            None,
+            INTERACTIVE,
+            channel="manager-usage",
+        )
 
     def refresh(self) -> None:
         """Re-read after a write (keeps the selection when it can)."""

@@ -22,6 +22,7 @@ from typing import Any
 
 from app.core.engine import Engine, SettingsChange
 from app.core.errors import MnemoError
+from app.core.memory import Change
 from app.core.settings import MODEL_KEYS
 from app.gui.qt import QtCore, Signal
 
@@ -71,7 +72,8 @@ class Worker(QtCore.QObject):
     failed = Signal(int, str)  # request id, message for the user
     modelState = Signal(str, str)  # "loading" | "ready" | "unavailable", detail
     backfillProgress = Signal(int, int)  # done, total (0, 0 when finished)
-    changed = Signal()  # memories were written: views should refresh
+    changed = Signal()  # memories were written (anything but a use): views should refresh
+    changes = Signal(str)  # after every write: Change.to_json(), its kind and memory ids
     progress = Signal(str, int, int)  # job, done, total (0 = unknown) for imports, exports
     settingsChanged = Signal(str)  # comma-separated keys another process changed on disk
     changedElsewhere = Signal()  # another process (the CLI, an agent) wrote to the database
@@ -123,13 +125,14 @@ class Worker(QtCore.QObject):
         fn: Callable[[Engine], Any],
         priority: int = NORMAL,
         channel: str | None = None,
-        writes: bool = False,
+        writes: bool | Change = False,
         keep: bool = True,
     ) -> int:
         """Queue `fn(engine)`; returns the request id its result will carry.
 
         Requests on the same `channel` supersede each other: only the newest runs. With
-        `keep`, the result waits for `result(request)`; without, it is dropped.
+        `keep`, the result waits for `result(request)`; without, it is dropped. `writes`
+        says what a write changes (a Change; True: content, of any memory).
         """
         request = next(self._ids)
         with self._lock:
@@ -147,7 +150,7 @@ class Worker(QtCore.QObject):
         failed: Callable[[str], None] | None = None,
         priority: int = NORMAL,
         channel: str | None = None,
-        writes: bool = False,
+        writes: bool | Change = False,
     ) -> int:
         """Queue `fn(engine)`; `done(result)` or `failed(message)` then runs on the GUI thread.
 
@@ -381,8 +384,11 @@ class Worker(QtCore.QObject):
         if kept:  # a request nobody takes the result of (warming up, settings) says nothing
             self.finished.emit(request)
         if writes:
-            self.changed.emit()
-            self.backfill()
+            change = writes if isinstance(writes, Change) else Change("content")
+            self.changes.emit(change.to_json())
+            if change.kind != "usage":  # a use changes a count: nothing to reload or embed
+                self.changed.emit()
+                self.backfill()
 
     def _backfill_step(self) -> None:
         with self._lock:

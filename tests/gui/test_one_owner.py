@@ -364,3 +364,32 @@ def test_a_remembered_title_is_shown_but_not_logged(qtbot, running_app, caplog):
     logged = [r.getMessage() for r in caplog.records if r.name.startswith("app")]
     assert any(line.startswith("Remembered: memory ") for line in logged), logged
     assert not any("Bluebird" in line for line in logged), logged
+
+
+def test_a_copy_from_the_popup_does_not_reload_the_open_manager(qtbot, running_app, seeded):
+    # Issue 23: `changed` carried nothing, so copying a popup result (a recall-count bump)
+    # reloaded an open manager's filters, page and status. Now a use is a change of kind
+    # "usage": the manager updates that row's count in place and reads nothing else.
+    app = running_app
+    app.show_manager()
+    manager = app.manager
+    qtbot.waitUntil(lambda: len(manager.table_model.loaded_rows()) == 4, timeout=10_000)
+    reloads = []
+    manager.table_model.loaded.connect(lambda: reloads.append("page"))
+    calls = []
+    real_call = app.worker.call
+
+    def counting(fn, *args, **kwargs):
+        calls.append(kwargs.get("channel") or "")
+        return real_call(fn, *args, **kwargs)
+
+    app.worker.call = counting
+    target = seeded["Grandma's"]
+    row = next(r for r, m in manager.table_model.loaded_rows() if m.id == target)
+    with qtbot.waitSignal(app.worker.changes, timeout=5000):
+        app.popup.used.emit(target)  # what Enter in the popup does after copying
+    qtbot.waitUntil(
+        lambda: manager.table_model.index(row, 5).data() == "1", timeout=5000
+    )  # the recall count, updated in place
+    qtbot.wait(300)
+    assert reloads == [] and "manager-filters" not in calls and "manager-page" not in calls
