@@ -9,14 +9,13 @@ Under load (issues 8 and 10):
 - **One engine thread** owns the Engine (connection and model) and runs every call in
   arrival order, like the desktop app's worker. The tools are async and queue their work
   there; the SDK would run sync tools in worker threads, several at once on one connection.
-- **Long learnings are embedded in the background.** Name, description and reasoning over
-  `INLINE_EMBED_CHARS` (1,500 characters: one or two chunks of the bundled model, ~60 ms
-  on an idle machine) are stored without vectors, still validated and redacted (~0.1-0.3 s
-  for 200 KB), found by keywords meanwhile and not checked for near-duplicates; `notice`
-  says so. Shorter ones are embedded inline, so near-duplicates are linked as before.
-  `Engine.backfill` then runs in small batches on a second thread with its own Engine (its
-  own connection and model), not between calls on the engine thread: one memory is the
-  smallest unit it embeds, and 200 KB alone took 18-130 s on these two cores.
+- **Long learnings are embedded in the background**, by the rule every front end uses
+  (`runner.embed_now`): name, description and reasoning over `INLINE_EMBED_CHARS` (8,000
+  characters) are stored without vectors, still validated and redacted (~0.1-0.3 s for
+  200 KB), found by keywords meanwhile and not checked for near-duplicates; `notice` says
+  so. Shorter ones are embedded inline, so near-duplicates are linked as before. The
+  backfill then runs on the same engine thread between calls, one slice (one chunk) of a
+  long text at a time, so a search waits for one chunk's decode at most.
 - **Every line is answered** (`app.mcp_transport`): -32700 for a line that is not JSON,
   -32600 for JSON that is not a JSON-RPC message (with its id if it has one), for an id
   that is neither a string nor an integer, and for a line over 16 MB; blank lines are
@@ -39,8 +38,10 @@ from typing import TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 
 from app import __version__
-from app.core.engine import Engine
+from app.core.engine import LONG_TEXT_CHARS, Engine
+from app.core.errors import InputError
 from app.core.memory import public_dict
+from app.core.runner import embed_now
 from app.core.store import Filters
 from app.mcp_runtime import EXIT_GRACE, EngineThread, MnemoServer
 
@@ -48,7 +49,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-INLINE_EMBED_CHARS = 1_500  # longer learnings are embedded in the background
+INLINE_EMBED_CHARS = LONG_TEXT_CHARS  # longer learnings: embedded later (runner.embed_now)
 LATER = (
     "a long text: stored and found by keywords now; its embedding continues in the "
     "background, then search by meaning finds it too (it was not checked for near-duplicates)"
@@ -93,12 +94,12 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
         `thread` (optional, e.g. a session id): memories of one thread lend each other
         context when searched."""
         required(name=name, description=description, reasoning=reasoning, category=category)
-        inline = len(name) + len(description) + len(reasoning) <= INLINE_EMBED_CHARS
+        inline = embed_now(len(name) + len(description) + len(reasoning))
 
         def store(engine: Engine) -> dict:
             allowed = engine.settings["categories"]
             if category not in allowed:
-                raise ToolError(f"unknown category {category!r}; use one of: {', '.join(allowed)}")
+                raise InputError(f"unknown category {category!r}; use one of: {', '.join(allowed)}")
             result = engine.remember(
                 description,
                 title=name,
@@ -122,7 +123,7 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
                         "`mnemo backfill` adds it later"
                     )
                 else:
-                    core.embed_later(engine)
+                    core.embed_later()
                     notices.append(LATER)
             out = result.to_dict()
             if notices:

@@ -661,3 +661,38 @@ def test_only_long_learnings_are_embedded_in_the_background(engine):
         assert engine.get(later["id"]).keywords
     finally:
         assert server.close(30)
+
+
+def test_a_long_learning_is_embedded_by_the_one_engine_no_second_one(embedder, monkeypatch):
+    # Issue 23: the MCP server embedded long learnings on a second thread with a second
+    # Engine (its own connection and model); now the one runner embeds them between calls
+    from app.core.engine import Engine
+    from app.mcp_server import INLINE_EMBED_CHARS, build_server
+
+    made = []
+    real_init = Engine.__init__
+
+    def init(self, *args, **kwargs):
+        made.append(self)
+        kwargs.setdefault("embedder", embedder)  # the session's model: no second load here
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Engine, "__init__", init)
+    server = build_server()
+    long = {**LEARNING, "description": _runbook(INLINE_EMBED_CHARS + 1)}
+
+    async def calls() -> tuple[dict, bool]:
+        stored = json.loads((await server.call_tool("store_memory", long)).content[0].text)
+        core = server.engine_thread
+        for _ in range(600):  # until the backfill has embedded it, asked on the engine thread
+            if not await core.run(lambda e: e.needs_backfill()):
+                return stored, True
+            await asyncio.sleep(0.1)
+        return stored, False
+
+    try:
+        stored, embedded = asyncio.run(calls())
+        assert "background" in stored["notice"] and embedded
+        assert len(made) == 1
+    finally:
+        assert server.close(30)

@@ -10,8 +10,9 @@ import time
 from collections.abc import Callable
 
 from app.core import paths
-from app.core.engine import LONG_TEXT_CHARS, Engine, RememberResult
+from app.core.engine import Engine, RememberResult
 from app.core.memory import Change, title_from
+from app.core.runner import embed_now
 from app.core.secrets import describe, scan
 from app.core.settings import Settings
 from app.gui import clipboard, desktop, display_server, hotkey, ipc, paste
@@ -366,7 +367,7 @@ class MnemoApp(QtCore.QObject):
         title = title_from(text)
         # A long text is stored at once and embedded slice by slice in the background (a
         # search never waits for it); only a short one is checked for near-duplicates.
-        inline = len(text) <= LONG_TEXT_CHARS
+        inline = embed_now(len(text))
         self.worker.call(
             lambda e: e.remember(
                 text,
@@ -449,7 +450,7 @@ class MnemoApp(QtCore.QObject):
             "merged": "Merged",
         }[result.status]
         notice = result.notice or ""
-        if result.status == "stored" and len(text) > LONG_TEXT_CHARS:  # embedded later
+        if result.status == "stored" and not embed_now(len(text)):  # embedded later
             notice = "; ".join(filter(None, (notice, "search by meaning finds it once embedded")))
         self.notify(
             verb,

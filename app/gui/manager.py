@@ -12,10 +12,11 @@ from pathlib import Path
 
 from app.core import paths, transfer
 from app.core.display import age, fields_line, isolated
-from app.core.engine import LONG_TEXT_CHARS, RememberResult
+from app.core.engine import RememberResult
 from app.core.errors import ConflictError, NotFoundError, TrashedError
 from app.core.memory import Change, Memory
 from app.core.recall import RecallResult
+from app.core.runner import embed_now
 from app.core.store import Filters
 from app.gui import window_state
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
@@ -722,7 +723,7 @@ class Manager(QtWidgets.QMainWindow):
             confidence=self.f_confidence.currentText(),
         )
         project = self.f_project.text().strip() or None
-        inline = len(fields["text"]) <= LONG_TEXT_CHARS
+        inline = embed_now(len(fields["text"]))
         if self._current is None:
             pinned = self.f_pinned.isChecked()
 

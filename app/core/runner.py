@@ -1,0 +1,354 @@
+"""The one engine thread: every front end's engine work runs here, one call at a time.
+
+A front end (the desktop app through `gui/worker.py`, the MCP server) makes one Runner. It
+owns the Engine (connection and model) on its thread, and:
+
+- runs `submit(fn)` calls by priority (a search before a page before the backfill), each
+  returning a `concurrent.futures.Future` whose exception is the typed error
+  (ConflictError, NotFoundError, ...); on a `channel` a newer call supersedes an older one
+  that has not run yet (its future is cancelled);
+- embeds what lacks vectors in small batches when nothing else waits (the backfill), after
+  the model loads, after every write, and when another process wrote; a long text is
+  embedded slice by slice there, so a search waits one chunk at most (`embed_now` is the one
+  rule for what a write embeds at once);
+- tells its `Listener` what happened: the model's state, backfill progress, each write's
+  `Change`, writes by other processes (`PRAGMA data_version`) and settings they saved.
+
+The listener's methods run on the runner's thread: a Qt front end turns them into signals
+(`gui/worker.py`), never touching a widget there.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from app.core.engine import LONG_TEXT_CHARS, Engine, SettingsChange
+from app.core.errors import MnemoError
+from app.core.memory import Change
+from app.core.settings import MODEL_KEYS
+
+log = logging.getLogger(__name__)
+
+INTERACTIVE, NORMAL, BACKGROUND = 0, 1, 2
+# Short notes a backfill step embeds: with labels from the same pass, 2 at a time embed as
+# fast as 32 (165 notes/s) and a search waits for at most two notes' decode.
+BACKFILL_BATCH = 2
+EXTERNAL_POLL_S = 2.0  # how often the runner asks whether another process wrote
+_STOP, _LOAD, _BACKFILL = "stop", "load", "backfill"  # the runner's own jobs
+
+
+def embed_now(chars: int) -> bool:
+    """The one rule for every front end: a write of up to LONG_TEXT_CHARS characters is
+    embedded as it is stored (its near-duplicates found at once); a longer one is stored at
+    once and embedded by the backfill, slice by slice between other work."""
+    return chars <= LONG_TEXT_CHARS
+
+
+class Listener:
+    """What a runner reports, on its own thread; a front end overrides what it shows."""
+
+    def model_moved(self, state: str, detail: str) -> None:
+        """ "loading" | "ready" | "unavailable", and a detail (the model, or why not)."""
+
+    def backfill_moved(self, done: int, total: int) -> None:
+        """Memories embedded so far of those waiting (0, 0 when the backfill is done)."""
+
+    def wrote(self, change: Change) -> None:
+        """A write made through this runner finished (or the backfill added vectors)."""
+
+    def written_elsewhere(self) -> None:
+        """Another process (the CLI, an agent, the desktop app) wrote to the database."""
+
+    def settings_taken(self, keys: list[str]) -> None:
+        """Settings another process saved were taken."""
+
+
+def _thread(target: Callable[[], None], name: str) -> Any:
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
+class Runner:
+    """Owns the Engine on one thread; front ends `submit` work and get futures back."""
+
+    def __init__(
+        self,
+        engine_factory: Callable[[], Engine] = Engine,
+        listener: Listener | None = None,
+        start_thread: Callable[[Callable[[], None], str], Any] = _thread,
+        load_model: bool = True,
+        close_engine: bool = True,
+    ):
+        self._factory = engine_factory
+        self.listener = listener or Listener()
+        self._start_thread = start_thread
+        self._load_first = load_model  # load the model at start (else on first use)
+        self._close_engine = close_engine  # False: the engine was handed in, its owner closes
+        self._queue: queue.PriorityQueue = queue.PriorityQueue()
+        self._order = itertools.count()
+        self._latest: dict[str, concurrent.futures.Future] = {}
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._backfill_total = 0
+        self._backfill_done = 0
+        self._backfill_queued = False
+        self._seen_version: int | None = None
+        self._next_poll = 0.0
+        self._handle: Any = None
+        self.poll_s = EXTERNAL_POLL_S
+        self.thread_ident: int | None = None
+        self.engine: Engine | None = None
+        self.model_state = ("loading", "")  # the last state reported, for views opened later
+        self.model_id = ""  # the loaded model's id (`mnemo status`)
+        self.stopped = threading.Event()
+
+    def start(self) -> None:
+        """Start the thread (once)."""
+        if self._handle is None:
+            self._handle = self._start_thread(self._run, "mnemo-engine")
+
+    # ---- work from front ends --------------------------------------------------------
+    def submit(
+        self,
+        fn: Callable[[Engine], Any],
+        priority: int = NORMAL,
+        channel: str | None = None,
+        writes: bool | Change = False,
+    ) -> concurrent.futures.Future:
+        """Queue `fn(engine)`. `writes`: what it changes (a Change; True: content of any
+        memory), reported to the listener after it ran, and followed by the backfill."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        if self._stopping:
+            future.set_exception(MnemoError("Mnemo is shutting down"))
+            return future
+        with self._lock:
+            if channel:
+                older = self._latest.get(channel)
+                if older is not None:
+                    older.cancel()  # not run yet: never will be; running: its result is moot
+                self._latest[channel] = future
+        self._queue.put((priority, next(self._order), fn, future, writes))
+        return future
+
+    def apply_settings(self, values: dict[str, Any]) -> concurrent.futures.Future:
+        """Hand new settings to the engine (their one owner); a model change reloads it."""
+
+        def apply(engine: Engine) -> SettingsChange:
+            before = self.model_state
+            if set(values) & set(MODEL_KEYS):
+                self._model_is("loading", "")
+            try:
+                change = engine.apply_settings(values)
+            except BaseException:
+                self._model_is(*before)  # refused: the model in use did not change
+                raise
+            if change.model_reloaded:
+                self._backfill_total = 0  # another model: count the work again
+                self._load_model()
+            elif self.model_state != before:
+                self._model_is(*before)  # the same model after all
+            return change
+
+        return self.submit(apply, INTERACTIVE, writes=Change("settings"))
+
+    def reload_model(self) -> concurrent.futures.Future:
+        """Load the model again, then re-embed what is stale."""
+        self._model_is("loading", "")
+
+        def reload(engine: Engine) -> None:
+            engine.reload_model()
+            self._load_model()
+
+        return self.submit(reload, NORMAL)
+
+    def refresh_settings(self) -> None:
+        """Take settings another process saved now, not at the next call."""
+        self.submit(lambda engine: None, INTERACTIVE, channel="refresh-settings")
+
+    def backfill(self) -> None:
+        """Embed what is missing or stale, in small batches behind everything else."""
+        with self._lock:
+            if self._backfill_queued or self._stopping:
+                return
+            self._backfill_queued = True
+        self._queue.put((BACKGROUND, next(self._order), _BACKFILL, None, False))
+
+    def idle(self) -> bool:
+        """Whether nothing waits to run (front ends that embed later may wait on it)."""
+        return self._queue.empty()
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        """Finish the current call (or backfill batch), close the engine, end the thread;
+        whether it ended within `timeout`. Calls still queued fail as cancelled."""
+        self._stopping = True
+        self._queue.put((-1, next(self._order), _STOP, None, False))
+        if self._handle is None:
+            return True
+        return self.stopped.wait(timeout)
+
+    # ---- the thread ------------------------------------------------------------------
+    def _run(self) -> None:
+        self.thread_ident = threading.get_ident()
+        try:
+            self._serve()
+        finally:
+            self._cancel_waiting()
+            self.stopped.set()
+
+    def _serve(self) -> None:
+        try:
+            self.engine = self._factory()
+        except MnemoError as exc:
+            self._model_is("unavailable", str(exc))
+            return
+        if self._load_first:
+            self._model_is("loading", "")
+            # The model loads as the first background job; searches queued meanwhile run first
+            self._queue.put((NORMAL, next(self._order), _LOAD, None, False))
+        try:
+            while True:
+                wait = max(0.0, self._next_poll - time.monotonic())
+                try:
+                    item = self._queue.get(timeout=wait)
+                except queue.Empty:
+                    item = None
+                if time.monotonic() >= self._next_poll:  # between calls, also when busy
+                    self._notice_elsewhere()
+                    self._next_poll = time.monotonic() + self.poll_s
+                if item is None:
+                    continue
+                _, _, fn, future, writes = item
+                if fn == _STOP:
+                    break
+                if fn == _LOAD:
+                    self._load_model()
+                elif fn == _BACKFILL:
+                    self._backfill_step()
+                else:
+                    self._call(fn, future, writes)
+        finally:
+            if self._close_engine:
+                self.engine.close()
+
+    def _cancel_waiting(self) -> None:
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            future = item[3]
+            if future is not None:
+                future.cancel()
+
+    def _call(self, fn, future: concurrent.futures.Future, writes) -> None:
+        if not future.set_running_or_notify_cancel():
+            return  # superseded (or cancelled by its caller) while it waited
+        self._refresh_settings()
+        try:
+            result = fn(self.engine)
+        except MnemoError as exc:
+            future.set_exception(exc)
+            return
+        except Exception as exc:  # a bug: logged with its traceback; the caller says it
+            log.exception("engine call failed")
+            future.set_exception(exc)
+            return
+        future.set_result(result)
+        if writes:
+            change = writes if isinstance(writes, Change) else Change("content")
+            try:
+                self.listener.wrote(change)
+            except Exception:
+                log.exception("reporting a change failed")
+            if change.kind not in ("usage", "settings"):  # counts and settings: no vectors
+                self.backfill()
+
+    def _model_is(self, state: str, detail: str) -> None:
+        self.model_state = (state, detail)
+        self.listener.model_moved(state, detail)
+
+    def _notice_elsewhere(self) -> None:
+        """Whether another process wrote since the last look: then the listener is told,
+        and what it left without vectors is embedded (`mnemo import --no-embed`)."""
+        try:
+            version = self.engine.changed_elsewhere()
+        except MnemoError as exc:
+            log.info("cannot tell whether another process wrote: %s", exc)
+            return
+        seen, self._seen_version = self._seen_version, version
+        if seen is None or version == seen:
+            return
+        self.listener.written_elsewhere()
+        if self.model_id and self.engine.needs_backfill():  # (never loads the model here)
+            self.backfill()
+
+    def _refresh_settings(self) -> None:
+        """Take settings another process saved (`mnemo settings`, `mnemo model use`)."""
+        try:
+            change = self.engine.refresh_settings()
+        except MnemoError as exc:
+            log.warning("settings not reloaded: %s", exc)
+            return
+        if change.model_reloaded:
+            self._backfill_total = 0
+            self._load_model()
+        if change.changed:
+            self.listener.settings_taken(list(change.changed))
+
+    def _load_model(self) -> None:
+        embedder = self.engine.embedder
+        if embedder is None:
+            self.model_id = ""
+            self._model_is("unavailable", self.engine.model_error or "")
+            return
+        self.model_id = embedder.info.model_id
+        self._model_is("ready", f"{embedder.info.name} ({embedder.info.dimension}d)")
+        # The first search then finds the vectors mapped (a second at 1M memories).
+        self.submit(lambda engine: engine.prepare_search(), BACKGROUND)
+        self.backfill()
+
+    def _backfill_step(self) -> None:
+        with self._lock:
+            self._backfill_queued = False
+        engine = self.engine
+        if self._stopping or engine.embedder is None:
+            return
+        if self._backfill_total == 0 and not engine.needs_backfill():
+            return  # nothing to embed: nothing counted (a LIMIT 1 query, not a count)
+        if self._backfill_total == 0:
+            counts = engine.vector_status()
+            self._backfill_total = counts.get("missing", 0) + counts.get("stale", 0)
+            self._backfill_done = 0
+
+        def progress(done: int, _total: int) -> None:
+            self.listener.backfill_moved(
+                self._backfill_done + done, max(self._backfill_total, self._backfill_done + done)
+            )
+
+        try:
+            done = engine.backfill(
+                batch_size=BACKFILL_BATCH,
+                progress=progress,
+                count_total=False,
+                # Yield after each batch (a slice of a long text) when anything else waits.
+                should_stop=lambda: self._stopping or not self._queue.empty(),
+            )
+        except MnemoError as exc:
+            log.warning("backfill stopped: %s", exc)
+            return
+        self._backfill_done += done
+        if engine.needs_backfill() and not self._stopping:
+            self.backfill()
+        else:
+            self._backfill_total = 0
+            self.listener.backfill_moved(0, 0)
+            if done:
+                self.listener.wrote(Change("content"))  # new vectors: results may change

@@ -1,0 +1,98 @@
+"""The one engine thread (issue 23): typed errors in futures, superseding channels,
+priorities, the backfill between calls, and each write's Change. Real engine, real model."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from app.core.engine import LONG_TEXT_CHARS, Engine
+from app.core.errors import ConflictError, NotFoundError
+from app.core.memory import Change
+from app.core.runner import BACKGROUND, INTERACTIVE, NORMAL, Listener, Runner, embed_now
+
+
+class Noted(Listener):
+    def __init__(self) -> None:
+        self.changes: list[Change] = []
+        self.states: list[str] = []
+
+    def wrote(self, change: Change) -> None:
+        self.changes.append(change)
+
+    def model_moved(self, state: str, detail: str) -> None:
+        self.states.append(state)
+
+
+@pytest.fixture
+def runner(embedder, mnemo_home):
+    noted = Noted()
+    run = Runner(lambda: Engine(embedder=embedder), listener=noted)
+    run.start()
+    yield run
+    assert run.stop(30)
+
+
+def test_a_future_carries_the_typed_error(runner):
+    missing = runner.submit(lambda e: e.get("no-such-id"))
+    assert isinstance(missing.exception(10), NotFoundError)
+    stored = runner.submit(lambda e: e.remember("The boiler pressure is 1.5 bar").memory)
+    memory = stored.result(10)
+    conflict = runner.submit(
+        lambda e: e.edit(memory.id, text="2 bar", expect={"text": "something else"})
+    )
+    assert isinstance(conflict.exception(10), ConflictError)
+
+
+def test_a_newer_call_on_a_channel_supersedes_one_still_waiting(runner):
+    gate = threading.Event()
+    runner.submit(lambda e: gate.wait(10), INTERACTIVE)
+    old = runner.submit(lambda e: "old", INTERACTIVE, channel="search")
+    new = runner.submit(lambda e: "new", INTERACTIVE, channel="search")
+    gate.set()
+    assert new.result(10) == "new" and old.cancelled()
+
+
+def test_calls_run_by_priority(runner):
+    gate = threading.Event()
+    order: list[str] = []
+    runner.submit(lambda e: gate.wait(10), INTERACTIVE)
+    last = runner.submit(lambda e: order.append("background"), BACKGROUND)
+    runner.submit(lambda e: order.append("normal"), NORMAL)
+    runner.submit(lambda e: order.append("interactive"), INTERACTIVE)
+    gate.set()
+    last.result(10)
+    assert order == ["interactive", "normal", "background"]
+
+
+def test_each_write_reports_its_change_and_a_read_reports_none(runner):
+    runner.submit(lambda e: e.recent(5)).result(10)
+    memory = runner.submit(
+        lambda e: e.remember("Renew the passport in March").memory, writes=True
+    ).result(10)
+    runner.submit(lambda e: e.mark_used([memory.id]), writes=Change("usage", (memory.id,)))
+    runner.submit(lambda e: None).result(10)  # after the two writes
+    assert runner.listener.changes[:2] == [Change("content"), Change("usage", (memory.id,))]
+
+
+def test_a_long_text_is_embedded_between_calls_and_a_search_waits_one_slice(runner):
+    # One rule for every front end (the GUI had 8,000 characters, the MCP server 1,500)
+    assert embed_now(LONG_TEXT_CHARS) and not embed_now(LONG_TEXT_CHARS + 1)
+    runner.submit(lambda e: e.prepare_search()).result(30)
+    long = " ".join(f"Paragraph {i} of the field guide to alpine mosses." for i in range(1200))
+    runner.submit(lambda e: e.remember(long, embed=False), writes=True).result(30)
+    # WHEN a search arrives while the backfill embeds the long text slice by slice
+    found = runner.submit(lambda e: (e.recall("alpine mosses"), e.needs_backfill()), INTERACTIVE)
+    result, still_embedding = found.result(30)
+    # THEN it is answered (by keywords for now) before the backfill is done
+    assert result.results and still_embedding
+    # AND the backfill finishes on the same thread, without a second Engine
+    waited = threading.Event()
+    for _ in range(600):
+        if not runner.submit(lambda e: e.needs_backfill()).result(30):
+            waited.set()
+            break
+        waited.wait(0.1)
+    assert waited.is_set()
+
