@@ -19,6 +19,8 @@ from app.core.errors import (
 )
 from app.core.memory import CONFIDENCES, Memory, content_hash, thread_hash, utc_stamp
 
+KEPT_KEYWORD_ANSWERS = 8  # a keystroke asks up to four (main and exact, two scopes)
+
 COLUMNS = (
     "id, text, title, reasoning, category, tags, refs, source, source_project, confidence, "
     "observation_count, recall_count, last_recalled_at, created_at, updated_at, pinned, "
@@ -225,6 +227,7 @@ class Store:
     def __init__(self, db: Database):
         self.db = db
         self._lexicon = fts.Lexicon(db.conn)  # reads nothing until a query is planned
+        self._keyword_answers: dict = {}  # the last keyword answers, until a change
 
     # ---- reading -------------------------------------------------------------------
     def get(self, memory_id: str, include_deleted: bool = True) -> Memory:
@@ -429,6 +432,32 @@ class Store:
         common_only: bool = False,
     ) -> list[tuple[int, float]]:
         """(seq, bm25) for the best FTS5 matches of a safe expression; higher is better.
+
+        The last few answers are kept until the database changes (a write here, or a commit
+        by another process): the popup's keyword pass and the hybrid pass that follows for
+        the same keystroke run the FTS5 query once (issue 23)."""
+        where, args = filters.sql()
+        changes = (self.db.query("PRAGMA data_version")[0][0], self.db.conn.total_changes())
+        key = (expression, where, tuple(args), limit, weights, common_only)
+        if self._keyword_answers.get("version") != changes:
+            self._keyword_answers = {"version": changes}
+        if key not in self._keyword_answers:
+            if len(self._keyword_answers) > KEPT_KEYWORD_ANSWERS:
+                del self._keyword_answers[next(k for k in self._keyword_answers if k != "version")]
+            self._keyword_answers[key] = self._keyword_search(
+                expression, filters, limit, weights, common_only
+            )
+        return list(self._keyword_answers[key])
+
+    def _keyword_search(
+        self,
+        expression: str,
+        filters: Filters,
+        limit: int,
+        weights: tuple[float, ...],
+        common_only: bool,
+    ) -> list[tuple[int, float]]:
+        """`keyword_search`, asked of SQLite.
 
         A memory's labels repeat its text's salient words: counted in full beside the text
         they made a query sharing one of them look relevant ("beef wellington recipe"

@@ -96,3 +96,30 @@ def test_a_long_text_is_embedded_between_calls_and_a_search_waits_one_slice(runn
         waited.wait(0.1)
     assert waited.is_set()
 
+
+def test_a_keystrokes_keyword_answer_is_reused_by_its_hybrid_pass(engine, monkeypatch):
+    # Issue 23: each popup keystroke ran the keyword search twice (the keyword pass, then
+    # the hybrid pass 100 ms later repeated it)
+    from app.core.db import Database
+
+    for text in ("Boiler pressure drops overnight", "The boiler service is in March"):
+        engine.remember(text, force=True)
+    matches: list[str] = []
+    real_query = Database.query
+
+    def counting(self, sql, *args, **kwargs):
+        if "MATCH" in sql:
+            matches.append(sql)
+        return real_query(self, sql, *args, **kwargs)
+
+    monkeypatch.setattr(Database, "query", counting)
+    first = engine.recall("boiler pre", mode="keyword", track=False, prefix=True)
+    asked = len(matches)
+    hybrid = engine.recall("boiler pre", track=False, prefix=True)
+    assert asked > 0 and len(matches) == asked  # the hybrid pass asked FTS5 nothing
+    assert first.results[0].memory.text == hybrid.results[0].memory.text
+    # A write in between: asked again, and the new memory is found
+    engine.remember("Boiler pressure gauge replaced", force=True)
+    again = engine.recall("boiler pre", track=False, prefix=True)
+    assert len(matches) > asked
+    assert "Boiler pressure gauge replaced" in [r.memory.text for r in again.results]
