@@ -552,7 +552,9 @@ class Engine:
         notice = guard_memory(memory, secrets)  # every field, on every path
         if not title:  # derived from the (possibly redacted) text
             memory.title = title_from(memory.text)
-        if (known := self._observe_if_known(memory)) is not None:
+        # Known already? Read without a write lock; counted (one write) only if it is
+        known_now = self._store.find_by_hash(content_hash(memory.text), memory.thread)
+        if known_now is not None and (known := self._observe_if_known(memory)) is not None:
             return known
 
         embedded = self._embed(memory) if embed else None
@@ -584,12 +586,15 @@ class Engine:
         similar = duplicate[0] if duplicate is not None else None
         if similar is not None and link_similar:
             memory.references = split_list([*memory.references, f"mnemo:{similar.id}"])
+        if embedded is not None and self._embedder is not None:  # labels: before the lock
+            memory.keywords = self._labels(memory, *embedded)
+        # One write transaction: the check again (another process may have stored it
+        # meanwhile), the memory, its labels and its vectors, all or nothing.
         with self._db.write():
-            # Checked again under the write lock: another process may have stored it meanwhile.
             if (known := self._observe_if_known(memory)) is not None:
                 return known
             stored = self._store.insert(memory)
-        self._save_vectors(stored, embedded)
+            self._save_vectors(stored, embedded)
         self._mirror([stored])
         score = duplicate[1] if duplicate is not None else None
         return RememberResult("stored", stored, score, related, notice, similar)

@@ -195,3 +195,34 @@ def test_a_merge_keeps_case_variants_questions_and_code_lines(engine):
     y = engine.remember(b, tags="shell", force=True).memory
     merged = engine.merge([x.id, y.id])
     assert a in merged.text and b in merged.text  # both whole, lines and all
+
+
+def test_remembering_a_new_memory_is_one_write_transaction(embedder, mnemo_home, monkeypatch):
+    # Issue 23: `mnemo remember` took four write transactions (one only to read whether the
+    # text was known, the insert, the vectors, the labels); now one holds them all, so a
+    # crash between them cannot leave a memory without its vectors
+    import apsw
+
+    from app.core.engine import Engine
+
+    begun: list[str] = []
+
+    def trace(conn: apsw.Connection) -> None:
+        def statement(_cursor, sql: str, _bindings) -> bool:
+            if sql.lstrip().upper().startswith("BEGIN"):
+                begun.append(sql)
+            return True
+
+        conn.exec_trace = statement
+
+    monkeypatch.setattr(apsw, "connection_hooks", [*apsw.connection_hooks, trace])
+    with Engine(embedder=embedder) as engine:
+        begun.clear()  # opening may migrate
+        result = engine.remember("The water meter is read on the first Monday of the month")
+        assert result.status == "stored" and result.memory.keywords
+        assert len(begun) == 1, begun
+        begun.clear()
+        again = engine.remember("The water meter is read on the first Monday of the month")
+        assert again.status == "observed" and len(begun) == 1, begun
+        assert engine.get(result.memory.id).keywords == result.memory.keywords
+        assert not engine.needs_backfill()  # its vectors came in the same transaction
