@@ -38,7 +38,7 @@ from typing import TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 
 from app import __version__
-from app.core.engine import LONG_TEXT_CHARS, Engine
+from app.core.engine import LONG_TEXT_CHARS, Engine, Remembered
 from app.core.errors import InputError
 from app.core.memory import public_dict
 from app.core.runner import embed_now
@@ -116,7 +116,7 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
                 embed=inline,
             )
             notices = [result.notice] if result.notice else []
-            if not inline and result.status == "stored":
+            if not inline and result.status is Remembered.STORED:
                 if engine.embedder is None:
                     notices.append(
                         f"stored without embedding ({engine.model_error}); "

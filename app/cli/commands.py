@@ -13,7 +13,7 @@ from app.cli.output import print_memory, print_results, progress_bar, say
 from app.core import paths
 from app.core.context import check_max_chars
 from app.core.display import visible
-from app.core.engine import Engine
+from app.core.engine import Engine, Remembered
 from app.core.errors import InputError
 from app.core.settings import SETTINGS
 from app.core.store import Filters
@@ -85,21 +85,21 @@ def remember(args: Namespace) -> int:
     m = result.memory
     # Not stored (a near-duplicate waits for --merge or --force): a script must not take
     # it for stored, so it exits NOT_STORED, not 0, though nothing went wrong.
-    code = NOT_STORED if result.status == "similar" else 0
+    code = NOT_STORED if result.status is Remembered.SIMILAR else 0
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
         return code
     similarity = f"{result.similarity:.2f}" if result.similarity is not None else "?"
-    if result.status == "stored":
+    if result.status is Remembered.STORED:
         print(f"Remembered {m.id}: {visible(m.display_title)}")
-    elif result.status == "observed":
+    elif result.status is Remembered.OBSERVED:
         print(f"Already known as {m.id} (seen {m.observation_count} times now)")
-    elif result.status == "restored":
+    elif result.status is Remembered.RESTORED:
         print(
             f"Already known as {m.id}: brought back from the trash "
             f"(seen {m.observation_count} times now)"
         )
-    elif result.status == "merged":
+    elif result.status is Remembered.MERGED:
         print(
             f"Merged with a memory (similarity {similarity}) into {m.id}: "
             f"{visible(m.display_title)}\n"

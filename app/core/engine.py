@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +43,21 @@ from app.core.vectors import VectorIndex
 log = logging.getLogger(__name__)
 
 
+class Remembered(StrEnum):
+    """What `remember` did (its value is the `status` of `remember --json` and MCP)."""
+
+    STORED = "stored"  # a new memory
+    OBSERVED = "observed"  # the same text again: counted once more
+    RESTORED = "restored"  # the same text was in the trash: back, counted once more
+    MERGED = "merged"  # merged with its near-duplicate into a new memory (`merge=True`)
+    SIMILAR = "similar"  # held back: a near-duplicate exists (neither `force` nor `merge`)
+
+
 @dataclass
 class RememberResult:
     """What `remember` did: stored, observed again, merged, or held back as a near-duplicate."""
 
-    status: str  # stored | observed | restored | merged | similar
+    status: Remembered
     memory: Memory
     similarity: float | None = None  # to the near-duplicate, for similar / merged
     related: list[tuple[Memory, float]] = field(default_factory=list)
@@ -57,7 +68,7 @@ class RememberResult:
         """The JSON shape of `remember --json` and MCP `store_memory` (README: "JSON
         output"): the memory's public shape with what remembering it found around it."""
         out = {
-            "status": self.status,
+            "status": self.status.value,
             **public_dict(self.memory),
             "similarity": self.similarity,
             "related": [
@@ -580,9 +591,9 @@ class Engine:
         if duplicate is not None and not force:
             target, score = duplicate
             if not merge:
-                return RememberResult("similar", target, score, related)
+                return RememberResult(Remembered.SIMILAR, target, score, related)
             merged = self._merge([target], memory)
-            return RememberResult("merged", merged, score, related)
+            return RememberResult(Remembered.MERGED, merged, score, related)
         similar = duplicate[0] if duplicate is not None else None
         if similar is not None and link_similar:
             memory.references = split_list([*memory.references, f"mnemo:{similar.id}"])
@@ -597,7 +608,7 @@ class Engine:
             self._save_vectors(stored, embedded)
         self._mirror([stored])
         score = duplicate[1] if duplicate is not None else None
-        return RememberResult("stored", stored, score, related, notice, similar)
+        return RememberResult(Remembered.STORED, stored, score, related, notice, similar)
 
     def _observe_if_known(self, memory: Memory) -> RememberResult | None:
         """Count one more observation of a memory with the same text, if there is one."""
@@ -610,7 +621,8 @@ class Engine:
             if new_tags != observed.tags:
                 observed = self._store.update(observed.id, tags=new_tags)
         self._mirror([observed])
-        return RememberResult("restored" if existing.deleted_at else "observed", observed)
+        how = Remembered.RESTORED if existing.deleted_at else Remembered.OBSERVED
+        return RememberResult(how, observed)
 
     def _merge(self, sources: list[Memory], incoming: Memory | None = None) -> Memory:
         """A new memory holding every distinct statement of `sources` (and of `incoming`,

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 
 from app.core import paths
-from app.core.engine import Engine, RememberResult
+from app.core.engine import Engine, Remembered, RememberResult
 from app.core.memory import Change, title_from
 from app.core.runner import embed_now
 from app.core.secrets import describe, scan
@@ -427,7 +427,7 @@ class MnemoApp(QtCore.QObject):
 
     def _remembered(self, result: RememberResult, text: str, source: str, secrets: str) -> None:
         memory = result.memory
-        if result.status == "similar":
+        if result.status is Remembered.SIMILAR:
             from app.gui.duplicate_choice import DuplicateChoice
 
             choice = DuplicateChoice(memory.display_title, result.similarity or 0.0)
@@ -444,13 +444,13 @@ class MnemoApp(QtCore.QObject):
             choice.present()
             return
         verb = {
-            "stored": "Remembered",
-            "observed": "Already known",
-            "restored": "Restored from the trash",
-            "merged": "Merged",
+            Remembered.STORED: "Remembered",
+            Remembered.OBSERVED: "Already known",
+            Remembered.RESTORED: "Restored from the trash",
+            Remembered.MERGED: "Merged",
         }[result.status]
         notice = result.notice or ""
-        if result.status == "stored" and not embed_now(len(text)):  # embedded later
+        if result.status is Remembered.STORED and not embed_now(len(text)):  # embedded later
             notice = "; ".join(filter(None, (notice, "search by meaning finds it once embedded")))
         self.notify(
             verb,

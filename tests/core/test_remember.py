@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from app.core.errors import InputError, NotFoundError
@@ -226,3 +228,11 @@ def test_remembering_a_new_memory_is_one_write_transaction(embedder, mnemo_home,
         assert again.status == "observed" and len(begun) == 1, begun
         assert engine.get(result.memory.id).keywords == result.memory.keywords
         assert not engine.needs_backfill()  # its vectors came in the same transaction
+
+
+def test_what_remember_did_is_an_enum_and_its_json_a_plain_word(engine):
+    from app.core.engine import Remembered
+
+    result = engine.remember("The recycling goes out on Tuesday evenings")
+    assert result.status is Remembered.STORED
+    assert json.loads(json.dumps(result.to_dict()))["status"] == "stored"
