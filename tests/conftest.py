@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from app.core import paths
+from app.core.db import Database
 from app.core.embedder import Embedder
 from app.core.engine import Engine
+from app.core.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -40,6 +42,16 @@ def engine(embedder, mnemo_home) -> Engine:
     eng = Engine(embedder=embedder)
     yield eng
     eng.close()
+
+
+@pytest.fixture
+def store(mnemo_home) -> Store:
+    """The storage layer alone (a Store over its own Database) on the test's database file:
+    for tests of storage and keyword search, which reach no Engine's private parts. An
+    `engine` in the same test opens the same file (WAL: both see every commit)."""
+    db = Database(paths.database_path())
+    yield Store(db)
+    db.close()
 
 
 @pytest.fixture(scope="session")

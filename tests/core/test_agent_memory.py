@@ -158,7 +158,7 @@ def test_every_memory_gets_3_to_10_labels_from_its_own_words(corpus):
         assert len(set(labels)) == len(labels)
 
 
-def test_labels_come_from_the_forward_pass_that_made_the_vectors(engine, monkeypatch):
+def test_labels_come_from_the_forward_pass_that_made_the_vectors(engine, store, monkeypatch):
     # Embedding 30 candidate phrases a memory, one llama.cpp pass each memory, made labels
     # three quarters of an import's time (issue 10): 48 short notes/s, 165 without.
     notes = [
@@ -181,7 +181,7 @@ def test_labels_come_from_the_forward_pass_that_made_the_vectors(engine, monkeyp
         labels = engine.get(memory_id).keywords
         assert 3 <= len(labels) <= 10 and any("sigterm" in label.lower() for label in labels)
     # AND a memory with vectors but no labels (a database from before labels) gets them
-    with engine._db.write() as conn:
+    with store.db.write() as conn:
         conn.execute("UPDATE memories SET keywords = NULL WHERE id = ?", (ids[0],))
     decoded.clear()
     engine.backfill()
@@ -237,7 +237,7 @@ def test_knowledge_bank_import_maps_fields_and_is_idempotent(engine, tmp_path):
     friday = engine.recall("Friday deploys", mode="keyword", track=False).results[0].memory
     assert friday.observation_count == 2 and "last observed: Feature #031" in friday.references
     assert engine.import_paths([bank]).added == 0
-    assert engine._store.counts()["memories"] == 2
+    assert engine.stats()["memories"] == 2
 
 
 def test_mirror_folder_rebuilds_the_database(engine, tmp_path, monkeypatch):

@@ -131,7 +131,7 @@ def test_imports_keep_their_dates_so_a_date_question_finds_an_old_note(engine, t
     assert result.results[0].in_window and not result.results[1].in_window
 
 
-def test_notes_imported_with_a_bare_date_are_not_a_conversation(engine, tmp_path):
+def test_notes_imported_with_a_bare_date_are_not_a_conversation(engine, store, tmp_path):
     # Turns imported together at one time of day lend each other context; a day's notes
     # with only a date (a knowledge bank's `Created: 2024-03-05`) are no conversation
     path = tmp_path / "n.jsonl"
@@ -141,8 +141,8 @@ def test_notes_imported_with_a_bare_date_are_not_a_conversation(engine, tmp_path
         "".join(json.dumps({"id": i, "text": f"note {i}", "created_at": d}) + "\n" for i, d in rows)
     )
     engine.import_paths([path])
-    seqs = {m.id: s for s, m in engine._store.by_seqs(range(1, 5)).items()}
-    around = engine._store.neighbours(seqs.values())
+    seqs = {m.id: s for s, m in store.by_seqs(range(1, 5)).items()}
+    around = store.neighbours(seqs.values())
     assert seqs["a"] not in around and seqs["b"] not in around
     assert around[seqs["c"]] == (None, seqs["d"]) and around[seqs["d"]] == (seqs["c"], None)
 

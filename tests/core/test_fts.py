@@ -40,96 +40,94 @@ HOSTILE = [
 ]
 
 
-def _plan(engine, text, prefix=False):
-    return engine._store.keyword_plan(text, prefix=prefix).expression
+def _plan(store, text, prefix=False):
+    return store.keyword_plan(text, prefix=prefix).expression
 
 
-def test_the_plan_quotes_every_phrase_and_drops_operators(engine):
+def test_the_plan_quotes_every_phrase_and_drops_operators(store):
     for text in ("hello world near", "e_conn_reset config.yaml", "parse parsers"):
-        engine._store.insert(Memory(id="", text=text))
-    assert _plan(engine, 'hello AND "world" NEAR') == '"hello" OR "world" OR "near"'
-    assert _plan(engine, "E_CONN_RESET") == '"e_conn_reset"'  # FTS5 splits it into a phrase
-    assert _plan(engine, "config.yaml") == '"config yaml"'
-    assert _plan(engine, "the and of") is None
-    assert _plan(engine, "🙂") is None
-    assert _plan(engine, "pars", prefix=True) == '"pars" *'
-    assert _plan(engine, "parse ", prefix=True) == '"parse"'
-    assert _plan(engine, "absent") is None  # no memory holds it: nothing to look for
+        store.insert(Memory(id="", text=text))
+    assert _plan(store, 'hello AND "world" NEAR') == '"hello" OR "world" OR "near"'
+    assert _plan(store, "E_CONN_RESET") == '"e_conn_reset"'  # FTS5 splits it into a phrase
+    assert _plan(store, "config.yaml") == '"config yaml"'
+    assert _plan(store, "the and of") is None
+    assert _plan(store, "🙂") is None
+    assert _plan(store, "pars", prefix=True) == '"pars" *'
+    assert _plan(store, "parse ", prefix=True) == '"parse"'
+    assert _plan(store, "absent") is None  # no memory holds it: nothing to look for
 
 
-def test_the_plan_keeps_at_most_32_phrases(engine):
-    engine._store.insert(Memory(id="", text=" ".join(f"w{i}" for i in range(500))))
-    expression = _plan(engine, " ".join(f"w{i}" for i in range(500)))
+def test_the_plan_keeps_at_most_32_phrases(store):
+    store.insert(Memory(id="", text=" ".join(f"w{i}" for i in range(500))))
+    expression = _plan(store, " ".join(f"w{i}" for i in range(500)))
     assert expression.count(" OR ") == fts.MAX_PHRASES - 1
 
 
-def test_hostile_strings_run_as_match_without_error(engine):
-    engine._store.insert(Memory(id="", text="title secret start minus near"))
+def test_hostile_strings_run_as_match_without_error(store):
+    store.insert(Memory(id="", text="title secret start minus near"))
     for text in HOSTILE:
         for prefix in (False, True):
-            expression = _plan(engine, text, prefix=prefix)
+            expression = _plan(store, text, prefix=prefix)
             if expression is not None:
-                engine._store.keyword_search(expression, Filters(), 10)
+                store.keyword_search(expression, Filters(), 10)
 
 
 @settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(st.text(min_size=0, max_size=300))
-def test_any_text_is_a_valid_match_expression(engine, text):
+def test_any_text_is_a_valid_match_expression(store, text):
     words = " ".join(fts.words(text))  # a memory holding the text's words, so they count
     if words:
-        engine._store.insert(Memory(id="", text=words))
-    expression = _plan(engine, text, prefix=True)
+        store.insert(Memory(id="", text=words))
+    expression = _plan(store, text, prefix=True)
     if expression is not None:
         assert expression.startswith('"')
-        engine._store.keyword_search(expression, Filters(), 5)
+        store.keyword_search(expression, Filters(), 5)
 
 
-def _ids(engine, hits) -> set[str]:
-    return {m.id for m in engine._store.by_seqs([seq for seq, _ in hits], Filters()).values()}
+def _ids(store, hits) -> set[str]:
+    return {m.id for m in store.by_seqs([seq for seq, _ in hits], Filters()).values()}
 
 
-def _deploy_notes(engine, n: int = 40) -> list[Memory]:
+def _deploy_notes(store, n: int = 40) -> list[Memory]:
     """n notes that all say "deploy"; two of them also say "rollback"."""
     notes = []
     for i in range(n):
         extra = " and the rollback failed" if i in (5, 30) else ""
-        notes.append(
-            engine._store.insert(Memory(id="", text=f"deploy number {i} of service{i}{extra}"))
-        )
+        notes.append(store.insert(Memory(id="", text=f"deploy number {i} of service{i}{extra}")))
     return notes
 
 
-def test_a_word_in_most_memories_is_not_searched_next_to_a_rarer_one(engine):
+def test_a_word_in_most_memories_is_not_searched_next_to_a_rarer_one(store):
     # GIVEN 40 memories that all say "deploy" and 2 that say "rollback"
-    notes = _deploy_notes(engine)
-    plan = engine._store.keyword_plan("deploy rollback")
+    notes = _deploy_notes(store)
+    plan = store.keyword_plan("deploy rollback")
     # THEN FTS5 is asked for "rollback" only: ranking every memory for "deploy" would
     # change no order (its idf is FTS5's floor) and costs a pass over the whole index
     assert plan.expression == '"rollback"' and not plan.common_only
-    hits = engine._store.keyword_search(plan.expression, Filters(), 10)
-    assert _ids(engine, hits) == {notes[5].id, notes[30].id}
+    hits = store.keyword_search(plan.expression, Filters(), 10)
+    assert _ids(store, hits) == {notes[5].id, notes[30].id}
 
 
-def test_a_query_of_only_common_words_ranks_a_bounded_pool_of_the_newest(engine, monkeypatch):
+def test_a_query_of_only_common_words_ranks_a_bounded_pool_of_the_newest(store, monkeypatch):
     from app.core import store as store_module
 
-    notes = _deploy_notes(engine)
-    plan = engine._store.keyword_plan("deploy number")
+    notes = _deploy_notes(store)
+    plan = store.keyword_plan("deploy number")
     assert plan.common_only and plan.expression is not None
     monkeypatch.setattr(store_module, "COMMON_POOL", 10)
-    hits = engine._store.keyword_search(plan.expression, Filters(), 3, common_only=True)
+    hits = store.keyword_search(plan.expression, Filters(), 3, common_only=True)
     # only the 12 newest (max(pool, 4 × limit)) were ranked: the rest were never scored
     newest = {m.id for m in notes[-12:]}
-    assert len(hits) == 3 and _ids(engine, hits) <= newest
+    assert len(hits) == 3 and _ids(store, hits) <= newest
     assert all(score > 0 for _, score in hits)
 
 
-def test_labels_count_once_next_to_the_text_and_fully_alone_on_every_path(engine):
+def test_labels_count_once_next_to_the_text_and_fully_alone_on_every_path(store):
     from app.core.store import LABEL_SHARE
 
-    store = engine._store
+    store = store
     both = store.insert(Memory(id="", text="tarragon goes in the sauce", keywords=["tarragon"]))
     alone = store.insert(Memory(id="", text="a sauce for the fish", keywords=["tarragon"]))
     store.insert(Memory(id="", text="tarragon seedlings on the windowsill"))
@@ -155,11 +153,11 @@ def test_labels_count_once_next_to_the_text_and_fully_alone_on_every_path(engine
         assert hits[seq[alone.id]] == pytest.approx(raw[seq[alone.id]][0])
 
 
-def test_a_label_the_text_lacks_counts_in_full_next_to_a_word_the_text_holds(engine):
+def test_a_label_the_text_lacks_counts_in_full_next_to_a_word_the_text_holds(store):
     # Found in review: the quarter share was applied per memory, so matching more of the
     # query ranked lower: "orion deploy" put a memory labelled orion below one that had
     # only the label, although its text also says deploy.
-    store = engine._store
+    store = store
     both = store.insert(Memory(id="", text="deploy checklist for the api", keywords=["orion"]))
     label = store.insert(Memory(id="", text="garden notes for the spring", keywords=["orion"]))
     # "deploy" is common (8 of 24 memories), "orion" rare: the label carries the query
@@ -176,14 +174,14 @@ def test_a_label_the_text_lacks_counts_in_full_next_to_a_word_the_text_holds(eng
     assert scores[seq[dup.id]] > scores[seq[both.id]] > scores[seq[label.id]]
 
 
-def test_many_matches_are_ranked_within_sqlites_variable_limit(engine, monkeypatch):
+def test_many_matches_are_ranked_within_sqlites_variable_limit(store, monkeypatch):
     # Found in review: `mnemo context` asks for 10,000 hits; checking 50,000 for the
     # trash in one IN (…) passed SQLite's limit of 32,766 variables and failed.
     import apsw
 
     from app.core import store as store_module
 
-    store = engine._store
+    store = store
     store.insert_many([Memory(id="", text=f"zebra sighting number {i}") for i in range(300)])
     store.insert_many([Memory(id="", text=f"other note {i}") for i in range(400)])
     store.db.conn.limit(apsw.SQLITE_LIMIT_VARIABLE_NUMBER, 100)

@@ -67,18 +67,18 @@ PROTECTED = [
 ]
 
 
-def _snapshot(engine) -> dict[str, tuple]:
+def _snapshot(store) -> dict[str, tuple]:
     return {
         m.id: (m.text, m.title, tuple(m.tags), m.category, m.deleted_at)
-        for m in engine._store.iter_all(include_deleted=True)  # noqa: SLF001
+        for m in store.iter_all(include_deleted=True)  # noqa: SLF001
     }
 
 
 @pytest.fixture
-def protected(engine):
+def protected(engine, store):
     for text in PROTECTED:
         engine.remember(text, tags=["keep"], force=True)
-    return {k: v for k, v in _snapshot(engine).items() if v[0] in PROTECTED}
+    return {k: v for k, v in _snapshot(store).items() if v[0] in PROTECTED}
 
 
 @settings(
@@ -89,7 +89,7 @@ def protected(engine):
 @given(lines=st.lists(JSONL_LINES, min_size=1, max_size=12), bom=st.booleans())
 @example(lines=[b'{"text": "a note after a byte order mark"}'], bom=True)
 def test_any_jsonl_file_imports_its_good_lines_and_reports_the_rest(
-    engine, protected, tmp_path, lines, bom
+    engine, store, protected, tmp_path, lines, bom
 ):
     path = tmp_path / "fuzz.jsonl"
     path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + b"\n".join(lines) + b"\n")
@@ -109,7 +109,7 @@ def test_any_jsonl_file_imports_its_good_lines_and_reports_the_rest(
     assert report.added + report.skipped + len(report.errors) == len(non_blank), report
     assert all(":" in e and "fuzz.jsonl:" in e for e in report.errors)
     # AND what was stored before is untouched (an id taken by another text is refused)
-    now = _snapshot(engine)
+    now = _snapshot(store)
     assert {i: now[i] for i in protected} == protected
     if bom and lines[0] == b'{"text": "a note after a byte order mark"}':
         assert report.added >= 1 and not any(":1:" in e for e in report.errors)
@@ -160,7 +160,7 @@ MARKDOWN_LINES = st.one_of(
     )
 )
 def test_any_markdown_folder_imports_what_it_can_and_names_each_bad_file(
-    engine, protected, tmp_path, files
+    engine, store, protected, tmp_path, files
 ):
     folder = tmp_path / "notes"
     folder.mkdir(exist_ok=True)
@@ -171,7 +171,7 @@ def test_any_markdown_folder_imports_what_it_can_and_names_each_bad_file(
     report = engine.import_paths([folder])  # no exception may escape
     for error in report.errors:  # each problem names its file
         assert str(folder) in error, error
-    now = _snapshot(engine)
+    now = _snapshot(store)
     assert {i: now[i] for i in protected} == protected
 
 
@@ -324,10 +324,12 @@ class _Server:
 
 
 @pytest.mark.slow
-def test_the_mcp_server_answers_fuzzed_requests_and_harms_nothing(mnemo_home, engine, tmp_path):
+def test_the_mcp_server_answers_fuzzed_requests_and_harms_nothing(
+    mnemo_home, engine, store, tmp_path
+):
     for text in PROTECTED:
         engine.remember(text, tags=["keep"], force=True)
-    before = _snapshot(engine)
+    before = _snapshot(store)
     errors = tmp_path / "stderr.txt"
     with open(errors, "wb") as stderr:
         server = _Server(stderr)
@@ -372,6 +374,6 @@ def test_the_mcp_server_answers_fuzzed_requests_and_harms_nothing(mnemo_home, en
     log = errors.read_text(errors="replace")
     assert "Traceback" not in log, log[-3000:]
     # AND what was stored before is still there, unchanged (nothing here can guess its ids)
-    after = _snapshot(engine)
+    after = _snapshot(store)
     assert {i: after[i] for i in before} == before
-    assert engine._store.db.query("PRAGMA integrity_check") == [("ok",)]  # noqa: SLF001
+    assert store.db.query("PRAGMA integrity_check") == [("ok",)]  # noqa: SLF001

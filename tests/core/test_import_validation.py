@@ -86,7 +86,7 @@ def test_cli_import_exits_1_when_lines_were_skipped(tmp_path):
     assert b"Imported 1 new" in result.stdout
 
 
-def test_the_database_refuses_wrong_types_from_any_path(engine):
+def test_the_database_refuses_wrong_types_from_any_path(engine, store):
     memory = engine.remember("A memory to corrupt by hand", force=True).memory
     for column, value in (
         ("observation_count", "several"),
@@ -95,18 +95,18 @@ def test_the_database_refuses_wrong_types_from_any_path(engine):
         ("recall_count", -1),
         ("confidence", "certain"),
     ):
-        with pytest.raises(StoreError, match="wrong type"), engine._db.write() as conn:
+        with pytest.raises(StoreError, match="wrong type"), store.db.write() as conn:
             conn.execute(f"UPDATE memories SET {column} = ? WHERE id = ?", (value, memory.id))
     with pytest.raises(StoreError):
-        engine._store.insert(Memory(id="", text="bad count", observation_count="nine"))  # type: ignore[arg-type]
+        store.insert(Memory(id="", text="bad count", observation_count="nine"))  # type: ignore[arg-type]
     assert engine.get(memory.id).observation_count == 1
 
 
-def test_doctor_finds_and_repairs_rows_an_older_version_let_in(engine):
+def test_doctor_finds_and_repairs_rows_an_older_version_let_in(engine, store):
     good = engine.remember("A memory that is fine", force=True).memory
     bad = engine.remember("A memory with a bad count", force=True).memory
     hopeless = engine.remember("A memory whose text will be a blob", force=True).memory
-    conn = engine._db.conn
+    conn = store.db.conn
     # GIVEN rows written before the checks existed (the triggers are dropped to let them in)
     conn.execute("DROP TRIGGER memories_check_update")
     conn.execute(

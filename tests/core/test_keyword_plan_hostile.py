@@ -82,44 +82,44 @@ def _search(store: Store, query: str, prefix: bool = False) -> list[str]:
 
 
 @pytest.fixture
-def store(engine) -> Store:
-    _add(engine._store, TEXTS)
-    return engine._store
+def store(store) -> Store:
+    _add(store, TEXTS)
+    return store
 
 
 # ---- bugs ----------------------------------------------------------------------------
 
 
-def test_an_index_out_of_sync_does_not_crash_the_plan(engine):
+def test_an_index_out_of_sync_does_not_crash_the_plan(engine, store):
     # GIVEN a keyword index holding more rows than the memories table (what `mnemo doctor`
     # reports as "keyword index out of sync"; also what a plan sees when another process
     # inserts between its count(*) and its fts5vocab lookup)
-    _add(engine._store, ["zebra crossing rules"])
+    _add(store, ["zebra crossing rules"])
     for rowid in (998, 999):
-        engine._db.conn.execute(
+        store.db.conn.execute(
             "INSERT INTO memories_fts(rowid, title, text) VALUES (?, '', 'zebra stripes')", (rowid,)
         )
     # THEN searching still works: idf() is not asked for log of a negative number
-    plan = engine._store.keyword_plan("zebra")  # ValueError: math domain error
+    plan = store.keyword_plan("zebra")  # ValueError: math domain error
     assert math.isfinite(plan.ideal)
     result = engine.recall("zebra", mode="keyword", track=False)
     assert [r.memory.text for r in result.results] == ["zebra crossing rules"]
 
 
 @pytest.mark.parametrize("nested", [False, True])
-def test_the_vocabulary_table_survives_a_rolled_back_transaction(engine, nested):
+def test_the_vocabulary_table_survives_a_rolled_back_transaction(store, nested):
     # GIVEN the first keyword plan of a Store made inside a write transaction that fails
-    _add(engine._store, ["Kubernetes staging deploy"])
-    with pytest.raises(RuntimeError), engine._db.write():
+    _add(store, ["Kubernetes staging deploy"])
+    with pytest.raises(RuntimeError), store.db.write():
         if nested:
-            with engine._db.write():
-                assert engine._store.keyword_plan("kubernetes").expression
+            with store.db.write():
+                assert store.keyword_plan("kubernetes").expression
                 raise RuntimeError("inner failure")
-        assert engine._store.keyword_plan("kubernetes").expression
+        assert store.keyword_plan("kubernetes").expression
         raise RuntimeError("failure")
     # THEN the rollback took temp.mnemo_vocab with it, but later plans still work
     # (today: apsw.SQLError "no such table: temp.mnemo_vocab" for the Engine's life)
-    assert engine._store.keyword_plan("kubernetes").expression == '"kubernetes"'
+    assert store.keyword_plan("kubernetes").expression == '"kubernetes"'
 
 
 @pytest.mark.parametrize(
@@ -178,44 +178,44 @@ def test_no_correction_is_announced_from_the_trash(engine):
     assert "kubernet" not in (result.notice or "")
 
 
-def test_a_correction_left_out_of_a_long_query_is_not_announced(engine):
+def test_a_correction_left_out_of_a_long_query_is_not_announced(store):
     # GIVEN a common word (in every memory) misspelt in a query of 41 phrases: a paragraph
     # is not proofread (bounded cost), so nothing is corrected or announced
-    _add(engine._store, [f"kubernetes note about subject{i}" for i in range(40)])
+    _add(store, [f"kubernetes note about subject{i}" for i in range(40)])
     query = "kuberntes " + " ".join(f"subject{i}" for i in range(40))
-    plan = engine._store.keyword_plan(query)
+    plan = store.keyword_plan(query)
     assert plan.left_out == 8 and plan.corrections == {}
     # THEN it is not reported as matched: only corrections that were searched are
     for typed, stem in plan.corrections.items():
         assert f'"{stem}"' in plan.expression, f"{typed} → {stem} was not searched"
 
 
-def test_a_correction_is_found_after_an_edit_that_keeps_the_count(engine):
+def test_a_correction_is_found_after_an_edit_that_keeps_the_count(engine, store):
     # The Lexicon caches corrections per word until the number of memories changes: an
     # edit (or an insert and a purge by another process) leaves it stale.
-    _add(engine._store, ["Kubernetes staging deploy", "horses in the field"])
-    assert engine._store.keyword_plan("zebrra").corrections == {}  # nothing near: cached
+    _add(store, ["Kubernetes staging deploy", "horses in the field"])
+    assert store.keyword_plan("zebrra").corrections == {}  # nothing near: cached
     horses = engine.recall("horses", mode="keyword", track=False).results[0].memory
     engine.edit(horses.id, text="zebras in the field")
-    assert engine._store.keyword_plan("zebra").expression == '"zebra"'
-    assert engine._store.keyword_plan("zebrra").corrections == {"zebrra": "zebra"}
+    assert store.keyword_plan("zebra").expression == '"zebra"'
+    assert store.keyword_plan("zebrra").corrections == {"zebrra": "zebra"}
 
 
-def test_a_pasted_page_of_unknown_words_plans_quickly(engine):
+def test_a_pasted_page_of_unknown_words_plans_quickly(store):
     # A page in another language, or of typos, pasted into the search: every 5-30 letter
     # word no memory holds costs ~4-25 ms of fts5vocab lookups (hundreds of edit variants
     # each), with no bound on how many: 300 such words take ~1.2 s on 2 cores today
     # (README.md pasted into a 5,000-memory collection: 0.5 s; 1,000 words: 7 s). The
     # correction cache only helps the next keystroke, not the first search.
-    _add(engine._store, TEXTS)
-    engine._store.keyword_plan("warm up")
+    _add(store, TEXTS)
+    store.keyword_plan("warm up")
     rng = random.Random(0)
     page = " ".join(
         "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(6, 12)))
         for _ in range(300)
     )
     started = time.perf_counter()
-    engine._store.keyword_plan(page)
+    store.keyword_plan(page)
     assert time.perf_counter() - started < 0.3
 
 
@@ -332,7 +332,7 @@ def test_hostile_queries_score_within_0_and_1_with_meaning(store, engine):
 
 
 def test_a_read_only_database_plans_and_corrects(store, engine):
-    ro = Store(Database(engine._db.path, read_only=True))
+    ro = Store(Database(store.db.path, read_only=True))
     assert ro.db.read_only
     plan = ro.keyword_plan("kuberntes")
     assert plan.corrections == {"kuberntes": "kubernet"}
@@ -343,7 +343,7 @@ def test_a_read_only_database_plans_and_corrects(store, engine):
 
 def test_the_plan_sees_what_another_connection_wrote(store, engine):
     assert store.keyword_plan("zebra").expression is None  # the vocab table exists now
-    other = Store(Database(engine._db.path))
+    other = Store(Database(store.db.path))
     _add(other, ["zebra crossing rules"])
     other.db.close()
     assert store.keyword_plan("zebra").expression == '"zebra"'
@@ -378,36 +378,36 @@ def test_cli_recall_with_hostile_queries(engine):
         ("getUserName", "The username field is required"),
     ],
 )
-def test_real_words_and_cased_identifiers_are_never_corrected(engine, query, held):
-    _add(engine._store, [held, "Something else entirely about gardening"])
-    assert engine._store.keyword_plan(query).corrections == {}
-    assert engine._store.keyword_plan(query + " ", prefix=True).corrections == {}
+def test_real_words_and_cased_identifiers_are_never_corrected(store, query, held):
+    _add(store, [held, "Something else entirely about gardening"])
+    assert store.keyword_plan(query).corrections == {}
+    assert store.keyword_plan(query + " ", prefix=True).corrections == {}
     if query[1:] != query[1:].lower():
         # an identifier being typed is not shortened to a stem either (found in review:
         # the popup searched `userId` as `user*`); a word being typed is, on purpose
         # (test_typing_a_word_keeps_finding_its_memory_at_every_keystroke)
-        typed = engine._store.keyword_plan(query, prefix=True)
+        typed = store.keyword_plan(query, prefix=True)
         last = typed.phrases[-1]
         assert last.prefix and last.corrected is None and typed.corrections == {}
 
 
-def test_misspelt_words_are_still_corrected(engine):
-    _add(engine._store, ["Kubernetes staging deploy", "Postgres pool", "Receive webhooks"])
+def test_misspelt_words_are_still_corrected(store):
+    _add(store, ["Kubernetes staging deploy", "Postgres pool", "Receive webhooks"])
     for typo in ("kuberntes", "postgress", "recieve", "webhok"):
-        assert typo in engine._store.keyword_plan(typo).corrections, typo
+        assert typo in store.keyword_plan(typo).corrections, typo
 
 
 def test_without_the_bundled_model_typos_are_still_corrected_and_it_is_said_once(
-    engine, monkeypatch, tmp_path, caplog
+    store, monkeypatch, tmp_path, caplog
 ):
     from app.core import paths
 
     monkeypatch.setattr(fts, "_DICTIONARY", None)
     monkeypatch.setattr(fts, "_WARNED", False)
     monkeypatch.setattr(paths, "DEFAULT_MODEL", tmp_path / "missing.gguf")
-    _add(engine._store, ["Kubernetes staging deploy"])
+    _add(store, ["Kubernetes staging deploy"])
     with caplog.at_level("WARNING"):
         for _ in range(3):
-            assert "kuberntes" in engine._store.keyword_plan("kuberntes").corrections
+            assert "kuberntes" in store.keyword_plan("kuberntes").corrections
     assert sum("English word list" in r.getMessage() for r in caplog.records) == 1
     assert fts._DICTIONARY is None  # not cached empty: the model may come back

@@ -13,7 +13,9 @@ PARAGRAPH = (
 )
 
 
-def test_a_long_memory_is_embedded_in_slices_that_resume_where_they_stopped(engine, embedder):
+def test_a_long_memory_is_embedded_in_slices_that_resume_where_they_stopped(
+    engine, store, embedder
+):
     text = "Zanzibar ferry notes. " + PARAGRAPH * 200  # about 30,000 characters
     assert len(text) > engine_module.LONG_TEXT_CHARS
     stored = engine.remember(text, force=True, embed=False).memory
@@ -34,20 +36,20 @@ def test_a_long_memory_is_embedded_in_slices_that_resume_where_they_stopped(engi
     assert engine.backfill() == 1
     assert engine.vector_status() == {"embedded": 1, "stale": 0, "missing": 0}
     whole = embedder.embed_documents([stored.embed_text])[0]
-    kept = engine._store.vectors_of(stored.id, embedder.info.model_id)
+    kept = store.vectors_of(stored.id, embedder.info.model_id)
     assert kept.shape == whole.shape and np.allclose(kept, whole, atol=1e-5)
     hits = engine.recall("zanzibar ferry timetable").results
     assert hits and hits[0].memory.id == stored.id
 
 
-def test_a_changed_text_starts_its_slices_again(engine, embedder):
+def test_a_changed_text_starts_its_slices_again(engine, store, embedder):
     first = engine.remember("Old notes. " + PARAGRAPH * 120, force=True, embed=False).memory
     calls = iter([False, True])
     engine.backfill(should_stop=lambda: next(calls, True))
     assert engine._slices is not None and engine._slices[0][0] == first.id
     edited = engine.edit(first.id, text="New notes. " + PARAGRAPH * 121)  # embedded at once
     assert engine.backfill() == 0 and engine.vector_status()["missing"] == 0
-    kept = engine._store.vectors_of(edited.id, embedder.info.model_id)
+    kept = store.vectors_of(edited.id, embedder.info.model_id)
     assert np.allclose(kept, embedder.embed_documents([edited.embed_text])[0], atol=1e-5)
 
 

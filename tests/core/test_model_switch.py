@@ -30,12 +30,12 @@ def test_switching_model_makes_every_vector_stale_and_backfill_reembeds(mnemo_ho
     switched = Engine()
     q8_id = switched.embedder.info.model_id
     assert q8_id != f16_id
-    assert switched._store.vector_counts(q8_id) == {"embedded": 0, "stale": 3, "missing": 0}
+    assert switched.vector_status() == {"embedded": 0, "stale": 3, "missing": 0}
     # Recall never compares a Q8 query with F16 vectors: it falls back to keywords and says so.
     result = switched.recall("kubernetes troubleshooting", track=False)
     assert result.mode == "keyword" and "backfill" in result.notice
     assert switched.backfill() == 3
-    assert switched._store.vector_counts(q8_id) == {"embedded": 3, "stale": 0, "missing": 0}
+    assert switched.vector_status() == {"embedded": 3, "stale": 0, "missing": 0}
     assert switched.vector_index().model_id == q8_id
     hit = switched.recall("kubernetes troubleshooting", track=False)
     assert hit.mode == "hybrid" and hit.results[0].memory.text == "k8s pod restart debugging"

@@ -69,7 +69,7 @@ def _unit_with_cosine(axis: np.ndarray, cosine: float, rng) -> np.ndarray:
     return (cosine * axis + np.sqrt(1 - cosine**2) * noise).astype(np.float32)
 
 
-def test_acceptance_1b_ranking_with_hand_made_vectors(mnemo_home):
+def test_acceptance_1b_ranking_with_hand_made_vectors(mnemo_home, store):
     rng = np.random.default_rng(7)
     query = np.zeros(DIM, dtype=np.float32)
     query[0] = 1.0
@@ -80,7 +80,7 @@ def test_acceptance_1b_ranking_with_hand_made_vectors(mnemo_home):
     for i in range(50):
         parser = i < 20
         cosine = rng.uniform(0.81, 0.95) if parser else rng.uniform(0.0, 0.29)
-        memory = engine._store.insert(
+        memory = store.insert(
             Memory(
                 id="",
                 text=f"{'parser' if parser else 'other'} memory number {i}",
@@ -89,9 +89,7 @@ def test_acceptance_1b_ranking_with_hand_made_vectors(mnemo_home):
                 updated_at=stamp,
             )
         )
-        engine._store.save_vectors(
-            memory.id, model_id, "h", _unit_with_cosine(query, cosine, rng)[None, :]
-        )
+        store.save_vectors(memory.id, model_id, "h", _unit_with_cosine(query, cosine, rng)[None, :])
     result = engine.recall("unrelated words", limit=25, track=False)
     top = [r.memory.category for r in result.results]
     assert top.count("parser") >= 18

@@ -74,7 +74,7 @@ def corpus(engine):
         engine.remember(text, category="deployment", force=True)
     for text in TESTING:
         engine.remember(text, category="testing", force=True)
-    assert engine._store.counts()["memories"] == 50
+    assert engine.stats()["memories"] == 50
     return engine
 
 

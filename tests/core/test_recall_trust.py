@@ -65,18 +65,18 @@ def test_an_identifier_finds_exact_matches_and_no_look_alikes(notes, query, expe
     assert result.results[0].keyword is not None
 
 
-def test_a_paragraph_long_query_keeps_its_rarest_words(engine):
+def test_a_paragraph_long_query_keeps_its_rarest_words(store):
     # 40 common words, each in three memories, then the one word that tells them apart: the
     # old builder kept the first 32 phrases and never saw it.
     for i in range(40):
         for _ in range(3):
-            engine._store.insert(Memory(id="", text=f"a note about subject{i} and more"))
-    engine._store.insert(Memory(id="", text="the quokka enclosure opens at noon"))
+            store.insert(Memory(id="", text=f"a note about subject{i} and more"))
+    store.insert(Memory(id="", text="the quokka enclosure opens at noon"))
     paragraph = " ".join(f"subject{i}" for i in range(40)) + " quokka"
-    plan = engine._store.keyword_plan(paragraph)
+    plan = store.keyword_plan(paragraph)
     assert plan.left_out == 41 - 32 and '"quokka"' in plan.expression
-    hits = engine._store.keyword_search(plan.expression, Filters(), 5)
-    best = engine._store.by_seqs([hits[0][0]])[hits[0][0]]
+    hits = store.keyword_search(plan.expression, Filters(), 5)
+    best = store.by_seqs([hits[0][0]])[hits[0][0]]
     assert best.text.startswith("the quokka")
 
 

@@ -16,7 +16,7 @@ def test_same_text_counts_an_observation_instead_of_a_new_row(engine):
     assert again.memory.id == first.memory.id
     assert again.memory.observation_count == 2
     assert again.memory.tags == ["deps", "ci"]
-    assert engine._store.counts()["memories"] == 1
+    assert engine.stats()["memories"] == 1
 
 
 def test_remembering_a_trashed_text_brings_it_back(engine):
@@ -33,7 +33,7 @@ def test_near_duplicate_is_reported_not_stored(engine):
     assert punctuated.status == "similar" and punctuated.similarity > 0.95
     near = engine.remember("Retry HTTP requests using exponential backoff")
     assert near.status == "similar" and near.similarity >= 0.85
-    assert engine._store.counts()["memories"] == 1
+    assert engine.stats()["memories"] == 1
 
 
 def test_merge_keeps_every_statement_unions_tags_and_adds_observations(engine):
@@ -100,7 +100,7 @@ def test_force_stores_a_near_duplicate_and_related_are_listed(engine):
     engine.remember("Use exponential backoff when retrying HTTP requests")
     forced = engine.remember("Retry HTTP requests using exponential backoff", force=True)
     assert forced.status == "stored"
-    assert engine._store.counts()["memories"] == 2
+    assert engine.stats()["memories"] == 2
     related = engine.remember("HTTP clients need timeouts on every request")
     assert related.status == "stored"
     assert related.related and all(0.5 <= s < 0.85 for _, s in related.related)
@@ -119,7 +119,7 @@ def test_merge_selected_memories_trashes_the_others(engine):
     assert engine.get(a.id).deleted_at and engine.get(b.id).deleted_at
     engine.restore([b.id])  # one source can come back on its own, unlinked
     assert engine.get(b.id).merged_into is None
-    assert engine._store.counts()["memories"] == 2
+    assert engine.stats()["memories"] == 2
 
 
 def test_empty_binary_and_bad_confidence_are_refused(engine):
@@ -128,7 +128,7 @@ def test_empty_binary_and_bad_confidence_are_refused(engine):
             engine.remember(text)
     with pytest.raises(InputError, match="confidence"):
         engine.remember("fine text", confidence="certain")
-    assert engine._store.counts()["memories"] == 0
+    assert engine.stats()["memories"] == 0
 
 
 def test_edit_reembeds_changed_content(engine):
@@ -141,7 +141,7 @@ def test_edit_reembeds_changed_content(engine):
 
 
 @pytest.mark.slow
-def test_a_50000_word_memory_is_stored_chunked_embedded_and_found(engine):
+def test_a_50000_word_memory_is_stored_chunked_embedded_and_found(engine, store):
     filler = (
         "The committee reviewed the annual budget and discussed the schedule for "
         "the next quarter in considerable detail. "
@@ -155,7 +155,7 @@ def test_a_50000_word_memory_is_stored_chunked_embedded_and_found(engine):
     text = filler * (repeats // 2) + needle + filler * (repeats - repeats // 2)
     assert len(text.split()) >= 50_000
     memory = engine.remember(text, title="Minutes").memory
-    vectors = engine._store.vectors_of(memory.id, engine.embedder.info.model_id)
+    vectors = store.vectors_of(memory.id, engine.embedder.info.model_id)
     windows = engine.embedder.document_sequences(memory.embed_text)
     assert vectors.shape[0] == len(windows) > 200  # chunked, every chunk embedded
     engine.remember("Buy oat milk and coffee beans", force=True)
@@ -168,7 +168,7 @@ def test_a_50000_word_memory_is_stored_chunked_embedded_and_found(engine):
     query = "arctic terns sheltering from a storm"
     meaning = engine.meaning()
     seqs, best = meaning.index.scores(engine.embedder.embed_query(query))
-    (seq,) = engine._store.db.query("SELECT seq FROM memories WHERE id = ?", (memory.id,))[0]
+    (seq,) = store.db.query("SELECT seq FROM memories WHERE id = ?", (memory.id,))[0]
     needle_chunk = float(best[list(seqs).index(seq)])
     filler_only = float(
         engine.embedder.embed_documents([filler * 20])[0][0] @ engine.embedder.embed_query(query)

@@ -34,7 +34,7 @@ def test_markdown_splits_at_headings_outside_code_fences():
     assert "# not a heading inside a fence" in sections[2][1]
 
 
-def test_import_folder_is_idempotent(engine, tmp_path):
+def test_import_folder_is_idempotent(engine, store, tmp_path):
     folder = tmp_path / "kb"
     (folder / "sub").mkdir(parents=True)
     (folder / "notes.md").write_text(NOTES)
@@ -44,9 +44,9 @@ def test_import_folder_is_idempotent(engine, tmp_path):
     assert (first.added, first.skipped) == (4, 0)
     second = engine.import_paths([folder])
     assert (second.added, second.skipped) == (0, 4)
-    titles = sorted(m.title for m in engine._store.iter_all())
+    titles = sorted(m.title for m in store.iter_all())
     assert titles == ["Git", "Shell", "notes", "plain"]
-    assert all(m.source == "import" for m in engine._store.iter_all())
+    assert all(m.source == "import" for m in store.iter_all())
 
 
 def test_jsonl_export_import_round_trip_is_lossless(engine, tmp_path, monkeypatch):
@@ -75,7 +75,7 @@ def test_jsonl_export_import_round_trip_is_lossless(engine, tmp_path, monkeypatc
     assert "".join(fresh.export("jsonl")) == exported
     assert fresh.import_paths([path]).added == 0
     # Imported memories have no vectors yet; backfill adds them.
-    assert fresh._store.vector_counts(fresh.embedder.info.model_id)["missing"] == 2
+    assert fresh.vector_status()["missing"] == 2
     assert fresh.backfill() == 2
     fresh.close()
 

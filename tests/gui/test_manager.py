@@ -298,7 +298,7 @@ def test_import_file_then_new_memories_are_embedded(
         manager.import_paths([notes])
     engine = _db(embedder)
     qtbot.waitUntil(
-        lambda: engine._store.vector_counts(engine.embedder.info.model_id)["missing"] == 0,
+        lambda: engine.vector_status()["missing"] == 0,
         timeout=15_000,
     )
     assert engine.stats()["memories"] == 6

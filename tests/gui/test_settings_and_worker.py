@@ -86,7 +86,7 @@ def test_worker_runs_in_its_own_thread_and_signals_arrive_in_the_gui_thread(qtbo
 
     def probe(engine):
         seen["worker"] = threading.get_ident()
-        return engine._store.counts()["memories"]
+        return engine.stats()["memories"]
 
     def on_finished(request):
         seen["slot"] = threading.get_ident()
