@@ -50,3 +50,16 @@ def worker(embedder, seeded, settings, qapp):
     w = Worker(lambda: Engine(settings=settings, embedder=embedder))
     yield w
     w.stop()
+
+
+def settle(qtbot, worker, rounds: int = 2) -> None:
+    """Wait until the work queued so far has run and its answers reached the GUI, instead of
+    a fixed sleep: a no-op at the lowest priority runs after every call queued before it,
+    and its answer arrives after theirs (queued signals keep their order). Each round also
+    covers the calls those answers made (a write's refresh)."""
+    from app.gui.worker import BACKGROUND
+
+    for _ in range(rounds):
+        done: list = []
+        worker.call(lambda engine: None, done.append, priority=BACKGROUND)
+        qtbot.waitUntil(lambda d=done: bool(d), timeout=15_000)

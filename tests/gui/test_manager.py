@@ -11,6 +11,7 @@ from app.gui.manager import PAGE, Manager
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
 from tests.conftest import REPO
 from tests.gui.bidi import reading_order
+from tests.gui.conftest import settle
 
 
 def _manager(qtbot, worker, settings) -> Manager:
@@ -490,7 +491,8 @@ def test_an_import_with_bad_lines_says_which_and_its_summary_stays(
         manager.import_report.text()
     )
     # AND the summary is still in the status bar after the list refreshed its search
-    qtbot.wait(2500)  # the refresh after a write, and the check for changes elsewhere
+    worker.poll_s = 0.1  # the check for changes elsewhere, too
+    settle(qtbot, worker, rounds=3)  # the refresh after the write, and what it asked for
     assert manager.statusBar().currentMessage().startswith("Imported 2 new")
     assert manager.findChild(QtGui.QAction, "actionImportFolder") is not None
 
@@ -715,7 +717,7 @@ def test_a_memory_changed_elsewhere_while_edited_is_never_overwritten_unasked(
     assert "Changed there: the text." in shown[0]  # what changed, and the other version
     assert "The staging database password rotates weekly now" in shown[0]
     assert "The staging database password rotates monthly (swap ok)" in shown[0]  # yours
-    qtbot.wait(300)
+    settle(qtbot, worker)
     engine = Engine()
     texts = [m.text for m in engine.recent(50)]
     stored = engine.get(seeded["The"]).text

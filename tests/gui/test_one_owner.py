@@ -21,6 +21,7 @@ from app.gui.popup import Popup
 from app.gui.qt import Qt, QtWidgets
 from app.gui.settings_dialog import SettingsDialog
 from app.gui.worker import INTERACTIVE
+from tests.gui.conftest import settle
 
 
 def test_weights_saved_in_the_dialog_reach_the_next_popup_search(qtbot, worker, settings):
@@ -391,5 +392,5 @@ def test_a_copy_from_the_popup_does_not_reload_the_open_manager(qtbot, running_a
     qtbot.waitUntil(
         lambda: manager.table_model.index(row, 5).data() == "1", timeout=5000
     )  # the recall count, updated in place
-    qtbot.wait(300)
+    settle(qtbot, app.worker)
     assert reloads == [] and "manager-filters" not in calls and "manager-page" not in calls

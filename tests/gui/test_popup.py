@@ -12,6 +12,7 @@ from app.gui.popup import DIVIDER, ROW_HEIGHT, Popup
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
 from app.gui.worker import INTERACTIVE
 from tests.gui.bidi import reading_order
+from tests.gui.conftest import settle
 
 
 def _popup(qtbot, worker, settings) -> Popup:
@@ -139,7 +140,8 @@ def test_stale_results_are_dropped(qtbot, worker, settings, seeded):
     popup.search.clear()
     _type(qtbot, popup, "crash")
     qtbot.waitUntil(lambda: popup.model.query == "crash" and bool(popup.model.rows), timeout=5000)
-    qtbot.wait(300)  # let every pending answer arrive
+    qtbot.waitUntil(lambda: not popup._debounce.isActive(), timeout=5000)  # hybrid asked
+    settle(qtbot, worker)  # every pending answer arrived
     assert popup.model.query == "crash"
     assert popup.model.rows[0].memory.id == seeded["k8s"]
 
