@@ -116,7 +116,7 @@ def send(sequence: str) -> None:
         pressed = d.query_keymap()
         for name in _HELD:
             held = d.keysym_to_keycode(XK.string_to_keysym(name))
-            if held and pressed[held // 8] & (1 << (held % 8)):
+            if held and _down(pressed, held):
                 xtest.fake_input(d, X.KeyRelease, held)
         modifiers = [code(_MODIFIER[m]) for m in ("ctrl", "shift", "alt", "super") if m in mods]
         target = code(key if len(key) > 1 else key.lower())
@@ -127,5 +127,20 @@ def send(sequence: str) -> None:
         for c in reversed(modifiers):
             xtest.fake_input(d, X.KeyRelease, c)
         d.sync()
+        # Nothing left half-typed: a key the server still holds down would turn the user's
+        # next key into a chord (Ctrl+Return, Alt+a) in the window pasted into.
+        left = [c for c in (*modifiers, target) if _down(d.query_keymap(), c)]
+        for c in left:
+            xtest.fake_input(d, X.KeyRelease, c)
+        d.sync()
+        if any(_down(d.query_keymap(), c) for c in left):
+            raise RuntimeError(
+                "a key stayed pressed after pasting (press and release Ctrl, Shift and Alt)"
+            )
     finally:
         d.close()
+
+
+def _down(keymap, keycode: int) -> bool:
+    """Whether the X server holds this key down (an XQueryKeymap bit vector)."""
+    return bool(keymap[keycode // 8] & (1 << (keycode % 8)))

@@ -179,6 +179,33 @@ def _put_in_clipboard(env, text: str) -> None:
     )  # fmt: skip
 
 
+KEYS_DOWN = """
+import sys
+from Xlib import XK, display
+from app.gui import paste
+paste.send(sys.argv[1])
+d = display.Display()
+keymap = d.query_keymap()
+names = ("Control_L", "Shift_L", "Alt_L", "v", "Insert")
+down = [n for n in names if paste._down(keymap, d.keysym_to_keycode(XK.string_to_keysym(n)))]
+print(",".join(down))
+"""
+
+
+def test_pasting_leaves_no_key_pressed_even_when_the_user_still_holds_alt(desktop):
+    # Issue 22: after pasting, nothing may be left half-typed. The user's Alt of Alt+Enter is
+    # still down when Mnemo types the paste keys: it is released first (else the target sees
+    # Ctrl+Alt+V), and afterwards no key of the paste is held by the server.
+    env, _home, _app = desktop
+    for keys in ("Ctrl+Shift+V", "Shift+Insert", "Ctrl+V"):
+        _run(env, "xdotool", "keydown", "alt")
+        try:
+            done = _run(env, sys.executable, "-c", KEYS_DOWN, keys, cwd=REPO)
+        finally:
+            _run(env, "xdotool", "keyup", "alt")
+        assert done.stdout.strip() == "", (keys, done.stdout, done.stderr)
+
+
 @pytest.mark.skipif(shutil.which("xterm") is None, reason="needs xterm (scripts/setup --test)")
 def test_alt_enter_pastes_into_a_terminal_with_its_own_key(desktop, tmp_path):
     # The desktop pass (issue 22, item 2): into xterm Ctrl+V typed ^V and pasted nothing (the
