@@ -7,7 +7,6 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from app.core.context import DEFAULT_MAX_CHARS, ContextBlock, build_context, che
 from app.core.db import Database, now
 from app.core.embedder import LABEL_CHUNKS, Embedded, Embedder, ModelInfo, TokenChunk, inspect_model
 from app.core.errors import InputError, MnemoError, ModelError, StoreError
-from app.core.knowledge import to_markdown
+from app.core.knowledge import append_to_mirror
 from app.core.labels import make_labels
 from app.core.meaning import NO_MEANING, Meaning, assess
 from app.core.memory import (
@@ -821,19 +820,7 @@ class Engine:
 
     def _mirror(self, memories: list[Memory]) -> None:
         """Append changed memories to the markdown mirror, if one is set (never fails a write)."""
-        folder = self._settings["mirror_dir"]
-        if not folder or not memories:
-            return
-        path = Path(folder).expanduser() / f"mnemo-{datetime.now(UTC):%Y-%m}.md"
-        try:
-            if not path.parent.is_dir():  # made private when Mnemo makes it; a folder of the
-                paths.private_dir(path.parent)  # user's (even /tmp) keeps its own mode
-            fd = paths.private_file(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-            with os.fdopen(fd, "a", encoding="utf-8") as f:
-                for memory in memories:
-                    f.write("\n" + to_markdown(memory))
-        except (OSError, InputError) as exc:
-            log.warning("could not append to the mirror %s: %s", path, exc)
+        append_to_mirror(self._settings["mirror_dir"], memories)
 
     def backfill(
         self,

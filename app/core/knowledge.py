@@ -6,10 +6,17 @@ folder, so a database can be rebuilt from either by `mnemo import`.
 
 from __future__ import annotations
 
+import logging
+import os
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
+from app.core import paths
+from app.core.errors import InputError
 from app.core.memory import CONFIDENCES, MAX_COUNT, Memory, split_list, utc_stamp
+
+log = logging.getLogger(__name__)
 
 KNOWN_CATEGORIES = ("anti-patterns", "patterns", "heuristics")
 _FIELD = re.compile(r"^\s*[-*]\s+\**([A-Za-z][A-Za-z ]{1,30}?)\**\s*:\s*\**\s*(.*?)\s*$")
@@ -117,3 +124,21 @@ def to_markdown(memory: Memory) -> str:
     if memory.deleted_at:
         lines.append(f"- Deleted: {memory.deleted_at}")
     return "\n".join(lines) + "\n"
+
+
+def append_to_mirror(folder: str, memories: list[Memory]) -> None:
+    """Append changed memories to this month's file of the markdown mirror in `folder`
+    (nothing when no folder is set). A failure is logged, never raised: the mirror is a
+    copy, and the write it follows has already landed."""
+    if not folder or not memories:
+        return
+    path = Path(folder).expanduser() / f"mnemo-{datetime.now(UTC):%Y-%m}.md"
+    try:
+        if not path.parent.is_dir():  # made private when Mnemo makes it; a folder of the
+            paths.private_dir(path.parent)  # user's (even /tmp) keeps its own mode
+        fd = paths.private_file(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        with os.fdopen(fd, "a", encoding="utf-8") as f:
+            for memory in memories:
+                f.write("\n" + to_markdown(memory))
+    except (OSError, InputError) as exc:
+        log.warning("could not append to the mirror %s: %s", path, exc)
