@@ -181,10 +181,6 @@ class Runner:
             self._backfill_queued = True
         self._queue.put((BACKGROUND, next(self._order), _BACKFILL, None, False))
 
-    def idle(self) -> bool:
-        """Whether nothing waits to run (front ends that embed later may wait on it)."""
-        return self._queue.empty()
-
     def stop(self, timeout: float = 10.0) -> bool:
         """Finish the current call (or backfill batch), close the engine, end the thread;
         whether it ended within `timeout`. Calls still queued fail as cancelled."""

@@ -227,7 +227,9 @@ class Store:
     def __init__(self, db: Database):
         self.db = db
         self._lexicon = fts.Lexicon(db.conn)  # reads nothing until a query is planned
-        self._keyword_answers: dict = {}  # the last keyword answers, until a change
+        # The last keyword answers, kept while the database is as it was when they came
+        self._keyword_answers: dict[tuple, list[tuple[int, float]]] = {}
+        self._keyword_version: tuple[int, int] | None = None  # (data_version, total_changes)
 
     # ---- reading -------------------------------------------------------------------
     def get(self, memory_id: str, include_deleted: bool = True) -> Memory:
@@ -439,11 +441,11 @@ class Store:
         where, args = filters.sql()
         changes = (self.db.query("PRAGMA data_version")[0][0], self.db.conn.total_changes())
         key = (expression, where, tuple(args), limit, weights, common_only)
-        if self._keyword_answers.get("version") != changes:
-            self._keyword_answers = {"version": changes}
+        if changes != self._keyword_version:  # written since: every answer kept is stale
+            self._keyword_version, self._keyword_answers = changes, {}
         if key not in self._keyword_answers:
-            if len(self._keyword_answers) > KEPT_KEYWORD_ANSWERS:
-                del self._keyword_answers[next(k for k in self._keyword_answers if k != "version")]
+            if len(self._keyword_answers) >= KEPT_KEYWORD_ANSWERS:
+                del self._keyword_answers[next(iter(self._keyword_answers))]  # the oldest
             self._keyword_answers[key] = self._keyword_search(
                 expression, filters, limit, weights, common_only
             )

@@ -28,6 +28,7 @@ BUS_NAME = "org.freedesktop.Notifications"
 PATH = "/org/freedesktop/Notifications"
 APP_NAME = "Mnemo"
 DEFAULT = "default"  # the action key a click on the notification invokes
+KEPT = 64  # notifications whose action can still be clicked
 
 
 def service_reason() -> str | None:
@@ -57,7 +58,7 @@ class Notifier(QtCore.QObject):
         self._ids: dict[int, int] = {}  # the daemon's id -> our number
         self._thread: _Sender | None = None
         self._invoked.connect(self._on_invoked)
-        self._sent.connect(lambda number, nid: self._ids.__setitem__(nid, number))
+        self._sent.connect(self._on_sent)
         self.fallback.connect(lambda *_: setattr(self, "via", "tray"))
         reason = service_reason()
         if reason is None:
@@ -86,6 +87,11 @@ class Notifier(QtCore.QObject):
             self._thread.requests.put(None)
             self._thread.wait(3000)
             self._thread = None
+
+    def _on_sent(self, number: int, nid: int) -> None:
+        self._ids[nid] = number
+        while len(self._ids) > KEPT:  # long gone from the screen: nobody clicks them now
+            self._callbacks.pop(self._ids.pop(next(iter(self._ids))), None)
 
     def _on_invoked(self, nid: int, key: str) -> None:
         number = self._ids.get(nid)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.core.engine import Engine, SettingsChange
+from app.core.errors import MnemoError
 from app.core.memory import Change
 from app.core.runner import BACKGROUND, INTERACTIVE, NORMAL, Listener, Runner
 from app.gui.qt import QtCore, Signal
@@ -77,7 +78,6 @@ class Worker(QtCore.QObject, Listener):
         self, engine_factory: Callable[[], Engine] = Engine, parent=None, start: bool = True
     ):
         QtCore.QObject.__init__(self, parent)
-        Listener.__init__(self)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         # finished futures of kept requests, until delivered or taken with `result`
@@ -307,8 +307,6 @@ class Worker(QtCore.QObject, Listener):
 
 
 def _message(error: BaseException) -> str:
-    from app.core.errors import MnemoError
-
     if isinstance(error, MnemoError):
         return str(error)
     return f"internal error: {error}"  # a bug: the runner logged its traceback

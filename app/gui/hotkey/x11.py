@@ -13,6 +13,7 @@ The keys kept are then emitted as `typed` for the popup to replay.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import logging
@@ -45,6 +46,14 @@ _NAMED = {
     "Prior": (Qt.Key_PageUp, ""),
     "Next": (Qt.Key_PageDown, ""),
 }
+
+
+@functools.cache
+def _named_keysyms() -> dict[int, tuple]:
+    """_NAMED by X keysym (python-xlib is imported only where the X11 backend runs)."""
+    from Xlib import XK
+
+    return {XK.string_to_keysym(name): value for name, value in _NAMED.items()}
 
 
 class _Listener(QtCore.QThread):
@@ -207,7 +216,7 @@ class X11Hotkey(HotkeyBackend):
     @staticmethod
     def _qt_key(display, event) -> tuple[int, int, str] | None:
         """(Qt key, Qt modifiers, text) of an X key press; None for a modifier key alone."""
-        from Xlib import XK, X
+        from Xlib import X
 
         shifted = bool(event.state & X.ShiftMask)
         keysym = display.keycode_to_keysym(event.detail, 1 if shifted else 0)
@@ -222,9 +231,10 @@ class X11Hotkey(HotkeyBackend):
         ):
             if event.state & bit:
                 modifiers |= flag.value
-        for name, (key, text) in _NAMED.items():
-            if keysym == XK.string_to_keysym(name):
-                return int(key.value), modifiers, text
+        named = _named_keysyms()
+        if keysym in named:
+            key, text = named[keysym]
+            return int(key.value), modifiers, text
         if 0x20 <= keysym <= 0xFF:  # Latin-1: the keysym is the code point
             text = chr(keysym)
         elif keysym & 0xFF000000 == 0x01000000:  # a Unicode keysym
