@@ -38,11 +38,12 @@ from typing import TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 
 from app import __version__
-from app.core.engine import LONG_TEXT_CHARS, Engine, Remembered
+from app.core.engine import Engine
 from app.core.errors import InputError
 from app.core.memory import public_dict
-from app.core.runner import embed_now
-from app.core.store import Filters
+from app.core.runner import LONG_TEXT_CHARS, embed_now
+from app.core.storage.store import Filters
+from app.core.writer import Remembered
 from app.mcp_runtime import EXIT_GRACE, EngineThread, MnemoServer
 
 log = logging.getLogger(__name__)

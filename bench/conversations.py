@@ -171,8 +171,8 @@ def _code_tag() -> str:
 def _engine(records: list[dict], key: str):
     """An Engine on a cached database holding `records`, embedded."""
     from app.core import paths
-    from app.core.embedder import inspect_model
     from app.core.labels import METHOD
+    from app.core.model.embedder import inspect_model
 
     model_id = inspect_model(paths.DEFAULT_MODEL).model_id.replace("@", "-")
     digest = hashlib.sha256(json.dumps(records, sort_keys=True).encode()).hexdigest()[:12]
@@ -195,7 +195,7 @@ def _engine(records: list[dict], key: str):
 def run_worker(spec: dict) -> dict:
     """Rank every question of every conversation with the Engine; ids of the top 10."""
     if spec.get("lift_floor"):
-        import app.core.recall as recall_module
+        import app.core.search.recall as recall_module
 
         recall_module.FLOOR = -1.0  # the code before issue 20 cut results under its floor
     out = {}

@@ -22,7 +22,7 @@ from bench.quality import DEFAULT_DATA, load, ndcg_at_10, prepare
 
 def candidates(engine, queries) -> list[dict]:
     """Each query's candidates with their raw signals, as `recall` gathers them."""
-    from app.core.store import Filters
+    from app.core.storage.store import Filters
 
     store, meaning = engine._store, engine.meaning()
     out = []
@@ -54,7 +54,7 @@ def candidates(engine, queries) -> list[dict]:
 
 
 def calibrated(c: dict) -> np.ndarray:
-    from app.core.ranking import Weights, combine_arrays, keyword_relevance, vector_relevance
+    from app.core.search.ranking import Weights, combine_arrays, keyword_relevance, vector_relevance
 
     v = vector_relevance(c["cosine"], *c["crowd"])
     k = keyword_relevance(c["bm25"], c["ideal"])

@@ -83,7 +83,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     args = parser.parse_args()
     from app.core import paths
-    from app.core.embedder import Embedder
+    from app.core.model.embedder import Embedder
 
     embedder = Embedder.load(paths.DEFAULT_MODEL)
     rows = []

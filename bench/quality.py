@@ -47,8 +47,8 @@ def ndcg_at_10(ranked: list[str], relevant: dict[str, int]) -> float:
 def prepare(data: Path):
     """An engine on a database holding the whole corpus, embedded (cached across runs)."""
     from app.core import paths
-    from app.core.embedder import inspect_model
     from app.core.labels import METHOD
+    from app.core.model.embedder import inspect_model
     from app.core.settings import Settings
 
     corpus_hash = hashlib.sha256((data / "corpus.jsonl").read_bytes()).hexdigest()[:12]
@@ -91,7 +91,7 @@ def prepare(data: Path):
 
 def evaluate(engine, queries, qrels, mode: str | None, weights=None) -> tuple[float, float]:
     """Mean nDCG@10 and mean query latency (ms) over the test queries."""
-    from app.core.ranking import Weights
+    from app.core.search.ranking import Weights
 
     if weights is not None:
         s = engine.settings
@@ -116,7 +116,7 @@ def calibration(engine, queries, qrels) -> tuple[list[tuple], float, int]:
     """What the score means on SciFact: for the top 10 of every query, how many results
     fall in each score band and what share of them its judgements call relevant; nDCG@10
     if no query were ever judged to be about nothing; how many queries get nothing."""
-    from app.core import recall as recall_module
+    from app.core.search import recall as recall_module
 
     counts = [[0, 0] for _ in BANDS[:-1]]
     scores, empty = [], 0

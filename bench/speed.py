@@ -63,7 +63,7 @@ def _vocabulary(rng) -> list[str]:
 def build(n: int, home: Path, model_id: str, dim: int) -> None:
     """A database of n synthetic memories with random unit vectors (cached on disk)."""
     from app.core import paths
-    from app.core.db import Database, now
+    from app.core.storage.db import Database, now
 
     rng = np.random.default_rng(n)
     vocab = _vocabulary(rng)
@@ -107,7 +107,7 @@ def pct(values: list[float], q: float) -> float:
 def measure_size(n: int) -> dict:
     """Run in a child process: every per-size number for a database of n memories."""
     from app.core import paths
-    from app.core.embedder import Embedder
+    from app.core.model.embedder import Embedder
 
     started = time.perf_counter()
     embedder = Embedder.load(paths.DEFAULT_MODEL)
@@ -181,8 +181,8 @@ def measure_size(n: int) -> dict:
 def stages(engine, queries: list[str] = QUERIES) -> dict:
     """Median ms of each stage of a hybrid recall, and the vector stage's exact float32
     scan (before issue 10's int8 scan) as a peer in the same run."""
-    from app.core import vectors
-    from app.core.store import Filters
+    from app.core.search import vectors
+    from app.core.storage.store import Filters
 
     embedder, store, index = engine.embedder, engine._store, engine.vector_index()
     minimum = engine.settings["min_similarity"]
@@ -255,7 +255,7 @@ def throughput_texts() -> dict[str, list[str]]:
     import re
 
     from app.core import paths
-    from app.core.embedder import Embedder
+    from app.core.model.embedder import Embedder
 
     embedder = Embedder.load(paths.DEFAULT_MODEL)
     short, long = [], []
@@ -297,7 +297,7 @@ def _phrase_by_phrase_rate(texts: list[str]) -> float:
     were made before issue 10, each memory's 30 candidate phrases embedded on their own
     (no database writes, which favours it)."""
     from app.core import labels, paths
-    from app.core.embedder import Embedder
+    from app.core.model.embedder import Embedder
 
     embedder = Embedder.load(paths.DEFAULT_MODEL)
     started = time.perf_counter()
@@ -471,7 +471,7 @@ def real_collection(n: int = 10_000) -> Path | None:
     import re
 
     from app.core import paths
-    from app.core.embedder import inspect_model
+    from app.core.model.embedder import inspect_model
 
     corpus = REPO.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
     if not corpus.exists():
@@ -542,7 +542,7 @@ def real_tier(n: int = 10_000) -> dict | None:
 def _exact_and_int8(index, qvec, k: int) -> tuple[list, list]:
     """The k hits of the exact float32 scan and of the int8 scan (forced on), whatever the
     collection's size."""
-    from app.core import vectors
+    from app.core.search import vectors
 
     quantize = vectors.QUANTIZE_ABOVE
     try:

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from app.core import paths
-from app.core.db import Database
-from app.core.embedder import Embedder
 from app.core.engine import Engine
-from app.core.store import Store
+from app.core.model.embedder import Embedder
+from app.core.storage.db import Database
+from app.core.storage.store import Store
+from tests.word_model import WordModel
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -45,6 +46,21 @@ def engine(embedder, mnemo_home) -> Engine:
 
 
 @pytest.fixture
+def word_model() -> WordModel:
+    """A small deterministic embedding model (tests/word_model.py): for tests of ranking,
+    storage and the indexing pipeline, where what the vectors mean is not what is tested."""
+    return WordModel()
+
+
+@pytest.fixture
+def word_engine(word_model, mnemo_home) -> Engine:
+    """An engine on a fresh database with the small deterministic model."""
+    eng = Engine(embedder=word_model)
+    yield eng
+    eng.close()
+
+
+@pytest.fixture
 def store(mnemo_home) -> Store:
     """The storage layer alone (a Store over its own Database) on the test's database file:
     for tests of storage and keyword search, which reach no Engine's private parts. An
@@ -66,7 +82,7 @@ def minilm_source() -> Path:
 @pytest.fixture(scope="session")
 def q8_model(minilm_source, tmp_path_factory) -> Path:
     """The same model converted to Q8_0: a second, different model id."""
-    from app.core.converter import convert
+    from app.core.model.converter import convert
 
     return convert(
         minilm_source,

@@ -72,9 +72,15 @@ def test_front_ends_never_touch_the_engines_store_or_database():
 
 
 def test_front_ends_never_import_storage_internals():
-    internals = {"app.core.db", "app.core.health", "app.core.store.Store", "apsw"}
-    internals |= {
-        f"app.core.{m}.{f}" for m in ("recall", "context") for f in ("recall", "build_context")
+    internals = {
+        "apsw",
+        "app.core.storage.db",
+        "app.core.health",
+        "app.core.storage.store.Store",
+        "app.core.search.recall.recall",
+        "app.core.search.context.build_context",
+        "app.core.indexer",
+        "app.core.writer.Writer",
     }
     offenders = []
     for path in _modules(*FRONT_ENDS):
@@ -105,9 +111,14 @@ def test_front_ends_change_settings_only_through_the_engine():
 
 
 def test_services_take_collaborators_not_the_engine():
-    # recall, context and health get store, meaning and settings: nothing calls back up.
-    for name in ("recall", "context", "health", "meaning", "ranking", "store"):
-        assert "app.core.engine" not in _imports(CORE / f"{name}.py"), name
+    # The parts (recall, context, health, the writer, the indexer, ...) get store, meaning,
+    # settings and callables: nothing calls back up. Only the runner holds the Engine.
+    offenders = [
+        str(path.relative_to(CORE))
+        for path in _modules(CORE)
+        if path.name not in ("engine.py", "runner.py") and "app.core.engine" in _imports(path)
+    ]
+    assert offenders == []
 
 
 def test_no_app_module_imports_tests():
@@ -120,11 +131,27 @@ def test_no_app_module_imports_tests():
 
 
 def test_core_stays_small_enough_to_see():
-    # If app/core grows past ~25 modules it should be grouped into subpackages. Issue 20
-    # added dates.py and the model catalog (28); grouping search (fts, ranking, recall,
-    # context, dates) and storage (db, store, migrations, vectors) is still to do; issue 23
-    # added the runner (29), the one engine thread every front end uses.
-    assert len(list(CORE.glob("*.py"))) <= 29
+    # Issue 23 grouped app/core (31 modules) into search/, storage/ and model/ beside the
+    # Engine, its parts (writer, indexer, runner) and the record and its files. A folder that
+    # grows past about 16 modules is grouped again.
+    folders = [CORE, *(p for p in CORE.iterdir() if (p / "__init__.py").exists())]
+    sizes = {str(f.relative_to(APP)): len(list(f.glob("*.py"))) for f in folders}
+    assert sizes["core"] <= 16 and all(n <= 10 for n in sizes.values() if n != sizes["core"]), sizes
+
+
+def test_the_core_folders_import_downwards():
+    # model < storage < search: the model knows nothing of storage or search (the keyword
+    # index reads the bundled model's word list with its GGUF reader); storage nothing of
+    # search. The Engine and its parts at the top use all three.
+    below = {"storage": ("app.core.search",), "model": ("app.core.search", "app.core.storage")}
+    offenders = [
+        f"{path.relative_to(CORE)} imports {name}"
+        for folder, banned in below.items()
+        for path in _modules(CORE / folder)
+        for name in _imports(path)
+        if name.startswith(banned)
+    ]
+    assert offenders == []
 
 
 TESTS = APP.parent / "tests"

@@ -9,8 +9,8 @@ import os
 import sys
 
 from app.cli import commands
-from app.core.context import DEFAULT_MAX_CHARS
 from app.core.errors import MnemoError
+from app.core.search.context import DEFAULT_MAX_CHARS
 
 
 def _filters(p: argparse.ArgumentParser) -> None:

@@ -11,12 +11,13 @@ from pathlib import Path
 
 from app.cli.output import print_memory, print_results, progress_bar, say
 from app.core import paths
-from app.core.context import check_max_chars
 from app.core.display import visible
-from app.core.engine import Engine, Remembered
+from app.core.engine import Engine
 from app.core.errors import InputError
+from app.core.search.context import check_max_chars
 from app.core.settings import SETTINGS
-from app.core.store import Filters
+from app.core.storage.store import Filters
+from app.core.writer import Remembered
 
 
 def _read_stdin() -> str:
@@ -317,7 +318,7 @@ def model_convert(args: Namespace) -> int:
 
 def model_list(args: Namespace) -> int:
     """mnemo model list"""
-    from app.core import catalog
+    from app.core.model import catalog
 
     entries = [catalog.describe(m) for m in catalog.catalog()]
     if args.json:
@@ -343,7 +344,7 @@ def model_list(args: Namespace) -> int:
 
 def model_get(args: Namespace) -> int:
     """mnemo model get"""
-    from app.core import catalog
+    from app.core.model import catalog
 
     model = catalog.find(args.name)
     try:

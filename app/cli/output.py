@@ -6,8 +6,8 @@ import sys
 
 from app.core.display import age, snippet, visible
 from app.core.memory import Memory
-from app.core.ranking import MAX_STD, Band, band_of
-from app.core.recall import RecallResult
+from app.core.search.ranking import MAX_STD, Band, band_of
+from app.core.search.recall import RecallResult
 
 
 def say(message: str) -> None:

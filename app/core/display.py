@@ -7,7 +7,7 @@ import re
 import unicodedata
 from datetime import UTC, datetime
 
-from app.core import fts
+from app.core.storage import fts
 
 _RIGHT_TO_LEFT = frozenset(("R", "AL"))
 # Characters that change how the text around them shows without showing themselves: C1

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import apsw
 
-from app.core.db import Database, now
 from app.core.errors import StoreError
-from app.core.meaning import Meaning
-from app.core.migrations import valid_row
-from app.core.store import COLUMNS, Store, row_to_memory
+from app.core.search.meaning import Meaning
+from app.core.storage.db import Database, now
+from app.core.storage.migrations import valid_row
+from app.core.storage.store import COLUMNS, Store, row_to_memory
 
 
 def checks(db: Database, store: Store, meaning: Meaning) -> list[tuple[bool, str]]:

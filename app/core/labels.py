@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from app.core.fts import STOP_WORDS
+from app.core.storage.fts import STOP_WORDS
 
 if TYPE_CHECKING:
-    from app.core.embedder import Embedder, TokenChunk
+    from app.core.model.embedder import Embedder, TokenChunk
 
 METHOD = "token-vectors-3"  # how labels are made: benchmarks keep a database per method
 MAX_LABELS = 10

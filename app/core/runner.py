@@ -29,8 +29,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from app.core.engine import LONG_TEXT_CHARS, Engine, SettingsChange
+from app.core.engine import Engine, SettingsChange
 from app.core.errors import MnemoError
+from app.core.indexer import LONG_TEXT_CHARS
 from app.core.memory import Change
 from app.core.settings import MODEL_KEYS
 

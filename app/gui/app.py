@@ -10,11 +10,12 @@ import time
 from collections.abc import Callable
 
 from app.core import paths
-from app.core.engine import Engine, Remembered, RememberResult
+from app.core.engine import Engine
 from app.core.memory import Change, title_from
 from app.core.runner import embed_now
 from app.core.secrets import describe, scan
 from app.core.settings import Settings
+from app.core.writer import Remembered, RememberResult
 from app.gui import clipboard, desktop, display_server, hotkey, ipc, paste
 from app.gui.notifier import Notifier
 from app.gui.popup import Popup

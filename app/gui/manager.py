@@ -10,14 +10,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from app.core import paths, transfer
+from app.core import paths
 from app.core.display import age, fields_line, isolated
-from app.core.engine import RememberResult
 from app.core.errors import ConflictError, NotFoundError, TrashedError
 from app.core.memory import Change, Memory
-from app.core.recall import RecallResult
 from app.core.runner import embed_now
-from app.core.store import Filters
+from app.core.search.recall import RecallResult
+from app.core.storage import transfer
+from app.core.storage.store import Filters
+from app.core.writer import RememberResult
 from app.gui import window_state
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker

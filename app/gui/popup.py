@@ -14,8 +14,8 @@ import html
 from app.core.display import age, fields_line, isolated, match_spans, snippet, visible
 from app.core.errors import NotFoundError
 from app.core.memory import Memory
-from app.core.ranking import Band, Scored
-from app.core.recall import RecallResult
+from app.core.search.ranking import Band, Scored
+from app.core.search.recall import RecallResult
 from app.gui.contrast import make_quiet, quiet
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from app.core.context import balanced, feature_paragraph, signals
 from app.core.labels import GENERIC
+from app.core.search.context import balanced, feature_paragraph, signals
 from tests.core.test_recall import DEPLOY, PARSER, TESTING
 
 KNOWLEDGE_BANK = """# Anti-patterns
@@ -167,13 +167,13 @@ def test_labels_come_from_the_forward_pass_that_made_the_vectors(engine, store, 
     ]
     ids = [engine.remember(n, force=True, embed=False).memory.id for n in notes]
     decoded = []
-    real = engine.embedder._decode
+    real = engine.embedder.decode
 
     def counted(seqs, *args, **kwargs):
         decoded.append(seqs)
         return real(seqs, *args, **kwargs)
 
-    monkeypatch.setattr(engine.embedder, "_decode", counted)
+    monkeypatch.setattr(engine.embedder, "decode", counted)
     assert engine.backfill(batch_size=16) == 16
     # THEN one pass read the 16 notes, and nothing else was decoded for their labels
     assert [len(seqs) for seqs in decoded] == [16]

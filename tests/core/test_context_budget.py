@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from app.core.context import ContextBlock
 from app.core.engine import Engine
 from app.core.errors import InputError
+from app.core.search.context import ContextBlock
 from tests.cli.test_cli import fails, ok
 
 WORDS = (

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from app.core import paths
-from app.core.db import Database
 from app.core.engine import Engine
 from app.core.errors import StoreError
+from app.core.storage.db import Database
 from tests.conftest import run_cli
 
 MARKER = "zorblaxquintessent"

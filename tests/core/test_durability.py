@@ -12,7 +12,8 @@ import time
 import apsw
 import pytest
 
-from app.core import paths, transfer
+from app.core import paths
+from app.core.storage import transfer
 from tests.conftest import REPO
 
 N_IMPORT = 5000

@@ -10,11 +10,18 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from app.core.db import now
 from app.core.errors import InputError, StoreError
 from app.core.memory import Memory, public_dict
-from app.core.ranking import Scored, Weights, combine, combine_arrays, prominence, prominence_array
+from app.core.search.ranking import (
+    Scored,
+    Weights,
+    combine,
+    combine_arrays,
+    prominence,
+    prominence_array,
+)
 from app.core.settings import Settings
+from app.core.storage.db import now
 from tests.conftest import run_cli
 
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core import fts
 from app.core.memory import Memory
-from app.core.store import Filters
+from app.core.storage import fts
+from app.core.storage.store import Filters
 
 HOSTILE = [
     '"',
@@ -111,7 +111,7 @@ def test_a_word_in_most_memories_is_not_searched_next_to_a_rarer_one(store):
 
 
 def test_a_query_of_only_common_words_ranks_a_bounded_pool_of_the_newest(store, monkeypatch):
-    from app.core import store as store_module
+    from app.core.storage import store as store_module
 
     notes = _deploy_notes(store)
     plan = store.keyword_plan("deploy number")
@@ -125,7 +125,7 @@ def test_a_query_of_only_common_words_ranks_a_bounded_pool_of_the_newest(store, 
 
 
 def test_labels_count_once_next_to_the_text_and_fully_alone_on_every_path(store):
-    from app.core.store import LABEL_SHARE
+    from app.core.storage.store import LABEL_SHARE
 
     store = store
     both = store.insert(Memory(id="", text="tarragon goes in the sauce", keywords=["tarragon"]))
@@ -179,7 +179,7 @@ def test_many_matches_are_ranked_within_sqlites_variable_limit(store, monkeypatc
     # trash in one IN (…) passed SQLite's limit of 32,766 variables and failed.
     import apsw
 
-    from app.core import store as store_module
+    from app.core.storage import store as store_module
 
     store = store
     store.insert_many([Memory(id="", text=f"zebra sighting number {i}") for i in range(300)])

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from app.core.settings import BY_KEY, Settings
-from app.core.transfer import MARKDOWN_SUFFIXES
+from app.core.storage.transfer import MARKDOWN_SUFFIXES
 from app.mcp_transport import message_of
 from tests.conftest import REPO
 

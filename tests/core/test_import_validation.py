@@ -11,7 +11,7 @@ import pytest
 
 from app.core.errors import StoreError
 from app.core.memory import Memory
-from app.core.migrations import valid_row
+from app.core.storage.migrations import valid_row
 from tests.conftest import run_cli
 
 HOSTILE = [

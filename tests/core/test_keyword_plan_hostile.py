@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core import fts
-from app.core.db import Database
 from app.core.memory import Memory
-from app.core.store import Filters, Store
+from app.core.storage import fts
+from app.core.storage.db import Database
+from app.core.storage.store import Filters, Store
 from tests.conftest import run_cli
 from tests.core.test_fts import HOSTILE
 

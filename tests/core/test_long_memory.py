@@ -1,11 +1,14 @@
 """A long memory is embedded slice by slice, so the one engine thread can answer searches
-between two slices (issue 12, defect 5: a 1.9 M character clipboard blocked every search)."""
+between two slices (issue 12, defect 5: a 1.9 M character clipboard blocked every search).
+
+The slicing is mechanics, not meaning: the small deterministic model (tests/word_model.py)
+counts the sequences it decodes, so a slice kept for the next call is seen from outside."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from app.core import engine as engine_module
+from app.core import indexer
 
 PARAGRAPH = (
     "The harbour queue moves slowly while the ferries load cars, bikes and foot passengers; "
@@ -14,13 +17,15 @@ PARAGRAPH = (
 
 
 def test_a_long_memory_is_embedded_in_slices_that_resume_where_they_stopped(
-    engine, store, embedder
+    word_engine, store, word_model
 ):
+    engine, embedder = word_engine, word_model
     text = "Zanzibar ferry notes. " + PARAGRAPH * 200  # about 30,000 characters
-    assert len(text) > engine_module.LONG_TEXT_CHARS
+    assert len(text) > indexer.LONG_TEXT_CHARS
     stored = engine.remember(text, force=True, embed=False).memory
     sequences = embedder.document_sequences(stored.embed_text)
-    assert len(sequences) > 2 * engine_module.SLICE_CHUNKS
+    assert len(sequences) > 2 * indexer.SLICE_CHUNKS
+    embedder.decoded = 0
     # WHEN the backfill is asked to stop (a search is waiting) after its first slice
     asked = []
 
@@ -29,11 +34,12 @@ def test_a_long_memory_is_embedded_in_slices_that_resume_where_they_stopped(
         return len(asked) > 1  # before the batch: go on; between slices: stop
 
     assert engine.backfill(should_stop=stop) == 0
-    # THEN nothing half-done is stored, and the slice is kept for the next call
+    # THEN nothing half-done is stored, and the one slice made is kept for the next call
     assert engine.vector_status()["missing"] == 1
-    assert len(engine._slices[2]) == 1
+    assert embedder.decoded == indexer.SLICE_CHUNKS
     # WHEN the backfill runs again THEN it goes on from there and stores every chunk
     assert engine.backfill() == 1
+    assert embedder.decoded == len(sequences)  # each chunk once, labels from the same pass
     assert engine.vector_status() == {"embedded": 1, "stale": 0, "missing": 0}
     whole = embedder.embed_documents([stored.embed_text])[0]
     kept = store.vectors_of(stored.id, embedder.info.model_id)
@@ -42,13 +48,17 @@ def test_a_long_memory_is_embedded_in_slices_that_resume_where_they_stopped(
     assert hits and hits[0].memory.id == stored.id
 
 
-def test_a_changed_text_starts_its_slices_again(engine, store, embedder):
+def test_a_changed_text_starts_its_slices_again(word_engine, store, word_model):
+    engine, embedder = word_engine, word_model
     first = engine.remember("Old notes. " + PARAGRAPH * 120, force=True, embed=False).memory
     calls = iter([False, True])
     engine.backfill(should_stop=lambda: next(calls, True))
-    assert engine._slices is not None and engine._slices[0][0] == first.id
-    edited = engine.edit(first.id, text="New notes. " + PARAGRAPH * 121)  # embedded at once
-    assert engine.backfill() == 0 and engine.vector_status()["missing"] == 0
+    assert engine.vector_status()["missing"] == 1  # a slice of the old text kept
+    edited = engine.edit(first.id, text="New notes. " + PARAGRAPH * 121, embed=False)
+    new_sequences = len(embedder.document_sequences(edited.embed_text))
+    embedder.decoded = 0
+    assert engine.backfill() == 1 and engine.vector_status()["missing"] == 0
+    assert embedder.decoded == new_sequences  # the old text's slice was not used
     kept = store.vectors_of(edited.id, embedder.info.model_id)
     assert np.allclose(kept, embedder.embed_documents([edited.embed_text])[0], atol=1e-5)
 
@@ -75,15 +85,23 @@ def test_the_backfill_yields_between_two_memories_labels(engine, embedder):
     assert not engine.needs_backfill()
 
 
-def test_the_backfill_slices_a_note_of_a_few_thousand_characters_too(engine, embedder):
+def test_the_backfill_slices_a_note_of_a_few_thousand_characters_too(engine, embedder, monkeypatch):
     # Under LONG_TEXT_CHARS, a 6,000-character note was embedded in one step of six chunks
     # (240 ms, twice that with a core busy), and a search typed meanwhile waited for all.
+    # The real model: how many chunks a note of this length makes is its tokenizer's.
+    decoded, real = [], embedder.decode
+
+    def counted(sequences, interactive=False, keep=0):
+        decoded.append(len(sequences))
+        return real(sequences, interactive, keep)
+
+    monkeypatch.setattr(embedder, "decode", counted)
     note = engine.remember("Notes. " + PARAGRAPH * 40, force=True, embed=False).memory
     assert 1_500 < len(note.embed_text) < 8_000
     assert len(embedder.document_sequences(note.embed_text)) > 2
     calls = iter([False, True])
     assert engine.backfill(should_stop=lambda: next(calls, True)) == 0
-    assert engine._slices is not None and len(engine._slices[2]) == 1  # one chunk, then yield
+    assert decoded == [1]  # one chunk, then yield
     assert engine.backfill() == 1 and engine.vector_status()["missing"] == 0
 
 

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from app.core import paths
-from app.core.converter import convert
-from app.core.embedder import Embedder, family_prefixes, inspect_model
 from app.core.errors import InputError, ModelError
-from app.core.gguf_meta import read_metadata
+from app.core.model.converter import convert
+from app.core.model.embedder import Embedder, family_prefixes, inspect_model
+from app.core.model.gguf_meta import read_metadata
 
 BUNDLED_SHA256 = "a5ec65c2783c25b6c4f60d03fd831007c767667faed6695aa12377bf890555ee"
 
@@ -197,7 +197,7 @@ def test_a_query_runs_on_one_thread_and_a_batch_on_the_free_cores(tmp_path):
 def test_free_cores_counts_other_processes_not_our_own_work():
     import time
 
-    from app.core.embedder import FreeCores
+    from app.core.model.embedder import FreeCores
 
     free = FreeCores()
     free.free()
@@ -235,7 +235,7 @@ def test_one_forward_pass_gives_vectors_and_the_token_vectors_labels_read(embedd
     pooled = chunk.vectors.mean(axis=0)  # the model pools by the mean
     assert np.allclose(pooled / np.linalg.norm(pooled), vectors[0], atol=1e-5)
     # AND a long text keeps the token vectors of its first LABEL_CHUNKS chunks only
-    from app.core.embedder import LABEL_CHUNKS
+    from app.core.model.embedder import LABEL_CHUNKS
 
     ((long_vectors, long_chunks),) = embedder.embed_documents_with_tokens([text * 100])
     assert len(long_vectors) > LABEL_CHUNKS and len(long_chunks) == LABEL_CHUNKS
@@ -263,7 +263,7 @@ def test_llama_cpp_messages_stay_out_of_the_terminal(tmp_path):
     import sys
 
     code = (
-        "from app.core import paths; from app.core.embedder import Embedder; "
+        "from app.core import paths; from app.core.model.embedder import Embedder; "
         "e = Embedder.load(paths.DEFAULT_MODEL); e.embed_documents(['a note']); "
         "e.embed_query('a query'); e.close(); print('done')"
     )

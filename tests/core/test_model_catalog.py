@@ -12,8 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from app.core import catalog, paths
+from app.core import paths
 from app.core.errors import ModelError
+from app.core.model import catalog
 from tests.conftest import run_cli
 
 MODEL = paths.DEFAULT_MODEL.read_bytes()

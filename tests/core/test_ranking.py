@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.core.embedder import ModelInfo
 from app.core.engine import Engine
 from app.core.memory import Memory
-from app.core.ranking import (
+from app.core.model.embedder import ModelInfo
+from app.core.search.ranking import (
     PARTIAL,
     Band,
     Evidence,
@@ -241,7 +241,7 @@ def test_pinned_memories_do_not_decay():
 
 
 def test_a_keyword_match_far_from_meaning_needs_clear_words():
-    from app.core.ranking import unsupported
+    from app.core.search.ranking import unsupported
 
     cos = np.array([0.01, 0.01, 0.2, np.nan])
     kw = np.array([0.35, 0.64, 0.1, 0.1])

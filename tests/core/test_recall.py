@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.core.errors import InputError
-from app.core.store import Filters
+from app.core.storage.store import Filters
 from tests.core.test_fts import HOSTILE
 
 PARSER = [
@@ -213,8 +213,8 @@ def test_explain_signals_are_reported(engine):
 
 
 def test_read_only_database_still_searches_without_tracking(engine):
-    from app.core.db import Database
-    from app.core.store import Store
+    from app.core.storage.db import Database
+    from app.core.storage.store import Store
 
     memory = engine.remember("Backups run nightly at two in the morning").memory
     engine._db = Database(engine._db.path, read_only=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.core.memory import Memory
-from app.core.store import Filters
+from app.core.storage.store import Filters
 
 NOTES = [
     "Kubernetes staging deploy: bump image.tag in values-staging.yaml, then helm upgrade",

@@ -231,7 +231,7 @@ def test_remembering_a_new_memory_is_one_write_transaction(embedder, mnemo_home,
 
 
 def test_what_remember_did_is_an_enum_and_its_json_a_plain_word(engine):
-    from app.core.engine import Remembered
+    from app.core.writer import Remembered
 
     result = engine.remember("The recycling goes out on Tuesday evenings")
     assert result.status is Remembered.STORED

@@ -7,8 +7,9 @@ import threading
 
 import pytest
 
-from app.core.engine import LONG_TEXT_CHARS, Engine
+from app.core.engine import Engine
 from app.core.errors import ConflictError, NotFoundError
+from app.core.indexer import LONG_TEXT_CHARS
 from app.core.memory import Change
 from app.core.runner import BACKGROUND, INTERACTIVE, NORMAL, Listener, Runner, embed_now
 
@@ -100,7 +101,7 @@ def test_a_long_text_is_embedded_between_calls_and_a_search_waits_one_slice(runn
 def test_a_keystrokes_keyword_answer_is_reused_by_its_hybrid_pass(engine, monkeypatch):
     # Issue 23: each popup keystroke ran the keyword search twice (the keyword pass, then
     # the hybrid pass 100 ms later repeated it)
-    from app.core.db import Database
+    from app.core.storage.db import Database
 
     for text in ("Boiler pressure drops overnight", "The boiler service is in March"):
         engine.remember(text, force=True)

@@ -8,13 +8,13 @@ import stat
 import apsw
 import pytest
 
-from app.core import db as dbmod
 from app.core import paths
-from app.core.db import Database
 from app.core.errors import InputError, NotFoundError, StoreError
 from app.core.memory import Memory, clean_text, content_hash
-from app.core.migrations import MIGRATIONS
-from app.core.store import Filters, Store
+from app.core.storage import db as dbmod
+from app.core.storage.db import Database
+from app.core.storage.migrations import MIGRATIONS
+from app.core.storage.store import Filters, Store
 
 
 @pytest.fixture

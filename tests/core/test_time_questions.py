@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.core.store import Filters
+from app.core.storage.store import Filters
 
 NOW = datetime.now(UTC).replace(hour=12, minute=0, second=0, microsecond=0)
 NOTES = [

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from app.core import transfer
 from app.core.errors import InputError
-from app.core.transfer import markdown_sections
+from app.core.storage import transfer
+from app.core.storage.transfer import markdown_sections
 
 NOTES = """Intro line before any heading.
 

@@ -73,7 +73,7 @@ def test_rows_added_since_the_copy_are_read_from_the_database(embedder):
 
 
 def _live():
-    from app.core.store import Filters
+    from app.core.storage.store import Filters
 
     return Filters()
 
@@ -130,7 +130,7 @@ def test_a_damaged_copy_is_ignored_and_replaced(embedder, mnemo_home):
 
 
 def test_a_few_new_rows_do_not_rewrite_a_large_copy_many_do(embedder, mnemo_home, monkeypatch):
-    from app.core import vectors
+    from app.core.search import vectors
 
     # a "large" copy, and a share of 1 in 2 (the real ones: 10,000 rows, 1 in 20)
     monkeypatch.setattr(vectors, "REWRITE_ABOVE", 0)
@@ -203,7 +203,7 @@ def _mapped_kib(path) -> int:
 
 @pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="Linux only")
 def test_a_scanned_mapping_is_let_go_from_resident_memory(tmp_path):
-    from app.core.vectors import _let_go
+    from app.core.search.vectors import _let_go
 
     path = tmp_path / "rows.npy"
     np.save(path, np.ones((20_000, 384), dtype=np.float32))  # 30 MB
@@ -216,7 +216,7 @@ def test_a_scanned_mapping_is_let_go_from_resident_memory(tmp_path):
 
 
 def test_the_database_is_read_in_batches_that_skip_trashed_memories(embedder, monkeypatch):
-    from app.core import vectors
+    from app.core.search import vectors
 
     monkeypatch.setattr(vectors, "READ_BATCH", 2)
     first = _fresh(embedder)

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.core import vectors
 from app.core.engine import Engine
 from app.core.memory import Memory
+from app.core.search import vectors
 
 SCIFACT = Path(__file__).parents[3] / "shared" / "data" / "scifact"
 QUERIES = [

@@ -124,8 +124,10 @@ def desktop(tmp: Path) -> Iterator[dict]:
         wait(lambda: _has_owner(env, "org.freedesktop.impl.portal.desktop.kde"), 30, "KDE's portal")
         start("portal", PORTALS[1], "--verbose")
         wait(
-            lambda: "org.freedesktop.portal.Desktop acquired"
-            in (logs / "portal.log").read_text(errors="replace"),
+            lambda: (
+                "org.freedesktop.portal.Desktop acquired"
+                in (logs / "portal.log").read_text(errors="replace")
+            ),
             30,
             "xdg-desktop-portal",
         )

@@ -6,7 +6,7 @@ import pytest
 
 from app.core.engine import Engine
 from app.core.errors import NotFoundError
-from app.core.store import Filters
+from app.core.storage.store import Filters
 from app.gui.manager import PAGE, Manager
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
 from tests.conftest import REPO
@@ -339,9 +339,11 @@ def test_ctrl_end_and_the_scrollbar_reach_the_last_memory(qtbot, worker, setting
     qtbot.keyClick(manager.table, Qt.Key_End, Qt.ControlModifier)
     assert manager.table.currentIndex().row() == last
     qtbot.waitUntil(  # its page read, and the memory in the editor
-        lambda: (m := manager.table_model.memory_at(last)) is not None
-        and manager._current is not None
-        and manager._current.id == m.id,
+        lambda: (
+            (m := manager.table_model.memory_at(last)) is not None
+            and manager._current is not None
+            and manager._current.id == m.id
+        ),
         timeout=5000,
     )
     bar = manager.table.verticalScrollBar()

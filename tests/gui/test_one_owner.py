@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from app.core.embedder import inspect_model
 from app.core.engine import Engine
+from app.core.model.embedder import inspect_model
 from app.core.settings import Settings
 from app.gui.manager import Manager
 from app.gui.popup import Popup

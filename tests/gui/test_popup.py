@@ -6,8 +6,8 @@ import threading
 
 from app.core.display import age
 from app.core.engine import Engine
-from app.core.ranking import Scored, band_of
-from app.core.recall import RecallResult
+from app.core.search.ranking import Scored, band_of
+from app.core.search.recall import RecallResult
 from app.gui.popup import DIVIDER, ROW_HEIGHT, Popup
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
 from app.gui.worker import INTERACTIVE

@@ -253,9 +253,7 @@ def test_alt_enter_asks_to_paste_and_the_setting_swaps_it_with_enter(
     assert not popup.paste_wanted
 
 
-def test_trashing_the_only_result_shrinks_the_popup_to_its_message(
-    qtbot, worker, settings, seeded
-):
+def test_trashing_the_only_result_shrinks_the_popup_to_its_message(qtbot, worker, settings, seeded):
     # Found by review: the message sat in the middle of an empty panel as tall as the rows
     # that were gone.
     popup = _popup(qtbot, worker, settings)

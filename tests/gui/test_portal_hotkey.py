@@ -246,9 +246,7 @@ def test_a_binding_that_binds_nothing_is_a_failure_not_a_hotkey(qtbot, session_b
         portal.close()
 
 
-def test_kde_before_6_4_binds_from_the_session_with_the_same_token_each_start(
-    qtbot, session_bus
-):
+def test_kde_before_6_4_binds_from_the_session_with_the_same_token_each_start(qtbot, session_bus):
     # Plasma 5.27's portal takes the shortcuts from CreateSession and its BindShortcuts only
     # opens System Settings; it names the shortcut's component after the session token.
     tokens = []
@@ -272,9 +270,7 @@ def test_kde_before_6_4_binds_from_the_session_with_the_same_token_each_start(
     assert tokens == ["mnemo_popup", "mnemo_popup"]
 
 
-def test_a_session_request_the_portal_never_answers_is_asked_again(
-    qtbot, session_bus, monkeypatch
-):
+def test_a_session_request_the_portal_never_answers_is_asked_again(qtbot, session_bus, monkeypatch):
     # Seen once in a full test run on KWin: CreateSession's Response never came, and the
     # hotkey stayed "being bound" for two minutes with no error. Now it asks once more.
     from app.gui.hotkey import portal as portal_module

@@ -294,7 +294,7 @@ def test_every_help_line_gets_the_height_its_wrapped_text_needs(qtbot, settings,
 
 def test_the_vectors_are_ready_before_the_first_search(qtbot, worker, monkeypatch):
     # At 1M memories the first search after a start made the int8 copy: 0.7 s on a keystroke.
-    from app.core import vectors
+    from app.core.search import vectors
     from app.gui.worker import BACKGROUND
 
     monkeypatch.setattr(vectors, "QUANTIZE_ABOVE", 1)

@@ -131,8 +131,7 @@ class _Listener(QtCore.QThread):
         except Exception as exc:  # D-Bus errors, a portal without GlobalShortcuts, ...
             log.info("portal hotkey failed: %s", exc)
             self.owner.failed.emit(
-                f"the desktop portal could not bind {self.sequence} ({exc}); "
-                f"{self.owner.fallback}"
+                f"the desktop portal could not bind {self.sequence} ({exc}); {self.owner.fallback}"
             )
 
     def _request(

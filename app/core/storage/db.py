@@ -15,8 +15,8 @@ from pathlib import Path
 import apsw
 
 from app.core.errors import StoreError
-from app.core.migrations import MIGRATIONS
 from app.core.paths import private_dir, private_file, replace_file
+from app.core.storage.migrations import MIGRATIONS
 
 log = logging.getLogger(__name__)
 

@@ -18,11 +18,11 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from app.core import dates, fts
+from app.core import dates
 from app.core.errors import InputError
-from app.core.meaning import Meaning
 from app.core.memory import public_dict
-from app.core.ranking import (
+from app.core.search.meaning import Meaning
+from app.core.search.ranking import (
     PARTIAL,
     Band,
     Evidence,
@@ -43,7 +43,8 @@ from app.core.ranking import (
     weights_from,
 )
 from app.core.settings import Settings
-from app.core.store import Filters, Store
+from app.core.storage import fts
+from app.core.storage.store import Filters, Store
 
 MODES = ("hybrid", "semantic", "keyword")
 # With a core to spare, the query is embedded here while the calling thread runs the keyword

@@ -28,8 +28,7 @@ def searchable(query: str) -> tuple[str, str | None]:
     start = query[:MAX_QUERY_CHARS]
     space = start.rfind(" ", MAX_QUERY_CHARS // 2)
     return (start[:space] if space > 0 else start), (
-        f"searched the first {MAX_QUERY_CHARS:,} characters of a "
-        f"{len(query):,}-character query"
+        f"searched the first {MAX_QUERY_CHARS:,} characters of a {len(query):,}-character query"
     )
 
 

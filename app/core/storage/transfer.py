@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from app.core.errors import InputError, MnemoError, NotFoundError, SecretError
-from app.core.knowledge import parse_section, to_markdown
+from app.core.errors import InputError, MnemoError, NotFoundError, SecretError, StoreError
 from app.core.memory import (
     Memory,
     clean_text,
@@ -30,7 +29,8 @@ from app.core.memory import (
     title_from,
 )
 from app.core.paths import NotAFile, open_regular, replace_file
-from app.core.store import EDITABLE, Store
+from app.core.storage.knowledge import append_to_mirror, parse_section, to_markdown
+from app.core.storage.store import EDITABLE, Filters, Store
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")
 BATCH = 200
@@ -235,6 +235,33 @@ def import_paths(
 VERSIONED_FIELDS = (*EDITABLE, "observation_count")
 
 
+def import_into(
+    store: Store,
+    paths: Iterable[Path],
+    progress: Callable[[int], None] | None = None,
+    secrets: str = "refuse",
+    mirror_dir: str = "",
+) -> ImportReport:
+    """`import_paths`, and what it changed appended to the markdown mirror (if set). An
+    error after some batches were committed says exactly what is in and what is not."""
+    report = ImportReport()
+    try:
+        import_paths(store, [Path(p) for p in paths], progress, secrets, report)
+    except StoreError as exc:
+        if not report.added and not report.updated:
+            raise
+        raise StoreError(
+            f"{str(exc).replace('; nothing was written', '')}: the import stopped; "
+            f"{report.added} memories from earlier batches were imported, the rest was "
+            "not (run the import again when this is fixed: it adds only the rest)"
+        ) from exc
+    if report.changed and mirror_dir:
+        for start in range(0, len(report.changed), 500):
+            part = report.changed[start : start + 500]
+            append_to_mirror(mirror_dir, [store.get(i) for i in part])
+    return report
+
+
 def _apply_versioned(store: Store, memory: Memory) -> str:
     """Insert a section that names its id, or bring the stored memory up to it."""
     try:
@@ -269,6 +296,26 @@ def export(store: Store, fmt: str = "jsonl", include_trash: bool = False) -> Ite
             yield json.dumps(memory.to_dict(), ensure_ascii=False) + "\n"
         else:
             yield to_markdown(memory) + "\n"
+
+
+def export_to(
+    store: Store,
+    path: Path,
+    fmt: str = "jsonl",
+    include_trash: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Write an export to a file atomically; returns how many memories it holds."""
+    total = store.count(Filters(include_deleted=include_trash))
+
+    def counted(pieces: Iterator[str]) -> Iterator[str]:
+        for n, piece in enumerate(pieces, 1):
+            if progress and n % 200 == 0:
+                progress(n, total)
+            yield piece
+
+    written = write_atomically(Path(path), counted(export(store, fmt, include_trash)))
+    return written - (fmt == "markdown")  # the markdown export starts with a heading
 
 
 def write_atomically(path: Path, pieces: Iterable[str]) -> int:

@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from app.core import paths
-from app.core.ranking import cosine_crowd
-from app.core.store import Store
+from app.core.search.ranking import cosine_crowd
+from app.core.storage.store import Store
 
 try:  # SIMD int8 dot products; without it every search scans the float32 matrix
     import numkong

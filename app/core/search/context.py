@@ -22,9 +22,9 @@ import numpy as np
 
 from app.core import paths
 from app.core.errors import InputError
-from app.core.meaning import Meaning
 from app.core.memory import Memory, public_dict
-from app.core.ranking import (
+from app.core.search.meaning import Meaning
+from app.core.search.ranking import (
     PARTIAL,
     Band,
     Evidence,
@@ -43,7 +43,7 @@ from app.core.ranking import (
     weights_from,
 )
 from app.core.settings import Settings
-from app.core.store import Filters, Store
+from app.core.storage.store import Filters, Store
 
 MIN_PER_CATEGORY = 3
 MAX_FILES = 20

@@ -1,4 +1,9 @@
-"""Local embeddings through llama.cpp: one Embedder owns one `llama_cpp.Llama`.
+"""Embedding models: the interface Mnemo uses, and the local GGUF model through llama.cpp.
+
+`EmbeddingModel` turns text into token sequences (queries truncated, memories chunked into
+overlapping windows) and pools what its one abstract method, `decode`, gives for them. The
+`Embedder` implements it with one `llama_cpp.Llama`; tests of ranking and storage use a small
+deterministic model instead (tests/word_model.py), and the real one where meaning is tested.
 
 llama.cpp aborts the whole process on a sequence longer than the context, so every input
 is tokenized, truncated (queries) or chunked (memories) here before llama.cpp decodes it.
@@ -14,6 +19,7 @@ import os
 import re
 import threading
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +27,7 @@ import numpy as np
 
 from app.core import paths
 from app.core.errors import ModelError
-from app.core.gguf_meta import read_metadata
+from app.core.model.gguf_meta import read_metadata
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +223,148 @@ def _quiet_llama_cpp(llama_cpp) -> None:
     _LLAMA_LOG.append(to_log)
 
 
-class Embedder:
+class EmbeddingModel(ABC):
+    """What Mnemo needs of an embedding model: L2-normalized float32 vectors for queries and
+    for memories (one per chunk), and the token vectors keyword labels are read from.
+
+    A model implements `decode` and calls `_windows` once its tokenizer works; `_tokens`
+    (words to ids), `spare_core` and `close` have defaults a model may replace.
+    """
+
+    info: ModelInfo
+
+    @abstractmethod
+    def decode(
+        self, sequences: list[list[int]], interactive: bool = False, keep: int | set[int] = 0
+    ) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        """The pooled, normalized vector of each token sequence, shape (len, dimension), and
+        the token vectors (one row per token, not normalized) of the sequences whose index
+        is below `keep` (or in it, when it is a set). `interactive`: a query someone waits
+        for, not a batch."""
+
+    def _windows(self, head: list[int], tail: list[int]) -> None:
+        """Set up chunking from the tokens the model puts around every sequence."""
+        info = self.info
+        self._head, self._tail = head, tail
+        self._budget = info.window - len(head) - len(tail)
+        self._query_prefix = self._tokens(info.query_prefix)
+        self._document_prefix = self._tokens(info.document_prefix)
+        # Where a memory's own tokens start in each of its sequences (after the start token
+        # and the document prefix, "passage: " or "search_document: ").
+        self.body_start = len(head) + len(self._document_prefix)
+        if self._budget - max(len(self._query_prefix), len(self._document_prefix)) < 8:
+            raise ModelError(f"{info.path}: the window of {info.window} tokens is too small")
+
+    def _tokens(self, text: str) -> list[int]:
+        """A text's token ids: by default one per word, a stable hash of it."""
+        return [
+            int.from_bytes(hashlib.blake2b(w.encode(), digest_size=3).digest(), "big") + 16
+            for w in re.findall(r"\w+", text.lower())
+        ]
+
+    def query_sequence(self, text: str) -> list[int]:
+        """The token sequence for a query: prefixed and truncated to the window."""
+        room = self._budget - len(self._query_prefix)
+        return self._head + self._query_prefix + self._tokens(text)[:room] + self._tail
+
+    def document_sequences(self, text: str) -> list[list[int]]:
+        """The token sequences for a memory: overlapping windows over its text."""
+        body = self._tokens(text)
+        room = self._budget - len(self._document_prefix)
+        overlap = min(CHUNK_OVERLAP, room // 4)
+        starts = range(0, max(len(body) - overlap, 1), room - overlap)
+        return [
+            self._head + self._document_prefix + body[s : s + room] + self._tail
+            for s in list(starts)[:MAX_CHUNKS]
+        ]
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One normalized vector for a search query."""
+        return self.decode([self.query_sequence(text)], interactive=True)[0][0]
+
+    def embed_sequences(
+        self, sequences: list[list[int]], keep_tokens: int = 0
+    ) -> tuple[np.ndarray, list[TokenChunk]]:
+        """Normalized vectors of document token sequences (from `document_sequences`), and
+        the token vectors of the first `keep_tokens` of them."""
+        vectors, kept = self.decode(sequences, keep=keep_tokens)
+        return vectors, [TokenChunk(sequences[i], kept[i]) for i in sorted(kept)]
+
+    def embed_documents(self, texts: list[str]) -> list[np.ndarray]:
+        """For each memory text, its chunk vectors as an (n_chunks, dim) array."""
+        return [vectors for vectors, _ in self.embed_documents_with_tokens(texts, 0)]
+
+    def embed_documents_with_tokens(
+        self, texts: list[str], keep_chunks: int = LABEL_CHUNKS
+    ) -> list[Embedded]:
+        """For each memory text, its chunk vectors and the token vectors of its first
+        `keep_chunks` chunks (what `labels.make_labels` reads), from one forward pass."""
+        sequences, owners, keep = [], [], set()
+        for i, text in enumerate(texts):
+            for n, seq in enumerate(self.document_sequences(text)):
+                if n < keep_chunks:
+                    keep.add(len(sequences))
+                sequences.append(seq)
+                owners.append(i)
+        if sequences:
+            vectors, kept = self.decode(sequences, keep=keep)
+        else:
+            vectors, kept = np.empty((0, self.info.dimension), dtype=np.float32), {}
+        out: list[Embedded] = [
+            (np.empty((0, self.info.dimension), dtype=np.float32), []) for _ in texts
+        ]
+        owners_arr = np.asarray(owners, dtype=np.int64)
+        for i in range(len(texts)):
+            rows = np.flatnonzero(owners_arr == i)
+            chunks = [TokenChunk(sequences[r], kept[r]) for r in rows if r in kept]
+            out[i] = (vectors[rows], chunks)
+        return out
+
+    def token_chunks(self, text: str, keep_chunks: int = LABEL_CHUNKS) -> list[TokenChunk]:
+        """The token vectors of a memory's first chunks, for labels when its sentence
+        vectors are stored already."""
+        sequences = self.document_sequences(text)[:keep_chunks]
+        return self.embed_sequences(sequences, keep_tokens=len(sequences))[1]
+
+    def phrase_tokens(self, phrase: str) -> list[list[int]]:
+        """The token ids a phrase can have inside a text: alone and after a space (tokenizers
+        that mark word starts), without the model's start and end tokens."""
+        forms = []
+        for form in (phrase, " " + phrase):
+            ids = self._tokens(form)
+            if ids and ids not in forms:
+                forms.append(ids)
+        return forms
+
+    def check(self) -> str | None:
+        """What is wrong with the vectors this model gives, or None: each must be finite and
+        of unit length, and a paraphrase must be closer than an unrelated sentence (a model
+        file with bytes flipped still loaded and gave NaN or noise)."""
+        try:
+            a, b, c = (self.embed_query(text) for text in SELF_CHECK)
+        except Exception as exc:  # noqa: BLE001 - any failure to embed is the answer
+            return f"it cannot embed ({type(exc).__name__}: {exc})"
+        for v in (a, b, c):
+            if not np.isfinite(v).all():
+                return "it gives vectors that are not numbers (the file may be damaged)"
+            if abs(float(v @ v) - 1.0) > 1e-2:
+                return "it gives vectors that are not of unit length (the file may be damaged)"
+        if float(a @ b) <= float(a @ c) + 0.05:
+            return (
+                "it finds a paraphrase no closer than an unrelated sentence (the file may be "
+                "damaged, or it is no sentence-embedding model)"
+            )
+        return None
+
+    def spare_core(self) -> bool:
+        """Whether a query can be embedded on a core of its own while the caller goes on."""
+        return False
+
+    def close(self) -> None:  # noqa: B027 - a model holding nothing has nothing to free
+        """Free the model."""
+
+
+class Embedder(EmbeddingModel):
     """Turns text into L2-normalized float32 vectors with a local GGUF model."""
 
     def __init__(self, info: ModelInfo, threads: int = 0, gpu_layers: int = 0):
@@ -237,9 +384,9 @@ class Embedder:
             n_ctx=n_ctx,
             n_batch=n_ctx,
             n_ubatch=n_ctx,
-            n_threads=1,  # set before every decode: see FreeCores and _decode
+            n_threads=1,  # set before every decode: see FreeCores and decode
             n_threads_batch=1,
-            pooling_type=llama_cpp.LLAMA_POOLING_TYPE_NONE,  # pooled in _decode: POOLING_MEAN
+            pooling_type=llama_cpp.LLAMA_POOLING_TYPE_NONE,  # pooled in decode: POOLING_MEAN
             verbose=False,
         )
         if gpu_layers and llama_cpp.llama_supports_gpu_offload():
@@ -255,16 +402,7 @@ class Embedder:
         with_special = self._llm.tokenize(b"a", add_bos=True, special=False)
         bare = self._llm.tokenize(b"a", add_bos=False, special=False)
         start = next(i for i in range(len(with_special)) if with_special[i : i + len(bare)] == bare)
-        self._head = with_special[:start]
-        self._tail = with_special[start + len(bare) :]
-        self._budget = info.window - len(self._head) - len(self._tail)
-        self._query_prefix = self._tokens(info.query_prefix)
-        self._document_prefix = self._tokens(info.document_prefix)
-        # Where a memory's own tokens start in each of its sequences (after the start token
-        # and the document prefix, "passage: " or "search_document: ").
-        self.body_start = len(self._head) + len(self._document_prefix)
-        if self._budget - max(len(self._query_prefix), len(self._document_prefix)) < 8:
-            raise ModelError(f"{info.path}: the window of {info.window} tokens is too small")
+        self._windows(with_special[:start], with_special[start + len(bare) :])
 
     @staticmethod
     def _open(llama_cpp, info: ModelInfo, options: dict):
@@ -300,22 +438,6 @@ class Embedder:
             clean.encode("utf-8", errors="replace"), add_bos=False, special=False
         )
 
-    def query_sequence(self, text: str) -> list[int]:
-        """The token sequence for a query: prefixed and truncated to the window."""
-        room = self._budget - len(self._query_prefix)
-        return self._head + self._query_prefix + self._tokens(text)[:room] + self._tail
-
-    def document_sequences(self, text: str) -> list[list[int]]:
-        """The token sequences for a memory: overlapping windows over its text."""
-        body = self._tokens(text)
-        room = self._budget - len(self._document_prefix)
-        overlap = min(CHUNK_OVERLAP, room // 4)
-        starts = range(0, max(len(body) - overlap, 1), room - overlap)
-        return [
-            self._head + self._document_prefix + body[s : s + room] + self._tail
-            for s in list(starts)[:MAX_CHUNKS]
-        ]
-
     def _use_threads(self, interactive: bool) -> None:
         """One thread for a query (never waits on a busy core); a batch takes the free cores
         (at most `model_threads` when set). Called with the lock held."""
@@ -331,7 +453,7 @@ class Embedder:
             llama_cpp.llama_set_n_threads(self._llm._ctx.ctx, wanted, wanted)
             self._threads = wanted
 
-    def _decode(
+    def decode(
         self, sequences: list[list[int]], interactive: bool = False, keep: int | set[int] = 0
     ) -> tuple[np.ndarray, dict[int, np.ndarray]]:
         """Embed token sequences, packing several into each llama.cpp batch: their pooled,
@@ -392,84 +514,6 @@ class Embedder:
         """Whether a core beside the caller's is free of other processes' work (a query can
         then be embedded on it while the caller does something else)."""
         return self._free.free() >= 2
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """One normalized vector for a search query."""
-        return self._decode([self.query_sequence(text)], interactive=True)[0][0]
-
-    def embed_sequences(
-        self, sequences: list[list[int]], keep_tokens: int = 0
-    ) -> tuple[np.ndarray, list[TokenChunk]]:
-        """Normalized vectors of document token sequences (from `document_sequences`), and
-        the token vectors of the first `keep_tokens` of them."""
-        vectors, kept = self._decode(sequences, keep=keep_tokens)
-        return vectors, [TokenChunk(sequences[i], kept[i]) for i in sorted(kept)]
-
-    def embed_documents(self, texts: list[str]) -> list[np.ndarray]:
-        """For each memory text, its chunk vectors as an (n_chunks, dim) array."""
-        return [vectors for vectors, _ in self.embed_documents_with_tokens(texts, 0)]
-
-    def embed_documents_with_tokens(
-        self, texts: list[str], keep_chunks: int = LABEL_CHUNKS
-    ) -> list[Embedded]:
-        """For each memory text, its chunk vectors and the token vectors of its first
-        `keep_chunks` chunks (what `labels.make_labels` reads), from one forward pass."""
-        sequences, owners, keep = [], [], set()
-        for i, text in enumerate(texts):
-            for n, seq in enumerate(self.document_sequences(text)):
-                if n < keep_chunks:
-                    keep.add(len(sequences))
-                sequences.append(seq)
-                owners.append(i)
-        if sequences:
-            vectors, kept = self._decode(sequences, keep=keep)
-        else:
-            vectors, kept = np.empty((0, self.info.dimension), dtype=np.float32), {}
-        out: list[Embedded] = [
-            (np.empty((0, self.info.dimension), dtype=np.float32), []) for _ in texts
-        ]
-        owners_arr = np.asarray(owners, dtype=np.int64)
-        for i in range(len(texts)):
-            rows = np.flatnonzero(owners_arr == i)
-            chunks = [TokenChunk(sequences[r], kept[r]) for r in rows if r in kept]
-            out[i] = (vectors[rows], chunks)
-        return out
-
-    def token_chunks(self, text: str, keep_chunks: int = LABEL_CHUNKS) -> list[TokenChunk]:
-        """The token vectors of a memory's first chunks, for labels when its sentence
-        vectors are stored already."""
-        sequences = self.document_sequences(text)[:keep_chunks]
-        return self.embed_sequences(sequences, keep_tokens=len(sequences))[1]
-
-    def phrase_tokens(self, phrase: str) -> list[list[int]]:
-        """The token ids a phrase can have inside a text: alone and after a space (tokenizers
-        that mark word starts), without the model's start and end tokens."""
-        forms = []
-        for form in (phrase, " " + phrase):
-            ids = self._tokens(form)
-            if ids and ids not in forms:
-                forms.append(ids)
-        return forms
-
-    def check(self) -> str | None:
-        """What is wrong with the vectors this model gives, or None: each must be finite and
-        of unit length, and a paraphrase must be closer than an unrelated sentence (a model
-        file with bytes flipped still loaded and gave NaN or noise)."""
-        try:
-            a, b, c = (self.embed_query(text) for text in SELF_CHECK)
-        except Exception as exc:  # noqa: BLE001 - any failure to embed is the answer
-            return f"it cannot embed ({type(exc).__name__}: {exc})"
-        for v in (a, b, c):
-            if not np.isfinite(v).all():
-                return "it gives vectors that are not numbers (the file may be damaged)"
-            if abs(float(v @ v) - 1.0) > 1e-2:
-                return "it gives vectors that are not of unit length (the file may be damaged)"
-        if float(a @ b) <= float(a @ c) + 0.05:
-            return (
-                "it finds a paraphrase no closer than an unrelated sentence (the file may be "
-                "damaged, or it is no sentence-embedding model)"
-            )
-        return None
 
     def close(self) -> None:
         """Free the model."""

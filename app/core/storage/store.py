@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.core import dates, fts
-from app.core.db import Database, now
+from app.core import dates
 from app.core.errors import (
     ConflictError,
     InputError,
@@ -18,6 +17,8 @@ from app.core.errors import (
     TrashedError,
 )
 from app.core.memory import CONFIDENCES, Memory, content_hash, thread_hash, utc_stamp
+from app.core.storage import fts
+from app.core.storage.db import Database, now
 
 KEPT_KEYWORD_ANSWERS = 8  # a keystroke asks up to four (main and exact, two scopes)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.embedder import Embedder
-from app.core.vectors import VectorIndex
+from app.core.model.embedder import Embedder
+from app.core.search.vectors import VectorIndex
 
 
 @dataclass

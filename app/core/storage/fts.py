@@ -34,7 +34,7 @@ from rapidfuzz.process import extract
 
 from app.core import paths
 from app.core.errors import ModelError
-from app.core.gguf_meta import read_strings
+from app.core.model.gguf_meta import read_strings
 
 log = logging.getLogger(__name__)
 

@@ -321,7 +321,7 @@ def download(
             f"the downloaded {model.name} is damaged (size {size:,}, sha256 {digest[:12]}…, "
             f"expected {expected_sha[:12]}…) and was deleted; run the command again"
         )
-    from app.core.embedder import inspect_model  # a GGUF with pooling, or ModelError
+    from app.core.model.embedder import inspect_model  # a GGUF with pooling, or ModelError
 
     try:
         inspect_model(part)

@@ -1,0 +1,398 @@
+"""The write path: remember, edit, merge, trash; every field of every path checked alike.
+
+`remember` cleans and checks a memory's fields (the same checks as an import line), counts a
+known text once more, holds back or merges a near-duplicate, and stores a new memory with its
+vectors and labels in one write transaction. What changed is appended to the markdown mirror
+(`knowledge.append_to_mirror`) when one is set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+from app.core.errors import InputError
+from app.core.indexer import Indexer
+from app.core.memory import (
+    CONFIDENCES,
+    Memory,
+    clean_text,
+    content_hash,
+    guard_memory,
+    guard_secrets,
+    join_statements,
+    public_dict,
+    split_list,
+    title_from,
+)
+from app.core.model.embedder import Embedded
+from app.core.settings import Settings
+from app.core.storage.db import Database, now
+from app.core.storage.knowledge import append_to_mirror
+from app.core.storage.store import Store
+
+# Live memories close to some vectors, closest first: (memory, cosine).
+Neighbours = Callable[[np.ndarray], list[tuple[Memory, float]]]
+
+
+class Remembered(StrEnum):
+    """What `remember` did (its value is the `status` of `remember --json` and MCP)."""
+
+    STORED = "stored"  # a new memory
+    OBSERVED = "observed"  # the same text again: counted once more
+    RESTORED = "restored"  # the same text was in the trash: back, counted once more
+    MERGED = "merged"  # merged with its near-duplicate into a new memory (`merge=True`)
+    SIMILAR = "similar"  # held back: a near-duplicate exists (neither `force` nor `merge`)
+
+
+@dataclass
+class RememberResult:
+    """What `remember` did: stored, observed again, merged, or held back as a near-duplicate."""
+
+    status: Remembered
+    memory: Memory
+    similarity: float | None = None  # to the near-duplicate, for similar / merged
+    related: list[tuple[Memory, float]] = field(default_factory=list)
+    notice: str | None = None
+    similar: Memory | None = None  # the near-duplicate a forced store was linked to
+
+    def to_dict(self) -> dict:
+        """The JSON shape of `remember --json` and MCP `store_memory` (README: "JSON
+        output"): the memory's public shape with what remembering it found around it."""
+        out = {
+            "status": self.status.value,
+            **public_dict(self.memory),
+            "similarity": self.similarity,
+            "related": [
+                {"id": m.id, "title": m.display_title, "similarity": round(s, 4)}
+                for m, s in self.related
+            ],
+        }
+        if self.similar is not None:
+            out["similar"] = {
+                "id": self.similar.id,
+                "title": self.similar.display_title,
+                "similarity": round(self.similarity or 0.0, 4),
+            }
+        if self.notice:
+            out["notice"] = self.notice
+        return out
+
+
+def checked_memory(
+    text: str,
+    title: str | None,
+    category: str | None,
+    tags: str | list[str] | None,
+    project: str | None,
+    reasoning: str | None,
+    source: str,
+    references: str | list[str] | None,
+    confidence: str,
+    thread: str | None,
+    *,
+    secrets: str,
+) -> tuple[Memory, str | None]:
+    """A new memory from `remember`'s arguments, with the same checks as an import line
+    (types, lengths, cleaning) and the secret guard on every field; and the guard's notice
+    (what it redacted), if any. InputError or SecretError for what cannot be stored."""
+    text = clean_text(text)
+    if not text:
+        raise InputError("nothing to remember: the text is empty")
+    if confidence not in CONFIDENCES:
+        raise InputError(f"confidence must be one of {', '.join(CONFIDENCES)}")
+    fields = Memory.from_dict(
+        {
+            "text": text,
+            "title": title or "",
+            "reasoning": reasoning or "",
+            "category": (category or "note").strip() or "note",
+            "tags": split_list(tags),
+            "references": split_list(references),
+            "source": source or "manual",
+            "source_project": (project or "").strip() or None,
+            "confidence": confidence,
+            "thread": (thread or "").strip() or None,
+        }
+    )
+    memory = Memory(
+        id="",
+        text=fields.text,
+        title=fields.title or title_from(fields.text),
+        reasoning=fields.reasoning,
+        category=fields.category,
+        tags=fields.tags,
+        references=fields.references,
+        source=fields.source,
+        source_project=fields.source_project,
+        confidence=confidence,
+        thread=fields.thread,
+    )
+    notice = guard_memory(memory, secrets)  # every field, on every path
+    if not title:  # derived from the (possibly redacted) text
+        memory.title = title_from(memory.text)
+    return memory, notice
+
+
+class Writer:
+    """Every change to memories: over the store, with the indexer for vectors and labels,
+    `neighbours` for near-duplicates and the settings' thresholds and mirror folder."""
+
+    def __init__(
+        self,
+        db: Database,
+        store: Store,
+        indexer: Indexer,
+        settings: Settings,
+        neighbours: Neighbours,
+        model_problem: Callable[[], str | None],
+    ):
+        self._db = db
+        self._store = store
+        self._indexer = indexer
+        self._settings = settings
+        self._neighbours = neighbours
+        self._model_problem = model_problem
+
+    def remember(
+        self,
+        text: str,
+        title: str | None = None,
+        category: str | None = None,
+        tags: str | list[str] | None = None,
+        project: str | None = None,
+        reasoning: str | None = None,
+        source: str = "manual",
+        references: str | list[str] | None = None,
+        confidence: str = "medium",
+        merge: bool = False,
+        force: bool = False,
+        embed: bool = True,
+        secrets: str = "refuse",
+        link_similar: bool = False,
+        thread: str | None = None,
+    ) -> RememberResult:
+        """Store a memory, or count it again if known, or hold it back as a near-duplicate.
+
+        `force` stores it anyway (with `link_similar`, its references gain `mnemo:ID` of
+        the near-duplicate); `merge` merges it with the near-duplicate into a new memory
+        that keeps every statement of both.
+
+        `secrets`: what to do when the text holds a key, token or password: "refuse"
+        (SecretError), "redact" (store it with `[REDACTED:kind]` in their place) or "allow".
+        """
+        memory, notice = checked_memory(
+            text,
+            title,
+            category,
+            tags,
+            project,
+            reasoning,
+            source,
+            references,
+            confidence,
+            thread,
+            secrets=secrets,
+        )
+        # Known already? Read without a write lock; counted (one write) only if it is
+        known_now = self._store.find_by_hash(content_hash(memory.text), memory.thread)
+        if known_now is not None and (known := self._observe_if_known(memory)) is not None:
+            return known
+        embedded = self._indexer.embed(memory) if embed else None
+        if embedded is None and embed:
+            later = f"stored without embedding ({self._model_problem()}); "
+            later += "`mnemo backfill` adds it later"
+            notice = f"{notice}; {later}" if notice else later
+        duplicate, related = self._near_duplicate(memory, embedded)
+        if duplicate is not None and not force:
+            target, score = duplicate
+            if not merge:
+                return RememberResult(Remembered.SIMILAR, target, score, related)
+            merged = self._merge([target], memory)
+            return RememberResult(Remembered.MERGED, merged, score, related)
+        similar = duplicate[0] if duplicate is not None else None
+        if similar is not None and link_similar:
+            memory.references = split_list([*memory.references, f"mnemo:{similar.id}"])
+        if embedded is not None:  # labels: before the lock
+            memory.keywords = self._indexer.labels(memory, *embedded)
+        # One write transaction: the check again (another process may have stored it
+        # meanwhile), the memory, its labels and its vectors, all or nothing.
+        with self._db.write():
+            if (known := self._observe_if_known(memory)) is not None:
+                return known
+            stored = self._store.insert(memory)
+            self._indexer.save(stored, embedded)
+        self._mirror([stored])
+        score = duplicate[1] if duplicate is not None else None
+        return RememberResult(Remembered.STORED, stored, score, related, notice, similar)
+
+    def _near_duplicate(
+        self, memory: Memory, embedded: Embedded | None
+    ) -> tuple[tuple[Memory, float] | None, list[tuple[Memory, float]]]:
+        """The closest memory at or above the duplicate threshold (or None), and the related
+        ones below it; a turn of a conversation is compared with its own thread only."""
+        if embedded is None:
+            return None, []
+        neighbours = self._neighbours(embedded[0])
+        if memory.thread is not None:  # a turn of a conversation duplicates none elsewhere
+            neighbours = [(m, sim) for m, sim in neighbours if m.thread == memory.thread]
+        threshold = self._settings["duplicate_threshold"]
+        duplicate = next(((m, s) for m, s in neighbours if s >= threshold), None)
+        return duplicate, [(m, s) for m, s in neighbours if s < threshold]
+
+    def _observe_if_known(self, memory: Memory) -> RememberResult | None:
+        """Count one more observation of a memory with the same text, if there is one."""
+        with self._db.write():
+            existing = self._store.find_by_hash(content_hash(memory.text), memory.thread)
+            if existing is None:
+                return None
+            observed = self._store.observe(existing.id)
+            new_tags = split_list(observed.tags + memory.tags)
+            if new_tags != observed.tags:
+                observed = self._store.update(observed.id, tags=new_tags)
+        self._mirror([observed])
+        how = Remembered.RESTORED if existing.deleted_at else Remembered.OBSERVED
+        return RememberResult(how, observed)
+
+    def _merge(self, sources: list[Memory], incoming: Memory | None = None) -> Memory:
+        """A new memory holding every distinct statement of `sources` (and of `incoming`,
+        a text not stored yet); the sources go to the trash with `merged_into` set, as
+        they were, so `unmerge` brings back the exact originals."""
+        with self._db.write():
+            # Re-read under the write lock so concurrent merges never lose a count.
+            current = [self._store.get(m.id) for m in sources]
+            if incoming is not None:  # a near-duplicate merged away meanwhile: its result
+                current = [self._merge_result(m) for m in current]
+            if any(m.deleted_at for m in current):
+                raise InputError("a memory to merge is in the trash; restore it first")
+            group = current + ([incoming] if incoming is not None else [])
+            first = group[0]
+            text = join_statements([m.text for m in group])
+            merged = Memory(
+                id="",
+                text=text,
+                title=first.title if first.title != title_from(first.text) else title_from(text),
+                reasoning=join_statements([m.reasoning for m in group if m.reasoning]),
+                category=first.category,
+                tags=split_list([t for m in group for t in m.tags]),
+                references=split_list([r for m in group for r in m.references]),
+                source=first.source,
+                source_project=next((m.source_project for m in group if m.source_project), None),
+                confidence=CONFIDENCES[max(CONFIDENCES.index(m.confidence) for m in group)],
+                observation_count=sum(m.observation_count for m in group),
+                recall_count=sum(m.recall_count for m in current),
+                last_recalled_at=max((m.last_recalled_at or "" for m in current), default="")
+                or None,
+                created_at=min(m.created_at for m in current),
+                pinned=any(m.pinned for m in group),
+                # one conversation's turns merged stay in it; turns of two are in neither
+                thread=first.thread if len({m.thread for m in group}) == 1 else None,
+            )
+            merged.updated_at = now()
+            stored = self._store.insert(merged)
+            self._store.mark_merged([m.id for m in current], stored.id)
+        self._indexer.save(stored, self._indexer.embed(stored))
+        self._mirror([stored, *(self._store.get(m.id) for m in current)])
+        return stored
+
+    def _merge_result(self, memory: Memory) -> Memory:
+        """The live memory a trashed merge source ended up in (itself when live)."""
+        for _ in range(20):
+            if not memory.deleted_at or not memory.merged_into:
+                return memory
+            memory = self._store.get(memory.merged_into)
+        return memory
+
+    def merge(self, ids: list[str]) -> Memory:
+        """Merge memories into a new one that keeps every distinct statement; the sources
+        go to the trash linked to it (`unmerge` undoes it)."""
+        if len(set(ids)) < 2:
+            raise InputError("merging needs at least two different memories")
+        memories = [self._store.get(i, include_deleted=False) for i in dict.fromkeys(ids)]
+        if len({m.id for m in memories}) < 2:
+            raise InputError("merging needs at least two different memories")
+        return self._merge(memories)
+
+    def unmerge(self, merged_id: str) -> list[str]:
+        """Undo a merge: its sources come back exactly as they were, the result goes to the
+        trash. Returns the restored ids."""
+        merged = self._store.get(merged_id)
+        with self._db.write():
+            sources = self._store.merged_sources(merged.id)
+            if not sources:
+                raise InputError(f"{merged.id} is not the result of a merge")
+            self._store.unmark_merged(sources)
+            self._store.set_deleted([merged.id], True)
+        self._mirror([self._store.get(i) for i in (*sources, merged.id)])
+        return sources
+
+    def edit(
+        self,
+        memory_id: str,
+        secrets: str = "refuse",
+        embed: bool = True,
+        expect: dict | None = None,
+        **changes,
+    ) -> Memory:
+        """Change a memory's fields (only those given); a content change is re-embedded at
+        once if possible (`embed` = False leaves it to the backfill, as the desktop app does
+        for a long text). Every changed field is checked for secrets like `remember`.
+        `expect` holds fields as the caller read them: if another process changed one since,
+        ConflictError and nothing is written (an editor never overwrites a change unseen)."""
+        changes = {k: v for k, v in changes.items() if v is not None}  # None: not given
+        for key in ("title", "text", "reasoning"):
+            if changes.get(key) is not None:
+                changes[key] = clean_text(changes[key], key)
+        if "text" in changes and not changes["text"]:
+            raise InputError("a memory's text cannot be empty")
+        if changes.get("confidence") is not None and changes["confidence"] not in CONFIDENCES:
+            raise InputError(f"confidence must be one of {', '.join(CONFIDENCES)}")
+        for key in ("tags", "references", "keywords"):
+            if key in changes and changes[key] is not None:
+                changes[key] = split_list(changes[key])
+        changes = {k: v for k, v in changes.items() if v is not None}
+        for key in ("category", "source_project"):
+            if isinstance(changes.get(key), str):
+                changes[key] = clean_text(changes[key], key)[:500]
+        if "thread" in changes:  # "" takes a memory out of its thread
+            thread = clean_text(str(changes["thread"]), "thread")
+            if len(thread) > 500:
+                raise InputError(f"thread has {len(thread):,} characters; the limit is 500")
+            changes["thread"] = thread or None
+        guard_secrets(changes, secrets)
+        if "text" in changes and "title" not in changes:
+            current = self._store.get(memory_id)
+            if current.title == title_from(current.text):  # derived, so it follows the text
+                changes["title"] = title_from(changes["text"])
+        memory = self._store.update(memory_id, expect=expect, **changes)
+        if embed and self._indexer.lacks_vectors(memory):
+            self._indexer.save(memory, self._indexer.embed(memory))
+        self._mirror([memory])
+        return memory
+
+    def forget(self, ids: list[str]) -> list[str]:
+        """Move memories to the trash."""
+        changed = self._store.set_deleted(ids, True)
+        self._mirror([self._store.get(i) for i in changed])
+        return changed
+
+    def restore(self, ids: list[str]) -> list[str]:
+        """Bring memories back from the trash."""
+        changed = self._store.set_deleted(ids, False)
+        self._mirror([self._store.get(i) for i in changed])
+        return changed
+
+    def purge(self, ids: list[str]) -> int:
+        """Delete memories for good, with their vectors (no undo)."""
+        return self._store.purge(ids)
+
+    def empty_trash(self) -> int:
+        """Delete every memory in the trash for good (no undo); how many."""
+        return self._store.purge(self._store.trashed_ids())
+
+    def _mirror(self, memories: list[Memory]) -> None:
+        """Append changed memories to the markdown mirror, if one is set (never fails a write)."""
+        append_to_mirror(self._settings["mirror_dir"], memories)
