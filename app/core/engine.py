@@ -15,9 +15,7 @@ import numpy as np
 from app.core import health, paths
 from app.core.errors import InputError, MnemoError, ModelError
 from app.core.indexer import Indexer
-from app.core.memory import (
-    Memory,
-)
+from app.core.memory import Change, Memory
 from app.core.model.embedder import Embedder, ModelInfo, inspect_model
 from app.core.search.context import DEFAULT_MAX_CHARS, ContextBlock, build_context, check_max_chars
 from app.core.search.meaning import NO_MEANING, Meaning, assess
@@ -247,6 +245,16 @@ class Engine:
         """A number that changes when another connection (the CLI, an agent's MCP server)
         commits to the database: `PRAGMA data_version`. Cheap enough to poll."""
         return int(self._db.query("PRAGMA data_version")[0][0])
+
+    def journal_head(self) -> int:
+        """The database's last change (`changes_since` reads what came after it)."""
+        return self._store.journal_head()
+
+    def changes_since(self, seq: int) -> tuple[int, list[Change] | None]:
+        """What changed after journal entry `seq`, by whichever process: one Change per kind
+        with the memories' ids, and the last entry read (None: the journal no longer reaches
+        back so far, anything may have changed)."""
+        return self._store.changes_since(seq)
 
     def _live(self) -> int:
         """How many live memories there are (cached until the database changes)."""

@@ -369,7 +369,9 @@ def guard_memory(memory: Memory, policy: str = "refuse") -> str | None:
 
 # What a write changed, for views to refresh only what they show (the desktop's worker
 # reports one after each write): a use (a recall count) never reloads a list.
-CHANGE_KINDS = ("content", "metadata", "usage", "trash", "settings", "model")
+# content: words a search reads; metadata: other fields; usage: a recall count; trash: to or
+# from the trash; purge: deleted for good; settings; model: another model in use.
+CHANGE_KINDS = ("content", "metadata", "usage", "trash", "purge", "settings", "model")
 
 
 @dataclass(frozen=True)

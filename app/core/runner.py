@@ -64,8 +64,9 @@ class Listener:
     def wrote(self, change: Change) -> None:
         """A write made through this runner finished (or the backfill added vectors)."""
 
-    def written_elsewhere(self) -> None:
-        """Another process (the CLI, an agent, the desktop app) wrote to the database."""
+    def written_elsewhere(self, changes: list[Change]) -> None:
+        """Another process (the CLI, an agent, the desktop app) wrote to the database: what
+        it changed, read from the database's journal (one Change per kind)."""
 
     def settings_taken(self, keys: list[str]) -> None:
         """Settings another process saved were taken."""
@@ -102,6 +103,7 @@ class Runner:
         self._backfill_done = 0
         self._backfill_queued = False
         self._seen_version: int | None = None
+        self._journal = 0  # the last journal entry read (`Engine.changes_since`)
         self._next_poll = 0.0
         self._handle: Any = None
         self.poll_s = EXTERNAL_POLL_S
@@ -203,6 +205,7 @@ class Runner:
     def _serve(self) -> None:
         try:
             self.engine = self._factory()
+            self._journal = self.engine.journal_head()
         except MnemoError as exc:
             self._model_is("unavailable", str(exc))
             return
@@ -260,21 +263,35 @@ class Runner:
             return
         future.set_result(result)
         if writes:
-            change = writes if isinstance(writes, Change) else Change("content")
-            try:
-                self.listener.wrote(change)
-            except Exception:
-                log.exception("reporting a change failed")
-            if change.kind not in ("usage", "settings"):  # counts and settings: no vectors
-                self.backfill()
+            # What the database says the call changed (ids and kinds); what it keeps no
+            # journal of (settings, pairs said not to be duplicates) as the caller declared.
+            declared = writes if isinstance(writes, Change) else Change("content")
+            changes = self._read_journal() or [declared]
+            for change in changes:
+                try:
+                    self.listener.wrote(change)
+                except Exception:
+                    log.exception("reporting a change failed")
+            if any(c.kind not in ("usage", "settings", "purge") for c in changes):
+                self.backfill()  # counts, settings and purges leave nothing to embed
 
     def _model_is(self, state: str, detail: str) -> None:
         self.model_state = (state, detail)
         self.listener.model_moved(state, detail)
 
+    def _read_journal(self) -> list[Change]:
+        """What changed in the database since the last look, whoever wrote it (one Change per
+        kind; one that reaches every memory when the journal no longer goes back so far)."""
+        try:
+            self._journal, changes = self.engine.changes_since(self._journal)
+        except MnemoError as exc:
+            log.info("cannot read what changed: %s", exc)
+            return []
+        return [Change("content")] if changes is None else changes
+
     def _notice_elsewhere(self) -> None:
-        """Whether another process wrote since the last look: then the listener is told,
-        and what it left without vectors is embedded (`mnemo import --no-embed`)."""
+        """Whether another process wrote since the last look: then the listener is told
+        what, and what it left without vectors is embedded (`mnemo import --no-embed`)."""
         try:
             version = self.engine.changed_elsewhere()
         except MnemoError as exc:
@@ -283,8 +300,12 @@ class Runner:
         seen, self._seen_version = self._seen_version, version
         if seen is None or version == seen:
             return
-        self.listener.written_elsewhere()
-        if self.model_id and self.engine.needs_backfill():  # (never loads the model here)
+        changes = self._read_journal()
+        if not changes:  # read already, with a write of this process's
+            return
+        self.listener.written_elsewhere(changes)
+        written = any(c.kind != "usage" for c in changes)
+        if written and self.model_id and self.engine.needs_backfill():  # (never loads a model)
             self.backfill()
 
     def _refresh_settings(self) -> None:
@@ -342,6 +363,7 @@ class Runner:
             log.warning("backfill stopped: %s", exc)
             return
         self._backfill_done += done
+        self._read_journal()  # its labels: the progress and the last Change say it
         if engine.needs_backfill() and not self._stopping:
             self.backfill()
         else:

@@ -72,7 +72,7 @@ class Worker(QtCore.QObject, Listener):
     changes = Signal(str)  # after every write: Change.to_json(), its kind and memory ids
     progress = Signal(str, int, int)  # job, done, total (0 = unknown) for imports, exports
     settingsChanged = Signal(str)  # comma-separated keys another process changed on disk
-    changedElsewhere = Signal()  # another process (the CLI, an agent) wrote to the database
+    changedElsewhere = Signal()  # another process (the CLI, an agent) wrote, not only a use
 
     def __init__(
         self, engine_factory: Callable[[], Engine] = Engine, parent=None, start: bool = True
@@ -117,8 +117,11 @@ class Worker(QtCore.QObject, Listener):
         if change.kind not in ("usage", "settings"):  # a count or a setting: no list to reload
             self.changed.emit()
 
-    def written_elsewhere(self) -> None:  # Listener
-        self.changedElsewhere.emit()
+    def written_elsewhere(self, changes: list[Change]) -> None:  # Listener
+        for change in changes:  # an agent's recall: counts updated in place, nothing reloaded
+            self.changes.emit(change.to_json())
+        if any(c.kind != "usage" for c in changes):
+            self.changedElsewhere.emit()
 
     def settings_taken(self, keys: list[str]) -> None:  # Listener
         self.settingsChanged.emit(",".join(keys))

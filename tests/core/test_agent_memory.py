@@ -127,7 +127,7 @@ def test_three_context_runs_count_three_recalls(corpus):
 
 
 def test_no_signals_means_prominence_only(corpus):
-    pinned = corpus._store.listing(limit=50)[-1]
+    pinned = corpus.listing(limit=50)[-1]
     corpus.edit(pinned.id, pinned=True, confidence="high")
     corpus.remember(PARSER[0])  # a second observation
     block = corpus.context(query=None, cwd=corpus.database_path.parent, limit=3, track=False)
@@ -148,7 +148,7 @@ def test_context_without_model_says_why(corpus, monkeypatch, tmp_path):
 
 
 def test_every_memory_gets_3_to_10_labels_from_its_own_words(corpus):
-    for memory in corpus._store.iter_all():
+    for memory in corpus.listing(limit=10_000):
         labels = memory.keywords
         assert 3 <= len(labels) <= 10, (memory.text, labels)
         source = (memory.text + " " + memory.reasoning).lower()

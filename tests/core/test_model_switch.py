@@ -39,7 +39,7 @@ def test_switching_model_makes_every_vector_stale_and_backfill_reembeds(mnemo_ho
     assert switched.vector_index().model_id == q8_id
     hit = switched.recall("kubernetes troubleshooting", track=False)
     assert hit.mode == "hybrid" and hit.results[0].memory.text == "k8s pod restart debugging"
-    assert switched._db.get_meta("model_id") == q8_id
+    assert switched.overview()["model_name"] and switched.stats()["model"]["id"] == q8_id
     switched.close()
 
 

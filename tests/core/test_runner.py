@@ -74,7 +74,10 @@ def test_each_write_reports_its_change_and_a_read_reports_none(runner):
     ).result(10)
     runner.submit(lambda e: e.mark_used([memory.id]), writes=Change("usage", (memory.id,)))
     runner.submit(lambda e: None).result(10)  # after the two writes
-    assert runner.listener.changes[:2] == [Change("content"), Change("usage", (memory.id,))]
+    assert runner.listener.changes[:2] == [
+        Change("content", (memory.id,)),  # from the database's journal: the ids it changed
+        Change("usage", (memory.id,)),
+    ]
 
 
 def test_a_long_text_is_embedded_between_calls_and_a_search_waits_one_slice(runner):
@@ -124,3 +127,67 @@ def test_a_keystrokes_keyword_answer_is_reused_by_its_hybrid_pass(engine, monkey
     again = engine.recall("boiler pre", track=False, prefix=True)
     assert len(matches) > asked
     assert "Boiler pressure gauge replaced" in [r.memory.text for r in again.results]
+
+
+class Elsewhere(Listener):
+    def __init__(self) -> None:
+        self.seen: list[list[Change]] = []
+        self.event = threading.Event()
+
+    def written_elsewhere(self, changes: list[Change]) -> None:
+        self.seen.append(changes)
+        self.event.set()
+
+
+def _next_report(noted: Elsewhere) -> list[Change]:
+    assert noted.event.wait(10), "no change made elsewhere was reported"
+    noted.event.clear()
+    return noted.seen.pop(0)
+
+
+def test_writes_by_another_process_come_back_as_typed_changes_with_ids(word_model, mnemo_home):
+    # Issue 23: a change made by another process was only "something changed": a recall
+    # count bumped by an agent's search reloaded the whole manager. Now the database keeps a
+    # journal (written by triggers, whoever writes), read back as kinds and ids.
+    noted = Elsewhere()
+    runner = Runner(lambda: Engine(embedder=word_model), listener=noted, load_model=False)
+    runner.poll_s = 0.05
+    runner.start()
+    try:
+        runner.submit(lambda e: e.count()).result(10)  # its journal position is taken
+        with Engine(embedder=word_model) as other:  # another connection: the CLI, an agent
+            kept = other.remember("The boiler pressure is 1.5 bar", embed=False).memory
+            assert _next_report(noted) == [Change("content", (kept.id,))]
+            other.mark_used([kept.id])  # an agent's search showed it
+            assert _next_report(noted) == [Change("usage", (kept.id,))]
+            other.edit(kept.id, tags="home")
+            assert _next_report(noted) == [Change("metadata", (kept.id,))]
+            other.edit(kept.id, text="The boiler pressure is 2 bar")
+            assert _next_report(noted) == [Change("content", (kept.id,))]
+            other.forget([kept.id])
+            assert _next_report(noted) == [Change("trash", (kept.id,))]
+            other.purge([kept.id])
+            assert _next_report(noted) == [Change("purge", (kept.id,))]
+        # AND this runner's own writes are reported as its own, never as made elsewhere
+        runner.submit(lambda e: e.remember("Mine", embed=False), writes=True).result(10)
+        runner.submit(lambda e: e.count()).result(10)
+        assert not noted.event.wait(0.3) and noted.seen == []
+    finally:
+        assert runner.stop(30)
+
+
+def test_a_reader_the_journal_no_longer_reaches_is_told_anything_changed(store, word_model):
+    from app.core.storage.migrations import JOURNAL_KEEP
+
+    head = store.journal_head()
+    with Engine(embedder=word_model) as engine:
+        first = engine.remember("A note to count", embed=False).memory
+        assert engine.changes_since(head)[1] == [Change("content", (first.id,))]
+        with store.db.write() as conn:  # more uses than the journal keeps
+            conn.executemany(
+                "UPDATE memories SET recall_count = recall_count + 1 WHERE id = ?",
+                [(first.id,)] * (JOURNAL_KEEP + 1_000),
+            )
+        last, changes = engine.changes_since(head)
+        assert changes is None and last == store.journal_head()
+        assert engine.changes_since(last) == (last, [])

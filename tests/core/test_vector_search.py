@@ -12,9 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app.core import paths
 from app.core.engine import Engine
 from app.core.memory import Memory
 from app.core.search import vectors
+from app.core.storage.db import Database
+from app.core.storage.store import Store
 
 SCIFACT = Path(__file__).parents[3] / "shared" / "data" / "scifact"
 QUERIES = [
@@ -47,7 +50,7 @@ def home(embedder, tmp_path_factory):
     texts = _texts(300)
     texts[7] = texts[7] + " Kubernetes pods restart when the liveness probe fails. " * 60
     texts[8] = "Long notes. " + texts[8] * 8
-    engine._store.insert_many([Memory(id="", text=t) for t in texts])
+    Store(Database(paths.database_path())).insert_many([Memory(id="", text=t) for t in texts])
     engine.backfill()
     engine.close()
     return folder
@@ -114,7 +117,8 @@ def test_memories_added_after_the_scan_began_are_found(collection, embedder):
     index = collection.vector_index()
     hits, _ = index.top(query, 5)
     assert index._q8_rows > quantized
-    assert collection._store.by_seqs([hits[0][0]])[hits[0][0]].id == stored.id
+    rows = Store(Database(collection.database_path)).by_seqs([hits[0][0]])
+    assert rows[hits[0][0]].id == stored.id
 
 
 def test_a_filter_keeps_to_the_allowed_memories(collection, embedder):

@@ -305,29 +305,22 @@ def test_import_file_then_new_memories_are_embedded(
     assert engine.stats()["memories"] == 6
 
 
-def test_lazy_model_reads_pages_not_everything(qtbot, worker, settings, seeded, embedder):
+def test_lazy_model_reads_pages_not_everything(qtbot, worker, settings, seeded, store):
     from app.core.memory import Memory
 
-    engine = _db(embedder)
-    engine._store.insert_many(
-        [Memory(id="", text=f"bulk memory number {i}") for i in range(PAGE * 2 + 10)]
-    )
+    store.insert_many([Memory(id="", text=f"bulk memory number {i}") for i in range(PAGE * 2 + 10)])
     manager = _manager(qtbot, worker, settings)
     model = manager.table_model
     assert model.rowCount() == model.total == PAGE * 2 + 14  # every row counted...
     assert len(model.loaded_rows()) == PAGE  # ...and one page read
 
 
-def test_ctrl_end_and_the_scrollbar_reach_the_last_memory(qtbot, worker, settings, seeded):
+def test_ctrl_end_and_the_scrollbar_reach_the_last_memory(qtbot, worker, settings, seeded, store):
     # The desktop pass (issue 22, low): with 5,018 memories Ctrl+End and dragging the
     # scrollbar to the bottom stopped at the rows loaded so far ("S…" of A-Z)
     from app.core.memory import Memory
 
-    engine = Engine()
-    engine._store.insert_many(
-        [Memory(id="", text=f"Note {i:05d} about item {i}") for i in range(PAGE * 5)]
-    )
-    engine.close()
+    store.insert_many([Memory(id="", text=f"Note {i:05d} about item {i}") for i in range(PAGE * 5)])
     manager = _manager(qtbot, worker, settings)
     worker.changedElsewhere.disconnect(manager._changed_elsewhere)  # the insert above
     with qtbot.waitSignal(manager.table_model.loaded, timeout=5000):  # sorted A-Z anew
@@ -353,12 +346,10 @@ def test_ctrl_end_and_the_scrollbar_reach_the_last_memory(qtbot, worker, setting
     qtbot.waitUntil(lambda: manager.table_model.memory_at(middle) is not None, timeout=5000)
 
 
-def test_export_and_import_report_progress(qtbot, worker, settings, seeded, embedder, tmp_path):
+def test_export_and_import_report_progress(qtbot, worker, settings, seeded, store, tmp_path):
     from app.core.memory import Memory
 
-    _db(embedder)._store.insert_many(
-        [Memory(id="", text=f"exported memory {i}") for i in range(446)]
-    )
+    store.insert_many([Memory(id="", text=f"exported memory {i}") for i in range(446)])
     manager = _manager(qtbot, worker, settings)
     seen = []
     worker.progress.connect(lambda job, done, total: seen.append((job, done, total)))
@@ -565,14 +556,14 @@ def test_saving_a_huge_text_never_holds_up_a_search(qtbot, worker, settings, see
 
 
 def test_a_huge_memory_opens_by_its_start_and_saving_never_cuts_it(
-    qtbot, worker, settings, seeded, embedder
+    qtbot, worker, settings, seeded, embedder, store
 ):
     from app.core.memory import Memory
     from app.gui.manager import EDITOR_CHARS
 
     huge = ("Ship log. " + "Wind from the west, sea state three, all well aboard. " * 6_000).strip()
     assert len(huge) > EDITOR_CHARS
-    (stored_id,) = _db(embedder)._store.insert_many([Memory(id="", text=huge)])
+    (stored_id,) = store.insert_many([Memory(id="", text=huge)])
     manager = _manager(qtbot, worker, settings)
     manager.table.selectRow(_row_of(manager, stored_id))
     # THEN the editor shows its start, read-only, with a way to open it whole

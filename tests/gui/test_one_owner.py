@@ -394,3 +394,30 @@ def test_a_copy_from_the_popup_does_not_reload_the_open_manager(qtbot, running_a
     )  # the recall count, updated in place
     settle(qtbot, app.worker)
     assert reloads == [] and "manager-filters" not in calls and "manager-page" not in calls
+
+
+def test_an_agents_search_in_another_process_does_not_reload_the_open_manager(
+    qtbot, running_app, seeded
+):
+    # Issue 23: a write by another process was only "something changed", so an agent's
+    # search (its MCP server counts each memory it shows) reloaded an open manager's filters,
+    # page and status every time. Now the database's journal says what changed: a use is a
+    # count updated in place; an edit elsewhere still reloads the list.
+    app = running_app
+    app.worker.poll_s = 0.1
+    app.show_manager()
+    manager = app.manager
+    qtbot.waitUntil(lambda: len(manager.table_model.loaded_rows()) == 4, timeout=10_000)
+    settle(qtbot, app.worker)
+    reloads = []
+    manager.table_model.loaded.connect(lambda: reloads.append("page"))
+    target = seeded["Grandma's"]
+    row = next(r for r, m in manager.table_model.loaded_rows() if m.id == target)
+    with Engine() as agent:  # another connection, as the MCP server's or `mnemo recall`'s
+        agent.mark_used([target])
+    qtbot.waitUntil(lambda: manager.table_model.index(row, 5).data() == "1", timeout=5000)
+    settle(qtbot, app.worker)
+    assert reloads == []
+    with Engine() as agent:
+        agent.edit(target, tags="family")
+    qtbot.waitUntil(lambda: reloads != [], timeout=5000)

@@ -6,6 +6,7 @@ import threading
 
 from app.core.display import age
 from app.core.engine import Engine
+from app.core.memory import Change
 from app.core.search.ranking import Scored, band_of
 from app.core.search.recall import RecallResult
 from app.gui.popup import DIVIDER, ROW_HEIGHT, Popup
@@ -151,10 +152,13 @@ def test_copy_counts_as_a_recall_through_the_worker(qtbot, worker, settings, see
     popup.used.connect(
         lambda memory_id: worker.call(lambda e: e.mark_used([memory_id]), writes=True)
     )
-    with qtbot.waitSignal(worker.changed, timeout=5000):
+    with qtbot.waitSignal(worker.changes, timeout=5000) as change:
         qtbot.keyClick(popup.search, Qt.Key_Return)
     engine = Engine(embedder=embedder)
-    assert engine.get(popup.model.rows[0].memory.id).recall_count == 1
+    copied = popup.model.rows[0].memory.id
+    assert engine.get(copied).recall_count == 1
+    # the database says what the write was, whatever the caller declared: a use of it
+    assert Change.from_json(change.args[0]) == Change("usage", (copied,))
 
 
 def _hybrid_rows(qtbot, popup, text: str) -> list:
@@ -527,6 +531,7 @@ def test_enter_on_dimmed_rows_acts_on_the_settled_answer_not_the_keyword_pass(
 FIT_SCRIPT = r"""
 import json, sys, time
 from app.core.engine import Engine
+from app.core.memory import Change
 from app.core.settings import Settings
 from app.gui.qt import QtCore, QtWidgets
 from app.gui.popup import Popup

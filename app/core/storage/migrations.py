@@ -234,6 +234,56 @@ def m009_not_duplicates(db: apsw.Connection) -> None:
     )
 
 
+# What a change to a memory's row is, for the journal (`changes`): its trash state, its words
+# (what a search reads), a use (counted, read), or else its other fields (metadata).
+JOURNAL_CONTENT = ("text", "title", "reasoning")
+JOURNAL_USAGE = ("recall_count", "last_recalled_at")
+JOURNAL_KEEP = 20_000  # changes kept; a reader further behind reloads everything
+
+
+def journal_triggers(db: apsw.Connection) -> None:
+    """(Re)make the journal's triggers from the memories table's columns as they are now
+    (a migration that adds a column calls this again)."""
+    columns = [row[1] for row in db.execute("PRAGMA table_info(memories)")]
+    differ = lambda names: " OR ".join(f"old.{c} IS NOT new.{c}" for c in names)  # noqa: E731
+    other = [c for c in columns if c not in (*JOURNAL_CONTENT, *JOURNAL_USAGE, "deleted_at")]
+    kind = (
+        f"CASE WHEN old.deleted_at IS NOT new.deleted_at THEN 'trash' "
+        f"WHEN {differ(JOURNAL_CONTENT)} THEN 'content' "
+        f"WHEN {differ(other)} THEN 'metadata' ELSE 'usage' END"
+    )
+    for name in ("journal_insert", "journal_update", "journal_delete"):
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
+    db.execute(
+        "CREATE TRIGGER journal_insert AFTER INSERT ON memories BEGIN "
+        "INSERT INTO changes(memory_id, kind) VALUES (new.id, 'content'); END"
+    )
+    db.execute(
+        "CREATE TRIGGER journal_update AFTER UPDATE ON memories BEGIN "
+        f"INSERT INTO changes(memory_id, kind) VALUES (new.id, {kind}); END"
+    )
+    db.execute(
+        "CREATE TRIGGER journal_delete AFTER DELETE ON memories BEGIN "
+        "INSERT INTO changes(memory_id, kind) VALUES (old.id, 'purge'); END"
+    )
+
+
+def m010_change_journal(db: apsw.Connection) -> None:
+    """A journal of what changed in which memory, written by triggers whoever writes (this
+    process, the CLI, an agent's MCP server): a view reads what changed since it last looked
+    and refreshes only that (a recall count bumped by an agent never reloads the manager).
+    It keeps the last JOURNAL_KEEP changes (pruned every 1,000)."""
+    db.execute(
+        "CREATE TABLE changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+        "memory_id TEXT NOT NULL, kind TEXT NOT NULL)"
+    )
+    db.execute(
+        "CREATE TRIGGER journal_prune AFTER INSERT ON changes WHEN new.seq % 1000 = 0 BEGIN "
+        f"DELETE FROM changes WHERE seq <= new.seq - {JOURNAL_KEEP}; END"
+    )
+    journal_triggers(db)
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
@@ -244,4 +294,5 @@ MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m007_threads_and_times,
     m008_secure_delete_index,
     m009_not_duplicates,
+    m010_change_journal,
 )

@@ -16,7 +16,7 @@ from app.core.errors import (
     NotFoundError,
     TrashedError,
 )
-from app.core.memory import CONFIDENCES, Memory, content_hash, thread_hash, utc_stamp
+from app.core.memory import CONFIDENCES, Change, Memory, content_hash, thread_hash, utc_stamp
 from app.core.storage import fts
 from app.core.storage.db import Database, now
 
@@ -208,6 +208,10 @@ def _labels_once(rows, limit: int, labels_only: set[int]) -> list[tuple[int, flo
     ]
     scored.sort(key=lambda hit: (-hit[1], hit[0]))
     return scored[:limit]
+
+
+# The journal's kinds from weakest to strongest: a memory edited and then trashed is "trash".
+_STRENGTH = ("usage", "metadata", "content", "trash", "purge")
 
 
 def _in_slices(values: list) -> Iterator[tuple[list, str]]:
@@ -750,6 +754,36 @@ class Store:
                 "UPDATE memories SET deleted_at = NULL, merged_into = NULL WHERE id = ?",
                 [(i,) for i in ids],
             )
+
+    def journal_head(self) -> int:
+        """The journal's last change (`changes_since` reads what came after it)."""
+        return int(self.db.query("SELECT COALESCE(MAX(seq), 0) FROM changes")[0][0])
+
+    def changes_since(self, seq: int, most: int = 5_000) -> tuple[int, list[Change] | None]:
+        """What changed after journal entry `seq`, whoever wrote it, one Change per kind (in
+        the order they first came; each memory under its strongest kind), and the last
+        entry read. None for the changes when the
+        journal no longer reaches back to `seq` (everything may have changed); a kind with
+        over `most` memories carries no ids (any of them)."""
+        rows = self.db.query(
+            "SELECT seq, memory_id, kind FROM changes WHERE seq > ? ORDER BY seq", (seq,)
+        )
+        if not rows:
+            return seq, []
+        if rows[0][0] > seq + 1:  # entries are only ever deleted by pruning: a gap
+            return rows[-1][0], None
+        strongest: dict[str, str] = {}  # a memory's strongest change covers the weaker ones
+        for _, memory_id, kind in rows:
+            was = strongest.get(memory_id)
+            if was is None or _STRENGTH.index(kind) > _STRENGTH.index(was):
+                strongest[memory_id] = kind
+        by_kind: dict[str, list[str]] = {}
+        for memory_id, kind in strongest.items():
+            by_kind.setdefault(kind, []).append(memory_id)
+        changes = [
+            Change(kind, tuple(ids) if len(ids) <= most else ()) for kind, ids in by_kind.items()
+        ]
+        return rows[-1][0], changes
 
     def mark_not_duplicates(self, a: str, b: str) -> None:
         """Remember that these two memories are not duplicates of each other."""
