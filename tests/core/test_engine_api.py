@@ -25,6 +25,12 @@ from app.core.storage.db import now
 from tests.conftest import run_cli
 
 
+@pytest.fixture
+def engine(word_engine):
+    """Mechanics, not meaning: the small deterministic model (tests/word_model.py)."""
+    return word_engine
+
+
 def test_nested_write_failure_rolls_back_only_its_own_part(engine):
     # GIVEN an outer transaction that stores one memory
     db = engine._db

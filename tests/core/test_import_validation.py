@@ -14,6 +14,13 @@ from app.core.memory import Memory
 from app.core.storage.migrations import valid_row
 from tests.conftest import run_cli
 
+
+@pytest.fixture
+def engine(word_engine):
+    """Mechanics, not meaning: the small deterministic model (tests/word_model.py)."""
+    return word_engine
+
+
 HOSTILE = [
     ('{"text": "x", "observation_count": "several"}', "observation_count"),
     ("[1,2,3]", "not a JSON object"),

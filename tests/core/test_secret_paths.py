@@ -14,6 +14,13 @@ import pytest
 from app.core.errors import SecretError
 from tests.conftest import run_cli
 
+
+@pytest.fixture
+def engine(word_engine):
+    """Mechanics, not meaning: the small deterministic model (tests/word_model.py)."""
+    return word_engine
+
+
 TOKEN = "ghp_" + "Zq8xT2mV9kLp4RwN7cJd3HsY6bFa1GeU5oIi"  # shape of a GitHub token, not real
 FIELDS = {
     "title": {"title": f"deploy with {TOKEN}"},

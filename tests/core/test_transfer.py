@@ -10,6 +10,13 @@ from app.core.errors import InputError
 from app.core.storage import transfer
 from app.core.storage.transfer import markdown_sections
 
+
+@pytest.fixture
+def engine(word_engine):
+    """Mechanics, not meaning: the small deterministic model (tests/word_model.py)."""
+    return word_engine
+
+
 NOTES = """Intro line before any heading.
 
 # Shell
