@@ -72,6 +72,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+    _memory_commands(sub)
+    _browse_commands(sub)
+    _file_commands(sub)
+    _model_commands(sub)
+    _agent_commands(sub)
+    _app_commands(sub)
+    return parser
+
+
+def _memory_commands(sub) -> None:
+    """remember and recall."""
     p = sub.add_parser("remember", help="store a memory")
     p.add_argument("text", nargs="?", default="-", help="the text, or - to read standard input")
     p.add_argument("--title")
@@ -106,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=commands.recall)
 
+
+def _browse_commands(sub) -> None:
+    """show, edit, forget, unmerge, restore, list."""
     p = sub.add_parser("show", help="show one memory")
     p.add_argument("id")
     p.add_argument("--json", action="store_true")
@@ -144,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=commands.listing)
 
+
+def _file_commands(sub) -> None:
+    """import, export, backfill, stats."""
     p = sub.add_parser("import", help="import markdown files/folders or JSONL exports")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--no-embed", action="store_true", help="leave embedding to `backfill`")
@@ -163,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=commands.stats)
 
+
+def _model_commands(sub) -> None:
+    """model (info, convert, use, list, get) and settings."""
     p = sub.add_parser("model", help="the embedding model")
     msub = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
     m = msub.add_parser("info", help="the model in use")
@@ -195,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=commands.settings)
 
+
+def _agent_commands(sub) -> None:
+    """context and mcp: what AI agents use."""
     p = sub.add_parser("context", help="the memory block an AI agent injects at session start")
     p.add_argument("--project", help="project name (default: the git repository's name)")
     p.add_argument("--query", help="use this text instead of the context signals")
@@ -216,6 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("mcp", help="run the MCP server over stdio (for AI coding agents)")
     p.set_defaults(func=commands.mcp)
 
+
+def _app_commands(sub) -> None:
+    """the desktop app's commands, and doctor."""
     for name, text in (
         ("gui", "start the desktop app (the default with no command)"),
         ("popup", "open the recall popup of the running app (bind this to a key)"),
@@ -230,7 +256,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("doctor", help="check the model, the database and the search index")
     p.add_argument("--repair", action="store_true", help="rebuild the keyword index first")
     p.set_defaults(func=commands.doctor)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
