@@ -347,80 +347,40 @@ def _only_time(
     return RecallResult(query=query, mode=mode, results=results, notice=notice, window=window)
 
 
-def recall(
-    store: Store,
-    meaning: Meaning,
-    settings: Settings,
-    query: str,
-    mode: str | None = None,
-    limit: int = 10,
-    filters: Filters | None = None,
-    prefix: bool = False,
-    now: datetime | None = None,
-) -> RecallResult:
-    """Search memories: nothing for a query about nothing stored, else its best matches,
-    best first, up to `limit`, each with a calibrated score and its band. Falls back to
-    keywords (with a notice) when meaning is unavailable."""
-    if mode is not None and mode not in MODES:
-        raise InputError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
-    if not query or not query.strip():
-        raise InputError("nothing to search for: the query is empty")
-    filters = filters or Filters()
-    limit = max(1, min(int(limit), 1000))
-    pool = max(limit * 5, 50)
-    query, clipped = searchable(query)
-    notices = [clipped] if clipped else []
-
-    wanted = mode or "hybrid"
-    if wanted != "keyword" and not meaning.available:
-        if meaning.embedder is None:
-            notices.append(
-                f"semantic search unavailable ({meaning.problem}); showing keyword results"
-            )
-        else:
-            notices.append(f"{meaning.problem}; showing keyword results")
-        wanted = "keyword"
-
-    if filters.active and store.count(filters) == 0:
-        # Not "nothing relevant": nothing at all passes the filters (`--since next week`)
-        return RecallResult(
-            query=query, mode=wanted, notice="no memory passes the filters given (dates, tags…)"
-        )
-    timed = dates.read_query(query, now)
-    window, near, text = timed.window, None, query
-    if window is not None:
-        # People tell of a day in the days after it ("yesterday I made pasta"), and a
-        # conversation is dated when it began: the memories made within NEAR of the named
-        # time count as made in it (REALTALK's tuning half: R@5 of questions naming a date
-        # 0.87 -> 0.95 per session, 0.58 -> 0.69 per turn, against the exact window).
-        near = window.widened(NEAR)
-        if only_time(timed.rest):  # `yesterday`, `what did I note last week`
-            return _only_time(store, query, wanted, window, filters, limit)
-        if store.count(replace(filters, within=_within(near))) == 0:
-            notices.append(f"nothing was stored {window.text}; showing matches from any time")
-            window = near = None
-        else:
-            text = timed.rest
-
-    gathered = _gather(store, meaning, settings, text, wanted, pool, filters, prefix, near)
-    candidates = _calibrate(gathered.candidates, gathered, store, settings, wanted)
-    if wanted == "semantic":
-        weights = Weights(vector=1.0, keyword=0.0, prominence=settings["weight_prominence"])
-    elif wanted == "keyword":
-        weights = Weights(vector=0.0, keyword=1.0, prominence=settings["weight_prominence"])
+def _usable_mode(wanted: str, meaning: Meaning, notices: list[str]) -> str:
+    """The mode asked for, or keywords (with a notice saying why) when meaning is
+    unavailable."""
+    if wanted == "keyword" or meaning.available:
+        return wanted
+    if meaning.embedder is None:
+        notices.append(f"semantic search unavailable ({meaning.problem}); showing keyword results")
     else:
-        weights = weights_from(settings)
-    ranked = combine(candidates, weights)
-    lookup = gathered.lookup
+        notices.append(f"{meaning.problem}; showing keyword results")
+    return "keyword"
+
+
+def _weights(wanted: str, settings: Settings) -> Weights:
+    """The weights of a mode: one signal alone (with prominence), or the hybrid settings."""
+    if wanted == "semantic":
+        return Weights(vector=1.0, keyword=0.0, prominence=settings["weight_prominence"])
+    if wanted == "keyword":
+        return Weights(vector=0.0, keyword=1.0, prominence=settings["weight_prominence"])
+    return weights_from(settings)
+
+
+def _decide(
+    ranked: list[Scored],
+    evidence: Evidence,
+    near: dates.Window | None,
+    store: Store,
+    filters: Filters,
+    weights: Weights,
+    lookup: object | None,  # vectors.ScoreLookup, as in Gathered
+) -> list[Scored]:
+    """The answer (ADR 0009): nothing for a query about nothing stored; else every
+    candidate with its thread's turns and its band, those matching in nothing but a low
+    cosine left out in a collection of many subjects, those of the time named first."""
     crowd = lookup.crowd if lookup is not None else None
-    evidence = Evidence(
-        best=max((c.relevance for c in ranked), default=0.0),
-        best_cosine=gathered.best_cosine if wanted != "keyword" else None,
-        crowd_centre=crowd[0] if crowd is not None and wanted != "keyword" else None,
-        collection=len(meaning.index) if meaning.index is not None else 0,
-        personal=personal(text),
-        rare_word=rare_word([p.docs for p in gathered.plan.phrases], gathered.plan.total),
-    )
     raised = crowd_raised(evidence)
     for r in ranked:
         r.in_window = near is not None and (
@@ -446,20 +406,87 @@ def recall(
         ranked = [r for r in ranked if r.relevance >= NEGLIGIBLE]
     if near is not None:  # made in (or near) the time the query named: first
         ranked = sorted(ranked, key=lambda r: not r.in_window)
-    ranked = ranked[:limit]
+    return ranked
 
-    if gathered.plan.corrections and ranked:
-        texts = [
-            " ".join([r.memory.title, r.memory.text, *r.memory.tags, *(r.memory.keywords or [])])
-            for r in ranked[:5]
-        ]
-        # Said only as a shown memory spells it (a trashed memory's word is in the index too)
-        spelled = {
-            typed: store.spelled(stem, texts) for typed, stem in gathered.plan.corrections.items()
-        }
-        said = [f"“{t}” as “{w}”" for t, w in spelled.items() if w]
-        if said:
-            notices.append("matched " + ", ".join(said))
+
+def _spellings(store: Store, corrections: dict[str, str], ranked: list[Scored]) -> list[str]:
+    """The notice of typo corrections, as a shown memory spells them (a trashed memory's
+    word is in the index too); none when nothing is shown."""
+    if not corrections or not ranked:
+        return []
+    texts = [
+        " ".join([r.memory.title, r.memory.text, *r.memory.tags, *(r.memory.keywords or [])])
+        for r in ranked[:5]
+    ]
+    spelled = {typed: store.spelled(stem, texts) for typed, stem in corrections.items()}
+    said = [f"“{t}” as “{w}”" for t, w in spelled.items() if w]
+    return ["matched " + ", ".join(said)] if said else []
+
+
+def recall(
+    store: Store,
+    meaning: Meaning,
+    settings: Settings,
+    query: str,
+    mode: str | None = None,
+    limit: int = 10,
+    filters: Filters | None = None,
+    prefix: bool = False,
+    now: datetime | None = None,
+) -> RecallResult:
+    """Search memories: nothing for a query about nothing stored, else its best matches,
+    best first, up to `limit`, each with a calibrated score and its band. Falls back to
+    keywords (with a notice) when meaning is unavailable."""
+    if mode is not None and mode not in MODES:
+        raise InputError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    if not query or not query.strip():
+        raise InputError("nothing to search for: the query is empty")
+    filters = filters or Filters()
+    limit = max(1, min(int(limit), 1000))
+    pool = max(limit * 5, 50)
+    query, clipped = searchable(query)
+    notices = [clipped] if clipped else []
+
+    wanted = _usable_mode(mode or "hybrid", meaning, notices)
+
+    if filters.active and store.count(filters) == 0:
+        # Not "nothing relevant": nothing at all passes the filters (`--since next week`)
+        return RecallResult(
+            query=query, mode=wanted, notice="no memory passes the filters given (dates, tags…)"
+        )
+    timed = dates.read_query(query, now)
+    window, near, text = timed.window, None, query
+    if window is not None:
+        # People tell of a day in the days after it ("yesterday I made pasta"), and a
+        # conversation is dated when it began: the memories made within NEAR of the named
+        # time count as made in it (REALTALK's tuning half: R@5 of questions naming a date
+        # 0.87 -> 0.95 per session, 0.58 -> 0.69 per turn, against the exact window).
+        near = window.widened(NEAR)
+        if only_time(timed.rest):  # `yesterday`, `what did I note last week`
+            return _only_time(store, query, wanted, window, filters, limit)
+        if store.count(replace(filters, within=_within(near))) == 0:
+            notices.append(f"nothing was stored {window.text}; showing matches from any time")
+            window = near = None
+        else:
+            text = timed.rest
+
+    gathered = _gather(store, meaning, settings, text, wanted, pool, filters, prefix, near)
+    candidates = _calibrate(gathered.candidates, gathered, store, settings, wanted)
+    weights = _weights(wanted, settings)
+    ranked = combine(candidates, weights)
+    lookup = gathered.lookup
+    crowd = lookup.crowd if lookup is not None else None
+    evidence = Evidence(
+        best=max((c.relevance for c in ranked), default=0.0),
+        best_cosine=gathered.best_cosine if wanted != "keyword" else None,
+        crowd_centre=crowd[0] if crowd is not None and wanted != "keyword" else None,
+        collection=len(meaning.index) if meaning.index is not None else 0,
+        personal=personal(text),
+        rare_word=rare_word([p.docs for p in gathered.plan.phrases], gathered.plan.total),
+    )
+    ranked = _decide(ranked, evidence, near, store, filters, weights, lookup)[:limit]
+
+    notices += _spellings(store, gathered.plan.corrections, ranked)
     if wanted != "keyword" and meaning.available and meaning.missing:
         missing = meaning.missing
         notices.append(
