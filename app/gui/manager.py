@@ -257,7 +257,33 @@ class Manager(QtWidgets.QMainWindow):
         self._overview: dict | None = None
         self.last_search: RecallResult | None = None
 
-        # Search and filters.
+        bar = self._build_filter_bar()
+        self._build_table()
+        self.editor = self._build_editor()
+        split = self.splitter = QtWidgets.QSplitter(objectName="managerSplitter")
+        split.addWidget(self.table)
+        split.addWidget(self.editor)
+        split.setSizes([720, 380])
+        central = QtWidgets.QWidget()
+        layout = QtWidgets.QVBoxLayout(central)
+        layout.addLayout(bar)
+        layout.addWidget(split, 1)
+        self.setCentralWidget(central)
+        self._build_toolbar()
+
+        self._build_status_bar()
+        self._pending_row: int | None = None  # selected before its page arrived
+        self._connect(worker)
+        window_state.restore("manager", self, self.splitter, self.table)
+        self._load(None)
+        self._select_first = True
+        self.table_model.reload()
+        self._fill_filters()
+        self._update_status()
+
+    # ---- building --------------------------------------------------------------------
+    def _build_filter_bar(self) -> QtWidgets.QHBoxLayout:
+        """The search box, its mode, the filters and the trash switch."""
         self.search = QtWidgets.QLineEdit(objectName="managerSearch")
         self.search.setPlaceholderText("Search (meaning and keywords)…")
         self.search.setClearButtonEnabled(True)
@@ -282,8 +308,10 @@ class Manager(QtWidgets.QMainWindow):
         bar.insertWidget(bar.count() - 2, self.tag_filter)
         self.trash = QtWidgets.QCheckBox("Trash", objectName="showTrash")
         bar.addWidget(self.trash)
+        return bar
 
-        # Table and editor.
+    def _build_table(self) -> None:
+        """The table of memories, over the lazily read model."""
         self.table = QtWidgets.QTableView(objectName="memoryTable")
         self.table.setModel(self.table_model)
         self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectRows)
@@ -302,19 +330,9 @@ class Manager(QtWidgets.QMainWindow):
                 self.table.setColumnWidth(column, width)
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)  # a long title is cut mid-word with "…", not to "Book …"
-        self.editor = self._build_editor()
-        split = self.splitter = QtWidgets.QSplitter(objectName="managerSplitter")
-        split.addWidget(self.table)
-        split.addWidget(self.editor)
-        split.setSizes([720, 380])
-        central = QtWidgets.QWidget()
-        layout = QtWidgets.QVBoxLayout(central)
-        layout.addLayout(bar)
-        layout.addWidget(split, 1)
-        self.setCentralWidget(central)
-        self._build_toolbar()
 
-        # Status bar.
+    def _build_status_bar(self) -> None:
+        """The counts, the undo button and the backfill's progress."""
         self.status_label = QtWidgets.QLabel(objectName="managerStatus")
         self.progress = QtWidgets.QProgressBar(objectName="backfillProgress")
         widest = self.progress.fontMetrics().horizontalAdvance("embedding 9999999/9999999")
@@ -327,6 +345,8 @@ class Manager(QtWidgets.QMainWindow):
         self.statusBar().addPermanentWidget(self.undo_button)
         self.statusBar().addPermanentWidget(self.progress)
 
+    def _connect(self, worker: Worker) -> None:
+        """Timers, the widgets' signals, the worker's reports and the shortcuts."""
         self._status_timer = QtCore.QTimer(self, singleShot=True, interval=2000)
         self._status_timer.timeout.connect(self._update_status)
         self._debounce = QtCore.QTimer(self, singleShot=True, interval=150)
@@ -342,7 +362,6 @@ class Manager(QtWidgets.QMainWindow):
         self.trash.toggled.connect(self._filters_changed)
         self.table.selectionModel().currentRowChanged.connect(self._row_changed)
         self.table_model.loaded.connect(self._rows_arrived)
-        self._pending_row: int | None = None  # selected before its page arrived
         self.table_model.dataChanged.connect(self._page_arrived)
         self.table_model.failed.connect(lambda message: self._failed(f"Not loaded: {message}"))
         worker.changed.connect(self.refresh)
@@ -359,14 +378,7 @@ class Manager(QtWidgets.QMainWindow):
         # Changes made by the CLI or an agent show up here within two seconds (the worker
         # watches the database for the whole app).
         worker.changedElsewhere.connect(self._changed_elsewhere)
-        window_state.restore("manager", self, self.splitter, self.table)
-        self._load(None)
-        self._select_first = True
-        self.table_model.reload()
-        self._fill_filters()
-        self._update_status()
 
-    # ---- building --------------------------------------------------------------------
     def _build_editor(self) -> QtWidgets.QWidget:
         box = QtWidgets.QWidget(objectName="editor")
         form = QtWidgets.QFormLayout(box)
