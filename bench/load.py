@@ -5,7 +5,9 @@ running), quiet beside it, and the old way of running llama.cpp as the peer in t
 
 - query embedding p50/p95: one thread per query (now) against two (before);
 - hybrid recall p50/p95 on a synthetic collection (bench/speed.py's, cached);
-- batch embedding throughput: the cores that are free (now) against all cores (before).
+- batch embedding throughput: the cores that are free (now) against all cores (before);
+- hybrid recall with numpy's BLAS on one thread (as shipped, app/__init__.py) against its
+  default of one per core (what a program that loaded numpy first got before issue 24).
 """
 
 from __future__ import annotations
@@ -86,9 +88,20 @@ def main() -> None:
     from app.core.model.embedder import Embedder
 
     embedder = Embedder.load(paths.DEFAULT_MODEL)
-    rows = []
+    rows, blas = [], []
     for size in args.sizes:
-        rows += _rows_for(embedder, size, batches=size == args.sizes[0])
+        more, more_blas = _rows_for(embedder, size, batches=size == args.sizes[0])
+        rows, blas = rows + more, blas + more_blas
+    record(
+        "Speed: one BLAS thread under load",
+        ["memories", "load", "numpy BLAS threads", "hybrid recall p50 / p95 ms", "p95 / quiet p50"],
+        blas,
+        note="The same engine and queries as the table below; numpy's OpenBLAS limited with "
+        "threadpoolctl in the same process. As shipped, every entry point runs one BLAS thread "
+        "(app/__init__.py sets OPENBLAS_NUM_THREADS before numpy loads, or limits it at once "
+        "when numpy was loaded first). Goal (issue 24): 10k hybrid p95 with a core busy ≤ "
+        "1.5 × quiet p50.",
+    )
     record(
         "Speed: on a busy laptop (query threads)",
         [
@@ -147,8 +160,35 @@ def _rows_for(embedder, size: int, batches: bool) -> list[tuple]:
                 rows.append((f"{size:,}", load, "batch: free cores (now) / all cores (before)",
                              f"{now:.0f} / {before:.0f} notes/s", "", ""))  # fmt: skip
                 print(" | ".join(rows[-1]))
+    blas = _blas_rows(engine, size)
     engine.close()
     shutil.rmtree(work, ignore_errors=True)
+    return rows, blas
+
+
+def _blas_rows(engine, size: int) -> list[tuple]:
+    """Hybrid recall with numpy's BLAS on 1 thread (as shipped) and on 2 (its default)."""
+    from threadpoolctl import threadpool_limits
+
+    rows, quiet = [], {}
+    for load in ("quiet", "one core busy"):
+        with busy_core() if load != "quiet" else contextlib.nullcontext():
+            time.sleep(0.5)
+            for threads, label in ((1, "1 (as shipped)"), (2, "2 (numpy's default here)")):
+                with threadpool_limits(threads, user_api="blas"):
+                    engine.recall("warm up", track=False)
+                    r = _recall_times(engine)
+                quiet.setdefault(threads, pct(r, 50))
+                rows.append(
+                    (
+                        f"{size:,}",
+                        load,
+                        label,
+                        f"{pct(r, 50):.1f} / {pct(r, 95):.1f}",
+                        f"{pct(r, 95) / quiet[threads]:.2f}",
+                    )
+                )
+                print(" | ".join(rows[-1]))
     return rows
 
 

@@ -91,6 +91,24 @@ def vector_scan() -> str:
     )
 
 
+def blas() -> str:
+    """numpy's BLAS library and its threads (one: see app/__init__.py)."""
+    try:
+        import numpy  # noqa: F401 - loaded to be described
+        from threadpoolctl import threadpool_info
+
+        found = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    except Exception as exc:  # noqa: BLE001 - only a description
+        return f"BLAS: unknown ({type(exc).__name__})"
+    if not found:
+        return "BLAS: none found"
+    return "BLAS: " + ", ".join(
+        f"{i.get('internal_api', '?')} {i.get('version') or ''}".rstrip()
+        + f", {i['num_threads']} thread{'s' if i['num_threads'] != 1 else ''}"
+        for i in found
+    )
+
+
 def version_text() -> str:
     """The lines `mnemo --version` prints."""
     build = llama_build()
@@ -100,6 +118,7 @@ def version_text() -> str:
         + (", bundled" if getattr(sys, "frozen", False) else ""),
     ]
     lines.append(vector_scan())
+    lines.append(blas())
     if build.error:
         lines.append(f"llama.cpp: unavailable ({build.error})")
         return "\n".join(lines)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import llama_cpp
+import pytest
 
 from app import __version__
 from tests.conftest import REPO
@@ -36,3 +38,38 @@ def test_version_names_the_vector_scan_kernel():
     )
     scan = next(line for line in done.stdout.splitlines() if line.startswith("vector scan: "))
     assert scan.startswith(f"vector scan: int8 in large collections (NumKong {numkong.__version__}")
+
+
+def test_version_says_numpy_runs_one_blas_thread():
+    # Issue 24: two OpenBLAS threads wait on each other under load (10k hybrid p95 64 ms
+    # against 13 with one). `mnemo --version` shows what this installation runs.
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "--version"], cwd=REPO, capture_output=True, text=True
+    )
+    blas = next(line for line in done.stdout.splitlines() if line.startswith("BLAS: "))
+    assert blas.endswith(", 1 thread"), blas
+
+
+@pytest.mark.parametrize("first", ["numpy", "app"])
+def test_one_blas_thread_whoever_loads_numpy_first(first):
+    # A host program or a benchmark that imported numpy before Mnemo got numpy's default (a
+    # thread per core): the environment is read only when OpenBLAS loads. A user's own
+    # OPENBLAS_NUM_THREADS still stands.
+    script = (
+        f"import {first}, numpy, app\n"
+        "from threadpoolctl import threadpool_info\n"
+        "print([i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    run = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, env=env
+    )
+    assert run.stdout.strip() == "[1]", run.stderr
+    mine = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**env, "OPENBLAS_NUM_THREADS": "2"},
+    )
+    assert mine.stdout.strip() == "[2]", mine.stderr

@@ -107,6 +107,7 @@ def test_the_wheel_carries_the_model_and_works_in_a_fresh_environment(built, tmp
     version = _sh(*mnemo, "--version", env=env, cwd=cwd).stdout
     assert version.startswith(f"mnemo {__version__}") and "llama.cpp" in version
     assert "vector scan: int8" in version, version
+    assert "BLAS: " in version and ", 1 thread" in version, version  # issue 24
     model = json.loads(_sh(*mnemo, "model", "info", "--json", env=env, cwd=cwd).stdout)
     assert str(venv) in model["path"] and model["default"], model
     _check_meaning(mnemo, env, cwd)
@@ -123,6 +124,7 @@ def test_the_bundle_runs_without_python_or_the_checkout(built, tmp_path):
     print(f"bundle --version in {time.monotonic() - started:.2f} s")
     assert version.startswith(f"mnemo {__version__}"), version
     assert "vector scan: int8" in version, version  # NumKong's kernels came along
+    assert "BLAS: " in version and ", 1 thread" in version, version  # issue 24
     _check_meaning([str(bundle / "mnemo")], env, tmp_path)
 
 
