@@ -675,7 +675,13 @@ def record_typing(rows: list[tuple]) -> None:
         "Earlier, with 2,000 notes: before the backfill yielded between two memories' labels "
         "(2026-11-25 08:04 UTC) keyword p95 100 ms quiet / 135 ms busy, hybrid p95 216 / "
         "242 ms; with labels from the forward pass and steps of 8 notes (10:51 UTC) hybrid "
-        "p95 150 / 160 ms and 174 / 99 notes/s.",
+        "p95 150 / 160 ms and 174 / 99 notes/s."
+        " Re-run after issue 23's Engine split and change journal, with the session's "
+        "starting code (21e11bb) as the peer minutes apart: before, keyword p95 49.2 ms "
+        "quiet / 65.4 busy, hybrid p95 169.8 / 175.3, 90 / 60 notes/s; after (two runs), "
+        "keyword 47.6–59.5 / 58.0–68.3, hybrid 153.3–172.6 / 168.7–190.3, 90–93 / 56–61 "
+        "notes/s: the same within the spread of two runs. The machine is slower than on "
+        "2026-11-25, so every version misses the hybrid goal today.",
     )
 
 
