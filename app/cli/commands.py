@@ -493,6 +493,49 @@ def mcp(args: Namespace) -> int:
     return main()
 
 
+def agents(args: Namespace) -> int:
+    """mnemo agents install | uninstall | status"""
+    from app.agents import wiring
+
+    project = Path(args.project).expanduser().resolve() if args.project else None
+    if project is not None and not project.is_dir():
+        raise InputError(f"--project {args.project}: no such folder")
+    if args.agents_command == "status":
+        rows = wiring.status(project, check=not args.no_check)
+        if args.json:
+            print(json.dumps(rows, indent=2))
+            return 0
+        for row in rows:
+            found = "found" if row["present"] else "not found"
+            line = f"{row['name']} ({found}): server {row['server']}"
+            if row.get("answers") is not None:
+                line += ", answers" if row["answers"] else f", does not answer ({row['problem']})"
+            if row["hook"] is not None:
+                line += f"; session-start hook {row['hook']}"
+            if row["problem"] and row.get("answers") is None:
+                line += f"; {row['problem']}"
+            print(f"{line}\n    {row['config'] or 'no config for this scope'}")
+        return 0
+    act = wiring.install if args.agents_command == "install" else wiring.uninstall
+    done = act(args.agents or None, project, hooks=not args.no_hooks)
+    names = {a.key: a.name for a in wiring.AGENTS}
+    for change in done:
+        where = f" {_home_relative(change.path)}" if str(change.path) != "." else ""
+        detail = f" ({change.detail})" if change.detail else ""
+        print(f"{names[change.agent]}: {change.what}{where}{detail}")
+    if not done:
+        print("nothing to change")
+    refused = [c for c in done if c.what == "refused"]
+    return 1 if refused else 0
+
+
+def _home_relative(path: Path) -> str:
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
+
+
 def gui(args: Namespace) -> int:
     """mnemo [gui|popup|manager|remember-clipboard|quit]"""
     from app.gui.app import run

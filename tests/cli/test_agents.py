@@ -1,0 +1,178 @@
+"""`mnemo agents`: Mnemo wired into real agent CLIs (Claude Code, Codex, Gemini CLI from npm,
+pinned and installed by `scripts/setup --test`; they run offline for `mcp list`), and taken
+out again without touching anything else (issue 25, item 1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+CLIS = REPO / ".venv" / ".mnemo-agent-clis"
+MNEMO = Path(sys.executable).parent / "mnemo"
+
+
+@pytest.fixture
+def home(tmp_path, mnemo_home) -> Path:
+    """A user's home with configs of their own in each agent (other servers, comments)."""
+    home = tmp_path / "user"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(
+        '# my codex settings\nmodel = "o4"  # keep me\n\n'
+        '[mcp_servers.other]\ncommand = "other-server"\nargs = ["--port", "1"]\n'
+    )
+    (home / ".claude.json").write_text(
+        json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"}, indent=2)
+    )
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").write_text(
+        '{\n    "hooks": {\n        "Stop": [{"hooks": [{"type": "command", "command": "say"}]}]'
+        '\n    },\n    "model": "opus"\n}\n'
+    )
+    (home / ".gemini").mkdir()
+    (home / "project").mkdir()
+    # the user trusted this project folder in Gemini CLI (untrusted folders run no MCP server)
+    (home / ".gemini" / "trustedFolders.json").write_text(
+        json.dumps({str(home / "project"): "TRUST_FOLDER"})
+    )
+    return home
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {**os.environ, "HOME": str(home)}
+    env.pop("XDG_CONFIG_HOME", None)
+    if CLIS.exists():
+        env["PATH"] = CLIS.read_text().strip() + os.pathsep + env["PATH"]
+    return env
+
+
+def _mnemo(home: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(MNEMO), "agents", *args], env=_env(home), capture_output=True, text=True, timeout=180
+    )
+
+
+def _tool(home: Path, *args: str) -> str:
+    if not CLIS.exists():
+        pytest.fail("the agent CLIs are not installed: run `scripts/setup --test` (needs npm)")
+    done = subprocess.run(
+        list(args), env=_env(home), cwd=home / "project", capture_output=True, text=True,
+        timeout=180,
+    )  # fmt: skip
+    return done.stdout + done.stderr
+
+
+def _snapshot(home: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(home)): p.read_bytes()
+        for p in sorted(home.rglob("*"))
+        if p.is_file() and "mnemo" not in p.name and ".mnemo-" not in p.name
+    }
+
+
+def test_install_wires_real_claude_codex_and_gemini_and_uninstall_restores_every_byte(home):
+    before = _snapshot(home)
+    # WHEN the user wires Mnemo into the three agents
+    done = _mnemo(home, "install", "claude", "codex", "gemini")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("added") == 4, done.stdout  # three servers and Claude's hook
+    # THEN every other entry and comment of their configs is still there
+    codex = (home / ".codex" / "config.toml").read_text()
+    assert codex.startswith('# my codex settings\nmodel = "o4"  # keep me\n')
+    servers = tomllib.loads(codex)["mcp_servers"]
+    assert servers["other"] == {"command": "other-server", "args": ["--port", "1"]}
+    assert servers["mnemo"] == {"command": str(MNEMO), "args": ["mcp"], "startup_timeout_sec": 30}
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    assert settings["model"] == "opus" and settings["hooks"]["Stop"]
+    assert settings["hooks"]["SessionStart"] == [
+        {"hooks": [{"type": "command", "command": f"{MNEMO} context"}]}
+    ]
+    # AND a second install changes nothing
+    wired = _snapshot(home)
+    again = _mnemo(home, "install", "claude", "codex", "gemini")
+    assert again.stdout.count("already") == 4 and _snapshot(home) == wired
+    # AND uninstalled before the agents ran, every file is byte for byte as before
+    gone = _mnemo(home, "uninstall", "claude", "codex", "gemini")
+    assert gone.returncode == 0, gone.stderr
+    assert _snapshot(home) == before, gone.stdout
+    assert (home / ".claude.json.mnemo-backup").exists()  # the previous version, beside it
+
+
+def test_the_real_agents_connect_to_mnemo_and_list_it_no_more_after_uninstall(home):
+    assert _mnemo(home, "install", "claude", "codex", "gemini").returncode == 0
+    # THEN each agent's own CLI sees the server, and Claude Code and Gemini CLI connect to it
+    claude = _tool(home, "claude", "mcp", "list")
+    assert "mnemo:" in claude and "✔ Connected" in claude.split("mnemo:")[1].splitlines()[0]
+    codex = _tool(home, "codex", "mcp", "list")
+    assert any(line.split()[:1] == ["mnemo"] and "enabled" in line for line in codex.splitlines())
+    gemini = _tool(home, "gemini", "mcp", "list")
+    assert "mnemo:" in gemini and "Connected" in gemini.split("mnemo:")[1].splitlines()[0]
+    # AND `status` says the same, with the server answering
+    status = json.loads(_mnemo(home, "status", "--json").stdout)
+    rows = {r["agent"]: r for r in status}
+    assert all(rows[a]["server"] == "wired" and rows[a]["answers"] for a in ("claude", "codex"))
+    assert rows["claude"]["hook"] == "wired"
+    # WHEN uninstalled (Claude Code rewrote its ~/.claude.json meanwhile)
+    assert _mnemo(home, "uninstall").returncode == 0
+    # THEN no agent lists Mnemo, and their other servers are kept
+    assert "mnemo" not in _tool(home, "claude", "mcp", "list")
+    assert "other:" in _tool(home, "claude", "mcp", "list")
+    assert "mnemo" not in _tool(home, "codex", "mcp", "list")
+    assert "mnemo" not in _tool(home, "gemini", "mcp", "list")
+    assert json.loads((home / ".claude.json").read_text())["mcpServers"] == {
+        "other": {"command": "x"}
+    }
+
+
+def test_a_config_mnemo_cannot_rewrite_safely_is_refused_and_left_alone(home):
+    vscode = home / ".config" / "Code" / "User" / "mcp.json"
+    vscode.parent.mkdir(parents=True)
+    vscode.write_text('{\n  // my servers\n  "servers": {}\n}\n')
+    cursor = home / ".cursor" / "mcp.json"
+    cursor.parent.mkdir()
+    cursor.write_text('{"mcpServers": {"a": 1},')  # cut off mid-edit
+    done = _mnemo(home, "install", "vscode", "cursor")
+    assert done.returncode == 1
+    assert "has comments (JSONC): not changed" in done.stdout
+    assert '"servers": {"mnemo": {"type": "stdio"' in done.stdout  # the entry to add by hand
+    assert "is not valid JSON" in done.stdout
+    assert vscode.read_text() == '{\n  // my servers\n  "servers": {}\n}\n'
+    assert cursor.read_text() == '{"mcpServers": {"a": 1},'
+
+
+def test_a_project_gets_its_own_configs(home):
+    project = home / "project"
+    done = _mnemo(home, "install", "--project", str(project), "claude", "codex", "cursor", "vscode")
+    assert done.returncode == 0, done.stderr
+    assert "Codex CLI: skipped" in done.stdout  # it reads ~/.codex/config.toml only
+    entry = {"type": "stdio", "command": str(MNEMO), "args": ["mcp"]}
+    assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["mnemo"] == {
+        **entry,
+        "env": {},
+    }
+    assert (
+        json.loads((project / ".cursor" / "mcp.json").read_text())["mcpServers"]["mnemo"] == entry
+    )
+    assert json.loads((project / ".vscode" / "mcp.json").read_text())["servers"]["mnemo"] == entry
+    hook = json.loads((project / ".claude" / "settings.json").read_text())
+    assert hook["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{MNEMO} context"
+    assert not (home / ".codex" / "config.toml").read_text().count("mnemo")
+    assert _mnemo(home, "uninstall", "--project", str(project)).returncode == 0
+    assert sorted(p.name for p in project.rglob("*") if p.is_file() and "mnemo" not in p.name) == []
+
+
+def test_no_agent_found_says_how_to_name_one(tmp_path, mnemo_home):
+    home = tmp_path / "empty"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [str(MNEMO), "agents", "install"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1 and "mnemo agents install claude" in done.stderr
