@@ -69,6 +69,7 @@ class Agent:
     servers: str  # the key holding the servers
     entry: Callable[[list[str]], dict[str, Any]]
     hook_file: Callable[[Path | None], Path | None] = lambda _project: None
+    hook_args: tuple[str, ...] = ("context",)  # what the session-start hook runs
     notes: str = ""
 
     def present(self) -> bool:
@@ -116,6 +117,8 @@ AGENTS: tuple[Agent, ...] = (
             "args": [*command[1:], "mcp"],
             "timeout": STARTUP_S * 1000,
         },
+        lambda project: (project or Path.home()) / ".gemini" / "settings.json",
+        ("context", "--hook", "gemini"),  # its hooks answer in JSON
     ),
     Agent(
         "cursor",
@@ -204,17 +207,20 @@ class _Edit:
         return configs.dump_json(self.value, self.before)
 
 
-def _hook_command(command: list[str]) -> str:
-    return shlex.join([*command, "context"])
+def _hook_command(command: list[str], agent: Agent) -> str:
+    return shlex.join([*command, *agent.hook_args])
 
 
-def _hook(command: list[str]) -> dict[str, str]:
-    return {"type": "command", "command": _hook_command(command)}
+def _hook(command: list[str], agent: Agent) -> dict[str, str]:
+    return {"type": "command", "command": _hook_command(command, agent)}
 
 
 def _is_our_hook(hook: Any, ours: str) -> bool:
+    """Mnemo's hook: this install's command, or another install's (`…mnemo… context…`)."""
     command = hook.get("command", "") if isinstance(hook, dict) else ""
-    return command == ours or (command.endswith(" context") and "mnemo" in command)
+    return command == ours or (
+        "mnemo" in command and (command.endswith(" context") or " context --hook " in command)
+    )
 
 
 def _put_server(edit: _Edit, agent: Agent, entry: dict[str, Any]) -> str:
@@ -238,8 +244,8 @@ def _put_server(edit: _Edit, agent: Agent, entry: dict[str, Any]) -> str:
     return "updated" if current is not None else "added"
 
 
-def _put_hook(edit: _Edit, command: list[str]) -> str:
-    ours = _hook_command(command)
+def _put_hook(edit: _Edit, command: list[str], agent: Agent) -> str:
+    ours = _hook_command(command, agent)
     hooks = edit.value.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InputError(f"{edit.path}: `hooks` is not an object; not changed")
@@ -254,13 +260,13 @@ def _put_hook(edit: _Edit, command: list[str]) -> str:
                 hook["command"] = ours
                 edit.changed = True
                 return "updated"
-    groups.append({"hooks": [_hook(command)]})
+    groups.append({"hooks": [_hook(command, agent)]})
     edit.changed = True
     return "added"
 
 
-def _drop_hook(edit: _Edit, command: list[str]) -> bool:
-    ours = _hook_command(command)
+def _drop_hook(edit: _Edit, command: list[str], agent: Agent) -> bool:
+    ours = _hook_command(command, agent)
     groups = edit.value.get("hooks", {}).get("SessionStart") if edit.value.get("hooks") else None
     if not isinstance(groups, list):
         return False
@@ -331,13 +337,13 @@ def install(
                 what = (
                     _put_server(edit, agent, agent.entry(command))
                     if part == "server"
-                    else _put_hook(edit, command)
+                    else _put_hook(edit, command, agent)
                 )
             except InputError as exc:
                 entry = (
                     {agent.servers: {NAME: agent.entry(command)}}
                     if part == "server"
-                    else {"hooks": {"SessionStart": [{"hooks": [_hook(command)]}]}}
+                    else {"hooks": {"SessionStart": [{"hooks": [_hook(command, agent)]}]}}
                 )
                 done.append(Change(agent.key, path, "refused", f"{exc}: {json.dumps(entry)}"))
                 continue
@@ -389,7 +395,7 @@ def uninstall(
                     del servers[NAME]
                     edit.changed = True
             else:
-                _drop_hook(edit, command)
+                _drop_hook(edit, command, agent)
             if edit.changed:
                 configs.write(path, edit.data(), current)
                 done.append(Change(agent.key, path, "removed", part))
@@ -471,7 +477,7 @@ def status(project: Path | None = None, check: bool = True) -> list[dict[str, An
             if hook_path is not None:
                 edit = _Edit(hook_path, "json")
                 groups = (edit.value.get("hooks") or {}).get("SessionStart") or []
-                ours = _hook_command(command)
+                ours = _hook_command(command, agent)
                 found = [
                     h.get("command")
                     for g in groups

@@ -234,6 +234,12 @@ def _agent_commands(sub) -> None:
     )
     p.add_argument("--no-track", action="store_true", help="do not count this as a recall")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--hook",
+        choices=("claude", "gemini"),
+        help="run as that agent's session-start hook: read its event (JSON) from standard "
+        "input for the folder; gemini: answer in its JSON (hookSpecificOutput)",
+    )
     p.set_defaults(func=commands.context)
 
     p = sub.add_parser("mcp", help="run the MCP server over stdio (for AI coding agents)")

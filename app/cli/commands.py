@@ -471,19 +471,37 @@ def doctor(args: Namespace) -> int:
 def context(args: Namespace) -> int:
     """mnemo context"""
     max_chars = check_max_chars(args.max_chars)  # before the model loads
+    cwd = _hook_folder() if args.hook else None
     block = _engine().context(
         query=args.query,
         limit=args.limit,
+        cwd=cwd,
         project=args.project,
         feature=Path(args.feature) if args.feature else None,
         track=not args.no_track,
         max_chars=max_chars,
     )
-    if args.json:
+    if args.hook == "gemini":  # its hooks must print JSON only
+        out = {"hookEventName": "SessionStart", "additionalContext": block.markdown()}
+        print(json.dumps({"hookSpecificOutput": out}, ensure_ascii=False))
+    elif args.json:
         print(json.dumps(block.to_dict(), ensure_ascii=False))
     else:
         print(block.markdown())
     return 0
+
+
+def _hook_folder() -> Path | None:
+    """The project folder an agent's hook event names (`cwd` in the JSON on standard input),
+    or None (then this process's own folder); a hook's input that is not JSON is ignored."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return None
+    try:
+        event = json.loads(sys.stdin.read(1_000_000) or "{}")
+    except ValueError:
+        return None
+    folder = event.get("cwd") if isinstance(event, dict) else None
+    return Path(folder) if isinstance(folder, str) and Path(folder).is_dir() else None
 
 
 def mcp(args: Namespace) -> int:

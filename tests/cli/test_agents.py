@@ -82,7 +82,7 @@ def test_install_wires_real_claude_codex_and_gemini_and_uninstall_restores_every
     # WHEN the user wires Mnemo into the three agents
     done = _mnemo(home, "install", "claude", "codex", "gemini")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("added") == 4, done.stdout  # three servers and Claude's hook
+    assert done.stdout.count("added") == 5, done.stdout  # 3 servers, Claude's and Gemini's hooks
     # THEN every other entry and comment of their configs is still there
     codex = (home / ".codex" / "config.toml").read_text()
     assert codex.startswith('# my codex settings\nmodel = "o4"  # keep me\n')
@@ -94,10 +94,14 @@ def test_install_wires_real_claude_codex_and_gemini_and_uninstall_restores_every
     assert settings["hooks"]["SessionStart"] == [
         {"hooks": [{"type": "command", "command": f"{MNEMO} context"}]}
     ]
+    gemini = json.loads((home / ".gemini" / "settings.json").read_text())
+    assert gemini["hooks"]["SessionStart"] == [
+        {"hooks": [{"type": "command", "command": f"{MNEMO} context --hook gemini"}]}
+    ]
     # AND a second install changes nothing
     wired = _snapshot(home)
     again = _mnemo(home, "install", "claude", "codex", "gemini")
-    assert again.stdout.count("already") == 4 and _snapshot(home) == wired
+    assert again.stdout.count("already") == 5 and _snapshot(home) == wired
     # AND uninstalled before the agents ran, every file is byte for byte as before
     gone = _mnemo(home, "uninstall", "claude", "codex", "gemini")
     assert gone.returncode == 0, gone.stderr
@@ -176,3 +180,40 @@ def test_no_agent_found_says_how_to_name_one(tmp_path, mnemo_home):
         [str(MNEMO), "agents", "install"], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 1 and "mnemo agents install claude" in done.stderr
+
+
+def test_the_session_start_hooks_answer_each_agent_in_its_own_shape(home):
+    # GIVEN memories, and each agent's documented SessionStart event on standard input
+    project = home / "project"
+    subprocess.run(["git", "init", "-q", "csv-importer"], cwd=project, check=True)
+    folder = project / "csv-importer"
+    for text in ("The CSV importer must keep quoted newlines", "Grandma's lasagne recipe"):
+        subprocess.run([str(MNEMO), "remember", text], env=_env(home), check=True, timeout=120)
+    event = {
+        "session_id": "s1",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": str(folder),
+        "hook_event_name": "SessionStart",
+        "source": "startup",  # Claude Code's name for it
+        "trigger": "startup",  # Gemini CLI's
+    }
+
+    def hook(*args: str) -> str:
+        done = subprocess.run(
+            [str(MNEMO), "context", *args], input=json.dumps(event), env=_env(home),
+            cwd=home, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    # THEN Claude Code gets markdown on stdout (injected as is), under its 10,000 characters
+    claude = hook("--hook", "claude")
+    assert claude.startswith("#") and len(claude) < 10_000
+    # the folder named in the event (csv-importer), not the hook's own: its memory, not the other
+    assert "quoted newlines" in claude and "lasagne" not in claude, claude
+    # AND Gemini CLI gets JSON only, the block in hookSpecificOutput.additionalContext
+    gemini = json.loads(hook("--hook", "gemini"))
+    out = gemini["hookSpecificOutput"]
+    assert out["hookEventName"] == "SessionStart" and out["additionalContext"] == claude.rstrip(
+        "\n"
+    )
