@@ -393,3 +393,12 @@ class Change:
     def from_json(cls, text: str) -> Change:
         data = json.loads(text)
         return cls(data["kind"], tuple(data["ids"]))
+
+    @staticmethod
+    def all_to_json(changes: list[Change]) -> str:
+        """One write's changes as one string (what crosses a thread in one signal)."""
+        return json.dumps([{"kind": c.kind, "ids": list(c.ids)} for c in changes])
+
+    @classmethod
+    def all_from_json(cls, text: str) -> list[Change]:
+        return [cls(d["kind"], tuple(d["ids"])) for d in json.loads(text)]

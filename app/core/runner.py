@@ -61,8 +61,9 @@ class Listener:
     def backfill_moved(self, done: int, total: int) -> None:
         """Memories embedded so far of those waiting (0, 0 when the backfill is done)."""
 
-    def wrote(self, change: Change) -> None:
-        """A write made through this runner finished (or the backfill added vectors)."""
+    def wrote(self, changes: list[Change]) -> None:
+        """A write made through this runner finished (or the backfill added vectors): what
+        it changed, one Change per kind, in one report."""
 
     def written_elsewhere(self, changes: list[Change]) -> None:
         """Another process (the CLI, an agent, the desktop app) wrote to the database: what
@@ -267,11 +268,10 @@ class Runner:
             # journal of (settings, pairs said not to be duplicates) as the caller declared.
             declared = writes if isinstance(writes, Change) else Change("content")
             changes = self._read_journal() or [declared]
-            for change in changes:
-                try:
-                    self.listener.wrote(change)
-                except Exception:
-                    log.exception("reporting a change failed")
+            try:
+                self.listener.wrote(changes)
+            except Exception:
+                log.exception("reporting a change failed")
             if any(c.kind not in ("usage", "settings", "purge") for c in changes):
                 self.backfill()  # counts, settings and purges leave nothing to embed
 
@@ -370,4 +370,4 @@ class Runner:
             self._backfill_total = 0
             self.listener.backfill_moved(0, 0)
             if done:
-                self.listener.wrote(Change("content"))  # new vectors: results may change
+                self.listener.wrote([Change("content")])  # new vectors: results may change

@@ -529,13 +529,13 @@ class Manager(QtWidgets.QMainWindow):
         else:
             self.table_model.show_results(None)
 
-    def _on_change(self, change: str) -> None:
+    def _on_change(self, changes: str) -> None:
         """A use (a copy from the popup, an agent's recall) changes only counts: the rows
         shown of those memories are read again in place; nothing else is reloaded."""
-        done = Change.from_json(change)
         shown = {m.id for _, m in self.table_model.loaded_rows()}
-        ids = [i for i in done.ids if i in shown]
-        if done.kind != "usage" or not ids:
+        used = [c for c in Change.all_from_json(changes) if c.kind == "usage"]
+        ids = [i for c in used for i in c.ids if i in shown]
+        if not ids:
             return
         self.worker.call(
             lambda e: [e.get(i) for i in ids],

@@ -7,6 +7,7 @@ from pathlib import Path
 from app.core import paths
 from app.core.engine import SettingsChange
 from app.core.settings import HOTKEY_SETTINGS, LABELS, SETTINGS, Setting, Settings
+from app.gui.agents_page import AgentsPage
 from app.gui.contrast import make_quiet
 from app.gui.qt import QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
@@ -82,6 +83,9 @@ class SettingsDialog(QtWidgets.QDialog):
         wanted = max(page.heightForWidth(760) for page in pages) + 140
         room = self.screen().availableGeometry().height() - 60
         self.resize(self.width(), max(self.sizeHint().height(), min(wanted, room)))
+        self.agents = AgentsPage()  # `mnemo agents`: what is wired into which agent
+        tabs.addTab(self.agents, "Agents")
+        self.tabs = tabs
 
     def _widget(self, setting: Setting) -> QtWidgets.QWidget:
         if setting.key in HOTKEY_SETTINGS:

@@ -69,7 +69,7 @@ class Worker(QtCore.QObject, Listener):
     modelState = Signal(str, str)  # "loading" | "ready" | "unavailable", detail
     backfillProgress = Signal(int, int)  # done, total (0, 0 when finished)
     changed = Signal()  # memories were written (anything but a use): views should refresh
-    changes = Signal(str)  # after every write: Change.to_json(), its kind and memory ids
+    changes = Signal(str)  # after every write: Change.all_to_json(), kinds and memory ids
     progress = Signal(str, int, int)  # job, done, total (0 = unknown) for imports, exports
     settingsChanged = Signal(str)  # comma-separated keys another process changed on disk
     changedElsewhere = Signal()  # another process (the CLI, an agent) wrote, not only a use
@@ -112,14 +112,15 @@ class Worker(QtCore.QObject, Listener):
     def backfill_moved(self, done: int, total: int) -> None:  # Listener
         self.backfillProgress.emit(done, total)
 
-    def wrote(self, change: Change) -> None:  # Listener
-        self.changes.emit(change.to_json())
-        if change.kind not in ("usage", "settings"):  # a count or a setting: no list to reload
-            self.changed.emit()
+    def wrote(self, changes: list[Change]) -> None:  # Listener
+        # One signal of each per write: a second queued emission reaching a slot already
+        # disconnected (a test's waitSignal) found its object gone (PySide6).
+        self.changes.emit(Change.all_to_json(changes))
+        if any(c.kind not in ("usage", "settings") for c in changes):  # a count or a setting:
+            self.changed.emit()  # no list to reload
 
     def written_elsewhere(self, changes: list[Change]) -> None:  # Listener
-        for change in changes:  # an agent's recall: counts updated in place, nothing reloaded
-            self.changes.emit(change.to_json())
+        self.changes.emit(Change.all_to_json(changes))  # an agent's recall: counts in place
         if any(c.kind != "usage" for c in changes):
             self.changedElsewhere.emit()
 

@@ -17,10 +17,12 @@ from app.core.runner import BACKGROUND, INTERACTIVE, NORMAL, Listener, Runner, e
 class Noted(Listener):
     def __init__(self) -> None:
         self.changes: list[Change] = []
+        self.writes: list[list[Change]] = []  # one report per write
         self.states: list[str] = []
 
-    def wrote(self, change: Change) -> None:
-        self.changes.append(change)
+    def wrote(self, changes: list[Change]) -> None:
+        self.changes.extend(changes)
+        self.writes.append(changes)
 
     def model_moved(self, state: str, detail: str) -> None:
         self.states.append(state)
@@ -78,6 +80,14 @@ def test_each_write_reports_its_change_and_a_read_reports_none(runner):
         Change("content", (memory.id,)),  # from the database's journal: the ids it changed
         Change("usage", (memory.id,)),
     ]
+    # A write of two kinds is one report (a view reloads once): a merge makes a memory and
+    # moves its sources to the trash
+    text = "Passport: renew it in March, at the town hall"
+    other = runner.submit(lambda e: e.remember(text, force=True).memory, writes=True).result(10)
+    merged = runner.submit(lambda e: e.merge([memory.id, other.id]), writes=True).result(10)
+    runner.submit(lambda e: None).result(10)
+    report = {c.kind: set(c.ids) for c in runner.listener.writes[-1]}
+    assert report == {"content": {merged.id}, "trash": {memory.id, other.id}}
 
 
 def test_a_long_text_is_embedded_between_calls_and_a_search_waits_one_slice(runner):

@@ -1,0 +1,65 @@
+"""The Agents page of the settings (issue 25): the same as `mnemo agents status`, and wiring
+and taking out an agent from it, with a real dialog and real config files."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from app.gui.qt import QtCore
+from app.gui.settings_dialog import SettingsDialog
+
+
+def _row(page, key: str) -> int:
+    return next(i for i, r in enumerate(page.rows) if r["agent"] == key)
+
+
+def test_the_agents_page_wires_and_takes_out_an_agent(
+    qtbot, worker, settings, tmp_path, monkeypatch
+):
+    home = tmp_path / "user"
+    (home / ".codex").mkdir(parents=True)
+    config = home / ".codex" / "config.toml"
+    config.write_text('# mine\nmodel = "o4"\n')
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    dialog = SettingsDialog(settings, worker)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.tabs.setCurrentWidget(dialog.agents)
+    page = dialog.agents
+    # THEN every agent has a row; Codex is found (its folder exists), not wired yet
+    qtbot.waitUntil(lambda: page.table.rowCount() == 5, timeout=10_000)
+    codex = _row(page, "codex")
+    assert page.table.item(codex, 1).text() == "found"
+    assert page.table.item(codex, 2).text() == "absent"
+    assert page.table.item(codex, 4).text() == str(config)
+    # WHEN Codex's row is selected and wired
+    page.table.selectRow(codex)
+    qtbot.mouseClick(page.wire, QtCore.Qt.LeftButton)
+    qtbot.waitUntil(lambda: page.table.item(codex, 2).text() == "wired", timeout=10_000)
+    assert page.status.text() == "Wired: codex."
+    text = config.read_text()
+    assert text.startswith('# mine\nmodel = "o4"\n')
+    assert tomllib.loads(text)["mcp_servers"]["mnemo"]["args"][-1] == "mcp"
+    # AND the connection check starts the server as Codex would
+    qtbot.mouseClick(page.check, QtCore.Qt.LeftButton)
+    qtbot.waitUntil(lambda: "answers" in page.table.item(codex, 2).text(), timeout=60_000)
+    # WHEN it is taken out THEN the file is as before, byte for byte
+    page.table.selectRow(codex)
+    qtbot.mouseClick(page.unwire, QtCore.Qt.LeftButton)
+    qtbot.waitUntil(lambda: page.table.item(codex, 2).text() == "absent", timeout=10_000)
+    assert config.read_text() == '# mine\nmodel = "o4"\n'
+    assert Path(str(config) + ".mnemo-backup").exists()
+
+
+def test_nothing_selected_says_what_to_do(qtbot, worker, settings, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    dialog = SettingsDialog(settings, worker)
+    qtbot.addWidget(dialog)
+    page = dialog.agents
+    qtbot.waitUntil(lambda: page.table.rowCount() == 5, timeout=10_000)
+    page.table.clearSelection()
+    qtbot.mouseClick(page.wire, QtCore.Qt.LeftButton)
+    assert page.status.text().startswith("Select the agents first")
+    assert not (tmp_path / ".claude.json").exists()
