@@ -80,7 +80,11 @@ def load_toml(path: Path, data: bytes | None):
 
 
 def write(path: Path, data: bytes, before: bytes | None) -> None:
-    """Replace the file atomically with `data`, the previous version kept beside it."""
+    """Replace the file atomically with `data`, the previous version kept beside it; if the
+    file changed since it was read as `before` (the agent saved it meanwhile), nothing is
+    written: InputError."""
+    if read_bytes(path) != before:
+        raise InputError(f"{path} changed while Mnemo was editing it; not changed (run it again)")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = path.stat().st_mode & 0o777 if before is not None else 0o600

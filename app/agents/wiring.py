@@ -349,7 +349,11 @@ def install(
                 continue
             if edit.changed:
                 data = edit.data()
-                configs.write(path, data, edit.before)
+                try:
+                    configs.write(path, data, edit.before)
+                except InputError as exc:
+                    done.append(Change(agent.key, path, "refused", str(exc)))
+                    continue
                 record = state.get(str(path))
                 if record is None:  # the bytes from before Mnemo first touched it
                     record = {"created": edit.before is None}
@@ -379,7 +383,11 @@ def uninstall(
                 state.pop(str(path), None)
                 continue
             if record and record.get("wrote") == configs.digest(current):
-                restored = _restore(path, current, bool(record.get("created")))
+                try:
+                    restored = _restore(path, current, bool(record.get("created")))
+                except InputError as exc:
+                    done.append(Change(agent.key, path, "refused", str(exc)))
+                    continue
                 if restored:
                     done.append(Change(agent.key, path, "restored", restored))
                     state.pop(str(path), None)
@@ -397,7 +405,11 @@ def uninstall(
             else:
                 _drop_hook(edit, command, agent)
             if edit.changed:
-                configs.write(path, edit.data(), current)
+                try:
+                    configs.write(path, edit.data(), current)
+                except InputError as exc:
+                    done.append(Change(agent.key, path, "refused", str(exc)))
+                    continue
                 done.append(Change(agent.key, path, "removed", part))
             state.pop(str(path), None)
             original = path.with_name(path.name + ".mnemo-original")

@@ -8,9 +8,7 @@ import logging
 import os
 import sys
 
-from app.cli import commands
 from app.core.errors import MnemoError
-from app.core.search.context import DEFAULT_MAX_CHARS
 
 
 def _filters(p: argparse.ArgumentParser) -> None:
@@ -83,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _memory_commands(sub) -> None:
     """remember and recall."""
+    from app.cli import commands
+
     p = sub.add_parser("remember", help="store a memory")
     p.add_argument("text", nargs="?", default="-", help="the text, or - to read standard input")
     p.add_argument("--title")
@@ -120,6 +120,8 @@ def _memory_commands(sub) -> None:
 
 def _browse_commands(sub) -> None:
     """show, edit, forget, unmerge, restore, list."""
+    from app.cli import commands
+
     p = sub.add_parser("show", help="show one memory")
     p.add_argument("id")
     p.add_argument("--json", action="store_true")
@@ -161,6 +163,8 @@ def _browse_commands(sub) -> None:
 
 def _file_commands(sub) -> None:
     """import, export, backfill, stats."""
+    from app.cli import commands
+
     p = sub.add_parser("import", help="import markdown files/folders or JSONL exports")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--no-embed", action="store_true", help="leave embedding to `backfill`")
@@ -183,6 +187,8 @@ def _file_commands(sub) -> None:
 
 def _model_commands(sub) -> None:
     """model (info, convert, use, list, get) and settings."""
+    from app.cli import commands
+
     p = sub.add_parser("model", help="the embedding model")
     msub = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
     m = msub.add_parser("info", help="the model in use")
@@ -218,6 +224,9 @@ def _model_commands(sub) -> None:
 
 def _agent_commands(sub) -> None:
     """context and mcp: what AI agents use."""
+    from app.cli import commands
+    from app.core.search.context import DEFAULT_MAX_CHARS
+
     p = sub.add_parser("context", help="the memory block an AI agent injects at session start")
     p.add_argument("--project", help="project name (default: the git repository's name)")
     p.add_argument("--query", help="use this text instead of the context signals")
@@ -268,6 +277,8 @@ def _agent_commands(sub) -> None:
 
 def _app_commands(sub) -> None:
     """the desktop app's commands, and doctor."""
+    from app.cli import commands
+
     for name, text in (
         ("gui", "start the desktop app (the default with no command)"),
         ("popup", "open the recall popup of the running app (bind this to a key)"),
@@ -302,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 1
+    from app.cli import commands  # here, not at the top: `import app.cli` stays light
+
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

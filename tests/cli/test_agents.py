@@ -217,3 +217,18 @@ def test_the_session_start_hooks_answer_each_agent_in_its_own_shape(home):
     assert out["hookEventName"] == "SessionStart" and out["additionalContext"] == claude.rstrip(
         "\n"
     )
+
+
+def test_a_config_the_agent_saves_meanwhile_is_not_overwritten(tmp_path):
+    # The agent (Claude Code rewrites ~/.claude.json often) saves between Mnemo's read and
+    # its write: Mnemo's write would lose the agent's change, so nothing is written.
+    from app.agents import configs
+    from app.core.errors import InputError
+
+    path = tmp_path / ".claude.json"
+    path.write_text('{"a": 1}\n')
+    before = configs.read_bytes(path)
+    path.write_text('{"a": 1, "b": 2}\n')  # the agent, meanwhile
+    with pytest.raises(InputError, match="changed while Mnemo was editing it"):
+        configs.write(path, b'{"a": 1, "mcpServers": {}}\n', before)
+    assert path.read_text() == '{"a": 1, "b": 2}\n'
