@@ -119,6 +119,7 @@ AGENTS: tuple[Agent, ...] = (
         },
         lambda project: (project or Path.home()) / ".gemini" / "settings.json",
         ("context", "--hook", "gemini"),  # its hooks answer in JSON
+        notes="Gemini CLI runs MCP servers and hooks only in folders you trusted in it",
     ),
     Agent(
         "cursor",
@@ -468,6 +469,7 @@ def status(project: Path | None = None, check: bool = True) -> list[dict[str, An
     out = []
     for agent in AGENTS:
         row: dict[str, Any] = {"agent": agent.key, "name": agent.name, "present": agent.present()}
+        row["notes"] = agent.notes
         mcp = agent.mcp_file(project)
         row["config"] = str(mcp) if mcp else None
         row["server"], row["hook"], row["problem"] = "absent", None, None

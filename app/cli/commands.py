@@ -533,6 +533,8 @@ def agents(args: Namespace) -> int:
             if row["problem"] and row.get("answers") is None:
                 line += f"; {row['problem']}"
             print(f"{line}\n    {row['config'] or 'no config for this scope'}")
+            if row["notes"] and row["server"] != "absent":
+                print(f"    ({row['notes']})")
         return 0
     act = wiring.install if args.agents_command == "install" else wiring.uninstall
     done = act(args.agents or None, project, hooks=not args.no_hooks)
