@@ -85,6 +85,8 @@ def write(path: Path, data: bytes, before: bytes | None) -> None:
     written: InputError."""
     if read_bytes(path) != before:
         raise InputError(f"{path} changed while Mnemo was editing it; not changed (run it again)")
+    if path.is_symlink():  # dotfiles kept elsewhere (stow, a synced folder): the link stays
+        path = path.resolve()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = path.stat().st_mode & 0o777 if before is not None else 0o600

@@ -232,3 +232,17 @@ def test_a_config_the_agent_saves_meanwhile_is_not_overwritten(tmp_path):
     with pytest.raises(InputError, match="changed while Mnemo was editing it"):
         configs.write(path, b'{"a": 1, "mcpServers": {}}\n', before)
     assert path.read_text() == '{"a": 1, "b": 2}\n'
+
+
+def test_a_config_that_is_a_symlink_stays_one(home):
+    # Dotfiles kept in a repository and linked into the home (GNU stow): the link stays, the
+    # file it points to is edited.
+    kept = home / "dotfiles" / "config.toml"
+    kept.parent.mkdir()
+    (home / ".codex" / "config.toml").rename(kept)
+    (home / ".codex" / "config.toml").symlink_to(kept)
+    assert _mnemo(home, "install", "codex").returncode == 0
+    assert (home / ".codex" / "config.toml").is_symlink()
+    assert "mcp_servers.mnemo" in kept.read_text()
+    assert _mnemo(home, "uninstall", "codex").returncode == 0
+    assert (home / ".codex" / "config.toml").is_symlink() and "mnemo" not in kept.read_text()
