@@ -8,6 +8,7 @@ previous version beside it (`NAME.mnemo-backup`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -35,13 +36,45 @@ def read_bytes(path: Path) -> bytes | None:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
 
 
+def _text(path: Path, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text; not changed") from None
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a key appears twice in one object")
+    return dict(pairs)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text} is too large to write back")
+    return value
+
+
 def load_json(path: Path, data: bytes | None) -> dict[str, Any]:
-    """The JSON object in a config file ({} when it is missing or empty)."""
+    """The JSON object in a config file ({} when it is missing or empty). Anything Mnemo
+    could not write back as it was (comments, NaN, a key twice, a number too large, a
+    nesting too deep) is refused: InputError, and the file is not changed."""
     if data is None or not data.strip():
         return {}
-    text = data.decode("utf-8-sig", errors="strict")
+    text = _text(path, data)
     try:
-        value = json.loads(text)
+        value = json.loads(
+            text,
+            parse_constant=_refuse_constant,
+            object_pairs_hook=_no_duplicates,
+            parse_float=_finite,
+        )
     except json.JSONDecodeError as exc:
         if re.search(r"(^|\s)//|/\*", text):
             raise InputError(
@@ -51,21 +84,32 @@ def load_json(path: Path, data: bytes | None) -> dict[str, Any]:
         raise InputError(
             f"{path} is not valid JSON ({exc.msg}, line {exc.lineno}); not changed"
         ) from None
+    except (ValueError, RecursionError) as exc:
+        why = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise InputError(f"{path} cannot be written back as it is ({why}); not changed") from None
     if not isinstance(value, dict):
         raise InputError(f"{path} does not hold a JSON object; not changed")
     return value
 
 
-def dump_json(value: dict[str, Any], before: bytes | None) -> bytes:
-    """JSON in the file's own indentation (2 spaces for a new file), ending as it did."""
-    indent = 2
+def dump_json(path: Path, value: dict[str, Any], before: bytes | None) -> bytes:
+    """JSON in the file's own layout: its indentation (2 spaces for a new file), line
+    endings, byte order mark and final newline."""
+    indent: int | str = 2
     if before:
         found = re.search(rb"\n([ \t]+)\"", before)
         if found:
-            indent = len(found.group(1).replace(b"\t", b"    "))
-    text = json.dumps(value, indent=indent, ensure_ascii=False)
-    newline = before is None or before.endswith(b"\n")
-    return (text + ("\n" if newline else "")).encode()
+            indent = found.group(1).decode()
+    try:
+        text = json.dumps(value, indent=indent, ensure_ascii=False)
+        if before and b"\r\n" in before:
+            text = text.replace("\n", "\r\n")
+        ending = "\r\n" if before and before.endswith(b"\r\n") else "\n"
+        newline = before is None or before.endswith(b"\n")
+        bom = "\ufeff" if before and before.startswith(b"\xef\xbb\xbf") else ""
+        return (bom + text + (ending if newline else "")).encode("utf-8")
+    except (UnicodeEncodeError, RecursionError):
+        raise InputError(f"{path} holds text that cannot be written back; not changed") from None
 
 
 def load_toml(path: Path, data: bytes | None):
@@ -73,20 +117,24 @@ def load_toml(path: Path, data: bytes | None):
     import tomlkit
     from tomlkit.exceptions import ParseError
 
+    text = _text(path, data) if data else ""
     try:
-        return tomlkit.parse((data or b"").decode("utf-8"))
-    except (ParseError, UnicodeDecodeError) as exc:
+        return tomlkit.parse(text)
+    except (ParseError, RecursionError) as exc:
         raise InputError(f"{path} is not valid TOML ({exc}); not changed") from None
 
 
 def write(path: Path, data: bytes, before: bytes | None) -> None:
-    """Replace the file atomically with `data`, the previous version kept beside it; if the
-    file changed since it was read as `before` (the agent saved it meanwhile), nothing is
-    written: InputError."""
+    """Replace the file atomically with `data`, the previous version kept beside it (with
+    its mode). Nothing is written if the file changed since it was read as `before` (the
+    agent saved it meanwhile) or if it is read-only: InputError."""
     if read_bytes(path) != before:
         raise InputError(f"{path} changed while Mnemo was editing it; not changed (run it again)")
     if path.is_symlink():  # dotfiles kept elsewhere (stow, a synced folder): the link stays
         path = path.resolve()
+    if before is not None and not os.access(path, os.W_OK):
+        raise InputError(f"{path} is read-only; not changed")
+    temp = path.with_name(f".{path.name}.mnemo-{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = path.stat().st_mode & 0o777 if before is not None else 0o600
@@ -94,18 +142,19 @@ def write(path: Path, data: bytes, before: bytes | None) -> None:
             backup = path.with_name(path.name + BACKUP_SUFFIX)
             backup.write_bytes(before)
             os.chmod(backup, mode)
-        temp = path.with_name(f".{path.name}.mnemo-{os.getpid()}")
         temp.write_bytes(data)
         os.chmod(temp, mode)
         os.replace(temp, path)
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            temp.unlink()
         raise InputError(f"cannot write {path}: {exc.strerror}; not changed") from None
 
 
 def remove(path: Path) -> None:
-    """Delete a file Mnemo created (its last version kept beside it)."""
+    """Delete a file Mnemo created (its last version kept beside it, with its mode)."""
     try:
-        shutil.copyfile(path, path.with_name(path.name + BACKUP_SUFFIX))
+        shutil.copy2(path, path.with_name(path.name + BACKUP_SUFFIX))
         path.unlink()
     except OSError as exc:
         raise InputError(f"cannot remove {path}: {exc.strerror}") from None

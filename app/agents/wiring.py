@@ -13,6 +13,7 @@ one changed since (by the agent or by hand) loses only Mnemo's entries.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -20,10 +21,16 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: one `mnemo agents` at a time is left to the user
+    fcntl = None
 
 from app.agents import configs
 from app.core import paths
@@ -205,7 +212,7 @@ class _Edit:
             import tomlkit
 
             return tomlkit.dumps(self.value).encode()
-        return configs.dump_json(self.value, self.before)
+        return configs.dump_json(self.path, self.value, self.before)
 
 
 def _hook_command(command: list[str], agent: Agent) -> str:
@@ -217,14 +224,33 @@ def _hook(command: list[str], agent: Agent) -> dict[str, str]:
 
 
 def _is_our_hook(hook: Any, ours: str) -> bool:
-    """Mnemo's hook: this install's command, or another install's (`…mnemo… context…`)."""
-    command = hook.get("command", "") if isinstance(hook, dict) else ""
-    return command == ours or (
-        "mnemo" in command and (command.endswith(" context") or " context --hook " in command)
+    """Mnemo's hook: this install's command, or another Mnemo install's (a program named
+    `mnemo` running exactly `context` or `context --hook AGENT`); never a user's own."""
+    command = hook.get("command") if isinstance(hook, dict) else None
+    if not isinstance(command, str):
+        return False
+    if command == ours:
+        return True
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    program = Path(words[0]).name if words else ""
+    rest = words[1:]
+    return program in ("mnemo", "mnemo.exe") and (
+        rest == ["context"] or (len(rest) == 3 and rest[:2] == ["context", "--hook"])
     )
 
 
-def _put_server(edit: _Edit, agent: Agent, entry: dict[str, Any]) -> str:
+def _plain(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str)) if value is not None else None
+
+
+def _put_server(
+    edit: _Edit, agent: Agent, entry: dict[str, Any], known: list[Any] | None = None
+) -> str:
+    """Put Mnemo's entry in; one named `mnemo` that Mnemo did not write (`known`: the
+    entries it wrote there before) is the user's: refused, never replaced."""
     servers = edit.value.get(agent.servers)
     if servers is None:
         if edit.fmt == "toml":
@@ -236,10 +262,14 @@ def _put_server(edit: _Edit, agent: Agent, entry: dict[str, Any]) -> str:
         edit.value[agent.servers] = servers
     elif not isinstance(servers, dict):
         raise InputError(f"{edit.path}: `{agent.servers}` is not a table of servers; not changed")
-    current = servers.get(NAME)
-    plain = json.loads(json.dumps(current, default=str)) if current is not None else None
-    if plain == entry:
+    current = _plain(servers.get(NAME))
+    if current == entry:
         return "already"
+    if current is not None and current not in (known or []):
+        raise InputError(
+            f"{edit.path} has a server named {NAME} that Mnemo did not put there; not changed "
+            "(rename or remove it, then run this again)"
+        )
     servers[NAME] = entry
     edit.changed = True
     return "updated" if current is not None else "added"
@@ -254,7 +284,8 @@ def _put_hook(edit: _Edit, command: list[str], agent: Agent) -> str:
     if not isinstance(groups, list):
         raise InputError(f"{edit.path}: `hooks.SessionStart` is not a list; not changed")
     for group in groups:
-        for hook in group.get("hooks", []) if isinstance(group, dict) else []:
+        inner = group.get("hooks") if isinstance(group, dict) else None
+        for hook in inner if isinstance(inner, list) else []:
             if _is_our_hook(hook, ours):
                 if hook.get("command") == ours:
                     return "already"
@@ -268,7 +299,8 @@ def _put_hook(edit: _Edit, command: list[str], agent: Agent) -> str:
 
 def _drop_hook(edit: _Edit, command: list[str], agent: Agent) -> bool:
     ours = _hook_command(command, agent)
-    groups = edit.value.get("hooks", {}).get("SessionStart") if edit.value.get("hooks") else None
+    hooks = edit.value.get("hooks")
+    groups = hooks.get("SessionStart") if isinstance(hooks, dict) else None
     if not isinstance(groups, list):
         return False
     kept = []
@@ -290,19 +322,156 @@ def _drop_hook(edit: _Edit, command: list[str], agent: Agent) -> bool:
     return edit.changed
 
 
-def _files(agent: Agent, project: Path | None, hooks: bool) -> list[tuple[Path, str]]:
-    out = []
+def _files(agent: Agent, project: Path | None, hooks: bool) -> dict[Path, list[str]]:
+    """The files an agent's wiring touches and what goes in each ("server", "hook")."""
+    out: dict[Path, list[str]] = {}
     mcp = agent.mcp_file(project)
     if mcp is not None:
-        out.append((mcp, "server"))
+        out.setdefault(mcp, []).append("server")
     hook = agent.hook_file(project) if hooks else None
     if hook is not None:
-        out.append((hook, "hook"))
+        out.setdefault(hook, []).append("hook")
     return out
 
 
+def _plain_of(fmt: str, data: bytes | None) -> dict[str, Any]:
+    if not data:
+        return {}
+    text = data.decode("utf-8-sig")
+    return tomllib.loads(text) if fmt == "toml" else json.loads(text)
+
+
+def _without_ours(value: dict[str, Any], agent: Agent, parts: list[str], ours: str) -> Any:
+    """A config's plain value with Mnemo's entries (and containers left empty) taken out."""
+    value = json.loads(json.dumps(value, default=str))
+    servers = value.get(agent.servers)
+    if "server" in parts and isinstance(servers, dict):
+        servers.pop(NAME, None)
+        if not servers:
+            value.pop(agent.servers)
+    hooks = value.get("hooks")
+    if "hook" in parts and isinstance(hooks, dict) and isinstance(hooks.get("SessionStart"), list):
+        kept = []
+        for group in hooks["SessionStart"]:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(inner, list):
+                left = [h for h in inner if not _is_our_hook(h, ours)]
+                if not left and inner:
+                    continue
+                group = {**group, "hooks": left}
+            kept.append(group)
+        hooks["SessionStart"] = kept
+        if not kept:
+            hooks.pop("SessionStart")
+        if not hooks:
+            value.pop("hooks")
+    return value
+
+
+def _check_only_ours(edit: _Edit, data: bytes, agent: Agent, parts: list[str], ours: str) -> None:
+    """Refuse an edit that would change anything but Mnemo's entries (read back by a parser
+    of the format: tomlkit put a table between a user's dotted keys once)."""
+    try:
+        before = _without_ours(_plain_of(edit.fmt, edit.before), agent, parts, ours)
+        after = _without_ours(_plain_of(edit.fmt, data), agent, parts, ours)
+    except (ValueError, tomllib.TOMLDecodeError):
+        after, before = None, True
+    if before != after:
+        raise InputError(
+            f"{edit.path}: Mnemo's edit would change other entries of it (its layout is one "
+            "Mnemo cannot edit safely); not changed"
+        )
+
+
+@contextlib.contextmanager
+def _locked():
+    """One `mnemo agents` at a time on this machine's record of what it wrote."""
+    path = paths.data_dir() / "agents.lock"
+    with open(path, "a+") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _by_hand(agent: Agent, parts: list[str], command: list[str]) -> str:
+    entry: dict[str, Any] = {}
+    if "server" in parts:
+        entry[agent.servers] = {NAME: agent.entry(command)}
+    if "hook" in parts:
+        entry["hooks"] = {"SessionStart": [{"hooks": [_hook(command, agent)]}]}
+    return json.dumps(entry)
+
+
+def _install_file(
+    agent: Agent, path: Path, parts: list[str], command: list[str], state: dict
+) -> list[Change]:
+    """Put Mnemo's entries in one file, in one write."""
+    record = state.get(str(path)) or {}
+    edit = _Edit(path, "toml" if path.suffix == ".toml" else "json")
+    whats = []
+    for part in parts:
+        if part == "server":
+            known = list(record.get("entries", {}).values())
+            whats.append(_put_server(edit, agent, agent.entry(command), known))
+        else:
+            whats.append(_put_hook(edit, command, agent))
+    if edit.changed:
+        data = edit.data()
+        _check_only_ours(edit, data, agent, parts, _hook_command(command, agent))
+        configs.write(path, data, edit.before)
+        wrote_last = record.get("wrote")
+        if not record or wrote_last != (configs.digest(edit.before) if edit.before else None):
+            # First touch, or the file changed since Mnemo last wrote it: what is there now
+            # is what an uninstall may put back (never an older version)
+            record = {"created": edit.before is None, "entries": {}}
+            original = path.with_name(path.name + ".mnemo-original")
+            if edit.before is not None:
+                original.write_bytes(edit.before)
+                os.chmod(original, path.stat().st_mode & 0o777)
+            elif original.exists():
+                original.unlink()
+        record["wrote"] = configs.digest(data)
+        if "server" in parts:
+            record.setdefault("entries", {})[agent.key] = agent.entry(command)
+        state[str(path)] = record
+    return [Change(agent.key, path, what, part) for what, part in zip(whats, parts, strict=True)]
+
+
+def install(
+    names: list[str] | None = None, project: Path | None = None, hooks: bool = True
+) -> list[Change]:
+    """Merge Mnemo's MCP server (and session-start hook) into each agent's config."""
+    command = mnemo_command()
+    agents = chosen(names)
+    if not agents:
+        raise InputError(
+            "no agent found on this machine (looked for "
+            + ", ".join(a.name for a in AGENTS)
+            + "); name one: mnemo agents install claude"
+        )
+    done: list[Change] = []
+    with _locked():
+        state = _state()
+        for agent in agents:
+            files = _files(agent, project, hooks)
+            if not files:
+                done.append(Change(agent.key, Path(), "skipped", agent.notes))
+            for path, parts in files.items():
+                try:
+                    done += _install_file(agent, path, parts, command, state)
+                except InputError as exc:
+                    hand = _by_hand(agent, parts, command)
+                    done.append(Change(agent.key, path, "refused", f"{exc}: {hand}"))
+        _save_state(state)
+    return done
+
+
 def _restore(path: Path, current: bytes, created: bool) -> str:
-    """Put back a file as it was before Mnemo first changed it ('' when that is unknown)."""
+    """Put back a file as it was before Mnemo changed it ('' when that is unknown)."""
     original = path.with_name(path.name + ".mnemo-original")
     if created:
         configs.remove(path)
@@ -314,59 +483,42 @@ def _restore(path: Path, current: bytes, created: bool) -> str:
     return ""
 
 
-def install(
-    names: list[str] | None = None, project: Path | None = None, hooks: bool = True
+def _uninstall_file(
+    agent: Agent, path: Path, parts: list[str], command: list[str], state: dict
 ) -> list[Change]:
-    """Merge Mnemo's MCP server (and session-start hook) into each agent's config."""
-    command = mnemo_command()
-    state = _state()
-    done: list[Change] = []
-    agents = chosen(names)
-    if not agents:
-        raise InputError(
-            "no agent found on this machine (looked for "
-            + ", ".join(a.name for a in AGENTS)
-            + "); name one: mnemo agents install claude"
-        )
-    for agent in agents:
-        files = _files(agent, project, hooks)
-        if not files:
-            done.append(Change(agent.key, Path(), "skipped", agent.notes))
-        for path, part in files:
-            try:
-                edit = _Edit(path, "toml" if path.suffix == ".toml" else "json")
-                what = (
-                    _put_server(edit, agent, agent.entry(command))
-                    if part == "server"
-                    else _put_hook(edit, command, agent)
-                )
-            except InputError as exc:
-                entry = (
-                    {agent.servers: {NAME: agent.entry(command)}}
-                    if part == "server"
-                    else {"hooks": {"SessionStart": [{"hooks": [_hook(command, agent)]}]}}
-                )
-                done.append(Change(agent.key, path, "refused", f"{exc}: {json.dumps(entry)}"))
-                continue
-            if edit.changed:
-                data = edit.data()
-                try:
-                    configs.write(path, data, edit.before)
-                except InputError as exc:
-                    done.append(Change(agent.key, path, "refused", str(exc)))
-                    continue
-                record = state.get(str(path))
-                if record is None:  # the bytes from before Mnemo first touched it
-                    record = {"created": edit.before is None}
-                    if edit.before is not None:
-                        original = path.with_name(path.name + ".mnemo-original")
-                        original.write_bytes(edit.before)
-                        os.chmod(original, path.stat().st_mode & 0o777)
-                record["wrote"] = configs.digest(data)
-                state[str(path)] = record
-            done.append(Change(agent.key, path, what, part))
-    _save_state(state)
-    return done
+    record = state.get(str(path))
+    current = configs.read_bytes(path)
+    if current is None:
+        state.pop(str(path), None)
+        return []
+    if record and record.get("wrote") == configs.digest(current):
+        restored = _restore(path, current, bool(record.get("created")))
+        if restored:
+            state.pop(str(path), None)
+            return [Change(agent.key, path, "restored", restored)]
+    edit = _Edit(path, "toml" if path.suffix == ".toml" else "json")
+    known = list((record or {}).get("entries", {}).values()) + [agent.entry(command)]
+    out = []
+    if "server" in parts:
+        servers = edit.value.get(agent.servers)
+        if isinstance(servers, dict) and NAME in servers:
+            if _plain(servers[NAME]) in known:
+                del servers[NAME]
+                edit.changed = True
+            else:
+                out.append(Change(agent.key, path, "kept", f"its {NAME} server is not Mnemo's"))
+    if "hook" in parts:
+        _drop_hook(edit, command, agent)
+    if edit.changed:
+        data = edit.data()
+        _check_only_ours(edit, data, agent, parts, _hook_command(command, agent))
+        configs.write(path, data, current)
+        out.append(Change(agent.key, path, "removed", ", ".join(parts)))
+    state.pop(str(path), None)
+    original = path.with_name(path.name + ".mnemo-original")
+    if original.exists():  # changed since: no use now
+        original.unlink()
+    return out
 
 
 def uninstall(
@@ -374,49 +526,16 @@ def uninstall(
 ) -> list[Change]:
     """Take Mnemo's entries out again; a file as Mnemo left it gets its old bytes back."""
     command = mnemo_command()
-    state = _state()
     done: list[Change] = []
-    for agent in chosen(names) if names else list(AGENTS):
-        for path, part in _files(agent, project, hooks):
-            record = state.get(str(path))
-            current = configs.read_bytes(path)
-            if current is None:
-                state.pop(str(path), None)
-                continue
-            if record and record.get("wrote") == configs.digest(current):
+    with _locked():
+        state = _state()
+        for agent in chosen(names) if names else list(AGENTS):
+            for path, parts in _files(agent, project, hooks).items():
                 try:
-                    restored = _restore(path, current, bool(record.get("created")))
+                    done += _uninstall_file(agent, path, parts, command, state)
                 except InputError as exc:
                     done.append(Change(agent.key, path, "refused", str(exc)))
-                    continue
-                if restored:
-                    done.append(Change(agent.key, path, "restored", restored))
-                    state.pop(str(path), None)
-                    continue
-            try:
-                edit = _Edit(path, "toml" if path.suffix == ".toml" else "json")
-            except InputError as exc:
-                done.append(Change(agent.key, path, "refused", str(exc)))
-                continue
-            if part == "server":
-                servers = edit.value.get(agent.servers)
-                if isinstance(servers, dict) and NAME in servers:
-                    del servers[NAME]
-                    edit.changed = True
-            else:
-                _drop_hook(edit, command, agent)
-            if edit.changed:
-                try:
-                    configs.write(path, edit.data(), current)
-                except InputError as exc:
-                    done.append(Change(agent.key, path, "refused", str(exc)))
-                    continue
-                done.append(Change(agent.key, path, "removed", part))
-            state.pop(str(path), None)
-            original = path.with_name(path.name + ".mnemo-original")
-            if original.exists() and str(path) not in state:  # changed since: no use now
-                original.unlink()
-    _save_state(state)
+        _save_state(state)
     return done
 
 
@@ -463,45 +582,44 @@ def answers(command: list[str], timeout: float = 60) -> str | None:
 
 def status(project: Path | None = None, check: bool = True) -> list[dict[str, Any]]:
     """Per agent: present, where its config is, whether Mnemo's server and hook are in it
-    (and point at this installation), and whether that server answers."""
+    (this installation's, or another's), and whether this installation's server answers.
+    Only Mnemo's own command is ever started: a config's entry may name any program."""
     command = mnemo_command()
-    checked: dict[str, str | None] = {}
+    answer: list[str | None] = []
     out = []
     for agent in AGENTS:
         row: dict[str, Any] = {"agent": agent.key, "name": agent.name, "present": agent.present()}
         row["notes"] = agent.notes
         mcp = agent.mcp_file(project)
         row["config"] = str(mcp) if mcp else None
-        row["server"], row["hook"], row["problem"] = "absent", None, None
+        row["server"], row["hook"], row["problem"], row["answers"] = "absent", None, None, None
         try:
             if mcp is not None:
-                edit = _Edit(mcp, "toml" if mcp.suffix == ".toml" else "json")
-                entry = (edit.value.get(agent.servers) or {}).get(NAME)
+                servers = _Edit(mcp, "toml" if mcp.suffix == ".toml" else "json").value.get(
+                    agent.servers
+                )
+                entry = _plain(servers.get(NAME)) if isinstance(servers, dict) else None
                 if entry is not None:
-                    entry = json.loads(json.dumps(entry, default=str))
                     mine = entry == agent.entry(command)
-                    row["server"] = "wired" if mine else "another install"
-                    wired = [entry.get("command", ""), *entry.get("args", [])][:-1] or command
-                    key = shlex.join(wired)
-                    if check and key not in checked:
-                        checked[key] = answers([*wired, "mcp"])
-                    row["answers"] = checked.get(key) is None if check else None
-                    row["problem"] = checked.get(key)
+                    row["server"] = "wired" if mine else "another entry named mnemo"
+                    if mine and check:
+                        if not answer:
+                            answer.append(answers([*command, "mcp"]))
+                        row["answers"], row["problem"] = answer[0] is None, answer[0]
             hook_path = agent.hook_file(project)
             if hook_path is not None:
-                edit = _Edit(hook_path, "json")
-                groups = (edit.value.get("hooks") or {}).get("SessionStart") or []
+                hooks = _Edit(hook_path, "json").value.get("hooks")
+                groups = hooks.get("SessionStart") if isinstance(hooks, dict) else None
                 ours = _hook_command(command, agent)
                 found = [
                     h.get("command")
-                    for g in groups
-                    if isinstance(g, dict)
-                    for h in g.get("hooks", [])
+                    for g in (groups if isinstance(groups, list) else [])
+                    if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+                    for h in g["hooks"]
                     if _is_our_hook(h, ours)
                 ]
-                row["hook"] = (
-                    "wired" if ours in found else ("another install" if found else "absent")
-                )
+                other = "another install" if found else "absent"
+                row["hook"] = "wired" if ours in found else other
         except InputError as exc:
             row["problem"] = str(exc)
         out.append(row)

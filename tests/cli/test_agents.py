@@ -246,3 +246,98 @@ def test_a_config_that_is_a_symlink_stays_one(home):
     assert "mcp_servers.mnemo" in kept.read_text()
     assert _mnemo(home, "uninstall", "codex").returncode == 0
     assert (home / ".codex" / "config.toml").is_symlink() and "mnemo" not in kept.read_text()
+
+
+# ---- what a red-team pass found (all of it lost or leaked a user's config) ---------------
+def test_a_second_install_after_the_user_changed_the_file_never_undoes_their_change(home):
+    cursor = home / ".cursor" / "mcp.json"
+    assert _mnemo(home, "install", "cursor").returncode == 0  # Mnemo makes the file
+    mine = json.loads(cursor.read_text())
+    mine["mcpServers"] = {"github": {"command": "gh-mcp"}}  # the user's, Mnemo's taken out
+    cursor.write_text(json.dumps(mine))
+    assert _mnemo(home, "install", "cursor").returncode == 0
+    assert _mnemo(home, "uninstall", "cursor").returncode == 0
+    assert json.loads(cursor.read_text()) == {"mcpServers": {"github": {"command": "gh-mcp"}}}
+
+
+def test_a_users_own_hooks_and_servers_named_alike_are_never_touched(home):
+    settings = home / ".claude" / "settings.json"
+    sync = {"type": "command", "command": "~/bin/mnemonic-sync context"}
+    notes = {"type": "command", "command": "python3 ~/tools/mnemo_notes.py context"}
+    theirs = [{"matcher": "startup", "hooks": [sync]}, {"hooks": [notes]}]
+    settings.write_text(json.dumps({"hooks": {"SessionStart": theirs}}))
+    cursor = home / ".cursor" / "mcp.json"
+    cursor.parent.mkdir()
+    own = {"command": "/opt/mnemo-dev/bin/mnemo", "args": ["--db", "/data/w.db", "mcp"]}
+    cursor.write_text(json.dumps({"mcpServers": {"mnemo": own}}))
+    done = _mnemo(home, "install", "claude", "cursor")
+    assert done.returncode == 1 and "that Mnemo did not put there" in done.stdout
+    assert json.loads(cursor.read_text()) == {"mcpServers": {"mnemo": own}}  # untouched
+    assert json.loads(settings.read_text())["hooks"]["SessionStart"][:2] == theirs
+    assert _mnemo(home, "uninstall", "claude", "cursor").returncode == 0
+    assert json.loads(settings.read_text()) == {"hooks": {"SessionStart": theirs}}
+    assert json.loads(cursor.read_text()) == {"mcpServers": {"mnemo": own}}
+
+
+def test_status_never_starts_a_command_a_config_names(home):
+    # A cloned repository's .mcp.json may name any program under "mnemo"
+    project = home / "project"
+    trap = home / "PWNED"
+    entry = {"command": "sh", "args": ["-c", f"touch {trap}", "x"]}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"mnemo": entry}}))
+    done = _mnemo(home, "status", "--json", "--project", str(project))
+    rows = {r["agent"]: r for r in json.loads(done.stdout)}
+    assert rows["claude"]["server"] == "another entry named mnemo" and not trap.exists()
+
+
+def test_toml_dotted_keys_are_kept_or_the_file_is_refused(home):
+    codex = home / ".codex" / "config.toml"
+    text = 'model = "o3"\nmcp_servers.other.command = "echo"\nmcp_servers.other.args = ["hi"]\n'
+    codex.write_text(text)
+    _mnemo(home, "install", "codex")
+    assert tomllib.loads(codex.read_text())["mcp_servers"]["other"] == {
+        "command": "echo",
+        "args": ["hi"],
+    }
+    _mnemo(home, "uninstall", "codex")
+    assert tomllib.loads(codex.read_text()) == tomllib.loads(text)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"ui": {"theme": "x"}, "big": 1e400}',  # would come back as Infinity
+        b'{"a": NaN}',
+        b'{"a": 1, "a": 2}',  # one would be lost
+        b'{"name": "Jos\xe9"}',  # not UTF-8
+        b'{"x": "\\ud800"}',  # a lone surrogate cannot be written back
+        b"[" * 100_000 + b"]" * 100_000,
+    ],
+)
+def test_json_mnemo_could_not_write_back_as_it_was_is_refused(home, content):
+    gemini = home / ".gemini" / "settings.json"
+    gemini.write_bytes(content)
+    for action in ("install", "status", "uninstall"):
+        done = _mnemo(home, action, "gemini") if action != "status" else _mnemo(home, "status")
+        assert "Traceback" not in done.stderr, done.stderr
+        assert gemini.read_bytes() == content
+    assert _mnemo(home, "install", "gemini").returncode == 1
+
+
+def test_uninstall_goes_on_past_a_file_it_cannot_read(home):
+    (home / ".cursor" / "mcp.json").mkdir(parents=True)  # a folder where the file should be
+    assert _mnemo(home, "install", "claude").returncode == 0
+    done = _mnemo(home, "uninstall")
+    assert "Claude Code: removed" in done.stdout or "Claude Code: restored" in done.stdout
+    assert "Cursor: refused" in done.stdout and "Traceback" not in done.stderr
+
+
+def test_an_odd_hooks_section_is_kept_as_it_is_beside_mnemos_hook(home):
+    gemini = home / ".gemini" / "settings.json"
+    gemini.write_text('{"hooks": {"SessionStart": [{"hooks": null}, "odd"]}}')
+    done = _mnemo(home, "install", "gemini")
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    groups = json.loads(gemini.read_text())["hooks"]["SessionStart"]
+    assert groups[:2] == [{"hooks": None}, "odd"] and len(groups) == 3
+    assert _mnemo(home, "uninstall", "gemini").returncode == 0
+    assert gemini.read_text() == '{"hooks": {"SessionStart": [{"hooks": null}, "odd"]}}'
