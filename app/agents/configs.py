@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -152,9 +151,9 @@ def write(path: Path, data: bytes, before: bytes | None) -> None:
 
 
 def remove(path: Path) -> None:
-    """Delete a file Mnemo created (its last version kept beside it, with its mode)."""
+    """Delete a file Mnemo made, as Mnemo left it (nothing of the user's is in it): through a
+    symlink, the file it points to goes and the link stays, as it was."""
     try:
-        shutil.copy2(path, path.with_name(path.name + BACKUP_SUFFIX))
-        path.unlink()
+        (path.resolve() if path.is_symlink() else path).unlink()
     except OSError as exc:
         raise InputError(f"cannot remove {path}: {exc.strerror}") from None

@@ -341,3 +341,15 @@ def test_an_odd_hooks_section_is_kept_as_it_is_beside_mnemos_hook(home):
     assert groups[:2] == [{"hooks": None}, "odd"] and len(groups) == 3
     assert _mnemo(home, "uninstall", "gemini").returncode == 0
     assert gemini.read_text() == '{"hooks": {"SessionStart": [{"hooks": null}, "odd"]}}'
+
+
+def test_a_dangling_symlink_is_as_it_was_after_uninstall(home):
+    link = home / ".cursor" / "mcp.json"
+    link.parent.mkdir()
+    target = home / "dotfiles" / "cursor-mcp.json"
+    target.parent.mkdir()
+    link.symlink_to(target)  # the dotfiles repository has no such file yet
+    assert _mnemo(home, "install", "cursor").returncode == 0
+    assert "mnemo" in json.loads(target.read_text())["mcpServers"]
+    assert _mnemo(home, "uninstall", "cursor").returncode == 0
+    assert link.is_symlink() and not target.exists()
