@@ -38,18 +38,53 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores{mem}, {platform.system()}, Python {python}"
 
 
-def record(title: str, columns: list[str], rows: list[tuple], note: str = "") -> None:
-    """Replace (or add) the section `title` in docs/benchmarks.md with this table."""
+def _earlier_rows(text: str, pattern: re.Pattern, new_rows: list[tuple]) -> list[str]:
+    """The rows of the section now in the file whose first cell no new row has (a run of
+    some sizes keeps the others), each marked with the date it was measured."""
+    found = pattern.search(text)
+    if not found:
+        return []
+    section = found.group(0)
+    when = re.search(r"Measured (\d{4}-\d{2}-\d{2})", section)
+    mine = {str(row[0]) for row in new_rows}
+    kept = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("| ") or set(line) <= set("|-") or cells[0] in mine:
+            continue
+        first = (
+            cells[0]
+            if "(run of " in cells[0] or not when
+            else f"{cells[0]} (run of {when.group(1)})"
+        )
+        kept.append("| " + " | ".join([first, *cells[1:]]) + " |")
+    return kept[1:]  # the header row went first
+
+
+def _size_first(row: str) -> tuple[int, float]:
+    """Rows whose first cell starts with a number (a size) in its order, the others last."""
+    found = re.match(r"\|\s*([\d,]+)", row)
+    return (0, float(found.group(1).replace(",", ""))) if found else (1, 0.0)
+
+
+def record(
+    title: str, columns: list[str], rows: list[tuple], note: str = "", keep_others: bool = False
+) -> None:
+    """Replace (or add) the section `title` in docs/benchmarks.md with this table; with
+    `keep_others`, the rows of an earlier run whose first cell (a size) this run did not
+    measure stay, marked with their date."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"## {title}", "", f"Measured {stamp} on {machine()}.", ""]
     if note:
         lines += [note, ""]
     lines.append("| " + " | ".join(columns) + " |")
     lines.append("|" + "|".join("---" for _ in columns) + "|")
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    section = "\n".join(lines) + "\n"
+    table = ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     text = DOC.read_text() if DOC.exists() else HEADER
     pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
+    if keep_others:
+        table = sorted(table + _earlier_rows(text, pattern, rows), key=_size_first)
+    section = "\n".join(lines + table) + "\n"
     text = (
         pattern.sub(lambda _: section + "\n", text)
         if pattern.search(text)

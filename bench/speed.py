@@ -401,6 +401,7 @@ def main() -> None:
             "vectors (see bench/speed.py). Issue 10's goals: hybrid p50 ≤ 5 / 15 / 100 ms at "
             "10k / 100k / 1M; RSS ≤ 400 MB at 100k, ≤ 1.5 GB at 1M."
         ),
+        keep_others=True,  # `--sizes 10000` keeps the other sizes' rows, dated
     )
     real = real_tier()
     if real:
@@ -441,6 +442,7 @@ def main() -> None:
         "recall p50 over 60 of them). The int8 scan is used past 20,000 memories (below, "
         "both columns are the float32 scan); it includes the crowd (mean, spread) the score "
         "is calibrated against, from at most 16,384 memories. The rest of a recall is ranking.",
+        keep_others=True,
     )
     rows = vector_stage_recall()
     if real:
