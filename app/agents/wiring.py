@@ -23,7 +23,7 @@ import sys
 import time
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +83,14 @@ class Agent:
         return shutil.which(self.program) is not None or self.marker().exists()
 
 
+def _server(command: list[str], **more) -> dict[str, Any]:
+    """Mnemo's MCP server entry: this install's command running `mcp`, and what the agent
+    wants besides."""
+    return {"command": command[0], "args": [*command[1:], "mcp"], **more}
+
+
 def _stdio(command: list[str], **more) -> dict[str, Any]:
-    return {"type": "stdio", "command": command[0], "args": [*command[1:], "mcp"], **more}
+    return {"type": "stdio", **_server(command, **more)}
 
 
 AGENTS: tuple[Agent, ...] = (
@@ -105,11 +111,7 @@ AGENTS: tuple[Agent, ...] = (
         _codex_home,
         lambda project: None if project else _codex_home() / "config.toml",
         "mcp_servers",
-        lambda command: {
-            "command": command[0],
-            "args": [*command[1:], "mcp"],
-            "startup_timeout_sec": STARTUP_S,
-        },
+        lambda command: _server(command, startup_timeout_sec=STARTUP_S),
         notes="Codex reads MCP servers from ~/.codex/config.toml only",
     ),
     Agent(
@@ -119,11 +121,7 @@ AGENTS: tuple[Agent, ...] = (
         lambda: Path.home() / ".gemini",
         lambda project: (project or Path.home()) / ".gemini" / "settings.json",
         "mcpServers",
-        lambda command: {
-            "command": command[0],
-            "args": [*command[1:], "mcp"],
-            "timeout": STARTUP_S * 1000,
-        },
+        lambda command: _server(command, timeout=STARTUP_S * 1000),
         lambda project: (project or Path.home()) / ".gemini" / "settings.json",
         ("context", "--hook", "gemini"),  # its hooks answer in JSON
         notes="Gemini CLI runs MCP servers and hooks only in folders you trusted in it",
@@ -182,7 +180,7 @@ def _save_state(state: dict[str, dict[str, Any]]) -> None:
 
 
 @dataclass
-class Change:
+class Outcome:
     """What one install or uninstall did to one file."""
 
     agent: str
@@ -200,7 +198,6 @@ class _Edit:
     before: bytes | None = None
     value: Any = None
     changed: bool = False
-    notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.before = configs.read_bytes(self.path)
@@ -408,7 +405,7 @@ def _by_hand(agent: Agent, parts: list[str], command: list[str]) -> str:
 
 def _install_file(
     agent: Agent, path: Path, parts: list[str], command: list[str], state: dict
-) -> list[Change]:
+) -> list[Outcome]:
     """Put Mnemo's entries in one file, in one write."""
     record = state.get(str(path)) or {}
     edit = _Edit(path, "toml" if path.suffix == ".toml" else "json")
@@ -438,12 +435,12 @@ def _install_file(
         if "server" in parts:
             record.setdefault("entries", {})[agent.key] = agent.entry(command)
         state[str(path)] = record
-    return [Change(agent.key, path, what, part) for what, part in zip(whats, parts, strict=True)]
+    return [Outcome(agent.key, path, what, part) for what, part in zip(whats, parts, strict=True)]
 
 
 def install(
     names: list[str] | None = None, project: Path | None = None, hooks: bool = True
-) -> list[Change]:
+) -> list[Outcome]:
     """Merge Mnemo's MCP server (and session-start hook) into each agent's config."""
     command = mnemo_command()
     agents = chosen(names)
@@ -453,19 +450,19 @@ def install(
             + ", ".join(a.name for a in AGENTS)
             + "); name one: mnemo agents install claude"
         )
-    done: list[Change] = []
+    done: list[Outcome] = []
     with _locked():
         state = _state()
         for agent in agents:
             files = _files(agent, project, hooks)
             if not files:
-                done.append(Change(agent.key, Path(), "skipped", agent.notes))
+                done.append(Outcome(agent.key, Path(), "skipped", agent.notes))
             for path, parts in files.items():
                 try:
                     done += _install_file(agent, path, parts, command, state)
                 except InputError as exc:
                     hand = _by_hand(agent, parts, command)
-                    done.append(Change(agent.key, path, "refused", f"{exc}: {hand}"))
+                    done.append(Outcome(agent.key, path, "refused", f"{exc}: {hand}"))
         _save_state(state)
     return done
 
@@ -485,7 +482,7 @@ def _restore(path: Path, current: bytes, created: bool) -> str:
 
 def _uninstall_file(
     agent: Agent, path: Path, parts: list[str], command: list[str], state: dict
-) -> list[Change]:
+) -> list[Outcome]:
     record = state.get(str(path))
     current = configs.read_bytes(path)
     if current is None:
@@ -495,7 +492,7 @@ def _uninstall_file(
         restored = _restore(path, current, bool(record.get("created")))
         if restored:
             state.pop(str(path), None)
-            return [Change(agent.key, path, "restored", restored)]
+            return [Outcome(agent.key, path, "restored", restored)]
     edit = _Edit(path, "toml" if path.suffix == ".toml" else "json")
     known = list((record or {}).get("entries", {}).values()) + [agent.entry(command)]
     out = []
@@ -506,14 +503,14 @@ def _uninstall_file(
                 del servers[NAME]
                 edit.changed = True
             else:
-                out.append(Change(agent.key, path, "kept", f"its {NAME} server is not Mnemo's"))
+                out.append(Outcome(agent.key, path, "kept", f"its {NAME} server is not Mnemo's"))
     if "hook" in parts:
         _drop_hook(edit, command, agent)
     if edit.changed:
         data = edit.data()
         _check_only_ours(edit, data, agent, parts, _hook_command(command, agent))
         configs.write(path, data, current)
-        out.append(Change(agent.key, path, "removed", ", ".join(parts)))
+        out.append(Outcome(agent.key, path, "removed", ", ".join(parts)))
     state.pop(str(path), None)
     original = path.with_name(path.name + ".mnemo-original")
     if original.exists():  # changed since: no use now
@@ -523,10 +520,10 @@ def _uninstall_file(
 
 def uninstall(
     names: list[str] | None = None, project: Path | None = None, hooks: bool = True
-) -> list[Change]:
+) -> list[Outcome]:
     """Take Mnemo's entries out again; a file as Mnemo left it gets its old bytes back."""
     command = mnemo_command()
-    done: list[Change] = []
+    done: list[Outcome] = []
     with _locked():
         state = _state()
         for agent in chosen(names) if names else list(AGENTS):
@@ -534,7 +531,7 @@ def uninstall(
                 try:
                     done += _uninstall_file(agent, path, parts, command, state)
                 except InputError as exc:
-                    done.append(Change(agent.key, path, "refused", str(exc)))
+                    done.append(Outcome(agent.key, path, "refused", str(exc)))
         _save_state(state)
     return done
 
@@ -586,6 +583,13 @@ def status(project: Path | None = None, check: bool = True) -> list[dict[str, An
     Only Mnemo's own command is ever started: a config's entry may name any program."""
     command = mnemo_command()
     answer: list[str | None] = []
+    read: dict[Path, _Edit] = {}  # Gemini's server and hook share one file: read once
+
+    def config(path: Path) -> _Edit:
+        if path not in read:
+            read[path] = _Edit(path, "toml" if path.suffix == ".toml" else "json")
+        return read[path]
+
     out = []
     for agent in AGENTS:
         row: dict[str, Any] = {"agent": agent.key, "name": agent.name, "present": agent.present()}
@@ -595,9 +599,7 @@ def status(project: Path | None = None, check: bool = True) -> list[dict[str, An
         row["server"], row["hook"], row["problem"], row["answers"] = "absent", None, None, None
         try:
             if mcp is not None:
-                servers = _Edit(mcp, "toml" if mcp.suffix == ".toml" else "json").value.get(
-                    agent.servers
-                )
+                servers = config(mcp).value.get(agent.servers)
                 entry = _plain(servers.get(NAME)) if isinstance(servers, dict) else None
                 if entry is not None:
                     mine = entry == agent.entry(command)
@@ -608,7 +610,7 @@ def status(project: Path | None = None, check: bool = True) -> list[dict[str, An
                         row["answers"], row["problem"] = answer[0] is None, answer[0]
             hook_path = agent.hook_file(project)
             if hook_path is not None:
-                hooks = _Edit(hook_path, "json").value.get("hooks")
+                hooks = config(hook_path).value.get("hooks")
                 groups = hooks.get("SessionStart") if isinstance(hooks, dict) else None
                 ours = _hook_command(command, agent)
                 found = [
