@@ -8,7 +8,6 @@ previous version beside it (`NAME.mnemo-backup`).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -16,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from app.core import paths
 from app.core.errors import InputError
 
 BACKUP_SUFFIX = ".mnemo-backup"
@@ -133,21 +133,22 @@ def write(path: Path, data: bytes, before: bytes | None) -> None:
         path = path.resolve()
     if before is not None and not os.access(path, os.W_OK):
         raise InputError(f"{path} is read-only; not changed")
-    temp = path.with_name(f".{path.name}.mnemo-{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = path.stat().st_mode & 0o777 if before is not None else 0o600
         if before is not None:
-            backup = path.with_name(path.name + BACKUP_SUFFIX)
-            backup.write_bytes(before)
-            os.chmod(backup, mode)
-        temp.write_bytes(data)
-        os.chmod(temp, mode)
-        os.replace(temp, path)
+            put(path.with_name(path.name + BACKUP_SUFFIX), before, mode)
+        put(path, data, mode)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            temp.unlink()
         raise InputError(f"cannot write {path}: {exc.strerror}; not changed") from None
+
+
+def put(path: Path, data: bytes, mode: int) -> None:
+    """Write a file whole or not at all through the project's one safe writer
+    (`paths.replace_file`: a private temporary file, never through a planted symlink,
+    flushed and renamed), then give it `mode` (the mode of the file it replaces)."""
+    paths.replace_file(path, lambda f: f.write(data), binary=True)
+    os.chmod(path, mode)
 
 
 def remove(path: Path) -> None:

@@ -427,8 +427,7 @@ def _install_file(
             record = {"created": edit.before is None, "entries": {}}
             original = path.with_name(path.name + ".mnemo-original")
             if edit.before is not None:
-                original.write_bytes(edit.before)
-                os.chmod(original, path.stat().st_mode & 0o777)
+                configs.put(original, edit.before, path.stat().st_mode & 0o777)
             elif original.exists():
                 original.unlink()
         record["wrote"] = configs.digest(data)
