@@ -76,7 +76,8 @@ class Agent:
     servers: str  # the key holding the servers
     entry: Callable[[list[str]], dict[str, Any]]
     hook_file: Callable[[Path | None], Path | None] = lambda _project: None
-    hook_args: tuple[str, ...] = ("context",)  # what the session-start hook runs
+    # (the agent's name of a hook event, the `mnemo hook` event run there)
+    hook_events: tuple[tuple[str, str], ...] = ()
     notes: str = ""
 
     def present(self) -> bool:
@@ -103,6 +104,7 @@ AGENTS: tuple[Agent, ...] = (
         "mcpServers",
         lambda command: _stdio(command, env={}),
         lambda project: (project or Path.home()) / ".claude" / "settings.json",
+        (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt")),
     ),
     Agent(
         "codex",
@@ -123,7 +125,7 @@ AGENTS: tuple[Agent, ...] = (
         "mcpServers",
         lambda command: _server(command, timeout=STARTUP_S * 1000),
         lambda project: (project or Path.home()) / ".gemini" / "settings.json",
-        ("context", "--hook", "gemini"),  # its hooks answer in JSON
+        (("SessionStart", "session-start"), ("BeforeAgent", "prompt")),  # answered in JSON
         notes="Gemini CLI runs MCP servers and hooks only in folders you trusted in it",
     ),
     Agent(
@@ -212,21 +214,22 @@ class _Edit:
         return configs.dump_json(self.path, self.value, self.before)
 
 
-def _hook_command(command: list[str], agent: Agent) -> str:
-    return shlex.join([*command, *agent.hook_args])
+def _hook_commands(command: list[str], agent: Agent) -> dict[str, str]:
+    """Each hook event's command line: this install's `mnemo hook EVENT --agent AGENT`."""
+    return {
+        name: shlex.join([*command, "hook", event, "--agent", agent.key])
+        for name, event in agent.hook_events
+    }
 
 
-def _hook(command: list[str], agent: Agent) -> dict[str, str]:
-    return {"type": "command", "command": _hook_command(command, agent)}
-
-
-def _is_our_hook(hook: Any, ours: str) -> bool:
+def _is_our_hook(hook: Any, ours: set[str] | frozenset[str]) -> bool:
     """Mnemo's hook: this install's command, or another Mnemo install's (a program named
-    `mnemo` running exactly `context` or `context --hook AGENT`); never a user's own."""
+    `mnemo` running exactly `context`, `context --hook AGENT` or `hook EVENT [--agent
+    AGENT]`); never a user's own."""
     command = hook.get("command") if isinstance(hook, dict) else None
     if not isinstance(command, str):
         return False
-    if command == ours:
+    if command in ours:
         return True
     try:
         words = shlex.split(command)
@@ -234,8 +237,15 @@ def _is_our_hook(hook: Any, ours: str) -> bool:
         return False
     program = Path(words[0]).name if words else ""
     rest = words[1:]
-    return program in ("mnemo", "mnemo.exe") and (
-        rest == ["context"] or (len(rest) == 3 and rest[:2] == ["context", "--hook"])
+    if program not in ("mnemo", "mnemo.exe"):
+        return False
+    if rest == ["context"] or (len(rest) == 3 and rest[:2] == ["context", "--hook"]):
+        return True
+    return (
+        len(rest) in (2, 4)
+        and rest[0] == "hook"
+        and rest[1] in ("session-start", "prompt")
+        and (len(rest) == 2 or rest[2] == "--agent")
     )
 
 
@@ -272,50 +282,72 @@ def _put_server(
     return "updated" if current is not None else "added"
 
 
-def _put_hook(edit: _Edit, command: list[str], agent: Agent) -> str:
-    ours = _hook_command(command, agent)
-    hooks = edit.value.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise InputError(f"{edit.path}: `hooks` is not an object; not changed")
-    groups = hooks.setdefault("SessionStart", [])
+def _put_hook_for(edit: _Edit, hooks: dict, name: str, ours: str, every: set[str]) -> str:
+    """Mnemo's hook in one event's list: already there, brought up to date (another
+    install's, or an older form), or added in a group of its own."""
+    groups = hooks.setdefault(name, [])
     if not isinstance(groups, list):
-        raise InputError(f"{edit.path}: `hooks.SessionStart` is not a list; not changed")
+        raise InputError(f"{edit.path}: `hooks.{name}` is not a list; not changed")
     for group in groups:
         inner = group.get("hooks") if isinstance(group, dict) else None
         for hook in inner if isinstance(inner, list) else []:
-            if _is_our_hook(hook, ours):
+            if _is_our_hook(hook, every):
                 if hook.get("command") == ours:
                     return "already"
                 hook["command"] = ours
                 edit.changed = True
                 return "updated"
-    groups.append({"hooks": [_hook(command, agent)]})
+    groups.append({"hooks": [{"type": "command", "command": ours}]})
     edit.changed = True
     return "added"
 
 
-def _drop_hook(edit: _Edit, command: list[str], agent: Agent) -> bool:
-    ours = _hook_command(command, agent)
-    hooks = edit.value.get("hooks")
-    groups = hooks.get("SessionStart") if isinstance(hooks, dict) else None
-    if not isinstance(groups, list):
+def _put_hook(edit: _Edit, command: list[str], agent: Agent) -> str:
+    commands = _hook_commands(command, agent)
+    hooks = edit.value.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InputError(f"{edit.path}: `hooks` is not an object; not changed")
+    whats = [
+        _put_hook_for(edit, hooks, name, ours, set(commands.values()))
+        for name, ours in commands.items()
+    ]
+    return next((w for w in ("added", "updated") if w in whats), "already")
+
+
+def _drop_hooks(value: dict[str, Any], ours: set[str]) -> bool:
+    """Take Mnemo's hooks out of every event of `value` (a config's plain or editable
+    value), and the groups and lists they leave empty; whether anything was taken."""
+    hooks = value.get("hooks")
+    if not isinstance(hooks, dict):
         return False
-    kept = []
-    for group in groups:
-        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-            left = [h for h in group["hooks"] if not _is_our_hook(h, ours)]
-            if len(left) != len(group["hooks"]):
-                edit.changed = True
-                if not left:
-                    continue
-                group = {**group, "hooks": left}
-        kept.append(group)
-    if edit.changed:
-        edit.value["hooks"]["SessionStart"] = kept
-        if not kept:
-            del edit.value["hooks"]["SessionStart"]
-        if not edit.value["hooks"]:
-            del edit.value["hooks"]
+    taken = False
+    for name in list(hooks):
+        groups = hooks[name]
+        if not isinstance(groups, list):
+            continue
+        kept = []
+        for group in groups:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(inner, list):
+                left = [h for h in inner if not _is_our_hook(h, ours)]
+                if len(left) != len(inner):
+                    taken = True
+                    if not left:
+                        continue
+                    group = {**group, "hooks": left}
+            kept.append(group)
+        if kept != groups:
+            hooks[name] = kept
+            if not kept:
+                del hooks[name]
+    if taken and not hooks:
+        del value["hooks"]
+    return taken
+
+
+def _drop_hook(edit: _Edit, command: list[str], agent: Agent) -> bool:
+    if _drop_hooks(edit.value, set(_hook_commands(command, agent).values())):
+        edit.changed = True
     return edit.changed
 
 
@@ -338,7 +370,7 @@ def _plain_of(fmt: str, data: bytes | None) -> dict[str, Any]:
     return tomllib.loads(text) if fmt == "toml" else json.loads(text)
 
 
-def _without_ours(value: dict[str, Any], agent: Agent, parts: list[str], ours: str) -> Any:
+def _without_ours(value: dict[str, Any], agent: Agent, parts: list[str], ours: set[str]) -> Any:
     """A config's plain value with Mnemo's entries (and containers left empty) taken out."""
     value = json.loads(json.dumps(value, default=str))
     servers = value.get(agent.servers)
@@ -346,26 +378,14 @@ def _without_ours(value: dict[str, Any], agent: Agent, parts: list[str], ours: s
         servers.pop(NAME, None)
         if not servers:
             value.pop(agent.servers)
-    hooks = value.get("hooks")
-    if "hook" in parts and isinstance(hooks, dict) and isinstance(hooks.get("SessionStart"), list):
-        kept = []
-        for group in hooks["SessionStart"]:
-            inner = group.get("hooks") if isinstance(group, dict) else None
-            if isinstance(inner, list):
-                left = [h for h in inner if not _is_our_hook(h, ours)]
-                if not left and inner:
-                    continue
-                group = {**group, "hooks": left}
-            kept.append(group)
-        hooks["SessionStart"] = kept
-        if not kept:
-            hooks.pop("SessionStart")
-        if not hooks:
-            value.pop("hooks")
+    if "hook" in parts:
+        _drop_hooks(value, ours)
     return value
 
 
-def _check_only_ours(edit: _Edit, data: bytes, agent: Agent, parts: list[str], ours: str) -> None:
+def _check_only_ours(
+    edit: _Edit, data: bytes, agent: Agent, parts: list[str], ours: set[str]
+) -> None:
     """Refuse an edit that would change anything but Mnemo's entries (read back by a parser
     of the format: tomlkit put a table between a user's dotted keys once)."""
     try:
@@ -399,7 +419,10 @@ def _by_hand(agent: Agent, parts: list[str], command: list[str]) -> str:
     if "server" in parts:
         entry[agent.servers] = {NAME: agent.entry(command)}
     if "hook" in parts:
-        entry["hooks"] = {"SessionStart": [{"hooks": [_hook(command, agent)]}]}
+        entry["hooks"] = {
+            name: [{"hooks": [{"type": "command", "command": line}]}]
+            for name, line in _hook_commands(command, agent).items()
+        }
     return json.dumps(entry)
 
 
@@ -418,7 +441,7 @@ def _install_file(
             whats.append(_put_hook(edit, command, agent))
     if edit.changed:
         data = edit.data()
-        _check_only_ours(edit, data, agent, parts, _hook_command(command, agent))
+        _check_only_ours(edit, data, agent, parts, set(_hook_commands(command, agent).values()))
         configs.write(path, data, edit.before)
         wrote_last = record.get("wrote")
         if not record or wrote_last != (configs.digest(edit.before) if edit.before else None):
@@ -507,7 +530,7 @@ def _uninstall_file(
         _drop_hook(edit, command, agent)
     if edit.changed:
         data = edit.data()
-        _check_only_ours(edit, data, agent, parts, _hook_command(command, agent))
+        _check_only_ours(edit, data, agent, parts, set(_hook_commands(command, agent).values()))
         configs.write(path, data, current)
         out.append(Outcome(agent.key, path, "removed", ", ".join(parts)))
     state.pop(str(path), None)
@@ -576,6 +599,27 @@ def answers(command: list[str], timeout: float = 60) -> str | None:
     return f"it exited without answering (status {proc.returncode}, {took:.1f} s)"
 
 
+def _hook_state(value: dict[str, Any], command: list[str], agent: Agent) -> str:
+    """ "wired" (every event has this install's hook), "partly" (some have), "another
+    install" (only another Mnemo's hooks are there, or an older form), or "absent"."""
+    commands = _hook_commands(command, agent)
+    hooks = value.get("hooks") if isinstance(value.get("hooks"), dict) else {}
+    found: dict[str, list[str]] = {}
+    for name in hooks:
+        groups = hooks[name] if isinstance(hooks[name], list) else []
+        for group in groups:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for hook in inner if isinstance(inner, list) else []:
+                if _is_our_hook(hook, set(commands.values())):
+                    found.setdefault(name, []).append(hook["command"])
+    wired = [name for name, line in commands.items() if line in found.get(name, [])]
+    if len(wired) == len(commands):
+        return "wired"
+    if wired:
+        return "partly"
+    return "another install" if found else "absent"
+
+
 def status(project: Path | None = None, check: bool = True) -> list[dict[str, Any]]:
     """Per agent: present, where its config is, whether Mnemo's server and hook are in it
     (this installation's, or another's), and whether this installation's server answers.
@@ -609,18 +653,7 @@ def status(project: Path | None = None, check: bool = True) -> list[dict[str, An
                         row["answers"], row["problem"] = answer[0] is None, answer[0]
             hook_path = agent.hook_file(project)
             if hook_path is not None:
-                hooks = config(hook_path).value.get("hooks")
-                groups = hooks.get("SessionStart") if isinstance(hooks, dict) else None
-                ours = _hook_command(command, agent)
-                found = [
-                    h.get("command")
-                    for g in (groups if isinstance(groups, list) else [])
-                    if isinstance(g, dict) and isinstance(g.get("hooks"), list)
-                    for h in g["hooks"]
-                    if _is_our_hook(h, ours)
-                ]
-                other = "another install" if found else "absent"
-                row["hook"] = "wired" if ours in found else other
+                row["hook"] = _hook_state(config(hook_path).value, command, agent)
         except InputError as exc:
             row["problem"] = str(exc)
         out.append(row)

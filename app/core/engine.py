@@ -17,9 +17,17 @@ from app.core.errors import InputError, MnemoError, ModelError
 from app.core.indexer import Indexer
 from app.core.memory import Change, Memory
 from app.core.model.embedder import Embedder, ModelInfo, inspect_model
-from app.core.search.context import DEFAULT_MAX_CHARS, ContextBlock, build_context, check_max_chars
+from app.core.search.context import (
+    DEFAULT_MAX_CHARS,
+    PROMPT_LIMIT,
+    PROMPT_QUERY_CHARS,
+    ContextBlock,
+    build_context,
+    check_max_chars,
+    prompt_block,
+)
 from app.core.search.meaning import NO_MEANING, Meaning, assess
-from app.core.search.ranking import Weights, weights_from
+from app.core.search.ranking import Band, Weights, weights_from
 from app.core.search.recall import RecallResult, recall
 from app.core.search.vectors import VectorIndex
 from app.core.settings import MODEL_KEYS, Settings
@@ -328,6 +336,24 @@ class Engine:
         if track and shown and not self._db.read_only:
             self.mark_used(shown)
         return block
+
+    def prompt_context(
+        self, prompt: str, skip: set[str] | frozenset = frozenset(), track: bool = True
+    ) -> tuple[str, list[str]]:
+        """The memories to put before an agent's answer to `prompt`: strong matches only
+        (none when nothing stored is about it), not those in `skip` (shown earlier in the
+        session), fitted to a few thousand characters. The block and the ids shown."""
+        query = prompt.strip()[:PROMPT_QUERY_CHARS]
+        if len(query) < 8 or query.startswith("/"):  # "yes", "go on", a slash command
+            return "", []
+        found = self.recall(query, limit=min(PROMPT_LIMIT + len(skip), 50), track=False)
+        strong = [
+            r.memory for r in found.results if r.band == Band.STRONG and r.memory.id not in skip
+        ]
+        text, shown = prompt_block(strong[:PROMPT_LIMIT])
+        if track and shown and not self._db.read_only:
+            self.mark_used(shown)
+        return text, shown
 
     def mark_used(self, ids: list[str]) -> None:
         """Count memories as recalled (printed, copied, injected)."""

@@ -91,13 +91,13 @@ def test_install_wires_real_claude_codex_and_gemini_and_uninstall_restores_every
     assert servers["mnemo"] == {"command": str(MNEMO), "args": ["mcp"], "startup_timeout_sec": 30}
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     assert settings["model"] == "opus" and settings["hooks"]["Stop"]
-    assert settings["hooks"]["SessionStart"] == [
-        {"hooks": [{"type": "command", "command": f"{MNEMO} context"}]}
-    ]
+    for event, what in (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt")):
+        line = f"{MNEMO} hook {what} --agent claude"
+        assert settings["hooks"][event] == [{"hooks": [{"type": "command", "command": line}]}]
     gemini = json.loads((home / ".gemini" / "settings.json").read_text())
-    assert gemini["hooks"]["SessionStart"] == [
-        {"hooks": [{"type": "command", "command": f"{MNEMO} context --hook gemini"}]}
-    ]
+    for event, what in (("SessionStart", "session-start"), ("BeforeAgent", "prompt")):
+        line = f"{MNEMO} hook {what} --agent gemini"
+        assert gemini["hooks"][event] == [{"hooks": [{"type": "command", "command": line}]}]
     # AND a second install changes nothing
     wired = _snapshot(home)
     again = _mnemo(home, "install", "claude", "codex", "gemini")
@@ -166,7 +166,8 @@ def test_a_project_gets_its_own_configs(home):
     )
     assert json.loads((project / ".vscode" / "mcp.json").read_text())["servers"]["mnemo"] == entry
     hook = json.loads((project / ".claude" / "settings.json").read_text())
-    assert hook["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{MNEMO} context"
+    line = f"{MNEMO} hook session-start --agent claude"
+    assert hook["hooks"]["SessionStart"][0]["hooks"][0]["command"] == line
     assert not (home / ".codex" / "config.toml").read_text().count("mnemo")
     assert _mnemo(home, "uninstall", "--project", str(project)).returncode == 0
     assert sorted(p.name for p in project.rglob("*") if p.is_file() and "mnemo" not in p.name) == []
@@ -353,3 +354,20 @@ def test_a_dangling_symlink_is_as_it_was_after_uninstall(home):
     assert "mnemo" in json.loads(target.read_text())["mcpServers"]
     assert _mnemo(home, "uninstall", "cursor").returncode == 0
     assert link.is_symlink() and not target.exists()
+
+
+def test_an_older_installs_session_start_hook_is_brought_up_to_date_not_doubled(home):
+    # GIVEN the session-start hook an earlier Mnemo wrote (`mnemo context`), from another path
+    settings = home / ".claude" / "settings.json"
+    old = {"type": "command", "command": "/opt/old/bin/mnemo context"}
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [old]}]}}))
+    # WHEN this install wires Claude Code
+    assert _mnemo(home, "install", "claude").returncode == 0
+    # THEN that hook now runs this install's helper-backed hook, once, and the prompt hook is new
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert hooks["SessionStart"] == [
+        {"hooks": [{"type": "command", "command": f"{MNEMO} hook session-start --agent claude"}]}
+    ]
+    assert len(hooks["UserPromptSubmit"]) == 1
+    status = json.loads(_mnemo(home, "status", "--no-check", "--json").stdout)
+    assert next(r for r in status if r["agent"] == "claude")["hook"] == "wired"

@@ -289,17 +289,17 @@ def test_a_socket_folder_squatted_by_another_user_does_not_block_the_app(
 ):
     # The red team: with XDG_RUNTIME_DIR unset, another user's `mkdir -m700
     # /tmp/mnemo-<uid>` blocked the app for good (the victim cannot remove it)
-    from app.gui import ipc
+    from app import local_socket
 
     shared = Path(tempfile.mkdtemp(prefix="mnemo-shared-", dir="/tmp"))
     shared.chmod(0o1777)
     request.addfinalizer(lambda: subprocess.run(["rm", "-rf", str(shared)], check=False))
     _as_other("mkdir", "-m", "700", str(shared / f"mnemo-{os.geteuid()}"))
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    monkeypatch.setattr(ipc.tempfile, "gettempdir", lambda: str(shared))
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(shared))
     real_isdir = os.path.isdir
-    monkeypatch.setattr(ipc.os.path, "isdir", lambda p: p != "/tmp" and real_isdir(p))
-    path = ipc.socket_path()
+    monkeypatch.setattr(local_socket.os.path, "isdir", lambda p: p != "/tmp" and real_isdir(p))
+    path = local_socket.socket_path()
     assert path.parent == mnemo_home / "state" / "run"
     assert _mode(path.parent) == 0o700
 

@@ -238,6 +238,30 @@ class ContextBlock:
         }
 
 
+PROMPT_HEADER = "## Memories that may bear on this prompt (Mnemo)"
+PROMPT_MAX_CHARS = 2_500  # a few memories: every prompt pays for them in the agent's context
+PROMPT_LIMIT = 3
+PROMPT_QUERY_CHARS = 1_000  # a pasted file is not a query: its start says what it is about
+
+
+def prompt_block(memories: list[Memory], max_chars: int = PROMPT_MAX_CHARS) -> tuple[str, list]:
+    """The block injected before an agent answers a prompt: the memories given (strong
+    matches, best first) that fit in `max_chars`, each shortened like the session block's;
+    '' when none. Returns the block and the ids shown."""
+    remaining = max_chars - len(PROMPT_HEADER) - 2
+    sections, shown = [], []
+    for memory in memories:
+        section = _section(memory, remaining - 2)
+        if section is None:
+            continue
+        sections.append(section[0])
+        shown.append(memory.id)
+        remaining -= len(section[0]) + 2
+    if not sections:
+        return "", []
+    return PROMPT_HEADER + "\n\n" + "\n\n".join(sections) + "\n", shown
+
+
 def check_max_chars(max_chars: int) -> int:
     """`max_chars` when it is a usable budget, else InputError."""
     if isinstance(max_chars, bool) or not isinstance(max_chars, int):

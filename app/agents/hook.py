@@ -1,0 +1,258 @@
+"""`mnemo hook EVENT --agent AGENT`: what an agent's hook runs, kept light.
+
+The agent starts this process at a session's start and before every prompt, with the
+event's JSON on standard input. It asks the hook helper (`app.agents.helper`, a resident
+process with the model loaded) over a local socket and prints what the agent should add to
+its context, in the shape that agent reads. No helper yet: it starts one (detached) and
+waits for it a little; a helper that cannot start makes the session-start hook do the work
+in this process (the slow path), and a prompt go without memories, said in one line on
+standard error. A hook never fails the agent: it always exits 0.
+
+This module imports only the standard library and the socket helpers: every prompt pays
+for its start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+from app import __version__, local_socket
+
+# The helper is asked only by hooks of the same code: a newer install's hook makes an older
+# helper exit (its reply says so) and starts its own.
+VERSION = f"{__version__}:{int(os.stat(__file__).st_mtime)}"
+EVENTS = ("session-start", "prompt")
+MAX_INPUT = 1_000_000  # an event's JSON (a prompt with a pasted file) is cut here
+MAX_PROMPT = 8_000  # what of a prompt goes to the helper (its start says what it is about)
+WAIT_S = {"session-start": 30.0, "prompt": 4.0}  # for a helper just started to answer
+ANSWER_S = 60.0  # for an answer once connected (the first waits for the model to load)
+# How each agent names the prompt-time event in the JSON it reads back
+EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
+GEMINI_EVENT_NAMES = {"session-start": "SessionStart", "prompt": "BeforeAgent"}
+
+
+def socket_path() -> Path:
+    return local_socket.socket_path("-hook")
+
+
+def session_of(event: dict) -> str:
+    """The agent's id of the session (or conversation) an event belongs to, or ''."""
+    for key in ("session_id", "conversation_id", "sessionId", "thread_id"):
+        value = event.get(key)
+        if isinstance(value, str) and value:
+            return value[:200]
+    return ""
+
+
+def folder_of(event: dict) -> Path | None:
+    """The project folder an event names (`cwd`, or Cursor's first workspace root)."""
+    folder = event.get("cwd")
+    roots = event.get("workspace_roots")
+    if not isinstance(folder, str) and isinstance(roots, list) and roots:
+        folder = roots[0]
+    return Path(folder) if isinstance(folder, str) and Path(folder).is_dir() else None
+
+
+def read_event(stream=None) -> dict:
+    """The event's JSON from standard input ({} when there is none, or it is not JSON)."""
+    stream = sys.stdin if stream is None else stream
+    if stream is None or stream.isatty():
+        return {}
+    try:
+        value = json.loads(stream.read(MAX_INPUT) or "{}")
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    if isinstance(value.get("prompt"), str):
+        value["prompt"] = value["prompt"][:MAX_PROMPT]
+    return value
+
+
+def render(agent: str, event: str, text: str) -> str:
+    """What the agent reads on standard output: plain text (Claude Code, Codex), or JSON
+    (Gemini CLI, Cursor)."""
+    if agent == "gemini":
+        name = GEMINI_EVENT_NAMES[event]
+        out = {"hookEventName": name, "additionalContext": text} if text else {}
+        return json.dumps({"hookSpecificOutput": out} if out else {}, ensure_ascii=False)
+    if agent == "cursor":
+        if event == "prompt":  # beforeSubmitPrompt may only let the prompt through
+            return json.dumps({"continue": True})
+        return json.dumps({"additional_context": text} if text else {}, ensure_ascii=False)
+    return text
+
+
+def _connect(path: Path, timeout: float) -> socket.socket | None:
+    try:
+        if not local_socket.ours(path):
+            return None
+    except local_socket.SocketError:
+        raise
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(timeout)
+    try:
+        conn.connect(str(path))
+    except OSError:
+        conn.close()
+        return None
+    uid = local_socket.peer_uid(conn.fileno())
+    if uid is not None and uid != os.geteuid():
+        conn.close()
+        raise local_socket.foreign(path, uid)
+    return conn
+
+
+def ask(event: str, agent: str, data: dict, path: Path | None = None) -> dict | None:
+    """The helper's reply to one request, or None when no helper answers."""
+    path = path or socket_path()
+    conn = _connect(path, 2.0)
+    if conn is None:
+        return None
+    with conn:
+        conn.settimeout(ANSWER_S)
+        request = {"v": VERSION, "event": event, "agent": agent, "input": data}
+        conn.sendall(json.dumps(request, ensure_ascii=False).encode() + b"\n")
+        chunks = []
+        while True:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    try:
+        reply = json.loads(b"".join(chunks) or b"null")
+    except ValueError:
+        return None
+    return reply if isinstance(reply, dict) else None
+
+
+def helper_command() -> list[str]:
+    """This install's command running `hook serve`."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, "hook", "serve"]
+    return [sys.executable, "-m", "app", "hook", "serve"]
+
+
+def start_helper():
+    """Start the helper, detached from this hook (it outlives it; never a zombie of the
+    agent's: its own session, no inherited descriptors)."""
+    import subprocess
+
+    return subprocess.Popen(
+        helper_command(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def ask_or_start(event: str, agent: str, data: dict) -> dict | None:
+    """Ask the helper; none there (or an older one that stepped down): start one and wait up
+    to WAIT_S for it. None when no helper answered in time."""
+    path = socket_path()
+    reply = ask(event, agent, data, path)
+    if reply is not None and not reply.get("restart"):
+        return reply
+    if reply is not None:  # it is exiting: wait for its socket to go
+        _wait(lambda: not path.exists(), 5.0)
+    proc = start_helper()
+    deadline = time.monotonic() + WAIT_S[event]
+    while time.monotonic() < deadline:
+        reply = ask(event, agent, data, path)
+        if reply is not None and not reply.get("restart"):
+            return reply
+        if proc.poll() not in (None, 0):  # it failed (a helper already serving exits 0)
+            return None
+        time.sleep(0.01)
+    return None
+
+
+def _wait(condition, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _in_process(event: str, data: dict) -> str:
+    """The slow path, without a helper: the session-start block made here."""
+    if event != "session-start":
+        return ""
+    from app.core.engine import Engine
+
+    engine = Engine()
+    try:
+        return engine.context(cwd=folder_of(data)).markdown()
+    finally:
+        engine.close()
+
+
+def _say(line: str) -> None:
+    if sys.stderr is not None:
+        print(f"mnemo hook: {line}", file=sys.stderr)
+
+
+def run(event: str, agent: str, data: dict) -> str:
+    """What to print for one event (a problem is said on standard error, never raised)."""
+    try:
+        reply = ask_or_start(event, agent, data)
+    except local_socket.SocketError as exc:
+        _say(str(exc))
+        reply = None
+    except OSError as exc:
+        _say(f"the memory helper did not answer ({exc})")
+        reply = None
+    if reply is None:
+        try:
+            text = _in_process(event, data)
+        except Exception as exc:  # the agent must go on whatever happened here
+            _say(f"no memories this time: {exc}")
+            text = ""
+        if event == "prompt":
+            _say("the memory helper is starting; memories come with the next prompt")
+    elif "error" in reply:
+        _say(str(reply["error"]))
+        text = ""
+    else:
+        text = reply.get("text") or ""
+    return render(agent, event, text)
+
+
+USAGE = (
+    "usage: mnemo hook {session-start,prompt} [--agent claude|codex|gemini|cursor] "
+    "< event.json\n       mnemo hook serve | stop | status"
+)
+
+
+def main(argv: list[str]) -> int:
+    """`mnemo hook …` (parsed by hand: argparse costs a prompt 5 ms)."""
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0 if argv else 2
+    event, rest = argv[0], argv[1:]
+    if event in ("serve", "stop", "status") and not rest:
+        from app.agents import helper
+
+        return helper.command(event)
+    agent = "claude"
+    if len(rest) == 2 and rest[0] == "--agent":
+        agent = rest[1]
+    elif rest:
+        print(USAGE, file=sys.stderr)
+        return 2
+    if event not in EVENTS or agent not in ("claude", "codex", "gemini", "cursor"):
+        print(USAGE, file=sys.stderr)
+        return 2
+    out = run(event, agent, read_event())
+    try:
+        if out:
+            print(out, flush=True)
+    except (BrokenPipeError, OSError):  # the agent stopped reading: nothing to tell it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0

@@ -1,0 +1,297 @@
+"""The `mnemo` command line's arguments: one parser for every subcommand."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def _filters(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--category", help="only this category")
+    p.add_argument("--tags", help="only memories with all these tags (comma-separated)")
+    p.add_argument("--project", help="only memories from this project")
+    p.add_argument("--source", help="only memories from this source (manual, cli, mcp, ...)")
+    p.add_argument(
+        "--since", help="created on or after: YYYY-MM-DD or words ('last week', '3 days ago')"
+    )
+    p.add_argument(
+        "--until",
+        help="created before YYYY-MM-DD (that day not included), or up to the end of a time "
+        "in words ('yesterday', 'March 2024': included)",
+    )
+
+
+def _secrets(p: argparse.ArgumentParser) -> None:
+    """--redact-secrets / --allow-secrets: one policy for every command that writes."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--redact-secrets",
+        dest="secrets",
+        action="store_const",
+        const="redact",
+        default="refuse",
+        help="store a copy with keys, tokens and passwords redacted",
+    )
+    group.add_argument(
+        "--allow-secrets",
+        dest="secrets",
+        action="store_const",
+        const="allow",
+        help="store secrets as they are (not recommended)",
+    )
+
+
+class _Version(argparse.Action):
+    """--version: loads llama.cpp only when asked, to name its build and devices."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from app.cli.version import version_text
+
+        print(version_text())
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="mnemo", description="Remember things and find them again by meaning, offline."
+    )
+    parser.add_argument(
+        "--version", action=_Version, help="show the version, the llama.cpp build and the GPU"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    _memory_commands(sub)
+    _browse_commands(sub)
+    _file_commands(sub)
+    _model_commands(sub)
+    _agent_commands(sub)
+    _app_commands(sub)
+    return parser
+
+
+def _memory_commands(sub) -> None:
+    """remember and recall."""
+    from app.cli import commands
+
+    p = sub.add_parser("remember", help="store a memory")
+    p.add_argument("text", nargs="?", default="-", help="the text, or - to read standard input")
+    p.add_argument("--title")
+    p.add_argument("--category")
+    p.add_argument("--tags", help="comma-separated")
+    p.add_argument("--project")
+    p.add_argument("--reasoning", help="why this matters, how it was found")
+    p.add_argument("--references", help="related files or links, comma-separated")
+    p.add_argument("--confidence", choices=("low", "medium", "high"), default="medium")
+    p.add_argument("--source", default="cli")
+    p.add_argument(
+        "--thread", help="a conversation or session it belongs to (its memories lend context)"
+    )
+    _secrets(p)
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--merge",
+        action="store_true",
+        help="merge with a near-duplicate (every statement of both is kept)",
+    )
+    group.add_argument("--force", action="store_true", help="store even if a near-duplicate exists")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=commands.remember)
+
+    p = sub.add_parser("recall", help="search memories")
+    p.add_argument("query", help="what to look for; - reads it from standard input")
+    p.add_argument("--mode", choices=("hybrid", "semantic", "keyword"))
+    p.add_argument("--limit", type=int)
+    _filters(p)
+    p.add_argument("--explain", action="store_true", help="show each signal of the score")
+    p.add_argument("--no-track", action="store_true", help="do not count this as a recall")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=commands.recall)
+
+
+def _browse_commands(sub) -> None:
+    """show, edit, forget, unmerge, restore, list."""
+    from app.cli import commands
+
+    p = sub.add_parser("show", help="show one memory")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=commands.show)
+
+    p = sub.add_parser("edit", help="change a memory's fields")
+    p.add_argument("id")
+    for name in (*commands.EDIT_OPTIONS, "project"):
+        p.add_argument(f"--{name}")
+    p.add_argument("--thread", help="the conversation it belongs to ('' for none)")
+    p.add_argument("--confidence", choices=("low", "medium", "high"))
+    pin = p.add_mutually_exclusive_group()
+    pin.add_argument("--pin", dest="pinned", action="store_true", default=None)
+    pin.add_argument("--unpin", dest="pinned", action="store_false")
+    _secrets(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=commands.edit)
+
+    p = sub.add_parser("forget", help="move memories to the trash")
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("--purge", action="store_true", help="delete for good instead")
+    p.set_defaults(func=commands.forget)
+
+    p = sub.add_parser("unmerge", help="undo a merge: bring back its originals")
+    p.add_argument("id", metavar="MERGED_ID")
+    p.set_defaults(func=commands.unmerge)
+
+    p = sub.add_parser("restore", help="bring memories back from the trash")
+    p.add_argument("ids", nargs="+", metavar="ID")
+    p.set_defaults(func=commands.restore)
+
+    p = sub.add_parser("list", help="list recent memories")
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--trash", action="store_true", help="list the trash")
+    _filters(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=commands.listing)
+
+
+def _file_commands(sub) -> None:
+    """import, export, backfill, stats."""
+    from app.cli import commands
+
+    p = sub.add_parser("import", help="import markdown files/folders or JSONL exports")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--no-embed", action="store_true", help="leave embedding to `backfill`")
+    _secrets(p)
+    p.set_defaults(func=commands.import_)
+
+    p = sub.add_parser("export", help="export memories")
+    p.add_argument("--format", choices=("jsonl", "markdown"), default="jsonl")
+    p.add_argument("-o", "--output", help="file to write (default: standard output)")
+    p.add_argument("--include-trash", action="store_true")
+    p.set_defaults(func=commands.export)
+
+    p = sub.add_parser("backfill", help="embed memories whose vectors are missing or stale")
+    p.set_defaults(func=commands.backfill)
+
+    p = sub.add_parser("stats", help="counts, model and database facts")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=commands.stats)
+
+
+def _model_commands(sub) -> None:
+    """model (info, convert, use, list, get) and settings."""
+    from app.cli import commands
+
+    p = sub.add_parser("model", help="the embedding model")
+    msub = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
+    m = msub.add_parser("info", help="the model in use")
+    m.add_argument("--json", action="store_true")
+    m.set_defaults(func=commands.model_info)
+    m = msub.add_parser("convert", help="convert a sentence-transformers BERT folder to GGUF")
+    m.add_argument("src", metavar="SRC_DIR")
+    m.add_argument("out", metavar="OUT.gguf")
+    m.add_argument("--type", choices=("f16", "q8_0", "f32"), default="f16")
+    m.add_argument("--name", help="model name recorded in the file (default: folder name)")
+    m.set_defaults(func=commands.model_convert)
+    m = msub.add_parser("use", help="switch to another GGUF model (memories are re-embedded)")
+    m.add_argument("path", metavar="MODEL.gguf", help="a GGUF file, or 'default'")
+    m.add_argument("--no-backfill", action="store_true", help="re-embed later")
+    m.set_defaults(func=commands.model_use)
+    m = msub.add_parser("list", help="stronger and multilingual models you can download")
+    m.add_argument("--json", action="store_true")
+    m.set_defaults(func=commands.model_list)
+    m = msub.add_parser("get", help="download a model of the catalog (resumes, verifies)")
+    m.add_argument("name", help="a name from `mnemo model list`")
+    m.add_argument("--use", action="store_true", help="switch to it once downloaded")
+    m.add_argument("--no-backfill", action="store_true", help="with --use: re-embed later")
+    m.set_defaults(func=commands.model_get)
+
+    p = sub.add_parser("settings", help="show or change settings (--window: the dialog)")
+    p.add_argument("key", nargs="?")
+    p.add_argument("value", nargs="?")
+    p.add_argument(
+        "--window", action="store_true", help="open the settings window of the desktop app"
+    )
+    p.set_defaults(func=commands.settings)
+
+
+def _agent_commands(sub) -> None:
+    """context and mcp: what AI agents use."""
+    from app.cli import commands
+    from app.core.search.context import DEFAULT_MAX_CHARS
+
+    p = sub.add_parser("context", help="the memory block an AI agent injects at session start")
+    p.add_argument("--project", help="project name (default: the git repository's name)")
+    p.add_argument("--query", help="use this text instead of the context signals")
+    p.add_argument("--feature", help="a feature description file; its first paragraph is a signal")
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument(
+        "--max-chars",
+        type=int,
+        default=DEFAULT_MAX_CHARS,
+        metavar="N",
+        help="fit the block in N characters (default: %(default)s, under Claude Code's ~10,000 "
+        "cap on hook output); long memories are shortened with a pointer to `mnemo show ID`, "
+        "the least relevant that do not fit are left out",
+    )
+    p.add_argument("--no-track", action="store_true", help="do not count this as a recall")
+    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--hook",
+        choices=("claude", "gemini"),
+        help="run as that agent's session-start hook: read its event (JSON) from standard "
+        "input for the folder; gemini: answer in its JSON (hookSpecificOutput)",
+    )
+    p.set_defaults(func=commands.context)
+
+    p = sub.add_parser(
+        "hook",
+        help="what an agent's hook runs: session-start / prompt (event JSON on standard "
+        "input), through a resident helper; serve / stop / status of that helper",
+    )
+    p.add_argument("event", choices=("session-start", "prompt", "serve", "stop", "status"))
+    p.add_argument("--agent", choices=("claude", "codex", "gemini", "cursor"), default="claude")
+
+    p = sub.add_parser("mcp", help="run the MCP server over stdio (for AI coding agents)")
+    p.set_defaults(func=commands.mcp)
+
+    p = sub.add_parser("agents", help="wire Mnemo into AI coding agents (Claude Code, Codex, …)")
+    asub = p.add_subparsers(dest="agents_command", metavar="ACTION", required=True)
+    for action, text in (
+        ("install", "add Mnemo's MCP server (and session-start hook) to each agent's config"),
+        ("uninstall", "take them out again (a file as Mnemo left it gets its old bytes back)"),
+    ):
+        a = asub.add_parser(action, help=text)
+        a.add_argument(
+            "agents", nargs="*", metavar="AGENT", help="claude, codex, gemini, cursor, vscode "
+            "(default: every agent found on this machine)"
+        )  # fmt: skip
+        a.add_argument("--project", metavar="DIR", help="the project's config, not the user's")
+        a.add_argument("--no-hooks", action="store_true", help="the MCP server only")
+        a.set_defaults(func=commands.agents)
+    a = asub.add_parser("status", help="what is wired where, and whether the server answers")
+    a.add_argument("--project", metavar="DIR", help="the project's config, not the user's")
+    a.add_argument("--no-check", action="store_true", help="do not start the MCP server")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(func=commands.agents)
+
+
+def _app_commands(sub) -> None:
+    """the desktop app's commands, and doctor."""
+    from app.cli import commands
+
+    for name, text in (
+        ("gui", "start the desktop app (the default with no command)"),
+        ("popup", "open the recall popup of the running app (bind this to a key)"),
+        ("manager", "open the memory manager"),
+        ("remember-clipboard", "remember what is on the clipboard"),
+        ("quit", "quit the running app"),
+        ("status", "show the running app's state (hotkey, model, tray)"),
+    ):
+        p = sub.add_parser(name, help=text)
+        p.set_defaults(func=commands.gui, gui_command=None if name == "gui" else name)
+
+    p = sub.add_parser("doctor", help="check the model, the database and the search index")
+    p.add_argument("--repair", action="store_true", help="rebuild the keyword index first")
+    p.set_defaults(func=commands.doctor)

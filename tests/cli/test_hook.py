@@ -1,0 +1,221 @@
+"""`mnemo hook`: memory at every prompt through a warm helper, and no process left behind
+(issue 25, item 2). Real subprocesses, the real model, each agent's documented event JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+MNEMO = Path(sys.executable).parent / "mnemo"
+DEPLOY = "We deploy the billing service with Helm on Fridays; roll back with helm rollback"
+LASAGNE = "Grandma's lasagne needs three layers of béchamel"
+
+
+def _env(**more: str) -> dict[str, str]:
+    return {**os.environ, **more}
+
+
+def _hook(event: str, agent: str, data: dict, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(MNEMO), "hook", event, "--agent", agent],
+        input=json.dumps(data),
+        env=_env(**env),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _helper_pid() -> int | None:
+    done = subprocess.run(
+        [str(MNEMO), "hook", "status"], capture_output=True, text=True, timeout=60
+    )
+    words = done.stdout.replace(")", " ").split()
+    return int(words[words.index("(pid") + 1]) if "(pid" in words else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    state = Path(f"/proc/{pid}/stat")
+    return not (state.exists() and state.read_text().split(") ")[1].startswith("Z"))
+
+
+def _wait(condition, timeout: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def _helpers_of(home: Path) -> list[int]:
+    """Every `hook serve` process running for this MNEMO_HOME."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            environ = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        ours = b"serve" in cmdline and b"hook" in cmdline
+        if ours and f"MNEMO_HOME={home}".encode() in environ and _alive(int(proc.name)):
+            found.append(int(proc.name))
+    return found
+
+
+@pytest.fixture
+def memories(mnemo_home):
+    for text in (DEPLOY, LASAGNE):
+        done = subprocess.run(
+            [str(MNEMO), "remember", text], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+    yield mnemo_home
+    subprocess.run([str(MNEMO), "hook", "stop"], capture_output=True, timeout=60)
+    assert _wait(lambda: not _helpers_of(mnemo_home), 20), "a helper was left running"
+
+
+def _prompt(text: str, session: str = "s1") -> dict:
+    # Claude Code's documented UserPromptSubmit input
+    return {
+        "session_id": session,
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": str(REPO),
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": text,
+    }
+
+
+def test_a_prompt_gets_the_memories_about_it_through_one_warm_helper(memories):
+    # GIVEN no helper runs yet
+    assert _helper_pid() is None
+    # WHEN Claude Code's prompt hook runs (the cold path: it starts the helper)
+    first = _hook("prompt", "claude", _prompt("how do we deploy the billing service?"))
+    # THEN the memory about it is injected as plain text, and nothing unrelated
+    assert first.returncode == 0, first.stderr
+    assert "helm rollback" in first.stdout and "lasagne" not in first.stdout, first.stdout
+    assert len(first.stdout) < 3_000  # a few memories, far under Claude Code's 10,000
+    pid = _helper_pid()
+    assert pid is not None and _alive(pid)
+    # AND the next prompts are served by the same helper, not a new process each
+    again = _hook("prompt", "claude", _prompt("how do we deploy the billing service?", "s2"))
+    assert "helm rollback" in again.stdout and _helper_pid() == pid
+    # AND within one session a memory is not injected twice
+    repeat = _hook("prompt", "claude", _prompt("deploying billing: the steps again?", "s2"))
+    assert repeat.returncode == 0 and repeat.stdout == "", repeat.stdout
+    # AND a prompt about nothing stored gets nothing at all
+    unrelated = _hook("prompt", "claude", _prompt("what is the boiling point of tungsten?", "s3"))
+    assert unrelated.returncode == 0 and unrelated.stdout == "", unrelated.stdout
+    assert _helpers_of(memories) == [pid]
+
+
+def test_gemini_gets_json_for_its_before_agent_and_session_start_events(memories):
+    event = {
+        "session_id": "g1",
+        "transcript_path": "/tmp/t.json",
+        "cwd": str(REPO),
+        "hook_event_name": "BeforeAgent",
+        "timestamp": "2026-11-26T08:00:00Z",
+        "prompt": "remind me how billing gets deployed",
+    }
+    done = _hook("prompt", "gemini", event)
+    out = json.loads(done.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "BeforeAgent" and "helm rollback" in out["additionalContext"]
+    nothing = json.loads(_hook("prompt", "gemini", {**event, "prompt": "tungsten?"}).stdout)
+    assert nothing == {}  # JSON only, even when there is nothing to add
+    start = {**event, "hook_event_name": "SessionStart", "source": "startup"}
+    started = json.loads(_hook("session-start", "gemini", start).stdout)["hookSpecificOutput"]
+    assert started["hookEventName"] == "SessionStart"
+    assert started["additionalContext"].startswith("## Memories from earlier sessions")
+
+
+def test_the_helper_exits_by_itself_when_idle(memories):
+    # WHEN a hook starts the helper, with the idle limit at two seconds
+    done = _hook("prompt", "claude", _prompt("billing deploy?"), MNEMO_HOOK_IDLE_S="2")
+    assert done.returncode == 0, done.stderr
+    pids = _helpers_of(memories)
+    assert len(pids) == 1
+    # THEN it exits by itself, its socket and lock let go, nothing left (not even a zombie)
+    assert _wait(lambda: not _alive(pids[0]), 60)
+    assert _helper_pid() is None
+    from app.agents import hook
+
+    assert not hook.socket_path().exists()
+
+
+def test_hooks_started_together_share_one_helper(memories):
+    # WHEN four prompts arrive at once with no helper running
+    procs = [
+        subprocess.Popen(
+            [str(MNEMO), "hook", "prompt", "--agent", "claude"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+        )
+        for _ in range(4)
+    ]
+    outs = [p.communicate(json.dumps(_prompt("billing deploy steps?", f"c{n}")), 120)[0]
+            for n, p in enumerate(procs)]  # fmt: skip
+    # THEN each got its memory, and one helper serves them all
+    assert all("helm rollback" in out for out in outs), outs
+    assert len(_helpers_of(memories)) == 1
+
+
+def test_a_helper_of_other_code_steps_down_for_the_new_one(memories):
+    from app.agents import hook
+
+    first = _hook("prompt", "claude", _prompt("billing deploy?"))
+    assert first.returncode == 0
+    old = _helper_pid()
+    # WHEN a hook of another version asks (an upgrade while the helper ran)
+    reply = hook.ask("prompt", "claude", _prompt("billing deploy?", "s8"))
+    assert reply is not None and "helm rollback" in reply["text"]
+    hook_version, hook.VERSION = hook.VERSION, "0.0.0:1"
+    try:
+        assert hook.ask("prompt", "claude", _prompt("billing?")) == {"restart": True}
+    finally:
+        hook.VERSION = hook_version
+    # THEN the old helper exits, and the next hook starts a new one and is answered
+    assert _wait(lambda: not _alive(old), 30)
+    after = _hook("prompt", "claude", _prompt("how is billing deployed?", "s9"))
+    assert "helm rollback" in after.stdout
+    assert _helper_pid() not in (None, old)
+
+
+def test_a_hook_with_bad_input_never_fails_the_agent(memories):
+    for data in ("not json", "[1, 2]", '{"prompt": 42}', ""):
+        done = subprocess.run(
+            [str(MNEMO), "hook", "prompt", "--agent", "claude"],
+            input=data, capture_output=True, text=True, timeout=120, cwd=REPO,
+        )  # fmt: skip
+        assert done.returncode == 0 and done.stdout == "", (data, done.stdout, done.stderr)
+    wrong = subprocess.run(
+        [str(MNEMO), "hook", "prompt", "--agent", "nobody"], input="{}",
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert wrong.returncode == 2 and "usage: mnemo hook" in wrong.stderr
+
+
+def test_the_helper_logs_no_prompt(memories):
+    secret_words = "purple elephant migration plan for billing"
+    _hook("prompt", "claude", _prompt(secret_words))
+    subprocess.run([str(MNEMO), "hook", "stop"], capture_output=True, timeout=60)
+    logs = "".join(p.read_text() for p in (memories / "log").glob("*.log"))
+    assert "hook helper" in logs and "purple elephant" not in logs
