@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from app import local_socket
-from app.agents import hook
+from app.agents import hook, rules
 from app.core import paths
-from app.core.errors import MnemoError
+from app.core.errors import MnemoError, SecretError
 from app.core.runner import INTERACTIVE, Runner
+from app.core.storage.inbox import Candidate
 
 try:
     import fcntl
@@ -94,6 +95,7 @@ class Helper:
         self.runner = runner
         self.idle_s = idle_s
         self.sessions = Sessions()
+        self.commands = rules.CommandWatch()
         self.last = time.monotonic()
         self.stopping = False
         self._socket_id = _identity(server.getsockname())
@@ -164,10 +166,16 @@ class Helper:
             log.exception("a hook request failed")
             return {"error": f"internal error ({type(exc).__name__}); see mnemo-hook.log"}
         seen.update(ids)
+        agent = str(request.get("agent"))
+        # Before the reply, at the same priority: the agent's next request runs after it
+        self.runner.submit(
+            lambda engine: _captures(engine, event, data, agent, self.commands), INTERACTIVE
+        )
         return {"text": text, "ids": ids}
 
 
 def _work(engine, event: str, data: dict, seen: frozenset) -> tuple[str, list[str]]:
+    """What one hook event asks of the engine: the block to inject (and the ids in it)."""
     if event == "session-start":
         block = engine.context(cwd=hook.folder_of(data))
         return block.markdown(), [m.id for m, _, _ in block.fit().entries]
@@ -175,6 +183,46 @@ def _work(engine, event: str, data: dict, seen: frozenset) -> tuple[str, list[st
         prompt = data.get("prompt")
         return engine.prompt_context(prompt if isinstance(prompt, str) else "", seen)
     return "", []
+
+
+def _captures(engine, event: str, data: dict, agent: str, commands: rules.CommandWatch) -> None:
+    """What the event states as lasting, proposed for review (after the answer was sent:
+    the agent never waits on this)."""
+    if not engine.settings["capture"]:
+        return
+    if event == "prompt":
+        prompt = data.get("prompt") if isinstance(data.get("prompt"), str) else ""
+        for statement in rules.statements(prompt):
+            _capture(engine, statement, agent, data, prompt)
+    elif event == "tool":
+        call = hook.shell_call(data)
+        statement = commands.saw(hook.session_of(data), *call) if call else None
+        if statement is not None:
+            _capture(engine, statement, agent, data, "")
+
+
+def _capture(engine, statement: rules.Statement, agent: str, data: dict, said: str) -> None:
+    """Propose a statement (or store it: a rule the user lets in without review)."""
+    folder = hook.folder_of(data)
+    candidate = Candidate(
+        statement.text,
+        statement.rule,
+        list(statement.keywords),
+        agent,
+        folder.name if folder else None,
+        hook.session_of(data),
+        said,
+    )
+    auto = statement.rule in engine.settings["capture_auto_accept"]
+    try:
+        what, _ = engine.capture(candidate, auto=auto)
+    except SecretError:
+        log.info("a %s capture held a secret: not kept", statement.rule)
+        return
+    except MnemoError as exc:
+        log.info("a %s capture was not kept: %s", statement.rule, exc)
+        return
+    log.info("a %s capture: %s", statement.rule, what)
 
 
 def _read_line(conn: socket.socket) -> bytes:

@@ -26,10 +26,10 @@ from app import __version__, local_socket
 # The helper is asked only by hooks of the same code: a newer install's hook makes an older
 # helper exit (its reply says so) and starts its own.
 VERSION = f"{__version__}:{int(os.stat(__file__).st_mtime)}"
-EVENTS = ("session-start", "prompt")
+EVENTS = ("session-start", "prompt", "tool")
 MAX_INPUT = 1_000_000  # an event's JSON (a prompt with a pasted file) is cut here
 MAX_PROMPT = 8_000  # what of a prompt goes to the helper (its start says what it is about)
-WAIT_S = {"session-start": 30.0, "prompt": 4.0}  # for a helper just started to answer
+WAIT_S = {"session-start": 30.0, "prompt": 4.0, "tool": 4.0}  # for a helper just started to answer
 ANSWER_S = 60.0  # for an answer once connected (the first waits for the model to load)
 # How each agent names the prompt-time event in the JSON it reads back
 EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
@@ -58,6 +58,43 @@ def folder_of(event: dict) -> Path | None:
     return Path(folder) if isinstance(folder, str) and Path(folder).is_dir() else None
 
 
+SHELL_TOOLS = ("Bash", "run_shell_command", "shell", "Shell", "exec_command", "local_shell")
+
+
+def shell_call(event: dict) -> tuple[str, bool, str] | None:
+    """A shell command an agent ran, from its after-tool event: (command, whether it
+    worked, its output), or None for another tool or a shape not known."""
+    if event.get("tool_name") not in SHELL_TOOLS:
+        return None
+    given = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+    command = given.get("command")
+    if isinstance(command, list):
+        command = " ".join(str(w) for w in command)
+    if not isinstance(command, str):
+        return None
+    answer = event.get("tool_response")
+    if event.get("hook_event_name") == "PostToolUseFailure":
+        error = event.get("error")
+        return command, False, error if isinstance(error, str) else json.dumps(answer)
+    if isinstance(answer, str):
+        return command, True, answer
+    if not isinstance(answer, dict):
+        return None
+    code = next(
+        (
+            answer[k]
+            for k in ("exit_code", "exitCode", "returncode")
+            if isinstance(answer.get(k), int)
+        ),
+        None,
+    )
+    failed = code not in (None, 0) or answer.get("is_error") is True or answer.get("error")
+    output = "\n".join(
+        str(answer.get(k)) for k in ("stdout", "stderr", "output", "error") if answer.get(k)
+    )
+    return command, not failed and not answer.get("interrupted"), output
+
+
 def read_event(stream=None) -> dict:
     """The event's JSON from standard input ({} when there is none, or it is not JSON)."""
     stream = sys.stdin if stream is None else stream
@@ -77,6 +114,8 @@ def read_event(stream=None) -> dict:
 def render(agent: str, event: str, text: str) -> str:
     """What the agent reads on standard output: plain text (Claude Code, Codex), or JSON
     (Gemini CLI, Cursor)."""
+    if event == "tool":  # nothing to add after a tool: the agent reads no output
+        return ""
     if agent == "gemini":
         name = GEMINI_EVENT_NAMES[event]
         out = {"hookEventName": name, "additionalContext": text} if text else {}
@@ -225,7 +264,7 @@ def run(event: str, agent: str, data: dict) -> str:
 
 
 USAGE = (
-    "usage: mnemo hook {session-start,prompt} [--agent claude|codex|gemini|cursor] "
+    "usage: mnemo hook {session-start,prompt,tool} [--agent claude|codex|gemini|cursor] "
     "< event.json\n       mnemo hook serve | stop | status"
 )
 

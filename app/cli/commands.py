@@ -504,6 +504,40 @@ def _hook_folder() -> Path | None:
     return Path(folder) if isinstance(folder, str) and Path(folder).is_dir() else None
 
 
+def inbox(args: Namespace) -> int:
+    """mnemo inbox [list | accept | reject]"""
+    engine = _engine()
+    if args.action == "list":
+        if args.ids or args.all or args.text:
+            raise InputError("mnemo inbox lists every candidate; to act on some: accept or reject")
+        waiting = engine.inbox()
+        if args.json:
+            print(json.dumps([c.to_dict() for c in waiting], ensure_ascii=False))
+        elif not waiting:
+            print("The inbox is empty: nothing captured waits for review")
+        for c in [] if args.json else waiting:
+            seen = f", said {c.seen}×" if c.seen > 1 else ""
+            where = f", {visible(c.project)}" if c.project else ""
+            print(f"{c.id}  [{c.rule}{where}{seen}] {visible(c.text)}")
+        return 0
+    if bool(args.ids) == args.all:
+        raise InputError(f"name the candidates to {args.action} (ids from `mnemo inbox`), or --all")
+    ids = [c.id for c in engine.inbox(limit=1000)] if args.all else args.ids
+    if args.action == "reject":
+        if args.text:
+            raise InputError("--text is for accept")
+        count = engine.reject(ids)
+        print(f"Rejected {count}; the same words will not be proposed again")
+        return 0
+    done = engine.accept(ids, args.text)
+    if args.json:
+        print(json.dumps([r.to_dict() for r in done], ensure_ascii=False))
+    for result in [] if args.json else done:
+        how = "Stored" if result.status == Remembered.STORED else "Counted again (known already):"
+        print(f"{how} {result.memory.id}  {visible(result.memory.display_title)}")
+    return 0
+
+
 def mcp(args: Namespace) -> int:
     """mnemo mcp"""
     from app.mcp_server import main

@@ -253,6 +253,21 @@ def _agent_commands(sub) -> None:
     p.add_argument("event", choices=("session-start", "prompt", "serve", "stop", "status"))
     p.add_argument("--agent", choices=("claude", "codex", "gemini", "cursor"), default="claude")
 
+    p = sub.add_parser(
+        "inbox",
+        help='review what agents\' hooks captured ("remember that …", "from now on …")',
+    )
+    p.add_argument(
+        "action", nargs="?", choices=("list", "accept", "reject"), default="list",
+        help="list (the default), accept (make them memories) or reject (and never propose "
+        "those words again)",
+    )  # fmt: skip
+    p.add_argument("ids", nargs="*", metavar="ID", help="candidates (an id's start is enough)")
+    p.add_argument("--all", action="store_true", help="every candidate waiting")
+    p.add_argument("--text", help="accept one candidate with this text instead (an edit)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=commands.inbox)
+
     p = sub.add_parser("mcp", help="run the MCP server over stdio (for AI coding agents)")
     p.set_defaults(func=commands.mcp)
 

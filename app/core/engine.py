@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from app.core import health, paths
-from app.core.errors import InputError, MnemoError, ModelError
+from app.core.errors import InputError, MnemoError, ModelError, NotFoundError
 from app.core.indexer import Indexer
 from app.core.memory import Change, Memory
 from app.core.model.embedder import Embedder, ModelInfo, inspect_model
@@ -33,6 +33,7 @@ from app.core.search.vectors import VectorIndex
 from app.core.settings import MODEL_KEYS, Settings
 from app.core.storage import transfer
 from app.core.storage.db import Database
+from app.core.storage.inbox import Candidate, Inbox
 from app.core.storage.store import Filters, Store
 from app.core.writer import RememberResult, Writer
 
@@ -99,6 +100,7 @@ class Engine:
         self._indexer = Indexer(
             self._db, self._store, lambda: self.embedder, lambda: self._model_error
         )
+        self._inbox = Inbox(self._db)
         self._writer = Writer(
             self._db,
             self._store,
@@ -473,6 +475,45 @@ class Engine:
     def empty_trash(self) -> int:
         """Delete every memory in the trash for good (no undo); how many."""
         return self._writer.empty_trash()
+
+    # ---- the capture inbox ----------------------------------------------------------
+    def capture(self, candidate: Candidate, auto: bool = False) -> tuple[str, str]:
+        """A statement an agent's hook found: observed, stored (`auto`) or proposed for
+        review (`Writer.capture`)."""
+        return self._writer.capture(candidate, self._inbox, auto)
+
+    def inbox(self, limit: int = 200, offset: int = 0) -> list[Candidate]:
+        """Candidates waiting for review, newest first."""
+        return self._inbox.pending(check_limit(limit), offset)
+
+    def inbox_count(self) -> int:
+        return self._inbox.count()
+
+    def accept(self, ids: list[str], text: str | None = None) -> list[RememberResult]:
+        """Make candidates memories (one, with `text`, as the user edited it); they leave
+        the inbox. NotFoundError for an id that waits there no more."""
+        found = self._candidates(ids)
+        if text is not None and len(found) != 1:
+            raise InputError("an edited text is for one candidate at a time")
+        done = []
+        for candidate in found:
+            done.append(self._writer.accept(candidate, text))
+            self._inbox.remove([candidate.id])
+        return done
+
+    def reject(self, ids: list[str]) -> int:
+        """Say no to candidates: they go, and the same words are not proposed again."""
+        found = self._candidates(ids)
+        self._inbox.reject([c.id for c in found])
+        return len(found)
+
+    def _candidates(self, ids: list[str]) -> list[Candidate]:
+        found = self._inbox.get(ids)
+        if len(found) != len(ids):
+            known = {c.id for c in found}
+            missing = [i for i in ids if not any(k.startswith(i) for k in known)]
+            raise NotFoundError(f"not waiting in the inbox: {', '.join(missing)}")
+        return found
 
     # ---- files -----------------------------------------------------------------------
     def import_paths(

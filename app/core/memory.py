@@ -371,7 +371,7 @@ def guard_memory(memory: Memory, policy: str = "refuse") -> str | None:
 # reports one after each write): a use (a recall count) never reloads a list.
 # content: words a search reads; metadata: other fields; usage: a recall count; trash: to or
 # from the trash; purge: deleted for good; settings; model: another model in use.
-CHANGE_KINDS = ("content", "metadata", "usage", "trash", "purge", "settings", "model")
+CHANGE_KINDS = ("content", "metadata", "usage", "trash", "purge", "settings", "model", "inbox")
 
 
 @dataclass(frozen=True)

@@ -126,14 +126,20 @@ class Setting:
             value = checked_paste_windows(value)
         if self.type is float and not math.isfinite(value):
             raise InputError(f"setting {self.key}: must be a finite number, not {value!r}")
-        if self.choices and value not in self.choices:
-            raise InputError(f"setting {self.key}: choose one of {', '.join(self.choices)}")
+        if self.choices and any(v not in self.choices for v in _items(value, self.type)):
+            raise InputError(f"setting {self.key}: choose from {', '.join(self.choices)}")
         if self.minimum is not None and value < self.minimum:
             raise InputError(f"setting {self.key}: must be at least {self.minimum}")
         if self.maximum is not None and value > self.maximum:
             raise InputError(f"setting {self.key}: must be at most {self.maximum}")
         return value
 
+
+def _items(value: Any, kind: type) -> list:
+    return value if kind is list else [value]
+
+
+CAPTURE_RULES = ("remember", "from-now-on", "always-never", "prefer", "correction", "fixed-command")
 
 SETTINGS: tuple[Setting, ...] = (
     # Model
@@ -325,6 +331,25 @@ SETTINGS: tuple[Setting, ...] = (
         "Known categories (the MCP server accepts only these)",
         "Memories",
     ),
+    # Agents
+    Setting(
+        "capture",
+        bool,
+        True,
+        'Agents\' hooks propose what you state as lasting ("remember that …", "from now '
+        'on …", a command that failed and then worked) for your review in the inbox',
+        "Capture",
+    ),
+    Setting(
+        "capture_auto_accept",
+        list,
+        [],
+        "Rules whose captures become memories without review (comma-separated: "
+        + ", ".join(CAPTURE_RULES)
+        + ")",
+        "Capture",
+        choices=CAPTURE_RULES,
+    ),
 )
 
 BY_KEY = {s.key: s for s in SETTINGS}
@@ -355,6 +380,8 @@ LABELS = {
     "start_at_login": "Start at login",
     "mirror_dir": "Also write memories as Markdown to",
     "categories": "Categories",
+    "capture": "Capture from agents' prompts",
+    "capture_auto_accept": "Store without review",
 }
 # Keys whose change means another model (or the same one loaded differently).
 MODEL_KEYS = ("model_path", "query_prefix", "document_prefix", "model_threads", "model_gpu_layers")

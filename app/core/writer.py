@@ -31,11 +31,15 @@ from app.core.memory import (
 from app.core.model.embedder import Embedded
 from app.core.settings import Settings
 from app.core.storage.db import Database, now
+from app.core.storage.inbox import Candidate, Inbox
 from app.core.storage.knowledge import append_to_mirror
 from app.core.storage.store import Store
 
 # Live memories close to some vectors, closest first: (memory, cosine).
 Neighbours = Callable[[np.ndarray], list[tuple[Memory, float]]]
+
+
+CAPTURE_CATEGORIES = {"fixed-command": "patterns", "always-never": "heuristics"}
 
 
 class Remembered(StrEnum):
@@ -228,6 +232,50 @@ class Writer:
         self._mirror([stored])
         score = duplicate[1] if duplicate is not None else None
         return RememberResult(Remembered.STORED, stored, score, related, notice, similar)
+
+    # ---- the capture inbox ----------------------------------------------------------
+    def capture(self, candidate: Candidate, inbox: Inbox, auto: bool = False) -> tuple[str, str]:
+        """A statement an agent's hook found: checked like every write (a secret is refused,
+        SecretError: nothing is kept, not even in the inbox); what is known already or
+        nearly (a near-duplicate) counts as one more observation of that memory; else it
+        waits in the inbox, or with `auto` is stored. What happened ("observed", "stored",
+        "proposed", "again", "rejected") and the memory's or the candidate's id."""
+        memory, _ = checked_memory(
+            candidate.text, None, None, None, candidate.project, None, "hook", None,
+            "medium", None, secrets="refuse",
+        )  # fmt: skip
+        if self._store.find_by_hash(content_hash(memory.text), None) is not None:
+            known = self._observe_if_known(memory)
+            if known is not None:
+                return "observed", known.memory.id
+        duplicate, _ = self._near_duplicate(memory, self._indexer.embed(memory))
+        if duplicate is not None:
+            with self._db.write():
+                observed = self._store.observe(duplicate[0].id)
+            self._mirror([observed])
+            return "observed", observed.id
+        if auto:
+            return "stored", self.accept(candidate).memory.id
+        candidate.text = memory.text  # cleaned
+        return inbox.propose(candidate), candidate.id
+
+    def accept(self, candidate: Candidate, text: str | None = None) -> RememberResult:
+        """A candidate made a memory (its text as the user edited it, if given): tagged
+        `captured` and with its rule, its keywords as tags; a near-duplicate of it counts
+        as one more observation of that memory instead."""
+        result = self.remember(
+            text if text is not None else candidate.text,
+            category=CAPTURE_CATEGORIES.get(candidate.rule, "note"),
+            tags=["captured", candidate.rule, *candidate.keywords],
+            project=candidate.project,
+            source=f"hook:{candidate.agent}" if candidate.agent else "hook",
+        )
+        if result.status == Remembered.SIMILAR:
+            with self._db.write():
+                observed = self._store.observe(result.memory.id)
+            self._mirror([observed])
+            return RememberResult(Remembered.OBSERVED, observed)
+        return result
 
     def _near_duplicate(
         self, memory: Memory, embedded: Embedded | None

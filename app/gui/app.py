@@ -62,6 +62,7 @@ class MnemoApp(QtCore.QObject):
             self.tray.search_action.triggered.connect(self.show_popup)
             self.tray.clipboard_action.triggered.connect(self.remember_clipboard)
             self.tray.manager_action.triggered.connect(self.show_manager)
+            self.tray.inbox_action.triggered.connect(self.show_inbox)
             self.tray.settings_action.triggered.connect(self.show_settings)
             self.tray.quit_action.triggered.connect(self.quit)
             self.tray.on_left_click(self.show_popup)
@@ -208,6 +209,11 @@ class MnemoApp(QtCore.QObject):
         self.manager.activateWindow()
         if isinstance(memory_id, str):
             self.manager.select_memory(memory_id)
+
+    def show_inbox(self) -> None:
+        """Open the capture inbox (over the manager)."""
+        self.show_manager()
+        self.manager.show_inbox()
 
     def show_settings(self) -> None:
         """Open the settings dialog."""

@@ -280,6 +280,7 @@ class Manager(QtWidgets.QMainWindow):
         self.table_model.reload()
         self._fill_filters()
         self._update_status()
+        self._count_inbox()
 
     # ---- building --------------------------------------------------------------------
     def _build_filter_bar(self) -> QtWidgets.QHBoxLayout:
@@ -436,11 +437,15 @@ class Manager(QtWidgets.QMainWindow):
             ("actionImport", "Import…", self.import_dialog, None),
             ("actionImportFolder", "Import folder…", self.import_folder_dialog, None),
             ("actionExport", "Export…", self.export_dialog, None),
+            ("actionInbox", "Inbox", self.show_inbox, None),
         ):
             action = bar.addAction(text, slot)
             action.setObjectName(name)
             if shortcut:
                 action.setShortcut(shortcut)
+        self.inbox_action = bar.actions()[-1]
+        self.inbox_action.setToolTip("What your agents captured, to accept or reject")
+        self.inbox_dialog = None
 
     # ---- browsing --------------------------------------------------------------------
     def _fill_filters(self) -> None:
@@ -529,9 +534,37 @@ class Manager(QtWidgets.QMainWindow):
         else:
             self.table_model.show_results(None)
 
+    def show_inbox(self) -> None:
+        """Open (or raise) the capture inbox."""
+        from app.gui.inbox import InboxDialog
+
+        if self.inbox_dialog is None:
+            self.inbox_dialog = InboxDialog(self.worker, self)
+            self.inbox_dialog.counted.connect(self._show_inbox_count)
+        else:
+            self.inbox_dialog.load()
+        self.inbox_dialog.show()
+        self.inbox_dialog.raise_()
+        self.inbox_dialog.activateWindow()
+
+    def _count_inbox(self) -> None:
+        self.worker.call(
+            lambda e: e.inbox_count(),
+            self._show_inbox_count,
+            None,
+            INTERACTIVE,
+            channel="manager-inbox",
+        )
+
+    def _show_inbox_count(self, count: int) -> None:
+        self.inbox_action.setText(f"Inbox ({count})" if count else "Inbox")
+
     def _on_change(self, changes: str) -> None:
         """A use (a copy from the popup, an agent's recall) changes only counts: the rows
-        shown of those memories are read again in place; nothing else is reloaded."""
+        shown of those memories are read again in place; nothing else is reloaded. A
+        capture changes the inbox's count."""
+        if any(c.kind == "inbox" for c in Change.all_from_json(changes)):
+            self._count_inbox()
         shown = {m.id for _, m in self.table_model.loaded_rows()}
         used = [c for c in Change.all_from_json(changes) if c.kind == "usage"]
         ids = [i for c in used for i in c.ids if i in shown]

@@ -19,6 +19,28 @@ PLACEHOLDERS = {
 }
 
 
+class Choices(QtWidgets.QWidget):
+    """A list setting with known choices: a check box for each."""
+
+    def __init__(self, choices: tuple, parent=None):
+        super().__init__(parent)
+        layout = QtWidgets.QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.boxes = {}
+        for choice in choices:
+            box = QtWidgets.QCheckBox(str(choice), objectName=f"choice_{choice}")
+            layout.addWidget(box)
+            self.boxes[choice] = box
+        layout.addStretch(1)
+
+    def set_chosen(self, values: list) -> None:
+        for choice, box in self.boxes.items():
+            box.setChecked(choice in values)
+
+    def chosen(self) -> list:
+        return [choice for choice, box in self.boxes.items() if box.isChecked()]
+
+
 class SettingsDialog(QtWidgets.QDialog):
     """One tab per settings group; a widget per setting chosen by its type.
 
@@ -94,6 +116,8 @@ class SettingsDialog(QtWidgets.QDialog):
             if hasattr(edit, "setMaximumSequenceLength"):  # Qt 6.5: one combination
                 edit.setMaximumSequenceLength(1)
             return edit
+        if setting.choices and setting.type is list:
+            return Choices(setting.choices)
         if setting.choices:
             box = QtWidgets.QComboBox()
             box.addItems([str(c) for c in setting.choices])
@@ -192,7 +216,9 @@ class SettingsDialog(QtWidgets.QDialog):
         """Show the current values."""
         for setting in SETTINGS:
             widget, value = self.fields[setting.key], self.settings[setting.key]
-            if isinstance(widget, QtWidgets.QKeySequenceEdit):
+            if isinstance(widget, Choices):
+                widget.set_chosen(value)
+            elif isinstance(widget, QtWidgets.QKeySequenceEdit):
                 widget.setKeySequence(QtGui.QKeySequence(value))
             elif isinstance(widget, QtWidgets.QComboBox):
                 widget.setCurrentText(str(value))
@@ -206,6 +232,8 @@ class SettingsDialog(QtWidgets.QDialog):
 
     def _value(self, setting: Setting):
         widget = self.fields[setting.key]
+        if isinstance(widget, Choices):
+            return widget.chosen()
         if isinstance(widget, QtWidgets.QKeySequenceEdit):
             return widget.keySequence().toString()
         if isinstance(widget, QtWidgets.QComboBox):

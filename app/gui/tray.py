@@ -43,6 +43,8 @@ class Tray(QtWidgets.QSystemTrayIcon):
         self.clipboard_action.setObjectName("actionRememberClipboard")
         self.manager_action = menu.addAction("Open manager")
         self.manager_action.setObjectName("actionManager")
+        self.inbox_action = menu.addAction("Captured from agents…")
+        self.inbox_action.setObjectName("actionInbox")
         self.settings_action = menu.addAction("Settings…")
         self.settings_action.setObjectName("actionSettings")
         menu.addSeparator()

@@ -116,12 +116,12 @@ class Worker(QtCore.QObject, Listener):
         # One signal of each per write: a second queued emission reaching a slot already
         # disconnected (a test's waitSignal) found its object gone (PySide6).
         self.changes.emit(Change.all_to_json(changes))
-        if any(c.kind not in ("usage", "settings") for c in changes):  # a count or a setting:
-            self.changed.emit()  # no list to reload
+        if any(c.kind not in ("usage", "settings", "inbox") for c in changes):  # a count, a
+            self.changed.emit()  # setting or the inbox: no list of memories to reload
 
     def written_elsewhere(self, changes: list[Change]) -> None:  # Listener
         self.changes.emit(Change.all_to_json(changes))  # an agent's recall: counts in place
-        if any(c.kind != "usage" for c in changes):
+        if any(c.kind not in ("usage", "inbox") for c in changes):
             self.changedElsewhere.emit()
 
     def settings_taken(self, keys: list[str]) -> None:  # Listener

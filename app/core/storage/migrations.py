@@ -284,6 +284,25 @@ def m010_change_journal(db: apsw.Connection) -> None:
     journal_triggers(db)
 
 
+def m011_inbox(db: apsw.Connection) -> None:
+    """The capture inbox (`storage.inbox`): statements agents' hooks found, waiting for the
+    user's review; rejected ones keep only their text's hash. Its changes go in the journal
+    as kind 'inbox' (a view shows how many wait), with the candidate's id."""
+    db.execute(
+        "CREATE TABLE inbox (id TEXT PRIMARY KEY, text_hash TEXT NOT NULL, "
+        "status TEXT NOT NULL CHECK (status IN ('pending', 'rejected')), text TEXT NOT NULL, "
+        "rule TEXT NOT NULL, keywords TEXT NOT NULL DEFAULT '[]', agent TEXT NOT NULL, "
+        "project TEXT, session TEXT NOT NULL DEFAULT '', said TEXT NOT NULL DEFAULT '', "
+        "created_at TEXT NOT NULL, seen INTEGER NOT NULL DEFAULT 1)"
+    )
+    db.execute("CREATE UNIQUE INDEX inbox_text_hash ON inbox(text_hash)")
+    for event, row in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old")):
+        db.execute(
+            f"CREATE TRIGGER inbox_journal_{event.lower()} AFTER {event} ON inbox BEGIN "
+            f"INSERT INTO changes(memory_id, kind) VALUES ({row}.id, 'inbox'); END"
+        )
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
@@ -295,4 +314,5 @@ MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m008_secure_delete_index,
     m009_not_duplicates,
     m010_change_journal,
+    m011_inbox,
 )

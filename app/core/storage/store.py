@@ -211,7 +211,7 @@ def _labels_once(rows, limit: int, labels_only: set[int]) -> list[tuple[int, flo
 
 
 # The journal's kinds from weakest to strongest: a memory edited and then trashed is "trash".
-_STRENGTH = ("usage", "metadata", "content", "trash", "purge")
+_STRENGTH = ("inbox", "usage", "metadata", "content", "trash", "purge")  # (inbox: other ids)
 
 
 def _in_slices(values: list) -> Iterator[tuple[list, str]]:

@@ -1,0 +1,141 @@
+"""The capture inbox: what agents' hooks found a user stating as lasting ("remember that
+…", "from now on …", a command that failed and then worked), held for review before it
+becomes a memory (issue 25, item 3).
+
+A candidate proposed again while it waits counts once more (`seen`). One the user rejected
+keeps only its text's hash, so the same words are not proposed again; its text is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, field
+
+from app.core.memory import content_hash
+from app.core.storage.db import Database, now
+
+SAID_CHARS = 500  # of the prompt a candidate came from, shown beside it for review
+
+
+@dataclass
+class Candidate:
+    """A statement waiting in the inbox."""
+
+    text: str
+    rule: str  # which rule found it (`app.agents.rules.RULES`)
+    keywords: list[str] = field(default_factory=list)  # tags it gets (an error's identifier)
+    agent: str = ""  # claude, codex, gemini, cursor
+    project: str | None = None
+    session: str = ""
+    said: str = ""  # what the user wrote it in (an excerpt)
+    id: str = ""
+    created_at: str = ""
+    seen: int = 1
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "text": self.text,
+            "rule": self.rule,
+            "keywords": self.keywords,
+            "agent": self.agent,
+            "project": self.project,
+            "said": self.said,
+            "created_at": self.created_at,
+            "seen": self.seen,
+        }
+
+
+_COLUMNS = "id, text, rule, keywords, agent, project, session, said, created_at, seen"
+
+
+def _candidate(row: tuple) -> Candidate:
+    id_, text, rule, keywords, agent, project, session, said, created_at, seen = row
+    try:
+        words = [str(w) for w in json.loads(keywords or "[]")]
+    except ValueError:
+        words = []
+    return Candidate(text, rule, words, agent, project, session, said, id_, created_at, seen)
+
+
+class Inbox:
+    """The `inbox` table (migration 11): pending candidates and rejected hashes."""
+
+    def __init__(self, db: Database):
+        self.db = db
+
+    def propose(self, candidate: Candidate) -> str:
+        """Put a candidate in: "proposed", "again" (it waits already: counted once more) or
+        "rejected" (the user said no to these words before: nothing kept)."""
+        digest = content_hash(candidate.text)
+        with self.db.write() as conn:
+            rows = conn.execute(
+                "SELECT id, status FROM inbox WHERE text_hash = ?", (digest,)
+            ).fetchall()
+            if rows and rows[0][1] == "rejected":
+                return "rejected"
+            if rows:
+                conn.execute("UPDATE inbox SET seen = seen + 1 WHERE id = ?", (rows[0][0],))
+                candidate.id = rows[0][0]
+                return "again"
+            candidate.id = secrets.token_hex(8)
+            candidate.created_at = now()
+            conn.execute(
+                "INSERT INTO inbox (id, text_hash, status, text, rule, keywords, agent, "
+                "project, session, said, created_at, seen) "
+                "VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+                (
+                    candidate.id,
+                    digest,
+                    candidate.text,
+                    candidate.rule,
+                    json.dumps(candidate.keywords),
+                    candidate.agent,
+                    candidate.project,
+                    candidate.session,
+                    candidate.said[:SAID_CHARS],
+                    candidate.created_at,
+                ),
+            )
+        return "proposed"
+
+    def pending(self, limit: int = 200, offset: int = 0) -> list[Candidate]:
+        """Candidates waiting for review, newest first."""
+        rows = self.db.query(
+            f"SELECT {_COLUMNS} FROM inbox WHERE status = 'pending' "
+            "ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+            (limit, offset),
+        )
+        return [_candidate(r) for r in rows]
+
+    def count(self) -> int:
+        return int(self.db.query("SELECT count(*) FROM inbox WHERE status = 'pending'")[0][0])
+
+    def get(self, ids: list[str]) -> list[Candidate]:
+        """The pending candidates with these ids (or unique id prefixes), in that order."""
+        found = []
+        for given in ids:
+            rows = self.db.query(
+                f"SELECT {_COLUMNS} FROM inbox WHERE status = 'pending' AND id LIKE ? ESCAPE '\\'",
+                (given.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",),
+            )
+            if len(rows) == 1:
+                found.append(_candidate(rows[0]))
+        return found
+
+    def remove(self, ids: list[str]) -> None:
+        """Take candidates out (accepted: they are memories now)."""
+        with self.db.write() as conn:
+            for id_ in ids:
+                conn.execute("DELETE FROM inbox WHERE id = ?", (id_,))
+
+    def reject(self, ids: list[str]) -> None:
+        """Say no to candidates: their text goes, their hash stays (not proposed again)."""
+        with self.db.write() as conn:
+            for id_ in ids:
+                conn.execute(
+                    "UPDATE inbox SET status = 'rejected', text = '', said = '', keywords = '[]' "
+                    "WHERE id = ?",
+                    (id_,),
+                )

@@ -1,0 +1,159 @@
+"""The capture inbox: what agents' hooks found the user stating as lasting, to accept (as
+written, or edited first) or reject (the same words are not proposed again).
+
+Opened from the manager's toolbar ("Inbox (N)") and the tray menu. It reads and writes
+through the worker only, and follows changes made elsewhere (a hook capturing while it is
+open) through the worker's `changes` signal.
+"""
+
+from __future__ import annotations
+
+from app.core.memory import Change
+from app.core.runner import INTERACTIVE
+from app.core.storage.inbox import Candidate
+from app.gui.contrast import make_quiet
+from app.gui.qt import QtCore, QtWidgets, Signal
+from app.gui.worker import Worker
+
+Qt = QtCore.Qt
+
+
+class InboxDialog(QtWidgets.QDialog):
+    """The candidates waiting, one selected at a time with its text to edit."""
+
+    counted = Signal(int)  # how many wait, after each load
+
+    def __init__(self, worker: Worker, parent=None):
+        super().__init__(parent)
+        self.setObjectName("inboxDialog")
+        self.setWindowTitle("Mnemo — captured from your agents")
+        self.resize(760, 460)
+        self.worker = worker
+        self.candidates: list[Candidate] = []
+
+        self.list = QtWidgets.QListWidget(objectName="inboxList")
+        self.list.setSelectionMode(QtWidgets.QAbstractItemView.ExtendedSelection)
+        self.list.currentRowChanged.connect(self._show)
+        self.text = QtWidgets.QPlainTextEdit(objectName="inboxText")
+        self.text.setPlaceholderText("The memory it would become; edit it before accepting")
+        self.said = QtWidgets.QLabel(objectName="inboxSaid", wordWrap=True)
+        self.said.setTextFormat(Qt.PlainText)
+        make_quiet(self.said)
+        self.status = QtWidgets.QLabel(objectName="inboxStatus", wordWrap=True)
+
+        self.accept_button = QtWidgets.QPushButton("Accept", objectName="inboxAccept")
+        self.accept_button.setToolTip("Make the selected candidates memories")
+        self.accept_button.clicked.connect(self.accept_selected)
+        self.reject_button = QtWidgets.QPushButton("Reject", objectName="inboxReject")
+        self.reject_button.setToolTip("Drop them; the same words are not proposed again")
+        self.reject_button.clicked.connect(self.reject_selected)
+        close = QtWidgets.QPushButton("Close", objectName="inboxClose")
+        close.clicked.connect(self.close)
+
+        right = QtWidgets.QVBoxLayout()
+        right.addWidget(QtWidgets.QLabel("Memory to store:"))
+        right.addWidget(self.text, 1)
+        right.addWidget(self.said)
+        split = QtWidgets.QHBoxLayout()
+        split.addWidget(self.list, 3)
+        split.addLayout(right, 2)
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addWidget(self.accept_button)
+        buttons.addWidget(self.reject_button)
+        buttons.addStretch(1)
+        buttons.addWidget(close)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addLayout(split, 1)
+        layout.addWidget(self.status)
+        layout.addLayout(buttons)
+        worker.changes.connect(self._on_changes)
+        self.load()
+
+    # ---- reading -----------------------------------------------------------------------
+    def load(self) -> None:
+        self.worker.call(
+            lambda e: e.inbox(),
+            self._loaded,
+            self._failed,
+            INTERACTIVE,
+            channel="inbox-load",
+        )
+
+    def _on_changes(self, changes: str) -> None:
+        if any(c.kind == "inbox" for c in Change.all_from_json(changes)):
+            self.load()
+
+    def _loaded(self, candidates: list[Candidate]) -> None:
+        keep = self._selected_ids()
+        self.candidates = candidates
+        self.list.blockSignals(True)
+        self.list.clear()
+        for candidate in candidates:
+            where = f" · {candidate.project}" if candidate.project else ""
+            seen = f" · said {candidate.seen}×" if candidate.seen > 1 else ""
+            item = QtWidgets.QListWidgetItem(f"{candidate.text}\n{candidate.rule}{where}{seen}")
+            item.setData(Qt.UserRole, candidate.id)
+            item.setToolTip(candidate.said or candidate.text)
+            self.list.addItem(item)
+            if candidate.id in keep:
+                item.setSelected(True)
+        self.list.blockSignals(False)
+        if candidates and not self.list.selectedItems():
+            self.list.setCurrentRow(0)
+        else:
+            self._show(self.list.currentRow())
+        empty = not candidates
+        self.accept_button.setEnabled(not empty)
+        self.reject_button.setEnabled(not empty)
+        if empty:
+            self.status.setText("Nothing waits: what your agents capture shows here.")
+        self.counted.emit(len(candidates))
+
+    def _show(self, row: int) -> None:
+        candidate = self.candidates[row] if 0 <= row < len(self.candidates) else None
+        self.text.setPlainText(candidate.text if candidate else "")
+        self.text.setEnabled(candidate is not None)
+        said = candidate.said if candidate else ""
+        self.said.setText(f"You wrote: “{said}”" if said else "")
+
+    def _selected_ids(self) -> list[str]:
+        return [item.data(Qt.UserRole) for item in self.list.selectedItems()]
+
+    # ---- acting ------------------------------------------------------------------------
+    def accept_selected(self) -> None:
+        ids = self._selected_ids()
+        if not ids:
+            return
+        current = self.list.currentRow()
+        text = None
+        if len(ids) == 1 and 0 <= current < len(self.candidates):
+            edited = self.text.toPlainText().strip()
+            if self.candidates[current].id == ids[0] and edited != self.candidates[current].text:
+                text = edited
+        self.worker.call(
+            lambda e: e.accept(ids, text),
+            lambda done: self._did(f"Stored {len(done)} as memories"),
+            self._failed,
+            INTERACTIVE,
+            writes=True,
+        )
+
+    def reject_selected(self) -> None:
+        ids = self._selected_ids()
+        if not ids:
+            return
+        self.worker.call(
+            lambda e: e.reject(ids),
+            lambda n: self._did(f"Rejected {n}; the same words are not proposed again"),
+            self._failed,
+            INTERACTIVE,
+            writes=Change("inbox", tuple(ids)),
+        )
+
+    def _did(self, message: str) -> None:
+        self.status.setText(message)
+        self.load()
+
+    def _failed(self, message: str) -> None:
+        self.status.setText(message)
+        self.load()

@@ -1,0 +1,220 @@
+"""Capture without an LLM (issue 25, item 3): what a user states as lasting in a prompt, and
+a command that failed and then worked, proposed for review through the real hook and helper;
+secrets kept out; near-duplicates counted as observations; `mnemo inbox` to review."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.agents.rules import CommandWatch, error_id, statements
+from tests.conftest import REPO
+
+MNEMO = Path(sys.executable).parent / "mnemo"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "rule", "text"),
+    [
+        (
+            "Remember that the staging database lives on db2.internal. Now fix the login bug",
+            "remember",
+            "The staging database lives on db2.internal.",
+        ),
+        (
+            "from now on, use pnpm instead of npm here",
+            "from-now-on",
+            "From now on, use pnpm instead of npm here.",
+        ),
+        ("Always run the tests with -x before pushing!", "always-never", None),
+        ("- never commit generated files", "always-never", "Never commit generated files."),
+        ("I prefer small commits with clear messages", "prefer", None),
+        ("No, use ruff instead of flake8.", "correction", "Use ruff instead of flake8."),
+        ("nope, it's Postgres 16 not 15", "correction", "It is Postgres 16 instead of 15."),
+    ],
+)
+def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
+    found = statements(prompt)
+    assert [s.rule for s in found] == [rule]
+    if text:
+        assert found[0].text == text
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "do you remember that file?",  # a question
+        "Can you always use tabs?",
+        "```\nremember that this is code\n```\nrun it",  # in a code block
+        "> always do X\nwhat does this quote mean",  # a quote
+        "/compact remember that x",  # a slash command
+        "fix the failing test in the importer",  # nothing lasting
+        "remember that",  # nothing said
+    ],
+)
+def test_the_rules_leave_questions_code_and_tasks_alone(prompt):
+    assert statements(prompt) == []
+
+
+def test_a_command_that_failed_then_worked_is_a_candidate_with_its_error_as_keyword():
+    watch = CommandWatch()
+    out = "Traceback...\nModuleNotFoundError: No module named 'yaml'"
+    assert watch.saw("s", "python -m app", False, out, at=0) is None
+    assert watch.saw("s", "pip install pyyaml", True, "", at=5) is None  # the fix
+    found = watch.saw("s", "python -m app", True, "ok", at=9)
+    assert found is not None and found.keywords == ("ModuleNotFoundError",)
+    assert "`pip install pyyaml`" in found.text and found.rule == "fixed-command"
+    # the same command failing and passing with nothing between is a flaky one, not a fix
+    watch.saw("s", "pytest", False, "E   AssertionError", at=20)
+    assert watch.saw("s", "pytest", True, "1 passed", at=25) is None
+    # and a fix long after is not linked to the failure
+    watch.saw("s", "cargo build", False, "error[E0432]: unresolved import", at=30)
+    assert watch.saw("s", "cargo build --offline", True, "", at=30 + 3600) is None
+    assert error_id("npm ERR! code ERESOLVE") == "ERESOLVE"
+    assert error_id("error TS2307: Cannot find module") == "TS2307"
+
+
+# ---- through the real hook, helper and database ----------------------------------------
+def _run(*args: str, input: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(MNEMO), *args], input=input, capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+
+
+def _prompt(text: str, session: str = "s1") -> str:
+    return json.dumps(
+        {
+            "session_id": session,
+            "cwd": str(REPO),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": text,
+        }
+    )
+
+
+def _inbox() -> list[dict]:
+    done = _run("inbox", "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _wait_for(condition, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    return condition()
+
+
+@pytest.fixture
+def helper(mnemo_home):
+    assert _run("remember", "We deploy the billing service with Helm on Fridays").returncode == 0
+    yield mnemo_home
+    _run("hook", "stop")
+
+
+def test_a_prompts_statements_wait_in_the_inbox_and_become_memories_when_accepted(helper):
+    # WHEN the user tells their agent two lasting things inside a task
+    said = "Remember that the staging database lives on db2.internal. Also, fix the login bug."
+    assert _run("hook", "prompt", input=_prompt(said)).returncode == 0
+    assert _run("hook", "prompt", input=_prompt("No, use ruff instead of flake8.")).returncode == 0
+    # THEN both wait for review, with the rule that found them and the project
+    waiting = _wait_for(lambda: len(_inbox()) == 2 and _inbox())
+    assert {c["rule"] for c in waiting} == {"remember", "correction"}
+    staging = next(c for c in waiting if c["rule"] == "remember")
+    assert staging["text"] == "The staging database lives on db2.internal."
+    assert staging["project"] == REPO.name and staging["agent"] == "claude"
+    assert said in staging["said"]
+    # AND nothing became a memory yet
+    assert "staging" not in _run("list").stdout
+    # WHEN one is accepted as edited, the other rejected
+    edited = "Staging database: db2.internal (not db1)"
+    assert _run("inbox", "accept", staging["id"][:6], "--text", edited).returncode == 0
+    ruff = next(c for c in waiting if c["rule"] == "correction")
+    assert _run("inbox", "reject", ruff["id"]).returncode == 0
+    # THEN the accepted one is a memory, tagged as captured, found by search
+    found = json.loads(_run("recall", "which host is the staging database", "--json").stdout)
+    top = found["results"][0]
+    assert top["text"] == edited and {"captured", "remember"} <= set(top["tags"])
+    assert _inbox() == []
+    # AND the rejected words are not proposed again
+    _run("hook", "prompt", input=_prompt("No, use ruff instead of flake8.", "s2"))
+    _run("hook", "prompt", input=_prompt("remember that the CI runs on Tuesdays", "s2"))
+    assert _wait_for(lambda: [c["text"] for c in _inbox()]) == ["The CI runs on Tuesdays."]
+
+
+def test_a_statement_known_already_counts_as_an_observation_not_a_candidate(helper):
+    before = json.loads(_run("recall", "billing deploy helm", "--json").stdout)["results"][0]
+    _run("hook", "prompt", input=_prompt("remember that we deploy billing with Helm on Fridays"))
+
+    def counted():
+        got = json.loads(_run("show", before["id"], "--json").stdout)
+        return got["observation_count"] == before["observation_count"] + 1
+
+    assert _wait_for(counted)
+    assert _inbox() == []
+
+
+def test_a_secret_in_a_statement_is_kept_nowhere(helper):
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    _run("hook", "prompt", input=_prompt(f"Remember that my GitHub token is {token}"))
+    _run("hook", "prompt", input=_prompt("remember that the CI runs on Tuesdays"))
+    assert _wait_for(lambda: len(_inbox()) == 1)  # the next one arrived: the first was handled
+    everything = b"".join(p.read_bytes() for p in Path(helper).rglob("*") if p.is_file())
+    assert token.encode() not in everything
+
+
+def test_a_rule_let_in_without_review_stores_at_once(helper):
+    assert _run("settings", "capture_auto_accept", "prefer,remember").returncode == 0
+    _run("hook", "prompt", input=_prompt("I prefer tabs over spaces in Go files"))
+    assert _wait_for(lambda: "tabs over spaces" in _run("list").stdout)
+    assert _inbox() == []
+    assert _run("settings", "capture_auto_accept", "sometimes").returncode == 1  # not a rule
+
+
+def test_capture_off_proposes_nothing(helper):
+    assert _run("settings", "capture", "false").returncode == 0
+    _run("hook", "prompt", input=_prompt("remember that the CI runs on Tuesdays"))
+    _run("hook", "prompt", input=_prompt("billing deploy?"))  # served after the first
+    assert _inbox() == []
+
+
+def test_claude_code_post_tool_use_events_make_a_fixed_command_candidate(helper):
+    def tool(command: str, event: str, response: dict | None, error: str | None = None):
+        data = {
+            "session_id": "t1",
+            "cwd": str(REPO),
+            "hook_event_name": event,
+            "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "run it"},
+        }
+        if response is not None:
+            data["tool_response"] = response
+        if error is not None:
+            data["error"] = error
+        done = _run("hook", "tool", input=json.dumps(data))
+        assert done.returncode == 0 and done.stdout == "", done.stdout
+
+    failure = "Exit code 1\nModuleNotFoundError: No module named 'yaml'"
+    tool("python -m tool", "PostToolUseFailure", None, failure)
+    tool("pip install pyyaml", "PostToolUse", {"stdout": "ok", "stderr": "", "interrupted": False})
+    tool("python -m tool", "PostToolUse", {"stdout": "done", "stderr": "", "interrupted": False})
+    waiting = _wait_for(_inbox)
+    assert len(waiting) == 1 and waiting[0]["rule"] == "fixed-command"
+    assert waiting[0]["keywords"] == ["ModuleNotFoundError"]
+    assert "`pip install pyyaml`" in waiting[0]["text"]
+
+
+def test_inbox_commands_say_what_is_wrong(helper):
+    assert "empty" in _run("inbox").stdout
+    nothing = _run("inbox", "accept")
+    assert nothing.returncode == 1 and "or --all" in nothing.stderr
+    unknown = _run("inbox", "accept", "feedbeef")
+    assert unknown.returncode == 1 and "not waiting in the inbox: feedbeef" in unknown.stderr
