@@ -1,0 +1,58 @@
+"""The capture inbox in the manager (issue 25, item 3): candidates a hook proposed from
+another process appear with their count, are accepted as edited or rejected, with the real
+manager, worker and database."""
+
+from __future__ import annotations
+
+from app.core.engine import Engine
+from app.core.storage.inbox import Candidate
+from app.gui.manager import Manager
+from app.gui.qt import QtCore
+
+
+def _propose(embedder, settings, *texts: str) -> None:
+    """What the hook helper does, from another connection (another process's engine)."""
+    engine = Engine(settings=settings, embedder=embedder)
+    try:
+        for text in texts:
+            engine.capture(Candidate(text, "remember", agent="claude", said=f"remember {text}"))
+    finally:
+        engine.close()
+
+
+def test_candidates_captured_elsewhere_are_reviewed_in_the_manager(
+    qtbot, worker, settings, embedder
+):
+    manager = Manager(worker, settings)
+    qtbot.addWidget(manager)
+    manager.show()
+    assert manager.inbox_action.text() == "Inbox"
+    # WHEN a hook captures two statements in another process
+    _propose(embedder, settings, "The VPN config lives in ops/vpn.", "Standups are at 9:30.")
+    # THEN the manager's Inbox shows the count, without reloading its list
+    qtbot.waitUntil(lambda: manager.inbox_action.text() == "Inbox (2)", timeout=15_000)
+    manager.show_inbox()
+    dialog = manager.inbox_dialog
+    qtbot.waitUntil(lambda: dialog.list.count() == 2, timeout=10_000)
+    # WHEN the first is edited and accepted
+    dialog.list.setCurrentRow(0)
+    first = dialog.candidates[0]
+    assert dialog.text.toPlainText() == first.text
+    assert first.text in dialog.said.text()
+    dialog.text.setPlainText(first.text.replace(".", " (ask Zebulon)."))
+    qtbot.mouseClick(dialog.accept_button, QtCore.Qt.LeftButton)
+    qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=15_000)
+    assert dialog.status.text() == "Stored 1 as memories"
+    # THEN it is a memory as edited, and the count went down
+    found = []
+    worker.call(lambda e: e.recall("ask Zebulon", mode="keyword", track=False), found.append)
+    qtbot.waitUntil(lambda: bool(found), timeout=15_000)
+    assert found[0].results[0].memory.text == first.text.replace(".", " (ask Zebulon).")
+    qtbot.waitUntil(lambda: manager.inbox_action.text() == "Inbox (1)", timeout=15_000)
+    # WHEN the other is rejected THEN the inbox is empty and says so
+    dialog.list.setCurrentRow(0)
+    qtbot.mouseClick(dialog.reject_button, QtCore.Qt.LeftButton)
+    qtbot.waitUntil(lambda: dialog.list.count() == 0, timeout=15_000)
+    assert "Nothing waits" in dialog.status.text() or "Rejected 1" in dialog.status.text()
+    assert not dialog.accept_button.isEnabled()
+    qtbot.waitUntil(lambda: manager.inbox_action.text() == "Inbox", timeout=15_000)
