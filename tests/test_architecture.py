@@ -174,3 +174,19 @@ def test_tests_use_the_public_api_not_an_engines_private_parts():
             found[str(path.relative_to(TESTS))] = uses
     grew = {f: n for f, n in found.items() if n > REACHING_IN.get(f, 0)}
     assert grew == {}, f"use the public API (the `store` fixture for storage tests): {grew}"
+
+
+def test_every_package_of_the_app_ships_in_the_wheel():
+    # The wheel (and the .deb and bundle built from it) lacked app.agents: `mnemo agents`
+    # and every hook failed there with "No module named 'app.agents'" (found by bench.agents)
+    import tomllib
+
+    listed = set(
+        tomllib.loads((APP.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        ".".join(p.parent.relative_to(APP.parent).parts)
+        for p in APP.rglob("__init__.py")
+        if "__pycache__" not in p.parts and "resources" not in p.parts
+    }
+    assert found - listed == set()
