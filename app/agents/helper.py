@@ -43,6 +43,8 @@ IDLE_S = 15 * 60
 TICK_S = 0.5  # how often it looks at its socket, the database and the clock
 MAX_REQUEST = 4 * 1024 * 1024
 SESSIONS = 64  # sessions whose shown memories it keeps in mind
+# Codex cuts a hook's output at about 2,500 tokens; Claude Code at 10,000 characters
+SESSION_CHARS = {"codex": 6_000}
 
 
 def idle_seconds() -> float:
@@ -156,9 +158,10 @@ class Helper:
         if event not in hook.EVENTS:
             return {"error": f"unknown event {event!r}"}
         seen = self.sessions.shown(session) if session else set()
+        agent = str(request.get("agent"))
         try:
             text, ids = self.runner.submit(
-                lambda engine: _work(engine, event, data, frozenset(seen)), INTERACTIVE
+                lambda engine: _work(engine, event, agent, data, frozenset(seen)), INTERACTIVE
             ).result(timeout=60)
         except MnemoError as exc:
             return {"error": str(exc)}
@@ -166,7 +169,6 @@ class Helper:
             log.exception("a hook request failed")
             return {"error": f"internal error ({type(exc).__name__}); see mnemo-hook.log"}
         seen.update(ids)
-        agent = str(request.get("agent"))
         # Before the reply, at the same priority: the agent's next request runs after it
         self.runner.submit(
             lambda engine: _captures(engine, event, data, agent, self.commands), INTERACTIVE
@@ -174,12 +176,12 @@ class Helper:
         return {"text": text, "ids": ids}
 
 
-def _work(engine, event: str, data: dict, seen: frozenset) -> tuple[str, list[str]]:
+def _work(engine, event: str, agent: str, data: dict, seen: frozenset) -> tuple[str, list[str]]:
     """What one hook event asks of the engine: the block to inject (and the ids in it)."""
     if event == "session-start":
-        block = engine.context(cwd=hook.folder_of(data))
+        block = engine.context(cwd=hook.folder_of(data), max_chars=SESSION_CHARS.get(agent, 9_000))
         return block.markdown(), [m.id for m, _, _ in block.fit().entries]
-    if event == "prompt":
+    if event == "prompt" and agent != "cursor":  # Cursor's prompt hook may not add context
         prompt = data.get("prompt")
         return engine.prompt_context(prompt if isinstance(prompt, str) else "", seen)
     return "", []

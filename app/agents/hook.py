@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import sys
 import time
@@ -80,6 +81,10 @@ def shell_call(event: dict) -> tuple[str, bool, str] | None:
         return command, True, answer
     if not isinstance(answer, dict):
         return None
+    if isinstance(answer.get("llmContent"), str):  # Gemini CLI: "Exit Code: N" when not 0
+        text = answer["llmContent"]
+        failed = bool(re.search(r"^Exit Code: [1-9]", text, re.M)) or bool(answer.get("error"))
+        return command, not failed, text
     code = next(
         (
             answer[k]
@@ -112,10 +117,10 @@ def read_event(stream=None) -> dict:
 
 
 def render(agent: str, event: str, text: str) -> str:
-    """What the agent reads on standard output: plain text (Claude Code, Codex), or JSON
-    (Gemini CLI, Cursor)."""
-    if event == "tool":  # nothing to add after a tool: the agent reads no output
-        return ""
+    """What the agent reads on standard output: plain text (Claude Code and Codex add it
+    to the context), or JSON (Gemini CLI shows plain text to the user only; Cursor)."""
+    if event == "tool":  # nothing to add after a tool (Gemini CLI reads JSON only)
+        return "{}" if agent == "gemini" else ""
     if agent == "gemini":
         name = GEMINI_EVENT_NAMES[event]
         out = {"hookEventName": name, "additionalContext": text} if text else {}

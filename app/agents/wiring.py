@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -32,7 +31,7 @@ try:
 except ImportError:  # Windows: one `mnemo agents` at a time is left to the user
     fcntl = None
 
-from app.agents import configs
+from app.agents import configs, hooks
 from app.core import paths
 from app.core.errors import InputError
 
@@ -76,8 +75,10 @@ class Agent:
     servers: str  # the key holding the servers
     entry: Callable[[list[str]], dict[str, Any]]
     hook_file: Callable[[Path | None], Path | None] = lambda _project: None
-    # (the agent's name of a hook event, the `mnemo hook` event run there)
-    hook_events: tuple[tuple[str, str], ...] = ()
+    # (the agent's name of a hook event, the `mnemo hook` event run there, its matcher)
+    hook_events: tuple[tuple[str, str, str | None], ...] = ()
+    flat: bool = False  # Cursor's hooks.json: {"version": 1, "hooks": {EVENT: [{command}]}}
+    trusts: bool = False  # Codex: hooks run once trusted in config.toml (`hooks.py`)
     notes: str = ""
 
     def present(self) -> bool:
@@ -104,7 +105,12 @@ AGENTS: tuple[Agent, ...] = (
         "mcpServers",
         lambda command: _stdio(command, env={}),
         lambda project: (project or Path.home()) / ".claude" / "settings.json",
-        (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt")),
+        (
+            ("SessionStart", "session-start", None),
+            ("UserPromptSubmit", "prompt", None),
+            ("PostToolUse", "tool", "Bash"),  # a command that worked
+            ("PostToolUseFailure", "tool", "Bash"),  # one that failed (PostToolUse is not run)
+        ),
     ),
     Agent(
         "codex",
@@ -114,7 +120,11 @@ AGENTS: tuple[Agent, ...] = (
         lambda project: None if project else _codex_home() / "config.toml",
         "mcp_servers",
         lambda command: _server(command, startup_timeout_sec=STARTUP_S),
-        notes="Codex reads MCP servers from ~/.codex/config.toml only",
+        lambda project: None if project else _codex_home() / "hooks.json",
+        (("SessionStart", "session-start", None), ("UserPromptSubmit", "prompt", None)),
+        trusts=True,
+        notes="Codex reads MCP servers from ~/.codex/config.toml only; Mnemo trusts its own "
+        "hooks there (Codex runs no untrusted hook)",
     ),
     Agent(
         "gemini",
@@ -125,7 +135,11 @@ AGENTS: tuple[Agent, ...] = (
         "mcpServers",
         lambda command: _server(command, timeout=STARTUP_S * 1000),
         lambda project: (project or Path.home()) / ".gemini" / "settings.json",
-        (("SessionStart", "session-start"), ("BeforeAgent", "prompt")),  # answered in JSON
+        (  # answered in JSON
+            ("SessionStart", "session-start", None),
+            ("BeforeAgent", "prompt", None),
+            ("AfterTool", "tool", "run_shell_command"),
+        ),
         notes="Gemini CLI runs MCP servers and hooks only in folders you trusted in it",
     ),
     Agent(
@@ -136,6 +150,10 @@ AGENTS: tuple[Agent, ...] = (
         lambda project: (project or Path.home()) / ".cursor" / "mcp.json",
         "mcpServers",
         _stdio,
+        lambda project: (project or Path.home()) / ".cursor" / "hooks.json",
+        # beforeSubmitPrompt may not add context: it only lets Mnemo capture from the prompt
+        (("sessionStart", "session-start", None), ("beforeSubmitPrompt", "prompt", None)),
+        flat=True,
     ),
     Agent(
         "vscode",
@@ -214,39 +232,12 @@ class _Edit:
         return configs.dump_json(self.path, self.value, self.before)
 
 
-def _hook_commands(command: list[str], agent: Agent) -> dict[str, str]:
-    """Each hook event's command line: this install's `mnemo hook EVENT --agent AGENT`."""
-    return {
-        name: shlex.join([*command, "hook", event, "--agent", agent.key])
-        for name, event in agent.hook_events
-    }
+def _wanted(command: list[str], agent: Agent) -> dict[str, tuple[str, str | None]]:
+    return hooks.commands(command, agent.key, agent.hook_events)
 
 
-def _is_our_hook(hook: Any, ours: set[str] | frozenset[str]) -> bool:
-    """Mnemo's hook: this install's command, or another Mnemo install's (a program named
-    `mnemo` running exactly `context`, `context --hook AGENT` or `hook EVENT [--agent
-    AGENT]`); never a user's own."""
-    command = hook.get("command") if isinstance(hook, dict) else None
-    if not isinstance(command, str):
-        return False
-    if command in ours:
-        return True
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    program = Path(words[0]).name if words else ""
-    rest = words[1:]
-    if program not in ("mnemo", "mnemo.exe"):
-        return False
-    if rest == ["context"] or (len(rest) == 3 and rest[:2] == ["context", "--hook"]):
-        return True
-    return (
-        len(rest) in (2, 4)
-        and rest[0] == "hook"
-        and rest[1] in ("session-start", "prompt")
-        and (len(rest) == 2 or rest[2] == "--agent")
-    )
+def _ours(command: list[str], agent: Agent) -> set[str]:
+    return hooks.lines(_wanted(command, agent))
 
 
 def _plain(value: Any) -> Any:
@@ -282,84 +273,18 @@ def _put_server(
     return "updated" if current is not None else "added"
 
 
-def _put_hook_for(edit: _Edit, hooks: dict, name: str, ours: str, every: set[str]) -> str:
-    """Mnemo's hook in one event's list: already there, brought up to date (another
-    install's, or an older form), or added in a group of its own."""
-    groups = hooks.setdefault(name, [])
-    if not isinstance(groups, list):
-        raise InputError(f"{edit.path}: `hooks.{name}` is not a list; not changed")
-    for group in groups:
-        inner = group.get("hooks") if isinstance(group, dict) else None
-        for hook in inner if isinstance(inner, list) else []:
-            if _is_our_hook(hook, every):
-                if hook.get("command") == ours:
-                    return "already"
-                hook["command"] = ours
-                edit.changed = True
-                return "updated"
-    groups.append({"hooks": [{"type": "command", "command": ours}]})
-    edit.changed = True
-    return "added"
-
-
-def _put_hook(edit: _Edit, command: list[str], agent: Agent) -> str:
-    commands = _hook_commands(command, agent)
-    hooks = edit.value.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise InputError(f"{edit.path}: `hooks` is not an object; not changed")
-    whats = [
-        _put_hook_for(edit, hooks, name, ours, set(commands.values()))
-        for name, ours in commands.items()
-    ]
-    return next((w for w in ("added", "updated") if w in whats), "already")
-
-
-def _drop_hooks(value: dict[str, Any], ours: set[str]) -> bool:
-    """Take Mnemo's hooks out of every event of `value` (a config's plain or editable
-    value), and the groups and lists they leave empty; whether anything was taken."""
-    hooks = value.get("hooks")
-    if not isinstance(hooks, dict):
-        return False
-    taken = False
-    for name in list(hooks):
-        groups = hooks[name]
-        if not isinstance(groups, list):
-            continue
-        kept = []
-        for group in groups:
-            inner = group.get("hooks") if isinstance(group, dict) else None
-            if isinstance(inner, list):
-                left = [h for h in inner if not _is_our_hook(h, ours)]
-                if len(left) != len(inner):
-                    taken = True
-                    if not left:
-                        continue
-                    group = {**group, "hooks": left}
-            kept.append(group)
-        if kept != groups:
-            hooks[name] = kept
-            if not kept:
-                del hooks[name]
-    if taken and not hooks:
-        del value["hooks"]
-    return taken
-
-
-def _drop_hook(edit: _Edit, command: list[str], agent: Agent) -> bool:
-    if _drop_hooks(edit.value, set(_hook_commands(command, agent).values())):
-        edit.changed = True
-    return edit.changed
-
-
-def _files(agent: Agent, project: Path | None, hooks: bool) -> dict[Path, list[str]]:
-    """The files an agent's wiring touches and what goes in each ("server", "hook")."""
+def _files(agent: Agent, project: Path | None, with_hooks: bool) -> dict[Path, list[str]]:
+    """The files an agent's wiring touches and what goes in each ("server", "hook", and
+    "trust": Codex's trust of the hooks, after the hooks file is written)."""
     out: dict[Path, list[str]] = {}
+    hook = agent.hook_file(project) if with_hooks else None
+    if hook is not None:
+        out.setdefault(hook, []).append("hook")
     mcp = agent.mcp_file(project)
     if mcp is not None:
         out.setdefault(mcp, []).append("server")
-    hook = agent.hook_file(project) if hooks else None
-    if hook is not None:
-        out.setdefault(hook, []).append("hook")
+        if hook is not None and agent.trusts:
+            out[mcp].append("trust")
     return out
 
 
@@ -370,7 +295,9 @@ def _plain_of(fmt: str, data: bytes | None) -> dict[str, Any]:
     return tomllib.loads(text) if fmt == "toml" else json.loads(text)
 
 
-def _without_ours(value: dict[str, Any], agent: Agent, parts: list[str], ours: set[str]) -> Any:
+def _without_ours(
+    value: dict[str, Any], agent: Agent, parts: list[str], ours: set[str], hook_path: Path | None
+) -> Any:
     """A config's plain value with Mnemo's entries (and containers left empty) taken out."""
     value = json.loads(json.dumps(value, default=str))
     servers = value.get(agent.servers)
@@ -379,18 +306,22 @@ def _without_ours(value: dict[str, Any], agent: Agent, parts: list[str], ours: s
         if not servers:
             value.pop(agent.servers)
     if "hook" in parts:
-        _drop_hooks(value, ours)
+        hooks.drop(value, ours)
+        if agent.flat and value == {"version": 1}:
+            value.pop("version")
+    if "trust" in parts and hook_path is not None:
+        hooks.drop_trust(value, hook_path, ours)
     return value
 
 
 def _check_only_ours(
-    edit: _Edit, data: bytes, agent: Agent, parts: list[str], ours: set[str]
+    edit: _Edit, data: bytes, agent: Agent, parts: list[str], ours: set[str], hook_path=None
 ) -> None:
     """Refuse an edit that would change anything but Mnemo's entries (read back by a parser
     of the format: tomlkit put a table between a user's dotted keys once)."""
     try:
-        before = _without_ours(_plain_of(edit.fmt, edit.before), agent, parts, ours)
-        after = _without_ours(_plain_of(edit.fmt, data), agent, parts, ours)
+        before = _without_ours(_plain_of(edit.fmt, edit.before), agent, parts, ours, hook_path)
+        after = _without_ours(_plain_of(edit.fmt, data), agent, parts, ours, hook_path)
     except (ValueError, tomllib.TOMLDecodeError):
         after, before = None, True
     if before != after:
@@ -419,29 +350,42 @@ def _by_hand(agent: Agent, parts: list[str], command: list[str]) -> str:
     if "server" in parts:
         entry[agent.servers] = {NAME: agent.entry(command)}
     if "hook" in parts:
-        entry["hooks"] = {
-            name: [{"hooks": [{"type": "command", "command": line}]}]
-            for name, line in _hook_commands(command, agent).items()
-        }
+        entry["hooks"] = {}
+        hooks.put(entry, Path(), _wanted(command, agent), agent.flat)
+    if "trust" in parts:
+        entry["trust"] = "then trust Mnemo's hooks in Codex (its /hooks screen)"
     return json.dumps(entry)
 
 
 def _install_file(
-    agent: Agent, path: Path, parts: list[str], command: list[str], state: dict
+    agent: Agent,
+    path: Path,
+    parts: list[str],
+    command: list[str],
+    state: dict,
+    project: Path | None = None,
 ) -> list[Outcome]:
     """Put Mnemo's entries in one file, in one write."""
     record = state.get(str(path)) or {}
     edit = _Edit(path, "toml" if path.suffix == ".toml" else "json")
     whats = []
+    hook_path = agent.hook_file(project)
     for part in parts:
         if part == "server":
             known = list(record.get("entries", {}).values())
             whats.append(_put_server(edit, agent, agent.entry(command), known))
-        else:
-            whats.append(_put_hook(edit, command, agent))
+            continue
+        if part == "hook":
+            what = hooks.put(edit.value, path, _wanted(command, agent), agent.flat)
+        else:  # Codex's trust of the hooks just written
+            written = _Edit(hook_path, "json").value
+            trust = hooks.codex_trust(written, hook_path, _ours(command, agent))
+            what = hooks.put_trust(edit.value, path, trust)
+        edit.changed = edit.changed or what != "already"
+        whats.append(what)
     if edit.changed:
         data = edit.data()
-        _check_only_ours(edit, data, agent, parts, set(_hook_commands(command, agent).values()))
+        _check_only_ours(edit, data, agent, parts, _ours(command, agent), hook_path)
         configs.write(path, data, edit.before)
         wrote_last = record.get("wrote")
         if not record or wrote_last != (configs.digest(edit.before) if edit.before else None):
@@ -481,7 +425,7 @@ def install(
                 done.append(Outcome(agent.key, Path(), "skipped", agent.notes))
             for path, parts in files.items():
                 try:
-                    done += _install_file(agent, path, parts, command, state)
+                    done += _install_file(agent, path, parts, command, state, project)
                 except InputError as exc:
                     hand = _by_hand(agent, parts, command)
                     done.append(Outcome(agent.key, path, "refused", f"{exc}: {hand}"))
@@ -503,7 +447,12 @@ def _restore(path: Path, current: bytes, created: bool) -> str:
 
 
 def _uninstall_file(
-    agent: Agent, path: Path, parts: list[str], command: list[str], state: dict
+    agent: Agent,
+    path: Path,
+    parts: list[str],
+    command: list[str],
+    state: dict,
+    project: Path | None = None,
 ) -> list[Outcome]:
     record = state.get(str(path))
     current = configs.read_bytes(path)
@@ -526,11 +475,16 @@ def _uninstall_file(
                 edit.changed = True
             else:
                 out.append(Outcome(agent.key, path, "kept", f"its {NAME} server is not Mnemo's"))
-    if "hook" in parts:
-        _drop_hook(edit, command, agent)
+    hook_path = agent.hook_file(project)
+    if "hook" in parts and hooks.drop(edit.value, _ours(command, agent)):
+        edit.changed = True
+        if agent.flat and edit.value == {"version": 1}:
+            edit.value.pop("version")
+    if "trust" in parts and hooks.drop_trust(edit.value, hook_path, _ours(command, agent)):
+        edit.changed = True
     if edit.changed:
         data = edit.data()
-        _check_only_ours(edit, data, agent, parts, set(_hook_commands(command, agent).values()))
+        _check_only_ours(edit, data, agent, parts, _ours(command, agent), hook_path)
         configs.write(path, data, current)
         out.append(Outcome(agent.key, path, "removed", ", ".join(parts)))
     state.pop(str(path), None)
@@ -551,7 +505,7 @@ def uninstall(
         for agent in chosen(names) if names else list(AGENTS):
             for path, parts in _files(agent, project, hooks).items():
                 try:
-                    done += _uninstall_file(agent, path, parts, command, state)
+                    done += _uninstall_file(agent, path, parts, command, state, project)
                 except InputError as exc:
                     done.append(Outcome(agent.key, path, "refused", str(exc)))
         _save_state(state)
@@ -599,25 +553,17 @@ def answers(command: list[str], timeout: float = 60) -> str | None:
     return f"it exited without answering (status {proc.returncode}, {took:.1f} s)"
 
 
-def _hook_state(value: dict[str, Any], command: list[str], agent: Agent) -> str:
-    """ "wired" (every event has this install's hook), "partly" (some have), "another
-    install" (only another Mnemo's hooks are there, or an older form), or "absent"."""
-    commands = _hook_commands(command, agent)
-    hooks = value.get("hooks") if isinstance(value.get("hooks"), dict) else {}
-    found: dict[str, list[str]] = {}
-    for name in hooks:
-        groups = hooks[name] if isinstance(hooks[name], list) else []
-        for group in groups:
-            inner = group.get("hooks") if isinstance(group, dict) else None
-            for hook in inner if isinstance(inner, list) else []:
-                if _is_our_hook(hook, set(commands.values())):
-                    found.setdefault(name, []).append(hook["command"])
-    wired = [name for name, line in commands.items() if line in found.get(name, [])]
-    if len(wired) == len(commands):
-        return "wired"
-    if wired:
-        return "partly"
-    return "another install" if found else "absent"
+def _trust_state(
+    hooks_value: dict, toml: _Edit, hook_path: Path, command: list[str], agent: Agent
+) -> str:
+    """ "wired" when Codex trusts every Mnemo hook as it now reads, else "wired, untrusted"."""
+    wanted = hooks.codex_trust(hooks_value, hook_path, _ours(command, agent))
+    table = toml.value.get("hooks", {}).get("state", {}) if toml.value.get("hooks") else {}
+    trusted = all(
+        isinstance(table.get(key), dict) and table[key].get("trusted_hash") == digest
+        for key, digest in wanted.items()
+    )
+    return "wired" if trusted else "wired, untrusted (run mnemo agents install codex)"
 
 
 def status(project: Path | None = None, check: bool = True) -> list[dict[str, Any]]:
@@ -653,7 +599,11 @@ def status(project: Path | None = None, check: bool = True) -> list[dict[str, An
                         row["answers"], row["problem"] = answer[0] is None, answer[0]
             hook_path = agent.hook_file(project)
             if hook_path is not None:
-                row["hook"] = _hook_state(config(hook_path).value, command, agent)
+                row["hook"] = hooks.state(config(hook_path).value, _wanted(command, agent))
+                if agent.trusts and row["hook"] == "wired" and mcp is not None:
+                    row["hook"] = _trust_state(
+                        config(hook_path).value, config(mcp), hook_path, command, agent
+                    )
         except InputError as exc:
             row["problem"] = str(exc)
         out.append(row)

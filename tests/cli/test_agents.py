@@ -82,7 +82,8 @@ def test_install_wires_real_claude_codex_and_gemini_and_uninstall_restores_every
     # WHEN the user wires Mnemo into the three agents
     done = _mnemo(home, "install", "claude", "codex", "gemini")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("added") == 5, done.stdout  # 3 servers, Claude's and Gemini's hooks
+    # 3 servers, the hooks of the three, and Codex's trust of its hooks
+    assert done.stdout.count("added") == 7, done.stdout
     # THEN every other entry and comment of their configs is still there
     codex = (home / ".codex" / "config.toml").read_text()
     assert codex.startswith('# my codex settings\nmodel = "o4"  # keep me\n')
@@ -94,6 +95,10 @@ def test_install_wires_real_claude_codex_and_gemini_and_uninstall_restores_every
     for event, what in (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt")):
         line = f"{MNEMO} hook {what} --agent claude"
         assert settings["hooks"][event] == [{"hooks": [{"type": "command", "command": line}]}]
+    for event in ("PostToolUse", "PostToolUseFailure"):  # shell commands only
+        line = f"{MNEMO} hook tool --agent claude"
+        group = {"matcher": "Bash", "hooks": [{"type": "command", "command": line}]}
+        assert settings["hooks"][event] == [group]
     gemini = json.loads((home / ".gemini" / "settings.json").read_text())
     for event, what in (("SessionStart", "session-start"), ("BeforeAgent", "prompt")):
         line = f"{MNEMO} hook {what} --agent gemini"
@@ -101,7 +106,7 @@ def test_install_wires_real_claude_codex_and_gemini_and_uninstall_restores_every
     # AND a second install changes nothing
     wired = _snapshot(home)
     again = _mnemo(home, "install", "claude", "codex", "gemini")
-    assert again.stdout.count("already") == 5 and _snapshot(home) == wired
+    assert again.stdout.count("already") == 7 and _snapshot(home) == wired
     # AND uninstalled before the agents ran, every file is byte for byte as before
     gone = _mnemo(home, "uninstall", "claude", "codex", "gemini")
     assert gone.returncode == 0, gone.stderr
@@ -371,3 +376,91 @@ def test_an_older_installs_session_start_hook_is_brought_up_to_date_not_doubled(
     assert len(hooks["UserPromptSubmit"]) == 1
     status = json.loads(_mnemo(home, "status", "--no-check", "--json").stdout)
     assert next(r for r in status if r["agent"] == "claude")["hook"] == "wired"
+
+
+def _codex_hooks(home: Path) -> list[dict]:
+    """What the real Codex CLI says of the hooks it would run (`codex app-server`,
+    `hooks/list`): each with its command and whether it is trusted."""
+    if not CLIS.exists():
+        pytest.fail("the agent CLIs are not installed: run `scripts/setup --test` (needs npm)")
+    calls = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"clientInfo": {"name": "mnemo-test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {}},
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        ["codex", "app-server"], env=_env(home), cwd=home / "project", stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        for call in calls:
+            proc.stdin.write(json.dumps(call) + "\n")
+        proc.stdin.flush()
+        for line in proc.stdout:
+            reply = json.loads(line)
+            if reply.get("id") == 2:
+                return [h for d in reply["result"]["data"] for h in d["hooks"]]
+    finally:
+        proc.kill()
+        proc.wait(30)
+    raise AssertionError("codex app-server did not answer hooks/list")
+
+
+def test_the_real_codex_trusts_mnemos_hooks_and_only_them(home):
+    # GIVEN a hook of the user's own in Codex, not trusted
+    theirs = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "say"}]}]}}
+    (home / ".codex" / "hooks.json").write_text(json.dumps(theirs))
+    configs = [home / ".codex" / "hooks.json", home / ".codex" / "config.toml"]
+    before = [p.read_bytes() for p in configs]
+    # WHEN Mnemo is wired into Codex
+    assert _mnemo(home, "install", "codex").returncode == 0
+    # THEN Codex lists Mnemo's session-start and prompt hooks, trusted; the user's still not
+    listed = {h["command"]: h["trustStatus"] for h in _codex_hooks(home)}
+    assert listed == {
+        f"{MNEMO} hook session-start --agent codex": "trusted",
+        f"{MNEMO} hook prompt --agent codex": "trusted",
+        "say": "untrusted",
+    }
+    status = json.loads(_mnemo(home, "status", "--no-check", "--json").stdout)
+    assert next(r for r in status if r["agent"] == "codex")["hook"] == "wired"
+    # AND after an uninstall Codex lists the user's hook alone, every file as before
+    assert _mnemo(home, "uninstall", "codex").returncode == 0
+    assert [h["command"] for h in _codex_hooks(home)] == ["say"]
+    assert [p.read_bytes() for p in configs] == before
+
+
+def test_codex_trust_goes_with_mnemos_hooks_after_the_user_edited_the_file(home):
+    assert _mnemo(home, "install", "codex").returncode == 0
+    config = home / ".codex" / "config.toml"
+    trusted = tomllib.loads(config.read_text())["hooks"]["state"]
+    assert len(trusted) == 2 and all(k.endswith(":0:0") for k in trusted)
+    # WHEN the user trusts a hook of their own and edits the file after the install
+    config.write_text(
+        config.read_text() + '\n[hooks.state."/x/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:1"\n'
+    )
+    assert _mnemo(home, "uninstall", "codex").returncode == 0
+    # THEN Mnemo's server and trust are gone, the user's entries stay
+    left = tomllib.loads(config.read_text())
+    assert "mnemo" not in left["mcp_servers"] and left["model"] == "o4"
+    assert list(left["hooks"]["state"]) == ["/x/hooks.json:stop:0:0"]
+    assert not (home / ".codex" / "hooks.json").exists()  # Mnemo had made it
+
+
+def test_cursor_gets_its_own_hooks_file_layout_and_keeps_the_users_hooks(home):
+    cursor = home / ".cursor"
+    cursor.mkdir()
+    theirs = {"version": 1, "hooks": {"afterFileEdit": [{"command": "./format.sh"}]}}
+    (cursor / "hooks.json").write_text(json.dumps(theirs, indent=2))
+    before = (cursor / "hooks.json").read_bytes()
+    assert _mnemo(home, "install", "cursor").returncode == 0
+    wired = json.loads((cursor / "hooks.json").read_text())
+    assert wired["version"] == 1 and wired["hooks"]["afterFileEdit"] == [{"command": "./format.sh"}]
+    assert wired["hooks"]["sessionStart"] == [
+        {"command": f"{MNEMO} hook session-start --agent cursor"}
+    ]
+    assert wired["hooks"]["beforeSubmitPrompt"] == [
+        {"command": f"{MNEMO} hook prompt --agent cursor"}
+    ]
+    assert _mnemo(home, "uninstall", "cursor").returncode == 0
+    assert (cursor / "hooks.json").read_bytes() == before

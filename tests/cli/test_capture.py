@@ -218,3 +218,25 @@ def test_inbox_commands_say_what_is_wrong(helper):
     assert nothing.returncode == 1 and "or --all" in nothing.stderr
     unknown = _run("inbox", "accept", "feedbeef")
     assert unknown.returncode == 1 and "not waiting in the inbox: feedbeef" in unknown.stderr
+
+
+def test_gemini_after_tool_events_make_a_fixed_command_candidate(helper):
+    def tool(command: str, content: str):
+        data = {
+            "session_id": "g1",
+            "cwd": str(REPO),
+            "hook_event_name": "AfterTool",
+            "timestamp": "2026-11-26T08:00:00Z",
+            "tool_name": "run_shell_command",
+            "tool_input": {"command": command},
+            "tool_response": {"llmContent": content, "returnDisplay": content, "error": None},
+        }
+        done = _run("hook", "tool", "--agent", "gemini", input=json.dumps(data))
+        assert done.returncode == 0 and json.loads(done.stdout) == {}
+
+    tool("npm test", "Output: npm ERR! code ERESOLVE\nExit Code: 1")
+    tool("npm install --legacy-peer-deps", "Output: added 12 packages")
+    tool("npm test", "Output: 3 passing")
+    waiting = _wait_for(_inbox)
+    assert [c["keywords"] for c in waiting] == [["ERESOLVE"]]
+    assert waiting[0]["agent"] == "gemini"

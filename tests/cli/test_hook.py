@@ -219,3 +219,35 @@ def test_the_helper_logs_no_prompt(memories):
     subprocess.run([str(MNEMO), "hook", "stop"], capture_output=True, timeout=60)
     logs = "".join(p.read_text() for p in (memories / "log").glob("*.log"))
     assert "hook helper" in logs and "purple elephant" not in logs
+
+
+def test_cursor_gets_context_at_session_start_and_its_prompt_is_let_through(memories):
+    # Cursor's documented events: sessionStart may add context; beforeSubmitPrompt may not
+    start = {
+        "hook_event_name": "sessionStart",
+        "conversation_id": "c1",
+        "session_id": "c1",
+        "workspace_roots": [str(REPO)],
+        "is_background_agent": False,
+    }
+    started = json.loads(_hook("session-start", "cursor", start).stdout)
+    assert started["additional_context"].startswith("## Memories from earlier sessions")
+    prompt = {**start, "hook_event_name": "beforeSubmitPrompt", "prompt": "billing deploy?"}
+    assert json.loads(_hook("prompt", "cursor", prompt).stdout) == {"continue": True}
+
+
+def test_codex_reads_plain_text_and_gets_a_shorter_session_block(memories):
+    event = {
+        "session_id": "x1",
+        "turn_id": "t1",
+        "cwd": str(REPO),
+        "hook_event_name": "UserPromptSubmit",
+        "model": "gpt-5",
+        "permission_mode": "default",
+        "prompt": "how do we deploy the billing service?",
+    }
+    done = _hook("prompt", "codex", event)
+    assert "helm rollback" in done.stdout and not done.stdout.startswith("{")
+    start = {**event, "hook_event_name": "SessionStart", "source": "startup"}
+    block = _hook("session-start", "codex", start).stdout
+    assert block.startswith("## Memories") and len(block) <= 6_100  # ~2,500 tokens at most
