@@ -1,8 +1,10 @@
 """Reading and writing an agent's config file without losing anything in it.
 
-JSON is read strictly: a file with comments (JSONC) or a syntax error is refused, never
-rewritten, since its comments or its broken part would be lost. TOML goes through tomlkit,
-which keeps comments and layout. Every write is atomic, keeps the file's mode, and leaves the
+JSON is read strictly: a syntax error is refused, never rewritten, since the broken part
+would be lost. A file with comments (JSONC: Zed's and VS Code's settings) is edited as text:
+Mnemo's one member is inserted or cut out where it belongs and everything else, comments
+included, stays byte for byte (`Jsonc`). TOML goes through tomlkit, which keeps comments and
+layout. Every write is atomic, keeps the file's mode, and leaves the
 previous version beside it (`NAME.mnemo-backup`).
 """
 
@@ -60,6 +62,59 @@ def _finite(text: str) -> float:
     return value
 
 
+def is_jsonc(data: bytes | None) -> bool:
+    """Whether a file that is not strict JSON is JSON with comments or trailing commas
+    (then `Jsonc` edits it as text)."""
+    if not data:
+        return False
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return False  # refused by `load_json`, which says why
+    try:
+        json.loads(text)
+        return False
+    except RecursionError:
+        return False
+    except ValueError:
+        pass
+    try:
+        return Jsonc.has_comments(text) or Jsonc.trailing_comma(text)
+    except ValueError:
+        return False
+
+
+def jsonc_edit(path: Path, data: bytes, before: dict, after: dict, name: str) -> bytes:
+    """The new bytes of a JSONC file whose value goes from `before` to `after`, where only
+    members named `name` of top-level objects may differ: those are put in or cut out as
+    text, everything else left byte for byte. InputError for any other change."""
+    text = _text(path, data)
+    doc = Jsonc(path, text)
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key, {}), after.get(key, {})
+        if old == new:
+            continue
+        if not (isinstance(old, dict) and isinstance(new, dict)) or {
+            k for k in set(old) | set(new) if old.get(k) != new.get(k)
+        } - {name}:
+            raise InputError(
+                f"{path} has comments (JSONC): Mnemo can put only its `{name}` entry in it; "
+                "not changed"
+            )
+        if name in new:
+            doc.put([key], name, new[name])
+        else:
+            doc.remove([key], name)
+    try:
+        same = Jsonc(path, doc.text).value() == after
+    except (ValueError, InputError):
+        same = False
+    if not same:
+        raise InputError(f"{path}: Mnemo could not edit its comments-and-all safely; not changed")
+    bom = "\ufeff" if data.startswith(b"\xef\xbb\xbf") else ""
+    return (bom + doc.text).encode("utf-8")
+
+
 def load_json(path: Path, data: bytes | None) -> dict[str, Any]:
     """The JSON object in a config file ({} when it is missing or empty). Anything Mnemo
     could not write back as it was (comments, NaN, a key twice, a number too large, a
@@ -80,6 +135,8 @@ def load_json(path: Path, data: bytes | None) -> dict[str, Any]:
                 f"{path} has comments (JSONC): not changed, they would be lost; "
                 "add Mnemo's entry by hand"
             ) from None
+        if Jsonc.trailing_comma(text):
+            raise InputError(f"{path} has a trailing comma (JSONC); not changed") from None
         raise InputError(
             f"{path} is not valid JSON ({exc.msg}, line {exc.lineno}); not changed"
         ) from None
@@ -158,3 +215,168 @@ def remove(path: Path) -> None:
         (path.resolve() if path.is_symlink() else path).unlink()
     except OSError as exc:
         raise InputError(f"cannot remove {path}: {exc.strerror}") from None
+
+
+class Jsonc:
+    """A JSON-with-comments file edited as text: members of objects found by position
+    (strings, escapes, `//` and `/* */` comments and trailing commas understood)."""
+
+    def __init__(self, path: Path, text: str):
+        self.path = path
+        self.text = text
+
+    @staticmethod
+    def has_comments(text: str) -> bool:
+        return any(kind == "comment" for kind, _, _ in Jsonc._tokens(text))
+
+    @staticmethod
+    def trailing_comma(text: str) -> bool:
+        tokens = [t for t in Jsonc._tokens(text) if t[0] != "comment"]
+        return any(
+            a[0] == "," and b[0] in ("}", "]") for a, b in zip(tokens, tokens[1:], strict=False)
+        )
+
+    @staticmethod
+    def _tokens(text: str):
+        """(kind, start, end): punctuation, "string", "comment" or "word" (numbers, true…)."""
+        i, n = 0, len(text)
+        while i < n:
+            c = text[i]
+            if c.isspace():
+                i += 1
+            elif text.startswith("//", i):
+                end = text.find("\n", i)
+                end = n if end < 0 else end
+                yield "comment", i, end
+                i = end
+            elif text.startswith("/*", i):
+                end = text.find("*/", i + 2)
+                if end < 0:
+                    raise ValueError("a comment is not closed")
+                yield "comment", i, end + 2
+                i = end + 2
+            elif c == '"':
+                j = i + 1
+                while j < n and text[j] != '"':
+                    j += 2 if text[j] == "\\" else 1
+                if j >= n:
+                    raise ValueError("a string is not closed")
+                yield "string", i, j + 1
+                i = j + 1
+            elif c in "{}[]:,":
+                yield c, i, i + 1
+                i += 1
+            else:
+                j = i
+                while j < n and not text[j].isspace() and text[j] not in '{}[]:,"/':
+                    j += 1
+                if j == i:
+                    raise ValueError(f"unexpected {c!r}")
+                yield "word", i, j
+                i = j
+
+    def value(self) -> dict[str, Any]:
+        """The value, comments and trailing commas left out, checked like `load_json`."""
+        kept, tokens = [], [t for t in self._tokens(self.text) if t[0] != "comment"]
+        for n, (kind, start, end) in enumerate(tokens):
+            following = tokens[n + 1][0] if n + 1 < len(tokens) else ""
+            if kind == "," and following in ("}", "]"):
+                continue
+            kept.append(self.text[start:end])
+        return load_json(self.path, " ".join(kept).encode())
+
+    def _members(self, start: int) -> tuple[int, list[tuple[str, int, int, int | None]]]:
+        """The object whose "{" is at `start`: where it ends, and each member (its key,
+        where the key starts, where the value ends, where its comma ends or None)."""
+        depth, members, expecting = 0, [], True
+        key, key_at, last = None, 0, 0
+        for kind, a, b in self._tokens(self.text[start:]):
+            a, b = start + a, start + b
+            if kind == "comment":
+                continue
+            if kind in "{[":
+                depth += 1
+                if depth > 1:
+                    last = b
+                continue
+            if kind in "}]":
+                depth -= 1
+                if depth == 0:
+                    if key is not None:
+                        members.append((key, key_at, last, None))
+                    return b, members
+                last = b
+                continue
+            if depth == 1 and kind == ",":
+                if key is not None:
+                    members.append((key, key_at, last, b))
+                key, expecting = None, True
+                continue
+            if depth == 1 and kind == ":":
+                continue
+            if depth == 1 and kind == "string" and expecting:
+                key, key_at, expecting = json.loads(self.text[a:b]), a, False
+                continue
+            last = b
+        raise ValueError("an object is not closed")
+
+    def _object_at(self, keys: list[str]) -> int | None:
+        """Where the "{" of the object at `keys` (from the top) is, or None."""
+        position = next(a for k, a, _ in self._tokens(self.text) if k == "{")
+        for key in keys:
+            _, members = self._members(position)
+            found = next((m for m in members if m[0] == key), None)
+            if found is None:
+                return None
+            position = next(
+                found[1] + a for k, a, _ in self._tokens(self.text[found[1] :]) if k in "{["
+            )
+            if self.text[position] != "{":
+                return None
+        return position
+
+    def put(self, keys: list[str], name: str, member: Any) -> None:
+        """Put `"name": member` first in the object at `keys` (made if missing), replacing
+        a member of that name."""
+        self.remove(keys, name)
+        inner = json.dumps({name: member}, ensure_ascii=False)[1:-1]
+        for depth in range(len(keys), -1, -1):
+            at = self._object_at(keys[:depth])
+            if at is None:
+                continue
+            for key in reversed(keys[depth:]):
+                inner = json.dumps(key) + ": {" + inner + "}"
+            _, members = self._members(at)
+            comma = "," if members else ""
+            newline = "\r\n" if "\r\n" in self.text else "\n"
+            self.text = self.text[: at + 1] + newline + "  " + inner + comma + self.text[at + 1 :]
+            return
+        raise ValueError("no object to put it in")
+
+    def remove(self, keys: list[str], name: str) -> bool:
+        """Cut `"name": …` out of the object at `keys` with its comma and its line's
+        indentation (what `put` added goes byte for byte), and a container it leaves empty;
+        whether it was there."""
+        at = self._object_at(keys)
+        if at is None:
+            return False
+        _, members = self._members(at)
+        for n, (key, start, end, comma) in enumerate(members):
+            if key != name:
+                continue
+            if comma is not None:
+                cut_start, cut_end = start, comma
+            elif n > 0:  # the last, without a comma: the one before loses its comma
+                cut_start, cut_end = members[n - 1][2], end
+            else:
+                cut_start, cut_end = start, end
+            line_start = self.text.rfind("\n", 0, cut_start)
+            if line_start >= 0 and not self.text[line_start + 1 : cut_start].strip():
+                cut_start = line_start  # the newline and indentation before it
+                if cut_start and self.text[cut_start - 1] == "\r":
+                    cut_start -= 1
+            self.text = self.text[:cut_start] + self.text[cut_end:]
+            if keys and len(members) == 1:
+                self.remove(keys[:-1], keys[-1])
+            return True
+        return False

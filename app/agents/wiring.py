@@ -214,13 +214,19 @@ class _Edit:
     """A file read once, changed in memory, written once."""
 
     path: Path
-    fmt: str  # "json" | "toml"
+    fmt: str  # "json" | "toml"; "jsonc" when a JSON file has comments (edited as text)
     before: bytes | None = None
     value: Any = None
     changed: bool = False
+    original: Any = None  # a JSONC file's value as read
 
     def __post_init__(self) -> None:
         self.before = configs.read_bytes(self.path)
+        if self.fmt == "json" and configs.is_jsonc(self.before):
+            self.fmt = "jsonc"
+            self.value = configs.Jsonc(self.path, self.before.decode("utf-8-sig")).value()
+            self.original = _plain(self.value)
+            return
         load = configs.load_toml if self.fmt == "toml" else configs.load_json
         self.value = load(self.path, self.before)
 
@@ -229,6 +235,10 @@ class _Edit:
             import tomlkit
 
             return tomlkit.dumps(self.value).encode()
+        if self.fmt == "jsonc":
+            return configs.jsonc_edit(
+                self.path, self.before, self.original, _plain(self.value), NAME
+            )
         return configs.dump_json(self.path, self.value, self.before)
 
 
@@ -292,6 +302,8 @@ def _plain_of(fmt: str, data: bytes | None) -> dict[str, Any]:
     if not data:
         return {}
     text = data.decode("utf-8-sig")
+    if fmt == "jsonc":
+        return configs.Jsonc(Path(), text).value()
     return tomllib.loads(text) if fmt == "toml" else json.loads(text)
 
 
@@ -322,7 +334,7 @@ def _check_only_ours(
     try:
         before = _without_ours(_plain_of(edit.fmt, edit.before), agent, parts, ours, hook_path)
         after = _without_ours(_plain_of(edit.fmt, data), agent, parts, ours, hook_path)
-    except (ValueError, tomllib.TOMLDecodeError):
+    except (ValueError, InputError, tomllib.TOMLDecodeError):
         after, before = None, True
     if before != after:
         raise InputError(

@@ -141,19 +141,37 @@ def test_the_real_agents_connect_to_mnemo_and_list_it_no_more_after_uninstall(ho
 
 
 def test_a_config_mnemo_cannot_rewrite_safely_is_refused_and_left_alone(home):
-    vscode = home / ".config" / "Code" / "User" / "mcp.json"
-    vscode.parent.mkdir(parents=True)
-    vscode.write_text('{\n  // my servers\n  "servers": {}\n}\n')
     cursor = home / ".cursor" / "mcp.json"
     cursor.parent.mkdir()
     cursor.write_text('{"mcpServers": {"a": 1},')  # cut off mid-edit
-    done = _mnemo(home, "install", "vscode", "cursor")
+    done = _mnemo(home, "install", "cursor")
     assert done.returncode == 1
-    assert "has comments (JSONC): not changed" in done.stdout
-    assert '"servers": {"mnemo": {"type": "stdio"' in done.stdout  # the entry to add by hand
     assert "is not valid JSON" in done.stdout
-    assert vscode.read_text() == '{\n  // my servers\n  "servers": {}\n}\n'
+    assert '"mcpServers": {"mnemo": {"type": "stdio"' in done.stdout  # the entry to add by hand
     assert cursor.read_text() == '{"mcpServers": {"a": 1},'
+
+
+def test_a_config_with_comments_keeps_every_comment(home):
+    # GIVEN VS Code's mcp.json with comments and a trailing comma (JSONC, as VS Code allows)
+    vscode = home / ".config" / "Code" / "User" / "mcp.json"
+    vscode.parent.mkdir(parents=True)
+    theirs = (
+        '{\n  // my servers\n  "servers": {\n    "gh": {"url": "https://x"}, /* work */\n  },\n}\n'
+    )
+    vscode.write_text(theirs)
+    # WHEN Mnemo is wired in and taken out again
+    assert _mnemo(home, "install", "vscode").returncode == 0
+    wired = vscode.read_text()
+    # THEN its entry went in beside theirs, every comment and comma kept
+    assert "// my servers" in wired and "/* work */" in wired
+    ours = f'"mnemo": {{"type": "stdio", "command": "{MNEMO}", "args": ["mcp"]}}'
+    assert wired == theirs.replace('"servers": {', '"servers": {\n  ' + ours + ",", 1)
+    status = json.loads(_mnemo(home, "status", "--no-check", "--json").stdout)
+    assert next(r for r in status if r["agent"] == "vscode")["server"] == "wired"
+    # AND after the user edits elsewhere in it, an uninstall still takes out only Mnemo's entry
+    vscode.write_text(wired.replace("// my servers", "// my servers, edited"))
+    assert _mnemo(home, "uninstall", "vscode").returncode == 0
+    assert vscode.read_text() == theirs.replace("// my servers", "// my servers, edited")
 
 
 def test_a_project_gets_its_own_configs(home):
