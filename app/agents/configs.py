@@ -1,5 +1,6 @@
 """Reading and writing an agent's config file without losing anything in it.
 
+YAML (Goose, Continue) goes through ruamel.yaml's round trip, which keeps comments and order.
 JSON is read strictly: a syntax error is refused, never rewritten, since the broken part
 would be lost. A file with comments (JSONC: Zed's and VS Code's settings) is edited as text:
 Mnemo's one member is inserted or cut out where it belongs and everything else, comments
@@ -178,6 +179,62 @@ def load_toml(path: Path, data: bytes | None):
         return tomlkit.parse(text)
     except (ParseError, RecursionError) as exc:
         raise InputError(f"{path} is not valid TOML ({exc}); not changed") from None
+
+
+def _yaml(text: str = ""):
+    """A round-trip YAML (comments, order and quotes kept) indenting as `text` does."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.util import load_yaml_guess_indent
+
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096  # never folds a long command line
+    mapping, offset = 2, 0
+    if text:
+        try:
+            _, guessed, offset_guessed = load_yaml_guess_indent(text)
+            mapping, offset = guessed or 2, offset_guessed or 0
+        except Exception:  # noqa: BLE001 - a guess: the defaults do
+            pass
+    yaml.indent(mapping=mapping, sequence=max(mapping, offset + 2), offset=offset)
+    return yaml
+
+
+def load_yaml(path: Path, data: bytes | None):
+    """The YAML mapping in a config file ({} when missing or empty), comments kept."""
+    from ruamel.yaml.error import YAMLError
+
+    if data is None or not data.strip():
+        from ruamel.yaml.comments import CommentedMap
+
+        return CommentedMap()
+    try:
+        value = _yaml().load(_text(path, data))
+    except (YAMLError, RecursionError) as exc:
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"{path} is not valid YAML ({why}); not changed") from None
+    if not isinstance(value, dict):
+        raise InputError(f"{path} does not hold a YAML mapping; not changed")
+    return value
+
+
+def dump_yaml(path: Path, value: Any, before: bytes | None) -> bytes:
+    import io
+
+    out = io.StringIO()
+    try:
+        _yaml(before.decode("utf-8-sig") if before else "").dump(value, out)
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"{path} cannot be written back ({exc}); not changed") from None
+    return out.getvalue().encode("utf-8")
+
+
+def plain_yaml(text: str) -> dict[str, Any]:
+    """A YAML file's value as plain data (to compare before and after an edit)."""
+    from ruamel.yaml import YAML
+
+    value = YAML(typ="safe", pure=True).load(text) or {}
+    return json.loads(json.dumps(value, default=str))
 
 
 def write(path: Path, data: bytes, before: bytes | None) -> None:

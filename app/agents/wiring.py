@@ -59,6 +59,26 @@ def _user_config() -> Path:
     return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
 
 
+def _xdg_config() -> Path:
+    """~/.config (or XDG_CONFIG_HOME): Zed and Goose keep their settings there on macOS too."""
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+
+
+def _cline_settings() -> Path:
+    """Cline's MCP settings: `~/.cline/data/settings/` (its CLI, and its VS Code extension
+    since 2026), or the extension's own folder where only that one exists."""
+    if os.environ.get("CLINE_MCP_SETTINGS_PATH"):
+        return Path(os.environ["CLINE_MCP_SETTINGS_PATH"])
+    data = Path(os.environ.get("CLINE_DATA_DIR") or Path.home() / ".cline" / "data")
+    new = data / "settings" / "cline_mcp_settings.json"
+    legacy = _cline_legacy() / "settings" / "cline_mcp_settings.json"
+    return legacy if legacy.exists() and not new.exists() else new
+
+
+def _cline_legacy() -> Path:
+    return _user_config() / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev"
+
+
 def _codex_home() -> Path:
     return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
 
@@ -79,6 +99,7 @@ class Agent:
     hook_events: tuple[tuple[str, str, str | None], ...] = ()
     flat: bool = False  # Cursor's hooks.json: {"version": 1, "hooks": {EVENT: [{command}]}}
     trusts: bool = False  # Codex: hooks run once trusted in config.toml (`hooks.py`)
+    listed: bool = False  # the servers are a list of entries with a `name` (Continue)
     notes: str = ""
 
     def present(self) -> bool:
@@ -168,6 +189,63 @@ AGENTS: tuple[Agent, ...] = (
         "servers",
         _stdio,
     ),
+    Agent(
+        "zed",
+        "Zed",
+        "zed",
+        lambda: _xdg_config() / "zed",
+        lambda project: (
+            project / ".zed" / "settings.json"
+            if project
+            else _xdg_config() / "zed" / "settings.json"
+        ),
+        "context_servers",
+        lambda command: {"source": "custom", **_server(command, env={})},
+        notes="Zed runs a project's servers once you trusted its folder",
+    ),
+    Agent(
+        "cline",
+        "Cline",
+        "cline",
+        lambda: Path.home() / ".cline" if not _cline_legacy().exists() else _cline_legacy(),
+        lambda project: None if project else _cline_settings(),
+        "mcpServers",
+        lambda command: _server(command, disabled=False, timeout=STARTUP_S * 2),
+        notes="Cline reads MCP servers from your user settings only",
+    ),
+    Agent(
+        "goose",
+        "Goose",
+        "goose",
+        lambda: _xdg_config() / "goose",
+        lambda project: None if project else _xdg_config() / "goose" / "config.yaml",
+        "extensions",
+        lambda command: {
+            "enabled": True,
+            "type": "stdio",
+            "name": NAME,
+            "description": "Mnemo: your memory, found by meaning",
+            "cmd": command[0],
+            "args": [*command[1:], "mcp"],
+            "envs": {},
+            "env_keys": [],
+            "timeout": 300,
+            "bundled": None,
+        },
+        notes="Goose reads extensions from ~/.config/goose/config.yaml only",
+    ),
+    Agent(
+        "continue",
+        "Continue",
+        "cn",
+        lambda: Path.home() / ".continue",
+        lambda project: None if project else Path.home() / ".continue" / "config.yaml",
+        "mcpServers",
+        lambda command: {"name": NAME, "type": "stdio", **_server(command)},
+        listed=True,
+        notes="Continue: Mnemo goes in ~/.continue/config.yaml (a project's servers are "
+        "block files in .continue/mcpServers/)",
+    ),
 )
 BY_KEY = {a.key: a for a in AGENTS}
 
@@ -214,7 +292,7 @@ class _Edit:
     """A file read once, changed in memory, written once."""
 
     path: Path
-    fmt: str  # "json" | "toml"; "jsonc" when a JSON file has comments (edited as text)
+    fmt: str  # "json" | "toml" | "yaml"; "jsonc" when a JSON file has comments (as text)
     before: bytes | None = None
     value: Any = None
     changed: bool = False
@@ -227,10 +305,12 @@ class _Edit:
             self.value = configs.Jsonc(self.path, self.before.decode("utf-8-sig")).value()
             self.original = _plain(self.value)
             return
-        load = configs.load_toml if self.fmt == "toml" else configs.load_json
-        self.value = load(self.path, self.before)
+        load = {"toml": configs.load_toml, "yaml": configs.load_yaml}.get(self.fmt)
+        self.value = (load or configs.load_json)(self.path, self.before)
 
     def data(self) -> bytes:
+        if self.fmt == "yaml":
+            return configs.dump_yaml(self.path, self.value, self.before)
         if self.fmt == "toml":
             import tomlkit
 
@@ -254,6 +334,52 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str)) if value is not None else None
 
 
+def _format(path: Path) -> str:
+    return {".toml": "toml", ".yaml": "yaml", ".yml": "yaml"}.get(path.suffix, "json")
+
+
+def _get_entry(servers: Any) -> Any:
+    """Mnemo's entry in a table of servers (by key), or in a list of them (Continue's: by
+    its `name`); None when there is none."""
+    if isinstance(servers, dict):
+        return servers.get(NAME)
+    if isinstance(servers, list):
+        return next((s for s in servers if isinstance(s, dict) and s.get("name") == NAME), None)
+    return None
+
+
+def _drop_entry(servers: Any) -> bool:
+    if isinstance(servers, dict) and NAME in servers:
+        del servers[NAME]
+        return True
+    if isinstance(servers, list):
+        for n, item in enumerate(servers):
+            if isinstance(item, dict) and item.get("name") == NAME:
+                del servers[n]
+                return True
+    return False
+
+
+def _set_entry(servers: Any, entry: dict[str, Any]) -> None:
+    """Replace Mnemo's entry, or add it: last in JSON and TOML, first in YAML (a comment the
+    user writes below the last entry belongs to that entry in YAML, and would go with ours)."""
+    yaml = hasattr(servers, "ca")  # ruamel.yaml's commented containers
+    if isinstance(servers, dict):
+        if yaml and NAME not in servers:
+            servers.insert(0, NAME, entry)
+        else:
+            servers[NAME] = entry
+        return
+    for n, item in enumerate(servers):
+        if isinstance(item, dict) and item.get("name") == NAME:
+            servers[n] = entry
+            return
+    if yaml:
+        servers.insert(0, entry)
+    else:
+        servers.append(entry)
+
+
 def _put_server(
     edit: _Edit, agent: Agent, entry: dict[str, Any], known: list[Any] | None = None
 ) -> str:
@@ -266,11 +392,11 @@ def _put_server(
 
             servers = tomlkit.table(is_super_table=True)
         else:
-            servers = {}
+            servers = [] if agent.listed else {}
         edit.value[agent.servers] = servers
-    elif not isinstance(servers, dict):
+    elif not isinstance(servers, list if agent.listed else dict):
         raise InputError(f"{edit.path}: `{agent.servers}` is not a table of servers; not changed")
-    current = _plain(servers.get(NAME))
+    current = _plain(_get_entry(servers))
     if current == entry:
         return "already"
     if current is not None and current not in (known or []):
@@ -278,7 +404,7 @@ def _put_server(
             f"{edit.path} has a server named {NAME} that Mnemo did not put there; not changed "
             "(rename or remove it, then run this again)"
         )
-    servers[NAME] = entry
+    _set_entry(servers, entry)
     edit.changed = True
     return "updated" if current is not None else "added"
 
@@ -304,6 +430,8 @@ def _plain_of(fmt: str, data: bytes | None) -> dict[str, Any]:
     text = data.decode("utf-8-sig")
     if fmt == "jsonc":
         return configs.Jsonc(Path(), text).value()
+    if fmt == "yaml":
+        return configs.plain_yaml(text)
     return tomllib.loads(text) if fmt == "toml" else json.loads(text)
 
 
@@ -313,8 +441,8 @@ def _without_ours(
     """A config's plain value with Mnemo's entries (and containers left empty) taken out."""
     value = json.loads(json.dumps(value, default=str))
     servers = value.get(agent.servers)
-    if "server" in parts and isinstance(servers, dict):
-        servers.pop(NAME, None)
+    if "server" in parts and isinstance(servers, dict | list):
+        _drop_entry(servers)
         if not servers:
             value.pop(agent.servers)
     if "hook" in parts:
@@ -360,7 +488,8 @@ def _locked():
 def _by_hand(agent: Agent, parts: list[str], command: list[str]) -> str:
     entry: dict[str, Any] = {}
     if "server" in parts:
-        entry[agent.servers] = {NAME: agent.entry(command)}
+        mine = agent.entry(command)
+        entry[agent.servers] = [mine] if agent.listed else {NAME: mine}
     if "hook" in parts:
         entry["hooks"] = {}
         hooks.put(entry, Path(), _wanted(command, agent), agent.flat)
@@ -379,7 +508,7 @@ def _install_file(
 ) -> list[Outcome]:
     """Put Mnemo's entries in one file, in one write."""
     record = state.get(str(path)) or {}
-    edit = _Edit(path, "toml" if path.suffix == ".toml" else "json")
+    edit = _Edit(path, _format(path))
     whats = []
     hook_path = agent.hook_file(project)
     for part in parts:
@@ -476,14 +605,14 @@ def _uninstall_file(
         if restored:
             state.pop(str(path), None)
             return [Outcome(agent.key, path, "restored", restored)]
-    edit = _Edit(path, "toml" if path.suffix == ".toml" else "json")
+    edit = _Edit(path, _format(path))
     known = list((record or {}).get("entries", {}).values()) + [agent.entry(command)]
     out = []
     if "server" in parts:
         servers = edit.value.get(agent.servers)
-        if isinstance(servers, dict) and NAME in servers:
-            if _plain(servers[NAME]) in known:
-                del servers[NAME]
+        if _get_entry(servers) is not None:
+            if _plain(_get_entry(servers)) in known:
+                _drop_entry(servers)
                 edit.changed = True
             else:
                 out.append(Outcome(agent.key, path, "kept", f"its {NAME} server is not Mnemo's"))
@@ -588,7 +717,7 @@ def status(project: Path | None = None, check: bool = True) -> list[dict[str, An
 
     def config(path: Path) -> _Edit:
         if path not in read:
-            read[path] = _Edit(path, "toml" if path.suffix == ".toml" else "json")
+            read[path] = _Edit(path, _format(path))
         return read[path]
 
     out = []
@@ -601,7 +730,7 @@ def status(project: Path | None = None, check: bool = True) -> list[dict[str, An
         try:
             if mcp is not None:
                 servers = config(mcp).value.get(agent.servers)
-                entry = _plain(servers.get(NAME)) if isinstance(servers, dict) else None
+                entry = _plain(_get_entry(servers))
                 if entry is not None:
                     mine = entry == agent.entry(command)
                     row["server"] = "wired" if mine else "another entry named mnemo"

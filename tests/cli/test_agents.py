@@ -482,3 +482,105 @@ def test_cursor_gets_its_own_hooks_file_layout_and_keeps_the_users_hooks(home):
     ]
     assert _mnemo(home, "uninstall", "cursor").returncode == 0
     assert (cursor / "hooks.json").read_bytes() == before
+
+
+ZED = """// Zed settings
+//
+// For information on how to configure Zed, see the Zed
+// documentation: https://zed.dev/docs/configuring-zed
+{
+  "ui_font_size": 16,
+  "context_servers": {
+    // the GitHub server, from Zed's docs
+    "github": {"command": "github-mcp", "args": ["stdio"], "env": {}},
+  },
+}
+"""
+GOOSE = """# written by goose configure
+GOOSE_PROVIDER: ollama
+extensions:
+  developer:
+    bundled: true
+    enabled: true
+    name: developer
+    timeout: 300
+    type: builtin
+"""
+CONTINUE = """name: Local Config
+version: 1.0.0
+schema: v1
+models: []  # none yet
+mcpServers:
+  - name: SQLite
+    command: npx
+    args: ["-y", "mcp-sqlite", "/tmp/db.sqlite"]
+"""
+
+
+def test_zed_cline_goose_and_continue_get_mnemo_in_their_own_formats(home):
+    import yaml  # PyYAML: a second parser reads what ruamel.yaml wrote
+
+    from app.agents.configs import Jsonc
+
+    zed = home / ".config" / "zed" / "settings.json"
+    goose = home / ".config" / "goose" / "config.yaml"
+    cont = home / ".continue" / "config.yaml"
+    cline = home / ".cline" / "data" / "settings" / "cline_mcp_settings.json"
+    for path, text in ((zed, ZED), (goose, GOOSE), (cont, CONTINUE)):
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+    cline.parent.mkdir(parents=True)
+    cline.write_text(json.dumps({"mcpServers": {"fs": {"command": "fs-mcp", "disabled": True}}}))
+    before = {p: p.read_bytes() for p in (zed, goose, cont, cline)}
+    done = _mnemo(home, "install", "zed", "cline", "goose", "continue")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("added") == 4, done.stdout
+    mcp = {"command": str(MNEMO), "args": ["mcp"]}
+    # Zed: its comments kept, the entry in context_servers beside the user's
+    text = zed.read_text()
+    assert text.startswith("// Zed settings") and "// the GitHub server" in text
+    servers = Jsonc(zed, text).value()["context_servers"]
+    assert servers["mnemo"] == {"source": "custom", **mcp, "env": {}} and "github" in servers
+    # Cline: its JSON, the user's server untouched
+    servers = json.loads(cline.read_text())["mcpServers"]
+    assert servers["mnemo"] == {**mcp, "disabled": False, "timeout": 60}
+    assert servers["fs"] == {"command": "fs-mcp", "disabled": True}
+    # Goose: a stdio extension, its comment and the builtin one kept
+    text = goose.read_text()
+    assert text.startswith("# written by goose configure")
+    value = yaml.safe_load(text)
+    assert value["extensions"]["developer"]["type"] == "builtin"
+    ours = value["extensions"]["mnemo"]
+    assert (ours["type"], ours["cmd"], ours["args"], ours["enabled"]) == (
+        "stdio", str(MNEMO), ["mcp"], True,
+    )  # fmt: skip
+    # Continue: an item of its mcpServers list, the metadata and the user's server kept
+    text = cont.read_text()
+    assert "models: []  # none yet" in text
+    value = yaml.safe_load(text)
+    assert (value["name"], value["schema"]) == ("Local Config", "v1")
+    assert value["mcpServers"][1]["name"] == "SQLite"
+    assert value["mcpServers"][0] == {"name": "mnemo", "type": "stdio", **mcp}
+    status = json.loads(_mnemo(home, "status", "--no-check", "--json").stdout)
+    wired = {r["agent"] for r in status if r["server"] == "wired"}
+    assert {"zed", "cline", "goose", "continue"} <= wired
+    # AND the uninstall puts every byte back
+    assert _mnemo(home, "uninstall", "zed", "cline", "goose", "continue").returncode == 0
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_yaml_configs_edited_after_the_install_lose_only_mnemos_entry(home):
+    import yaml
+
+    goose = home / ".config" / "goose" / "config.yaml"
+    cont = home / ".continue" / "config.yaml"
+    for path, text in ((goose, GOOSE), (cont, CONTINUE)):
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+    assert _mnemo(home, "install", "goose", "continue").returncode == 0
+    for path in (goose, cont):
+        path.write_text(path.read_text() + "# added by me later\n")
+    assert _mnemo(home, "uninstall", "goose", "continue").returncode == 0
+    assert goose.read_text() == GOOSE + "# added by me later\n"
+    assert cont.read_text() == CONTINUE + "# added by me later\n"
+    assert "mnemo" not in yaml.safe_load(goose.read_text())["extensions"]

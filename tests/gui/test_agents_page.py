@@ -6,6 +6,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from app.agents.wiring import AGENTS
 from app.gui.qt import QtCore
 from app.gui.settings_dialog import SettingsDialog
 
@@ -29,7 +30,7 @@ def test_the_agents_page_wires_and_takes_out_an_agent(
     dialog.tabs.setCurrentWidget(dialog.agents)
     page = dialog.agents
     # THEN every agent has a row; Codex is found (its folder exists), not wired yet
-    qtbot.waitUntil(lambda: page.table.rowCount() == 5, timeout=10_000)
+    qtbot.waitUntil(lambda: page.table.rowCount() == len(AGENTS), timeout=10_000)
     codex = _row(page, "codex")
     assert page.table.item(codex, 1).text() == "found"
     assert page.table.item(codex, 2).text() == "absent"
@@ -58,7 +59,7 @@ def test_nothing_selected_says_what_to_do(qtbot, worker, settings, tmp_path, mon
     dialog = SettingsDialog(settings, worker)
     qtbot.addWidget(dialog)
     page = dialog.agents
-    qtbot.waitUntil(lambda: page.table.rowCount() == 5, timeout=10_000)
+    qtbot.waitUntil(lambda: page.table.rowCount() == len(AGENTS), timeout=10_000)
     page.table.clearSelection()
     qtbot.mouseClick(page.wire, QtCore.Qt.LeftButton)
     assert page.status.text().startswith("Select the agents first")
