@@ -274,16 +274,20 @@ def _agent_commands(sub) -> None:
     p = sub.add_parser("agents", help="wire Mnemo into AI coding agents (Claude Code, Codex, …)")
     asub = p.add_subparsers(dest="agents_command", metavar="ACTION", required=True)
     for action, text in (
-        ("install", "add Mnemo's MCP server (and session-start hook) to each agent's config"),
+        (
+            "install",
+            "add Mnemo's MCP server (and its hooks: memory at session start and at "
+            "each prompt, capture) to each agent's config",
+        ),
         ("uninstall", "take them out again (a file as Mnemo left it gets its old bytes back)"),
     ):
         a = asub.add_parser(action, help=text)
         a.add_argument(
-            "agents", nargs="*", metavar="AGENT", help="claude, codex, gemini, cursor, vscode "
-            "(default: every agent found on this machine)"
+            "agents", nargs="*", metavar="AGENT", help="claude, codex, gemini, cursor, vscode, "
+            "zed, cline, goose, continue (default: every agent found on this machine)"
         )  # fmt: skip
         a.add_argument("--project", metavar="DIR", help="the project's config, not the user's")
-        a.add_argument("--no-hooks", action="store_true", help="the MCP server only")
+        a.add_argument("--no-hooks", action="store_true", help="the MCP server only (no hooks)")
         a.set_defaults(func=commands.agents)
     a = asub.add_parser("status", help="what is wired where, and whether the server answers")
     a.add_argument("--project", metavar="DIR", help="the project's config, not the user's")
