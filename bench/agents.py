@@ -113,7 +113,8 @@ def _helper_rss_mb(mnemo: Path, env: dict) -> float | None:
 
 def _event(work: Path, n: int, name: str, prompt: str | None = None) -> dict:
     event = {
-        "session_id": f"bench-{n}",  # a new session each run: no memory is held back as shown
+        # a new session each run: no memory is held back as shown already
+        "session_id": f"bench-{name}-{n}-{time.monotonic_ns()}",
         "transcript_path": str(work / "t.jsonl"),
         "cwd": str(work / "csv-importer"),
         "hook_event_name": name,

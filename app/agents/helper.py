@@ -54,8 +54,7 @@ def idle_seconds() -> float:
         return IDLE_S
 
 
-def lock_path() -> Path:
-    return paths.state_dir() / "hook-helper.lock"
+lock_path = hook.lock_path
 
 
 def running_pid() -> int | None:
@@ -66,7 +65,7 @@ def running_pid() -> int | None:
                 try:
                     fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
                 except BlockingIOError:
-                    return int(f.read().strip() or 0) or None
+                    return int((f.read().split() or ["0"])[0]) or None
                 fcntl.flock(f, fcntl.LOCK_UN)
     except (OSError, ValueError):
         return None
@@ -139,9 +138,11 @@ class Helper:
                 return
             request = _read_line(conn)
             reply = self.handle(json.loads(request))
-            conn.sendall(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
-        except (OSError, ValueError) as exc:
-            log.info("a hook request was not answered: %s", exc)
+            conn.sendall(json.dumps(reply).encode() + b"\n")
+        except (OSError, ValueError, RecursionError) as exc:
+            log.info("a hook request was not answered: %s", type(exc).__name__)
+        except Exception:  # a bug: logged (never the request), the helper goes on
+            log.exception("a hook request failed")
 
     def handle(self, request: Any) -> dict[str, Any]:
         """One request: {"v", "event", "agent", "input"} → {"text", "ids"} or {"error"}."""
@@ -275,11 +276,11 @@ def serve() -> int:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return 0  # another helper serves this data folder
-    lock.truncate(0)
-    lock.write(str(os.getpid()))
-    lock.flush()
     path = hook.socket_path()
     server = _bind(path)
+    lock.truncate(0)
+    lock.write(f"{os.getpid()}\n{path}\n")  # hooks of another environment find it here
+    lock.flush()
     runner = Runner(load_model=True)
     runner.start()
     helper = Helper(server, runner, idle_seconds())

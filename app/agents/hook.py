@@ -21,6 +21,7 @@ import socket
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from app import __version__, local_socket
 
@@ -28,7 +29,8 @@ from app import __version__, local_socket
 # helper exit (its reply says so) and starts its own.
 VERSION = f"{__version__}:{int(os.stat(__file__).st_mtime)}"
 EVENTS = ("session-start", "prompt", "tool")
-MAX_INPUT = 1_000_000  # an event's JSON (a prompt with a pasted file) is cut here
+MAX_INPUT = 32_000_000  # an event's JSON (a prompt with pasted files); longer is not read
+MAX_OUTPUT = 20_000  # of a tool's output: its end names the error
 MAX_PROMPT = 8_000  # what of a prompt goes to the helper (its start says what it is about)
 WAIT_S = {"session-start": 30.0, "prompt": 4.0, "tool": 4.0}  # for a helper just started to answer
 ANSWER_S = 60.0  # for an answer once connected (the first waits for the model to load)
@@ -100,20 +102,61 @@ def shell_call(event: dict) -> tuple[str, bool, str] | None:
     return command, not failed and not answer.get("interrupted"), output
 
 
+def _text(value: Any, most: int) -> str | None:
+    """A string of the event as text that can be written anywhere (a lone surrogate from
+    a string cut mid-emoji, or a byte that was not UTF-8, becomes U+FFFD), cut at `most`."""
+    if not isinstance(value, str):
+        return None
+    return value[:most].encode("utf-8", "replace").decode("utf-8")
+
+
+def _plain(event: dict) -> dict:
+    """What Mnemo reads of an event, and nothing else: flat strings and a few lists, so
+    a hostile event (nested thousands deep, megabytes of other fields) never travels on."""
+    out: dict[str, Any] = {}
+    for key in ("session_id", "conversation_id", "sessionId", "thread_id", "cwd",
+                "hook_event_name", "tool_name"):  # fmt: skip
+        if (text := _text(event.get(key), 4096)) is not None:
+            out[key] = text
+    if (prompt := _text(event.get("prompt"), MAX_PROMPT)) is not None:
+        out["prompt"] = prompt
+    if (error := _text(event.get("error"), MAX_OUTPUT)) is not None:
+        out["error"] = error
+    roots = event.get("workspace_roots")
+    if isinstance(roots, list):
+        out["workspace_roots"] = [r for r in (_text(x, 4096) for x in roots[:8]) if r]
+    given = event.get("tool_input")
+    if isinstance(given, dict):
+        command = given.get("command")
+        if isinstance(command, list):
+            command = " ".join(str(w) for w in command[:200] if isinstance(w, str | int))
+        if (text := _text(command, 4096)) is not None:
+            out["tool_input"] = {"command": text}
+    answer = event.get("tool_response")
+    if isinstance(answer, str):
+        out["tool_response"] = _text(answer, MAX_OUTPUT)
+    elif isinstance(answer, dict):
+        kept = {}
+        for key, value in answer.items():
+            if isinstance(value, bool | int) and not isinstance(value, float):
+                kept[key] = value
+            elif (text := _text(value, MAX_OUTPUT)) is not None:
+                kept[key] = text
+        out["tool_response"] = {k: kept[k] for k in list(kept)[:20]}
+    return out
+
+
 def read_event(stream=None) -> dict:
-    """The event's JSON from standard input ({} when there is none, or it is not JSON)."""
+    """The event's JSON from standard input, as `_plain` keeps it ({} when there is none,
+    or it is not a JSON object)."""
     stream = sys.stdin if stream is None else stream
     if stream is None or stream.isatty():
         return {}
     try:
         value = json.loads(stream.read(MAX_INPUT) or "{}")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return {}
-    if not isinstance(value, dict):
-        return {}
-    if isinstance(value.get("prompt"), str):
-        value["prompt"] = value["prompt"][:MAX_PROMPT]
-    return value
+    return _plain(value) if isinstance(value, dict) else {}
 
 
 def render(agent: str, event: str, text: str) -> str:
@@ -161,7 +204,7 @@ def ask(event: str, agent: str, data: dict, path: Path | None = None) -> dict | 
     with conn:
         conn.settimeout(ANSWER_S)
         request = {"v": VERSION, "event": event, "agent": agent, "input": data}
-        conn.sendall(json.dumps(request, ensure_ascii=False).encode() + b"\n")
+        conn.sendall(json.dumps(request).encode() + b"\n")
         chunks = []
         while True:
             chunk = conn.recv(65536)
@@ -197,11 +240,35 @@ def start_helper():
     )
 
 
+def lock_path() -> Path:
+    """The helper's lock file: its pid and the socket it listens on ("PID\nPATH")."""
+    from app.core import paths
+
+    return paths.state_dir() / "hook-helper.lock"
+
+
+def advertised() -> Path | None:
+    """The socket the running helper said it listens on (a hook started with another
+    XDG_RUNTIME_DIR or TMPDIR computes another path for the same data folder)."""
+    try:
+        lines = lock_path().read_text().splitlines()
+    except OSError:
+        return None
+    return Path(lines[1]) if len(lines) > 1 and lines[1] else None
+
+
+def _ask_any(event: str, agent: str, data: dict, path: Path) -> dict | None:
+    reply = ask(event, agent, data, path)
+    if reply is None and (other := advertised()) not in (None, path):
+        reply = ask(event, agent, data, other)
+    return reply
+
+
 def ask_or_start(event: str, agent: str, data: dict) -> dict | None:
     """Ask the helper; none there (or an older one that stepped down): start one and wait up
     to WAIT_S for it. None when no helper answered in time."""
     path = socket_path()
-    reply = ask(event, agent, data, path)
+    reply = _ask_any(event, agent, data, path)
     if reply is not None and not reply.get("restart"):
         return reply
     if reply is not None:  # it is exiting: wait for its socket to go
@@ -209,7 +276,7 @@ def ask_or_start(event: str, agent: str, data: dict) -> dict | None:
     proc = start_helper()
     deadline = time.monotonic() + WAIT_S[event]
     while time.monotonic() < deadline:
-        reply = ask(event, agent, data, path)
+        reply = _ask_any(event, agent, data, path)
         if reply is not None and not reply.get("restart"):
             return reply
         if proc.poll() not in (None, 0):  # it failed (a helper already serving exits 0)
@@ -248,17 +315,19 @@ def run(event: str, agent: str, data: dict) -> str:
         reply = ask_or_start(event, agent, data)
     except local_socket.SocketError as exc:
         _say(str(exc))
-        reply = None
+        reply, refused = None, True
     except OSError as exc:
         _say(f"the memory helper did not answer ({exc})")
-        reply = None
+        reply, refused = None, False
+    else:
+        refused = False
     if reply is None:
         try:
             text = _in_process(event, data)
         except Exception as exc:  # the agent must go on whatever happened here
             _say(f"no memories this time: {exc}")
             text = ""
-        if event == "prompt":
+        if event == "prompt" and not refused:
             _say("the memory helper is starting; memories come with the next prompt")
     elif "error" in reply:
         _say(str(reply["error"]))
@@ -272,6 +341,11 @@ USAGE = (
     "usage: mnemo hook {session-start,prompt,tool} [--agent claude|codex|gemini|cursor] "
     "< event.json\n       mnemo hook serve | stop | status"
 )
+
+
+def _usage() -> None:
+    if sys.stderr is not None:  # (with standard error closed, never on the agent's output)
+        print(USAGE, file=sys.stderr)
 
 
 def main(argv: list[str]) -> int:
@@ -288,10 +362,10 @@ def main(argv: list[str]) -> int:
     if len(rest) == 2 and rest[0] == "--agent":
         agent = rest[1]
     elif rest:
-        print(USAGE, file=sys.stderr)
+        _usage()
         return 2
     if event not in EVENTS or agent not in ("claude", "codex", "gemini", "cursor"):
-        print(USAGE, file=sys.stderr)
+        _usage()
         return 2
     out = run(event, agent, read_event())
     try:

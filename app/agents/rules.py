@@ -30,36 +30,57 @@ MOST_PER_PROMPT = 3
 FIX_WINDOW_S = 15 * 60  # a failure and the success that fixed it, this close together
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_SENTENCE_END = re.compile(r"(?<=[.!;])\s+(?=[A-Z\"'(])|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!;?])\s+(?=[A-Z\"'(])|\n+")
 _SPACE = re.compile(r"\s+")
 _BULLET = re.compile(r"^(?:[-*\u2022]|\d+[.)])\s+")  # a list item's mark
+# What an instruction starts with after "always" / "never": a verb as one says it to someone
+# ("always run…", "never commit…"), not a description ("never returns…", "always a pleasure",
+# "never mind", "never seen this").
+VERBS = frozenset(
+    """use run add write commit push pull merge rebase call check put keep make create delete
+    remove import export return raise log print test format lint ask answer reply name rename
+    document comment type annotate prefer pin lock install update upgrade deploy release
+    build compile start stop restart open close read edit change touch modify store save load
+    mock patch skip ignore include exclude quote escape sort squash sign tag branch review
+    explain show tell mention include cite link wrap split bump set leave let go follow
+    respect prefix suffix end begin default depend rely trust assume hardcode inline expose
+    catch handle retry wait block await spawn fork kill rm sudo force amend""".split()
+)
 
 _REMEMBER = re.compile(
     r"^(?:please\s+|pls\s+|and\s+)?(?:remember|note|keep in mind|don'?t forget|never forget)"
     r"(?:\s+that|\s*:|\s*,)\s*(?P<what>.+)$",
     re.I,
 )
+_REMEMBER_TO = re.compile(
+    r"^(?:please\s+|and\s+)?(?:remember|don'?t forget)\s+to\s+(?P<what>\w.+)$", re.I
+)
 _FROM_NOW_ON = re.compile(
-    r"^(?:and\s+|also\s+|ok(?:ay)?,?\s+)?(?:from now on|going forward|from here on|"
-    r"in (?:the )?future|henceforth|for all future \w+)\b,?\s*(?P<what>.+)$",
+    r"^(?:and\s+|also\s+|ok(?:ay)?,?\s+)?(?:(?:from now on|henceforth)\b,?"
+    r"|(?:going forward|from here on|in (?:the )?future|for all future \w+),)\s*(?P<what>.+)$",
     re.I,
 )
 _ALWAYS_NEVER = re.compile(
-    r"^(?:please\s+|and\s+|also\s+)?(?:always|never|don'?t ever|do not ever)\s+(?P<what>\w.+)$",
+    r"^(?:please\s+|and\s+|also\s+)?(?:always|never|don'?t ever|do not ever)\s+"
+    r"(?P<verb>[a-z]+)\b(?P<what>.*)$",
     re.I,
 )
 _PREFER = re.compile(
     r"^(?:i|we)\s+(?:(?:much|strongly|really|generally)\s+)?"
-    r"(?:prefer|(?:'d|would) rather|always use|never use|like to use|want you to use)\b.+$"
-    r"|^(?:my|our) (?:preference|convention|rule|style) (?:is|here is)\b.+$",
+    r"(?:prefer|(?:'d|would) rather|always use|never use|like to use|want you to use)\b"
+    r"(?!\s+(?:the\s+)?(?:first|second|third|last|former|latter|above|previous|other|this|"
+    r"that|these|those|your|option|version|approach|one)\b).+$"
+    r"|^(?:my|our) (?:preference|convention|rule|style) (?:is|here is)\b.+$"
+    r"|^we (?:always|never|usually) (?P<habit>[a-z]+)\b.+$",
     re.I,
 )
 _CORRECTION = re.compile(
-    r"^(?:no|nope|wrong|not quite|actually)\b[,.!:;]?\s+"
+    r"^(?:(?:no|nope|wrong|not quite|actually)\b[,.!:;]?\s+)?"
     r"(?:(?:please|you should|we)\s+)?(?P<verb>use|run|call|prefer|it'?s|it is)\s+"
-    r"(?P<right>.+?),?\s+(?:instead of|rather than|not)\s+(?P<wrong>.+)$",
+    r"(?P<right>[^,]+?),?\s+(?:instead of|rather than|not)\s+(?P<wrong>[^,]+?)[.!]?$",
     re.I,
 )
+_TASK = re.compile(r"\b(?:let'?s|let us|this (?:task|pr|commit|time|once)|right now|today)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -93,19 +114,28 @@ def _tidy(text: str) -> str:
 def _statement(sentence: str) -> Statement | None:
     if sentence.endswith("?") or not MIN_CHARS <= len(sentence) <= MAX_CHARS:
         return None
+    if _TASK.search(sentence):  # about the work at hand, not lasting
+        return None
     if m := _REMEMBER.match(sentence):
         what = m["what"].strip()
         return Statement("remember", _tidy(what)) if len(what) >= MIN_CHARS else None
+    if m := _REMEMBER_TO.match(sentence):
+        return Statement("remember", _tidy(m["what"]))
     if _FROM_NOW_ON.match(sentence):
         return Statement("from-now-on", _tidy(sentence))
     if m := _CORRECTION.match(sentence):
+        said_no = sentence.lower().startswith(("no", "nope", "wrong", "not quite", "actually"))
+        if not said_no and m["verb"].lower() not in ("use", "run", "call", "prefer"):
+            return None  # "it's X not Y" is a correction only after a "no"
+        if len(m["wrong"].split()) > 6:
+            return None
         verb = m["verb"].lower()
         verb = "It is" if verb.startswith("it") else verb.capitalize()
-        right, wrong = m["right"].strip(), m["wrong"].strip().rstrip(".!")
+        right, wrong = m["right"].strip(), m["wrong"].strip()
         return Statement("correction", f"{verb} {right} instead of {wrong}.")
-    if _ALWAYS_NEVER.match(sentence):
+    if (m := _ALWAYS_NEVER.match(sentence)) and m["verb"].lower() in VERBS:
         return Statement("always-never", _tidy(sentence))
-    if _PREFER.match(sentence):
+    if (m := _PREFER.match(sentence)) and (not m["habit"] or m["habit"].lower() in VERBS):
         return Statement("prefer", _tidy(sentence))
     return None
 

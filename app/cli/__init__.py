@@ -11,6 +11,10 @@ from app.core.errors import MnemoError
 def main(argv: list[str] | None = None) -> int:
     """Run one command; known problems print one line on stderr and return 1."""
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["hook"]:  # an agent's hook, before every prompt: nothing else loaded
+        from app.agents.hook import main as hook
+
+        return hook(argv[1:])  # (it always exits 0 for the agent, output closed or not)
     if sys.stdout is None:  # `mnemo list >&-`: no output could be written, so nothing is done
         if sys.stderr is not None:
             print("mnemo: error: standard output is closed; nothing was done", file=sys.stderr)
@@ -26,10 +30,6 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 1
-    if argv[:1] == ["hook"]:  # an agent's hook, before every prompt: nothing else loaded
-        from app.agents.hook import main as hook
-
-        return hook(argv[1:])
     import logging
 
     from app.cli import commands  # here, not at the top: `import app.cli` stays light

@@ -518,7 +518,8 @@ def inbox(args: Namespace) -> int:
         for c in [] if args.json else waiting:
             seen = f", said {c.seen}×" if c.seen > 1 else ""
             where = f", {visible(c.project)}" if c.project else ""
-            print(f"{c.id}  [{c.rule}{where}{seen}] {visible(c.text)}")
+            near = f", close to {c.similar}" if c.similar else ""
+            print(f"{c.id}  [{c.rule}{where}{seen}{near}] {visible(c.text)}")
         return 0
     if bool(args.ids) == args.all:
         raise InputError(f"name the candidates to {args.action} (ids from `mnemo inbox`), or --all")

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from app.core import health, paths
-from app.core.errors import InputError, MnemoError, ModelError, NotFoundError
+from app.core.errors import InputError, MnemoError, ModelError
 from app.core.indexer import Indexer
 from app.core.memory import Change, Memory
 from app.core.model.embedder import Embedder, ModelInfo, inspect_model
@@ -508,12 +508,9 @@ class Engine:
         return len(found)
 
     def _candidates(self, ids: list[str]) -> list[Candidate]:
-        found = self._inbox.get(ids)
-        if len(found) != len(ids):
-            known = {c.id for c in found}
-            missing = [i for i in ids if not any(k.startswith(i) for k in known)]
-            raise NotFoundError(f"not waiting in the inbox: {', '.join(missing)}")
-        return found
+        if not ids:
+            raise InputError("name the candidates (ids from `mnemo inbox`)")
+        return self._inbox.get(ids)
 
     # ---- files -----------------------------------------------------------------------
     def import_paths(

@@ -8,6 +8,7 @@ vectors and labels in one write transaction. What changed is appended to the mar
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -40,6 +41,14 @@ Neighbours = Callable[[np.ndarray], list[tuple[Memory, float]]]
 
 
 CAPTURE_CATEGORIES = {"fixed-command": "patterns", "always-never": "heuristics"}
+_WORD = re.compile(r"\w+")
+
+
+def says_nothing_new(text: str, known: str) -> bool:
+    """Whether every word of `text` is in `known` (numbers and names included): a
+    near-duplicate by meaning that says something else ("web-02 is 10.0.0.12" beside
+    "web-01 is 10.0.0.11") is not the same statement."""
+    return set(_WORD.findall(text.lower())) <= set(_WORD.findall(known.lower()))
 
 
 class Remembered(StrEnum):
@@ -236,46 +245,58 @@ class Writer:
     # ---- the capture inbox ----------------------------------------------------------
     def capture(self, candidate: Candidate, inbox: Inbox, auto: bool = False) -> tuple[str, str]:
         """A statement an agent's hook found: checked like every write (a secret is refused,
-        SecretError: nothing is kept, not even in the inbox); what is known already or
-        nearly (a near-duplicate) counts as one more observation of that memory; else it
-        waits in the inbox, or with `auto` is stored. What happened ("observed", "stored",
-        "proposed", "again", "rejected") and the memory's or the candidate's id."""
+        SecretError: nothing is kept, not even in the inbox; one in the prompt around it is
+        redacted from the excerpt kept for review). The same words again, or a
+        near-duplicate that says nothing the memory does not, count as one more observation
+        of that memory; else it waits in the inbox (with the near-duplicate named), or with
+        `auto` is stored, unless the user rejected these words before. What happened
+        ("observed", "stored", "proposed", "again", "rejected") and the memory's or the
+        candidate's id."""
         memory, _ = checked_memory(
             candidate.text, None, None, None, candidate.project, None, "hook", None,
             "medium", None, secrets="refuse",
         )  # fmt: skip
+        excerpt = {"text": candidate.said}  # (a text field: the guard reads those)
+        guard_secrets(excerpt, "redact")
+        candidate.said, candidate.text = excerpt["text"], memory.text
         if self._store.find_by_hash(content_hash(memory.text), None) is not None:
             known = self._observe_if_known(memory)
             if known is not None:
                 return "observed", known.memory.id
         duplicate, _ = self._near_duplicate(memory, self._indexer.embed(memory))
-        if duplicate is not None:
+        if duplicate is not None and says_nothing_new(memory.text, duplicate[0].text):
             with self._db.write():
                 observed = self._store.observe(duplicate[0].id)
             self._mirror([observed])
             return "observed", observed.id
+        if inbox.rejected(candidate.text):
+            return "rejected", ""
+        candidate.similar = duplicate[0].id if duplicate is not None else None
         if auto:
             return "stored", self.accept(candidate).memory.id
-        candidate.text = memory.text  # cleaned
         return inbox.propose(candidate), candidate.id
 
     def accept(self, candidate: Candidate, text: str | None = None) -> RememberResult:
         """A candidate made a memory (its text as the user edited it, if given): tagged
-        `captured` and with its rule, its keywords as tags; a near-duplicate of it counts
-        as one more observation of that memory instead."""
-        result = self.remember(
-            text if text is not None else candidate.text,
-            category=CAPTURE_CATEGORIES.get(candidate.rule, "note"),
-            tags=["captured", candidate.rule, *candidate.keywords],
-            project=candidate.project,
-            source=f"hook:{candidate.agent}" if candidate.agent else "hook",
-        )
-        if result.status == Remembered.SIMILAR:
+        `captured` and with its rule, its keywords as tags. A near-duplicate that says
+        nothing new counts as one more observation of that memory; one that does (another
+        server, another number) is stored beside it, linked (`mnemo:ID`)."""
+        text = candidate.text if text is None else text
+        fields = {
+            "category": CAPTURE_CATEGORIES.get(candidate.rule, "note"),
+            "tags": ["captured", candidate.rule, *candidate.keywords],
+            "project": candidate.project,
+            "source": f"hook:{candidate.agent}" if candidate.agent else "hook",
+        }
+        result = self.remember(text, **fields)
+        if result.status != Remembered.SIMILAR:
+            return result
+        if says_nothing_new(clean_text(text), result.memory.text):
             with self._db.write():
                 observed = self._store.observe(result.memory.id)
             self._mirror([observed])
             return RememberResult(Remembered.OBSERVED, observed)
-        return result
+        return self.remember(text, force=True, link_similar=True, **fields)
 
     def _near_duplicate(
         self, memory: Memory, embedded: Embedded | None

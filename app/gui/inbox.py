@@ -114,7 +114,10 @@ class InboxDialog(QtWidgets.QDialog):
         self.text.setPlainText(candidate.text if candidate else "")
         self.text.setEnabled(candidate is not None)
         said = candidate.said if candidate else ""
-        self.said.setText(f"You wrote: “{said}”" if said else "")
+        lines = [f"You wrote: “{said}”"] if said else []
+        if candidate is not None and candidate.similar:
+            lines.append(f"Close to a memory you have ({candidate.similar}): accepting keeps both")
+        self.said.setText("\n".join(lines))
 
     def _selected_ids(self) -> list[str]:
         return [item.data(Qt.UserRole) for item in self.list.selectedItems()]

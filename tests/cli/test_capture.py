@@ -35,6 +35,10 @@ MNEMO = Path(sys.executable).parent / "mnemo"
         ("- never commit generated files", "always-never", "Never commit generated files."),
         ("I prefer small commits with clear messages", "prefer", None),
         ("No, use ruff instead of flake8.", "correction", "Use ruff instead of flake8."),
+        ("Use pnpm, not npm.", "correction", "Use pnpm instead of npm."),
+        ("Remember to run the formatter before you commit.", "remember", None),
+        ("We always deploy from the main branch.", "prefer", None),
+        ("Going forward, all new modules need type hints.", "from-now-on", None),
         ("nope, it's Postgres 16 not 15", "correction", "It is Postgres 16 instead of 15."),
     ],
 )
@@ -48,6 +52,18 @@ def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
 @pytest.mark.parametrize(
     "prompt",
     [
+        # the red team's near misses: descriptions, the task at hand, a question first
+        "Always a pleasure. Now let's tackle the flaky test.",
+        "Never seen this error before: SSL: CERTIFICATE_VERIFY_FAILED.",
+        "Going forward, let's split this into three commits.",
+        "Never mind, the issue was in my local env.",
+        "Always fails at the lint step with E501.",
+        "In the future tense the docs read awkwardly.",
+        "Going forward with the plan, implement step 2.",
+        "Never returns anything useful, this endpoint.",
+        "I prefer the second approach you suggested.",
+        "Actually it's the second argument, not the first, that is off by one.",
+        "Remember that bug we fixed yesterday in the cache layer? It's back, same stack trace.",
         "do you remember that file?",  # a question
         "Can you always use tabs?",
         "```\nremember that this is code\n```\nrun it",  # in a code block
@@ -217,7 +233,7 @@ def test_inbox_commands_say_what_is_wrong(helper):
     nothing = _run("inbox", "accept")
     assert nothing.returncode == 1 and "or --all" in nothing.stderr
     unknown = _run("inbox", "accept", "feedbeef")
-    assert unknown.returncode == 1 and "not waiting in the inbox: feedbeef" in unknown.stderr
+    assert unknown.returncode == 1 and "not waiting in the inbox: 'feedbeef'" in unknown.stderr
 
 
 def test_gemini_after_tool_events_make_a_fixed_command_candidate(helper):
@@ -240,3 +256,62 @@ def test_gemini_after_tool_events_make_a_fixed_command_candidate(helper):
     waiting = _wait_for(_inbox)
     assert [c["keywords"] for c in waiting] == [["ERESOLVE"]]
     assert waiting[0]["agent"] == "gemini"
+
+
+# ---- found by the red team (issue 25) --------------------------------------------------
+def test_a_secret_elsewhere_in_the_prompt_is_not_kept_in_the_excerpt(helper):
+    key, secret = "AKIAJ4K7Q2M9ZP3XW6TR", "q8Vt3Lw0ZbRk5Hn2Yc7Jd4Mf9Xs1Pa6Ge0Ui3Ko8"
+    said = (
+        "Remember that the staging database lives on pg-staging.internal port 5432. "
+        f"Here is my AWS key {key} with secret {secret}, use it."
+    )
+    _run("hook", "prompt", input=_prompt(said))
+    waiting = _wait_for(_inbox)
+    assert waiting and waiting[0]["text"].startswith("The staging database lives")
+    assert key not in waiting[0]["said"] and "REDACTED" in waiting[0]["said"]
+    everything = b"".join(p.read_bytes() for p in Path(helper).rglob("*") if p.is_file())
+    assert key.encode() not in everything and secret.encode() not in everything
+
+
+def test_a_statement_near_a_memory_but_saying_more_waits_and_is_stored_beside_it(helper):
+    # web-02 is not web-01 seen again, however close their meanings
+    _run(
+        "hook", "prompt", input=_prompt("Remember that server web-01 has the IP address 10.0.0.11")
+    )
+    first = _wait_for(_inbox)[0]
+    assert _run("inbox", "accept", first["id"]).returncode == 0
+    _run(
+        "hook",
+        "prompt",
+        input=_prompt("Remember that server web-02 has the IP address 10.0.0.12", "s2"),
+    )
+    waiting = _wait_for(_inbox)
+    assert [c["text"] for c in waiting] == ["Server web-02 has the IP address 10.0.0.12."]
+    assert waiting[0]["similar"]  # named, for the review
+    done = _run("inbox", "accept", waiting[0]["id"])
+    assert done.returncode == 0 and "Stored" in done.stdout, done.stdout
+    listed = _run("list").stdout
+    assert "web-01" in listed and "web-02" in listed
+
+
+def test_words_once_rejected_are_not_stored_by_auto_accept_nor_proposed_in_other_punctuation(
+    helper,
+):
+    _run("hook", "prompt", input=_prompt("Remember that the API runs on port 8080 in dev."))
+    assert _run("inbox", "reject", _wait_for(_inbox)[0]["id"]).returncode == 0
+    assert _run("settings", "capture_auto_accept", "remember").returncode == 0
+    _run("hook", "prompt", input=_prompt("remember that the API runs on port 8080 in dev!", "s2"))
+    _run("hook", "prompt", input=_prompt("remember that the CI runs on Tuesdays", "s3"))
+    assert _wait_for(lambda: "Tuesdays" in _run("list").stdout)  # the later one was handled
+    assert "8080" not in _run("list").stdout and _inbox() == []
+
+
+def test_inbox_ids_ambiguous_or_repeated(helper):
+    for n, text in enumerate(("the CI runs on Tuesdays", "the VPN config is in ops/vpn")):
+        _run("hook", "prompt", input=_prompt(f"remember that {text}", f"s{n}"))
+    waiting = _wait_for(lambda: len(_inbox()) == 2 and _inbox())
+    one = waiting[0]["id"]
+    twice = _run("inbox", "accept", one, one[:6])
+    assert twice.returncode == 0 and twice.stdout.count("Stored") == 1, twice.stdout
+    empty = _run("inbox", "accept", "")
+    assert empty.returncode == 1 and "not waiting in the inbox: ''" in empty.stderr

@@ -251,3 +251,41 @@ def test_codex_reads_plain_text_and_gets_a_shorter_session_block(memories):
     start = {**event, "hook_event_name": "SessionStart", "source": "startup"}
     block = _hook("session-start", "codex", start).stdout
     assert block.startswith("## Memories") and len(block) <= 6_100  # ~2,500 tokens at most
+
+
+# ---- found by the red team (issue 25) --------------------------------------------------
+def test_a_hook_of_another_environment_finds_the_running_helper(memories, tmp_path):
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    first = _hook(
+        "prompt", "claude", _prompt("billing deploy?", "e1"), XDG_RUNTIME_DIR=str(runtime)
+    )
+    assert "helm rollback" in first.stdout
+    pid = _helper_pid()
+    # WHEN a hook runs where XDG_RUNTIME_DIR is another folder (another terminal, an IDE)
+    other = tmp_path / "other"
+    other.mkdir(mode=0o700)
+    started = time.monotonic()
+    again = _hook("prompt", "claude", _prompt("billing deploy?", "e2"), XDG_RUNTIME_DIR=str(other))
+    # THEN the same helper answers it at once
+    assert "helm rollback" in again.stdout, again.stderr
+    assert time.monotonic() - started < 3.0 and _helper_pid() == pid
+
+
+def test_hostile_events_never_fail_the_agent_nor_kill_the_helper(memories):
+    assert "helm rollback" in _hook("prompt", "claude", _prompt("billing deploy?", "h0")).stdout
+    pid = _helper_pid()
+    deep = '{"prompt": "how do we deploy billing", "x": ' + "[" * 5000 + "]" * 5000 + "}"
+    cut = '{"session_id": "h2", "prompt": "how do we deploy billing \\ud83d with helm"}'
+    for data in (deep, cut):
+        done = subprocess.run(
+            [str(MNEMO), "hook", "prompt"], input=data, capture_output=True, text=True,
+            timeout=60, cwd=REPO,
+        )  # fmt: skip
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert _helper_pid() == pid and _alive(pid)
+    closed = subprocess.run(
+        f"{MNEMO} hook prompt >&-", shell=True, input=json.dumps(_prompt("billing?", "h3")),
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert closed.returncode == 0, closed.stderr

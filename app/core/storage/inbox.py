@@ -9,9 +9,11 @@ keeps only its text's hash, so the same words are not proposed again; its text i
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from dataclasses import dataclass, field
 
+from app.core.errors import InputError, NotFoundError
 from app.core.memory import content_hash
 from app.core.storage.db import Database, now
 
@@ -28,7 +30,8 @@ class Candidate:
     agent: str = ""  # claude, codex, gemini, cursor
     project: str | None = None
     session: str = ""
-    said: str = ""  # what the user wrote it in (an excerpt)
+    said: str = ""  # what the user wrote it in (an excerpt, secrets redacted)
+    similar: str | None = None  # a memory it nearly duplicates (saying something more)
     id: str = ""
     created_at: str = ""
     seen: int = 1
@@ -44,19 +47,29 @@ class Candidate:
             "said": self.said,
             "created_at": self.created_at,
             "seen": self.seen,
+            "similar": self.similar,
         }
 
 
-_COLUMNS = "id, text, rule, keywords, agent, project, session, said, created_at, seen"
+_COLUMNS = "id, text, rule, keywords, agent, project, session, said, created_at, seen, similar"
+_PUNCTUATION = re.compile(r"[^\w]+")
+
+
+def words_hash(text: str) -> str:
+    """The hash that says two candidates are the same words (case, spacing and
+    punctuation aside: "…in dev." and "…in dev!" are one)."""
+    return content_hash(_PUNCTUATION.sub(" ", text))
 
 
 def _candidate(row: tuple) -> Candidate:
-    id_, text, rule, keywords, agent, project, session, said, created_at, seen = row
+    id_, text, rule, keywords, agent, project, session, said, created_at, seen, similar = row
     try:
         words = [str(w) for w in json.loads(keywords or "[]")]
     except ValueError:
         words = []
-    return Candidate(text, rule, words, agent, project, session, said, id_, created_at, seen)
+    return Candidate(
+        text, rule, words, agent, project, session, said, similar, id_, created_at, seen
+    )
 
 
 class Inbox:
@@ -68,7 +81,7 @@ class Inbox:
     def propose(self, candidate: Candidate) -> str:
         """Put a candidate in: "proposed", "again" (it waits already: counted once more) or
         "rejected" (the user said no to these words before: nothing kept)."""
-        digest = content_hash(candidate.text)
+        digest = words_hash(candidate.text)
         with self.db.write() as conn:
             rows = conn.execute(
                 "SELECT id, status FROM inbox WHERE text_hash = ?", (digest,)
@@ -83,8 +96,8 @@ class Inbox:
             candidate.created_at = now()
             conn.execute(
                 "INSERT INTO inbox (id, text_hash, status, text, rule, keywords, agent, "
-                "project, session, said, created_at, seen) "
-                "VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+                "project, session, said, created_at, seen, similar) "
+                "VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)",
                 (
                     candidate.id,
                     digest,
@@ -96,9 +109,17 @@ class Inbox:
                     candidate.session,
                     candidate.said[:SAID_CHARS],
                     candidate.created_at,
+                    candidate.similar,
                 ),
             )
         return "proposed"
+
+    def rejected(self, text: str) -> bool:
+        """Whether the user said no to these words before."""
+        rows = self.db.query(
+            "SELECT 1 FROM inbox WHERE text_hash = ? AND status = 'rejected'", (words_hash(text),)
+        )
+        return bool(rows)
 
     def pending(self, limit: int = 200, offset: int = 0) -> list[Candidate]:
         """Candidates waiting for review, newest first."""
@@ -113,15 +134,30 @@ class Inbox:
         return int(self.db.query("SELECT count(*) FROM inbox WHERE status = 'pending'")[0][0])
 
     def get(self, ids: list[str]) -> list[Candidate]:
-        """The pending candidates with these ids (or unique id prefixes), in that order."""
-        found = []
-        for given in ids:
-            rows = self.db.query(
-                f"SELECT {_COLUMNS} FROM inbox WHERE status = 'pending' AND id LIKE ? ESCAPE '\\'",
-                (given.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",),
+        """The pending candidates with these ids (or unique id prefixes), each once, in
+        that order; NotFoundError naming those not waiting, InputError for a prefix that
+        fits several."""
+        found: list[Candidate] = []
+        missing = []
+        for given in dict.fromkeys(ids):
+            pattern = given.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            rows = (
+                self.db.query(
+                    f"SELECT {_COLUMNS} FROM inbox WHERE status = 'pending' AND id LIKE ? "
+                    "ESCAPE '\\'",
+                    (pattern + "%",),
+                )
+                if given.strip()
+                else []
             )
-            if len(rows) == 1:
+            if len(rows) > 1:
+                raise InputError(f"{given!r} is the start of {len(rows)} candidates: give more")
+            if not rows:
+                missing.append(repr(given))
+            elif all(c.id != rows[0][0] for c in found):
                 found.append(_candidate(rows[0]))
+        if missing:
+            raise NotFoundError(f"not waiting in the inbox: {', '.join(missing)}")
         return found
 
     def remove(self, ids: list[str]) -> None:

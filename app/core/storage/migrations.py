@@ -293,7 +293,7 @@ def m011_inbox(db: apsw.Connection) -> None:
         "status TEXT NOT NULL CHECK (status IN ('pending', 'rejected')), text TEXT NOT NULL, "
         "rule TEXT NOT NULL, keywords TEXT NOT NULL DEFAULT '[]', agent TEXT NOT NULL, "
         "project TEXT, session TEXT NOT NULL DEFAULT '', said TEXT NOT NULL DEFAULT '', "
-        "created_at TEXT NOT NULL, seen INTEGER NOT NULL DEFAULT 1)"
+        "created_at TEXT NOT NULL, seen INTEGER NOT NULL DEFAULT 1, similar TEXT)"
     )
     db.execute("CREATE UNIQUE INDEX inbox_text_hash ON inbox(text_hash)")
     for event, row in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old")):
