@@ -227,11 +227,14 @@ def helper_command() -> list[str]:
 
 def start_helper():
     """Start the helper, detached from this hook (it outlives it; never a zombie of the
-    agent's: its own session, no inherited descriptors)."""
+    agent's: its own session, no inherited descriptors), in the folder that holds this
+    `app` package: `python -m app` then runs this very code, never a package named `app`
+    in the agent's project (the hook runs in it)."""
     import subprocess
 
     return subprocess.Popen(
         helper_command(),
+        cwd=Path(__file__).resolve().parent.parent.parent,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -505,7 +505,12 @@ def _hook_folder() -> Path | None:
 
 
 def inbox(args: Namespace) -> int:
-    """mnemo inbox [list | accept | reject]"""
+    """mnemo inbox [list | accept | reject] | --window"""
+    if args.window:
+        if args.action != "list" or args.ids or args.all or args.text:
+            raise InputError("inbox --window takes nothing else")
+        args.gui_command = "inbox"
+        return gui(args)
     engine = _engine()
     if args.action == "list":
         if args.ids or args.all or args.text:

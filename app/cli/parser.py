@@ -266,6 +266,7 @@ def _agent_commands(sub) -> None:
     p.add_argument("--all", action="store_true", help="every candidate waiting")
     p.add_argument("--text", help="accept one candidate with this text instead (an edit)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--window", action="store_true", help="open it in the desktop app")
     p.set_defaults(func=commands.inbox)
 
     p = sub.add_parser("mcp", help="run the MCP server over stdio (for AI coding agents)")

@@ -96,6 +96,7 @@ class MnemoApp(QtCore.QObject):
             )
         )
         self.popup.openMemory.connect(self.show_manager)
+        self.popup.openInbox.connect(self.show_inbox)
         self.popup.rememberText.connect(lambda text: self._remember(text, "manual"))
         self.popup.hidden.connect(self._restore_focus)
         self.popup.hidden.connect(self._hold_typing)
@@ -120,6 +121,7 @@ class MnemoApp(QtCore.QObject):
             "manager": self.show_manager,
             "remember-clipboard": self.remember_clipboard,
             "settings": self.show_settings,
+            "inbox": self.show_inbox,
             "quit": self.quit,
         }.get(command, lambda: None)()
 

@@ -29,8 +29,8 @@ from app.local_socket import (
 
 log = logging.getLogger(__name__)
 
-COMMANDS = ("popup", "manager", "remember-clipboard", "settings", "quit", "show")
-COMMANDS = ("popup", "manager", "remember-clipboard", "settings", "quit", "show")
+COMMANDS = ("popup", "manager", "remember-clipboard", "settings", "inbox", "quit", "show")
+COMMANDS = ("popup", "manager", "remember-clipboard", "settings", "inbox", "quit", "show")
 
 
 def server_name() -> str:

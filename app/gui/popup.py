@@ -282,6 +282,7 @@ class Popup(QtWidgets.QWidget):
     used = Signal(str)  # a memory was copied (counts as a recall)
     openMemory = Signal(str)  # Ctrl+Enter: show this memory in the manager
     rememberText = Signal(str)  # Ctrl+S: store what was typed
+    openInbox = Signal()  # Ctrl+I: what agents captured, to review
     hidden = Signal()
     focused = Signal()  # the popup became the window typing goes to
 
@@ -356,6 +357,7 @@ class Popup(QtWidgets.QWidget):
         self._pending: tuple[str, int, bool, bool] | None = None
         self.paste_wanted = False  # the last copy asked to be pasted into the previous window
         self._meaning_for = ""  # the text whose meaning-based results are still coming
+        self.inbox_count = 0  # candidates agents captured, waiting for review (Ctrl+I)
         self._enter_wait = QtCore.QTimer(self, singleShot=True, interval=ENTER_WAIT_MS)
         self._enter_wait.timeout.connect(self._enter_gave_up)
         QtGui.QGuiApplication.instance().focusWindowChanged.connect(self._focus_moved)
@@ -375,6 +377,9 @@ class Popup(QtWidgets.QWidget):
         self._trashed = None
         self.paste_wanted = False
         self.hint.setText(self._hint())
+        self.worker.call(
+            lambda e: e.inbox_count(), self._show_inbox_count, None, INTERACTIVE, "popup-inbox"
+        )
         screen = QtGui.QGuiApplication.screenAt(QtGui.QCursor.pos()) or self.screen()
         self._area = area = screen.availableGeometry()
         self.setFixedWidth(self._width(area.width()))
@@ -504,7 +509,14 @@ class Popup(QtWidgets.QWidget):
         self.hint.setText(f"searching by meaning…  ·  {self._hint()}" if text else self._hint())
 
     def _hint(self) -> str:
-        return HINT_PASTING if self.settings["popup_enter_pastes"] else HINT
+        keys = HINT_PASTING if self.settings["popup_enter_pastes"] else HINT
+        waiting = self.inbox_count
+        return f"{waiting} captured from agents: Ctrl+I reviews  ·  {keys}" if waiting else keys
+
+    def _show_inbox_count(self, count: int) -> None:
+        self.inbox_count = count
+        if not self._meaning_for:
+            self.hint.setText(self._hint())
 
     def _hybrid_search(self) -> None:
         text = self.search.text()
@@ -660,6 +672,9 @@ class Popup(QtWidgets.QWidget):
             self.show_actions()
         elif ctrl and key == Qt.Key_Delete:
             self._trash(self.list.currentIndex().row())
+        elif ctrl and key == Qt.Key_I:
+            self.hide()
+            self.openInbox.emit()
         elif ctrl and key == Qt.Key_Z and self._trashed is not None:
             self._undo_trash()
         elif ctrl and key == Qt.Key_S:

@@ -289,3 +289,17 @@ def test_hostile_events_never_fail_the_agent_nor_kill_the_helper(memories):
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert closed.returncode == 0, closed.stderr
+
+
+def test_a_project_with_a_package_named_app_does_not_replace_the_helper(memories, tmp_path):
+    # The hook runs in the agent's project; `python -m app` there ran the project's own
+    # `app` package as the helper (found by bench.agents: every hook then waited 4 s)
+    project = tmp_path / "project"
+    (project / "app").mkdir(parents=True)
+    (project / "app" / "__init__.py").write_text("")
+    (project / "app" / "__main__.py").write_text("import time\ntime.sleep(60)\n")
+    done = subprocess.run(
+        [str(MNEMO), "hook", "prompt"], input=json.dumps(_prompt("billing deploy?", "p1")),
+        cwd=project, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert "helm rollback" in done.stdout, done.stderr

@@ -56,3 +56,16 @@ def test_candidates_captured_elsewhere_are_reviewed_in_the_manager(
     assert "Nothing waits" in dialog.status.text() or "Rejected 1" in dialog.status.text()
     assert not dialog.accept_button.isEnabled()
     qtbot.waitUntil(lambda: manager.inbox_action.text() == "Inbox", timeout=15_000)
+
+
+def test_the_popup_says_what_waits_and_ctrl_i_opens_the_inbox(qtbot, worker, settings, embedder):
+    from app.gui.popup import Popup
+
+    _propose(embedder, settings, "The VPN config lives in ops/vpn.")
+    popup = Popup(worker, settings)
+    qtbot.addWidget(popup)
+    popup.present()
+    qtbot.waitUntil(lambda: popup.hint.text().startswith("1 captured from agents"), timeout=15_000)
+    with qtbot.waitSignal(popup.openInbox, timeout=5_000):
+        qtbot.keyClick(popup.search, QtCore.Qt.Key_I, QtCore.Qt.ControlModifier)
+    assert not popup.isVisible()
