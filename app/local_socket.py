@@ -57,7 +57,7 @@ def _why_not_private(path: Path) -> str | None:
     return None
 
 
-def _private_dir(path: Path) -> Path:
+def private_dir(path: Path) -> Path:
     """`path` as a folder only we can use, created 0700 if missing; SocketError if unsafe."""
     try:
         os.mkdir(path, 0o700)  # the umask can only take bits away; the check below sees it
@@ -104,7 +104,7 @@ def socket_path(suffix: str = "") -> Path:
         if len(os.fsencode(folder / name)) > SOCKET_PATH_MAX:
             continue
         try:
-            return _private_dir(folder) / name
+            return private_dir(folder) / name
         except SocketError as exc:
             _log().warning("%s; trying another folder", exc)
             refused.append(str(exc))

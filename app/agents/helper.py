@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -23,10 +22,9 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from app import local_socket
-from app.agents import hook, rules
+from app.agents import events, hook, rules
 from app.core import paths
 from app.core.errors import MnemoError, SecretError
 from app.core.runner import INTERACTIVE, Runner
@@ -41,7 +39,7 @@ log = logging.getLogger(__name__)
 
 IDLE_S = 15 * 60
 TICK_S = 0.5  # how often it looks at its socket, the database and the clock
-MAX_REQUEST = 4 * 1024 * 1024
+MAX_REQUEST = hook.MAX_INPUT + 4096
 SESSIONS = 64  # sessions whose shown memories it keeps in mind
 # Codex cuts a hook's output at about 2,500 tokens; Claude Code at 10,000 characters
 SESSION_CHARS = {"codex": 6_000}
@@ -136,55 +134,58 @@ class Helper:
             if uid is not None and uid != os.geteuid():
                 log.warning("refused a hook connection from uid %s", uid)
                 return
-            request = _read_line(conn)
-            reply = self.handle(json.loads(request))
-            conn.sendall(json.dumps(reply).encode() + b"\n")
-        except (OSError, ValueError, RecursionError) as exc:
+            conn.sendall(self.handle(_read_all(conn)))
+        except (OSError, ValueError) as exc:
             log.info("a hook request was not answered: %s", type(exc).__name__)
         except Exception:  # a bug: logged (never the request), the helper goes on
             log.exception("a hook request failed")
 
-    def handle(self, request: Any) -> dict[str, Any]:
-        """One request: {"v", "event", "agent", "input"} → {"text", "ids"} or {"error"}."""
-        if not isinstance(request, dict):
-            return {"error": "not a request"}
-        if request.get("v") != hook.VERSION:
+    def handle(self, request: bytes) -> bytes:
+        """One request (`hook` module: the protocol) → `ok\\n` and the output for the agent,
+        `restart\\n` or `error MESSAGE\\n`."""
+        header, _, raw = request.partition(b"\n")
+        words = header.decode("utf-8", "replace").split(" ")
+        if len(words) != 4 or words[0] != "MNEMO-HOOK":
+            return b"error not a hook request\n"
+        _, version, event, agent = words
+        if version != hook.VERSION:
             self.stopping = True  # another Mnemo's hook: it starts a helper of its own
-            return {"restart": True}
-        event = request.get("event")
-        data = request.get("input") if isinstance(request.get("input"), dict) else {}
-        session = hook.session_of(data)
-        if event == "ping":
-            return {"pid": os.getpid()}
-        if event not in hook.EVENTS:
-            return {"error": f"unknown event {event!r}"}
+            return b"restart\n"
+        if event not in hook.EVENTS or agent not in hook.AGENTS:
+            return f"error unknown event {event!r} or agent {agent!r}\n".encode()
+        data = events.parse(raw)
+        session = events.session_of(data)
         seen = self.sessions.shown(session) if session else set()
-        agent = str(request.get("agent"))
         try:
             text, ids = self.runner.submit(
                 lambda engine: _work(engine, event, agent, data, frozenset(seen)), INTERACTIVE
             ).result(timeout=60)
         except MnemoError as exc:
-            return {"error": str(exc)}
+            return f"error {exc}\n".encode()
         except Exception as exc:  # a bug: logged with its traceback, said in one line
             log.exception("a hook request failed")
-            return {"error": f"internal error ({type(exc).__name__}); see mnemo-hook.log"}
+            return f"error internal error ({type(exc).__name__}); see mnemo-hook.log\n".encode()
         seen.update(ids)
-        # Before the reply, at the same priority: the agent's next request runs after it
+        # Before the reply, at the same priority: the agent's next request runs after them.
+        # What was shown counts as recalled: a write (and its fsync) the reply never waits on
+        if ids:
+            self.runner.submit(lambda engine: engine.mark_used(ids), INTERACTIVE)
         self.runner.submit(
             lambda engine: _captures(engine, event, data, agent, self.commands), INTERACTIVE
         )
-        return {"text": text, "ids": ids}
+        return b"ok\n" + events.render(agent, event, text).encode("utf-8", "replace")
 
 
 def _work(engine, event: str, agent: str, data: dict, seen: frozenset) -> tuple[str, list[str]]:
     """What one hook event asks of the engine: the block to inject (and the ids in it)."""
     if event == "session-start":
-        block = engine.context(cwd=hook.folder_of(data), max_chars=SESSION_CHARS.get(agent, 9_000))
+        block = engine.context(
+            cwd=events.folder_of(data), max_chars=SESSION_CHARS.get(agent, 9_000), track=False
+        )
         return block.markdown(), [m.id for m, _, _ in block.fit().entries]
     if event == "prompt" and agent != "cursor":  # Cursor's prompt hook may not add context
         prompt = data.get("prompt")
-        return engine.prompt_context(prompt if isinstance(prompt, str) else "", seen)
+        return engine.prompt_context(prompt if isinstance(prompt, str) else "", seen, track=False)
     return "", []
 
 
@@ -198,22 +199,22 @@ def _captures(engine, event: str, data: dict, agent: str, commands: rules.Comman
         for statement in rules.statements(prompt):
             _capture(engine, statement, agent, data, prompt)
     elif event == "tool":
-        call = hook.shell_call(data)
-        statement = commands.saw(hook.session_of(data), *call) if call else None
+        call = events.shell_call(data)
+        statement = commands.saw(events.session_of(data), *call) if call else None
         if statement is not None:
             _capture(engine, statement, agent, data, "")
 
 
 def _capture(engine, statement: rules.Statement, agent: str, data: dict, said: str) -> None:
     """Propose a statement (or store it: a rule the user lets in without review)."""
-    folder = hook.folder_of(data)
+    folder = events.folder_of(data)
     candidate = Candidate(
         statement.text,
         statement.rule,
         list(statement.keywords),
         agent,
         folder.name if folder else None,
-        hook.session_of(data),
+        events.session_of(data),
         said,
     )
     auto = statement.rule in engine.settings["capture_auto_accept"]
@@ -228,20 +229,15 @@ def _capture(engine, statement: rules.Statement, agent: str, data: dict, said: s
     log.info("a %s capture: %s", statement.rule, what)
 
 
-def _read_line(conn: socket.socket) -> bytes:
+def _read_all(conn: socket.socket) -> bytes:
+    """The request: everything until the hook shuts its side (at most MAX_REQUEST)."""
     chunks, size = [], 0
-    while True:
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
+    while chunk := conn.recv(1 << 20):
         chunks.append(chunk)
         size += len(chunk)
-        if b"\n" in chunk or size > MAX_REQUEST:
-            break
-    data = b"".join(chunks)
-    if size > MAX_REQUEST:
-        raise ValueError("request too large")
-    return data.split(b"\n", 1)[0]
+        if size > MAX_REQUEST:
+            raise ValueError("request too large")
+    return b"".join(chunks)
 
 
 def _identity(path: str) -> tuple[int, int] | None:
@@ -253,16 +249,43 @@ def _identity(path: str) -> tuple[int, int] | None:
 
 
 def _bind(path: Path) -> socket.socket:
-    if local_socket.ours(path):  # a stale socket of an earlier helper (we hold the lock)
-        path.unlink()
+    """Listen at `path` (its folder made or checked private); OSError or SocketError when
+    it cannot, or when a live helper (of another data folder whose key collides) is there."""
+    local_socket.private_dir(path.parent)
+    if local_socket.ours(path):  # a socket of ours: stale (we hold the lock) unless it answers
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.settimeout(1)
+            try:
+                probe.connect(str(path))
+            except OSError:
+                path.unlink()
+            else:
+                raise OSError(f"another helper answers at {path}")
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
     try:
         server.bind(str(path))
+    except OSError:
+        server.close()
+        raise
     finally:
         os.umask(old)
     server.listen(16)
     return server
+
+
+def _listen() -> tuple[Path, socket.socket]:
+    """The socket hooks find first (`hook.fast_path`), else one in a private folder."""
+    wanted = [hook.fast_path(), None]
+    for choice in wanted:
+        path = Path(choice) if choice else local_socket.socket_path("-hook")
+        try:
+            return path, _bind(path)
+        except (OSError, local_socket.SocketError) as exc:
+            if choice is None:
+                raise
+            log.info("cannot listen at %s (%s); using a private folder", choice, exc)
+    raise AssertionError("unreachable")
 
 
 def serve() -> int:
@@ -276,8 +299,7 @@ def serve() -> int:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return 0  # another helper serves this data folder
-    path = hook.socket_path()
-    server = _bind(path)
+    path, server = _listen()
     lock.truncate(0)
     lock.write(f"{os.getpid()}\n{path}\n")  # hooks of another environment find it here
     lock.flush()

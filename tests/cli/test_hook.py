@@ -156,7 +156,7 @@ def test_the_helper_exits_by_itself_when_idle(memories):
     assert _helper_pid() is None
     from app.agents import hook
 
-    assert not hook.socket_path().exists()
+    assert not os.path.exists(hook.socket_path())
 
 
 def test_hooks_started_together_share_one_helper(memories):
@@ -185,11 +185,16 @@ def test_a_helper_of_other_code_steps_down_for_the_new_one(memories):
     assert first.returncode == 0
     old = _helper_pid()
     # WHEN a hook of another version asks (an upgrade while the helper ran)
-    reply = hook.ask("prompt", "claude", _prompt("billing deploy?", "s8"))
-    assert reply is not None and "helm rollback" in reply["text"]
+    status, out = hook.ask(
+        "prompt", "claude", json.dumps(_prompt("billing deploy?", "s8")).encode()
+    )
+    assert status == "ok" and b"helm rollback" in out
     hook_version, hook.VERSION = hook.VERSION, "0.0.0:1"
     try:
-        assert hook.ask("prompt", "claude", _prompt("billing?")) == {"restart": True}
+        assert hook.ask("prompt", "claude", json.dumps(_prompt("billing?")).encode()) == (
+            "restart",
+            b"",
+        )
     finally:
         hook.VERSION = hook_version
     # THEN the old helper exits, and the next hook starts a new one and is answered
