@@ -39,16 +39,23 @@ ANSWER_S = 60.0  # for an answer once connected (the first waits for the model t
 
 def fast_path() -> str | None:
     """Where the helper of this environment's data folder listens, found without loading
-    anything: `$XDG_RUNTIME_DIR/mnemo/hook-KEY.sock`, KEY a checksum of what chooses the
-    data folder (MNEMO_HOME, XDG_DATA_HOME, HOME). None without a runtime folder (then
-    `app.local_socket` finds a private folder; the lock file names the socket)."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if not runtime or not os.path.isabs(runtime) or not hasattr(os, "geteuid"):
+    anything: `$XDG_RUNTIME_DIR/mnemo/hook-KEY.sock` (or, without a runtime folder, in the
+    private `mnemo-UID` folder of the temp folder), KEY a checksum of what chooses the data
+    folder (MNEMO_HOME, XDG_DATA_HOME, HOME). The helper makes or checks that folder (ours
+    alone, 0700); the hook checks the socket is ours and so is the process answering. None
+    where that cannot be (then the lock file names the socket)."""
+    if not hasattr(os, "geteuid"):
         return None
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime):
+        folder = os.path.join(runtime, "mnemo")
+    else:
+        temp = os.environ.get("TMPDIR") or "/tmp"
+        folder = os.path.join(temp, f"mnemo-{os.geteuid()}")
     import zlib
 
     chooses = "|".join(os.environ.get(k, "") for k in ("MNEMO_HOME", "XDG_DATA_HOME", "HOME"))
-    path = os.path.join(runtime, "mnemo", f"hook-{zlib.crc32(chooses.encode()):08x}.sock")
+    path = os.path.join(folder, f"hook-{zlib.crc32(chooses.encode()):08x}.sock")
     return path if len(os.fsencode(path)) <= 100 else None
 
 
