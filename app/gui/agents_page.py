@@ -19,7 +19,7 @@ from app.gui.qt import Qt, QtWidgets, Signal
 
 log = logging.getLogger(__name__)
 
-COLUMNS = ("Agent", "On this computer", "Mnemo's server", "Session-start hook", "Config file")
+COLUMNS = ("Agent", "On this computer", "Mnemo's server", "Hooks", "Config file")
 
 
 class AgentsPage(QtWidgets.QWidget):
@@ -34,8 +34,9 @@ class AgentsPage(QtWidgets.QWidget):
         self.answered.connect(self._answered)
         intro = QtWidgets.QLabel(
             "Mnemo can be the memory of your AI coding agents: wiring adds its MCP server (and, "
-            "where the agent runs one, a session-start hook) to the agent's own config, keeping "
-            "everything else in it and a backup beside it. Take out puts it back.",
+            "where the agent runs hooks, memory at session start and at each prompt, and "
+            "capture for your review) to the agent's own config, keeping everything else in "
+            "it and a backup beside it. Take out puts it back.",
             wordWrap=True,
         )
         make_quiet(intro)

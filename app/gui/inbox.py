@@ -85,6 +85,8 @@ class InboxDialog(QtWidgets.QDialog):
 
     def _loaded(self, candidates: list[Candidate]) -> None:
         keep = self._selected_ids()
+        row = self.list.currentRow()
+        current = self.candidates[row].id if 0 <= row < len(self.candidates) else None
         self.candidates = candidates
         self.list.blockSignals(True)
         self.list.clear()
@@ -97,11 +99,13 @@ class InboxDialog(QtWidgets.QDialog):
             self.list.addItem(item)
             if candidate.id in keep:
                 item.setSelected(True)
+        again = next((n for n, c in enumerate(candidates) if c.id == current), None)
+        if again is not None:  # the one shown stays current (a capture came in meanwhile)
+            self.list.setCurrentRow(again, QtCore.QItemSelectionModel.NoUpdate)
         self.list.blockSignals(False)
         if candidates and not self.list.selectedItems():
             self.list.setCurrentRow(0)
-        else:
-            self._show(self.list.currentRow())
+        self._show(self.list.currentRow())  # (no signal when the row was current already)
         empty = not candidates
         self.accept_button.setEnabled(not empty)
         self.reject_button.setEnabled(not empty)

@@ -69,3 +69,20 @@ def test_the_popup_says_what_waits_and_ctrl_i_opens_the_inbox(qtbot, worker, set
     with qtbot.waitSignal(popup.openInbox, timeout=5_000):
         qtbot.keyClick(popup.search, QtCore.Qt.Key_I, QtCore.Qt.ControlModifier)
     assert not popup.isVisible()
+
+
+def test_a_capture_arriving_while_one_is_shown_keeps_it_shown(qtbot, worker, settings, embedder):
+    # Seen in the screenshots: the list reloaded on a capture lost its current row, and the
+    # text to edit went blank
+    from app.gui.inbox import InboxDialog
+
+    _propose(embedder, settings, "The VPN config lives in ops/vpn.")
+    dialog = InboxDialog(worker)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=10_000)
+    assert dialog.text.toPlainText() == "The VPN config lives in ops/vpn."
+    _propose(embedder, settings, "Standups are at 9:30.")
+    qtbot.waitUntil(lambda: dialog.list.count() == 2, timeout=15_000)
+    assert dialog.text.toPlainText() == "The VPN config lives in ops/vpn."
+    assert dialog.text.isEnabled()
