@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -114,8 +115,6 @@ def replace_file(path: Path, write: Callable[[IO], None], binary: bool = False) 
     file beside it (a random name, created exclusively and never through a symlink, so no
     one can plant one there first), which is flushed to disk and renamed over `path`.
     OSError as the system raised it; the temporary file never stays behind."""
-    import secrets  # here: a hook process that only finds its socket does not pay for it
-
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
     fd = private_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
