@@ -19,6 +19,7 @@ about what happened: `on the 28th` asked on the 25th is last month's) are ours.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -79,15 +80,23 @@ _GUARDED = (
 )
 _PREPOSITION = r"(?:on|in|during|at|from|since|before|after|until|till|by|of|over|around|for)"
 _ONE = rf"(?:{_ABSOLUTE}|{_RELATIVE})"
-_EXPRESSION = re.compile(
-    rf"\b(?:between (?P<a1>{_ONE}|{_GUARDED}) and (?P<b1>{_ONE}|{_GUARDED})"
-    rf"|from (?P<a2>{_ONE}|{_GUARDED}|{DAY}) (?:to|until|till|through|-) "
-    rf"(?P<b2>{_ONE}|{_GUARDED}|now|today)"
-    rf"|(?P<op>since|after|before|until|till|from) (?P<x>{_ONE}|{_GUARDED})"
-    rf"|(?:{_PREPOSITION} )?(?P<one>{_ONE})"
-    rf"|{_PREPOSITION} (?P<g>{_GUARDED}))(?:'s)?(?![\w@.-]\w)",
-    re.IGNORECASE,
-)
+
+
+@functools.cache
+def _expression() -> re.Pattern:
+    """The grammar of time words, compiled on first use (it takes 15–30 ms: a command that
+    reads no date, or a hook, never pays for it)."""
+    return re.compile(
+        rf"\b(?:between (?P<a1>{_ONE}|{_GUARDED}) and (?P<b1>{_ONE}|{_GUARDED})"
+        rf"|from (?P<a2>{_ONE}|{_GUARDED}|{DAY}) (?:to|until|till|through|-) "
+        rf"(?P<b2>{_ONE}|{_GUARDED}|now|today)"
+        rf"|(?P<op>since|after|before|until|till|from) (?P<x>{_ONE}|{_GUARDED})"
+        rf"|(?:{_PREPOSITION} )?(?P<one>{_ONE})"
+        rf"|{_PREPOSITION} (?P<g>{_GUARDED}))(?:'s)?(?![\w@.-]\w)",
+        re.IGNORECASE,
+    )
+
+
 # Without one of these there is nothing to read (and dateparser is never imported).
 _HINT = re.compile(
     rf"\d|\b(?:{MONTH}|{WEEKDAY}|{SEASON}|{HOLIDAY}|today|yesterday|tomorrow|tonight|ago|"
@@ -505,7 +514,7 @@ def read_query(query: str, now: datetime | None = None) -> TimedQuery:
     if not _HINT.search(query):
         return TimedQuery(rest=query)
     moment = _now(now)
-    for match in _EXPRESSION.finditer(query):
+    for match in _expression().finditer(query):
         window = _read(match, moment)
         if window is None:
             continue
@@ -524,9 +533,9 @@ def read_bound(value: str, now: datetime | None = None, end: bool = False) -> st
     text = " ".join(value.split())
     if not text or not _HINT.search(text):
         return None
-    match = _EXPRESSION.fullmatch(text)
+    match = _expression().fullmatch(text)
     if match is None:
-        match = _EXPRESSION.fullmatch(f"on {text}")
+        match = _expression().fullmatch(f"on {text}")
     if match is None:
         return None
     window = _read(match, moment, point=True)
