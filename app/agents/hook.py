@@ -184,6 +184,8 @@ def start_helper():
 def ask_or_start(event: str, agent: str, raw: bytes) -> tuple[str, bytes]:
     """Ask the helper; none there (or an older one that stepped down): start one and wait up
     to WAIT_S for it. ("none", b"") when no helper answered in time."""
+    if not hasattr(os, "geteuid") or not hasattr(socket, "AF_UNIX"):
+        return "unsupported", b""  # Windows: no helper; the session block is made here
     path = socket_path()
     reply = _ask_any(event, agent, raw, path)
     if reply[0] not in ("none", "restart"):
