@@ -194,11 +194,17 @@ def ask_or_start(event: str, agent: str, raw: bytes) -> tuple[str, bytes]:
         _wait(lambda: not os.path.exists(path), 5.0)
     proc = start_helper()
     deadline = time.monotonic() + WAIT_S[event]
+    tries = 0
     while time.monotonic() < deadline:
-        reply = _ask_any(event, agent, raw, path)
+        # The helper started here listens at `path` (reading the lock file each time costs a
+        # cold start 12 ms); one that was serving already (this one then exits 0), or that
+        # could not listen there, is found through the lock file, looked at now and then
+        tries += 1
+        elsewhere = proc.poll() == 0 or fast_path() is None or tries % 10 == 0
+        reply = _ask_any(event, agent, raw, path) if elsewhere else ask(event, agent, raw, path)
         if reply[0] not in ("none", "restart"):
             return reply
-        if proc.poll() not in (None, 0):  # it failed (a helper already serving exits 0)
+        if proc.poll() not in (None, 0):  # it failed
             return "none", b""
         time.sleep(0.01)
     return "none", b""
