@@ -6,6 +6,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,18 @@ from app.core.storage.store import Store
 from tests.word_model import WordModel
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def wait(predicate, timeout: float = 60.0, what: str = "the condition"):
+    """The first true value of `predicate()`, polled every 0.1 s; fails after `timeout`
+    (waiting on a condition, never a fixed sleep)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture(autouse=True)

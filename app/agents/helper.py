@@ -276,16 +276,14 @@ def _bind(path: Path) -> socket.socket:
 
 def _listen() -> tuple[Path, socket.socket]:
     """The socket hooks find first (`hook.fast_path`), else one in a private folder."""
-    wanted = [hook.fast_path(), None]
-    for choice in wanted:
-        path = Path(choice) if choice else local_socket.socket_path("-hook")
+    first = hook.fast_path()
+    if first is not None:
         try:
-            return path, _bind(path)
+            return Path(first), _bind(Path(first))
         except (OSError, local_socket.SocketError) as exc:
-            if choice is None:
-                raise
-            log.info("cannot listen at %s (%s); using a private folder", choice, exc)
-    raise AssertionError("unreachable")
+            log.info("cannot listen at %s (%s); using a private folder", first, exc)
+    path = local_socket.socket_path("-hook")
+    return path, _bind(path)
 
 
 def serve() -> int:

@@ -9,14 +9,11 @@ import secrets
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO
 
 import platformdirs
 
 from app.core.errors import InputError
-
-if TYPE_CHECKING:
-    from typing import IO
 
 APP = "mnemo"
 

@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from app.agents.rules import CommandWatch, error_id, statements
-from tests.conftest import REPO
+from tests.conftest import REPO, wait
 
 MNEMO = Path(sys.executable).parent / "mnemo"
 
@@ -119,16 +118,6 @@ def _inbox() -> list[dict]:
     return json.loads(done.stdout)
 
 
-def _wait_for(condition, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    return condition()
-
-
 @pytest.fixture
 def helper(mnemo_home):
     assert _run("remember", "We deploy the billing service with Helm on Fridays").returncode == 0
@@ -142,7 +131,7 @@ def test_a_prompts_statements_wait_in_the_inbox_and_become_memories_when_accepte
     assert _run("hook", "prompt", input=_prompt(said)).returncode == 0
     assert _run("hook", "prompt", input=_prompt("No, use ruff instead of flake8.")).returncode == 0
     # THEN both wait for review, with the rule that found them and the project
-    waiting = _wait_for(lambda: len(_inbox()) == 2 and _inbox())
+    waiting = wait(lambda: len(_inbox()) == 2 and _inbox())
     assert {c["rule"] for c in waiting} == {"remember", "correction"}
     staging = next(c for c in waiting if c["rule"] == "remember")
     assert staging["text"] == "The staging database lives on db2.internal."
@@ -163,7 +152,7 @@ def test_a_prompts_statements_wait_in_the_inbox_and_become_memories_when_accepte
     # AND the rejected words are not proposed again
     _run("hook", "prompt", input=_prompt("No, use ruff instead of flake8.", "s2"))
     _run("hook", "prompt", input=_prompt("remember that the CI runs on Tuesdays", "s2"))
-    assert _wait_for(lambda: [c["text"] for c in _inbox()]) == ["The CI runs on Tuesdays."]
+    assert wait(lambda: [c["text"] for c in _inbox()]) == ["The CI runs on Tuesdays."]
 
 
 def test_a_statement_known_already_counts_as_an_observation_not_a_candidate(helper):
@@ -174,7 +163,7 @@ def test_a_statement_known_already_counts_as_an_observation_not_a_candidate(help
         got = json.loads(_run("show", before["id"], "--json").stdout)
         return got["observation_count"] == before["observation_count"] + 1
 
-    assert _wait_for(counted)
+    assert wait(counted)
     assert _inbox() == []
 
 
@@ -182,7 +171,7 @@ def test_a_secret_in_a_statement_is_kept_nowhere(helper):
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     _run("hook", "prompt", input=_prompt(f"Remember that my GitHub token is {token}"))
     _run("hook", "prompt", input=_prompt("remember that the CI runs on Tuesdays"))
-    assert _wait_for(lambda: len(_inbox()) == 1)  # the next one arrived: the first was handled
+    assert wait(lambda: len(_inbox()) == 1)  # the next one arrived: the first was handled
     everything = b"".join(p.read_bytes() for p in Path(helper).rglob("*") if p.is_file())
     assert token.encode() not in everything
 
@@ -190,7 +179,7 @@ def test_a_secret_in_a_statement_is_kept_nowhere(helper):
 def test_a_rule_let_in_without_review_stores_at_once(helper):
     assert _run("settings", "capture_auto_accept", "prefer,remember").returncode == 0
     _run("hook", "prompt", input=_prompt("I prefer tabs over spaces in Go files"))
-    assert _wait_for(lambda: "tabs over spaces" in _run("list").stdout)
+    assert wait(lambda: "tabs over spaces" in _run("list").stdout)
     assert _inbox() == []
     assert _run("settings", "capture_auto_accept", "sometimes").returncode == 1  # not a rule
 
@@ -222,7 +211,7 @@ def test_claude_code_post_tool_use_events_make_a_fixed_command_candidate(helper)
     tool("python -m tool", "PostToolUseFailure", None, failure)
     tool("pip install pyyaml", "PostToolUse", {"stdout": "ok", "stderr": "", "interrupted": False})
     tool("python -m tool", "PostToolUse", {"stdout": "done", "stderr": "", "interrupted": False})
-    waiting = _wait_for(_inbox)
+    waiting = wait(_inbox)
     assert len(waiting) == 1 and waiting[0]["rule"] == "fixed-command"
     assert waiting[0]["keywords"] == ["ModuleNotFoundError"]
     assert "`pip install pyyaml`" in waiting[0]["text"]
@@ -253,7 +242,7 @@ def test_gemini_after_tool_events_make_a_fixed_command_candidate(helper):
     tool("npm test", "Output: npm ERR! code ERESOLVE\nExit Code: 1")
     tool("npm install --legacy-peer-deps", "Output: added 12 packages")
     tool("npm test", "Output: 3 passing")
-    waiting = _wait_for(_inbox)
+    waiting = wait(_inbox)
     assert [c["keywords"] for c in waiting] == [["ERESOLVE"]]
     assert waiting[0]["agent"] == "gemini"
 
@@ -266,7 +255,7 @@ def test_a_secret_elsewhere_in_the_prompt_is_not_kept_in_the_excerpt(helper):
         f"Here is my AWS key {key} with secret {secret}, use it."
     )
     _run("hook", "prompt", input=_prompt(said))
-    waiting = _wait_for(_inbox)
+    waiting = wait(_inbox)
     assert waiting and waiting[0]["text"].startswith("The staging database lives")
     assert key not in waiting[0]["said"] and "REDACTED" in waiting[0]["said"]
     everything = b"".join(p.read_bytes() for p in Path(helper).rglob("*") if p.is_file())
@@ -278,14 +267,14 @@ def test_a_statement_near_a_memory_but_saying_more_waits_and_is_stored_beside_it
     _run(
         "hook", "prompt", input=_prompt("Remember that server web-01 has the IP address 10.0.0.11")
     )
-    first = _wait_for(_inbox)[0]
+    first = wait(_inbox)[0]
     assert _run("inbox", "accept", first["id"]).returncode == 0
     _run(
         "hook",
         "prompt",
         input=_prompt("Remember that server web-02 has the IP address 10.0.0.12", "s2"),
     )
-    waiting = _wait_for(_inbox)
+    waiting = wait(_inbox)
     assert [c["text"] for c in waiting] == ["Server web-02 has the IP address 10.0.0.12."]
     assert waiting[0]["similar"]  # named, for the review
     done = _run("inbox", "accept", waiting[0]["id"])
@@ -298,18 +287,18 @@ def test_words_once_rejected_are_not_stored_by_auto_accept_nor_proposed_in_other
     helper,
 ):
     _run("hook", "prompt", input=_prompt("Remember that the API runs on port 8080 in dev."))
-    assert _run("inbox", "reject", _wait_for(_inbox)[0]["id"]).returncode == 0
+    assert _run("inbox", "reject", wait(_inbox)[0]["id"]).returncode == 0
     assert _run("settings", "capture_auto_accept", "remember").returncode == 0
     _run("hook", "prompt", input=_prompt("remember that the API runs on port 8080 in dev!", "s2"))
     _run("hook", "prompt", input=_prompt("remember that the CI runs on Tuesdays", "s3"))
-    assert _wait_for(lambda: "Tuesdays" in _run("list").stdout)  # the later one was handled
+    assert wait(lambda: "Tuesdays" in _run("list").stdout)  # the later one was handled
     assert "8080" not in _run("list").stdout and _inbox() == []
 
 
 def test_inbox_ids_ambiguous_or_repeated(helper):
     for n, text in enumerate(("the CI runs on Tuesdays", "the VPN config is in ops/vpn")):
         _run("hook", "prompt", input=_prompt(f"remember that {text}", f"s{n}"))
-    waiting = _wait_for(lambda: len(_inbox()) == 2 and _inbox())
+    waiting = wait(lambda: len(_inbox()) == 2 and _inbox())
     one = waiting[0]["id"]
     twice = _run("inbox", "accept", one, one[:6])
     assert twice.returncode == 0 and twice.stdout.count("Stored") == 1, twice.stdout

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, wait
 
 MNEMO = Path(sys.executable).parent / "mnemo"
 DEPLOY = "We deploy the billing service with Helm on Fridays; roll back with helm rollback"
@@ -52,15 +52,6 @@ def _alive(pid: int) -> bool:
     return not (state.exists() and state.read_text().split(") ")[1].startswith("Z"))
 
 
-def _wait(condition, timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
-
-
 def _helpers_of(home: Path) -> list[int]:
     """Every `hook serve` process running for this MNEMO_HOME."""
     found = []
@@ -87,7 +78,7 @@ def memories(mnemo_home):
         assert done.returncode == 0, done.stderr
     yield mnemo_home
     subprocess.run([str(MNEMO), "hook", "stop"], capture_output=True, timeout=60)
-    assert _wait(lambda: not _helpers_of(mnemo_home), 20), "a helper was left running"
+    wait(lambda: not _helpers_of(mnemo_home), 20, "no helper left running")
 
 
 def _prompt(text: str, session: str = "s1") -> dict:
@@ -152,7 +143,7 @@ def test_the_helper_exits_by_itself_when_idle(memories):
     pids = _helpers_of(memories)
     assert len(pids) == 1
     # THEN it exits by itself, its socket and lock let go, nothing left (not even a zombie)
-    assert _wait(lambda: not _alive(pids[0]), 60)
+    wait(lambda: not _alive(pids[0]), 60, "the idle helper to exit")
     assert _helper_pid() is None
     from app.agents import hook
 
@@ -198,7 +189,7 @@ def test_a_helper_of_other_code_steps_down_for_the_new_one(memories):
     finally:
         hook.VERSION = hook_version
     # THEN the old helper exits, and the next hook starts a new one and is answered
-    assert _wait(lambda: not _alive(old), 30)
+    wait(lambda: not _alive(old), 30, "the old helper to step down")
     after = _hook("prompt", "claude", _prompt("how is billing deployed?", "s9"))
     assert "helm rollback" in after.stdout
     assert _helper_pid() not in (None, old)

@@ -8,25 +8,15 @@ import json
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import wait  # noqa: F401 - session.wait, as its callers say it
+
 TOOLS = ("Xvfb", "openbox", "xdotool", "xclip", "trayer", "xwininfo", "dbus-daemon", "dunst")
-
-
-def wait(predicate, timeout: float, what: str):
-    """The first true value of `predicate()`, polled every 0.1 s; fails after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def run(env, *args, check=True, **kw) -> subprocess.CompletedProcess:

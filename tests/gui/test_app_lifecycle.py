@@ -8,23 +8,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from app.core import crash
-from tests.conftest import REPO
-
-
-def _wait(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+from tests.conftest import REPO, wait
 
 
 @pytest.fixture
@@ -64,7 +53,7 @@ def _start(env: dict, home: Path) -> subprocess.Popen:
         stderr=subprocess.STDOUT,
     )
     # `status` is answered from the event loop, which runs once the signal handlers are set
-    _wait(lambda: app.poll() is not None or _status(env), 30, "the app to start")
+    wait(lambda: app.poll() is not None or _status(env), 30, "the app to start")
     assert app.poll() is None, (home / "gui-output.txt").read_text()
     return app
 
@@ -102,7 +91,7 @@ def test_start_after_a_crash_says_so_once_and_sigint_quits_cleanly(gui_env, mnem
     app = _start(gui_env, mnemo_home)
     try:
         # THEN it tells the user, with the log path
-        notice = _wait(
+        notice = wait(
             lambda: (
                 (s := _status(gui_env))
                 and s["last_notification"][:1] == ["Mnemo restarted"]

@@ -134,24 +134,24 @@ class Inbox:
         return int(self.db.query("SELECT count(*) FROM inbox WHERE status = 'pending'")[0][0])
 
     def get(self, ids: list[str]) -> list[Candidate]:
-        """The pending candidates with these ids (or unique id prefixes), each once, in
-        that order; NotFoundError naming those not waiting, InputError for a prefix that
-        fits several."""
+        """The pending candidates with these ids (or unique id prefixes, as `Store.get`
+        reads a memory's), each once, in that order; NotFoundError naming those not
+        waiting, InputError for a prefix that fits several."""
         found: list[Candidate] = []
         missing = []
         for given in dict.fromkeys(ids):
-            pattern = given.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            start = given.strip().lower()
             rows = (
                 self.db.query(
-                    f"SELECT {_COLUMNS} FROM inbox WHERE status = 'pending' AND id LIKE ? "
-                    "ESCAPE '\\'",
-                    (pattern + "%",),
+                    f"SELECT {_COLUMNS} FROM inbox WHERE status = 'pending' "
+                    "AND id >= ? AND id < ? LIMIT 2",
+                    (start, start + "\uffff"),
                 )
-                if given.strip()
+                if start.isalnum()
                 else []
             )
             if len(rows) > 1:
-                raise InputError(f"{given!r} is the start of {len(rows)} candidates: give more")
+                raise InputError(f"{given!r} is the start of several candidates: give more")
             if not rows:
                 missing.append(repr(given))
             elif all(c.id != rows[0][0] for c in found):
