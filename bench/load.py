@@ -64,8 +64,6 @@ def _recall_times(engine, runs: int = 5) -> list[float]:
 
 def _batch_rate(embedder, fixed: int | None) -> float:
     """Short notes per second, embedded in batches of 16 as the backfill does."""
-    import llama_cpp
-
     if fixed:  # the old way: every core, whatever else runs
         embedder._free.free = lambda: fixed  # type: ignore[method-assign]
     else:
@@ -75,7 +73,7 @@ def _batch_rate(embedder, fixed: int | None) -> float:
     for i in range(0, len(NOTES), 16):
         embedder.embed_documents(NOTES[i : i + 16])
     rate = len(NOTES) / (time.perf_counter() - started)
-    llama_cpp.llama_set_n_threads(embedder._llm._ctx.ctx, 1, 1)
+    embedder._llm.set_threads(1)
     embedder._threads = 1
     return rate
 

@@ -16,7 +16,13 @@ from app.core import health, paths
 from app.core.errors import InputError, MnemoError, ModelError
 from app.core.indexer import Indexer
 from app.core.memory import Change, Memory
-from app.core.model.embedder import Embedder, ModelInfo, inspect_model
+from app.core.model.embedder import (
+    Embedder,
+    ModelInfo,
+    checked,
+    inspect_model,
+    remember_checked,
+)
 from app.core.search.context import (
     DEFAULT_MAX_CHARS,
     PROMPT_LIMIT,
@@ -185,10 +191,14 @@ class Engine:
                     self._settings["model_threads"],
                     self._settings["model_gpu_layers"],
                 )
-                problem = embedder.check()
-                if problem is not None:
-                    embedder.close()
-                    raise ModelError(f"the model {embedder.info.path} is not usable: {problem}")
+                # Once a file passed, it is not checked again until it changes (15 ms of
+                # every cold start; `mnemo doctor` always checks)
+                if not checked(embedder.info):
+                    problem = embedder.check()
+                    if problem is not None:
+                        embedder.close()
+                        raise ModelError(f"the model {embedder.info.path} is not usable: {problem}")
+                    remember_checked(embedder.info)
                 self._embedder = embedder
                 self._record_model(self._embedder.info)
             except ModelError as exc:

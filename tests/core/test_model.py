@@ -302,3 +302,66 @@ def test_a_model_with_flipped_bytes_is_refused_not_used(tmp_path, mnemo_home):
     doctor = run_cli("doctor", env=env).stdout.decode()
     assert "not usable" in doctor and "loads and embeds" not in doctor
     assert run_cli("stats", "--json").returncode == 0
+
+
+def test_the_model_loads_without_llama_cpp_pythons_high_level_layer(tmp_path):
+    # A hook's first answer waits for the model: `import llama_cpp` brought chat formats,
+    # jinja2 and a disk cache (45 ms of a cold start) that embedding never uses
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from app.core import paths; from app.core.model.embedder import Embedder\n"
+        "e = Embedder.load(paths.DEFAULT_MODEL); e.embed_query('a query')\n"
+        "print(sorted(m for m in ('llama_cpp.llama', 'jinja2', 'diskcache') if m in sys.modules))\n"
+        "import llama_cpp\n"  # and the package still works whole for whoever asks for it
+        "print(llama_cpp.__version__.count('.') == 2, llama_cpp.Llama.__name__)\n"
+        "e.close()"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[2],
+        env={**os.environ, "MNEMO_HOME": str(tmp_path)},
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["[]", "True Llama"], run.stdout
+    # its logger (set by the package's __init__) does not bring llama.cpp's messages back
+    assert run.stderr == "", run.stderr
+
+
+def test_a_model_is_self_checked_once_and_again_when_its_file_changes(
+    tmp_path, mnemo_home, monkeypatch
+):
+    from app.core.engine import Engine
+
+    model = tmp_path / "model.gguf"
+    shutil.copyfile(paths.DEFAULT_MODEL, model)
+    monkeypatch.setenv("MNEMO_MODEL", str(model))
+    checks = []
+    real_check = Embedder.check
+    monkeypatch.setattr(Embedder, "check", lambda self: checks.append(1) or real_check(self))
+
+    def load() -> Engine:
+        engine = Engine()
+        assert engine.embedder is not None or engine.model_error
+        return engine
+
+    first = load()
+    assert first.embedder is not None and len(checks) == 1
+    first.close()
+    # WHEN the same file is loaded again (a hook helper's cold start): no second check
+    again = load()
+    assert again.embedder is not None and len(checks) == 1
+    again.close()
+    # WHEN the file is damaged in place (same size, same path): checked again, and refused
+    data = bytearray(model.read_bytes())
+    for i in range(len(data) // 2, len(data), len(data) // 2 // 200_000):
+        data[i] ^= 0xFF
+    model.write_bytes(bytes(data))
+    damaged = load()
+    assert len(checks) == 2
+    assert damaged.embedder is None and "not usable" in (damaged.model_error or "")
+    damaged.close()

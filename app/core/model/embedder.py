@@ -2,8 +2,9 @@
 
 `EmbeddingModel` turns text into token sequences (queries truncated, memories chunked into
 overlapping windows) and pools what its one abstract method, `decode`, gives for them. The
-`Embedder` implements it with one `llama_cpp.Llama`; tests of ranking and storage use a small
-deterministic model instead (tests/word_model.py), and the real one where meaning is tested.
+`Embedder` implements it with llama.cpp's bindings (`llama.Model`); tests of ranking and
+storage use a small deterministic model instead (tests/word_model.py), and the real one where
+meaning is tested.
 
 llama.cpp aborts the whole process on a sequence longer than the context, so every input
 is tokenized, truncated (queries) or chunked (memories) here before llama.cpp decodes it.
@@ -11,9 +12,7 @@ is tokenized, truncated (queries) or chunked (memories) here before llama.cpp de
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 import logging
 import os
 import re
@@ -27,6 +26,7 @@ import numpy as np
 
 from app.core import paths
 from app.core.errors import ModelError
+from app.core.model import facts, llama
 from app.core.model.gguf_meta import read_metadata
 
 log = logging.getLogger(__name__)
@@ -71,25 +71,41 @@ def family_prefixes(arch: str, name: str) -> tuple[str, str]:
 
 
 def file_sha256(path: Path) -> str:
-    """The file's SHA-256, cached by path, size and modification time."""
+    """The file's SHA-256, kept by path, size and modification time (`facts`)."""
     path = Path(path).resolve()
-    stat = path.stat()
-    cache_file = paths.cache_dir() / "model-sha256.json"
-    key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}"
-    try:
-        cache = json.loads(cache_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        cache = {}
-    if key in cache:
-        return cache[key]
-    digest = hashlib.sha256()
+    digest = facts.known(path).get("sha256")
+    if isinstance(digest, str):
+        return digest
+    sha = hashlib.sha256()
     with paths.open_regular(path) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    cache[key] = digest.hexdigest()
-    with contextlib.suppress(OSError):
-        paths.replace_file(cache_file, lambda f: json.dump(cache, f))
-    return cache[key]
+            sha.update(block)
+    facts.remember(path, sha256=sha.hexdigest())
+    return sha.hexdigest()
+
+
+def model_metadata(path: Path) -> dict:
+    """The metadata scalars `inspect_model` reads, kept by path, size and modification
+    time (`facts`); ModelError if the file is not a usable GGUF file."""
+    kept = facts.known(path).get("metadata")
+    if isinstance(kept, dict):
+        return kept
+    meta = read_metadata(path)
+    arch = str(meta.get("general.architecture", ""))
+    wanted = ("general.architecture", "general.name", "mnemo.max_seq_length")
+    wanted += tuple(f"{arch}.{k}" for k in ("context_length", "embedding_length", "pooling_type"))
+    meta = {k: meta[k] for k in wanted if k in meta}
+    facts.remember(path, metadata=meta)
+    return meta
+
+
+def checked(info: ModelInfo) -> bool:
+    """Whether this model file's vectors passed `EmbeddingModel.check` as the file is now."""
+    return facts.known(info.path).get("checked") == info.sha256
+
+
+def remember_checked(info: ModelInfo) -> None:
+    facts.remember(info.path, checked=info.sha256)
 
 
 SELF_CHECK = (  # a sentence, a paraphrase of it, and one about something else
@@ -137,7 +153,7 @@ def inspect_model(
 ) -> ModelInfo:
     """Read a model's metadata and choose its window and prefixes; ModelError if unusable."""
     path = Path(path).expanduser()
-    meta = read_metadata(path)
+    meta = model_metadata(path)
     arch = str(meta.get("general.architecture", ""))
     if not arch:
         raise ModelError(f"{path} has no architecture in its metadata")
@@ -203,24 +219,6 @@ class FreeCores:
         self._last = now
         self._answer = max(1, min(self.cores, round(self.cores - others)))
         return self._answer
-
-
-_LLAMA_LOG: list = []  # the ctypes callback, kept alive for as long as llama.cpp may call it
-
-
-def _quiet_llama_cpp(llama_cpp) -> None:
-    """llama.cpp's own messages go to our log at debug level, not to the terminal: a
-    command's output stays its own (llama-cpp-python printed some even with verbose off)."""
-    if _LLAMA_LOG:
-        return
-    native = logging.getLogger("llama.cpp")
-
-    @llama_cpp.llama_log_callback
-    def to_log(level: int, text: bytes, user_data) -> None:
-        native.debug("%s", text.decode("utf-8", errors="replace").rstrip())
-
-    llama_cpp.llama_log_set(to_log, None)
-    _LLAMA_LOG.append(to_log)
 
 
 class EmbeddingModel(ABC):
@@ -368,52 +366,36 @@ class Embedder(EmbeddingModel):
     """Turns text into L2-normalized float32 vectors with a local GGUF model."""
 
     def __init__(self, info: ModelInfo, threads: int = 0, gpu_layers: int = 0):
-        import llama_cpp
-
-        _quiet_llama_cpp(llama_cpp)
+        try:
+            native, _ = llama.bindings()
+        except ImportError as exc:
+            raise ModelError(f"llama-cpp-python is not installed ({exc})") from None
         self.info = info
         self.on_gpu = False
         self._max_threads = threads  # 0: every core that is free
         self.query_threads = 1  # bench/load.py compares 2, the old way
         self._free = FreeCores()
-        self._threads = 0  # what the context runs with now
+        self._threads = 1  # what the context runs with now (it starts with one)
         self._lock = threading.Lock()
         n_ctx = min(info.trained_context, MAX_CONTEXT)
-        options = dict(
-            embedding=True,
-            n_ctx=n_ctx,
-            n_batch=n_ctx,
-            n_ubatch=n_ctx,
-            n_threads=1,  # set before every decode: see FreeCores and decode
-            n_threads_batch=1,
-            pooling_type=llama_cpp.LLAMA_POOLING_TYPE_NONE,  # pooled in decode: POOLING_MEAN
-            verbose=False,
-        )
-        if gpu_layers and llama_cpp.llama_supports_gpu_offload():
+        if gpu_layers and native.llama_supports_gpu_offload():
             try:
-                self._llm = self._open(llama_cpp, info, {**options, "n_gpu_layers": gpu_layers})
+                self._llm = self._open(info, n_ctx, gpu_layers)
                 self.on_gpu = True
             except ModelError as exc:  # a GPU out of memory or a broken driver: use the CPU
                 log.warning("%s; running the model on the CPU instead", exc)
         if not self.on_gpu:
-            self._llm = self._open(llama_cpp, info, {**options, "n_gpu_layers": 0})
-        self._n_batch = n_ctx
-        self._n_seq_max = self._llm.context_params.n_seq_max
-        with_special = self._llm.tokenize(b"a", add_bos=True, special=False)
-        bare = self._llm.tokenize(b"a", add_bos=False, special=False)
+            self._llm = self._open(info, n_ctx, 0)
+        with_special = self._llm.tokenize(b"a", add_bos=True)
+        bare = self._llm.tokenize(b"a", add_bos=False)
         start = next(i for i in range(len(with_special)) if with_special[i : i + len(bare)] == bare)
         self._windows(with_special[:start], with_special[start + len(bare) :])
 
     @staticmethod
-    def _open(llama_cpp, info: ModelInfo, options: dict):
-        """llama.cpp's model and context, with flash attention where the model allows it."""
+    def _open(info: ModelInfo, n_ctx: int, gpu_layers: int) -> llama.Model:
+        """llama.cpp's model, context and batch; ModelError when it cannot load them."""
         try:
-            # Flash attention embeds 2.6x faster on this CPU with identical vectors (checked
-            # against sentence-transformers); a model that cannot use it loads without.
-            try:
-                return llama_cpp.Llama(str(info.path), flash_attn=True, **options)
-            except (ValueError, RuntimeError):
-                return llama_cpp.Llama(str(info.path), **options)
+            return llama.Model(str(info.path), n_ctx, gpu_layers)
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(f"cannot load the model {info.path}: {exc}") from None
 
@@ -434,15 +416,11 @@ class Embedder(EmbeddingModel):
             return []
         # NUL and other C0 controls can end the C string early or confuse the tokenizer.
         clean = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", " ", text)
-        return self._llm.tokenize(
-            clean.encode("utf-8", errors="replace"), add_bos=False, special=False
-        )
+        return self._llm.tokenize(clean.encode("utf-8", errors="replace"), add_bos=False)
 
     def _use_threads(self, interactive: bool) -> None:
         """One thread for a query (never waits on a busy core); a batch takes the free cores
         (at most `model_threads` when set). Called with the lock held."""
-        import llama_cpp
-
         if interactive:
             wanted = self.query_threads
         else:
@@ -450,7 +428,7 @@ class Embedder(EmbeddingModel):
             if self._max_threads:
                 wanted = min(wanted, self._max_threads)
         if wanted != self._threads:
-            llama_cpp.llama_set_n_threads(self._llm._ctx.ctx, wanted, wanted)
+            self._llm.set_threads(wanted)
             self._threads = wanted
 
     def decode(
@@ -459,8 +437,6 @@ class Embedder(EmbeddingModel):
         """Embed token sequences, packing several into each llama.cpp batch: their pooled,
         normalized vectors, and the token vectors of the sequences whose index is below
         `keep` (or in it, when it is a set)."""
-        import llama_cpp
-
         llm, dim, pooling = self._llm, self.info.dimension, self.info.pooling
         out = np.empty((len(sequences), dim), dtype=np.float32)
         kept: dict[int, np.ndarray] = {}
@@ -470,10 +446,10 @@ class Embedder(EmbeddingModel):
 
         def flush() -> None:
             nonlocal done
-            llm._ctx.kv_cache_clear()
-            llm._ctx.decode(llm._batch)
+            llm.ctx.kv_cache_clear()
+            llm.ctx.decode(llm.batch)
             n_tokens = sum(len(seq) for seq in batch)
-            ptr = llama_cpp.llama_get_embeddings(llm._ctx.ctx)
+            ptr = llm.embeddings()
             tokens = np.ctypeslib.as_array(ptr, shape=(n_tokens, dim))
             at = 0
             for i, seq in enumerate(batch):
@@ -488,25 +464,27 @@ class Embedder(EmbeddingModel):
                     kept[done + i] = rows.copy()
                 at += len(seq)
             done += len(batch)
-            llm._batch.reset()
+            llm.batch.reset()
             batch.clear()
 
         with self._lock:
             self._use_threads(interactive)
-            llm._batch.reset()
+            llm.batch.reset()
             used = 0
             for seq in sequences:
-                if len(seq) > self._n_batch:  # our chunking guarantees this never happens
+                if len(seq) > self._llm.n_batch:  # our chunking guarantees this never happens
                     raise AssertionError(f"sequence of {len(seq)} tokens exceeds the batch")
-                if batch and (used + len(seq) > self._n_batch or len(batch) >= self._n_seq_max):
+                if batch and (
+                    used + len(seq) > self._llm.n_batch or len(batch) >= self._llm.n_seq_max
+                ):
                     flush()
                     used = 0
-                llm._batch.add_sequence(seq, len(batch), True)
+                llm.batch.add_sequence(seq, len(batch), True)
                 batch.append(seq)
                 used += len(seq)
             if batch:
                 flush()
-            llm._ctx.kv_cache_clear()
+            llm.ctx.kv_cache_clear()
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.maximum(norms, 1e-12), kept
 

@@ -1,0 +1,133 @@
+"""llama.cpp through llama-cpp-python's ctypes bindings, without its high-level layer.
+
+`import llama_cpp` runs the package's `__init__`, which imports `Llama` and with it chat
+formats, jinja2, a disk cache and a grammar engine, then `Llama()` reads every metadata key
+and builds chat handlers: about 45 ms of a cold start that Mnemo never uses (an agent's first
+prompt waits for it). Mnemo needs the bindings (`llama_cpp.llama_cpp`) and the thin
+model/context/batch wrappers under `Llama` (`llama_cpp._internals`). `bindings()` imports
+those with the package's `__init__` put off until something asks the package for a name it
+does not have yet (`llama_cpp.Llama`, `__version__`): then it runs, and all works as usual.
+
+`Model` is what `Embedder` holds: one model, one context in embedding mode, one batch.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import sys
+import threading
+
+_lock = threading.RLock()
+_backend: list[bool] = []  # llama_backend_init ran (once a process)
+_log_callback: list = []  # ours, kept alive for as long as llama.cpp may call it
+
+
+def _quiet(native) -> None:
+    """llama.cpp's own messages go to our log at debug level, not to the terminal: a
+    command's output stays its own (llama-cpp-python's logger, set when its package
+    `__init__` runs, prints them to stderr)."""
+    if not _log_callback:
+        log = logging.getLogger("llama.cpp")
+
+        @native.llama_log_callback
+        def to_log(level: int, text: bytes, user_data) -> None:
+            log.debug("%s", text.decode("utf-8", errors="replace").rstrip())
+
+        _log_callback.append(to_log)
+    native.llama_log_set(_log_callback[0], None)
+
+
+def bindings():
+    """(`llama_cpp.llama_cpp`, `llama_cpp._internals`), imported without the package's
+    `__init__` when nothing imported the package before; ImportError when not installed."""
+    with _lock:
+        package = sys.modules.get("llama_cpp")
+        if package is None:
+            spec = importlib.util.find_spec("llama_cpp")
+            if spec is None or spec.loader is None:
+                raise ImportError("No module named 'llama_cpp'", name="llama_cpp")
+            package = importlib.util.module_from_spec(spec)
+
+            def rest_of_package(name: str):
+                """The package's own `__init__`, run the first time it is asked for a name
+                it exports (PEP 562), then that name. Probes for other names (`inspect`
+                and PySide's import hook ask any module for `__wrapped__`) do not run it."""
+                if name.startswith("_") and name != "__version__":
+                    raise AttributeError(f"module 'llama_cpp' has no attribute {name!r}")
+                with _lock:
+                    if package.__dict__.pop("__getattr__", None) is not None:
+                        spec.loader.exec_module(package)
+                        _quiet(package.llama_cpp)  # its logger replaced ours
+                return object.__getattribute__(package, name)
+
+            package.__getattr__ = rest_of_package
+            sys.modules["llama_cpp"] = package
+        import llama_cpp._internals as internals
+        import llama_cpp.llama_cpp as native
+
+        if not _backend:
+            _quiet(native)
+            native.llama_backend_init()
+            _backend.append(True)
+    return native, internals
+
+
+class Model:
+    """A GGUF model loaded for embeddings: its context (no pooling: token vectors out; one
+    thread until told otherwise) and a batch of `n_ctx` tokens. ValueError when llama.cpp
+    cannot load the file or make the context."""
+
+    def __init__(self, path: str, n_ctx: int, gpu_layers: int = 0, flash_attn: bool = True):
+        native, internals = bindings()
+        self.native = native
+        params = native.llama_model_default_params()
+        params.n_gpu_layers = gpu_layers
+        self.model = internals.LlamaModel(path_model=path, params=params, verbose=False)
+        try:
+            self.params = context = native.llama_context_default_params()
+            context.n_ctx = context.n_batch = context.n_ubatch = n_ctx
+            context.n_threads = context.n_threads_batch = 1
+            context.embeddings = True
+            context.pooling_type = native.LLAMA_POOLING_TYPE_NONE
+            context.n_seq_max = min(n_ctx, native.llama_max_parallel_sequences())
+            context.kv_unified = True
+            # Flash attention embeds 2.6x faster on this CPU with identical vectors (checked
+            # against sentence-transformers); a model that cannot use it runs without.
+            for flash in (True, False) if flash_attn else (False,):
+                context.flash_attn_type = (
+                    native.LLAMA_FLASH_ATTN_TYPE_ENABLED
+                    if flash
+                    else native.LLAMA_FLASH_ATTN_TYPE_DISABLED
+                )
+                try:
+                    self.ctx = internals.LlamaContext(
+                        model=self.model, params=context, verbose=False
+                    )
+                    break
+                except ValueError:
+                    if not flash:
+                        raise
+            self.batch = internals.LlamaBatch(
+                n_tokens=n_ctx, embd=0, n_seq_max=n_ctx, verbose=False
+            )
+        except BaseException:
+            self.model.close()  # the context, if made, goes with it
+            raise
+        self.n_batch = n_ctx
+        self.n_seq_max = context.n_seq_max
+
+    def tokenize(self, text: bytes, add_bos: bool) -> list[int]:
+        return self.model.tokenize(text, add_bos, False)
+
+    def set_threads(self, threads: int) -> None:
+        self.native.llama_set_n_threads(self.ctx.ctx, threads, threads)
+
+    def embeddings(self):
+        """The pointer to the last decode's token vectors."""
+        return self.native.llama_get_embeddings(self.ctx.ctx)
+
+    def close(self) -> None:
+        """Free the batch, the context and the model (in that order)."""
+        self.batch.close()
+        self.model.close()
