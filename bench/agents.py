@@ -125,7 +125,9 @@ def _event(work: Path, n: int, name: str, prompt: str | None = None) -> dict:
     return event
 
 
-def _measure(mnemo: Path, env: dict, work: Path, runs: int, load: str, label: str) -> list:
+def _measure(
+    mnemo: Path, env: dict, work: Path, runs: int, cold: int, load: str, label: str
+) -> list:
     rows = []
 
     def row(measure: str, times: list[float], out: str) -> None:
@@ -149,14 +151,14 @@ def _measure(mnemo: Path, env: dict, work: Path, runs: int, load: str, label: st
     row("session-start hook, claude, warm", times, out)
     rss = _helper_rss_mb(mnemo, env)
     times, out = [], ""
-    for n in range(max(5, runs // 3)):
+    for n in range(cold):
         _stop(mnemo, env)
         ms, out = _run(mnemo, env, ["hook", "prompt"], _event(work, n, "UserPromptSubmit", PROMPT))
         times.append(ms)
     row("prompt hook, claude, cold (starts the helper)", times, out)
     _stop(mnemo, env)
     times, out = [], ""
-    for n in range(max(5, runs // 3)):
+    for n in range(cold):
         ms, out = _run(mnemo, env, ["context", "--hook", "claude"], _event(work, n, "SessionStart"))
         times.append(ms)
     row("session-start, `mnemo context` in its own process", times, out)
@@ -190,6 +192,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--memories", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--cold-runs", type=int, default=20, help="runs of each cold measure")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="mnemo-bench-agents-"))
     env = {**os.environ, "MNEMO_HOME": str(work / "home"), "MNEMO_HOOK_IDLE_S": "600"}
@@ -202,7 +205,7 @@ def main() -> None:
         for load in ("quiet", "one core busy"):
             with busy_core() if load != "quiet" else contextlib.nullcontext():
                 for mnemo, label in installs:
-                    rows += _measure(mnemo, env, work, args.runs, load, label)
+                    rows += _measure(mnemo, env, work, args.runs, args.cold_runs, load, label)
                 times = _mcp_ms(DEV, env, max(5, args.runs // 6))
                 rows.append(("`mnemo mcp` start to its answer to initialize", load,
                              f"{_pct(times, 50):.0f}", f"{_pct(times, 95):.0f}", ""))  # fmt: skip
@@ -215,7 +218,7 @@ def main() -> None:
         ["measure", "load", "p50 ms", "p95 ms", "output"],
         rows,
         note=f"A whole hook process as the agent starts it, fed the agent's documented event "
-        f"on standard input; {args.runs} runs ({max(5, args.runs // 3)} cold), "
+        f"on standard input; {args.runs} runs ({args.cold_runs} cold), "
         f"{args.memories + 3:,} memories (SciFact abstracts as notes, and the one the prompt "
         "is about), a new session id each run. Warm: the hook helper "
         "(`mnemo hook serve`) runs; cold: it was stopped before each run, so the hook starts "
