@@ -180,3 +180,25 @@ def test_appending_new_memories_extends_the_mapping_as_a_rebuild_would():
         positions = np.arange(len(seqs))
         assert np.allclose(index.exact(query, positions), fresh_best, atol=1e-6)
     assert extended == [True] * 38  # all but the first and the re-embed (step 25) extended
+
+
+@pytest.mark.parametrize("size", [0, 5, 300, 20_000, 300_000])
+@pytest.mark.parametrize("n", [1, 10, 256, 1024])
+@pytest.mark.parametrize("shape", ["spread", "ties", "one-high-tail", "sorted"])
+def test_the_largest_scores_are_those_of_a_full_sort(size, n, shape):
+    # `top` takes the best candidates without partitioning every score (3 ms at 300k):
+    # whatever the scores look like, the n it takes are the n largest
+    rng = np.random.default_rng(size + n)
+    if shape == "spread":
+        values = rng.standard_normal(size).astype(np.float32) * 0.1 + 0.2
+    elif shape == "ties":  # few distinct values: many tie at the cut
+        values = rng.integers(0, 5, size).astype(np.float32) / 5
+    elif shape == "one-high-tail":  # the sample sees none of the few high ones
+        values = np.zeros(size, dtype=np.float32)
+        values[rng.choice(size, min(size, n // 2 + 1), replace=False)] = 0.9
+    else:
+        values = np.linspace(-1, 1, size, dtype=np.float32)
+    picked = vectors.largest(values, n)
+    assert len(picked) == min(n, size) and len(set(picked.tolist())) == len(picked)
+    expected = np.sort(values)[::-1][: min(n, size)]
+    assert np.array_equal(np.sort(values[picked])[::-1], expected)

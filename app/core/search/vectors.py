@@ -47,6 +47,7 @@ RESCORE = 256
 # The query's crowd (ranking.cosine_crowd) is measured on at most this many memories,
 # evenly spaced: its median over a million cosines cost 14 ms, over 16k 0.2 ms.
 CROWD_SAMPLE = 16_384
+TOP_SAMPLE = 4096  # values sampled for the cut `largest` partitions above
 CACHE_FORMAT = 1
 READ_BATCH = 50_000  # vector rows read from the database at a time
 # Past REWRITE_ABOVE rows (15 MB at 384 dimensions) the copy is rewritten at close only once
@@ -592,25 +593,38 @@ class VectorIndex:
             keep = np.isin(seqs, allowed)
             seqs, best, positions = seqs[keep], best[keep], positions[keep]
         if approximate is not None and len(best):
-            wide = min(len(best), max(RESCORE, 4 * k))
-            pick = (
-                np.argpartition(-best, wide - 1)[:wide]
-                if len(best) > wide
-                else np.arange(len(best))
-            )
+            pick = largest(best, max(RESCORE, 4 * k))
             rescored = self.exact(query, positions[pick])
             seqs, best = seqs[pick], rescored
             order_by_seq = np.argsort(seqs)
             seqs, best = seqs[order_by_seq], best[order_by_seq]
         eligible = np.flatnonzero(best >= minimum)
         if len(eligible) > k:
-            part = np.argpartition(-best[eligible], k - 1)[:k]
-            eligible = eligible[part]
+            eligible = np.sort(eligible[largest(best[eligible], k)])  # ties: older first
         order = eligible[np.argsort(-best[eligible], kind="stable")]
         hits = [(int(seqs[i]), float(best[i])) for i in order]
         if approximate is None:
             return hits, ScoreLookup(seqs, best, crowd)
         return hits, ScoreLookup(seqs, best, crowd, self, query)
+
+
+def largest(values: np.ndarray, n: int) -> np.ndarray:
+    """The positions of the n largest values, in no order (all of them when there are not
+    more). Not by partitioning every value (3 ms at 300k, 11 ms at 1M): a cut taken from an
+    evenly spaced sample leaves about 2n values at or above it; when at least n are, the n
+    largest are among them, and only those are partitioned (0.1 / 0.2 ms)."""
+    size = len(values)
+    if n >= size:
+        return np.arange(size)
+    if size < max(16 * n, 4 * TOP_SAMPLE):
+        return np.argpartition(values, size - n)[size - n :]
+    sample = values[:: size // TOP_SAMPLE]
+    rank = min(len(sample) - 1, 2 * n * len(sample) // size + 1)
+    cut = np.partition(sample, len(sample) - 1 - rank)[len(sample) - 1 - rank]
+    above = np.flatnonzero(values >= cut)
+    if len(above) < n:  # an unlucky sample (or NaN): partition them all
+        return np.argpartition(values, size - n)[size - n :]
+    return above[np.argpartition(values[above], len(above) - n)[len(above) - n :]]
 
 
 def _let_go(matrix: np.ndarray) -> None:
