@@ -42,9 +42,11 @@ def llama_build() -> LlamaBuild:
     """Load llama.cpp (as a search would) and describe its build; never raises."""
     try:
         import llama_cpp
+
+        # the package's __init__ may run only now (app.core.model.llama defers it)
+        build = LlamaBuild(binding=getattr(llama_cpp, "__version__", "?"))
     except Exception as exc:  # a broken or missing native library: report, don't crash
         return LlamaBuild(error=f"cannot load llama.cpp: {exc}")
-    build = LlamaBuild(binding=getattr(llama_cpp, "__version__", "?"))
     with contextlib.suppress(Exception):  # an older binding without the function
         build.gpu_offload = bool(llama_cpp.llama_supports_gpu_offload())
     package_dir = Path(llama_cpp.__file__).resolve().parent

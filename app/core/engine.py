@@ -21,6 +21,7 @@ from app.core.model.embedder import (
     ModelInfo,
     checked,
     inspect_model,
+    model_identity,
     remember_checked,
 )
 from app.core.search.context import (
@@ -186,8 +187,10 @@ class Engine:
         if not self._model_tried:
             self._model_tried = True
             try:
+                info = self.model_info()
+                identity = model_identity(info)  # the file as loaded, for remember_checked
                 embedder = Embedder(
-                    self.model_info(),
+                    info,
                     self._settings["model_threads"],
                     self._settings["model_gpu_layers"],
                 )
@@ -198,7 +201,7 @@ class Engine:
                     if problem is not None:
                         embedder.close()
                         raise ModelError(f"the model {embedder.info.path} is not usable: {problem}")
-                    remember_checked(embedder.info)
+                    remember_checked(embedder.info, identity)
                 self._embedder = embedder
                 self._record_model(self._embedder.info)
             except ModelError as exc:

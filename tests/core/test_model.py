@@ -304,7 +304,19 @@ def test_a_model_with_flipped_bytes_is_refused_not_used(tmp_path, mnemo_home):
     assert run_cli("stats", "--json").returncode == 0
 
 
-def test_the_model_loads_without_llama_cpp_pythons_high_level_layer(tmp_path):
+ASK_FOR_LLAMA = {  # ways other code may ask for llama-cpp-python's Llama afterwards
+    "the package": "import llama_cpp; names = [llama_cpp.Llama.__name__]",
+    # llama.py's logger module asks the package for a binding while llama.py is half loaded
+    "its module first": "from llama_cpp.llama import Llama; import llama_cpp; "
+    "names = [llama_cpp.Llama.__name__]",
+    "two threads at once": "import threading, llama_cpp; names = []\n"
+    "ts = [threading.Thread(target=lambda: names.append(llama_cpp.Llama.__name__)) "
+    "for _ in range(2)]\n[t.start() for t in ts]; [t.join() for t in ts]",
+}
+
+
+@pytest.mark.parametrize("asking", list(ASK_FOR_LLAMA))
+def test_the_model_loads_without_llama_cpp_pythons_high_level_layer(tmp_path, asking):
     # A hook's first answer waits for the model: `import llama_cpp` brought chat formats,
     # jinja2 and a disk cache (45 ms of a cold start) that embedding never uses
     import subprocess
@@ -314,9 +326,9 @@ def test_the_model_loads_without_llama_cpp_pythons_high_level_layer(tmp_path):
         "import sys; from app.core import paths; from app.core.model.embedder import Embedder\n"
         "e = Embedder.load(paths.DEFAULT_MODEL); e.embed_query('a query')\n"
         "print(sorted(m for m in ('llama_cpp.llama', 'jinja2', 'diskcache') if m in sys.modules))\n"
-        "import llama_cpp\n"  # and the package still works whole for whoever asks for it
-        "print(llama_cpp.__version__.count('.') == 2, llama_cpp.Llama.__name__)\n"
-        "e.close()"
+        f"{ASK_FOR_LLAMA[asking]}\n"  # the package still works whole for whoever asks
+        "import llama_cpp; print(llama_cpp.__version__.count('.') == 2, names)\n"
+        "e.close(); Embedder.load(paths.DEFAULT_MODEL).close()"
     )
     run = subprocess.run(
         [sys.executable, "-c", code],
@@ -327,8 +339,10 @@ def test_the_model_loads_without_llama_cpp_pythons_high_level_layer(tmp_path):
         timeout=120,
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines() == ["[]", "True Llama"], run.stdout
-    # its logger (set by the package's __init__) does not bring llama.cpp's messages back
+    names = ["Llama", "Llama"] if asking == "two threads at once" else ["Llama"]
+    assert run.stdout.splitlines() == ["[]", f"True {names}"], run.stdout
+    # its logger (set when llama-cpp-python's modules load) does not bring llama.cpp's
+    # messages back to the terminal
     assert run.stderr == "", run.stderr
 
 
@@ -360,8 +374,46 @@ def test_a_model_is_self_checked_once_and_again_when_its_file_changes(
     data = bytearray(model.read_bytes())
     for i in range(len(data) // 2, len(data), len(data) // 2 // 200_000):
         data[i] ^= 0xFF
+    stat = model.stat()
     model.write_bytes(bytes(data))
+    # and its modification time put back, as `cp -p` or a restored backup would
+    os.utime(model, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     damaged = load()
     assert len(checks) == 2
     assert damaged.embedder is None and "not usable" in (damaged.model_error or "")
     damaged.close()
+
+
+@pytest.mark.parametrize(
+    "cache",
+    [
+        b"[1, 2]",
+        b"[" * 100_000 + b"]" * 100_000,  # nested too deep for json
+        b'{"x": 5}',
+        b"{" + b'"k": "' + b"x" * (2 << 20) + b'"}',  # larger than any cache Mnemo writes
+        "wrong types",
+    ],
+)
+def test_a_damaged_model_facts_file_only_means_reading_the_model_again(
+    mnemo_home, cache, tmp_path, monkeypatch
+):
+    from app.core.engine import Engine
+    from app.core.model import facts
+
+    model = tmp_path / "model.gguf"
+    shutil.copyfile(paths.DEFAULT_MODEL, model)
+    monkeypatch.setenv("MNEMO_MODEL", str(model))
+    target = paths.cache_dir() / facts.CACHE_NAME
+    if cache == "wrong types":
+        key = facts.identity(model.resolve())
+        entry = {"sha256": 7, "checked": ["x"], "metadata": {"bert.embedding_length": [1]}}
+        cache = json.dumps({key: entry}).encode()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(cache)
+    engine = Engine()
+    try:
+        assert engine.embedder is not None, engine.model_error
+        assert engine.embedder.info.dimension == 384
+        assert engine.embedder.info.sha256 == BUNDLED_SHA256
+    finally:
+        engine.close()

@@ -71,32 +71,39 @@ def family_prefixes(arch: str, name: str) -> tuple[str, str]:
 
 
 def file_sha256(path: Path) -> str:
-    """The file's SHA-256, kept by path, size and modification time (`facts`)."""
+    """The file's SHA-256, kept while the file stays as it is (`facts`)."""
     path = Path(path).resolve()
     digest = facts.known(path).get("sha256")
-    if isinstance(digest, str):
+    if digest:
         return digest
+    before = facts.identity(path)
     sha = hashlib.sha256()
     with paths.open_regular(path) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             sha.update(block)
-    facts.remember(path, sha256=sha.hexdigest())
+    facts.remember(path, before, sha256=sha.hexdigest())  # not if it changed meanwhile
     return sha.hexdigest()
 
 
 def model_metadata(path: Path) -> dict:
-    """The metadata scalars `inspect_model` reads, kept by path, size and modification
-    time (`facts`); ModelError if the file is not a usable GGUF file."""
+    """The metadata scalars `inspect_model` reads, kept while the file stays as it is
+    (`facts`); ModelError if the file is not a usable GGUF file."""
     kept = facts.known(path).get("metadata")
-    if isinstance(kept, dict):
+    if kept is not None:
         return kept
+    before = facts.identity(Path(path).resolve())
     meta = read_metadata(path)
     arch = str(meta.get("general.architecture", ""))
     wanted = ("general.architecture", "general.name", "mnemo.max_seq_length")
     wanted += tuple(f"{arch}.{k}" for k in ("context_length", "embedding_length", "pooling_type"))
-    meta = {k: meta[k] for k in wanted if k in meta}
-    facts.remember(path, metadata=meta)
+    meta = {k: meta[k] for k in wanted if type(meta.get(k)) in (int, str)}
+    facts.remember(path, before, metadata=meta)
     return meta
+
+
+def model_identity(info: ModelInfo) -> str | None:
+    """The model file's identity now (take it before loading the model)."""
+    return facts.identity(info.path.resolve())
 
 
 def checked(info: ModelInfo) -> bool:
@@ -104,8 +111,10 @@ def checked(info: ModelInfo) -> bool:
     return facts.known(info.path).get("checked") == info.sha256
 
 
-def remember_checked(info: ModelInfo) -> None:
-    facts.remember(info.path, checked=info.sha256)
+def remember_checked(info: ModelInfo, identity: str | None) -> None:
+    """Keep that the file, as it was when `identity` was taken, passed the self-check."""
+    if identity is not None:
+        facts.remember(info.path, identity, checked=info.sha256)
 
 
 SELF_CHECK = (  # a sentence, a paraphrase of it, and one about something else
@@ -386,6 +395,12 @@ class Embedder(EmbeddingModel):
                 log.warning("%s; running the model on the CPU instead", exc)
         if not self.on_gpu:
             self._llm = self._open(info, n_ctx, 0)
+        if self._llm.n_embd != info.dimension:  # the metadata read (or kept) says otherwise
+            self._llm.close()
+            raise ModelError(
+                f"{info.path}: the model gives {self._llm.n_embd} dimensions, its metadata "
+                f"says {info.dimension}"
+            )
         with_special = self._llm.tokenize(b"a", add_bos=True)
         bare = self._llm.tokenize(b"a", add_bos=False)
         start = next(i for i in range(len(with_special)) if with_special[i : i + len(bare)] == bare)

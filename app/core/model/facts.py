@@ -3,8 +3,10 @@
 A model file's SHA-256 (seconds to compute), the few metadata scalars `inspect_model` uses
 (reading past the 30,000 vocabulary strings before them costs 15 ms) and whether its vectors
 passed the self-check (15 ms) are kept in one small JSON file in the cache folder, keyed by
-the file's path, size and modification time: a file changed or replaced is read and checked
-again. A cold start of the hook helper or the CLI then goes straight to loading the model.
+the file's identity: path, device, inode, size, modification and change time. A file
+changed, replaced or restored from a copy (`cp -p` keeps the modification time, never the
+change time) is read and checked again. A cache file that is damaged or of another shape
+only means reading the model file again.
 """
 
 from __future__ import annotations
@@ -12,53 +14,79 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from app.core import paths
 
 CACHE_NAME = "model-sha256.json"  # named when it held digests only (a digest is one fact)
+MAX_CACHE_BYTES = 1 << 20
+MAX_ENTRIES = 64
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-def _key(path: Path) -> str | None:
-    """The cache key of a model file, None when it cannot be looked at (the caller's read
-    then says what is wrong)."""
+def identity(path: Path) -> str | None:
+    """The cache key of a file as it is now, None when it cannot be looked at (the
+    caller's read then says what is wrong)."""
     try:
-        stat = os.stat(path)
+        st = os.stat(path)
     except OSError:
         return None
-    return f"{path}|{stat.st_size}|{stat.st_mtime_ns}"
+    return (
+        f"{path}|{st.st_dev}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}|"
+        f"{getattr(st, 'st_ctime_ns', 0)}"
+    )
 
 
 def _load() -> dict[str, Any]:
     try:
-        cache = json.loads((paths.cache_dir() / CACHE_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        with paths.open_regular(paths.cache_dir() / CACHE_NAME) as f:
+            data = f.read(MAX_CACHE_BYTES + 1)
+        cache = json.loads(data) if len(data) <= MAX_CACHE_BYTES else {}
+    except Exception:  # noqa: BLE001 - missing, damaged, nested too deep: read the file
         return {}
     return cache if isinstance(cache, dict) else {}
 
 
+def _valid(entry: Any) -> dict[str, Any]:
+    """The facts of an entry that have the shape Mnemo writes (others are dropped)."""
+    if not isinstance(entry, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for key in ("sha256", "checked"):
+        if isinstance(entry.get(key), str) and _SHA256.fullmatch(entry[key]):
+            out[key] = entry[key]
+    meta = entry.get("metadata")
+    if isinstance(meta, dict) and all(
+        isinstance(k, str) and type(v) in (int, str) for k, v in meta.items()
+    ):
+        out["metadata"] = meta
+    return out
+
+
 def known(path: Path) -> dict[str, Any]:
     """The facts kept about this file as it is now ({} when none)."""
-    key = _key(Path(path).resolve())
-    entry = _load().get(key) if key else None
-    if isinstance(entry, str):  # the first format: the digest alone
-        return {"sha256": entry}
-    return dict(entry) if isinstance(entry, dict) else {}
+    key = identity(Path(path).resolve())
+    return _valid(_load().get(key)) if key else {}
 
 
-def remember(path: Path, **facts: Any) -> None:
-    """Keep facts about this file as it is now (a cache: a failed write is no error)."""
+def remember(path: Path, key: str | None = None, **facts: Any) -> None:
+    """Keep facts about this file (a cache: a failed write is no error). `key`: the file's
+    identity when the facts were read from it; nothing is kept if it changed since."""
     path = Path(path).resolve()
-    key = _key(path)
-    if key is None:
+    now = identity(path)
+    if now is None or (key is not None and key != now):
         return
     cache = _load()
-    entry = cache.get(key)
-    for stale in [k for k in cache if k != key and k.rsplit("|", 2)[0] == str(path)]:
-        del cache[stale]  # what was kept about this file before it changed
-    entry = {"sha256": entry} if isinstance(entry, str) else dict(entry or {})
+    entry = _valid(cache.get(now))
     entry.update(facts)
-    cache[key] = entry
+    for old in list(cache):  # this file before it changed, files gone, and the oldest
+        name = old.split("|")[0] if isinstance(old, str) else ""
+        if old != now and (name == str(path) or not os.path.exists(name)):
+            del cache[old]
+    cache[now] = entry
+    while len(cache) > MAX_ENTRIES:
+        del cache[next(iter(cache))]
     with contextlib.suppress(OSError):
         paths.replace_file(paths.cache_dir() / CACHE_NAME, lambda f: json.dump(cache, f))

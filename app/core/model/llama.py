@@ -38,34 +38,67 @@ def _quiet(native) -> None:
     native.llama_log_set(_log_callback[0], None)
 
 
+class _DeferredPackage:
+    """The `__getattr__` (PEP 562) of a `llama_cpp` package made without running its
+    `__init__`: a name of the bindings comes from them (the `__init__` would star-import
+    it: `llama_cpp._logger`, imported by `llama_cpp.llama`, asks the package for
+    `llama_log_set` while `llama.py` is half loaded), a submodule's from `sys.modules` (or
+    none while it loads: `import llama_cpp.llama as llama` in its chat formats); any other
+    name it exports runs the real `__init__` once, then is looked up. Probes for private
+    names (`inspect` and PySide's import hook ask any module for `__wrapped__`) run
+    nothing."""
+
+    def __init__(self, package, spec) -> None:
+        self.package, self.spec = package, spec
+        self.running: int | None = None  # the thread running `__init__`
+        self.done = False
+
+    def __call__(self, name: str):
+        native = sys.modules.get("llama_cpp.llama_cpp")
+        if native is not None and not name.startswith("_") and name in native.__dict__:
+            return native.__dict__[name]
+        if name.startswith("_") and name != "__version__":
+            raise AttributeError(f"module 'llama_cpp' has no attribute {name!r}")
+        if f"llama_cpp.{name}" in sys.modules:  # a submodule, asked for while it loads
+            return sys.modules[f"llama_cpp.{name}"]
+        if importlib.util.find_spec(f"llama_cpp.{name}") is not None:
+            raise AttributeError(f"module 'llama_cpp' has no attribute {name!r}")  # not yet
+        with _lock:
+            if not self.done:
+                if self.running == threading.get_ident():  # asked again while it runs
+                    raise AttributeError(f"module 'llama_cpp' has no attribute {name!r}")
+                self.running = threading.get_ident()
+                try:
+                    self.spec.loader.exec_module(self.package)
+                finally:
+                    self.running = None
+                self.done = True
+                self.package.__dict__.pop("__getattr__", None)
+                _quiet(self.package.llama_cpp)  # its logger replaced ours
+        return object.__getattribute__(self.package, name)
+
+
 def bindings():
     """(`llama_cpp.llama_cpp`, `llama_cpp._internals`), imported without the package's
-    `__init__` when nothing imported the package before; ImportError when not installed."""
+    `__init__` when nothing imported the package before; ImportError when not installed or
+    its library does not load (then nothing of it stays imported)."""
     with _lock:
-        package = sys.modules.get("llama_cpp")
-        if package is None:
+        made = None
+        if sys.modules.get("llama_cpp") is None:
             spec = importlib.util.find_spec("llama_cpp")
-            if spec is None or spec.loader is None:
+            if spec is None or spec.loader is None or not spec.submodule_search_locations:
                 raise ImportError("No module named 'llama_cpp'", name="llama_cpp")
-            package = importlib.util.module_from_spec(spec)
-
-            def rest_of_package(name: str):
-                """The package's own `__init__`, run the first time it is asked for a name
-                it exports (PEP 562), then that name. Probes for other names (`inspect`
-                and PySide's import hook ask any module for `__wrapped__`) do not run it."""
-                if name.startswith("_") and name != "__version__":
-                    raise AttributeError(f"module 'llama_cpp' has no attribute {name!r}")
-                with _lock:
-                    if package.__dict__.pop("__getattr__", None) is not None:
-                        spec.loader.exec_module(package)
-                        _quiet(package.llama_cpp)  # its logger replaced ours
-                return object.__getattribute__(package, name)
-
-            package.__getattr__ = rest_of_package
-            sys.modules["llama_cpp"] = package
-        import llama_cpp._internals as internals
-        import llama_cpp.llama_cpp as native
-
+            made = importlib.util.module_from_spec(spec)
+            made.__getattr__ = _DeferredPackage(made, spec)
+            sys.modules["llama_cpp"] = made
+        try:
+            import llama_cpp._internals as internals
+            import llama_cpp.llama_cpp as native
+        except BaseException:
+            if made is not None and sys.modules.get("llama_cpp") is made:
+                for name in [n for n in sys.modules if n.split(".")[0] == "llama_cpp"]:
+                    del sys.modules[name]
+            raise
         if not _backend:
             _quiet(native)
             native.llama_backend_init()
@@ -81,8 +114,10 @@ class Model:
     def __init__(self, path: str, n_ctx: int, gpu_layers: int = 0, flash_attn: bool = True):
         native, internals = bindings()
         self.native = native
+        _quiet(native)  # llama_cpp._logger, if something imported it since, put its own
         params = native.llama_model_default_params()
         params.n_gpu_layers = gpu_layers
+        params.load_mode = native.LLAMA_LOAD_MODE_MMAP  # as Llama() does
         self.model = internals.LlamaModel(path_model=path, params=params, verbose=False)
         try:
             self.params = context = native.llama_context_default_params()
@@ -92,6 +127,9 @@ class Model:
             context.pooling_type = native.LLAMA_POOLING_TYPE_NONE
             context.n_seq_max = min(n_ctx, native.llama_max_parallel_sequences())
             context.kv_unified = True
+            # what Llama() sets where llama.cpp's defaults differ (RoPE models' vectors)
+            context.yarn_attn_factor, context.yarn_beta_fast = 1.0, 32.0
+            context.yarn_beta_slow, context.no_perf = 1.0, False
             # Flash attention embeds 2.6x faster on this CPU with identical vectors (checked
             # against sentence-transformers); a model that cannot use it runs without.
             for flash in (True, False) if flash_attn else (False,):
@@ -116,6 +154,7 @@ class Model:
             raise
         self.n_batch = n_ctx
         self.n_seq_max = context.n_seq_max
+        self.n_embd = native.llama_model_n_embd(self.model.model)
 
     def tokenize(self, text: bytes, add_bos: bool) -> list[int]:
         return self.model.tokenize(text, add_bos, False)
