@@ -202,3 +202,40 @@ def test_the_largest_scores_are_those_of_a_full_sort(size, n, shape):
     assert len(picked) == min(n, size) and len(set(picked.tolist())) == len(picked)
     expected = np.sort(values)[::-1][: min(n, size)]
     assert np.array_equal(np.sort(values[picked])[::-1], expected)
+
+
+def test_rescoring_reads_the_copy_it_maps_with_preadv_even_after_a_newer_copy(
+    home, mnemo_home, embedder, monkeypatch
+):
+    import os
+    import shutil
+
+    if not hasattr(os, "preadv"):
+        pytest.skip("no preadv here: rescoring reads through the mapping")
+    shutil.copytree(home, mnemo_home, dirs_exist_ok=True)
+    monkeypatch.setattr(vectors, "QUANTIZE_ABOVE", 100)
+    monkeypatch.setattr(vectors, "RESCORE", 16)
+    first = Engine(embedder=embedder)
+    first.vector_index()  # the first start writes the copy
+    first.close()
+    engine = Engine(embedder=embedder)
+    try:
+        index = engine.vector_index()
+        assert index.loaded_from == "cache" and index._reader is not None
+        let_go = []
+        monkeypatch.setattr(vectors, "_let_go", lambda matrix: let_go.append(matrix))
+        queries = [embedder.embed_query(text) for text in QUERIES]
+        index.prepare()
+        expected = [_exact_top(index, q, 4) for q in queries]
+        let_go.clear()
+        assert all(_same(index.top(q, 4)[0], e) for q, e in zip(queries, expected, strict=True))
+        assert not let_go  # THEN no page of the mapping was read to rescore
+        # WHEN another process renames a newer copy over the file this one maps
+        matrix = Path(index._base.filename)
+        newer = matrix.with_name("newer.npy")
+        np.save(newer, np.zeros(index._base.shape, dtype=np.float32))
+        os.replace(newer, matrix)
+        # THEN rescoring still reads the file its mapping shows, not the newer one
+        assert all(_same(index.top(q, 4)[0], e) for q, e in zip(queries, expected, strict=True))
+    finally:
+        engine.close()
