@@ -219,6 +219,8 @@ class Engine:
         if self._embedder is not None and self._owns_embedder:
             self._embedder.close()
         self._owns_embedder = True
+        if self._index is not None:
+            self._index.close()
         self._embedder, self._model_error, self._model_tried, self._index = None, None, False, None
         return self.embedder
 
@@ -659,6 +661,7 @@ class Engine:
         if self._index is not None:
             with contextlib.suppress(Exception):  # a cache: never in the way of closing
                 self._index.save(self._store)
+            self._index.close()
         if self._embedder is not None and self._owns_embedder:
             self._embedder.close()
             self._embedder = None

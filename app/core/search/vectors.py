@@ -25,6 +25,7 @@ import os
 import re
 import secrets
 import stat
+import weakref
 import zlib
 from pathlib import Path
 
@@ -167,7 +168,7 @@ class VectorIndex:
         if generation != self._generation:
             self._n, self._top_rowid, self._saved_rows = 0, 0, -1
             self._base, self._n_base = np.empty((0, self.dim), dtype=np.float32), 0
-            self._reader = None
+            self.close()
             self._q8, self._q8_rows = None, 0
             self._mapped_rows = 0
             self._generation = generation
@@ -255,6 +256,7 @@ class VectorIndex:
             log.info("vector copy in %s not used: %s", self.cache_dir, exc)
             self.damage = f"it could not be read ({type(exc).__name__})"
             return False
+        self.close()
         self._base, self._n_base, self._reader = matrix, meta["rows"], reader
         self._tail = np.empty((0, self.dim), dtype=np.float32)
         self._owner = owner.astype(np.int64, copy=False)
@@ -307,6 +309,12 @@ class VectorIndex:
             return _crc_problem(matrix, meta) or self._check_rows(store, matrix, owner, 256)
         except Exception as exc:  # noqa: BLE001 - whatever is wrong, it is damaged
             return f"it cannot be read ({type(exc).__name__}: {exc})"[:200]
+
+    def close(self) -> None:
+        """Close the file rescoring reads (the mapping stays readable)."""
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
 
     def drop_copy(self) -> None:
         """Delete the copy on disk (the next start writes it again from the database)."""
@@ -639,8 +647,9 @@ class RowReader:
     is mapped and kept open, so it reads the very file the mapping shows even after a newer
     copy is renamed over it."""
 
-    def __init__(self, file, row_bytes: int) -> None:
-        self.file, self.row_bytes, self.offset = file, row_bytes, 0
+    def __init__(self, fd: int, row_bytes: int) -> None:
+        self.fd, self.row_bytes, self.offset = fd, row_bytes, 0
+        self.close = weakref.finalize(self, os.close, fd)  # also when dropped unclosed
 
     @classmethod
     def open(cls, path: Path, dim: int) -> RowReader | None:
@@ -648,14 +657,14 @@ class RowReader:
         if not hasattr(os, "preadv"):
             return None
         try:
-            return cls(open(path, "rb", buffering=0), dim * 4)  # noqa: SIM115 - kept open
+            return cls(os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)), dim * 4)
         except OSError:
             return None
 
     def reads(self, path: Path, matrix: np.ndarray) -> bool:
         """Whether this reader's file is the one `matrix` maps (set its data offset)."""
         try:
-            mine, now = os.fstat(self.file.fileno()), os.stat(path)
+            mine, now = os.fstat(self.fd), os.stat(path)
         except OSError:
             return False
         if (mine.st_dev, mine.st_ino) != (now.st_dev, now.st_ino):
@@ -669,7 +678,7 @@ class RowReader:
     def read(self, rows: np.ndarray, out: np.ndarray, at: np.ndarray) -> bool:
         """Row `rows[i]` into `out[at[i]]` for each i; False when one could not be read
         whole (the caller reads through the mapping instead)."""
-        fd, size = self.file.fileno(), self.row_bytes
+        fd, size = self.fd, self.row_bytes
         try:
             for row, slot in zip(rows.tolist(), at.tolist(), strict=True):
                 view = memoryview(out[slot]).cast("B")
