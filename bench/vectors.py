@@ -52,6 +52,22 @@ def _time(fn, runs: int) -> tuple[float, float]:
     return statistics.median(walls), statistics.median(cpus)
 
 
+def _row(size: int, what: str, load: str, now, before, floor) -> tuple:
+    """One table row from (wall, CPU) medians, printed as it is made."""
+    row = (
+        f"{size:,}",
+        what,
+        load,
+        f"{now[0]:.2f} / {now[1]:.2f}",
+        f"{before[0]:.2f} / {before[1]:.2f}",
+        f"{floor[0]:.2f} / {floor[1]:.2f}",
+        f"{before[1] / max(now[1], 1e-6):.1f}x",
+        f"{now[1] / max(floor[1], 1e-6):.1f}x",
+    )
+    print(" | ".join(row), flush=True)
+    return row
+
+
 def _selection_rows(runs: int, load: str) -> list[tuple]:
     from app.core.search.vectors import largest
 
@@ -67,20 +83,10 @@ def _selection_rows(runs: int, load: str) -> list[tuple]:
                 ("largest", largest),
             )
         }
-        floor, before, now = times["floor"], times["before"], times["largest"]
         rows.append(
-            (
-                f"{size:,}",
-                "selection of the best 256",
-                load,
-                f"{now[0]:.2f} / {now[1]:.2f}",
-                f"{before[0]:.2f} / {before[1]:.2f}",
-                f"{floor[0]:.2f} / {floor[1]:.2f}",
-                f"{before[1] / max(now[1], 1e-6):.1f}x",
-                f"{now[1] / max(floor[1], 1e-6):.1f}x",
-            )
-        )
-        print(" | ".join(rows[-1]), flush=True)
+            _row(size, "selection of the best 256", load,
+                 times["largest"], times["before"], times["floor"])
+        )  # fmt: skip
     return rows
 
 
@@ -158,19 +164,8 @@ def _stage_rows(sizes: list[int], runs: int, load: str) -> list[tuple]:
             floor = _time(lambda q8=q8: q8.sum(), max(3, runs // 20))
             now = [t / len(queries) for t in times["largest"]]
             before = [t / len(queries) for t in times["before"]]
-            rows.append(
-                (
-                    f"{index._n:,}",
-                    "vector stage (int8 scan, 256 rescored), a query",
-                    load,
-                    f"{now[0]:.2f} / {now[1]:.2f}",
-                    f"{before[0]:.2f} / {before[1]:.2f}",
-                    f"{floor[0]:.2f} / {floor[1]:.2f}",
-                    f"{before[1] / max(now[1], 1e-6):.1f}x",
-                    f"{now[1] / max(floor[1], 1e-6):.1f}x",
-                )
-            )
-            print(" | ".join(rows[-1]), flush=True)
+            what = "vector stage (int8 scan, 256 rescored), a query"
+            rows.append(_row(index._n, what, load, now, before, floor))
         finally:
             engine.close()
     return rows

@@ -256,24 +256,30 @@ def test_a_model_without_pooling_is_refused(tmp_path):
         inspect_model(path)
 
 
-def test_llama_cpp_messages_stay_out_of_the_terminal(tmp_path):
-    # The context runs without pooling (we pool), and llama.cpp warns about it on stderr;
-    # a `mnemo recall` must print its results and nothing else.
+def _python(code: str, home: Path):
+    """`code` run by this Python in a fresh process from the checkout, MNEMO_HOME=home."""
     import subprocess
     import sys
 
-    code = (
-        "from app.core import paths; from app.core.model.embedder import Embedder; "
-        "e = Embedder.load(paths.DEFAULT_MODEL); e.embed_documents(['a note']); "
-        "e.embed_query('a query'); e.close(); print('done')"
-    )
-    run = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         cwd=Path(__file__).parents[2],
-        env={**os.environ, "MNEMO_HOME": str(tmp_path)},
+        env={**os.environ, "MNEMO_HOME": str(home)},
         timeout=120,
+    )
+
+
+def test_llama_cpp_messages_stay_out_of_the_terminal(tmp_path):
+    # The context runs without pooling (we pool), and llama.cpp warns about it on stderr;
+    # a `mnemo recall` must print its results and nothing else.
+
+    run = _python(
+        "from app.core import paths; from app.core.model.embedder import Embedder; "
+        "e = Embedder.load(paths.DEFAULT_MODEL); e.embed_documents(['a note']); "
+        "e.embed_query('a query'); e.close(); print('done')",
+        tmp_path,
     )
     assert run.returncode == 0, run.stderr
     assert (run.stdout, run.stderr) == ("done\n", "")
@@ -319,8 +325,6 @@ ASK_FOR_LLAMA = {  # ways other code may ask for llama-cpp-python's Llama afterw
 def test_the_model_loads_without_llama_cpp_pythons_high_level_layer(tmp_path, asking):
     # A hook's first answer waits for the model: `import llama_cpp` brought chat formats,
     # jinja2 and a disk cache (45 ms of a cold start) that embedding never uses
-    import subprocess
-    import sys
 
     code = (
         "import sys; from app.core import paths; from app.core.model.embedder import Embedder\n"
@@ -330,14 +334,7 @@ def test_the_model_loads_without_llama_cpp_pythons_high_level_layer(tmp_path, as
         "import llama_cpp; print(llama_cpp.__version__.count('.') == 2, names)\n"
         "e.close(); Embedder.load(paths.DEFAULT_MODEL).close()"
     )
-    run = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).parents[2],
-        env={**os.environ, "MNEMO_HOME": str(tmp_path)},
-        timeout=120,
-    )
+    run = _python(code, tmp_path)
     assert run.returncode == 0, run.stderr
     names = ["Llama", "Llama"] if asking == "two threads at once" else ["Llama"]
     assert run.stdout.splitlines() == ["[]", f"True {names}"], run.stdout

@@ -70,10 +70,11 @@ def family_prefixes(arch: str, name: str) -> tuple[str, str]:
     return "", ""
 
 
-def file_sha256(path: Path) -> str:
-    """The file's SHA-256, kept while the file stays as it is (`facts`)."""
+def file_sha256(path: Path, kept: dict | None = None) -> str:
+    """The file's SHA-256, kept while the file stays as it is (`facts`; `kept`: what
+    `facts.known` said of it already)."""
     path = Path(path).resolve()
-    digest = facts.known(path).get("sha256")
+    digest = (facts.known(path) if kept is None else kept).get("sha256")
     if digest:
         return digest
     before = facts.identity(path)
@@ -85,12 +86,13 @@ def file_sha256(path: Path) -> str:
     return sha.hexdigest()
 
 
-def model_metadata(path: Path) -> dict:
+def model_metadata(path: Path, kept: dict | None = None) -> dict:
     """The metadata scalars `inspect_model` reads, kept while the file stays as it is
-    (`facts`); ModelError if the file is not a usable GGUF file."""
-    kept = facts.known(path).get("metadata")
-    if kept is not None:
-        return kept
+    (`facts`; `kept`: what `facts.known` said of it already); ModelError if the file is not
+    a usable GGUF file."""
+    meta = (facts.known(path) if kept is None else kept).get("metadata")
+    if meta is not None:
+        return meta
     before = facts.identity(Path(path).resolve())
     meta = read_metadata(path)
     arch = str(meta.get("general.architecture", ""))
@@ -162,7 +164,8 @@ def inspect_model(
 ) -> ModelInfo:
     """Read a model's metadata and choose its window and prefixes; ModelError if unusable."""
     path = Path(path).expanduser()
-    meta = model_metadata(path)
+    kept = facts.known(path)  # one read of the facts file for both below
+    meta = model_metadata(path, kept)
     arch = str(meta.get("general.architecture", ""))
     if not arch:
         raise ModelError(f"{path} has no architecture in its metadata")
@@ -182,7 +185,7 @@ def inspect_model(
         dimension=dimension,
         trained_context=trained,
         window=window,
-        sha256=file_sha256(path),
+        sha256=file_sha256(path, kept),
         query_prefix=auto_query if query_prefix == "auto" else query_prefix,
         document_prefix=auto_document if document_prefix == "auto" else document_prefix,
         pooling=pooling,

@@ -111,7 +111,7 @@ class Model:
     thread until told otherwise) and a batch of `n_ctx` tokens. ValueError when llama.cpp
     cannot load the file or make the context."""
 
-    def __init__(self, path: str, n_ctx: int, gpu_layers: int = 0, flash_attn: bool = True):
+    def __init__(self, path: str, n_ctx: int, gpu_layers: int = 0):
         native, internals = bindings()
         self.native = native
         _quiet(native)  # llama_cpp._logger, if something imported it since, put its own
@@ -120,7 +120,7 @@ class Model:
         params.load_mode = native.LLAMA_LOAD_MODE_MMAP  # as Llama() does
         self.model = internals.LlamaModel(path_model=path, params=params, verbose=False)
         try:
-            self.params = context = native.llama_context_default_params()
+            context = native.llama_context_default_params()
             context.n_ctx = context.n_batch = context.n_ubatch = n_ctx
             context.n_threads = context.n_threads_batch = 1
             context.embeddings = True
@@ -132,7 +132,7 @@ class Model:
             context.yarn_beta_slow, context.no_perf = 1.0, False
             # Flash attention embeds 2.6x faster on this CPU with identical vectors (checked
             # against sentence-transformers); a model that cannot use it runs without.
-            for flash in (True, False) if flash_attn else (False,):
+            for flash in (True, False):
                 context.flash_attn_type = (
                     native.LLAMA_FLASH_ATTN_TYPE_ENABLED
                     if flash

@@ -697,15 +697,14 @@ def largest(values: np.ndarray, n: int) -> np.ndarray:
     size = len(values)
     if n >= size:
         return np.arange(size)
-    if size < max(16 * n, 4 * TOP_SAMPLE):
-        return np.argpartition(values, size - n)[size - n :]
-    sample = values[:: size // TOP_SAMPLE]
-    rank = min(len(sample) - 1, 2 * n * len(sample) // size + 1)
-    cut = np.partition(sample, len(sample) - 1 - rank)[len(sample) - 1 - rank]
-    above = np.flatnonzero(values >= cut)
-    if len(above) < n:  # an unlucky sample (or NaN): partition them all
-        return np.argpartition(values, size - n)[size - n :]
-    return above[np.argpartition(values[above], len(above) - n)[len(above) - n :]]
+    if size >= max(16 * n, 4 * TOP_SAMPLE):
+        sample = values[:: size // TOP_SAMPLE]
+        rank = min(len(sample) - 1, 2 * n * len(sample) // size + 1)
+        cut = np.partition(sample, len(sample) - 1 - rank)[len(sample) - 1 - rank]
+        above = np.flatnonzero(values >= cut)
+        if len(above) >= n:  # else an unlucky sample (or NaN): partition them all
+            return above[np.argpartition(values[above], len(above) - n)[len(above) - n :]]
+    return np.argpartition(values, size - n)[size - n :]
 
 
 def _let_go(matrix: np.ndarray) -> None:
