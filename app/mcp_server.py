@@ -199,8 +199,15 @@ def main() -> int:
     """Serve over stdio until the client closes the connection."""
     from app.core import crash
 
-    logging.basicConfig(level=logging.WARNING, format="mnemo-mcp: %(levelname)s: %(message)s")
+    # Standard error is the agent's (which may keep it in a log of its own): tracebacks
+    # there name exceptions without their messages too, as in the log file
+    console = logging.StreamHandler()
+    console.setFormatter(crash.Formatter("mnemo-mcp: %(levelname)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[console])
     crash.install("mcp")  # a log file and a crash file; stdout stays the protocol's alone
+    # The SDK logs a failed tool's message at INFO ("Tool 'store_memory' failed: …"), and
+    # it quotes what the agent sent (an unknown category, a title): its warnings only
+    logging.getLogger("mcp").setLevel(logging.WARNING)
     server = build_server()
     code = 1
     try:

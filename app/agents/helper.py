@@ -224,7 +224,8 @@ def _capture(engine, statement: rules.Statement, agent: str, data: dict, said: s
         log.info("a %s capture held a secret: not kept", statement.rule)
         return
     except MnemoError as exc:
-        log.info("a %s capture was not kept: %s", statement.rule, exc)
+        # (its type only: a message may quote the statement, and logs hold no memory text)
+        log.info("a %s capture was not kept: %s", statement.rule, type(exc).__name__)
         return
     log.info("a %s capture: %s", statement.rule, what)
 

@@ -5,6 +5,8 @@ marker so the next start can say, once, that the last run did not end cleanly.
 
 Everything here is plain Python: the GUI registers how to notify (`set_notifier`) and handles
 signals itself. Files are private to the user (0600 in a 0700 folder), whatever the umask.
+A traceback in the log names its exceptions without their messages (`Formatter`): a message
+may quote what it failed on, a memory's text or title, and logs hold no memory content.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import logging
 import os
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
@@ -127,7 +130,7 @@ def _log_to(path: Path) -> None:
         path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
     )
     _handler.setLevel(logging.INFO)
-    _handler.setFormatter(logging.Formatter(FORMAT))
+    _handler.setFormatter(Formatter(FORMAT))
     if root.getEffectiveLevel() > logging.INFO:
         # Lowering the root level must not make the existing handlers (stderr) chattier.
         for handler in root.handlers:
@@ -144,6 +147,67 @@ def _crash_to(path: Path) -> None:
     faulthandler.enable(file=_crash_file, all_threads=True)
     if previous is not None:
         previous.close()
+
+
+# ---- tracebacks without messages ------------------------------------------------------
+class Formatter(logging.Formatter):
+    """Log lines whose tracebacks keep where each exception was raised and its type, not its
+    message (`withheld_traceback`): an exception may quote what it failed on, a memory's
+    text or title, and the log holds no memory content (issue 26)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        # Another handler's formatter may have cached the traceback, message and all
+        cached, record.exc_text = record.exc_text, None
+        try:
+            return super().format(record)
+        finally:
+            record.exc_text = cached
+
+    def formatException(self, ei) -> str:  # noqa: N802 - logging's name
+        if ei[1] is None:
+            return super().formatException(ei)
+        return withheld_traceback(ei[1]).rstrip("\n")
+
+
+def withheld_traceback(exc: BaseException) -> str:
+    """The traceback Python prints for `exc` (its causes and contexts first), each
+    exception's message replaced by its length."""
+    chain: list[tuple[BaseException, str]] = []  # each with what links it to the next
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    link = ""
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        chain.append((current, link))
+        if current.__cause__ is not None:
+            current, link = current.__cause__, _CAUSE
+        elif current.__context__ is not None and not current.__suppress_context__:
+            current, link = current.__context__, _CONTEXT
+        else:
+            current = None
+    parts: list[str] = []
+    for error, link in reversed(chain):
+        if error.__traceback__ is not None:
+            parts.append("Traceback (most recent call last):\n")
+            parts.extend(traceback.format_tb(error.__traceback__))
+        parts.append(f"{_named(error)}\n{link}")
+    return "".join(parts)
+
+
+_CAUSE = "\nThe above exception was the direct cause of the following exception:\n\n"
+_CONTEXT = "\nDuring handling of the above exception, another exception occurred:\n\n"
+
+
+def _named(exc: BaseException) -> str:
+    kind = type(exc)
+    name = kind.__qualname__
+    if kind.__module__ not in ("builtins", "__main__"):
+        name = f"{kind.__module__}.{name}"
+    try:
+        said = len(str(exc))
+    except Exception:  # a broken __str__: the type still says something
+        said = 0
+    return f"{name} (message of {said} characters not logged)" if said else name
 
 
 # ---- hooks ---------------------------------------------------------------------------

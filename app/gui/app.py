@@ -388,7 +388,7 @@ class MnemoApp(QtCore.QObject):
                 embed=inline,
             ),
             lambda result: self._remembered(result, text, source, secrets),
-            lambda message: self.notify("Nothing remembered", message),
+            lambda message: self.notify("Nothing remembered", message, logged=_kind(message)),
             INTERACTIVE,
             writes=True,
         )
@@ -534,6 +534,13 @@ class MnemoApp(QtCore.QObject):
         self._balloon_action = action[1] if action else None
         self.notifier.show(title, text, action)
 
+    def tell_bug(self, title: str, text: str) -> None:
+        """`crash`'s notifier (called on any thread): the notification on the GUI thread.
+        The log keeps the exception's type ("KeyError: …" at the start of `text`), not its
+        message, which may quote a memory (`crash` logged the traceback already)."""
+        logged = text.split("\n", 1)[0].split(":", 1)[0]
+        QtCore.QTimer.singleShot(0, self, lambda: self.notify(title, text, logged=logged))
+
     @property
     def _settings_action(self) -> tuple[str, Callable[[], None]]:
         return ("Settings", self.show_settings)
@@ -602,6 +609,13 @@ class MnemoApp(QtCore.QObject):
         self.qapp.quit()
 
 
+def _kind(failure: str) -> str:
+    """What the log keeps of a failure told to the user: its type, not its message (which
+    may quote the text that failed; logs hold no memory content)."""
+    error = getattr(failure, "error", None)
+    return type(error).__name__ if error is not None else f"{len(failure)} characters"
+
+
 def run(command: str | None = None) -> int:
     """Start the app, or hand `command` to the instance that is already running."""
     import contextlib
@@ -635,9 +649,7 @@ def run(command: str | None = None) -> int:
     qapp.setWindowIcon(icon())
     app = MnemoApp(qapp)
     # The hooks may run on any thread; the notification is shown on the GUI thread.
-    crash.set_notifier(
-        lambda title, text: QtCore.QTimer.singleShot(0, app, lambda: app.notify(title, text))
-    )
+    crash.set_notifier(app.tell_bug)
     if notice:
         QtCore.QTimer.singleShot(1500, lambda: app.notify("Mnemo restarted", notice))
 
