@@ -696,3 +696,21 @@ def test_a_long_learning_is_embedded_by_the_one_engine_no_second_one(embedder, m
         assert len(made) == 1
     finally:
         assert server.close(30)
+
+
+def test_a_database_the_server_cannot_open_is_said_at_each_call_not_a_closed_connection(
+    mnemo_home,
+):
+    # A sibling of issue 26's locked state: the runner used to end when the database could
+    # not be opened, and every tool call then failed with "Connection closed".
+    db = paths.database_path()
+    db.parent.mkdir(parents=True, exist_ok=True)
+    db.write_bytes(b"SQLite format 3\x00" + os.urandom(9000))
+
+    async def session() -> None:
+        async with Client(_params()) as client:
+            for _ in range(2):
+                result = await client.call_tool("list_recent", {"limit": 5})
+                assert "is damaged or not a Mnemo database" in _error_text(result)
+
+    asyncio.run(session())

@@ -37,10 +37,16 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.passphrase_file:
+        os.environ["MNEMO_PASSPHRASE_FILE"] = args.passphrase_file  # for the core, and children
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.ERROR,
         format="mnemo: %(levelname)s: %(message)s",
     )
+    from app.core.crash import Formatter  # tracebacks without memory text (issue 26)
+
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(Formatter("mnemo: %(levelname)s: %(message)s"))
     if not args.command:
         args.func, args.gui_command = commands.gui, None
     try:

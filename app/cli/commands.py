@@ -190,7 +190,11 @@ def unmerge(args: Namespace) -> int:
 
 
 def restore(args: Namespace) -> int:
-    """mnemo restore"""
+    """mnemo restore ID... (from the trash) or mnemo restore FILE (a snapshot)"""
+    if len(args.ids) == 1 and ("/" in args.ids[0] or args.ids[0].endswith(".db")):
+        from app.cli.privacy import restore_file
+
+        return restore_file(args, Path(args.ids[0]))
     changed = _engine().restore(args.ids)
     for memory_id in changed:
         print(f"Restored {memory_id}")
@@ -238,10 +242,12 @@ def export(args: Namespace) -> int:
     """mnemo export"""
     engine = _engine()
     if args.output:
-        count = engine.export_to(Path(args.output), args.format, args.include_trash)
+        count = engine.export_to(
+            Path(args.output), args.format, args.include_trash, plain=args.plain
+        )
         say(f"Exported {count} memories to {args.output}")
     else:
-        for piece in engine.export(args.format, args.include_trash):
+        for piece in engine.export(args.format, args.include_trash, plain=args.plain):
             sys.stdout.write(piece)
     return 0
 

@@ -62,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--version", action=_Version, help="show the version, the llama.cpp build and the GPU"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    parser.add_argument(
+        "--passphrase-file",
+        metavar="FILE",
+        help="the encrypted database's passphrase is the first line of FILE "
+        "(same as MNEMO_PASSPHRASE_FILE)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     _memory_commands(sub)
@@ -69,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     _file_commands(sub)
     _model_commands(sub)
     _agent_commands(sub)
+    _privacy_commands(sub)
     _app_commands(sub)
     return parser
 
@@ -143,8 +150,13 @@ def _browse_commands(sub) -> None:
     p.add_argument("id", metavar="MERGED_ID")
     p.set_defaults(func=commands.unmerge)
 
-    p = sub.add_parser("restore", help="bring memories back from the trash")
-    p.add_argument("ids", nargs="+", metavar="ID")
+    p = sub.add_parser(
+        "restore", help="bring memories back from the trash, or restore a snapshot FILE"
+    )
+    p.add_argument("ids", nargs="+", metavar="ID|FILE")
+    p.add_argument(
+        "--recovery-key-file", metavar="FILE", help="a snapshot's recovery key (another key)"
+    )
     p.set_defaults(func=commands.restore)
 
     p = sub.add_parser("list", help="list recent memories")
@@ -169,6 +181,11 @@ def _file_commands(sub) -> None:
     p.add_argument("--format", choices=("jsonl", "markdown"), default="jsonl")
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
     p.add_argument("--include-trash", action="store_true")
+    p.add_argument(
+        "--plain",
+        action="store_true",
+        help="export an encrypted database anyway (the export is plain text)",
+    )
     p.set_defaults(func=commands.export)
 
     p = sub.add_parser("backfill", help="embed memories whose vectors are missing or stale")
@@ -295,6 +312,33 @@ def _agent_commands(sub) -> None:
     a.add_argument("--no-check", action="store_true", help="do not start the MCP server")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=commands.agents)
+
+
+def _privacy_commands(sub) -> None:
+    """encrypt, decrypt, unlock, backup (restore FILE is `restore`)."""
+    from app.cli import privacy
+
+    p = sub.add_parser("encrypt", help="encrypt the database at rest (key in the OS keyring)")
+    p.add_argument("--rotate", action="store_true", help="re-encrypt under a new key")
+    p.add_argument(
+        "--passphrase", action="store_true", help="seal the key by a passphrase, not the keyring"
+    )
+    p.add_argument("--status", action="store_true", help="say whether and how it is encrypted")
+    p.set_defaults(func=privacy.encrypt)
+
+    p = sub.add_parser("decrypt", help="write the database back in the clear")
+    p.set_defaults(func=privacy.decrypt)
+
+    p = sub.add_parser("unlock", help="open an encrypted database here with its recovery key")
+    p.add_argument("--recovery-key-file", metavar="FILE", help="read the recovery key from FILE")
+    p.add_argument(
+        "--passphrase", action="store_true", help="seal the key by a passphrase, not the keyring"
+    )
+    p.set_defaults(func=privacy.unlock)
+
+    p = sub.add_parser("backup", help="snapshot the database now (encrypted when it is)")
+    p.add_argument("--list", action="store_true", help="list the snapshots")
+    p.set_defaults(func=privacy.backup)
 
 
 def _app_commands(sub) -> None:

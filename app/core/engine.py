@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from app.core import health, paths
-from app.core.errors import InputError, MnemoError, ModelError
+from app.core.errors import InputError, MnemoError, ModelError, PlainCopyRefused
 from app.core.indexer import Indexer
 from app.core.memory import Change, Memory
 from app.core.model.embedder import (
@@ -42,6 +42,7 @@ from app.core.storage import transfer
 from app.core.storage.db import Database
 from app.core.storage.inbox import Candidate, Inbox
 from app.core.storage.store import Filters, Store
+from app.core.vault import cipher, handoff, snapshot
 from app.core.writer import RememberResult, Writer
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,11 @@ class Engine:
         # Take what another process saved first: a save here never undoes it.
         before = self.refresh_settings()
         checked = self._settings.validate(values)
+        if checked.get("mirror_dir") and self._db.encrypted:
+            raise InputError(
+                "the database is encrypted and the markdown mirror would write every memory "
+                "in the clear; it stays off while the database is encrypted"
+            )
         current = self._settings.as_dict()
         model_keys_changed = any(k in checked and checked[k] != current[k] for k in MODEL_KEYS)
         if model_keys_changed:
@@ -254,7 +260,10 @@ class Engine:
             db_path = self._db.path
             # The memory-mapped copy of the vectors lives beside the database (not for a
             # read-only one, nor one in memory).
-            cache = None if self.read_only else db_path.with_name(db_path.name + ".vectors")
+            # An encrypted database keeps its vectors in memory only (ADR 0014).
+            cache = None if self.read_only or self._db.encrypted else cipher.vector_copy(db_path)
+            if self._db.encrypted:
+                cipher.wipe_folder(cipher.vector_copy(db_path))  # left by a crash mid-switch
             self._index = VectorIndex(embedder.info.model_id, embedder.info.dimension, cache)
         self._index.refresh(self._store)
         return self._index
@@ -538,11 +547,15 @@ class Engine:
 
         Embedding is left to `backfill` (the GUI's worker runs it next; the CLI right after).
         """
-        mirror = self._settings["mirror_dir"]
+        mirror = "" if self._db.encrypted else self._settings["mirror_dir"]
         return transfer.import_into(self._store, paths_, progress, secrets, mirror)
 
-    def export(self, fmt: str = "jsonl", include_trash: bool = False) -> Iterator[str]:
-        """The export, piece by piece (one line per memory for JSONL)."""
+    def export(
+        self, fmt: str = "jsonl", include_trash: bool = False, plain: bool = False
+    ) -> Iterator[str]:
+        """The export, piece by piece (one line per memory for JSONL). `plain`: the user
+        said yes to plain text out of an encrypted database."""
+        self._refuse_plain_copy(plain)
         return transfer.export(self._store, fmt, include_trash)
 
     def export_to(
@@ -551,9 +564,19 @@ class Engine:
         fmt: str = "jsonl",
         include_trash: bool = False,
         progress: Callable[[int, int], None] | None = None,
+        plain: bool = False,
     ) -> int:
         """Write an export to a file atomically; returns how many memories it holds."""
+        self._refuse_plain_copy(plain)
         return transfer.export_to(self._store, path, fmt, include_trash, progress)
+
+    def _refuse_plain_copy(self, plain: bool) -> None:
+        if self._db.encrypted and not plain:
+            raise PlainCopyRefused(
+                "the database is encrypted and an export is plain text that anyone with the "
+                "file can read; say so to export anyway (mnemo export --plain), or make an "
+                "encrypted snapshot instead: mnemo backup"
+            )
 
     @staticmethod
     def convert_model(src: Path, out: Path, kind: str = "f16", name: str | None = None) -> Path:
@@ -638,6 +661,97 @@ class Engine:
         if index is not None and index.verify(self._store) is not None:
             index.drop_copy()
         return health.repair(self._db)
+
+    # ---- encryption at rest, and letting go of the database (ADR 0014) -----------------
+    @contextlib.contextmanager
+    def _let_go(self) -> Iterator[None]:
+        """Close the database (and the vectors read from it) for a switch; open it again
+        after, whatever the switch did."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+        self._live_count = None
+        self._db.release()
+        try:
+            yield
+        finally:
+            self._db.reopen()
+
+    def hand_off(self) -> bool:
+        """If another process is replacing the database (encrypt, restore...), let go of it
+        until it is done and open the new one; whether it did. Also opens it again after a
+        failed reopen (a locked keyring since unlocked). Cheap when there is nothing to do."""
+        if not self._db.switch_wanted():
+            if self._db.released:
+                self._db.reopen()
+                return True
+            return False
+        with self._let_go():
+            handoff.wait(self._db.path)
+        return True
+
+    @property
+    def encrypted(self) -> bool:
+        """Whether the database is encrypted at rest."""
+        return self._db.encrypted
+
+    def encrypt(self, store: str | None = None, passphrase: str | None = None) -> str:
+        """Encrypt the database in place (every Mnemo process lets go meanwhile); the
+        recovery key, to show once."""
+        if self._settings["mirror_dir"]:
+            raise InputError(
+                f"the markdown mirror writes every memory in the clear to "
+                f"{self._settings['mirror_dir']}; turn it off first (mnemo settings "
+                "mirror_dir ''), then encrypt (nothing was changed)"
+            )
+        with self._let_go():
+            return cipher.encrypt(self._db.path, store, passphrase)
+
+    def rotate_key(self, passphrase: str | None = None) -> str:
+        """Re-encrypt under a new key; the new recovery key."""
+        with self._let_go():
+            return cipher.rotate(self._db.path, passphrase)
+
+    def decrypt(self) -> None:
+        """Write the database back in the clear."""
+        with self._let_go():
+            cipher.decrypt(self._db.path)
+
+    def backup(self) -> snapshot.Snapshot:
+        """A snapshot of the database now, in the backups folder (pruned to the setting)."""
+        return snapshot.take(self._db.path, self._settings["backups_kept"])
+
+    def backup_if_due(self) -> snapshot.Snapshot | None:
+        """A snapshot if the newest is older than the setting says (the runner asks when
+        idle); None when not due or another process is taking it."""
+        return snapshot.due(
+            self._db.path, self._settings["backup_every_hours"], self._settings["backups_kept"]
+        )
+
+    def backups(self) -> list[snapshot.Snapshot]:
+        """The snapshots, newest first."""
+        return snapshot.listing(self._db.path)
+
+    def check_backup(self, path: Path, recovery: str | None = None) -> snapshot.Checked:
+        """Open and check a snapshot (or a database file) before a restore: what it holds."""
+        return snapshot.check(self._db.path, path, recovery)
+
+    def restore_backup(self, checked: snapshot.Checked) -> tuple[Path, dict[str, int]]:
+        """Put a checked snapshot in place of the database (every Mnemo process lets go);
+        where the database before was kept, and what the restored one holds."""
+        with self._let_go():
+            return snapshot.restore(self._db.path, checked)
+
+    @staticmethod
+    def unlock(
+        recovery: str,
+        store: str | None = None,
+        passphrase: str | None = None,
+        database: Path | None = None,
+    ) -> str:
+        """Open an encrypted database on this machine again with its recovery key (no
+        Engine can open it before); where the key is kept now."""
+        return cipher.unlock(database or paths.database_path(), recovery, store, passphrase)
 
     @property
     def database_path(self) -> Path:

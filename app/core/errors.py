@@ -35,3 +35,29 @@ class ConflictError(InputError):
 class TrashedError(ConflictError):
     """The memory went to the trash (a merge undone, a delete elsewhere) since the caller
     read it: an edit must not be saved into the trash, where nothing finds it."""
+
+
+class LockedError(MnemoError):
+    """The database is encrypted and cannot be opened now: each subclass says why and what
+    opens it (`mnemo unlock`, the passphrase, the keyring)."""
+
+
+class NoKeyError(LockedError):
+    """The database is encrypted and no key for it was found (keyring, passphrase)."""
+
+
+class WrongKeyError(LockedError):
+    """A key or passphrase was found or given, and it does not open the database."""
+
+
+class KeyringLockedError(LockedError):
+    """The OS secret store holds the key but is locked (or cannot ask to be unlocked)."""
+
+
+class NewerCipherError(LockedError):
+    """The database was encrypted by a newer Mnemo (a key file or cipher it does not know)."""
+
+
+class PlainCopyRefused(InputError):
+    """The database is encrypted and the action would write memories in the clear (an
+    export, the markdown mirror): done only when the user says so."""

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.core.engine import Engine, SettingsChange
-from app.core.errors import MnemoError
+from app.core.errors import LockedError, MnemoError
 from app.core.indexer import LONG_TEXT_CHARS
 from app.core.memory import Change
 from app.core.settings import MODEL_KEYS
@@ -42,7 +42,8 @@ INTERACTIVE, NORMAL, BACKGROUND = 0, 1, 2
 # fast as 32 (165 notes/s) and a search waits for at most two notes' decode.
 BACKFILL_BATCH = 2
 EXTERNAL_POLL_S = 2.0  # how often the runner asks whether another process wrote
-_STOP, _LOAD, _BACKFILL = "stop", "load", "backfill"  # the runner's own jobs
+SNAPSHOT_LOOK_S = 600.0  # how often it looks whether the periodic snapshot is due
+_STOP, _LOAD, _BACKFILL, _RETRY = "stop", "load", "backfill", "retry"  # the runner's own jobs
 
 
 def embed_now(chars: int) -> bool:
@@ -56,7 +57,8 @@ class Listener:
     """What a runner reports, on its own thread; a front end overrides what it shows."""
 
     def model_moved(self, state: str, detail: str) -> None:
-        """ "loading" | "ready" | "unavailable", and a detail (the model, or why not)."""
+        """ "loading" | "ready" | "unavailable" | "locked" (the database is encrypted and
+        its key is not at hand: `Runner.retry_open` once it is), and a detail."""
 
     def backfill_moved(self, done: int, total: int) -> None:
         """Memories embedded so far of those waiting (0, 0 when the backfill is done)."""
@@ -106,6 +108,7 @@ class Runner:
         self._seen_version: int | None = None
         self._journal = 0  # the last journal entry read (`Engine.changes_since`)
         self._next_poll = 0.0
+        self._next_snapshot_look = time.monotonic() + 60.0  # not in the way of a start
         self._handle: Any = None
         self.poll_s = EXTERNAL_POLL_S
         self.thread_ident: int | None = None
@@ -204,11 +207,7 @@ class Runner:
             self.stopped.set()
 
     def _serve(self) -> None:
-        try:
-            self.engine = self._factory()
-            self._journal = self.engine.journal_head()
-        except MnemoError as exc:
-            self._model_is("unavailable", str(exc))
+        if not self._open_engine():
             return
         if self._load_first:
             self._model_is("loading", "")
@@ -222,13 +221,17 @@ class Runner:
                 except queue.Empty:
                     item = None
                 if time.monotonic() >= self._next_poll:  # between calls, also when busy
+                    self._let_go_if_asked()
                     self._notice_elsewhere()
+                    self._snapshot_if_due()
                     self._next_poll = time.monotonic() + self.poll_s
                 if item is None:
                     continue
                 _, _, fn, future, writes = item
                 if fn == _STOP:
                     break
+                if fn == _RETRY:
+                    continue  # (open already)
                 if fn == _LOAD:
                     self._load_model()
                 elif fn == _BACKFILL:
@@ -238,6 +241,53 @@ class Runner:
         finally:
             if self._close_engine:
                 self.engine.close()
+
+    def _open_engine(self) -> bool:
+        """Make the engine; while the database is locked (encrypted, its key not at hand) or
+        cannot be opened, report "locked" or "unavailable" and fail calls with why. Each new
+        call (or `retry_open`: the tray's Unlock) tries again first: the key may be at hand
+        now (`mnemo unlock`, a keyring unlocked, a passphrase typed), the file repaired.
+        Whether there is an engine to serve with."""
+        while True:
+            try:
+                self.engine = self._factory()
+                self._journal = self.engine.journal_head()
+                return True
+            except MnemoError as exc:  # locked, or damaged, read-only, on a full disk...
+                self._model_is(
+                    "locked" if isinstance(exc, LockedError) else "unavailable", str(exc)
+                )
+                self._fail_waiting(exc)
+            while True:
+                item = self._queue.get()
+                if item[2] == _STOP:
+                    return False
+                if item[2] in (_LOAD, _BACKFILL):  # asked again once open
+                    self._backfill_queued = False
+                    continue
+                if item[2] != _RETRY:
+                    self._queue.put(item)  # served once open, or failed with why
+                break
+
+    def _fail_waiting(self, exc: MnemoError) -> None:
+        """Fail every call waiting with why the database cannot be opened (a stop stays)."""
+        stop = False
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item[2] == _STOP:
+                stop = True
+            elif item[3] is not None and item[3].set_running_or_notify_cancel():
+                item[3].set_exception(exc)
+        self._backfill_queued = False
+        if stop:
+            self._queue.put((-1, next(self._order), _STOP, None, False))
+
+    def retry_open(self) -> None:
+        """Try to open a locked database again (a passphrase was given, a keyring unlocked)."""
+        self._queue.put((INTERACTIVE, next(self._order), _RETRY, None, False))
 
     def _cancel_waiting(self) -> None:
         while True:
@@ -252,6 +302,10 @@ class Runner:
     def _call(self, fn, future: concurrent.futures.Future, writes) -> None:
         if not future.set_running_or_notify_cancel():
             return  # superseded (or cancelled by its caller) while it waited
+        problem = self._let_go_if_asked()
+        if problem is not None:
+            future.set_exception(problem)
+            return
         self._refresh_settings()
         try:
             result = fn(self.engine)
@@ -274,6 +328,35 @@ class Runner:
                 log.exception("reporting a change failed")
             if any(c.kind not in ("usage", "settings", "purge") for c in changes):
                 self.backfill()  # counts, settings and purges leave nothing to embed
+
+    def _let_go_if_asked(self) -> MnemoError | None:
+        """Let go of the database while another process replaces it (`mnemo encrypt`, a
+        restore: `storage/handoff.py`), then tell the listener everything may have changed;
+        the problem if the new file cannot be opened (a key not at hand)."""
+        try:
+            if not self.engine.hand_off():
+                return None
+            self._journal = self.engine.journal_head()
+            self._seen_version = None
+        except MnemoError as exc:
+            log.warning("the database cannot be opened again after a switch: %s", exc)
+            return exc
+        self.listener.written_elsewhere([Change("content")])
+        if self.model_id:
+            self.backfill()
+        return None
+
+    def _snapshot_if_due(self) -> None:
+        """Take the periodic snapshot when it is due (looked at every few minutes)."""
+        if time.monotonic() < self._next_snapshot_look:
+            return
+        self._next_snapshot_look = time.monotonic() + SNAPSHOT_LOOK_S
+        try:
+            self.engine.backup_if_due()
+        except MnemoError as exc:
+            log.warning("the periodic snapshot was not taken: %s", exc)
+        except OSError as exc:
+            log.warning("the periodic snapshot was not taken: %s", exc.strerror or exc)
 
     def _model_is(self, state: str, detail: str) -> None:
         self.model_state = (state, detail)

@@ -463,5 +463,7 @@ class Writer:
         return self._store.purge(self._store.trashed_ids())
 
     def _mirror(self, memories: list[Memory]) -> None:
-        """Append changed memories to the markdown mirror, if one is set (never fails a write)."""
-        append_to_mirror(self._settings["mirror_dir"], memories)
+        """Append changed memories to the markdown mirror, if one is set (never fails a write).
+        Never for an encrypted database: the mirror is plain text (ADR 0014)."""
+        if not self._db.encrypted:
+            append_to_mirror(self._settings["mirror_dir"], memories)

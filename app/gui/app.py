@@ -64,6 +64,7 @@ class MnemoApp(QtCore.QObject):
             self.tray.manager_action.triggered.connect(self.show_manager)
             self.tray.inbox_action.triggered.connect(self.show_inbox)
             self.tray.settings_action.triggered.connect(self.show_settings)
+            self.tray.unlock_action.triggered.connect(self.unlock)
             self.tray.quit_action.triggered.connect(self.quit)
             self.tray.on_left_click(self.show_popup)
             self.tray.show()
@@ -479,6 +480,33 @@ class MnemoApp(QtCore.QObject):
             self.notify(
                 "Search by meaning is unavailable", f"{detail}\nKeyword search still works."
             )
+        if state == "locked":
+            self.notify("Mnemo is locked", f"{detail}\nChoose Unlock… in the tray menu.")
+
+    def unlock(self) -> None:
+        """The tray's Unlock…: ask the passphrase (asked once: this process keeps it), or
+        say how to unlock a keyring; then the runner opens the database again."""
+        from app.core.vault import keys
+
+        db_path = paths.database_path()
+        if keys.sealed_by_passphrase(db_path):
+            text, ok = QtWidgets.QInputDialog.getText(
+                None,
+                "Unlock Mnemo",
+                "The passphrase of your encrypted memories:",
+                QtWidgets.QLineEdit.Password,
+            )
+            if not ok or not text:
+                return
+            keys.remember_passphrase(db_path, text)
+        else:
+            QtWidgets.QMessageBox.information(
+                None,
+                "Unlock Mnemo",
+                f"{self._model_state[1]}\n\nUnlock your keyring (log in to the desktop), then "
+                "press OK; on a new machine, run `mnemo unlock` with the recovery key first.",
+            )
+        self.worker.runner.retry_open()
 
     def _on_backfill(self, done: int, total: int) -> None:
         self._backfill = (done, total)
@@ -489,7 +517,9 @@ class MnemoApp(QtCore.QObject):
             return
         state, detail = self._model_state
         done, total = self._backfill
-        if state == "unavailable":
+        if state == "locked":
+            self.tray.set_state("locked", f"Mnemo — locked: {detail}")
+        elif state == "unavailable":
             self.tray.set_state("unavailable", f"Mnemo — meaning unavailable: {detail}")
         elif total:
             self.tray.set_state("busy", f"Mnemo — embedding {done}/{total} memories")

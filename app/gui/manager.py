@@ -12,7 +12,7 @@ from pathlib import Path
 
 from app.core import paths
 from app.core.display import age, fields_line, isolated
-from app.core.errors import ConflictError, NotFoundError, TrashedError
+from app.core.errors import ConflictError, NotFoundError, PlainCopyRefused, TrashedError
 from app.core.memory import Change, Memory
 from app.core.runner import embed_now
 from app.core.search.recall import RecallResult
@@ -1134,20 +1134,37 @@ class Manager(QtWidgets.QMainWindow):
             Path(path), "markdown" if path.endswith(".md") or "Markdown" in kind else "jsonl"
         )
 
-    def export_to(self, path: Path, fmt: str) -> None:
-        """Export in the background with a progress bar; written atomically."""
+    def export_to(self, path: Path, fmt: str, plain: bool = False) -> None:
+        """Export in the background with a progress bar; written atomically. Out of an
+        encrypted database only once the user says yes to a plain-text file."""
         report = self.worker.progress.emit
 
         def exported(count: int) -> None:
             self.progress.setVisible(False)
             self.statusBar().showMessage(f"Exported {count:,} memories to {path}.", 8000)
 
+        def failed(failure) -> None:
+            if not isinstance(getattr(failure, "error", None), PlainCopyRefused):
+                self._failed_write(failure)
+                return
+            self.progress.setVisible(False)
+            answer = QtWidgets.QMessageBox.question(
+                self,
+                "Export in plain text?",
+                "Your memories are encrypted on disk. The export is a plain-text file that "
+                "anyone who gets it can read.\n\nExport anyway?",
+            )
+            if answer == QtWidgets.QMessageBox.Yes:
+                self.export_to(path, fmt, plain=True)
+
         self.progress.setRange(0, 0)
         self.progress.setVisible(True)
         self.worker.call(
-            lambda e: e.export_to(Path(path), fmt, progress=lambda n, t: report("export", n, t)),
+            lambda e: e.export_to(
+                Path(path), fmt, progress=lambda n, t: report("export", n, t), plain=plain
+            ),
             exported,
-            self._failed_write,
+            failed,
         )
 
     def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt API

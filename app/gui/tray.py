@@ -7,7 +7,7 @@ from app.gui.qt import QtCore, QtGui, QtWidgets
 
 ICON = paths.RESOURCES / "icons" / "mnemo.svg"
 SIZES = (16, 22, 24, 32, 48, 64)
-BADGES = {"busy": "#F59E0B", "unavailable": "#DC2626"}
+BADGES = {"busy": "#F59E0B", "unavailable": "#DC2626", "locked": "#6B7280"}
 
 
 def icon(state: str = "ready") -> QtGui.QIcon:
@@ -47,6 +47,10 @@ class Tray(QtWidgets.QSystemTrayIcon):
         self.inbox_action.setObjectName("actionInbox")
         self.settings_action = menu.addAction("Settings…")
         self.settings_action.setObjectName("actionSettings")
+        # Shown only while the database is locked (encrypted, its key not at hand)
+        self.unlock_action = menu.addAction("Unlock…")
+        self.unlock_action.setObjectName("actionUnlock")
+        self.unlock_action.setVisible(False)
         menu.addSeparator()
         self.quit_action = menu.addAction("Quit Mnemo")
         self.quit_action.setObjectName("actionQuit")
@@ -62,9 +66,10 @@ class Tray(QtWidgets.QSystemTrayIcon):
         self.clipboard_action.setText(f"{label}\t{clipboard_text}" if clipboard_text else label)
 
     def set_state(self, state: str, tooltip: str) -> None:
-        """ready | busy | unavailable, and the tooltip line."""
+        """ready | busy | unavailable | locked, and the tooltip line."""
         self.setIcon(icon(state))
         self.setToolTip(tooltip)
+        self.unlock_action.setVisible(state == "locked")
 
     def on_left_click(self, slot) -> None:
         """Connect a plain left click (not the menu) to `slot`."""

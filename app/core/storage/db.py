@@ -8,15 +8,16 @@ import logging
 import os
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import apsw
 
-from app.core.errors import StoreError
+from app.core.errors import NoKeyError, StoreError
 from app.core.paths import private_dir, private_file, replace_file
 from app.core.storage.migrations import MIGRATIONS
+from app.core.vault import cipher, handoff, keys
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +62,12 @@ def _new_database(path: Path) -> None:
     whole. So a database file is never empty unless something else emptied it, and two
     processes starting at once both end up using the one that landed first."""
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.new")
+    new_keys, problems = keys.candidates(path)
+    if problems:  # the key file names a key that is not at hand: a new file would not open
+        raise problems[0]
     os.close(private_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
     try:
-        Database(tmp, _new=True).close()
+        Database(tmp, _new=True, _keys=new_keys[:1]).close()
         with contextlib.suppress(FileExistsError):
             os.link(tmp, path)
     finally:
@@ -101,24 +105,53 @@ def _not_empty(path: Path) -> None:
 class Database:
     """One APSW connection to the Mnemo database, migrated on open."""
 
-    def __init__(self, path: Path, read_only: bool = False, _new: bool = False):
+    def __init__(
+        self,
+        path: Path,
+        read_only: bool = False,
+        _new: bool = False,
+        _keys: list[bytes | None] | None = None,
+    ):
         self.path = Path(path)
         self.read_only = read_only
+        self._asked_read_only = read_only
         self._depth = 0
         self._guarded = True  # writes refused while the database is known to be damaged
         # Set when an integrity check or a write found the file damaged, gone when repaired
         self.damage_mark = self.path.with_name(self.path.name + ".damaged")
+        self.encrypted = False
+        self.released = False  # closed for a switch (`release`) and not open again yet
+        self._reopened: list[Callable[[], None]] = []  # told when `reopen` connects again
+        self._open(_new, _keys)
+
+    def _open(self, new: bool = False, keys_: list[bytes | None] | None = None) -> None:
         flags = (
             apsw.SQLITE_OPEN_READONLY
-            if read_only
+            if self._asked_read_only
             else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         )
         try:
-            if not (read_only or _new):
+            if not new:
+                handoff.wait(self.path)  # a switch under way: open the file it leaves
+            if not (self._asked_read_only or new):
                 _private_database(self.path)
-            if not _new:
+            if not new:
                 _not_empty(self.path)
-            self.conn = apsw.Connection(str(self.path), flags=flags)
+            if keys_ is None and not new:
+                keys_, problems = keys.candidates(self.path)
+                if problems and not keys_:
+                    raise problems[0]
+            try:
+                self.conn, key = cipher.connect(self.path, flags, keys_ or [None])
+            except apsw.NotADBError:
+                if not new and keys_ in (None, [None]) and cipher.looks_encrypted(self.path):
+                    raise NoKeyError(
+                        f"the database {self.path} is encrypted (or damaged) and its key file "
+                        f"{keys.key_file(self.path).name} is missing: on a new machine, run "
+                        "mnemo unlock with the recovery key"
+                    ) from None
+                raise
+            self.encrypted = key is not None
             self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
             # SQLite silently opens a write-protected file read-only: notice it.
             self.read_only = self.read_only or self.conn.readonly("main")
@@ -130,6 +163,29 @@ class Database:
             raise _known(exc, self.path) from exc
         except OSError as exc:
             raise StoreError(f"cannot create the folder for {self.path}: {exc}") from exc
+
+    # ---- letting go while the file is replaced (`handoff`) ---------------------------
+    def switch_wanted(self) -> bool:
+        """Whether another process is replacing the database and asks us to let go."""
+        return handoff.wanted(self.path)
+
+    def release(self) -> None:
+        """Close the connection for a switch; `reopen` opens the file it leaves."""
+        self.close()
+        self.released = True
+
+    def reopen(self) -> None:
+        """Open the database again (after a switch: the new file, with its new key)."""
+        self._depth = 0
+        self.read_only = self._asked_read_only
+        self._open()
+        self.released = False
+        for tell in self._reopened:
+            tell()
+
+    def on_reopen(self, tell: Callable[[], None]) -> None:
+        """Call `tell()` after each `reopen` (what holds state of the old connection)."""
+        self._reopened.append(tell)
 
     def _prepare(self) -> None:
         if self.read_only:

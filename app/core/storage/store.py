@@ -231,7 +231,12 @@ class Store:
 
     def __init__(self, db: Database):
         self.db = db
-        self._lexicon = fts.Lexicon(db.conn)  # reads nothing until a query is planned
+        self._connected()
+        db.on_reopen(self._connected)  # a switch (encrypt, restore) gives another connection
+
+    def _connected(self) -> None:
+        """Start afresh on the database's connection: nothing derived from another one."""
+        self._lexicon = fts.Lexicon(self.db.conn)  # reads nothing until a query is planned
         # The last keyword answers, kept while the database is as it was when they came
         self._keyword_answers: dict[tuple, list[tuple[int, float]]] = {}
         self._keyword_version: tuple[int, int] | None = None  # (data_version, total_changes)

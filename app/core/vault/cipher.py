@@ -1,0 +1,403 @@
+"""Opening an encrypted database, and replacing the database whole: encrypt, decrypt,
+rotate the key, restore a backup (ADR 0014).
+
+SQLite3 Multiple Ciphers (the `apsw-sqlite3mc` build of APSW) encrypts every page of the
+database and of its WAL with ChaCha20-Poly1305 under a raw 256-bit key. A connection is
+keyed before its first statement; a wrong key or none shows as "file is not a database",
+so `connect` tries the keys the key file names (`app.core.keys`) and says which was missing.
+
+A switch never rewrites the database in place. Under the hand-off (`handoff.hold`: every
+other Mnemo process lets go), the switcher takes the only connection (SQLite refuses to
+leave WAL mode while another one is open), `VACUUM INTO` a new file beside it under the new
+key, checks it, names both keys in the key file, then renames the new file over the old.
+A crash before the rename leaves the old file and a key file naming its key (`previous`);
+after it, the new file and its key. Either opens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import shutil
+import time
+import urllib.parse
+from collections.abc import Callable
+from pathlib import Path
+
+import apsw
+
+from app.core.errors import InputError, LockedError, NoKeyError, StoreError, WrongKeyError
+from app.core.paths import private_file
+from app.core.vault import handoff
+from app.core.vault import keys as keyring_keys
+from app.core.vault.keys import CIPHER, Entry, KeyFile
+
+log = logging.getLogger(__name__)
+
+EXCLUSIVE_WAIT_S = 30.0  # how long a switch waits for the others to let go
+BUSY_TIMEOUT_MS = 5000  # as the database's own connections (storage/db.py)
+
+
+def key_connection(conn: apsw.Connection, key: bytes | None) -> None:
+    """Give a fresh connection its key (before any statement); none for a plain file.
+    Temporary tables and sorts stay in memory: SQLite's temporary files are not encrypted."""
+    if key is not None:
+        conn.execute(f"PRAGMA cipher = '{CIPHER}'").fetchall()
+        conn.execute(f"PRAGMA key = \"x'{key.hex()}'\"").fetchall()
+    conn.execute("PRAGMA temp_store = MEMORY").fetchall()
+
+
+def _opens(conn: apsw.Connection) -> bool:
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+    except apsw.NotADBError:
+        return False
+    return True
+
+
+def connect(
+    path: Path, flags: int, keys: list[bytes | None] | None = None
+) -> tuple[apsw.Connection, bytes | None]:
+    """A connection to `path` keyed with the first of `keys` (default: what the key file
+    names) that opens it, and that key. LockedError when the database is encrypted and no
+    key at hand opens it; apsw.NotADBError when it is not (or no longer) a database at all."""
+    problems: list[LockedError] = []
+    if keys is None:
+        keys, problems = keyring_keys.candidates(path)
+    for key in keys:
+        conn = apsw.Connection(str(path), flags=flags)
+        # Before the first read: a fresh connection may meet another one's checkpoint
+        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        try:
+            key_connection(conn, key)
+            if _opens(conn):
+                return conn, key
+        except apsw.NotADBError:
+            pass
+        except BaseException:
+            conn.close()
+            raise
+        conn.close()
+    if problems:
+        raise problems[0]
+    if any(key is not None for key in keys):
+        raise WrongKeyError(
+            f"the key at hand does not open the database {path} (the key file names another, "
+            "or the file was replaced); open it with its recovery key: mnemo unlock"
+        )
+    raise apsw.NotADBError("file is not a database")
+
+
+def looks_encrypted(path: Path) -> bool:
+    """Whether a file SQLite would not open looks encrypted: no plain SQLite header, and
+    not empty. (Read only when opening failed: closing a descriptor of a database file drops
+    this process's locks on it, so it is not read while a connection may hold one.)"""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return False
+    # An encrypted page starts with random bytes: 16 printable ones (a text file, another
+    # program's header) happen by chance once in ten million
+    printable = all(32 <= b < 127 or b in (9, 10, 13) for b in head)
+    return len(head) == 16 and head != b"SQLite format 3\x00" and not printable
+
+
+def uri(path: Path, key: bytes | None) -> str:
+    """An SQLite URI naming `path` with its key (or explicitly none), for `VACUUM INTO`."""
+    name = "file:" + urllib.parse.quote(str(path.resolve()))
+    if key is None:
+        return name + "?key="
+    return name + f"?cipher={CIPHER}&key=" + urllib.parse.quote(f"x'{key.hex()}'")
+
+
+def copy_to(conn: apsw.Connection, target: Path, key: bytes | None) -> None:
+    """Write a compact, consistent copy of `conn`'s database to `target` (made empty and
+    0600 first), encrypted under `key` or plain. A reader's snapshot: others may go on."""
+    os.close(private_file(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+    sql = "VACUUM INTO " + "'" + uri(target, key).replace("'", "''") + "'"
+    conn.execute(sql)
+
+
+def check_copy(path: Path, key: bytes | None, wal: bool = True) -> dict[str, int]:
+    """Open a copy with its key, check it page by page, put it in WAL mode (a database to
+    use; a snapshot stays one file) and count what it holds; StoreError if it is damaged."""
+    conn, _ = connect(path, apsw.SQLITE_OPEN_READWRITE, [key])
+    try:
+        verdict = conn.execute("PRAGMA quick_check").fetchall()
+        if verdict != [("ok",)]:
+            raise StoreError(f"the copy {path} failed its check: {verdict[0][0]}")
+        if wal:
+            conn.execute("PRAGMA journal_mode = WAL").fetchall()
+        return counts(conn)
+    finally:
+        conn.close()
+
+
+def counts(conn: apsw.Connection) -> dict[str, int]:
+    """How many live and trashed memories a database holds."""
+    live, trashed = conn.execute(
+        "SELECT count(*) FILTER (WHERE deleted_at IS NULL), "
+        "count(*) FILTER (WHERE deleted_at IS NOT NULL) FROM memories"
+    ).fetchall()[0]
+    return {"memories": live, "trashed": trashed}
+
+
+def sync(path: Path) -> None:
+    """Flush a file (or a folder's entries) to the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _exclusive(db_path: Path, key: bytes | None) -> apsw.Connection:
+    """The only connection to the database: out of WAL mode (which SQLite allows only when
+    no other connection is open) and holding its exclusive lock until closed."""
+    conn, _ = connect(db_path, apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_URI, [key])
+    deadline = time.monotonic() + EXCLUSIVE_WAIT_S
+    conn.set_busy_timeout(200)
+    try:
+        while True:
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                mode = conn.execute("PRAGMA journal_mode = DELETE").fetchall()[0][0]
+                if mode == "delete":
+                    break
+            except apsw.BusyError:
+                pass
+            if time.monotonic() > deadline:
+                who = handoff.holders(db_path)
+                raise StoreError(
+                    "another program still has the database open"
+                    + (f" (process {', '.join(who)})" if who else "")
+                    + f" after {EXCLUSIVE_WAIT_S:.0f} s; close it and try again (nothing "
+                    "was changed)"
+                )
+            time.sleep(0.2)
+        conn.execute("PRAGMA locking_mode = EXCLUSIVE").fetchall()
+        conn.execute("BEGIN EXCLUSIVE; COMMIT")
+    except BaseException:
+        with contextlib.suppress(apsw.Error):
+            conn.execute("PRAGMA journal_mode = WAL").fetchall()
+        conn.close()
+        raise
+    return conn
+
+
+def _room_for(db_path: Path, extra: int = 0) -> None:
+    size = db_path.stat().st_size + extra
+    free = shutil.disk_usage(db_path.parent).free
+    if free < size * 1.2 + 16 * 2**20:
+        raise StoreError(
+            f"not enough free space beside {db_path}: the new copy needs about "
+            f"{size * 1.2 / 2**20:.0f} MB and {free / 2**20:.0f} MB are free; nothing was changed"
+        )
+
+
+def leftovers(db_path: Path) -> None:
+    """Remove the copies of switches that did not finish (under the hand-off lock)."""
+    for tmp in db_path.parent.glob(f".{db_path.name}.*.switch*"):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def current_key(db_path: Path) -> tuple[Entry, bytes | None]:
+    """The entry and key that open the database now (the key file's current, else its
+    previous after an unfinished switch); LockedError if none is at hand."""
+    kf = KeyFile.read(db_path)
+    problems: list[LockedError] = []
+    for entry in kf.entries():
+        try:
+            key = None if entry.kid is None else keyring_keys.key_for(entry, db_path)
+        except LockedError as exc:
+            problems.append(exc)
+            continue
+        conn = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
+        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        try:
+            key_connection(conn, key)
+            if _opens(conn):
+                return entry, key
+        finally:
+            conn.close()
+    if problems:
+        raise problems[0]
+    raise WrongKeyError(
+        f"no key at hand opens the database {db_path}; open it with its recovery key: mnemo unlock"
+    )
+
+
+def replace(
+    db_path: Path,
+    action: str,
+    new_entry: Entry,
+    new_key: bytes | None,
+    source: Callable[[apsw.Connection], apsw.Connection] | None = None,
+    keep_aside: Path | None = None,
+) -> dict[str, int]:
+    """Replace the database by a copy under `new_key` (None: plain) of itself, or of what
+    `source(exclusive_connection)` opens (a backup), with every other Mnemo process let go.
+    `keep_aside`: where the database before goes (a restore keeps it). Returns the counts
+    of the new database."""
+    with handoff.hold(db_path, action):
+        leftovers(db_path)
+        old_entry, old_key = current_key(db_path)
+        _room_for(db_path)
+        conn = _exclusive(db_path, old_key)
+        tmp = db_path.with_name(f".{db_path.name}.{secrets.token_hex(8)}.switch")
+        try:
+            origin = source(conn) if source else conn
+            try:
+                copy_to(origin, tmp, new_key)
+            finally:
+                if origin is not conn:
+                    origin.close()
+            found = check_copy(tmp, new_key)
+            sync(tmp)
+            KeyFile(new_entry, previous=old_entry).write(db_path)
+            if keep_aside is not None:
+                os.link(db_path, keep_aside)
+            wipe = os.open(db_path, os.O_RDWR) if old_key is None and new_key is not None else None
+            os.replace(tmp, db_path)
+            sync(db_path.parent)
+            if wipe is not None:
+                _overwrite(wipe)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            with contextlib.suppress(apsw.Error):  # back to WAL if the file stays as it was
+                conn.execute("PRAGMA journal_mode = WAL").fetchall()
+            with contextlib.suppress(OSError, LockedError):
+                if KeyFile.read(db_path).previous is not None:
+                    KeyFile(old_entry).write(db_path)
+            raise
+        finally:
+            conn.close()
+        KeyFile(new_entry).write(db_path)
+        return found
+
+
+def _overwrite(fd: int) -> None:
+    """Overwrite a replaced plain database with zeros before its blocks are freed (best
+    effort: a copy-on-write file system or an SSD may keep the old blocks anyway)."""
+    try:
+        size = os.fstat(fd).st_size
+        zeros = bytes(1 << 20)
+        os.lseek(fd, 0, os.SEEK_SET)
+        done = 0
+        while done < size:
+            done += os.write(fd, zeros[: min(len(zeros), size - done)])
+        os.fsync(fd)
+    except OSError as exc:
+        log.warning("could not overwrite the plain database before freeing it: %s", exc)
+    finally:
+        os.close(fd)
+
+
+# ---- what `mnemo encrypt / decrypt / unlock` do ---------------------------------------
+def vector_copy(db_path: Path) -> Path:
+    """The folder of the memory-mapped vector copy beside the database."""
+    return db_path.with_name(db_path.name + ".vectors")
+
+
+def wipe_folder(folder: Path) -> None:
+    """Overwrite every file of `folder` with zeros and remove it (the vector copy, which an
+    encrypted database keeps in memory only). Best effort, as `_overwrite`."""
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    for item in folder.iterdir():
+        if item.is_file() and not item.is_symlink():
+            with contextlib.suppress(OSError):
+                _overwrite(os.open(item, os.O_RDWR))
+        with contextlib.suppress(OSError):
+            item.unlink()
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+
+
+def _store_for(db_path: Path, store: str | None, passphrase: str | None) -> str:
+    """Where a new key goes: as asked, else the OS secret store when one answers, else a
+    passphrase when one was given; NoKeyError saying what is missing."""
+    if store == "passphrase" or (store is None and passphrase):
+        if not passphrase:
+            raise NoKeyError(
+                "a passphrase is needed: give it with MNEMO_PASSPHRASE or --passphrase-file "
+                "(or type it when asked)"
+            )
+        return "passphrase"
+    backend, why = keyring_keys.secret_store()
+    if backend is None:
+        raise NoKeyError(
+            f"{why}, so the key cannot be kept in a keyring; give a passphrase instead "
+            "(MNEMO_PASSPHRASE, --passphrase-file, or type it when asked)"
+        )
+    return "keyring"
+
+
+def encrypt(db_path: Path, store: str | None = None, passphrase: str | None = None) -> str:
+    """Encrypt the database in place under a new random key kept in `store`; the recovery
+    key (shown once). InputError if it is encrypted already."""
+    entry, _ = current_key(db_path)
+    if entry.kid is not None:
+        raise InputError(
+            "the database is encrypted already; `mnemo encrypt --rotate` gives it a new key"
+        )
+    store = _store_for(db_path, store, passphrase)
+    key = keyring_keys.new_key()
+    new_entry = keyring_keys.entry_for(key, store, passphrase)
+    replace(db_path, "encrypt", new_entry, key)
+    if passphrase:
+        keyring_keys.remember_passphrase(db_path, passphrase)  # this process opens it next
+    wipe_folder(vector_copy(db_path))
+    return keyring_keys.recovery_text(key)
+
+
+def rotate(db_path: Path, passphrase: str | None = None) -> str:
+    """Re-encrypt the database under a new key kept where the old one was (a passphrase:
+    the one given, else the current one); the new recovery key."""
+    entry, _ = current_key(db_path)
+    if entry.kid is None:
+        raise InputError("the database is not encrypted; `mnemo encrypt` encrypts it")
+    if entry.store == "passphrase":
+        passphrase = passphrase or keyring_keys.passphrase_for(db_path)
+    key = keyring_keys.new_key()
+    replace(db_path, "rotate", keyring_keys.entry_for(key, entry.store, passphrase), key)
+    if passphrase:
+        keyring_keys.remember_passphrase(db_path, passphrase)
+    return keyring_keys.recovery_text(key)
+
+
+def decrypt(db_path: Path) -> None:
+    """Write the database back in the clear (its key stays in the keyring: the backups
+    made while it was encrypted still need it)."""
+    entry, _ = current_key(db_path)
+    if entry.kid is None:
+        raise InputError("the database is not encrypted")
+    replace(db_path, "decrypt", Entry(None), None)
+
+
+def unlock(
+    db_path: Path, recovery: str, store: str | None = None, passphrase: str | None = None
+) -> str:
+    """Make the database open again on this machine with its recovery key: check that the
+    key opens it, keep it in `store` (the keyring, else a passphrase) and rewrite the key
+    file. Returns where the key is kept now."""
+    key = keyring_keys.parse_recovery(recovery)
+    try:
+        conn, _ = connect(db_path, apsw.SQLITE_OPEN_READONLY, [key])
+    except apsw.NotADBError:
+        raise WrongKeyError(
+            f"that recovery key does not open {db_path} (it belongs to another database, "
+            "or to this one before a key rotation)"
+        ) from None
+    conn.close()
+    store = _store_for(db_path, store, passphrase)
+    with handoff.hold(db_path, "unlock"):
+        KeyFile(keyring_keys.entry_for(key, store, passphrase)).write(db_path)
+    if passphrase:
+        keyring_keys.remember_passphrase(db_path, passphrase)
+    return "the OS keyring" if store == "keyring" else "the key file, sealed by your passphrase"

@@ -1,0 +1,126 @@
+"""The desktop app on an encrypted database whose key is not at hand (issue 26): a locked
+state (not a crash, not "damaged"), and Unlock… asks the passphrase once in a real dialog."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core import paths
+from app.core.engine import Engine
+from app.core.vault import keys
+from app.gui.app import MnemoApp
+from app.gui.qt import QtCore, QtWidgets
+
+PASSPHRASE = "a passphrase for the tray"
+
+
+@pytest.fixture
+def encrypted(embedder, mnemo_home, monkeypatch):
+    for name in ("MNEMO_PASSPHRASE", "MNEMO_PASSPHRASE_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    engine = Engine(embedder=embedder)
+    engine.remember("the boiler's service code is in the red folder")
+    engine.encrypt("passphrase", PASSPHRASE)
+    engine.close()
+    keys._remembered.clear()  # a new process: the passphrase is not known yet
+    yield
+    keys._remembered.clear()
+
+
+def _answer_dialog(text: str) -> None:
+    """Type into the passphrase dialog once it is up, and press OK (a real QInputDialog)."""
+
+    def answer():
+        dialog = QtWidgets.QApplication.activeModalWidget()
+        if not isinstance(dialog, QtWidgets.QInputDialog):
+            QtCore.QTimer.singleShot(50, answer)
+            return
+        assert dialog.textEchoMode() == QtWidgets.QLineEdit.Password
+        dialog.setTextValue(text)
+        dialog.accept()
+
+    QtCore.QTimer.singleShot(50, answer)
+
+
+def test_a_locked_database_is_a_locked_state_and_unlock_asks_the_passphrase_once(
+    qtbot, qapp, embedder, encrypted, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    app = MnemoApp(qapp, engine_factory=lambda s: Engine(settings=s, embedder=embedder))
+    try:
+        qtbot.waitUntil(lambda: app.status()["model"] == "locked", timeout=10_000)
+        state = app.status()
+        assert "encrypted with a passphrase" in state["model_detail"]
+        assert state["last_notification"][0] == "Mnemo is locked"
+        if app.tray is not None:
+            assert app.tray.unlock_action.isVisible()
+        # a search meanwhile fails with why, and nothing crashes
+        failed = []
+        app.worker.call(lambda e: e.count(), lambda _: None, failed.append)
+        qtbot.waitUntil(lambda: bool(failed), timeout=5000)
+        assert "passphrase" in str(failed[0])
+
+        _answer_dialog("not the passphrase")
+        app.unlock()
+        qtbot.waitUntil(lambda: "does not open" in app.status()["model_detail"], timeout=10_000)
+        assert app.status()["model"] == "locked"
+
+        _answer_dialog(PASSPHRASE)
+        app.unlock()
+        qtbot.waitUntil(lambda: app.status()["model"] == "ready", timeout=20_000)
+        counted = []
+        app.worker.call(lambda e: e.count(), counted.append)
+        qtbot.waitUntil(lambda: bool(counted), timeout=5000)
+        assert counted == [1]
+        assert keys.passphrase_for(paths.database_path()) == PASSPHRASE  # asked once
+        if app.tray is not None:
+            assert not app.tray.unlock_action.isVisible()
+    finally:
+        if app.hotkey is not None:
+            app.hotkey.unregister()
+        if getattr(app, "server", None) is not None:
+            app.server.close()
+        app.worker.stop()
+
+
+def _answer_question(button) -> None:
+    """Press `button` of the message box once it is up (a real QMessageBox)."""
+
+    def answer():
+        box = QtWidgets.QApplication.activeModalWidget()
+        if not isinstance(box, QtWidgets.QMessageBox):
+            QtCore.QTimer.singleShot(50, answer)
+            return
+        box.button(button).click()
+
+    QtCore.QTimer.singleShot(50, answer)
+
+
+def test_the_manager_exports_an_encrypted_database_only_once_the_user_says_yes(
+    qtbot, embedder, seeded, settings, tmp_path, monkeypatch
+):
+    from app.gui.manager import Manager
+    from app.gui.worker import Worker
+
+    monkeypatch.delenv("MNEMO_PASSPHRASE", raising=False)
+    engine = Engine(embedder=embedder)
+    engine.encrypt("passphrase", PASSPHRASE)  # (this process keeps the passphrase)
+    engine.close()
+    worker = Worker(lambda: Engine(settings=settings, embedder=embedder))
+    try:
+        manager = Manager(worker, settings)
+        qtbot.addWidget(manager)
+        out = tmp_path / "plain.jsonl"
+        _answer_question(QtWidgets.QMessageBox.No)
+        manager.export_to(out, "jsonl")
+        qtbot.waitUntil(lambda: not manager.progress.isVisible(), timeout=10_000)
+        assert not out.exists()
+        _answer_question(QtWidgets.QMessageBox.Yes)
+        with qtbot.waitSignal(worker.finished, timeout=10_000):
+            manager.export_to(out, "jsonl")
+        qtbot.waitUntil(lambda: out.exists(), timeout=10_000)
+        assert len(out.read_text().splitlines()) == 4
+    finally:
+        worker.stop()
+        keys._remembered.clear()
