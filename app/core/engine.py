@@ -42,7 +42,7 @@ from app.core.storage import transfer
 from app.core.storage.db import Database
 from app.core.storage.inbox import Candidate, Inbox
 from app.core.storage.store import Filters, Store
-from app.core.vault import cipher, handoff, snapshot
+from app.core.vault import cipher, handoff, keys, snapshot
 from app.core.writer import RememberResult, Writer
 
 log = logging.getLogger(__name__)
@@ -741,6 +741,27 @@ class Engine:
         where the database before was kept, and what the restored one holds."""
         with self._let_go():
             return snapshot.restore(self._db.path, checked)
+
+    def encryption_status(self) -> dict:
+        """Whether the database is encrypted and where its key is kept (the Privacy page,
+        `mnemo encrypt --status`)."""
+        return {**keys.describe(self._db.path), "encrypted": self._db.encrypted}
+
+    @staticmethod
+    def keyring_available() -> tuple[bool, str]:
+        """Whether an OS secret store answers for a new key, and its name or why not."""
+        backend, name = keys.secret_store()
+        return backend is not None, name
+
+    @staticmethod
+    def sealed_by_passphrase(database: Path | None = None) -> bool:
+        """Whether the database's key is sealed by a passphrase (the tray then asks it)."""
+        return keys.sealed_by_passphrase(database or paths.database_path())
+
+    @staticmethod
+    def give_passphrase(passphrase: str, database: Path | None = None) -> None:
+        """The passphrase the user typed, kept for this process's life (the tray asks once)."""
+        keys.remember_passphrase(database or paths.database_path(), passphrase)
 
     @staticmethod
     def unlock(

@@ -486,10 +486,7 @@ class MnemoApp(QtCore.QObject):
     def unlock(self) -> None:
         """The tray's Unlock…: ask the passphrase (asked once: this process keeps it), or
         say how to unlock a keyring; then the runner opens the database again."""
-        from app.core.vault import keys
-
-        db_path = paths.database_path()
-        if keys.sealed_by_passphrase(db_path):
+        if Engine.sealed_by_passphrase():
             text, ok = QtWidgets.QInputDialog.getText(
                 None,
                 "Unlock Mnemo",
@@ -498,7 +495,7 @@ class MnemoApp(QtCore.QObject):
             )
             if not ok or not text:
                 return
-            keys.remember_passphrase(db_path, text)
+            Engine.give_passphrase(text)
         else:
             QtWidgets.QMessageBox.information(
                 None,

@@ -9,6 +9,7 @@ from app.core.engine import SettingsChange
 from app.core.settings import HOTKEY_SETTINGS, LABELS, SETTINGS, Setting, Settings
 from app.gui.agents_page import AgentsPage
 from app.gui.contrast import make_quiet
+from app.gui.privacy_page import PrivacyPage
 from app.gui.qt import QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
 
@@ -107,6 +108,8 @@ class SettingsDialog(QtWidgets.QDialog):
         self.resize(self.width(), max(self.sizeHint().height(), min(wanted, room)))
         self.agents = AgentsPage()  # `mnemo agents`: what is wired into which agent
         tabs.addTab(self.agents, "Agents")
+        self.privacy = PrivacyPage(worker)  # `mnemo encrypt`, snapshots
+        tabs.addTab(self.privacy, "Privacy")
         self.tabs = tabs
 
     def _widget(self, setting: Setting) -> QtWidgets.QWidget:

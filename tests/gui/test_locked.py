@@ -124,3 +124,70 @@ def test_the_manager_exports_an_encrypted_database_only_once_the_user_says_yes(
     finally:
         worker.stop()
         keys._remembered.clear()
+
+
+class Answers:
+    """Answer the modal dialogs that come up, in order (real QInputDialog / QMessageBox):
+    each answer is a text to type (an input dialog) or a button (a message box)."""
+
+    def __init__(self, *answers):
+        self.left = list(answers)
+        self.seen: list[str] = []
+        self._poll()
+
+    def _poll(self) -> None:
+        if not self.left:
+            return
+        dialog = QtWidgets.QApplication.activeModalWidget()
+        if isinstance(dialog, QtWidgets.QInputDialog) and isinstance(self.left[0], str):
+            self.seen.append(dialog.labelText())
+            dialog.setTextValue(self.left.pop(0))
+            dialog.accept()
+        elif isinstance(dialog, QtWidgets.QMessageBox) and not isinstance(self.left[0], str):
+            self.seen.append(f"{dialog.text()} {dialog.informativeText()}")
+            dialog.button(self.left.pop(0)).click()
+        QtCore.QTimer.singleShot(30, self._poll)
+
+
+def test_settings_privacy_encrypts_shows_the_recovery_key_snapshots_and_decrypts(
+    qtbot, embedder, seeded, settings, monkeypatch
+):
+    from app.gui.privacy_page import PrivacyPage
+    from app.gui.worker import Worker
+
+    monkeypatch.delenv("MNEMO_PASSPHRASE", raising=False)
+    worker = Worker(lambda: Engine(settings=settings, embedder=embedder))
+    try:
+        page = PrivacyPage(worker)
+        qtbot.addWidget(page)
+        qtbot.waitUntil(lambda: "Not encrypted" in page.state.text(), timeout=10_000)
+        # no keyring here (no D-Bus): a passphrase, typed twice; then yes; then the key
+        answers = Answers(
+            PASSPHRASE, PASSPHRASE, QtWidgets.QMessageBox.Yes, QtWidgets.QMessageBox.Ok
+        )
+        with qtbot.waitSignal(page.done, timeout=30_000):
+            page.encrypt()
+        qtbot.waitUntil(lambda: not answers.left, timeout=10_000)
+        recovery = answers.seen[-1].split()[-1]
+        assert keys.parse_recovery(recovery)  # a whole recovery key was shown
+        qtbot.waitUntil(lambda: "Encrypted" in page.state.text(), timeout=10_000)
+        assert "passphrase" in page.state.text()
+        assert not page.encrypt_button.isEnabled() and page.decrypt_button.isEnabled()
+        assert paths.database_path().read_bytes()[:16] != b"SQLite format 3\x00"
+
+        with qtbot.waitSignal(page.done, timeout=30_000):
+            page.backup()
+        assert "Snapshot written" in page.result.text()
+
+        answers = Answers(QtWidgets.QMessageBox.Yes)
+        with qtbot.waitSignal(page.done, timeout=30_000):
+            page.decrypt()
+        qtbot.waitUntil(lambda: "Not encrypted" in page.state.text(), timeout=10_000)
+        assert paths.database_path().read_bytes()[:16] == b"SQLite format 3\x00"
+        counted = []
+        worker.call(lambda e: e.count(), counted.append)
+        qtbot.waitUntil(lambda: bool(counted), timeout=5000)
+        assert counted == [4]
+    finally:
+        worker.stop()
+        keys._remembered.clear()

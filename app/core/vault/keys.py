@@ -426,7 +426,11 @@ def describe(db_path: Path) -> dict:
         return {"encrypted": None, "problem": str(exc)}
     out: dict[str, Any] = {"encrypted": kf.encrypted}
     if kf.encrypted:
-        out["key_kept_in"] = "the OS keyring" if kf.current.store == "keyring" else "passphrase"
+        out["key"] = (
+            "kept in the OS keyring"
+            if kf.current.store == "keyring"
+            else "sealed by a passphrase (in the key file)"
+        )
         out["cipher"] = CIPHER
     if kf.previous is not None:
         out["switch_unfinished"] = True
