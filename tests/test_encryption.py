@@ -516,3 +516,31 @@ def test_an_mcp_server_says_why_it_is_locked_and_opens_once_unlocked(mnemo_home,
                 assert "4711" in _tool_text(found)
 
         asyncio.run(session())
+
+
+def test_every_file_of_encryption_and_snapshots_is_ours_alone_whatever_the_umask(
+    word_engine, mnemo_home
+):
+    """Key file, marks, locks, snapshots, their key files and the database kept aside by a
+    restore: 0600, in 0700 folders, under umask 000 (a second local user reads nothing)."""
+    old = os.umask(0)
+    try:
+        word_engine.remember("private under any umask")
+        word_engine.encrypt("passphrase", PASSPHRASE)
+        snap = word_engine.backup()
+        word_engine.restore_backup(word_engine.check_backup(snap.path))
+        word_engine.rotate_key()
+    finally:
+        os.umask(old)
+    seen = []
+    for path in mnemo_home.rglob("*"):  # (MNEMO_HOME itself is the user's folder)
+        mode = path.stat().st_mode & 0o777
+        if path.is_dir():
+            assert mode == 0o700, (path, oct(mode))
+        else:
+            assert mode == 0o600, (path, oct(mode))
+        seen.append(path.name)
+    for name in ("mnemo.db.key", "mnemo.db.switch-lock", snap.path.name, snap.path.name + ".key"):
+        assert name in seen, (name, seen)
+    assert any(n.startswith("mnemo.db.before-restore-") for n in seen), seen
+    assert any(n.startswith("mnemo.db.before-restore-") and n.endswith(".key") for n in seen)
