@@ -279,6 +279,14 @@ def stats(args: Namespace) -> int:
         return 0
     print(f"Database:   {data['database']} (schema {data['schema_version']})")
     print(f"Memories:   {data['memories']} ({data['pinned']} pinned, {data['trash']} in trash)")
+    encryption = data["encryption"]
+    print(
+        "Encrypted:  "
+        + (f"yes; its key is {encryption.get('key', '')}" if encryption["encrypted"] else "no")
+    )
+    snaps = data["snapshots"]
+    newest = f", the newest {snaps['newest'][:19].replace('T', ' ')} UTC" if snaps["newest"] else ""
+    print(f"Snapshots:  {snaps['count']}{newest} (mnemo backup --list)")
     model = data["model"]
     if "error" in model:
         print(f"Model:      unavailable: {model['error']}")

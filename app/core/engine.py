@@ -645,6 +645,12 @@ class Engine:
         except MnemoError as exc:
             out["model"] = {"error": str(exc)}
         out["schema_version"] = int(self._db.get_meta("schema_version", "0"))
+        out["encryption"] = self.encryption_status()
+        snaps = self.backups()
+        out["snapshots"] = {
+            "count": len(snaps),
+            "newest": snaps[0].taken.isoformat() if snaps else None,
+        }
         return out
 
     def health(self) -> list[tuple[bool, str]]:
