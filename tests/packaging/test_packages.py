@@ -80,6 +80,27 @@ def _check_meaning(mnemo: list[str], env: dict, cwd: Path) -> None:
     assert len(json.loads(since.stdout)) == len(MEANING), since.stdout
 
 
+def _check_encryption(mnemo: list[str], env: dict, cwd: Path, tmp_path: Path) -> None:
+    """Encrypt with the key in a real Secret Service (gnome-keyring on a private D-Bus: the
+    keyring backends came along), recall through it, snapshot; then the same home without
+    the keyring says so in one line (issue 26)."""
+    from tests.secret_service import has_secret_service, secret_service
+
+    if not has_secret_service():
+        pytest.skip("needs dbus-daemon and gnome-keyring-daemon (apt: dbus-daemon gnome-keyring)")
+    with secret_service(tmp_path / "keyring") as bus:
+        keyed = {**env, **bus}
+        done = _sh(*mnemo, "encrypt", env=keyed, cwd=cwd)
+        assert "kept in the OS keyring" in done.stdout, done.stdout
+        found = _sh(*mnemo, "recall", MEANING_QUERY, "--json", env=keyed, cwd=cwd)
+        assert json.loads(found.stdout)["results"][0]["text"] == MEANING[0][0]
+        assert "Snapshot written (encrypted" in _sh(*mnemo, "backup", env=keyed, cwd=cwd).stdout
+    db = Path(env["MNEMO_HOME"]) / "data" / "mnemo.db"
+    assert db.read_bytes()[:16] != b"SQLite format 3\x00"
+    locked = subprocess.run([*mnemo, "list"], env=env, cwd=cwd, capture_output=True, text=True)
+    assert locked.returncode == 1 and "mnemo unlock" in locked.stderr, locked.stderr
+
+
 def test_the_wheel_carries_the_model_and_works_in_a_fresh_environment(built, tmp_path):
     (wheel,) = built.glob(f"mnemo-{__version__}-py3-none-any.whl")
     names = zipfile.ZipFile(wheel).namelist()
@@ -111,6 +132,7 @@ def test_the_wheel_carries_the_model_and_works_in_a_fresh_environment(built, tmp
     model = json.loads(_sh(*mnemo, "model", "info", "--json", env=env, cwd=cwd).stdout)
     assert str(venv) in model["path"] and model["default"], model
     _check_meaning(mnemo, env, cwd)
+    _check_encryption(mnemo, env, cwd, tmp_path)
 
 
 def test_the_bundle_runs_without_python_or_the_checkout(built, tmp_path):
@@ -126,6 +148,7 @@ def test_the_bundle_runs_without_python_or_the_checkout(built, tmp_path):
     assert "vector scan: int8" in version, version  # NumKong's kernels came along
     assert "BLAS: " in version and ", 1 thread" in version, version  # issue 24
     _check_meaning([str(bundle / "mnemo")], env, tmp_path)
+    _check_encryption([str(bundle / "mnemo")], env, tmp_path, tmp_path)
 
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86-64 instruction sets")

@@ -199,10 +199,12 @@ def _room_for(db_path: Path, extra: int = 0) -> None:
 
 
 def leftovers(db_path: Path) -> None:
-    """Remove the copies of switches that did not finish (under the hand-off lock)."""
-    for tmp in db_path.parent.glob(f".{db_path.name}.*.switch*"):
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    """Remove what switches that did not finish left (under the hand-off lock): the copy,
+    and a key file's temporary twin (a kill while the key file was being written)."""
+    for pattern in (f".{db_path.name}.*.switch", f".{db_path.name}.key.*.tmp"):
+        for tmp in db_path.parent.glob(pattern):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
 
 
 def current_key(db_path: Path) -> tuple[Entry, bytes | None]:

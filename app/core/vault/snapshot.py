@@ -70,6 +70,7 @@ def take(db_path: Path, keep: int | None = None) -> Snapshot:
     """Write a snapshot of the database now; prune to the `keep` newest ones."""
     entry, key = cipher.current_key(db_path)
     out = private_dir(folder(db_path))
+    _leftovers(out)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     final = out / f"mnemo-{stamp}.db"
     tmp = out / f".{final.name}.{secrets.token_hex(6)}.part"
@@ -91,6 +92,17 @@ def take(db_path: Path, keep: int | None = None) -> Snapshot:
     if keep is not None:
         prune(db_path, keep)
     return Snapshot(final, datetime.now(UTC), final.stat().st_size)
+
+
+def _leftovers(out: Path) -> None:
+    """Remove the parts of snapshots a kill cut short (an hour old: never one being written
+    by another process now), and key files' temporary twins."""
+    cutoff = time.time() - 3600
+    for pattern in (".mnemo-*.part", ".mnemo-*.db.key.*.tmp"):
+        for part in out.glob(pattern):
+            with contextlib.suppress(OSError):
+                if part.stat().st_mtime < cutoff:
+                    part.unlink()
 
 
 def prune(db_path: Path, keep: int) -> int:
