@@ -12,6 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from app.core import paths
@@ -82,6 +83,8 @@ def test_encrypted_database_and_everything_beside_it_hold_no_memory_content(engi
     engine.close()  # writes the memory-mapped vector copy beside the database
     vectors = paths.database_path().with_name("mnemo.db.vectors")
     assert any(vectors.iterdir()), "the plain database keeps a vector copy"
+    (clear,) = vectors.glob("*.f32.npy")
+    first_row = np.load(clear, mmap_mode="r")[0].tobytes()
     assert _files_holding(marker, mnemo_home), "the marker is findable before (the test works)"
 
     engine = Engine(embedder=engine.embedder)
@@ -96,11 +99,15 @@ def test_encrypted_database_and_everything_beside_it_hold_no_memory_content(engi
     engine.close()
 
     assert _files_holding(marker, mnemo_home) == []
-    assert not vectors.exists(), "an encrypted database keeps its vectors in memory only"
+    # the vector copy is sealed: no clear vector file, and its bytes hold no vector row
+    assert not list(vectors.glob("*.f32.npy")), "no clear vector copy beside an encrypted one"
+    (sealed,) = vectors.glob("*.f32.sealed")
+    assert first_row[:32] not in sealed.read_bytes()
     assert len(recovery.split("-")) == 11
     again = Engine(embedder=engine.embedder)
     try:
         assert again.encrypted and again.count() == 4
+        assert again.vector_index().loaded_from == "cache"  # the sealed copy, unsealed
     finally:
         again.close()
     assert _files_holding(marker, mnemo_home) == []
@@ -544,3 +551,33 @@ def test_every_file_of_encryption_and_snapshots_is_ours_alone_whatever_the_umask
         assert name in seen, (name, seen)
     assert any(n.startswith("mnemo.db.before-restore-") for n in seen), seen
     assert any(n.startswith("mnemo.db.before-restore-") and n.endswith(".key") for n in seen)
+
+
+def test_the_sealed_vector_copy_is_rebuilt_after_a_new_key_or_damage_and_doctor_checks_it(
+    engine, mnemo_home
+):
+    _fill(engine, "SEALED")
+    engine.encrypt("passphrase", PASSPHRASE)
+    engine.close()
+
+    def reopen() -> tuple[str, list]:
+        again = Engine(embedder=engine.embedder)
+        try:
+            source = again.vector_index().loaded_from
+            return source, [what for ok, what in again.health() if not ok]
+        finally:
+            again.close()
+
+    assert reopen() == ("database", [])  # read once from the database, then sealed
+    assert reopen() == ("cache", [])
+    rotating = Engine(embedder=engine.embedder)
+    rotating.rotate_key()
+    rotating.close()
+    assert reopen()[0] == "database"  # the old key's copy does not open: rebuilt
+    assert reopen()[0] == "cache"
+    vectors = paths.database_path().with_name("mnemo.db.vectors")
+    (sealed,) = vectors.glob("*.f32.sealed")
+    data = bytearray(sealed.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    sealed.write_bytes(bytes(data))
+    assert reopen()[0] == "database"  # a changed byte: its tag fails, rebuilt

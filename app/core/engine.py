@@ -260,11 +260,14 @@ class Engine:
             db_path = self._db.path
             # The memory-mapped copy of the vectors lives beside the database (not for a
             # read-only one, nor one in memory).
-            # An encrypted database keeps its vectors in memory only (ADR 0014).
-            cache = None if self.read_only or self._db.encrypted else cipher.vector_copy(db_path)
-            if self._db.encrypted:
-                cipher.wipe_folder(cipher.vector_copy(db_path))  # left by a crash mid-switch
-            self._index = VectorIndex(embedder.info.model_id, embedder.info.dimension, cache)
+            # An encrypted database's copy is sealed under a key derived from its own, and
+            # read into memory whole (ADR 0014); a clear one a crash left is wiped first.
+            cache = None if self.read_only else cipher.vector_copy(db_path)
+            if self._db.encrypted and cache is not None:
+                cipher.wipe_clear_vectors(cache)
+            self._index = VectorIndex(
+                embedder.info.model_id, embedder.info.dimension, cache, self._db.vector_key
+            )
         self._index.refresh(self._store)
         return self._index
 

@@ -50,6 +50,7 @@ RESCORE = 256
 CROWD_SAMPLE = 16_384
 TOP_SAMPLE = 4096  # values sampled for the cut `largest` partitions above
 CACHE_FORMAT = 1
+SEAL_MAGIC = b"MNEMO-SEALED-VECTORS-1\n"
 READ_BATCH = 50_000  # vector rows read from the database at a time
 # Past REWRITE_ABOVE rows (15 MB at 384 dimensions) the copy is rewritten at close only once
 # a REWRITE_SHARE-th of the rows were added since it was written: those are read from the
@@ -78,6 +79,67 @@ def _regular(path: Path) -> bool:
         return False
 
 
+SEAL_BLOCK = 65536  # rows sealed together (AES-256-GCM, a nonce and a tag each)
+
+
+def _seal_aad(index: int, rows: int, dim: int) -> bytes:
+    return f"mnemo vector copy|block {index}|{rows}x{dim}".encode()
+
+
+def _write_sealed(f, blocks, key: bytes, dim: int) -> None:
+    """Write row blocks sealed by `key` (an encrypted database's copy: ADR 0014)."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    aead = AESGCM(key)
+    f.write(SEAL_MAGIC)
+    index, pending, held = 0, [], 0
+
+    def seal(rows: np.ndarray) -> None:
+        nonlocal index
+        nonce = secrets.token_bytes(12)
+        f.write(nonce)
+        f.write(aead.encrypt(nonce, rows.astype("<f4").tobytes(), _seal_aad(index, len(rows), dim)))
+        index += 1
+
+    for block in blocks:  # regrouped: every sealed block but the last holds SEAL_BLOCK rows
+        pending.append(block)
+        held += len(block)
+        while held >= SEAL_BLOCK:
+            joined = np.concatenate(pending) if len(pending) > 1 else pending[0]
+            seal(joined[:SEAL_BLOCK])
+            rest = joined[SEAL_BLOCK:]
+            pending, held = ([rest] if len(rest) else []), len(rest)
+    if held:
+        seal(np.concatenate(pending) if len(pending) > 1 else pending[0])
+
+
+def _read_sealed(path: Path, key: bytes, rows: int, dim: int) -> np.ndarray:
+    """The rows of a sealed copy, unsealed into memory (never a mapping of clear text);
+    InvalidTag (another key, a changed byte) or ValueError when they are not whole."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    aead = AESGCM(key)
+    out = np.empty((rows, dim), dtype="<f4")
+    rows_out = memoryview(out).cast("B")
+    row_bytes = dim * 4
+    buffer = memoryview(bytearray(min(rows, SEAL_BLOCK) * row_bytes + 16))
+    with open(path, "rb", buffering=0) as f:
+        if f.read(len(SEAL_MAGIC)) != SEAL_MAGIC:
+            raise ValueError("not a sealed vector copy")
+        for index, start in enumerate(range(0, rows, SEAL_BLOCK)):
+            count = min(SEAL_BLOCK, rows - start)
+            nonce = f.read(12)
+            sealed = buffer[: count * row_bytes + 16]
+            if len(nonce) != 12 or f.readinto(sealed) != len(sealed):
+                raise ValueError("the sealed copy is shorter than its rows")
+            # straight into the matrix: no second copy of the rows
+            target = rows_out[start * row_bytes : (start + count) * row_bytes]
+            aead.decrypt_into(nonce, sealed, _seal_aad(index, count, dim), target)
+        if f.read(1):
+            raise ValueError("the sealed copy is longer than its rows")
+    return out.astype(np.float32, copy=False)
+
+
 def _crc_problem(matrix: np.ndarray, meta: dict) -> str | None:
     """What the rows' checksum says (None: matches, or an older copy without one)."""
     if "crc32" not in meta:
@@ -91,10 +153,18 @@ def _crc_problem(matrix: np.ndarray, meta: dict) -> str | None:
 class VectorIndex:
     """Cosine similarity of a query to every memory, by its best chunk."""
 
-    def __init__(self, model_id: str, dim: int, cache_dir: Path | None = None):
+    def __init__(
+        self,
+        model_id: str,
+        dim: int,
+        cache_dir: Path | None = None,
+        seal_key: bytes | None = None,
+    ):
         self.model_id = model_id
         self.dim = dim
         self.cache_dir = cache_dir  # None: no copy on disk (tests, a read-only database)
+        # An encrypted database's copy is sealed (AES-256-GCM) and read into memory whole
+        self.seal_key = seal_key
         self.loaded_from = ""  # "cache" or "database": how the last full load was made
         self.damage: str | None = None  # what was wrong with a copy found damaged (rebuilt)
         self._saved_rows = -1  # rows in the copy on disk; -1 = none written by us
@@ -225,6 +295,7 @@ class VectorIndex:
             meta = json.loads(meta_path.read_text())
             if (
                 meta.get("format") != CACHE_FORMAT
+                or bool(meta.get("sealed")) != (self.seal_key is not None)
                 or meta.get("model_id") != self.model_id
                 or meta.get("dim") != self.dim
                 or meta.get("generation") != generation
@@ -235,8 +306,14 @@ class VectorIndex:
             for name in (meta["matrix"], meta["seqs"]):
                 if not _regular(self.cache_dir / name):
                     raise ValueError(f"{name} is not a regular file")
-            reader = RowReader.open(self.cache_dir / meta["matrix"], self.dim)
-            matrix = np.load(self.cache_dir / meta["matrix"], mmap_mode="r")
+            if self.seal_key is not None:
+                reader = None
+                matrix = _read_sealed(
+                    self.cache_dir / meta["matrix"], self.seal_key, meta["rows"], self.dim
+                )
+            else:
+                reader = RowReader.open(self.cache_dir / meta["matrix"], self.dim)
+                matrix = np.load(self.cache_dir / meta["matrix"], mmap_mode="r")
             owner = np.load(self.cache_dir / meta["seqs"])
             if matrix.shape != (meta["rows"], self.dim) or owner.shape != (meta["rows"],):
                 return False
@@ -299,7 +376,12 @@ class VectorIndex:
             for name in (meta["matrix"], meta["seqs"]):
                 if not _regular(self.cache_dir / name):
                     return f"{name} is not a regular file"
-            matrix = np.load(self.cache_dir / meta["matrix"], mmap_mode="r")
+            if self.seal_key is not None:
+                matrix = _read_sealed(
+                    self.cache_dir / meta["matrix"], self.seal_key, meta["rows"], self.dim
+                )
+            else:
+                matrix = np.load(self.cache_dir / meta["matrix"], mmap_mode="r")
             owner = np.load(self.cache_dir / meta["seqs"])
             if matrix.shape != (meta["rows"], self.dim) or owner.shape != (meta["rows"],):
                 return "its size does not match its description"
@@ -345,23 +427,30 @@ class VectorIndex:
             "top_rowid": self._top_rowid,
             "last_row": self._row_digest(store, self._top_rowid),
             "rows": int(live.sum()),
-            "matrix": f"{stem}.f32.npy",
+            "matrix": f"{stem}.f32.npy" if self.seal_key is None else f"{stem}.f32.sealed",
             "seqs": f"{stem}.seq.npy",
         }
+        if self.seal_key is not None:
+            meta["sealed"] = True
         written: list[Path] = []
         try:
             paths.private_dir(self.cache_dir)
             written.append(self.cache_dir / meta["matrix"])
             with os.fdopen(paths.private_file(written[-1]), "wb") as f:
-                header = {"descr": "<f4", "fortran_order": False, "shape": (meta["rows"], self.dim)}
-                np.lib.format.write_array_header_1_0(f, header)
-                crc = 0
-                for start in range(0, self._n, 65536):  # in blocks: never a second copy
-                    stop = min(start + 65536, self._n)
-                    block = np.ascontiguousarray(self._block(start, stop)[live[start:stop]])
-                    f.write(block.data)
-                    crc = zlib.crc32(block.data, crc)
-                meta["crc32"] = crc  # of the rows, for `verify` (and a small copy at open)
+                if self.seal_key is not None:  # its tags check it: no checksum of the rows
+                    _write_sealed(f, self._live_blocks(live, SEAL_BLOCK), self.seal_key, self.dim)
+                else:
+                    header = {
+                        "descr": "<f4",
+                        "fortran_order": False,
+                        "shape": (meta["rows"], self.dim),
+                    }
+                    np.lib.format.write_array_header_1_0(f, header)
+                    crc = 0
+                    for block in self._live_blocks(live, 65536):  # never a second copy
+                        f.write(block.data)
+                        crc = zlib.crc32(block.data, crc)
+                    meta["crc32"] = crc  # of the rows, for `verify` (a small copy at open)
             written.append(self.cache_dir / meta["seqs"])
             with os.fdopen(paths.private_file(written[-1]), "wb") as f:
                 np.save(f, np.ascontiguousarray(self._owner[: self._n][live]))
@@ -374,10 +463,19 @@ class VectorIndex:
                     path.unlink(missing_ok=True)
             return
         # Older copies of this model go (a reader that mapped one keeps its mapping).
-        for old in self.cache_dir.glob(f"{meta_path.stem}.[0-9]*-*.npy"):
-            if old.name not in (meta["matrix"], meta["seqs"]):
-                with contextlib.suppress(OSError):
-                    old.unlink()
+        for pattern in (f"{meta_path.stem}.[0-9]*-*.npy", f"{meta_path.stem}.[0-9]*-*.sealed"):
+            for old in self.cache_dir.glob(pattern):
+                if old.name not in (meta["matrix"], meta["seqs"]):
+                    with contextlib.suppress(OSError):
+                        old.unlink()
+
+    def _live_blocks(self, live: np.ndarray, size: int):
+        """The rows still in use, `size` rows of the matrix at a time (each one array)."""
+        for start in range(0, self._n, size):
+            stop = min(start + size, self._n)
+            block = np.ascontiguousarray(self._block(start, stop)[live[start:stop]])
+            if len(block):
+                yield block
 
     # ---- rows ----------------------------------------------------------------------
     def _block(self, start: int, stop: int) -> np.ndarray:

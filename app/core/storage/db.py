@@ -120,6 +120,7 @@ class Database:
         # Set when an integrity check or a write found the file damaged, gone when repaired
         self.damage_mark = self.path.with_name(self.path.name + ".damaged")
         self.encrypted = False
+        self.vector_key: bytes | None = None
         self.released = False  # closed for a switch (`release`) and not open again yet
         self._reopened: list[Callable[[], None]] = []  # told when `reopen` connects again
         self._open(_new, _keys)
@@ -152,6 +153,8 @@ class Database:
                     ) from None
                 raise
             self.encrypted = key is not None
+            # The sealed vector copy's key (ADR 0014); the database key is not kept
+            self.vector_key = None if key is None else keys.subkey(key, "vector copy")
             self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
             # SQLite silently opens a write-protected file read-only: notice it.
             self.read_only = self.read_only or self.conn.readonly("main")

@@ -321,6 +321,19 @@ def wipe_folder(folder: Path) -> None:
         folder.rmdir()
 
 
+def wipe_clear_vectors(folder: Path) -> None:
+    """Overwrite and remove the clear vector files in `folder` (left by a crash between
+    an encrypt and its wipe), keeping the sealed copy."""
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    for item in folder.glob("*.f32.npy"):
+        if item.is_file() and not item.is_symlink():
+            with contextlib.suppress(OSError):
+                _overwrite(os.open(item, os.O_RDWR))
+            with contextlib.suppress(OSError):
+                item.unlink()
+
+
 def _store_for(db_path: Path, store: str | None, passphrase: str | None) -> str:
     """Where a new key goes: as asked, else the OS secret store when one answers, else a
     passphrase when one was given; NoKeyError saying what is missing."""

@@ -68,6 +68,14 @@ def key_id(key: bytes) -> str:
     return hashlib.sha256(b"mnemo database key\0" + key).hexdigest()[:16]
 
 
+def subkey(key: bytes, purpose: str) -> bytes:
+    """A key for another use derived from the database key (HMAC-SHA256, as HKDF's expand
+    step): the sealed vector copy's, never the database key itself."""
+    import hmac
+
+    return hmac.new(key, f"mnemo {purpose}".encode(), hashlib.sha256).digest()
+
+
 def new_key() -> bytes:
     return secrets.token_bytes(KEY_BYTES)
 
