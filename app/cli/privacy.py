@@ -86,7 +86,7 @@ def encrypt(args: Namespace) -> int:
     _show_recovery(
         recovery,
         f"Encrypted {db_path} (ChaCha20-Poly1305); its key is {kept}.\n"
-        "The vector copy is kept in memory only; exports and the markdown mirror are refused "
+        "The vector copy is sealed too; exports and the markdown mirror are refused "
         "while it is encrypted (mnemo export --plain says yes to one export).",
     )
     return 0

@@ -307,8 +307,9 @@ def vector_copy(db_path: Path) -> Path:
 
 
 def wipe_folder(folder: Path) -> None:
-    """Overwrite every file of `folder` with zeros and remove it (the vector copy, which an
-    encrypted database keeps in memory only). Best effort, as `_overwrite`."""
+    """Overwrite every file of `folder` with zeros and remove it (the clear vector copy a
+    database had before it was encrypted: the next start seals a new one). Best effort, as
+    `_overwrite`."""
     if not folder.is_dir() or folder.is_symlink():
         return
     for item in folder.iterdir():
