@@ -114,6 +114,8 @@ class Helper:
             with conn:
                 self._answer(conn)
             self.last = time.monotonic()
+            if self.runner.model_state[0] == "locked":  # started without the key (issue 26):
+                return "the database is locked"  # the next hook, with it, starts a new helper
         return "asked to stop"
 
     def _reason_to_stop(self) -> str | None:
@@ -125,6 +127,8 @@ class Helper:
             return "the database was removed"
         if self.runner.stopped.is_set():
             return "the engine stopped"
+        if self.runner.model_state[0] == "locked":
+            return "the database is locked"
         return None
 
     def _answer(self, conn: socket.socket) -> None:

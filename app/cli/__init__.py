@@ -11,10 +11,16 @@ from app.core.errors import MnemoError
 def main(argv: list[str] | None = None) -> int:
     """Run one command; known problems print one line on stderr and return 1."""
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["hook"]:  # an agent's hook, before every prompt: nothing else loaded
+    first = 0  # global options before the command: `mnemo --passphrase-file F hook …`
+    while first < len(argv) and argv[first] in ("-v", "--verbose", "--passphrase-file"):
+        if argv[first] == "--passphrase-file" and first + 1 < len(argv):
+            os.environ["MNEMO_PASSPHRASE_FILE"] = argv[first + 1]
+            first += 1
+        first += 1
+    if argv[first : first + 1] == ["hook"]:  # an agent's hook: nothing else loaded
         from app.agents.hook import main as hook
 
-        return hook(argv[1:])  # (it always exits 0 for the agent, output closed or not)
+        return hook(argv[first + 1 :])  # (it always exits 0 for the agent, output or not)
     if sys.stdout is None:  # `mnemo list >&-`: no output could be written, so nothing is done
         if sys.stderr is not None:
             print("mnemo: error: standard output is closed; nothing was done", file=sys.stderr)

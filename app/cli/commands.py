@@ -191,7 +191,9 @@ def unmerge(args: Namespace) -> int:
 
 def restore(args: Namespace) -> int:
     """mnemo restore ID... (from the trash) or mnemo restore FILE (a snapshot)"""
-    if len(args.ids) == 1 and ("/" in args.ids[0] or args.ids[0].endswith(".db")):
+    if len(args.ids) == 1 and (
+        "/" in args.ids[0] or args.ids[0].endswith(".db") or Path(args.ids[0]).is_file()
+    ):
         from app.cli.privacy import restore_file
 
         return restore_file(args, Path(args.ids[0]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+import os
 import sys
 from argparse import Namespace
 from pathlib import Path
@@ -12,21 +13,27 @@ from app.core import paths
 from app.core.engine import Engine
 from app.core.errors import InputError
 from app.core.vault import keys
+from app.core.vault.cipher import signals_held
 
 
 def _interactive() -> bool:
     return sys.stdin is not None and sys.stdin.isatty()
 
 
-def new_passphrase() -> str:
-    """A passphrase for a new key: MNEMO_PASSPHRASE / --passphrase-file, else typed twice."""
-    given = keys.passphrase_for(paths.database_path())
+def new_passphrase(rotating: bool = False) -> str:
+    """A passphrase for a new key: MNEMO_PASSPHRASE / --passphrase-file (for a rotation:
+    MNEMO_NEW_PASSPHRASE, the other one opening the database now), else typed twice."""
+    given = (
+        os.environ.get("MNEMO_NEW_PASSPHRASE")
+        if rotating
+        else keys.passphrase_for(paths.database_path())
+    )
     if given:
         return given
     if not _interactive():
         raise InputError(
             "a passphrase is needed and there is no terminal to type it: give it with "
-            "MNEMO_PASSPHRASE or --passphrase-file"
+            + ("MNEMO_NEW_PASSPHRASE" if rotating else "MNEMO_PASSPHRASE or --passphrase-file")
         )
     first = getpass.getpass("New passphrase: ")
     if len(first) < 8:
@@ -50,14 +57,23 @@ def _recovery_key(args: Namespace) -> str:
 
 
 def _show_recovery(recovery: str, what: str) -> None:
-    print(what)
-    print()
-    print("Recovery key (shown this once: write it down, or keep it in a password manager):")
-    print()
-    print(f"    {recovery}")
-    print()
-    print("It opens this database and the snapshots taken from now on, on any machine:")
-    print("    mnemo unlock")
+    """Show the recovery key; if it cannot be written, say that the switch is done all the
+    same and how to get a key that is shown (a new one)."""
+    try:
+        print(what)
+        print()
+        print("Recovery key (shown this once: write it down, or keep it in a password manager):")
+        print()
+        print(f"    {recovery}")
+        print()
+        print("It opens this database and the snapshots taken from now on, on any machine:")
+        print("    mnemo unlock")
+        sys.stdout.flush()
+    except OSError as exc:
+        raise InputError(
+            f"the database IS encrypted, but its recovery key could not be written out "
+            f"({exc.strerror or exc}); run mnemo encrypt --rotate to get a new one shown"
+        ) from None
 
 
 def encrypt(args: Namespace) -> int:
@@ -69,32 +85,34 @@ def encrypt(args: Namespace) -> int:
         return 0
     with Engine() as engine:
         if args.rotate:
-            passphrase = None
-            if args.passphrase:
-                passphrase = new_passphrase()
-            recovery = engine.rotate_key(passphrase)
-            _show_recovery(recovery, f"{db_path} now has a new key; the old one opens it no more.")
+            passphrase = new_passphrase(rotating=True) if args.passphrase else None
+            with signals_held():  # a Ctrl+C waits: never a new key nobody was shown
+                recovery = engine.rotate_key(passphrase)
+                _show_recovery(
+                    recovery, f"{db_path} now has a new key; the old one opens it no more."
+                )
             return 0
         passphrase = new_passphrase() if args.passphrase else None
         if passphrase is None:
-            backend, why = keys.secret_store()
-            if backend is None:
+            available, why = Engine.keyring_available()
+            if not available:
                 say(f"{why}: the key will be sealed by a passphrase instead")
                 passphrase = new_passphrase()
-        recovery = engine.encrypt("passphrase" if passphrase else "keyring", passphrase)
-    kept = "sealed by your passphrase" if passphrase else "kept in the OS keyring"
-    _show_recovery(
-        recovery,
-        f"Encrypted {db_path} (ChaCha20-Poly1305); its key is {kept}.\n"
-        "The vector copy is sealed too; exports and the markdown mirror are refused "
-        "while it is encrypted (mnemo export --plain says yes to one export).",
-    )
+        kept = "sealed by your passphrase" if passphrase else "kept in the OS keyring"
+        with signals_held():
+            recovery = engine.encrypt("passphrase" if passphrase else "keyring", passphrase)
+            _show_recovery(
+                recovery,
+                f"Encrypted {db_path} (ChaCha20-Poly1305); its key is {kept}.\n"
+                "The vector copy is sealed too; exports and the markdown mirror are refused "
+                "while it is encrypted (mnemo export --plain says yes to one export).",
+            )
     return 0
 
 
 def decrypt(args: Namespace) -> int:
     """mnemo decrypt"""
-    with Engine() as engine:
+    with Engine() as engine, signals_held():
         engine.decrypt()
         print(f"{engine.database_path} is no longer encrypted.")
     return 0

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import apsw
 
-from app.core.errors import NoKeyError, StoreError
+from app.core.errors import LockedError, NoKeyError, StoreError
 from app.core.paths import private_dir, private_file, replace_file
 from app.core.storage.migrations import MIGRATIONS
 from app.core.vault import cipher, handoff, keys
@@ -90,6 +90,15 @@ def _private_database(path: Path) -> None:
                 part.chmod(0o600)
 
 
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which file is at `path` now (device, inode); None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def _not_empty(path: Path) -> None:
     """Refuse a database file of 0 bytes: Mnemo never leaves one (see `_new_database`), so
     a failing disk, a sync or backup tool or a mistake emptied it; SQLite would take it for
@@ -132,26 +141,37 @@ class Database:
             else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         )
         try:
-            if not new:
-                handoff.wait(self.path)  # a switch under way: open the file it leaves
-            if not (self._asked_read_only or new):
-                _private_database(self.path)
-            if not new:
-                _not_empty(self.path)
-            if keys_ is None and not new:
-                keys_, problems = keys.candidates(self.path)
-                if problems and not keys_:
-                    raise problems[0]
-            try:
-                self.conn, key = cipher.connect(self.path, flags, keys_ or [None])
-            except apsw.NotADBError:
-                if not new and keys_ in (None, [None]) and cipher.looks_encrypted(self.path):
-                    raise NoKeyError(
-                        f"the database {self.path} is encrypted (or damaged) and its key file "
-                        f"{keys.key_file(self.path).name} is missing: on a new machine, run "
-                        "mnemo unlock with the recovery key"
-                    ) from None
-                raise
+            given = keys_
+            while True:
+                if not new:
+                    handoff.wait(self.path)  # a switch under way: open the file it leaves
+                if not (self._asked_read_only or new):
+                    _private_database(self.path)
+                if not new:
+                    _not_empty(self.path)
+                before = _identity(self.path)
+                keys_, problems = given, []
+                if keys_ is None and not new:
+                    keys_, problems = keys.candidates(self.path)
+                    if problems and not keys_:
+                        raise problems[0]
+                try:
+                    self.conn, key = cipher.connect(self.path, flags, keys_ or [None])
+                except (apsw.NotADBError, LockedError):
+                    if not new and (handoff.wanted(self.path) or _identity(self.path) != before):
+                        continue  # a switch began (or ended) meanwhile: open what it leaves
+                    if problems:  # a key the key file names was not at hand: say which
+                        raise problems[0] from None
+                    if not new and keys_ in (None, [None]) and cipher.looks_encrypted(self.path):
+                        raise NoKeyError(
+                            f"the database {self.path} is encrypted (or damaged) and its key "
+                            f"file {keys.key_file(self.path).name} is missing: on a new "
+                            "machine, run mnemo unlock with the recovery key"
+                        ) from None
+                    raise
+                if new or not (handoff.wanted(self.path) or _identity(self.path) != before):
+                    break
+                self.conn.close()  # a switch began meanwhile: this may be the file it replaces
             self.encrypted = key is not None
             # The sealed vector copy's key (ADR 0014); the database key is not kept
             self.vector_key = None if key is None else keys.subkey(key, "vector copy")

@@ -21,9 +21,12 @@ import logging
 import os
 import secrets
 import shutil
+import signal
+import stat
+import threading
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import apsw
@@ -52,7 +55,7 @@ def key_connection(conn: apsw.Connection, key: bytes | None) -> None:
 def _opens(conn: apsw.Connection) -> bool:
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
-    except apsw.NotADBError:
+    except (apsw.NotADBError, apsw.CorruptError):
         return False
     return True
 
@@ -188,20 +191,25 @@ def _exclusive(db_path: Path, key: bytes | None) -> apsw.Connection:
     return conn
 
 
-def _room_for(db_path: Path, extra: int = 0) -> None:
-    size = db_path.stat().st_size + extra
+def _room_for(db_path: Path, origin: apsw.Connection) -> None:
+    """StoreError unless the new copy of what `origin` holds fits beside the database."""
+    pages, page_size = (
+        origin.execute("PRAGMA page_count").fetchall()[0][0],
+        origin.execute("PRAGMA page_size").fetchall()[0][0],
+    )
+    needed = pages * page_size * 1.2 + 16 * 2**20  # (and a margin for its journal)
     free = shutil.disk_usage(db_path.parent).free
-    if free < size * 1.2 + 16 * 2**20:
+    if free < needed:
         raise StoreError(
             f"not enough free space beside {db_path}: the new copy needs about "
-            f"{size * 1.2 / 2**20:.0f} MB and {free / 2**20:.0f} MB are free; nothing was changed"
+            f"{needed / 2**20:.0f} MB and {free / 2**20:.0f} MB are free; nothing was changed"
         )
 
 
 def leftovers(db_path: Path) -> None:
     """Remove what switches that did not finish left (under the hand-off lock): the copy,
     and a key file's temporary twin (a kill while the key file was being written)."""
-    for pattern in (f".{db_path.name}.*.switch", f".{db_path.name}.key.*.tmp"):
+    for pattern in (f".{db_path.name}.*.switch*", f".{db_path.name}.key.*.tmp"):
         for tmp in db_path.parent.glob(pattern):
             with contextlib.suppress(OSError):
                 tmp.unlink()
@@ -245,15 +253,17 @@ def replace(
     `source(exclusive_connection)` opens (a backup), with every other Mnemo process let go.
     `keep_aside`: where the database before goes (a restore keeps it). Returns the counts
     of the new database."""
+    refuse_other_names(db_path)
     with handoff.hold(db_path, action):
         leftovers(db_path)
         old_entry, old_key = current_key(db_path)
-        _room_for(db_path)
         conn = _exclusive(db_path, old_key)
         tmp = db_path.with_name(f".{db_path.name}.{secrets.token_hex(8)}.switch")
+        renamed = False
         try:
             origin = source(conn) if source else conn
             try:
+                _room_for(db_path, origin)
                 copy_to(origin, tmp, new_key)
             finally:
                 if origin is not conn:
@@ -263,24 +273,74 @@ def replace(
             KeyFile(new_entry, previous=old_entry).write(db_path)
             if keep_aside is not None:
                 os.link(db_path, keep_aside)
-            wipe = os.open(db_path, os.O_RDWR) if old_key is None and new_key is not None else None
+            wipe = (
+                os.open(db_path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+                if old_key is None and new_key is not None and keep_aside is None
+                else None
+            )
             os.replace(tmp, db_path)
+            renamed = True  # from here on the new key is the one: never name the old again
             sync(db_path.parent)
             if wipe is not None:
                 _overwrite(wipe)
-        except BaseException:
+        except BaseException as exc:
             with contextlib.suppress(OSError):
                 tmp.unlink()
-            with contextlib.suppress(apsw.Error):  # back to WAL if the file stays as it was
-                conn.execute("PRAGMA journal_mode = WAL").fetchall()
-            with contextlib.suppress(OSError, LockedError):
-                if KeyFile.read(db_path).previous is not None:
-                    KeyFile(old_entry).write(db_path)
+            if not renamed:
+                with contextlib.suppress(apsw.Error):  # back to WAL: the file stays as it was
+                    conn.execute("PRAGMA journal_mode = WAL").fetchall()
+                with contextlib.suppress(OSError, LockedError, StoreError):
+                    if KeyFile.read(db_path).previous is not None:
+                        KeyFile(old_entry).write(db_path)
+            if isinstance(exc, apsw.FullError):
+                raise StoreError(
+                    f"the disk holding {db_path} filled up while the new copy was written; "
+                    "nothing was changed"
+                ) from None
+            if isinstance(exc, apsw.Error) and not renamed:
+                raise StoreError(f"the switch failed ({exc}); nothing was changed") from None
             raise
         finally:
             conn.close()
         KeyFile(new_entry).write(db_path)
         return found
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Ctrl+C, SIGTERM and SIGHUP wait until the block ends (a switch and the showing of
+    its recovery key): a switch stopped half way would keep a key nobody was shown. Only
+    the main thread receives them; elsewhere this does nothing. kill -9 stays possible
+    (and safe: see `replace`)."""
+    held = {signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)}
+    main = threading.current_thread() is threading.main_thread()
+    if not main or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def refuse_other_names(db_path: Path) -> None:
+    """Refuse to replace a database that is a symbolic link or has other hard links: the
+    other name would keep the file as it was (in the clear), or be overwritten."""
+    try:
+        st = os.lstat(db_path)
+    except FileNotFoundError:
+        raise InputError(f"there is no database at {db_path}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise InputError(
+            f"{db_path} is a symbolic link: replacing it would leave the file it points to as "
+            "it is; set MNEMO_HOME to the folder that holds the file itself (nothing changed)"
+        )
+    if st.st_nlink > 1:
+        raise InputError(
+            f"{db_path} has another name (a hard link, {st.st_nlink} in all): that copy would "
+            "stay as it is; remove the other link first (nothing was changed)"
+        )
 
 
 def _overwrite(fd: int) -> None:
@@ -369,19 +429,70 @@ def encrypt(db_path: Path, store: str | None = None, passphrase: str | None = No
     if passphrase:
         keyring_keys.remember_passphrase(db_path, passphrase)  # this process opens it next
     wipe_folder(vector_copy(db_path))
+    encrypt_copies(db_path, new_entry, key)
     return keyring_keys.recovery_text(key)
 
 
+def plain_copies(db_path: Path) -> list[Path]:
+    """The clear copies of the database Mnemo made: snapshots, and the database kept aside
+    by a restore, whose key file says (or lacks) no key."""
+    found = [*db_path.parent.glob(f"{db_path.name}.before-restore-*")]
+    found += [*(db_path.parent / "backups").glob("mnemo-*.db")]
+    out = []
+    for path in found:
+        if path.suffix == ".key" or not path.is_file() or path.is_symlink():
+            continue
+        try:
+            if KeyFile.read(path).encrypted:
+                continue
+        except LockedError:
+            continue
+        out.append(path)
+    return out
+
+
+def encrypt_copies(db_path: Path, entry: Entry, key: bytes) -> int:
+    """Encrypt the clear snapshots and kept-aside databases under the database's new key
+    (each rewritten whole, its clear blocks overwritten); how many. One that cannot be read
+    is left as it is and logged: `mnemo encrypt --status` lists what stays in the clear."""
+    done = 0
+    for path in plain_copies(db_path):
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.part")
+        try:
+            conn, _ = connect(path, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI, [None])
+            try:
+                copy_to(conn, tmp, key)
+            finally:
+                conn.close()
+            check_copy(tmp, key, wal=False)
+            sync(tmp)
+            KeyFile(entry).write(path)
+            single = os.lstat(path).st_nlink == 1
+            wipe = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0)) if single else None
+            os.replace(tmp, path)
+            sync(path.parent)
+            if wipe is not None:
+                _overwrite(wipe)
+            done += 1
+        except (apsw.Error, OSError, StoreError) as exc:
+            log.warning("a clear copy (%s) was not encrypted: %s", path.name, exc)
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    return done
+
+
 def rotate(db_path: Path, passphrase: str | None = None) -> str:
-    """Re-encrypt the database under a new key kept where the old one was (a passphrase:
-    the one given, else the current one); the new recovery key."""
+    """Re-encrypt the database under a new key, sealed by `passphrase` when one is given (a
+    new passphrase, or a keyring's key moved under one), else kept where the old one was;
+    the new recovery key."""
     entry, _ = current_key(db_path)
     if entry.kid is None:
         raise InputError("the database is not encrypted; `mnemo encrypt` encrypts it")
-    if entry.store == "passphrase":
+    store = "passphrase" if passphrase else entry.store
+    if store == "passphrase":
         passphrase = passphrase or keyring_keys.passphrase_for(db_path)
     key = keyring_keys.new_key()
-    replace(db_path, "rotate", keyring_keys.entry_for(key, entry.store, passphrase), key)
+    replace(db_path, "rotate", keyring_keys.entry_for(key, store, passphrase), key)
     if passphrase:
         keyring_keys.remember_passphrase(db_path, passphrase)
     return keyring_keys.recovery_text(key)
@@ -403,9 +514,14 @@ def unlock(
     key opens it, keep it in `store` (the keyring, else a passphrase) and rewrite the key
     file. Returns where the key is kept now."""
     key = keyring_keys.parse_recovery(recovery)
+    if not db_path.is_file():
+        raise InputError(
+            f"there is no database at {db_path} yet: copy it (and its backups folder) there "
+            "first, then run mnemo unlock"
+        )
     try:
         conn, _ = connect(db_path, apsw.SQLITE_OPEN_READONLY, [key])
-    except apsw.NotADBError:
+    except (apsw.NotADBError, WrongKeyError, apsw.CorruptError):
         raise WrongKeyError(
             f"that recovery key does not open {db_path} (it belongs to another database, "
             "or to this one before a key rotation)"

@@ -28,6 +28,8 @@ import json
 import logging
 import os
 import secrets
+import stat
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,7 @@ from app.core.errors import (
     MnemoError,
     NewerCipherError,
     NoKeyError,
+    StoreError,
     WrongKeyError,
 )
 from app.core.paths import replace_file
@@ -114,26 +117,58 @@ def remember_passphrase(path: Path, passphrase: str) -> None:
 def passphrase_for(path: Path) -> str | None:
     """The passphrase for `path`: typed in this process, MNEMO_PASSPHRASE, or the first
     line of MNEMO_PASSPHRASE_FILE (None: none was given)."""
-    if _remembered:  # that database's, else (a snapshot of it) the one typed for another
-        return _remembered.get(str(path)) or next(iter(_remembered.values()))
+    typed = {k: v for k, v in _remembered.items() if not k.startswith("file:")}
+    if typed:  # that database's, else (a snapshot of it) the one typed for another
+        return typed.get(str(path)) or next(iter(typed.values()))
     if os.environ.get("MNEMO_PASSPHRASE"):
         return os.environ["MNEMO_PASSPHRASE"]
     name = os.environ.get("MNEMO_PASSPHRASE_FILE")
     if not name:
         return None
+    if f"file:{name}" not in _remembered:  # read once: a pipe (<(pass show …)) gives it once
+        _remembered[f"file:{name}"] = _read_passphrase_file(name)
+    return _remembered[f"file:{name}"]
+
+
+def _read_passphrase_file(name: str) -> str:
+    """The first line of a passphrase file (or pipe); never waits for a pipe no one writes
+    to for more than 10 s, never reads a device, at most 4 KB."""
+    import select
+
     try:
-        with open(name, encoding="utf-8") as f:
-            line = f.readline().rstrip("\r\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise NoKeyError(f"cannot read the passphrase file {name}: {exc}") from None
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise NoKeyError(f"cannot read the passphrase file {name}: {exc.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+            raise NoKeyError(f"the passphrase file {name} is not a file")
+        data = b""
+        while b"\n" not in data and len(data) < 4096:
+            if stat.S_ISFIFO(mode) and not select.select([fd], [], [], 10.0)[0]:
+                break
+            try:
+                chunk = os.read(fd, 4096 - len(data))
+            except BlockingIOError:
+                continue
+            if not chunk:
+                break
+            data += chunk
+    except OSError as exc:
+        raise NoKeyError(f"cannot read the passphrase file {name}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    line = data.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", "surrogateescape")
     if not line:
         raise NoKeyError(f"the passphrase file {name} is empty")
     return line
 
 
 def _kek(passphrase: str, salt: bytes, params: dict) -> bytes:
+    # The same words however they were typed (composed or not), any bytes the locale gave
+    text = unicodedata.normalize("NFC", passphrase)
     return hashlib.scrypt(
-        passphrase.encode("utf-8"),
+        text.encode("utf-8", "surrogateescape"),
         salt=salt,
         n=params["n"],
         r=params["r"],
@@ -177,6 +212,11 @@ def unwrap(entry: dict, passphrase: str, kid: str) -> bytes:
         ) from None
     try:
         key = AESGCM(_kek(passphrase, salt, params)).decrypt(nonce, sealed, kid.encode())
+    except (ValueError, MemoryError):  # a nonce or parameters no sealing of ours has
+        raise NoKeyError(
+            "the key file's sealed key is damaged; open the database with its recovery key: "
+            "mnemo unlock"
+        ) from None
     except InvalidTag:
         raise WrongKeyError(
             "the passphrase does not open the database (MNEMO_PASSPHRASE, the passphrase "
@@ -352,8 +392,13 @@ class KeyFile:
             "previous": self.previous.as_json() if self.previous else None,
             "note": "Which key opens the database beside this file; it holds no secret.",
         }
-        replace_file(key_file(db_path), lambda f: json.dump(data, f, indent=1))
-        _sync_folder(db_path.parent)
+        try:
+            replace_file(key_file(db_path), lambda f: json.dump(data, f, indent=1))
+            _sync_folder(db_path.parent)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write the key file {key_file(db_path)}: {exc.strerror or exc}"
+            ) from None
 
 
 def _sync_folder(folder: Path) -> None:

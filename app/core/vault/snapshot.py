@@ -159,6 +159,8 @@ def check(db_path: Path, path: Path, recovery: str | None = None) -> Checked:
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path} is not a file")
+    if db_path.exists() and os.path.samefile(path, db_path):
+        raise InputError(f"{path} is the database itself: choose a snapshot to restore")
     candidates: list[bytes | None] = [None]
     problems: list[LockedError] = []
     for source in (path, db_path):
@@ -169,7 +171,9 @@ def check(db_path: Path, path: Path, recovery: str | None = None) -> Checked:
         candidates.insert(0, keys.parse_recovery(recovery))
     try:
         conn, key = cipher.connect(path, apsw.SQLITE_OPEN_READONLY, candidates)
-    except (apsw.NotADBError, WrongKeyError):
+    except apsw.CantOpenError as exc:
+        raise InputError(f"{path} cannot be opened ({exc})") from None
+    except (apsw.Error, WrongKeyError):
         if problems:
             raise problems[0] from None
         raise InputError(
