@@ -337,8 +337,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "backups_kept",
         int,
-        7,
-        "How many snapshots are kept (the oldest go first)",
+        3,
+        "How many snapshots are kept (the oldest go first; each is about the database's size)",
         "Memories",
         minimum=1,
         maximum=1000,
