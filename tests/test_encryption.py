@@ -10,6 +10,7 @@ import secrets
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -581,3 +582,25 @@ def test_the_sealed_vector_copy_is_rebuilt_after_a_new_key_or_damage_and_doctor_
     data[len(data) // 2] ^= 0xFF
     sealed.write_bytes(bytes(data))
     assert reopen()[0] == "database"  # a changed byte: its tag fails, rebuilt
+
+
+def test_the_periodic_snapshot_comes_when_due_and_only_after_a_change(word_engine, mnemo_home):
+    word_engine.remember("snapshotted daily")
+    word_engine.apply_settings({"backup_every_hours": 1})
+    first = word_engine.backup_if_due()
+    assert first is not None and len(word_engine.backups()) == 1
+    assert word_engine.backup_if_due() is None  # younger than an hour
+    old = time.time() - 7200  # the snapshot is two hours old now, and nothing was written
+    os.utime(first.path, (old, old))
+    renamed = first.path.with_name(
+        "mnemo-" + time.strftime("%Y%m%dT%H%M%S", time.gmtime(old)) + ".000000Z.db"
+    )
+    os.replace(first.path, renamed)
+    os.replace(keys.key_file(first.path), keys.key_file(renamed))
+    for part in paths.database_path().parent.glob("mnemo.db*"):
+        if part.is_file():
+            os.utime(part, (old - 60, old - 60))
+    assert word_engine.backup_if_due() is None  # nothing changed since: not taken again
+    word_engine.remember("a change")
+    assert word_engine.backup_if_due() is not None
+    assert len(word_engine.backups()) == 2

@@ -116,13 +116,26 @@ def prune(db_path: Path, keep: int) -> int:
     return gone
 
 
+def _fresh(db_path: Path, newest: list[Snapshot], every_hours: int) -> bool:
+    """Whether the newest snapshot will do: younger than `every_hours`, or nothing was
+    written to the database (nor its WAL) since it was taken."""
+    if not newest:
+        return False
+    if (datetime.now(UTC) - newest[0].taken).total_seconds() < every_hours * 3600:
+        return True
+    changed = 0.0
+    for part in (db_path, db_path.with_name(db_path.name + "-wal")):
+        with contextlib.suppress(OSError):
+            changed = max(changed, part.stat().st_mtime)
+    return changed < newest[0].taken.timestamp()
+
+
 def due(db_path: Path, every_hours: int, keep: int) -> Snapshot | None:
-    """Take a snapshot if the newest is older than `every_hours` (0: never); one process at
-    a time (a lock in the backups folder), the others skip."""
+    """Take a snapshot if the newest is older than `every_hours` (0: never) and something
+    was written since; one process at a time (a lock in the backups folder)."""
     if every_hours <= 0:
         return None
-    newest = listing(db_path)
-    if newest and (datetime.now(UTC) - newest[0].taken).total_seconds() < every_hours * 3600:
+    if _fresh(db_path, listing(db_path), every_hours):
         return None
     out = private_dir(folder(db_path))
     fd = private_file(out / ".lock", os.O_RDWR | os.O_CREAT)
@@ -132,8 +145,7 @@ def due(db_path: Path, every_hours: int, keep: int) -> Snapshot | None:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return None  # another process is taking it
-        newest = listing(db_path)
-        if newest and (datetime.now(UTC) - newest[0].taken).total_seconds() < every_hours * 3600:
+        if _fresh(db_path, listing(db_path), every_hours):
             return None
         started = time.perf_counter()
         snap = take(db_path, keep)
