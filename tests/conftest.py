@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from app.core.engine import Engine
 from app.core.model.embedder import Embedder
 from app.core.storage.db import Database
 from app.core.storage.store import Store
+from app.core.vault import keys
 from tests.word_model import WordModel
 
 REPO = Path(__file__).resolve().parent.parent
@@ -34,14 +36,24 @@ def wait(predicate, timeout: float = 60.0, what: str = "the condition"):
 
 
 @pytest.fixture(autouse=True)
-def mnemo_home(tmp_path, monkeypatch) -> Path:
+def mnemo_home(tmp_path, monkeypatch) -> Iterator[Path]:
     """A fresh, private MNEMO_HOME for each test (real SQLite files, no mocks)."""
     home = tmp_path / "home"
     monkeypatch.setenv("MNEMO_HOME", str(home))
     monkeypatch.delenv("MNEMO_MODEL", raising=False)
     # Never the developer's own desktop: tests that need a session bus start one
     monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
-    return home
+    # Nor their passphrase or keyring choice, nor one an earlier test typed (issue 26)
+    for name in (
+        "MNEMO_PASSPHRASE",
+        "MNEMO_PASSPHRASE_FILE",
+        "MNEMO_NEW_PASSPHRASE",
+        "PYTHON_KEYRING_BACKEND",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    keys._remembered.clear()
+    yield home
+    keys._remembered.clear()
 
 
 @pytest.fixture(scope="session")

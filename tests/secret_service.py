@@ -44,12 +44,13 @@ LOGIN = "/org/freedesktop/secrets/collection/login"
 SKIP_REASON = "needs dbus-daemon and gnome-keyring-daemon (apt: dbus-daemon gnome-keyring)"
 TIMEOUT = 10.0
 
-# A session bus that activates no services: only what this module starts is on it.
+# A session bus that activates no services: only what is started on it is there
+# (`listen`: a D-Bus address such as unix:path=... or unix:tmpdir=...).
 BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
   <type>session</type>
-  <listen>unix:path={socket}</listen>
+  <listen>{listen}</listen>
   <auth>EXTERNAL</auth>
   <policy context="default">
     <allow send_destination="*" eavesdrop="true"/>
@@ -82,7 +83,7 @@ def secret_service(tmp_path: Path, unlocked: bool = True) -> Iterator[dict[str, 
     run = (short or root) / "run"
     run.mkdir(mode=0o700, exist_ok=True)
     socket = run / "bus"
-    (root / "bus.conf").write_text(BUS_CONFIG.format(socket=socket))
+    (root / "bus.conf").write_text(BUS_CONFIG.format(listen=f"unix:path={socket}"))
     env = {
         "HOME": str(home),
         "XDG_DATA_HOME": str(data),

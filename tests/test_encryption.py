@@ -27,16 +27,6 @@ from tests.secret_service import SKIP_REASON, has_secret_service, secret_service
 PASSPHRASE = "correct horse battery"
 
 
-@pytest.fixture(autouse=True)
-def no_passphrase(monkeypatch):
-    """No passphrase from the developer's environment, none remembered by an earlier test."""
-    for name in ("MNEMO_PASSPHRASE", "MNEMO_PASSPHRASE_FILE", "PYTHON_KEYRING_BACKEND"):
-        monkeypatch.delenv(name, raising=False)
-    keys._remembered.clear()
-    yield
-    keys._remembered.clear()
-
-
 def _marker() -> str:
     return "ZQX" + secrets.token_hex(6).upper()
 

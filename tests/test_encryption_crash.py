@@ -17,7 +17,7 @@ import pytest
 from app.core import paths
 from app.core.engine import Engine
 from app.core.storage.db import Database
-from app.core.vault import cipher, keys
+from app.core.vault import cipher
 from tests.conftest import REPO
 
 PASSPHRASE = "kill nine times"
@@ -55,10 +55,7 @@ def small(word_model, mnemo_home, tmp_path, monkeypatch):
 
 
 def _fill(word_model, tmp_path, monkeypatch, memories: int):
-    for name in ("MNEMO_PASSPHRASE_FILE", "PYTHON_KEYRING_BACKEND"):
-        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MNEMO_PASSPHRASE", PASSPHRASE)
-    keys._remembered.clear()
     rng = random.Random(26)
     words = "amber basil cedar delta ember fjord garnet harbor iris juniper kelp lumen".split()
     source = tmp_path / "bulk.jsonl"

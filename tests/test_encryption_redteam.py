@@ -24,15 +24,6 @@ from tests.conftest import REPO, run_cli
 PASSPHRASE = "red team passphrase"
 
 
-@pytest.fixture(autouse=True)
-def no_passphrase(monkeypatch):
-    for name in ("MNEMO_PASSPHRASE", "MNEMO_PASSPHRASE_FILE", "MNEMO_NEW_PASSPHRASE"):
-        monkeypatch.delenv(name, raising=False)
-    keys._remembered.clear()
-    yield
-    keys._remembered.clear()
-
-
 def test_an_interrupt_after_the_new_file_is_in_place_keeps_the_key_that_opens_it(
     word_engine, monkeypatch
 ):

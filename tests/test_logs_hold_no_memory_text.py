@@ -12,14 +12,12 @@ write), with DEBUG on where the process can be reached (in this process) and as 
 from __future__ import annotations
 
 import asyncio
-import faulthandler
 import json
 import logging
 import os
 import secrets
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -29,6 +27,7 @@ from app.core.errors import MnemoError, SecretError
 from app.core.runner import Runner
 from app.core.storage.inbox import Candidate
 from tests.conftest import REPO, run_cli, wait
+from tests.crash_state import process_state_kept
 
 # The GUI's fixtures (an offscreen Qt platform, a seeded worker); imported, they apply here.
 from tests.gui.conftest import blockers_kept_alive, seeded  # noqa: F401
@@ -43,45 +42,38 @@ def marker() -> str:
     return "ZQXMARKER" + secrets.token_hex(6)
 
 
+def _learning(marker: str) -> dict:
+    """An MCP `store_memory` learning with the marker in every field."""
+    return {
+        "name": f"{marker} learning",
+        "description": f"{marker}: collect real input before writing a parser",
+        "reasoning": f"{marker} fixtures missed CRLF",
+        "category": "patterns",
+        "tags": [marker],
+        "references": [f"{marker}.py"],
+        "project": marker,
+        "thread": marker,
+    }
+
+
 @pytest.fixture
 def debug_logs():
     """The app's own log file (`crash.install`, as the desktop app sets it up) with DEBUG
     on, and every record's message kept as well; what `crash.install` changes in the
     process is put back after."""
-    root = logging.getLogger()
-    handlers = {handler: handler.level for handler in root.handlers}
-    level = root.level
-    hooks = sys.excepthook, threading.excepthook
-    fault = faulthandler.is_enabled()
     records: list[logging.LogRecord] = []
 
     class Keep(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             records.append(record)
 
-    crash.install("app")
-    crash._handler.setLevel(logging.DEBUG)
-    keep = Keep(logging.DEBUG)
-    root.addHandler(keep)
-    root.setLevel(logging.DEBUG)
-    yield records
-    sys.excepthook, threading.excepthook = hooks
-    if fault:
-        faulthandler.enable(file=sys.__stderr__)
-    else:
-        faulthandler.disable()
-    for handler in list(root.handlers):
-        if handler not in handlers:
-            root.removeHandler(handler)
-            handler.close()
-    for handler, handler_level in handlers.items():
-        handler.setLevel(handler_level)
-    root.setLevel(level)
-    crash.set_notifier(None)
-    if crash._crash_file is not None:
-        crash._crash_file.close()
-        crash._crash_file = None
-    crash._handler = None
+    with process_state_kept():
+        crash.install("app")
+        crash._handler.setLevel(logging.DEBUG)
+        root = logging.getLogger()
+        root.addHandler(Keep(logging.DEBUG))
+        root.setLevel(logging.DEBUG)
+        yield records
 
 
 def _log_folder_text() -> str:
@@ -245,16 +237,7 @@ def test_the_core_logs_no_memory_content_at_debug(engine, debug_logs, marker, tm
     server = build_server(engine)
 
     async def tools() -> None:
-        learning = {
-            "name": f"{marker} learning",
-            "description": f"{marker}: collect real input before writing a parser",
-            "reasoning": f"{marker} fixtures missed CRLF",
-            "category": "patterns",
-            "tags": [marker],
-            "references": [f"{marker}.py"],
-            "project": marker,
-            "thread": marker,
-        }
+        learning = _learning(marker)
         stored = json.loads((await server.call_tool("store_memory", learning)).content[0].text)
         with pytest.raises(ToolError):  # an unknown category: the error quotes it
             await server.call_tool("store_memory", {**learning, "category": marker})
@@ -343,14 +326,7 @@ def test_the_command_line_mcp_server_and_hook_helper_log_no_memory_content(
 
     async def session() -> None:
         async with Client(params) as client:
-            learning = {
-                "name": f"{marker} learning",
-                "description": f"{marker}: collect real input before writing a parser",
-                "reasoning": f"{marker} fixtures missed CRLF",
-                "category": "patterns",
-                "tags": [marker],
-                "project": marker,
-            }
+            learning = _learning(marker)
             done = await client.call_tool("store_memory", learning)
             kept = json.loads(done.content[0].text)
             # an unknown category: the error quotes it, the log must not

@@ -264,7 +264,7 @@ class Engine:
             # read into memory whole (ADR 0014); a clear one a crash left is wiped first.
             cache = None if self.read_only else cipher.vector_copy(db_path)
             if self._db.encrypted and cache is not None:
-                cipher.wipe_clear_vectors(cache)
+                cipher.wipe(cache, "*.f32.npy")
             self._index = VectorIndex(
                 embedder.info.model_id, embedder.info.dimension, cache, self._db.vector_key
             )

@@ -126,6 +126,17 @@ def replace_file(path: Path, write: Callable[[IO], None], binary: bool = False) 
         raise
 
 
+def sync(path: Path) -> None:
+    """Flush a file, or a folder's entries (a rename in it), to the disk (POSIX)."""
+    if os.name != "posix":
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 _KINDS = (
     (stat.S_ISDIR, "a folder"),
     (stat.S_ISFIFO, "a named pipe (FIFO)"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import faulthandler
 import io
 import logging
 import os
@@ -15,6 +14,7 @@ import pytest
 
 from app.core import crash, paths
 from tests.conftest import REPO
+from tests.crash_state import process_state_kept
 
 POSIX_ONLY = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
 
@@ -22,29 +22,8 @@ POSIX_ONLY = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
 @pytest.fixture(autouse=True)
 def restore_process_state():
     """Put back the hooks, faulthandler and root logging that `crash.install` changes."""
-    root = logging.getLogger()
-    handlers = {handler: handler.level for handler in root.handlers}
-    level = root.level
-    hooks = sys.excepthook, threading.excepthook
-    fault = faulthandler.is_enabled()
-    yield
-    sys.excepthook, threading.excepthook = hooks
-    if fault:
-        faulthandler.enable(file=sys.__stderr__)
-    else:
-        faulthandler.disable()
-    for handler in list(root.handlers):
-        if handler not in handlers:
-            root.removeHandler(handler)
-            handler.close()
-    for handler, handler_level in handlers.items():
-        handler.setLevel(handler_level)
-    root.setLevel(level)
-    crash.set_notifier(None)
-    if crash._crash_file is not None:
-        crash._crash_file.close()
-        crash._crash_file = None
-    crash._handler = None
+    with process_state_kept():
+        yield
 
 
 def _mode(path) -> int:

@@ -16,8 +16,6 @@ PASSPHRASE = "a passphrase for the tray"
 
 @pytest.fixture
 def encrypted(embedder, mnemo_home, monkeypatch):
-    for name in ("MNEMO_PASSPHRASE", "MNEMO_PASSPHRASE_FILE"):
-        monkeypatch.delenv(name, raising=False)
     engine = Engine(embedder=embedder)
     engine.remember("the boiler's service code is in the red folder")
     engine.encrypt("passphrase", PASSPHRASE)
@@ -103,7 +101,6 @@ def test_the_manager_exports_an_encrypted_database_only_once_the_user_says_yes(
     from app.gui.manager import Manager
     from app.gui.worker import Worker
 
-    monkeypatch.delenv("MNEMO_PASSPHRASE", raising=False)
     engine = Engine(embedder=embedder)
     engine.encrypt("passphrase", PASSPHRASE)  # (this process keeps the passphrase)
     engine.close()

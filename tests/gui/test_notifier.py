@@ -9,21 +9,7 @@ import subprocess
 import pytest
 
 from app.gui.notifier import Notifier
-
-# A session bus that activates no services: nobody owns org.freedesktop.Notifications.
-BARE_BUS = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:tmpdir={tmp}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-"""
+from tests.secret_service import BUS_CONFIG
 
 
 def test_without_a_session_bus_the_tray_says_it(qtbot, monkeypatch):
@@ -38,7 +24,8 @@ def test_without_a_session_bus_the_tray_says_it(qtbot, monkeypatch):
 @pytest.mark.skipif(shutil.which("dbus-daemon") is None, reason="needs dbus-daemon")
 def test_a_bus_without_a_notification_service_falls_back_to_the_tray(qtbot, monkeypatch, tmp_path):
     config = tmp_path / "bus.conf"
-    config.write_text(BARE_BUS.format(tmp=tmp_path))
+    # a bus on which nobody owns org.freedesktop.Notifications
+    config.write_text(BUS_CONFIG.format(listen=f"unix:tmpdir={tmp_path}"))
     bus = subprocess.Popen(
         ["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address=1"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

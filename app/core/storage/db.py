@@ -99,6 +99,11 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+def _switched(path: Path, before: tuple[int, int] | None) -> bool:
+    """Whether a switch (`handoff`) is under way, or replaced the file since `before`."""
+    return handoff.wanted(path) or _identity(path) != before
+
+
 def _not_empty(path: Path) -> None:
     """Refuse a database file of 0 bytes: Mnemo never leaves one (see `_new_database`), so
     a failing disk, a sync or backup tool or a mistake emptied it; SQLite would take it for
@@ -141,37 +146,7 @@ class Database:
             else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         )
         try:
-            given = keys_
-            while True:
-                if not new:
-                    handoff.wait(self.path)  # a switch under way: open the file it leaves
-                if not (self._asked_read_only or new):
-                    _private_database(self.path)
-                if not new:
-                    _not_empty(self.path)
-                before = _identity(self.path)
-                keys_, problems = given, []
-                if keys_ is None and not new:
-                    keys_, problems = keys.candidates(self.path)
-                    if problems and not keys_:
-                        raise problems[0]
-                try:
-                    self.conn, key = cipher.connect(self.path, flags, keys_ or [None])
-                except (apsw.NotADBError, LockedError):
-                    if not new and (handoff.wanted(self.path) or _identity(self.path) != before):
-                        continue  # a switch began (or ended) meanwhile: open what it leaves
-                    if problems:  # a key the key file names was not at hand: say which
-                        raise problems[0] from None
-                    if not new and keys_ in (None, [None]) and cipher.looks_encrypted(self.path):
-                        raise NoKeyError(
-                            f"the database {self.path} is encrypted (or damaged) and its key "
-                            f"file {keys.key_file(self.path).name} is missing: on a new "
-                            "machine, run mnemo unlock with the recovery key"
-                        ) from None
-                    raise
-                if new or not (handoff.wanted(self.path) or _identity(self.path) != before):
-                    break
-                self.conn.close()  # a switch began meanwhile: this may be the file it replaces
+            self.conn, key = self._connect(flags, new, keys_)
             self.encrypted = key is not None
             # The sealed vector copy's key (ADR 0014); the database key is not kept
             self.vector_key = None if key is None else keys.subkey(key, "vector copy")
@@ -186,6 +161,42 @@ class Database:
             raise _known(exc, self.path) from exc
         except OSError as exc:
             raise StoreError(f"cannot create the folder for {self.path}: {exc}") from exc
+
+    def _connect(
+        self, flags: int, new: bool, given: list[bytes | None] | None
+    ) -> tuple[apsw.Connection, bytes | None]:
+        """A connection keyed with what the key file names (or `given`), to the file a
+        switch under way leaves: opened again when one began (or ended) meanwhile."""
+        while True:
+            if not new:
+                handoff.wait(self.path)  # a switch under way: open the file it leaves
+            if not (self._asked_read_only or new):
+                _private_database(self.path)
+            if not new:
+                _not_empty(self.path)
+            before = _identity(self.path)
+            candidates, problems = given, []
+            if candidates is None and not new:
+                candidates, problems = keys.candidates(self.path)
+                if problems and not candidates:
+                    raise problems[0]
+            try:
+                conn, key = cipher.connect(self.path, flags, candidates or [None])
+            except (apsw.NotADBError, LockedError):
+                if not new and _switched(self.path, before):
+                    continue
+                if problems:  # a key the key file names was not at hand: say which
+                    raise problems[0] from None
+                if not new and candidates in (None, [None]) and cipher.looks_encrypted(self.path):
+                    raise NoKeyError(
+                        f"the database {self.path} is encrypted (or damaged) and its key "
+                        f"file {keys.key_file(self.path).name} is missing: on a new "
+                        "machine, run mnemo unlock with the recovery key"
+                    ) from None
+                raise
+            if new or not _switched(self.path, before):
+                return conn, key
+            conn.close()  # a switch began meanwhile: this may be the file it replaces
 
     # ---- letting go while the file is replaced (`handoff`) ---------------------------
     def switch_wanted(self) -> bool:

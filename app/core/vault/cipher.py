@@ -32,7 +32,7 @@ from pathlib import Path
 import apsw
 
 from app.core.errors import InputError, LockedError, NoKeyError, StoreError, WrongKeyError
-from app.core.paths import private_file
+from app.core.paths import private_file, sync
 from app.core.vault import handoff
 from app.core.vault import keys as keyring_keys
 from app.core.vault.keys import CIPHER, Entry, KeyFile
@@ -148,15 +148,6 @@ def counts(conn: apsw.Connection) -> dict[str, int]:
     return {"memories": live, "trashed": trashed}
 
 
-def sync(path: Path) -> None:
-    """Flush a file (or a folder's entries) to the disk."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _exclusive(db_path: Path, key: bytes | None) -> apsw.Connection:
     """The only connection to the database: out of WAL mode (which SQLite allows only when
     no other connection is open) and holding its exclusive lock until closed."""
@@ -218,22 +209,18 @@ def leftovers(db_path: Path) -> None:
 def current_key(db_path: Path) -> tuple[Entry, bytes | None]:
     """The entry and key that open the database now (the key file's current, else its
     previous after an unfinished switch); LockedError if none is at hand."""
-    kf = KeyFile.read(db_path)
     problems: list[LockedError] = []
-    for entry in kf.entries():
+    for entry in KeyFile.read(db_path).entries():
         try:
             key = None if entry.kid is None else keyring_keys.key_for(entry, db_path)
+            conn, _ = connect(db_path, apsw.SQLITE_OPEN_READONLY, [key])
         except LockedError as exc:
             problems.append(exc)
             continue
-        conn = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
-        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-        try:
-            key_connection(conn, key)
-            if _opens(conn):
-                return entry, key
-        finally:
-            conn.close()
+        except apsw.NotADBError:
+            continue
+        conn.close()
+        return entry, key
     if problems:
         raise problems[0]
     raise WrongKeyError(
@@ -366,33 +353,21 @@ def vector_copy(db_path: Path) -> Path:
     return db_path.with_name(db_path.name + ".vectors")
 
 
-def wipe_folder(folder: Path) -> None:
-    """Overwrite every file of `folder` with zeros and remove it (the clear vector copy a
-    database had before it was encrypted: the next start seals a new one). Best effort, as
-    `_overwrite`."""
+def wipe(folder: Path, pattern: str = "*") -> None:
+    """Overwrite the files of `folder` matching `pattern` with zeros and remove them (the
+    clear vector copy a database had before it was encrypted: the next start seals a new
+    one), and the folder when all went. Best effort, as `_overwrite`."""
     if not folder.is_dir() or folder.is_symlink():
         return
-    for item in folder.iterdir():
+    for item in folder.glob(pattern):
         if item.is_file() and not item.is_symlink():
             with contextlib.suppress(OSError):
                 _overwrite(os.open(item, os.O_RDWR))
         with contextlib.suppress(OSError):
             item.unlink()
-    with contextlib.suppress(OSError):
-        folder.rmdir()
-
-
-def wipe_clear_vectors(folder: Path) -> None:
-    """Overwrite and remove the clear vector files in `folder` (left by a crash between
-    an encrypt and its wipe), keeping the sealed copy."""
-    if not folder.is_dir() or folder.is_symlink():
-        return
-    for item in folder.glob("*.f32.npy"):
-        if item.is_file() and not item.is_symlink():
-            with contextlib.suppress(OSError):
-                _overwrite(os.open(item, os.O_RDWR))
-            with contextlib.suppress(OSError):
-                item.unlink()
+    if pattern == "*":
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def _store_for(db_path: Path, store: str | None, passphrase: str | None) -> str:
@@ -428,7 +403,7 @@ def encrypt(db_path: Path, store: str | None = None, passphrase: str | None = No
     replace(db_path, "encrypt", new_entry, key)
     if passphrase:
         keyring_keys.remember_passphrase(db_path, passphrase)  # this process opens it next
-    wipe_folder(vector_copy(db_path))
+    wipe(vector_copy(db_path))
     encrypt_copies(db_path, new_entry, key)
     return keyring_keys.recovery_text(key)
 

@@ -44,7 +44,7 @@ from app.core.errors import (
     StoreError,
     WrongKeyError,
 )
-from app.core.paths import replace_file
+from app.core.paths import replace_file, sync
 
 log = logging.getLogger(__name__)
 
@@ -394,22 +394,11 @@ class KeyFile:
         }
         try:
             replace_file(key_file(db_path), lambda f: json.dump(data, f, indent=1))
-            _sync_folder(db_path.parent)
+            sync(db_path.parent)
         except OSError as exc:
             raise StoreError(
                 f"cannot write the key file {key_file(db_path)}: {exc.strerror or exc}"
             ) from None
-
-
-def _sync_folder(folder: Path) -> None:
-    """Make a rename in `folder` durable (POSIX)."""
-    if os.name != "posix":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def key_for(entry: Entry, db_path: Path) -> bytes:

@@ -26,7 +26,7 @@ from pathlib import Path
 import apsw
 
 from app.core.errors import InputError, LockedError, StoreError, WrongKeyError
-from app.core.paths import private_dir, private_file
+from app.core.paths import private_dir, private_file, sync
 from app.core.vault import cipher, keys
 
 try:
@@ -79,10 +79,10 @@ def take(db_path: Path, keep: int | None = None) -> Snapshot:
         cipher.copy_to(conn, tmp, key)
         conn.close()
         cipher.check_copy(tmp, key, wal=False)
-        cipher.sync(tmp)
+        sync(tmp)
         keys.KeyFile(entry).write(final)  # the key's name first: never a snapshot without
         os.replace(tmp, final)
-        cipher.sync(out)
+        sync(out)
     except apsw.Error as exc:
         raise StoreError(f"the snapshot could not be written: {exc}") from None
     finally:
