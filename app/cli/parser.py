@@ -76,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     _model_commands(sub)
     _agent_commands(sub)
     _privacy_commands(sub)
+    _sync_commands(sub)
     _app_commands(sub)
     return parser
 
@@ -339,6 +340,33 @@ def _privacy_commands(sub) -> None:
     p = sub.add_parser("backup", help="snapshot the database now (encrypted when it is)")
     p.add_argument("--list", action="store_true", help="list the snapshots")
     p.set_defaults(func=privacy.backup)
+
+
+def _sync_commands(sub) -> None:
+    """sync init | now | status | remove | off"""
+    from app.cli import sync
+
+    p = sub.add_parser("sync", help="sync memories with your other devices through a folder")
+    actions = p.add_subparsers(dest="sync_command", metavar="ACTION", required=True)
+    q = actions.add_parser("init", help="sync through FOLDER (shared by Syncthing, say)")
+    q.add_argument("folder", metavar="FOLDER")
+    q.add_argument("--name", help="this device's name (default: the host name)")
+    q.add_argument(
+        "--plain",
+        action="store_true",
+        help="sync an encrypted database anyway (the folder's files are not encrypted)",
+    )
+    q.set_defaults(func=sync.init)
+    q = actions.add_parser("now", help="write this device's changes and apply the others'")
+    q.set_defaults(func=sync.now)
+    q = actions.add_parser("status", help="devices, what waits, problems")
+    q.add_argument("--json", action="store_true", help="as JSON")
+    q.set_defaults(func=sync.status)
+    q = actions.add_parser("remove", help="stop counting a lost or retired device")
+    q.add_argument("device", metavar="DEVICE")
+    q.set_defaults(func=sync.remove)
+    q = actions.add_parser("off", help="stop syncing on this device")
+    q.set_defaults(func=sync.off)
 
 
 def _app_commands(sub) -> None:

@@ -42,6 +42,8 @@ from app.core.storage import transfer
 from app.core.storage.db import Database
 from app.core.storage.inbox import Candidate, Inbox
 from app.core.storage.store import Filters, Store
+from app.core.sync.folder import Folder
+from app.core.sync.syncer import Pass, Syncer
 from app.core.vault import cipher, handoff, keys, snapshot
 from app.core.writer import RememberResult, Writer
 
@@ -155,6 +157,9 @@ class Engine:
                         raise ModelError(f"{path} is not usable: {problem}")
             except ModelError as exc:
                 raise InputError(f"model not switched: {exc}") from None
+        if checked.get("sync_folder") and checked["sync_folder"] != current["sync_folder"]:
+            self._refuse_plain_sync()
+            checked["sync_folder"] = str(Folder.check(Path(checked["sync_folder"])))
         change = self._settings_changed(self._settings.apply(checked))
         change.changed = list(dict.fromkeys(before.changed + change.changed))
         if before.model_reloaded and not change.model_reloaded:
@@ -670,6 +675,58 @@ class Engine:
         if index is not None and index.verify(self._store) is not None:
             index.drop_copy()
         return health.repair(self._db)
+
+    # ---- sync over a shared folder (core/sync, ADR 0015) -------------------------------
+    def _syncer(self) -> Syncer:
+        return Syncer(
+            self._db,
+            self._store,
+            self._settings["sync_folder"],
+            self._settings["sync_device_name"],
+            self._known_model_id(),
+        )
+
+    def sync_configured(self) -> bool:
+        """Whether this device syncs through a folder."""
+        return bool(self._settings["sync_folder"])
+
+    def sync_init(self, folder: str, name: str | None = None, plain: bool = False) -> Pass:
+        """Sync through `folder` from now on (made if missing), as this device; then a pass."""
+        if plain and self._db.encrypted:
+            self._db.set_meta("sync_plain", "1")
+        self._refuse_plain_sync()
+        values: dict[str, Any] = {"sync_folder": str(Folder.check(Path(folder)))}
+        if name is not None:
+            values["sync_device_name"] = name
+        self.apply_settings(values)
+        return self.sync_now()
+
+    def sync_off(self) -> None:
+        """Stop syncing on this device (the folder and what it holds are left as they are)."""
+        self.apply_settings({"sync_folder": ""})
+
+    def sync_now(self, progress: Callable[[int, int], None] | None = None) -> Pass:
+        """Write what changed here to the sync folder and apply what arrived from the others."""
+        self._refuse_plain_sync()
+        return self._syncer().run(progress)
+
+    def sync_status(self) -> dict:
+        """The sync folder, its devices, what waits and the latest problems."""
+        return self._syncer().status()
+
+    def sync_remove(self, device: str) -> None:
+        """Stop counting `device` as one of this collection's devices."""
+        self._syncer().remove(device)
+
+    def _refuse_plain_sync(self) -> None:
+        """The sync files are plain text: refused for an encrypted database unless the
+        user said so (`mnemo sync init --plain`)."""
+        if self._db.encrypted and self._db.get_meta("sync_plain") != "1":
+            raise PlainCopyRefused(
+                "the database is encrypted and the sync folder's files are not: every memory "
+                "would be readable in the folder and on every device it syncs to; say so to "
+                "sync anyway (mnemo sync init FOLDER --plain)"
+            )
 
     # ---- encryption at rest, and letting go of the database (ADR 0014) -----------------
     @contextlib.contextmanager

@@ -325,6 +325,21 @@ SETTINGS: tuple[Setting, ...] = (
         "Memories",
     ),
     Setting(
+        "sync_folder",
+        str,
+        "",
+        "Folder shared with your other devices (Syncthing, Nextcloud, Dropbox…) through which "
+        "memories sync; set up with `mnemo sync init FOLDER`; empty = off",
+        "Sync",
+    ),
+    Setting(
+        "sync_device_name",
+        str,
+        "",
+        "This device's name as the others see it; empty = the host name",
+        "Sync",
+    ),
+    Setting(
         "backup_every_hours",
         int,
         24,
@@ -399,6 +414,8 @@ LABELS = {
     "start_at_login": "Start at login",
     "mirror_dir": "Also write memories as Markdown to",
     "backup_every_hours": "Snapshot the database every (hours)",
+    "sync_folder": "Sync folder",
+    "sync_device_name": "This device's name",
     "backups_kept": "Snapshots kept",
     "categories": "Categories",
     "capture": "Capture from agents' prompts",

@@ -303,6 +303,31 @@ def m011_inbox(db: apsw.Connection) -> None:
         )
 
 
+def m012_sync(db: apsw.Connection) -> None:
+    """Sync over a shared folder (`core/sync`): every operation seen from any device (the
+    memories are their fold), what was last synced of each memory (a local change is what
+    differs from it), how far each log file was read, and the problems met."""
+    db.execute(
+        "CREATE TABLE sync_ops (rev TEXT PRIMARY KEY, memory_id TEXT NOT NULL, "
+        "device TEXT NOT NULL, seq INTEGER NOT NULL, lamport INTEGER NOT NULL, "
+        "kind TEXT NOT NULL, body TEXT NOT NULL) WITHOUT ROWID"
+    )
+    db.execute("CREATE INDEX sync_ops_memory ON sync_ops(memory_id)")
+    db.execute("CREATE INDEX sync_ops_device ON sync_ops(device, seq)")
+    db.execute(
+        "CREATE TABLE sync_memories (id TEXT PRIMARY KEY, heads TEXT NOT NULL, "
+        "digest TEXT NOT NULL, observations INTEGER NOT NULL DEFAULT 0, "
+        "recalls INTEGER NOT NULL DEFAULT 0, last_recalled_at TEXT) WITHOUT ROWID"
+    )
+    db.execute(
+        "CREATE TABLE sync_files (path TEXT PRIMARY KEY, offset INTEGER NOT NULL) WITHOUT ROWID"
+    )
+    db.execute(
+        "CREATE TABLE sync_problems (seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, "
+        "kind TEXT NOT NULL, what TEXT NOT NULL)"
+    )
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
@@ -315,4 +340,5 @@ MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m009_not_duplicates,
     m010_change_journal,
     m011_inbox,
+    m012_sync,
 )

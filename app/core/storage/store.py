@@ -709,6 +709,44 @@ class Store:
             )
         return memory
 
+    def put_synced(self, memory: Memory) -> None:
+        """Write a memory as sync folded it (`core/sync`): inserted or replaced whole, counts
+        and stamps as given; its vectors and keyword labels are kept only when the words
+        they were made from are unchanged."""
+        with self.db.write() as conn:
+            rows = conn.execute(
+                "SELECT title, text, reasoning, keywords FROM memories WHERE id = ?",
+                (memory.id,),
+            ).fetchall()
+            same = bool(rows) and rows[0][:3] == (memory.title, memory.text, memory.reasoning)
+            memory.keywords = _json_list(rows[0][3], None) if same else None
+            values = self._columns(memory)
+            if not rows:
+                conn.execute(
+                    f"INSERT INTO memories ({', '.join(values)}) "
+                    f"VALUES ({', '.join('?' * len(values))})",
+                    tuple(values.values()),
+                )
+                return
+            del values["id"]
+            if not same:
+                conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (memory.id,))
+            conn.execute(
+                f"UPDATE memories SET {', '.join(f'{c} = ?' for c in values)} WHERE id = ?",
+                (*values.values(), memory.id),
+            )
+
+    def delete_synced(self, memory_id: str) -> bool:
+        """Delete a memory another device purged (with its vectors); whether it was here."""
+        with self.db.write() as conn:
+            if not conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchall():
+                return False
+            conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+            conn.execute(
+                "DELETE FROM not_duplicates WHERE a = ? OR b = ?", (memory_id, memory_id)
+            )
+        return True
+
     def observe(self, memory_id: str) -> Memory:
         """Count one more observation of an existing memory (and bring it back from the trash)."""
         with self.db.write() as conn:

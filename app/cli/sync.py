@@ -1,0 +1,110 @@
+"""`mnemo sync init FOLDER | now | status | remove DEVICE | off` (ADR 0015)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from argparse import Namespace
+
+from app.cli.output import say
+from app.core.engine import Engine
+from app.core.sync.syncer import Pass
+
+
+def _progress(done: int, total: int) -> None:
+    if total and sys.stderr.isatty():
+        print(
+            f"\rmnemo: reading the other devices' changes {done * 100 // total:3d}%",
+            end="" if done < total else "\n",
+            file=sys.stderr,
+        )
+
+
+def _report(result: Pass) -> None:
+    print(
+        f"Wrote {result.written} operations; read {result.read} from other devices; "
+        f"{result.applied} memories changed here"
+        + (
+            f"; {result.conflicts} edited on two devices apart, kept both"
+            if result.conflicts
+            else ""
+        )
+        + "."
+    )
+    for problem in result.problems:
+        if not problem.startswith("memory "):  # conflicts are counted above
+            say(problem)
+
+
+def init(args: Namespace) -> int:
+    """mnemo sync init FOLDER [--name NAME] [--plain]"""
+    with Engine() as engine:
+        result = engine.sync_init(args.folder, args.name, plain=args.plain)
+        status = engine.sync_status()
+    print(f"This device ({status['name']}, {status['device']}) syncs through {status['folder']}.")
+    _report(result)
+    others = [d for d in status["devices"] if not d["this"]]
+    if not others:
+        print(
+            "No other device yet: share this folder with them (Syncthing, say) and run "
+            "`mnemo sync init` with their copy of it there."
+        )
+    return 0
+
+
+def now(args: Namespace) -> int:
+    """mnemo sync now"""
+    with Engine() as engine:
+        _report(engine.sync_now(_progress))
+    return 0
+
+
+def status(args: Namespace) -> int:
+    """mnemo sync status [--json]"""
+    with Engine() as engine:
+        if not engine.sync_configured():
+            print("Sync is off (mnemo sync init FOLDER sets it up).")
+            return 0
+        state = engine.sync_status()
+    if args.json:
+        print(json.dumps(state, indent=1))
+        return 0
+    print(f"Folder: {state['folder']}")
+    print(f"This device: {state['name']} ({state['device']})")
+    for device in state["devices"]:
+        if device["this"]:
+            continue
+        mark = " (removed)" if device["removed"] else ""
+        print(
+            f"  {device['name']} ({device['id']}){mark}: last seen {device['seen'] or 'never'}, "
+            f"{device['operations']} operations applied"
+        )
+    if len(state["devices"]) < 2:
+        print("  no other device has written to this folder yet")
+    print(f"Changes here not written yet: {state['pending']}")
+    print(f"Arrived, not applied yet: {state['waiting_bytes']:,} bytes")
+    if state["conflicts"]:
+        print(f"Edited on two devices apart (both kept, merged): {state['conflicts']}")
+    problems = [p for p in state["problems"] if p["kind"] != "conflict"]
+    for problem in problems[:10]:
+        print(f"Problem ({problem['at']}): {problem['what']}")
+    return 0
+
+
+def remove(args: Namespace) -> int:
+    """mnemo sync remove DEVICE"""
+    with Engine() as engine:
+        engine.sync_remove(args.device)
+    print(
+        f"Device {args.device} is no longer counted among this collection's devices; "
+        "what it wrote stays applied."
+    )
+    return 0
+
+
+def off(args: Namespace) -> int:
+    """mnemo sync off"""
+    with Engine() as engine:
+        engine.sync_off()
+    print("Sync is off on this device; the folder and its files are left as they are.")
+    return 0

@@ -1,0 +1,242 @@
+"""What a memory is, given every operation about it: a deterministic fold (pure, no I/O).
+
+A memory's puts and purges form a graph: each names the versions it was made from (`base`).
+The versions no other builds on are its heads. One head: the memory is that version. Several
+heads that say different things (edits made apart): they are merged the way Mnemo merges
+(every distinct statement, tags united), and every version that was edited concurrently with
+another is kept in the trash as its own memory, linked to the result (`merged_into`), so
+`unmerge` brings them back. Counts are the sum of every device's increments. The result
+depends only on the set of operations, never on the order they arrived in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from app.core.memory import CONFIDENCES, join_statements, split_list, title_from
+
+# The fields a put carries (a memory's state as the user sees it; counts travel apart, and
+# vectors and keyword labels are made on each device).
+SYNCED = (
+    "text",
+    "title",
+    "reasoning",
+    "category",
+    "tags",
+    "references",
+    "source",
+    "source_project",
+    "confidence",
+    "created_at",
+    "updated_at",
+    "pinned",
+    "deleted_at",
+    "merged_into",
+    "thread",
+)
+# What makes two versions say different things (not when or where they were written).
+_MEANING = (
+    "text",
+    "title",
+    "reasoning",
+    "category",
+    "tags",
+    "references",
+    "confidence",
+    "pinned",
+    "merged_into",
+    "thread",
+)
+
+
+def meaning(record: dict) -> str:
+    """A version's content, for comparing two versions (trashed or not counts, not when)."""
+    key = {name: record.get(name) for name in _MEANING}
+    key["trashed"] = bool(record.get("deleted_at"))
+    return json.dumps(key, sort_keys=True, ensure_ascii=False)
+
+
+def digest(record: dict) -> str:
+    """A version's every synced field, hashed (a local row differs from what was synced)."""
+    payload = json.dumps({k: record.get(k) for k in SYNCED}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+
+def original_id(memory_id: str, rev: str) -> str:
+    """The id of the trashed copy that keeps version `rev` of a memory edited apart."""
+    return f"{memory_id[:44]}-v{hashlib.sha256(rev.encode()).hexdigest()[:10]}"
+
+
+@dataclass(frozen=True)
+class Node:
+    """A put (record) or a purge (record None) of one memory."""
+
+    rev: str
+    order: tuple  # (lamport clock, device, seq): a total order every device agrees on
+    base: tuple[str, ...] = ()
+    record: dict | None = None
+
+
+@dataclass
+class Counts:
+    """A memory's observation and recall increments, summed over every device."""
+
+    observations: int = 0
+    recalls: int = 0
+    last_recalled_at: str | None = None
+
+    def add(self, observations: int, recalls: int, last: str | None) -> None:
+        self.observations += observations
+        self.recalls += recalls
+        if last and (self.last_recalled_at is None or last > self.last_recalled_at):
+            self.last_recalled_at = last
+
+
+@dataclass
+class Folded:
+    """A memory's state after every operation: `record` None when purged (or never put)."""
+
+    record: dict | None
+    heads: list[str]
+    # versions edited concurrently with another: each kept in the trash (id → its record)
+    originals: dict[str, dict] = field(default_factory=dict)
+    conflict: bool = False  # several heads said different things
+    # operations not folded yet: a version they were made from has not arrived (a folder
+    # sync delivers each device's files in order, but not one device's before another's)
+    waiting: int = 0
+
+
+def _complete(nodes: list[Node]) -> tuple[list[Node], int]:
+    """The nodes whose every ancestor has arrived (in order), and how many wait."""
+    by_rev = {n.rev: n for n in nodes}
+    ok: dict[str, bool] = {}
+    for start in nodes:
+        stack = [start.rev]
+        while stack:
+            rev = stack[-1]
+            if rev in ok:
+                stack.pop()
+                continue
+            bases = by_rev[rev].base
+            if any(b not in by_rev for b in bases):
+                ok[rev] = False
+                stack.pop()
+                continue
+            todo = [b for b in bases if b not in ok]
+            if todo:
+                stack.extend(todo)
+                continue
+            ok[rev] = all(ok[b] for b in bases)
+            stack.pop()
+    done = sorted((n for n in nodes if ok[n.rev]), key=lambda n: n.order)
+    return done, len(nodes) - len(done)
+
+
+def _ancestors(nodes: list[Node]) -> dict[str, int]:
+    """Each node's ancestors as a bit set (bit i = nodes[i]), over the bases that are known."""
+    index = {n.rev: i for i, n in enumerate(nodes)}
+    memo: dict[str, int] = {}
+    for start in nodes:
+        stack = [start.rev]
+        while stack:  # iterative post-order: a long history never overflows the stack
+            rev = stack[-1]
+            if rev in memo:
+                stack.pop()
+                continue
+            bases = [b for b in nodes[index[rev]].base if b in index]
+            missing = [b for b in bases if b not in memo]
+            if missing:
+                stack.extend(missing)
+                continue
+            bits = 0
+            for b in bases:
+                bits |= memo[b] | (1 << index[b])
+            memo[rev] = bits
+            stack.pop()
+    return memo
+
+
+def fold(memory_id: str, nodes: list[Node]) -> Folded:
+    """The memory `memory_id` after every put and purge in `nodes` (any order)."""
+    nodes, waiting = _complete(nodes)
+    if not nodes:
+        return Folded(None, [], waiting=waiting)
+    based = {b for n in nodes for b in n.base}
+    heads = [n for n in nodes if n.rev not in based]
+    originals = _originals(memory_id, nodes)
+    puts = _distinct([n for n in heads if n.record is not None])
+    purged = any(n.record is None for n in heads)
+    head_revs = [n.rev for n in heads]
+    if not puts:
+        return Folded(None, head_revs, originals, waiting=waiting)
+    if len(puts) == 1 and not purged:
+        return Folded(dict(puts[0].record), head_revs, originals, waiting=waiting)
+    record = merged([n.record for n in puts])
+    if purged and not record.get("deleted_at"):  # purged on one side: kept, in the trash
+        record["deleted_at"] = max(n.record["updated_at"] or "" for n in puts) or None
+    return Folded(record, head_revs, originals, conflict=len(puts) > 1, waiting=waiting)
+
+
+def _distinct(puts: list[Node]) -> list[Node]:
+    """One put per distinct content (the latest of each), in order."""
+    latest: dict[str, Node] = {}
+    for node in puts:
+        latest[meaning(node.record)] = node
+    return sorted(latest.values(), key=lambda n: n.order)
+
+
+def _originals(memory_id: str, nodes: list[Node]) -> dict[str, dict]:
+    """Every put with a concurrent put that says something else: a trashed copy each,
+    linked to the memory. Only grows as operations arrive (concurrency never goes away)."""
+    puts = [(i, n) for i, n in enumerate(nodes) if n.record is not None]
+    if len(puts) < 2:
+        return {}
+    anc = _ancestors(nodes)
+    kept: dict[str, dict] = {}
+    for a, (i, p) in enumerate(puts):
+        for j, q in puts[a + 1 :]:
+            if anc[q.rev] >> i & 1 or anc[p.rev] >> j & 1:
+                continue  # one was made from the other
+            if meaning(p.record) == meaning(q.record):
+                continue
+            for node in (p, q):
+                copy = dict(node.record)
+                copy["deleted_at"] = copy.get("deleted_at") or copy.get("updated_at")
+                copy["merged_into"] = memory_id
+                kept[original_id(memory_id, node.rev)] = copy
+    return kept
+
+
+def merged(records: list[dict]) -> dict:
+    """Versions merged as `Writer._merge` merges memories: every distinct statement, tags and
+    references united, the first one's title unless it was made from its text."""
+    first = records[0]
+    text = join_statements([r["text"] for r in records])
+    own_title = first.get("title") and first["title"] != title_from(first["text"])
+    trashed = [r["deleted_at"] for r in records if r.get("deleted_at")]
+    threads = {r.get("thread") for r in records}
+    return {
+        "text": text,
+        "title": first["title"] if own_title else title_from(text),
+        "reasoning": join_statements([r["reasoning"] for r in records if r.get("reasoning")]),
+        "category": first.get("category") or "note",
+        "tags": split_list([t for r in records for t in r.get("tags") or []]),
+        "references": split_list([t for r in records for t in r.get("references") or []]),
+        "source": first.get("source") or "manual",
+        "source_project": next(
+            (r["source_project"] for r in records if r.get("source_project")), None
+        ),
+        "confidence": CONFIDENCES[
+            max(CONFIDENCES.index(r.get("confidence") or "medium") for r in records)
+        ],
+        "created_at": min(r.get("created_at") or "" for r in records),
+        "updated_at": max(r.get("updated_at") or "" for r in records),
+        "pinned": any(r.get("pinned") for r in records),
+        # a trashed side wins: a memory never comes back from the trash by itself (its
+        # words are all kept, and restoring it brings them back)
+        "deleted_at": max(trashed) if trashed else None,
+        "merged_into": next((r["merged_into"] for r in records if r.get("merged_into")), None),
+        "thread": first.get("thread") if len(threads) == 1 else None,
+    }

@@ -1,0 +1,155 @@
+"""The sync folder on disk: each device's own operation logs and its device file.
+
+    FOLDER/mnemo-sync.json              what this folder is (written once, by `init`)
+    FOLDER/devices/<id>/device.json     the device's name, model, last seen, what it applied
+    FOLDER/devices/<id>/ops-<seq>.jsonl its operations, one JSON object a line, appended
+
+Only device <id> writes under devices/<id>/ (no two devices ever write one file, so a
+folder sync never has to choose between two versions). A copy a sync tool made of a
+conflicting file (Syncthing's `ops-1.sync-conflict-….jsonl`) is read like the others:
+operations are known by their revision, so one read twice counts once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core import paths
+from app.core.errors import InputError
+
+MARK = "mnemo-sync.json"
+SEGMENT_BYTES = 8 * 1024 * 1024  # a log file this large is closed and a new one started
+_DEVICE = re.compile(r"[a-z0-9]{6,32}")
+_LOG = re.compile(r"ops-(\d+)(\.sync-conflict-[^/]*)?\.jsonl")
+
+
+@dataclass(frozen=True)
+class LogFile:
+    device: str
+    path: Path
+    conflict_copy: bool  # a copy the sync tool made of a file two writers touched
+
+
+class Folder:
+    """One sync folder, seen from one device."""
+
+    def __init__(self, root: Path, device: str):
+        self.root = Path(root)
+        self.device = device
+        self.own = self.root / "devices" / device
+
+    # ---- setting up ----------------------------------------------------------------
+    @staticmethod
+    def check(root: Path) -> Path:
+        """The folder, made if missing; InputError when it cannot be a sync folder."""
+        root = Path(root).expanduser()
+        if root.exists() and not root.is_dir():
+            raise InputError(f"{root} is a file, not a folder")
+        # Syncthing's own .stfolder and .stignore are fine; other people's files are not
+        others = [p for p in root.iterdir() if not p.name.startswith(".")] if root.exists() else []
+        if others and not (root / MARK).exists() and not (root / "devices").is_dir():
+            raise InputError(
+                f"{root} holds other files; give an empty folder or one Mnemo synced "
+                "to before (a folder of its own inside the shared folder is best)"
+            )
+        root.mkdir(parents=True, exist_ok=True)
+        return root.resolve()
+
+    def prepare(self) -> None:
+        """Make the folder's mark and this device's folder (once)."""
+        if not (self.root / MARK).exists():
+            paths.replace_file(
+                self.root / MARK,
+                lambda f: f.write(json.dumps({"mnemo_sync": 1}) + "\n"),
+            )
+        self.own.mkdir(parents=True, exist_ok=True)
+
+    # ---- reading -------------------------------------------------------------------
+    def devices(self) -> list[str]:
+        """Every device that has a folder here."""
+        base = self.root / "devices"
+        if not base.is_dir():
+            return []
+        return sorted(p.name for p in base.iterdir() if p.is_dir() and _DEVICE.fullmatch(p.name))
+
+    def logs(self) -> Iterator[LogFile]:
+        """Every device's operation logs (and conflict copies of them), in name order."""
+        for device in self.devices():
+            folder = self.root / "devices" / device
+            for path in sorted(folder.iterdir()):
+                match = _LOG.fullmatch(path.name)
+                if match and path.is_file():
+                    yield LogFile(device, path, bool(match.group(2)))
+
+    def device_info(self, device: str) -> dict:
+        """A device's device.json ({} when missing or unreadable)."""
+        try:
+            data = json.loads((self.root / "devices" / device / "device.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    @staticmethod
+    def read_from(path: Path, offset: int) -> tuple[list[bytes], int]:
+        """The whole lines of `path` after byte `offset`, and the offset after the last one
+        (a line still being written, without its newline, is left for the next read)."""
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read()
+        end = data.rfind(b"\n")
+        if end < 0:
+            return [], offset
+        return data[: end + 1].splitlines(), offset + end + 1
+
+    # ---- writing (only this device's own files) ------------------------------------
+    def append(self, lines: list[str], first_seq: int) -> None:
+        """Append operations to this device's newest log, durably (fsync) before returning;
+        a new log when it has grown past SEGMENT_BYTES. A line a crash cut short is cut off
+        first (this device is the only writer of its logs)."""
+        if not lines:
+            return
+        self.own.mkdir(parents=True, exist_ok=True)
+        own = sorted(
+            (p for p in self.own.iterdir() if (m := _LOG.fullmatch(p.name)) and not m.group(2)),
+            key=lambda p: int(_LOG.fullmatch(p.name).group(1)),
+        )
+        path = own[-1] if own and own[-1].stat().st_size < SEGMENT_BYTES else None
+        created = path is None
+        if path is None:
+            path = self.own / f"ops-{first_seq:010d}.jsonl"
+        fd = paths.private_file(path, os.O_RDWR | os.O_CREAT)
+        try:
+            size = os.lseek(fd, 0, os.SEEK_END)
+            if size:
+                os.lseek(fd, max(0, size - 1), os.SEEK_SET)
+                if os.read(fd, 1) != b"\n":  # a crash cut the last line short
+                    tail = _tail_newline(path)
+                    os.ftruncate(fd, tail)
+                    size = tail
+            os.lseek(fd, size, os.SEEK_SET)
+            data = "".join(line + "\n" for line in lines).encode("utf-8")
+            while data:
+                written = os.write(fd, data)
+                data = data[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:
+            paths.sync(self.own)
+
+    def write_device(self, info: dict) -> None:
+        """This device's device.json, replaced whole."""
+        self.own.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(info, sort_keys=True, indent=1) + "\n"
+        paths.replace_file(self.own / "device.json", lambda f: f.write(text))
+
+
+def _tail_newline(path: Path) -> int:
+    """The offset after the last newline in `path` (0 when there is none)."""
+    data = path.read_bytes()
+    return data.rfind(b"\n") + 1

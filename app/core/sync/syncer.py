@@ -1,0 +1,537 @@
+"""One sync pass: write this device's changes, read the others', fold, apply (ADR 0015).
+
+A pass runs in write transactions of the database, in this order, so a local change is
+never overwritten by one that arrived: (1) this device's own logs are read (operations a
+crash left written but not recorded), (2) what changed here since the last pass (the
+journal) is written as operations to this device's log (fsynced before the commit), (3) the
+other devices' logs are read from where the last pass stopped, a batch at a time, and (4)
+each memory they touch is folded from every operation about it and written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import secrets
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from app.core.errors import InputError, MnemoError, SecretError
+from app.core.memory import MAX_COUNT, Memory, guard_secrets
+from app.core.storage.db import Database
+from app.core.storage.store import Store
+from app.core.sync import fold
+from app.core.sync.folder import Folder
+
+log = logging.getLogger(__name__)
+
+BATCH_LINES = 5_000  # operations read and applied in one transaction
+SEEN_EVERY_S = 60  # how often device.json's "seen" is refreshed while nothing else changes
+KINDS = ("put", "count", "purge")
+_ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+_KEEP_PROBLEMS = 200
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass
+class Pass:
+    """What one pass did."""
+
+    written: int = 0  # operations this device wrote
+    read: int = 0  # operations read from other devices
+    applied: int = 0  # memories changed here
+    conflicts: int = 0  # memories edited apart on two devices, merged
+    problems: list[str] = field(default_factory=list)
+
+
+def record_of(memory: Memory) -> dict:
+    """The synced fields of a memory."""
+    return {name: getattr(memory, name) for name in fold.SYNCED}
+
+
+class Syncer:
+    """Sync of one database with one folder, as one device."""
+
+    def __init__(self, db: Database, store: Store, folder: str, name: str, model_id: str = ""):
+        self._db = db
+        self._store = store
+        self._root = Path(folder) if folder else None
+        self._name = name or socket.gethostname()
+        self._model_id = model_id
+
+    # ---- identity ------------------------------------------------------------------
+    @property
+    def device(self) -> str:
+        """This device's id in the folder, made once per database."""
+        device = self._db.get_meta("sync_device")
+        if not device:
+            device = secrets.token_hex(5)
+            self._db.set_meta("sync_device", device)
+        return device
+
+    def _folder(self) -> Folder:
+        if self._root is None:
+            raise InputError("sync is not set up: mnemo sync init FOLDER")
+        if not self._root.is_dir():
+            raise InputError(
+                f"the sync folder {self._root} is missing (not mounted?); nothing was changed"
+            )
+        return Folder(self._root, self.device)
+
+    # ---- a pass --------------------------------------------------------------------
+    def run(self, progress: Callable[[int, int], None] | None = None) -> Pass:
+        """Write what changed here, apply what arrived; `progress(done, total)` in bytes read."""
+        folder = self._folder()
+        folder.prepare()
+        result = Pass()
+        with self._db.write():
+            self._read(folder, result, own=True)  # what a crash left written, not recorded
+        total, done = self._unread(folder), 0
+        while True:
+            with self._db.write():
+                # This device's changes first: what arrives is folded with them, never over them
+                self._export(folder, result)
+                before = sum(self._offsets().values())
+                more = self._read(folder, result, own=False)
+                done += sum(self._offsets().values()) - before
+                self._db.set_meta("sync_journal", str(self._journal_head()))
+            if progress is not None:
+                progress(min(done, total), total)
+            if not more:
+                break
+        self._write_device(folder)
+        return result
+
+    def _unread(self, folder: Folder) -> int:
+        offsets = self._offsets()
+        total = 0
+        for log_file in folder.logs():
+            if log_file.device != folder.device:
+                try:
+                    size = log_file.path.stat().st_size
+                except OSError:
+                    continue
+                total += max(0, size - offsets.get(str(log_file.path.relative_to(folder.root)), 0))
+        return total
+
+    def _offsets(self) -> dict[str, int]:
+        return dict(self._db.query("SELECT path, offset FROM sync_files"))
+
+    def _journal_head(self) -> int:
+        return int(self._db.query("SELECT COALESCE(MAX(seq), 0) FROM changes")[0][0])
+
+    # ---- reading -------------------------------------------------------------------
+    def _read(self, folder: Folder, result: Pass, own: bool) -> bool:
+        """Read new operations (this device's own logs, or the others'), up to
+        BATCH_LINES, and fold what they touch; whether more wait."""
+        offsets = self._offsets()
+        affected: set[str] = set()
+        budget = BATCH_LINES
+        more = False
+        for log_file in folder.logs():
+            if (log_file.device == folder.device) != own:
+                continue
+            key = str(log_file.path.relative_to(folder.root))
+            start = offsets.get(key, 0)
+            try:
+                size = log_file.path.stat().st_size
+                if size < start:  # replaced by a shorter file: read again (ops count once)
+                    start = 0
+                lines, end = Folder.read_from(log_file.path, start)
+            except OSError as exc:
+                self._problem(result, "read", f"cannot read {key}: {exc.strerror or exc}")
+                continue
+            if len(lines) > budget:
+                lines = lines[:budget]
+                end = start + sum(len(line) + 1 for line in lines)
+                more = True
+            budget -= len(lines)
+            for line in lines:
+                memory_id = self._take(line, log_file.device, key, result)
+                if memory_id:
+                    affected.add(memory_id)
+            if not own:
+                result.read += len(lines)
+            self._db.conn.execute(
+                "INSERT INTO sync_files(path, offset) VALUES (?, ?) "
+                "ON CONFLICT(path) DO UPDATE SET offset = excluded.offset",
+                (key, end),
+            )
+            if budget <= 0:
+                more = True
+                break
+        self._apply(affected, result, write_rows=not own)
+        return more
+
+    def _take(self, line: bytes, device: str, where: str, result: Pass) -> str | None:
+        """Store one operation line if it is new and well formed; the memory it touches."""
+        try:
+            op = json.loads(line)
+            rev, memory_id, kind, seq, lamport = self._checked(op, device)
+        except (ValueError, InputError, SecretError) as exc:
+            text = str(exc) if isinstance(exc, MnemoError) else "not JSON"
+            self._problem(result, "line", f"a line in {where} was skipped: {text}")
+            return None
+        body = line.decode("utf-8")
+        known = self._db.query("SELECT body FROM sync_ops WHERE rev = ?", (rev,))
+        if known:
+            if known[0][0] == body:
+                return None
+            self._problem(result, "line", f"two different operations numbered {rev} in {where}")
+            if _sha(known[0][0]) <= _sha(body):  # the same one kept on every device
+                return None
+        self._db.conn.execute(
+            "INSERT OR REPLACE INTO sync_ops(rev, memory_id, device, seq, lamport, kind, body) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (rev, memory_id, device, seq, lamport, kind, body),
+        )
+        return memory_id
+
+    @staticmethod
+    def _checked(op, device: str) -> tuple[str, str, str, int, int]:
+        """An operation's fields, type-checked like any other write (InputError/SecretError)."""
+        if not isinstance(op, dict) or op.get("v") != 1:
+            raise InputError("not a Mnemo sync operation (version 1)")
+        seq, lamport, kind, memory_id = op.get("seq"), op.get("lc"), op.get("op"), op.get("id")
+        if op.get("dev") != device:
+            raise InputError(f"an operation of device {op.get('dev')!r} in {device}'s folder")
+        for name, value in (("seq", seq), ("lc", lamport)):
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 < value < 2**62:
+                raise InputError(f"{name} must be a positive whole number")
+        if op.get("rev") != f"{device}.{seq}":
+            raise InputError("its revision does not match its device and number")
+        if kind not in KINDS:
+            raise InputError(f"unknown operation {kind!r}")
+        if not isinstance(memory_id, str) or not _ID.fullmatch(memory_id):
+            raise InputError("a memory id must be 1-64 letters, digits, '-' or '_'")
+        base = op.get("base", [])
+        if not isinstance(base, list) or not all(isinstance(b, str) for b in base):
+            raise InputError("base must be a list of revisions")
+        if kind == "put":
+            record = op.get("rec")
+            if not isinstance(record, dict):
+                raise InputError("a put needs its record")
+            Memory.from_dict({**record, "id": memory_id})  # types, ranges, sizes
+            guard_secrets(dict(record), "refuse")  # the same check as every other path
+        if kind == "count":
+            for name in ("obs", "recalls"):
+                value = op.get(name, 0)
+                if not isinstance(value, int) or isinstance(value, bool) or abs(value) > MAX_COUNT:
+                    raise InputError(f"{name} must be a whole number")
+            last = op.get("last")
+            if last is not None and not isinstance(last, str):
+                raise InputError("last must be a time")
+        return op["rev"], memory_id, kind, seq, lamport
+
+    # ---- folding -------------------------------------------------------------------
+    def _apply(self, affected: set[str], result: Pass, write_rows: bool) -> None:
+        """Fold each affected memory and write it here (`write_rows`), or only record it as
+        synced (this device's own operations: the row already says it, or says more)."""
+        pending = sorted(affected)
+        while pending:
+            memory_id = pending.pop()
+            nodes, counts = self._operations(memory_id)
+            folded = fold.fold(memory_id, nodes)
+            if not folded.heads:  # nothing of it has arrived in order yet
+                continue
+            new = [
+                original_id
+                for original_id, record in folded.originals.items()
+                if self._keep_original(memory_id, original_id, record)
+            ]
+            if new:
+                result.conflicts += 1
+                self._problem(
+                    result,
+                    "conflict",
+                    f"memory {memory_id} was edited on two devices apart: both kept, merged "
+                    f"(the versions are in the trash; `mnemo unmerge {memory_id}` splits them)",
+                )
+                pending.extend(new)
+            self._settle(memory_id, folded, counts, result, write_rows)
+
+    def _operations(self, memory_id: str) -> tuple[list[fold.Node], fold.Counts]:
+        nodes: list[fold.Node] = []
+        counts = fold.Counts()
+        rows = self._db.query(
+            "SELECT rev, device, seq, lamport, kind, body FROM sync_ops WHERE memory_id = ?",
+            (memory_id,),
+        )
+        for rev, device, seq, lamport, kind, body in rows:
+            op = json.loads(body)
+            if kind == "count":
+                counts.add(op.get("obs", 0), op.get("recalls", 0), op.get("last"))
+                continue
+            record = op.get("rec") if kind == "put" else None
+            if device == "~":  # a version kept from edits made apart: observed once
+                counts.add(1, 0, None)
+            nodes.append(fold.Node(rev, (lamport, device, seq), tuple(op.get("base", [])), record))
+        return nodes, counts
+
+    def _keep_original(self, memory_id: str, original_id: str, record: dict) -> bool:
+        """Record the trashed copy of a version edited apart as an operation of its own
+        (the same on every device: no device writes it); whether it is new."""
+        rev = f"{original_id}~"
+        if self._db.query("SELECT 1 FROM sync_ops WHERE rev = ?", (rev,)):
+            return False
+        body = json.dumps({"rec": record, "base": []}, sort_keys=True, ensure_ascii=False)
+        self._db.conn.execute(
+            "INSERT INTO sync_ops(rev, memory_id, device, seq, lamport, kind, body) "
+            "VALUES (?, ?, '~', 0, 0, 'put', ?)",
+            (rev, original_id, body),
+        )
+        return True
+
+    def _settle(
+        self,
+        memory_id: str,
+        folded: fold.Folded,
+        counts: fold.Counts,
+        result: Pass,
+        write_rows: bool,
+    ) -> None:
+        heads = json.dumps(sorted(folded.heads))
+        if folded.record is None:
+            if write_rows and self._store.delete_synced(memory_id):
+                result.applied += 1
+            self._db.conn.execute(
+                "INSERT OR REPLACE INTO sync_memories(id, heads, digest) VALUES (?, ?, 'purged')",
+                (memory_id, heads),
+            )
+            return
+        memory = Memory.from_dict(
+            {
+                **folded.record,
+                "id": memory_id,
+                "observation_count": min(MAX_COUNT, max(1, counts.observations)),
+                "recall_count": min(MAX_COUNT, max(0, counts.recalls)),
+                "last_recalled_at": counts.last_recalled_at,
+            }
+        )
+        synced = record_of(memory)
+        if write_rows:
+            rows = self._store.texts_of_ids([memory_id])
+            current = self._store.get(memory_id) if rows else None
+            if current is None or (
+                record_of(current) != synced
+                or (current.observation_count, current.recall_count, current.last_recalled_at)
+                != (memory.observation_count, memory.recall_count, memory.last_recalled_at)
+            ):
+                self._store.put_synced(memory)
+                result.applied += 1
+        self._db.conn.execute(
+            "INSERT OR REPLACE INTO sync_memories(id, heads, digest, observations, recalls, "
+            "last_recalled_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                memory_id,
+                heads,
+                fold.digest(synced),
+                memory.observation_count,
+                memory.recall_count,
+                memory.last_recalled_at,
+            ),
+        )
+
+    # ---- writing this device's changes ---------------------------------------------
+    def _export(self, folder: Folder, result: Pass) -> None:
+        """Write every memory changed here since the last pass as operations."""
+        cursor = self._db.get_meta("sync_journal")
+        head = self._journal_head()
+        if cursor is None or not self._journal_reaches(int(cursor)):
+            ids = {r[0] for r in self._db.query("SELECT id FROM memories")}
+            ids |= {r[0] for r in self._db.query("SELECT id FROM sync_memories")}
+        else:
+            ids = {
+                r[0]
+                for r in self._db.query(
+                    "SELECT DISTINCT memory_id FROM changes WHERE seq > ? AND kind != 'inbox'",
+                    (int(cursor),),
+                )
+            }
+        if not ids:
+            self._db.set_meta("sync_journal", str(head))
+            return
+        device = folder.device
+        seq = int(
+            self._db.query(
+                "SELECT COALESCE(MAX(seq), 0) FROM sync_ops WHERE device = ?", (device,)
+            )[0][0]
+        )
+        lamport = int(self._db.query("SELECT COALESCE(MAX(lamport), 0) FROM sync_ops")[0][0])
+        lines: list[str] = []
+        first = seq + 1
+
+        def emit(kind: str, memory_id: str, **fields) -> str:
+            nonlocal seq, lamport
+            seq += 1
+            lamport += 1
+            rev = f"{device}.{seq}"
+            op = {"v": 1, "rev": rev, "dev": device, "seq": seq, "lc": lamport, "op": kind}
+            op.update(id=memory_id, at=_now(), **fields)
+            body = json.dumps(op, sort_keys=True, ensure_ascii=False)
+            lines.append(body)
+            self._db.conn.execute(
+                "INSERT INTO sync_ops(rev, memory_id, device, seq, lamport, kind, body) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (rev, memory_id, device, seq, lamport, kind, body),
+            )
+            return rev
+
+        for memory_id in sorted(ids):
+            self._export_one(memory_id, emit)
+        folder.append(lines, first)  # durable before the transaction commits
+        result.written += len(lines)
+        self._db.set_meta("sync_journal", str(head))
+
+    def _journal_reaches(self, cursor: int) -> bool:
+        """Whether the journal still holds every change after `cursor` (it is pruned)."""
+        rows = self._db.query("SELECT MIN(seq) FROM changes")
+        return rows[0][0] is None or rows[0][0] <= cursor + 1
+
+    def _export_one(self, memory_id: str, emit: Callable[..., str]) -> None:
+        rows = self._db.query(
+            "SELECT heads, digest, observations, recalls, last_recalled_at FROM sync_memories "
+            "WHERE id = ?",
+            (memory_id,),
+        )
+        synced = rows[0] if rows else None
+        heads = json.loads(synced[0]) if synced else []
+        here = self._store.texts_of_ids([memory_id])
+        if not here:
+            if synced and synced[1] != "purged":
+                rev = emit("purge", memory_id, base=heads)
+                self._db.conn.execute(
+                    "UPDATE sync_memories SET heads = ?, digest = 'purged' WHERE id = ?",
+                    (json.dumps([rev]), memory_id),
+                )
+            return
+        memory = self._store.get(memory_id)
+        record = record_of(memory)
+        digest = fold.digest(record)
+        if synced is None or synced[1] != digest:
+            heads = [emit("put", memory_id, base=heads, rec=record)]
+        obs = memory.observation_count - (synced[2] if synced else 0)
+        recalls = memory.recall_count - (synced[3] if synced else 0)
+        last = memory.last_recalled_at
+        newer = last is not None and (synced is None or last > (synced[4] or ""))
+        if obs or recalls or newer:
+            emit("count", memory_id, obs=obs, recalls=recalls, last=last if newer else None)
+        self._db.conn.execute(
+            "INSERT OR REPLACE INTO sync_memories(id, heads, digest, observations, recalls, "
+            "last_recalled_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                memory_id,
+                json.dumps(heads),
+                digest,
+                memory.observation_count,
+                memory.recall_count,
+                max(last or "", synced[4] or "" if synced else "") or None,
+            ),
+        )
+
+    # ---- the device file, status, problems -----------------------------------------
+    def _write_device(self, folder: Folder) -> None:
+        applied = dict(
+            self._db.query(
+                "SELECT device, MAX(seq) FROM sync_ops WHERE device != '~' GROUP BY device"
+            )
+        )
+        removed = json.loads(self._db.get_meta("sync_removed", "[]"))
+        info = {
+            "id": folder.device,
+            "name": self._name,
+            "model": self._model_id,
+            "applied": applied,
+            "removed": removed,
+        }
+        old = folder.device_info(folder.device)
+        stale = time.time() - _epoch(old.get("seen")) > SEEN_EVERY_S
+        if stale or {k: old.get(k) for k in info} != info:
+            folder.write_device({**info, "seen": _now()})
+
+    def _problem(self, result: Pass, kind: str, what: str) -> None:
+        result.problems.append(what)
+        log.warning("sync: %s", what if kind != "line" else what.split(":")[0])
+        self._db.conn.execute(
+            "INSERT INTO sync_problems(at, kind, what) VALUES (?, ?, ?)", (_now(), kind, what)
+        )
+        self._db.conn.execute(
+            "DELETE FROM sync_problems WHERE seq <= (SELECT MAX(seq) FROM sync_problems) - ?",
+            (_KEEP_PROBLEMS,),
+        )
+
+    def status(self) -> dict:
+        """Where sync stands: the folder, the devices, what waits, the latest problems."""
+        folder = self._folder()
+        cursor = self._db.get_meta("sync_journal")
+        if cursor is None or not self._journal_reaches(int(cursor)):
+            pending = len(self._db.query("SELECT id FROM memories"))
+        else:
+            pending = self._db.query(
+                "SELECT COUNT(DISTINCT memory_id) FROM changes WHERE seq > ? AND kind != 'inbox'",
+                (int(cursor),),
+            )[0][0]
+        removed = set(json.loads(self._db.get_meta("sync_removed", "[]")))
+        counts = dict(self._db.query("SELECT device, COUNT(*) FROM sync_ops GROUP BY device"))
+        devices = []
+        for device in folder.devices():
+            info = folder.device_info(device)
+            devices.append(
+                {
+                    "id": device,
+                    "name": info.get("name", "?"),
+                    "seen": info.get("seen"),
+                    "model": info.get("model", ""),
+                    "operations": counts.get(device, 0),
+                    "this": device == folder.device,
+                    "removed": device in removed,
+                }
+            )
+        problems = self._db.query(
+            "SELECT at, kind, what FROM sync_problems ORDER BY seq DESC LIMIT 20"
+        )
+        return {
+            "folder": str(folder.root),
+            "device": folder.device,
+            "name": self._name,
+            "devices": devices,
+            "pending": pending,
+            "waiting_bytes": self._unread(folder),
+            "conflicts": self._db.query(
+                "SELECT COUNT(*) FROM sync_problems WHERE kind = 'conflict'"
+            )[0][0],
+            "problems": [{"at": a, "kind": k, "what": w} for a, k, w in problems],
+        }
+
+    def remove(self, device: str) -> None:
+        """Stop counting a device as one of ours (a lost or retired machine). Its
+        operations stay applied; its files stay in the folder (other devices' history)."""
+        folder = self._folder()
+        if device == folder.device:
+            raise InputError("this is this device; to stop syncing here: mnemo sync init --off")
+        if device not in folder.devices():
+            raise InputError(f"no device {device!r} in {folder.root} (mnemo sync status)")
+        removed = set(json.loads(self._db.get_meta("sync_removed", "[]")))
+        removed.add(device)
+        self._db.set_meta("sync_removed", json.dumps(sorted(removed)))
+        self._write_device(folder)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _epoch(stamp) -> float:
+    try:
+        return datetime.fromisoformat(stamp).timestamp()
+    except (TypeError, ValueError):
+        return 0.0
