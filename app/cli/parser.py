@@ -356,8 +356,10 @@ def _sync_commands(sub) -> None:
         action="store_true",
         help="sync an encrypted database anyway (the folder's files are not encrypted)",
     )
+    q.add_argument("--no-embed", action="store_true", help="leave embedding to `backfill`")
     q.set_defaults(func=sync.init)
     q = actions.add_parser("now", help="write this device's changes and apply the others'")
+    q.add_argument("--no-embed", action="store_true", help="leave embedding to `backfill`")
     q.set_defaults(func=sync.now)
     q = actions.add_parser("status", help="devices, what waits, problems")
     q.add_argument("--json", action="store_true", help="as JSON")

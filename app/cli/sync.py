@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import json
-import sys
 from argparse import Namespace
 
-from app.cli.output import say
-from app.core.engine import Engine
+from app.cli.commands import _backfill, _engine
+from app.cli.output import progress_bar, say
 from app.core.sync.syncer import Pass
 
 
 def _progress(done: int, total: int) -> None:
-    if total and sys.stderr.isatty():
-        print(
-            f"\rmnemo: reading the other devices' changes {done * 100 // total:3d}%",
-            end="" if done < total else "\n",
-            file=sys.stderr,
-        )
+    progress_bar("applying what arrived", done // 1024, total // 1024, " KB")
+
+
+def _embed(args: Namespace, engine, result: Pass) -> None:
+    """What arrived is searchable by keywords at once; by meaning once embedded."""
+    if not args.no_embed and result.applied and engine.needs_backfill():
+        _backfill(engine)
 
 
 def _report(result: Pass) -> None:
@@ -38,11 +38,13 @@ def _report(result: Pass) -> None:
 
 def init(args: Namespace) -> int:
     """mnemo sync init FOLDER [--name NAME] [--plain]"""
-    with Engine() as engine:
-        result = engine.sync_init(args.folder, args.name, plain=args.plain)
-        status = engine.sync_status()
+    engine = _engine()
+    result = engine.sync_init(args.folder, args.name, plain=args.plain, progress=_progress)
+    progress_bar.end()
+    status = engine.sync_status()
     print(f"This device ({status['name']}, {status['device']}) syncs through {status['folder']}.")
     _report(result)
+    _embed(args, engine, result)
     others = [d for d in status["devices"] if not d["this"]]
     if not others:
         print(
@@ -54,18 +56,21 @@ def init(args: Namespace) -> int:
 
 def now(args: Namespace) -> int:
     """mnemo sync now"""
-    with Engine() as engine:
-        _report(engine.sync_now(_progress))
+    engine = _engine()
+    result = engine.sync_now(_progress)
+    progress_bar.end()
+    _report(result)
+    _embed(args, engine, result)
     return 0
 
 
 def status(args: Namespace) -> int:
     """mnemo sync status [--json]"""
-    with Engine() as engine:
-        if not engine.sync_configured():
-            print("Sync is off (mnemo sync init FOLDER sets it up).")
-            return 0
-        state = engine.sync_status()
+    engine = _engine()
+    if not engine.sync_configured():
+        print("Sync is off (mnemo sync init FOLDER sets it up).")
+        return 0
+    state = engine.sync_status()
     if args.json:
         print(json.dumps(state, indent=1))
         return 0
@@ -93,8 +98,7 @@ def status(args: Namespace) -> int:
 
 def remove(args: Namespace) -> int:
     """mnemo sync remove DEVICE"""
-    with Engine() as engine:
-        engine.sync_remove(args.device)
+    _engine().sync_remove(args.device)
     print(
         f"Device {args.device} is no longer counted among this collection's devices; "
         "what it wrote stays applied."
@@ -104,7 +108,6 @@ def remove(args: Namespace) -> int:
 
 def off(args: Namespace) -> int:
     """mnemo sync off"""
-    with Engine() as engine:
-        engine.sync_off()
+    _engine().sync_off()
     print("Sync is off on this device; the folder and its files are left as they are.")
     return 0

@@ -690,7 +690,13 @@ class Engine:
         """Whether this device syncs through a folder."""
         return bool(self._settings["sync_folder"])
 
-    def sync_init(self, folder: str, name: str | None = None, plain: bool = False) -> Pass:
+    def sync_init(
+        self,
+        folder: str,
+        name: str | None = None,
+        plain: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Pass:
         """Sync through `folder` from now on (made if missing), as this device; then a pass."""
         if plain and self._db.encrypted:
             self._db.set_meta("sync_plain", "1")
@@ -699,7 +705,7 @@ class Engine:
         if name is not None:
             values["sync_device_name"] = name
         self.apply_settings(values)
-        return self.sync_now()
+        return self.sync_now(progress)
 
     def sync_off(self) -> None:
         """Stop syncing on this device (the folder and what it holds are left as they are)."""
