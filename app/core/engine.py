@@ -716,6 +716,10 @@ class Engine:
         self._refuse_plain_sync()
         return self._syncer().run(progress)
 
+    def sync_mark(self) -> tuple:
+        """Changes when a sync pass is due (this database or the folder moved); cheap."""
+        return self._syncer().mark()
+
     def sync_status(self) -> dict:
         """The sync folder, its devices, what waits and the latest problems."""
         return self._syncer().status()

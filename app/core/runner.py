@@ -71,6 +71,10 @@ class Listener:
         """Another process (the CLI, an agent, the desktop app) wrote to the database: what
         it changed, read from the database's journal (one Change per kind)."""
 
+    def synced(self, summary: dict) -> None:
+        """A sync pass ran (`Engine.sync_now`): {"written", "read", "applied", "conflicts",
+        "problem"} (problem: why it could not run, or "")."""
+
     def settings_taken(self, keys: list[str]) -> None:
         """Settings another process saved were taken."""
 
@@ -109,6 +113,8 @@ class Runner:
         self._journal = 0  # the last journal entry read (`Engine.changes_since`)
         self._next_poll = 0.0
         self._next_snapshot_look = time.monotonic() + 60.0  # not in the way of a start
+        self._sync_mark: tuple | None = None  # where the last sync pass left off
+        self._sync_problem = ""  # why the last pass could not run (said once)
         self._handle: Any = None
         self.poll_s = EXTERNAL_POLL_S
         self.thread_ident: int | None = None
@@ -224,6 +230,7 @@ class Runner:
                     self._let_go_if_asked()
                     self._notice_elsewhere()
                     self._snapshot_if_due()
+                    self._sync_if_due()
                     self._next_poll = time.monotonic() + self.poll_s
                 if item is None:
                     continue
@@ -357,6 +364,52 @@ class Runner:
             log.warning("the periodic snapshot was not taken: %s", exc)
         except OSError as exc:
             log.warning("the periodic snapshot was not taken: %s", exc.strerror or exc)
+
+    def _sync_if_due(self) -> None:
+        """A sync pass when this database or the sync folder moved since the last one (at
+        start too): a change here is written within a poll, one that arrived is applied."""
+        try:
+            if not self.engine.sync_configured():
+                return
+            mark = self.engine.sync_mark()
+        except (MnemoError, OSError) as exc:
+            self._sync_failed(None, exc)
+            return
+        if mark == self._sync_mark:
+            return
+        try:
+            result = self.engine.sync_now()
+            self._sync_mark = self.engine.sync_mark()
+        except (MnemoError, OSError) as exc:
+            self._sync_failed(mark, exc)
+            return
+        self._sync_problem = ""
+        summary = {
+            "written": result.written,
+            "read": result.read,
+            "applied": result.applied,
+            "conflicts": result.conflicts,
+            "problem": "",
+        }
+        self.listener.synced(summary)
+        if result.applied:
+            self.listener.written_elsewhere(self._read_journal() or [Change("content")])
+            if self.model_id:
+                self.backfill()
+
+    def _sync_failed(self, mark: tuple | None, exc: Exception) -> None:
+        """Say once why sync cannot run (a folder not mounted); tried again at the next
+        poll, or when something moved."""
+        text = (
+            str(exc) if isinstance(exc, MnemoError) else (getattr(exc, "strerror", "") or str(exc))
+        )
+        self._sync_mark = mark
+        if self._sync_problem != text:
+            self._sync_problem = text
+            log.warning("sync: %s", text)
+            self.listener.synced(
+                {"written": 0, "read": 0, "applied": 0, "conflicts": 0, "problem": text}
+            )
 
     def _model_is(self, state: str, detail: str) -> None:
         self.model_state = (state, detail)

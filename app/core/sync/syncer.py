@@ -111,6 +111,20 @@ class Syncer:
         self._write_device(folder)
         return result
 
+    def mark(self) -> tuple:
+        """What a pass would start from: the journal's head and every other device's log
+        sizes and times (a few stat calls); a pass is due when it moved."""
+        folder = self._folder()
+        logs = []
+        for log_file in folder.logs():
+            if log_file.device != folder.device:
+                try:
+                    stat = log_file.path.stat()
+                except OSError:
+                    continue
+                logs.append((log_file.path.name, stat.st_size, stat.st_mtime_ns))
+        return self._journal_head(), tuple(logs), tuple(folder.devices())
+
     def _unread(self, folder: Folder) -> int:
         offsets = self._offsets()
         total = 0
