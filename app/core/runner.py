@@ -365,6 +365,13 @@ class Runner:
         except OSError as exc:
             log.warning("the periodic snapshot was not taken: %s", exc.strerror or exc)
 
+    def sync_soon(self) -> None:
+        """A sync pass at the next poll, whether or not anything moved (the tray's Sync
+        now; any thread)."""
+        self._sync_mark = None
+        self._next_poll = 0.0
+        self._queue.put((NORMAL, next(self._order), _RETRY, None, False))
+
     def _sync_if_due(self) -> None:
         """A sync pass when this database or the sync folder moved since the last one (at
         start too): a change here is written within a poll, one that arrived is applied."""

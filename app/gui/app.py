@@ -49,6 +49,7 @@ class MnemoApp(QtCore.QObject):
         self.settings_dialog = None
         self._model_state = ("loading", "")
         self._backfill = (0, 0)
+        self._sync = ""  # the tray's sync line: the last pass, or why it could not run
         self._focus_before: int | None = None
         self.duplicate_choice = None  # the open near-duplicate question, if any
         self.secret_box = None  # the open secret question above the popup, if any
@@ -65,6 +66,7 @@ class MnemoApp(QtCore.QObject):
             self.tray.inbox_action.triggered.connect(self.show_inbox)
             self.tray.settings_action.triggered.connect(self.show_settings)
             self.tray.unlock_action.triggered.connect(self.unlock)
+            self.tray.sync_action.triggered.connect(self.worker.runner.sync_soon)
             self.tray.quit_action.triggered.connect(self.quit)
             self.tray.on_left_click(self.show_popup)
             self.tray.show()
@@ -105,6 +107,7 @@ class MnemoApp(QtCore.QObject):
         QtGui.QGuiApplication.instance().focusWindowChanged.connect(self._hold_typing)
         self.worker.modelState.connect(self._on_model_state)
         self.worker.backfillProgress.connect(self._on_backfill)
+        self.worker.syncMoved.connect(self._on_synced)
         self.worker.settingsChanged.connect(lambda keys: self._settings_applied(keys.split(",")))
         # Settings saved by another process (`mnemo settings KEY VALUE`) apply at once: the
         # folder is watched, as the file is replaced (written beside it, then renamed).
@@ -509,21 +512,35 @@ class MnemoApp(QtCore.QObject):
         self._backfill = (done, total)
         self._refresh_tray()
 
+    def _on_synced(self, summary: str) -> None:
+        """A sync pass ran (or could not): the tray's sync line says so."""
+        moved = json.loads(summary)
+        if moved["problem"]:
+            self._sync = f"Sync: {moved['problem']}"
+        else:
+            stamp = QtCore.QTime.currentTime().toString("HH:mm")
+            got = f", {moved['applied']} changes arrived" if moved["applied"] else ""
+            kept = f", {moved['conflicts']} edited apart (both kept)" if moved["conflicts"] else ""
+            self._sync = f"Synced at {stamp}{got}{kept}"
+        self._refresh_tray()
+
     def _refresh_tray(self) -> None:
         if self.tray is None:
             return
         state, detail = self._model_state
         done, total = self._backfill
         if state == "locked":
-            self.tray.set_state("locked", f"Mnemo — locked: {detail}")
+            state, line = "locked", f"Mnemo — locked: {detail}"
         elif state == "unavailable":
-            self.tray.set_state("unavailable", f"Mnemo — meaning unavailable: {detail}")
+            state, line = "unavailable", f"Mnemo — meaning unavailable: {detail}"
         elif total:
-            self.tray.set_state("busy", f"Mnemo — embedding {done}/{total} memories")
+            state, line = "busy", f"Mnemo — embedding {done}/{total} memories"
         elif state == "loading":
-            self.tray.set_state("busy", "Mnemo — loading the model")
+            state, line = "busy", "Mnemo — loading the model"
         else:
-            self.tray.set_state("ready", f"Mnemo — {detail}")
+            state, line = "ready", f"Mnemo — {detail}"
+        self.tray.set_state(state, f"{line}\n{self._sync}" if self._sync else line)
+        self.tray.set_sync(self._sync)
 
     def status(self) -> dict:
         """What `mnemo status` reports about the running app."""
@@ -542,6 +559,7 @@ class MnemoApp(QtCore.QObject):
             "model_id": self.worker.model_id,
             "tray": self.tray is not None,
             "backfill": list(self._backfill),
+            "sync": self._sync,  # the last sync pass, or why it could not run ("": off)
             "last_notification": list(self._last_notification or ()),
             "notifications": self.notifier.via or "none yet",
         }

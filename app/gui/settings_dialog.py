@@ -11,6 +11,7 @@ from app.gui.agents_page import AgentsPage
 from app.gui.contrast import make_quiet
 from app.gui.privacy_page import PrivacyPage
 from app.gui.qt import QtGui, QtWidgets, Signal
+from app.gui.sync_page import SyncPage
 from app.gui.worker import INTERACTIVE, Worker
 
 # What an empty text field means.
@@ -63,6 +64,8 @@ class SettingsDialog(QtWidgets.QDialog):
         tabs = QtWidgets.QTabWidget()
         groups: dict[str, QtWidgets.QFormLayout] = {}
         for setting in SETTINGS:
+            if setting.group == "Sync":  # its own page (SyncPage): set up, not just typed
+                continue
             if setting.group not in groups:
                 page = QtWidgets.QWidget()
                 groups[setting.group] = QtWidgets.QFormLayout(page)
@@ -110,6 +113,8 @@ class SettingsDialog(QtWidgets.QDialog):
         tabs.addTab(self.agents, "Agents")
         self.privacy = PrivacyPage(worker)  # `mnemo encrypt`, snapshots
         tabs.addTab(self.privacy, "Privacy")
+        self.sync = SyncPage(worker)  # `mnemo sync`
+        tabs.addTab(self.sync, "Sync")
         self.tabs = tabs
 
     def _widget(self, setting: Setting) -> QtWidgets.QWidget:
@@ -217,7 +222,7 @@ class SettingsDialog(QtWidgets.QDialog):
 
     def load(self) -> None:
         """Show the current values."""
-        for setting in SETTINGS:
+        for setting in self._shown_settings():
             widget, value = self.fields[setting.key], self.settings[setting.key]
             if isinstance(widget, Choices):
                 widget.set_chosen(value)
@@ -249,7 +254,11 @@ class SettingsDialog(QtWidgets.QDialog):
 
     def values(self) -> dict:
         """What the widgets say now, by setting key."""
-        return {setting.key: self._value(setting) for setting in SETTINGS}
+        return {setting.key: self._value(setting) for setting in self._shown_settings()}
+
+    def _shown_settings(self) -> list[Setting]:
+        """The settings with a field here (the Sync page sets its own)."""
+        return [setting for setting in SETTINGS if setting.key in self.fields]
 
     def edits(self) -> dict:
         """Only what the user changed since the dialog showed the settings (so a value

@@ -51,6 +51,10 @@ class Tray(QtWidgets.QSystemTrayIcon):
         self.unlock_action = menu.addAction("Unlock…")
         self.unlock_action.setObjectName("actionUnlock")
         self.unlock_action.setVisible(False)
+        # Shown once this device syncs (Settings → Sync): the last pass, and a pass now
+        self.sync_action = menu.addAction("Sync now")
+        self.sync_action.setObjectName("actionSync")
+        self.sync_action.setVisible(False)
         menu.addSeparator()
         self.quit_action = menu.addAction("Quit Mnemo")
         self.quit_action.setObjectName("actionQuit")
@@ -70,6 +74,11 @@ class Tray(QtWidgets.QSystemTrayIcon):
         self.setIcon(icon(state))
         self.setToolTip(tooltip)
         self.unlock_action.setVisible(state == "locked")
+
+    def set_sync(self, line: str) -> None:
+        """The last sync pass (or why it could not run); hidden while sync is off."""
+        self.sync_action.setVisible(bool(line))
+        self.sync_action.setText(f"Sync now ({line})" if line else "Sync now")
 
     def on_left_click(self, slot) -> None:
         """Connect a plain left click (not the menu) to `slot`."""

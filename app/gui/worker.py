@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import itertools
+import json
 import logging
 import threading
 from collections.abc import Callable
@@ -73,6 +74,7 @@ class Worker(QtCore.QObject, Listener):
     progress = Signal(str, int, int)  # job, done, total (0 = unknown) for imports, exports
     settingsChanged = Signal(str)  # comma-separated keys another process changed on disk
     changedElsewhere = Signal()  # another process (the CLI, an agent) wrote, not only a use
+    syncMoved = Signal(str)  # a sync pass ran: its summary as JSON (`Listener.synced`)
 
     def __init__(
         self, engine_factory: Callable[[], Engine] = Engine, parent=None, start: bool = True
@@ -123,6 +125,9 @@ class Worker(QtCore.QObject, Listener):
         self.changes.emit(Change.all_to_json(changes))  # an agent's recall: counts in place
         if any(c.kind not in ("usage", "inbox") for c in changes):
             self.changedElsewhere.emit()
+
+    def synced(self, summary: dict) -> None:  # Listener
+        self.syncMoved.emit(json.dumps(summary))
 
     def settings_taken(self, keys: list[str]) -> None:  # Listener
         self.settingsChanged.emit(",".join(keys))

@@ -1,0 +1,228 @@
+"""Settings → Sync: the dialog's face of `mnemo sync init | now | status | remove | off`
+(ADR 0015). Every action runs on the engine thread; joining a large collection shows its
+progress."""
+
+from __future__ import annotations
+
+import socket
+
+from app.core.display import age
+from app.gui.qt import Qt, QtWidgets, Signal
+from app.gui.worker import INTERACTIVE, Worker
+
+
+class SyncPage(QtWidgets.QWidget):
+    """Where memories sync through, this device's name, the other devices, what waits and
+    what went wrong; start, sync now, remove a device, stop."""
+
+    done = Signal(str)  # what the last action did (or why it did not), for tests
+
+    def __init__(self, worker: Worker, parent=None):
+        super().__init__(parent)
+        self.setObjectName("syncPage")
+        self.worker = worker
+        self.state = QtWidgets.QLabel(objectName="syncState")
+        self.state.setWordWrap(True)
+        self.state.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.folder = QtWidgets.QLineEdit(objectName="syncFolder")
+        self.folder.setPlaceholderText("a folder Syncthing (or Nextcloud, Dropbox…) shares")
+        choose = QtWidgets.QPushButton("Choose…", objectName="syncChoose")
+        choose.clicked.connect(self._choose)
+        self.name = QtWidgets.QLineEdit(objectName="syncName")
+        self.name.setPlaceholderText(socket.gethostname())
+        self.start_button = QtWidgets.QPushButton("Start syncing", objectName="syncStart")
+        self.now_button = QtWidgets.QPushButton("Sync now", objectName="syncNow")
+        self.stop_button = QtWidgets.QPushButton("Stop syncing", objectName="syncStop")
+        self.remove_button = QtWidgets.QPushButton("Remove device", objectName="syncRemove")
+        self.start_button.clicked.connect(self.start)
+        self.now_button.clicked.connect(self.sync_now)
+        self.stop_button.clicked.connect(self.stop)
+        self.remove_button.clicked.connect(self.remove)
+        self.devices = QtWidgets.QTreeWidget(objectName="syncDevices")
+        self.devices.setHeaderLabels(["Device", "Last seen", "Operations", "Id"])
+        self.devices.setRootIsDecorated(False)
+        self.devices.setMinimumHeight(110)
+        self.progress = QtWidgets.QProgressBar(objectName="syncProgress")
+        self.progress.setVisible(False)
+        self.details = QtWidgets.QLabel(objectName="syncDetails")
+        self.details.setWordWrap(True)
+        self.details.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        about = QtWidgets.QLabel(
+            "Each device writes its own changes to files in this folder and reads the "
+            "others': share the folder between your devices with Syncthing (or any folder "
+            "sync) and start syncing on each. Edits made apart on two devices are both kept, "
+            "merged (the versions stay in the trash). There is no server, and the folder's "
+            "files are not encrypted."
+        )
+        about.setWordWrap(True)
+        form = QtWidgets.QFormLayout()
+        folder_row = QtWidgets.QHBoxLayout()
+        folder_row.addWidget(self.folder, 1)
+        folder_row.addWidget(choose)
+        form.addRow("Folder", folder_row)
+        form.addRow("This device's name", self.name)
+        buttons = QtWidgets.QHBoxLayout()
+        for button in (self.start_button, self.now_button, self.stop_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.remove_button)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addWidget(self.state)
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.devices)
+        layout.addWidget(self.details)
+        layout.addWidget(about)
+        layout.addStretch(1)
+        worker.progress.connect(self._progress)
+        worker.syncMoved.connect(lambda _summary: self.refresh())
+        self.refresh()
+
+    # ---- state ---------------------------------------------------------------------
+    def refresh(self) -> None:
+        def status(engine):
+            return engine.sync_status() if engine.sync_configured() else None
+
+        self.worker.call(status, self._show, self._failed, INTERACTIVE, channel="sync-status")
+
+    def _show(self, status: dict | None) -> None:
+        on = status is not None
+        self.start_button.setEnabled(not on)
+        self.now_button.setEnabled(on)
+        self.stop_button.setEnabled(on)
+        self.folder.setEnabled(not on)
+        self.name.setEnabled(not on)
+        self.devices.clear()
+        if not on:
+            self.state.setText("<b>Sync is off.</b> Choose a shared folder to start.")
+            self.details.setText("")
+            self.remove_button.setEnabled(False)
+            return
+        self.folder.setText(status["folder"])
+        self.name.setText(status["name"])
+        self.state.setText(
+            f"<b>Syncing</b> through {status['folder']} as {status['name']} ({status['device']})."
+        )
+        for device in status["devices"]:
+            name = device["name"] + (" (this device)" if device["this"] else "")
+            name += " (removed)" if device["removed"] else ""
+            seen = age(device["seen"]) if device["seen"] else "never"
+            item = QtWidgets.QTreeWidgetItem([name, seen, str(device["operations"]), device["id"]])
+            item.setData(0, Qt.UserRole, device["id"])
+            item.setDisabled(device["this"])
+            self.devices.addTopLevelItem(item)
+        for column in range(4):
+            self.devices.resizeColumnToContents(column)
+        self.remove_button.setEnabled(len(status["devices"]) > 1)
+        lines = [
+            f"Changes here not written yet: {status['pending']}",
+            f"Arrived, not applied yet: {status['waiting_bytes']:,} bytes",
+        ]
+        if status["conflicts"]:
+            lines.append(
+                f"Edited on two devices apart: {status['conflicts']} (both kept, merged; the "
+                "versions are in the trash)"
+            )
+        for problem in [p for p in status["problems"] if p["kind"] != "conflict"][:5]:
+            lines.append(f"Problem, {age(problem['at'])}: {problem['what']}")
+        self.details.setText("\n".join(lines))
+
+    def _failed(self, message: str) -> None:
+        self.progress.setVisible(False)
+        self.state.setText(message)
+        self.done.emit(message)
+
+    def _said(self, message: str) -> None:
+        self.progress.setVisible(False)
+        self.done.emit(message)
+        self.refresh()
+
+    def _progress(self, job: str, done: int, total: int) -> None:
+        if job != "sync":
+            return
+        self.progress.setVisible(done < total)
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+
+    # ---- actions -------------------------------------------------------------------
+    def _choose(self) -> None:
+        path = QtWidgets.QFileDialog.getExistingDirectory(self, "The shared folder")
+        if path:
+            self.folder.setText(path)
+
+    def start(self) -> None:
+        folder, name = self.folder.text().strip(), self.name.text().strip() or None
+        if not folder:
+            self._failed("Choose the shared folder first.")
+            return
+        self.worker.call(lambda e: e.encrypted, lambda enc: self._start(folder, name, enc))
+
+    def _start(self, folder: str, name: str | None, encrypted: bool) -> None:
+        if encrypted and not self._sure(
+            "Sync an encrypted database?",
+            "Your database is encrypted, but the files in the sync folder are not: every "
+            "memory would be readable there and on every device it syncs to.",
+        ):
+            return
+        progress = self.worker.progress.emit
+        self.progress.setVisible(True)
+        self.progress.setRange(0, 0)
+        self.worker.call(
+            lambda e: e.sync_init(
+                folder, name, plain=encrypted, progress=lambda d, t: progress("sync", d, t)
+            ),
+            lambda result: self._said(_summary(result)),
+            self._failed,
+            INTERACTIVE,
+            writes=True,
+        )
+
+    def sync_now(self) -> None:
+        self.worker.call(
+            lambda e: e.sync_now(),
+            lambda result: self._said(_summary(result)),
+            self._failed,
+            INTERACTIVE,
+            writes=True,
+        )
+
+    def stop(self) -> None:
+        if self._sure(
+            "Stop syncing on this device?",
+            "Your memories stay here, and the folder stays as it is; start again any time.",
+        ):
+            self.worker.call(
+                lambda e: e.sync_off(), lambda _: self._said("Sync is off."), self._failed
+            )
+
+    def remove(self) -> None:
+        item = self.devices.currentItem()
+        if item is None or item.isDisabled():
+            self._failed("Choose another device in the list first.")
+            return
+        device = item.data(0, Qt.UserRole)
+        if self._sure(
+            f"Remove {item.text(0)}?",
+            "For a lost or retired device: it is no longer counted among yours. What it "
+            "wrote stays applied.",
+        ):
+            self.worker.call(
+                lambda e: e.sync_remove(device),
+                lambda _: self._said(f"Removed {device}."),
+                self._failed,
+            )
+
+    def _sure(self, title: str, text: str) -> bool:
+        answer = QtWidgets.QMessageBox.question(self, title, text)
+        return answer == QtWidgets.QMessageBox.Yes
+
+
+def _summary(result) -> str:
+    text = (
+        f"Wrote {result.written} operations, read {result.read}; "
+        f"{result.applied} memories changed here."
+    )
+    if result.conflicts:
+        text += f" {result.conflicts} edited on two devices apart: both kept."
+    return text
