@@ -364,6 +364,8 @@ def _sync_commands(sub) -> None:
     q = actions.add_parser("status", help="devices, what waits, problems")
     q.add_argument("--json", action="store_true", help="as JSON")
     q.set_defaults(func=sync.status)
+    q = actions.add_parser("compact", help="write this device's snapshot now")
+    q.set_defaults(func=sync.compact)
     q = actions.add_parser("remove", help="stop counting a lost or retired device")
     q.add_argument("device", metavar="DEVICE")
     q.set_defaults(func=sync.remove)

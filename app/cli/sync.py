@@ -96,6 +96,13 @@ def status(args: Namespace) -> int:
     return 0
 
 
+def compact(args: Namespace) -> int:
+    """mnemo sync compact"""
+    path = _engine().sync_compact()
+    print(f"Snapshot written: {path} ({path.stat().st_size / 2**20:.1f} MB)")
+    return 0
+
+
 def remove(args: Namespace) -> int:
     """mnemo sync remove DEVICE"""
     _engine().sync_remove(args.device)

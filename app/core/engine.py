@@ -724,6 +724,11 @@ class Engine:
         """The sync folder, its devices, what waits and the latest problems."""
         return self._syncer().status()
 
+    def sync_compact(self) -> Path:
+        """Write this device's snapshot of the sync folder now (`sync/snapshot.py`)."""
+        self._refuse_plain_sync()
+        return self._syncer().compact()
+
     def sync_remove(self, device: str) -> None:
         """Stop counting `device` as one of this collection's devices."""
         self._syncer().remove(device)

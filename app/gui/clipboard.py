@@ -63,7 +63,7 @@ def html_text(html: str) -> str:
 
 
 def _address(href: str, words: str) -> str:
-    """" (href)" after a link's words; nothing when they say it already or it points inside
+    """ " (href)" after a link's words; nothing when they say it already or it points inside
     the page."""
     address = href.removeprefix("mailto:")
     if href.startswith("#") or address.rstrip("/") in words:

@@ -20,6 +20,7 @@ from app.core.errors import MnemoError
 from app.core.memory import _STATEMENT_BREAK, _statement_key
 from app.core.settings import Settings
 from app.core.storage.store import Filters
+from app.core.sync import folder as folder_module
 from app.core.sync.fold import SYNCED
 
 ALL = Filters(include_deleted=True)
@@ -32,10 +33,12 @@ WORDS = (
 
 
 class Device:
-    def __init__(self, root: Path, name: str, word_model):
+    def __init__(self, root: Path, name: str, word_model, before=None):
         self.name = name
         self.folder = root / f"{name}-folder"
         self.folder.mkdir(parents=True)
+        if before is not None:
+            before(self.folder)
         self.engine = Engine(
             settings=Settings(root / f"{name}-settings.json"),
             database=root / f"{name}.db",
@@ -132,6 +135,11 @@ def _deliver(source: Device, target: Device, rng: random.Random, whole: bool = F
             copy.write_bytes(data)
 
 
+def _copy_folder(source: Device, target: Path) -> None:
+    """What a new device finds in the folder when it joins: a copy of another's."""
+    shutil.copytree(source.folder, target, dirs_exist_ok=True)
+
+
 def _converge(devices: list[Device], rng: random.Random) -> None:
     for _ in range(3):
         for source in devices:
@@ -142,6 +150,12 @@ def _converge(devices: list[Device], rng: random.Random) -> None:
             device.engine.sync_now()
     for device in devices:  # settled: nothing more to write anywhere
         assert device.engine.sync_now().written == 0
+
+
+@pytest.fixture(autouse=True)
+def small_logs(monkeypatch):
+    """Logs of a few operations each, so compaction has whole logs to delete."""
+    monkeypatch.setattr(folder_module, "SEGMENT_BYTES", 4_000)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -176,6 +190,36 @@ def test_three_devices_converge_whatever_the_delivery(tmp_path, word_model, seed
                 assert _statements(text) <= held, (device.name, memory_id, text)
         conflicts = devices[0].engine.sync_status()["conflicts"]
         assert conflicts > 0  # edits made apart did happen, and were merged
+
+        # Compaction: each device writes its snapshot and deletes the logs every snapshot
+        # covers; the work goes on; a fourth device joins late, from what is left
+        for device in devices:
+            device.engine.sync_compact()
+        for _ in range(150):
+            device = rng.choice(devices)
+            if rng.random() < 0.2:
+                for source in devices:
+                    if source is not device:
+                        _deliver(source, device, rng)
+                device.engine.sync_now()
+            else:
+                _act(device, rng, written)
+        _converge(devices, rng)
+        for device in devices:
+            device.engine.sync_compact()
+        _converge(devices, rng)
+        pruned = [
+            d
+            for d in devices
+            if not (d.folder / "devices" / d.device / "ops-0000000001.jsonl").exists()
+        ]
+        assert pruned  # old logs went
+        late = Device(tmp_path, "late", word_model, before=lambda f: _copy_folder(devices[0], f))
+        devices.append(late)
+        _converge(devices, rng)
+        states = [d.state() for d in devices]
+        assert all(s == states[0] for s in states)
+        assert late.engine.sync_status()["from_snapshot"]
     finally:
         for device in devices:
             device.engine.close()

@@ -742,9 +742,7 @@ class Store:
             if not conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchall():
                 return False
             conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
-            conn.execute(
-                "DELETE FROM not_duplicates WHERE a = ? OR b = ?", (memory_id, memory_id)
-            )
+            conn.execute("DELETE FROM not_duplicates WHERE a = ? OR b = ?", (memory_id, memory_id))
         return True
 
     def observe(self, memory_id: str) -> Memory:

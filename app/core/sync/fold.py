@@ -179,6 +179,35 @@ def fold(memory_id: str, nodes: list[Node]) -> Folded:
     return Folded(record, head_revs, originals, conflict=len(puts) > 1, waiting=waiting)
 
 
+def compact(nodes: list[Node]) -> list[Node]:
+    """What a snapshot keeps of one memory's puts and purges, folding the same now and with
+    any operation that comes later: its heads, the versions kept from edits made apart
+    (device "~"), and whatever still waits with its ancestors. Each kept node names as its
+    bases the kept nodes it was made from (so no two look concurrent that were not)."""
+    done, _ = _complete(nodes)
+    complete = {n.rev for n in done}
+    based = {b for n in done for b in n.base}
+    by_rev = {n.rev: n for n in nodes}
+    keep = {n.rev for n in done if n.rev not in based}
+    keep |= {n.rev for n in nodes if n.order[1] == "~"}
+    stack = [n.rev for n in nodes if n.rev not in complete]
+    while stack:
+        rev = stack.pop()
+        if rev not in keep:
+            keep.add(rev)
+            stack.extend(b for b in by_rev[rev].base if b in by_rev)
+    ordered = sorted(nodes, key=lambda n: n.order)
+    anc = _ancestors(ordered)
+    index = {n.rev: i for i, n in enumerate(ordered)}
+    kept = [n for n in ordered if n.rev in keep]
+    out = []
+    for node in kept:
+        bases = [m.rev for m in kept if anc[node.rev] >> index[m.rev] & 1]
+        bases += [b for b in node.base if b not in by_rev]  # still waiting for them
+        out.append(Node(node.rev, node.order, tuple(bases), node.record))
+    return out
+
+
 def _distinct(puts: list[Node]) -> list[Node]:
     """One put per distinct content (the latest of each), in order."""
     latest: dict[str, Node] = {}

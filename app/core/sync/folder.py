@@ -26,6 +26,7 @@ MARK = "mnemo-sync.json"
 SEGMENT_BYTES = 8 * 1024 * 1024  # a log file this large is closed and a new one started
 _DEVICE = re.compile(r"[a-z0-9]{6,32}")
 _LOG = re.compile(r"ops-(\d+)(\.sync-conflict-[^/]*)?\.jsonl")
+_SNAPSHOT = re.compile(r"snapshot-(\d+)\.jsonl")
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,38 @@ class Folder:
                 match = _LOG.fullmatch(path.name)
                 if match and path.is_file():
                     yield LogFile(device, path, bool(match.group(2)))
+
+    def segments(self, device: str) -> list[tuple[int, Path]]:
+        """A device's own logs (not conflict copies) by the first operation they hold."""
+        folder = self.root / "devices" / device
+        if not folder.is_dir():
+            return []
+        found = []
+        for path in folder.iterdir():
+            match = _LOG.fullmatch(path.name)
+            if match and not match.group(2):
+                found.append((int(match.group(1)), path))
+        return sorted(found)
+
+    def snapshots(self) -> dict[str, Path]:
+        """Each device's newest snapshot."""
+        newest: dict[str, tuple[int, Path]] = {}
+        for device in self.devices():
+            for path in (self.root / "devices" / device).iterdir():
+                match = _SNAPSHOT.fullmatch(path.name)
+                if match and int(match.group(1)) >= newest.get(device, (-1, path))[0]:
+                    newest[device] = (int(match.group(1)), path)
+        return {device: path for device, (_, path) in newest.items()}
+
+    def write_snapshot(self, lines: list[str], seq: int) -> Path:
+        """This device's snapshot, written whole (then its older ones are removed)."""
+        self.own.mkdir(parents=True, exist_ok=True)
+        path = self.own / f"snapshot-{seq:010d}.jsonl"
+        paths.replace_file(path, lambda f: f.writelines(line + "\n" for line in lines))
+        for old in self.own.iterdir():
+            if _SNAPSHOT.fullmatch(old.name) and old != path:
+                old.unlink(missing_ok=True)
+        return path
 
     def device_info(self, device: str) -> dict:
         """A device's device.json ({} when missing or unreadable)."""

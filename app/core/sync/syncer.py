@@ -26,12 +26,13 @@ from app.core.errors import InputError, MnemoError, SecretError
 from app.core.memory import MAX_COUNT, Memory, guard_secrets
 from app.core.storage.db import Database
 from app.core.storage.store import Store
-from app.core.sync import fold
+from app.core.sync import fold, snapshot
 from app.core.sync.folder import Folder
 
 log = logging.getLogger(__name__)
 
 BATCH_LINES = 5_000  # operations read and applied in one transaction
+COMPACT_OPS = 50_000  # operations held since the last snapshot that make a new one due
 SEEN_EVERY_S = 60  # how often device.json's "seen" is refreshed while nothing else changes
 KINDS = ("put", "count", "purge")
 _ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
@@ -67,6 +68,7 @@ class Syncer:
         self._root = Path(folder) if folder else None
         self._name = name or socket.gethostname()
         self._model_id = model_id
+        self._floor: dict[str, int] = {}  # per device: what the snapshot started from held
 
     # ---- identity ------------------------------------------------------------------
     @property
@@ -93,8 +95,10 @@ class Syncer:
         folder = self._folder()
         folder.prepare()
         result = Pass()
+        self._floor = json.loads(self._db.get_meta("sync_floor", "{}"))
         with self._db.write():
             self._read(folder, result, own=True)  # what a crash left written, not recorded
+            self._start_from_snapshot(folder, result)
         total, done = self._unread(folder), 0
         while True:
             with self._db.write():
@@ -109,7 +113,103 @@ class Syncer:
             if not more:
                 break
         self._write_device(folder)
+        held = self._db.query("SELECT COUNT(*) FROM sync_ops")[0][0]
+        if held - int(self._db.get_meta("sync_held_at_snapshot", "0")) > COMPACT_OPS:
+            self.compact(folder)
+        self._prune(folder)
         return result
+
+    # ---- compaction (snapshot.py) --------------------------------------------------
+    def compact(self, folder: Folder | None = None) -> Path:
+        """Write this device's snapshot (so new devices start from it, and every device can
+        delete the logs all snapshots cover); returns its path."""
+        folder = folder or self._folder()
+        with self._db.write():
+            floor = json.loads(self._db.get_meta("sync_floor", "{}"))
+            lines, covers = snapshot.lines(self._db, folder.device, self._operations, floor)
+            path = folder.write_snapshot(lines, covers.get(folder.device, 0))
+            held = self._db.query("SELECT COUNT(*) FROM sync_ops")[0][0]
+            self._db.set_meta("sync_held_at_snapshot", str(held))
+        self._prune(folder)
+        return path
+
+    def _prune(self, folder: Folder) -> None:
+        removed = set(json.loads(self._db.get_meta("sync_removed", "[]")))
+        for path in snapshot.prunable(folder, removed):
+            path.unlink(missing_ok=True)
+
+    def _behind(self, folder: Folder) -> set[str]:
+        """Devices whose logs no longer reach back to what this one holds of them (they
+        were compacted): read only once a snapshot lets this device start again."""
+        behind = set()
+        for device in folder.devices():
+            segments = folder.segments(device)
+            if device == folder.device or not segments or segments[0][0] == 1:
+                continue
+            have = self._db.query(
+                "SELECT COALESCE(MAX(seq), 0) FROM sync_ops WHERE device = ?", (device,)
+            )[0][0]
+            if segments[0][0] > max(have, self._floor.get(device, 0)) + 1:
+                behind.add(device)
+        return behind
+
+    def _start_from_snapshot(self, folder: Folder, result: Pass) -> None:
+        """A device that has nothing from the others yet starts from the best snapshot."""
+        others = self._db.query(
+            f"SELECT 1 FROM sync_ops WHERE {snapshot.REAL} AND device != ? LIMIT 1",
+            (folder.device,),
+        )
+        if others:
+            return
+        chosen = snapshot.best(folder)
+        if chosen is None:
+            return
+        path, covers = chosen
+        affected: set[str] = set()
+        with open(path, "rb") as f:
+            next(f, None)  # the header
+            for line in f:
+                memory_id = self._take_snapshot_line(line, path.name, result)
+                result.read += 1
+                if memory_id:
+                    affected.add(memory_id)
+        self._floor = {**covers, folder.device: self._floor.get(folder.device, 0)}
+        self._floor.pop(folder.device, None)
+        self._db.set_meta("sync_floor", json.dumps(self._floor))
+        self._apply(affected, result, write_rows=True)
+
+    def _take_snapshot_line(self, line: bytes, where: str, result: Pass) -> str | None:
+        try:
+            op = json.loads(line)
+            if isinstance(op, dict) and op.get("total"):
+                memory_id = op.get("id")
+                if not isinstance(memory_id, str) or not _ID.fullmatch(memory_id):
+                    raise InputError("a memory id must be 1-64 letters, digits, '-' or '_'")
+                self._checked(
+                    {**op, "op": "count", "dev": "=", "seq": 1, "lc": 1, "rev": "=.1"}, "="
+                )
+                self._db.conn.execute(
+                    "INSERT OR REPLACE INTO sync_ops(rev, memory_id, device, seq, lamport, kind, "
+                    "body) VALUES (?, ?, '=', 0, 0, 'count', ?)",
+                    (f"={memory_id}", memory_id, line.decode("utf-8")),
+                )
+                return memory_id
+            device = op.get("dev") if isinstance(op, dict) else None
+            if device == "~":  # a kept version: numbered 0, named after its memory
+                self._checked({**op, "dev": "~", "seq": 1, "lc": 1, "rev": "~.1"}, "~")
+                rev, memory_id, kind, seq, lamport = op["rev"], op["id"], op["op"], 0, op["lc"]
+            else:
+                rev, memory_id, kind, seq, lamport = self._checked(op, str(device))
+        except (ValueError, InputError, SecretError, KeyError) as exc:
+            text = str(exc) if isinstance(exc, MnemoError) else "not a snapshot line"
+            self._problem(result, "line", f"a line in {where} was skipped: {text}")
+            return None
+        self._db.conn.execute(
+            "INSERT OR REPLACE INTO sync_ops(rev, memory_id, device, seq, lamport, kind, body) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (rev, memory_id, device, seq, lamport, kind, line.decode("utf-8")),
+        )
+        return memory_id
 
     def mark(self) -> tuple:
         """What a pass would start from: the journal's head and every other device's log
@@ -151,8 +251,9 @@ class Syncer:
         affected: set[str] = set()
         budget = BATCH_LINES
         more = False
+        behind = set() if own else self._behind(folder)
         for log_file in folder.logs():
-            if (log_file.device == folder.device) != own:
+            if (log_file.device == folder.device) != own or log_file.device in behind:
                 continue
             key = str(log_file.path.relative_to(folder.root))
             start = offsets.get(key, 0)
@@ -195,6 +296,8 @@ class Syncer:
             text = str(exc) if isinstance(exc, MnemoError) else "not JSON"
             self._problem(result, "line", f"a line in {where} was skipped: {text}")
             return None
+        if seq <= self._floor.get(device, 0):
+            return None  # held already by the snapshot this device started from
         body = line.decode("utf-8")
         known = self._db.query("SELECT body FROM sync_ops WHERE rev = ?", (rev,))
         if known:
@@ -273,7 +376,11 @@ class Syncer:
                 pending.extend(new)
             self._settle(memory_id, folded, counts, result, write_rows)
 
-    def _operations(self, memory_id: str) -> tuple[list[fold.Node], fold.Counts]:
+    def _operations(
+        self, memory_id: str, covers: dict[str, int] | None = None
+    ) -> tuple[list[fold.Node], fold.Counts]:
+        """A memory's puts and purges, and its counts (with `covers`: only the operations a
+        snapshot covering that holds, and the counts as they were written)."""
         nodes: list[fold.Node] = []
         counts = fold.Counts()
         rows = self._db.query(
@@ -281,13 +388,15 @@ class Syncer:
             (memory_id,),
         )
         for rev, device, seq, lamport, kind, body in rows:
+            if covers is not None and device not in "~=" and seq > covers.get(device, 0):
+                continue
             op = json.loads(body)
             if kind == "count":
                 counts.add(op.get("obs", 0), op.get("recalls", 0), op.get("last"))
                 continue
             record = op.get("rec") if kind == "put" else None
-            if device == "~":  # a version kept from edits made apart: observed once
-                counts.add(1, 0, None)
+            if device == "~" and covers is None:  # a version kept from edits made apart:
+                counts.add(1, 0, None)  # observed once
             nodes.append(fold.Node(rev, (lamport, device, seq), tuple(op.get("base", [])), record))
         return nodes, counts
 
@@ -486,6 +595,8 @@ class Syncer:
     def status(self) -> dict:
         """Where sync stands: the folder, the devices, what waits, the latest problems."""
         folder = self._folder()
+        self._floor = json.loads(self._db.get_meta("sync_floor", "{}"))
+        behind = self._behind(folder)
         cursor = self._db.get_meta("sync_journal")
         if cursor is None or not self._journal_reaches(int(cursor)):
             pending = len(self._db.query("SELECT id FROM memories"))
@@ -508,6 +619,9 @@ class Syncer:
                     "operations": counts.get(device, 0),
                     "this": device == folder.device,
                     "removed": device in removed,
+                    # its logs were compacted past what this device holds: waiting for a
+                    # snapshot to start from (or for the folder to finish syncing)
+                    "behind": device in behind,
                 }
             )
         problems = self._db.query(
@@ -524,6 +638,8 @@ class Syncer:
                 "SELECT COUNT(*) FROM sync_problems WHERE kind = 'conflict'"
             )[0][0],
             "problems": [{"at": a, "kind": k, "what": w} for a, k, w in problems],
+            # started from another device's snapshot (its logs were compacted)
+            "from_snapshot": self._db.get_meta("sync_floor") not in (None, "{}"),
         }
 
     def remove(self, device: str) -> None:

@@ -1,0 +1,135 @@
+"""Compaction of the sync folder: a device's snapshot, how a new device starts from one,
+and which of a device's own logs may go (ADR 0015).
+
+A snapshot (`devices/<id>/snapshot-<seq>.jsonl`) holds what the operations up to `covers`
+(per device, every one up to that number) fold to, as few operations as fold the same now
+and with anything that comes later (`fold.compact`) plus each memory's count totals. A new
+device starts from the newest snapshot whose devices' logs still reach back to what it
+covers, then reads only the operations after it. A device deletes one of its own logs once
+every device's newest snapshot covers all of it: no device still needs it, and a new one
+starts from a snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from app.core.sync import fold
+from app.core.sync.folder import Folder
+
+REAL = "device NOT IN ('~', '=')"  # '~': versions kept from edits made apart; '=': totals
+
+
+def covers_of(path: Path) -> dict[str, int] | None:
+    """A snapshot's header: the operations it covers per device (None if unreadable)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            header = json.loads(f.readline())
+    except (OSError, ValueError):
+        return None
+    covers = header.get("covers") if isinstance(header, dict) else None
+    if not isinstance(covers, dict) or not all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+        for k, v in covers.items()
+    ):
+        return None
+    return covers
+
+
+def contiguous(db, device: str, floor: int = 0) -> int:
+    """The largest n such that this database holds every operation of `device` up to n
+    (those up to `floor` came folded in the snapshot it started from)."""
+    seqs = db.query(
+        "SELECT seq FROM sync_ops WHERE device = ? AND seq > ? ORDER BY seq", (device, floor)
+    )
+    n = floor
+    for (seq,) in seqs:
+        if seq != n + 1:
+            break
+        n = seq
+    return n
+
+
+def lines(db, own: str, operations, floor: dict[str, int]) -> tuple[list[str], dict[str, int]]:
+    """This database's snapshot as lines, and what it covers. `operations(memory_id,
+    covers)` gives a memory's nodes and counts, up to `covers`."""
+    devices = [r[0] for r in db.query(f"SELECT DISTINCT device FROM sync_ops WHERE {REAL}")]
+    covers = {device: contiguous(db, device, floor.get(device, 0)) for device in devices}
+    out = [json.dumps({"v": 1, "snapshot": own, "covers": covers}, sort_keys=True)]
+    ids = [r[0] for r in db.query("SELECT DISTINCT memory_id FROM sync_ops ORDER BY memory_id")]
+    for memory_id in ids:
+        nodes, counts = operations(memory_id, covers)
+        for node in fold.compact(nodes):
+            lamport, device, seq = node.order
+            op = {
+                "v": 1,
+                "rev": node.rev,
+                "dev": device,
+                "seq": seq,
+                "lc": lamport,
+                "op": "purge" if node.record is None else "put",
+                "id": memory_id,
+                "base": list(node.base),
+            }
+            if node.record is not None:
+                op["rec"] = node.record
+            out.append(json.dumps(op, sort_keys=True, ensure_ascii=False))
+        if counts.observations or counts.recalls or counts.last_recalled_at:
+            total = {
+                "v": 1,
+                "total": True,
+                "id": memory_id,
+                "obs": counts.observations,
+                "recalls": counts.recalls,
+                "last": counts.last_recalled_at,
+            }
+            out.append(json.dumps(total, sort_keys=True))
+    return out, covers
+
+
+def usable(folder: Folder, covers: dict[str, int]) -> bool:
+    """Whether every device's logs reach back to just after what a snapshot covers (so a
+    device starting from it misses nothing)."""
+    for device in folder.devices():
+        segments = folder.segments(device)
+        if segments and segments[0][0] > covers.get(device, 0) + 1:
+            return False
+    return True
+
+
+def best(folder: Folder) -> tuple[Path, dict[str, int]] | None:
+    """The snapshot a new device starts from: the one covering most that is usable."""
+    found = []
+    for device, path in folder.snapshots().items():
+        if device == folder.device:
+            continue
+        covers = covers_of(path)
+        if covers is not None and usable(folder, covers):
+            found.append((sum(covers.values()), path.name, path, covers))
+    if not found:
+        return None
+    _, _, path, covers = max(found)
+    return path, covers
+
+
+def prunable(folder: Folder, removed: set[str]) -> list[Path]:
+    """This device's logs every known device's newest snapshot covers whole (never the
+    newest log); none while a device has no snapshot yet."""
+    snapshots = folder.snapshots()
+    known = [d for d in folder.devices() if d not in removed]
+    if any(d not in snapshots for d in known):
+        return []
+    covered = []
+    for device in known:
+        covers = covers_of(snapshots[device])
+        if covers is None:
+            return []
+        covered.append(covers.get(folder.device, 0))
+    floor = min(covered)
+    segments = folder.segments(folder.device)
+    out = []
+    for (_, path), (next_first, _) in zip(segments, segments[1:], strict=False):
+        if next_first - 1 <= floor:
+            out.append(path)
+    return out
