@@ -335,6 +335,7 @@ class Runner:
                 log.exception("reporting a change failed")
             if any(c.kind not in ("usage", "settings", "purge") for c in changes):
                 self.backfill()  # counts, settings and purges leave nothing to embed
+            self._sync_if_due()  # a change made here goes to the sync folder at once
 
     def _let_go_if_asked(self) -> MnemoError | None:
         """Let go of the database while another process replaces it (`mnemo encrypt`, a

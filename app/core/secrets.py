@@ -292,6 +292,19 @@ def _compiled() -> tuple:
     )
 
 
+@cache
+def _plan() -> tuple[tuple[int, ...], dict[str, tuple[int, ...]]]:
+    """Which rules run whatever the text (no keywords), and which each keyword wakes: a
+    text is searched for each keyword once, and only the rules it wakes are tried."""
+    always, by_keyword = [], {}
+    for index, (_, _, keywords, _, _) in enumerate(_compiled()):
+        if not keywords:
+            always.append(index)
+        for keyword in keywords:
+            by_keyword.setdefault(keyword, []).append(index)
+    return tuple(always), {k: tuple(v) for k, v in by_keyword.items()}
+
+
 # The name a quoted value is given just before it: `"VersionId": "…"`, `prefs['x'] = '…'`
 _NAMED = re.compile(r"[\"']?(?P<name>[A-Za-z_][\w.\-]{0,60})[\"']?\]?\s*(?::|=|=>)\s*$")
 
@@ -413,10 +426,15 @@ def scan(text: str, _depth: int = 0) -> list[Finding]:
     if "[REDACTED:" in text:
         text = _MARKER.sub(lambda m: " " * len(m.group()), text)
     low = text.lower()
+    always, by_keyword = _plan()
+    woken = set(always)
+    for keyword, indices in by_keyword.items():
+        if keyword in low:
+            woken.update(indices)
+    rules = _compiled()
     found: list[Finding] = []
-    for kind, check, keywords, pattern, named in _compiled():
-        if keywords and not any(k in low for k in keywords):
-            continue
+    for index in sorted(woken):
+        kind, check, _, pattern, named = rules[index]
         for m in pattern.finditer(text):
             start, end = _span(m)
             if start < end and check(text[start:end]):

@@ -288,21 +288,29 @@ class Syncer:
         return more
 
     def _take(self, line: bytes, device: str, where: str, result: Pass) -> str | None:
-        """Store one operation line if it is new and well formed; the memory it touches."""
+        """Store one operation line if it is new and well formed; the memory it touches.
+        What is held already (read twice, or in the snapshot this device started from) is
+        passed over before the checks (a join reads each record once)."""
         try:
             op = json.loads(line)
-            rev, memory_id, kind, seq, lamport = self._checked(op, device)
-        except (ValueError, InputError, SecretError) as exc:
-            text = str(exc) if isinstance(exc, MnemoError) else "not JSON"
-            self._problem(result, "line", f"a line in {where} was skipped: {text}")
+            body = line.decode("utf-8")
+        except ValueError:
+            self._problem(result, "line", f"a line in {where} was skipped: not JSON")
             return None
-        if seq <= self._floor.get(device, 0):
-            return None  # held already by the snapshot this device started from
-        body = line.decode("utf-8")
+        if isinstance(op, dict) and op.get("dev") == device:
+            seq = op.get("seq")
+            if isinstance(seq, int) and 0 < seq <= self._floor.get(device, 0):
+                return None  # held already by the snapshot this device started from
+            known = self._db.query("SELECT body FROM sync_ops WHERE rev = ?", (str(op.get("rev")),))
+            if known and known[0][0] == body:
+                return None
+        try:
+            rev, memory_id, kind, seq, lamport = self._checked(op, device)
+        except (InputError, SecretError) as exc:
+            self._problem(result, "line", f"a line in {where} was skipped: {exc}")
+            return None
         known = self._db.query("SELECT body FROM sync_ops WHERE rev = ?", (rev,))
         if known:
-            if known[0][0] == body:
-                return None
             self._problem(result, "line", f"two different operations numbered {rev} in {where}")
             if _sha(known[0][0]) <= _sha(body):  # the same one kept on every device
                 return None
