@@ -8,6 +8,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from app.core import paths
 from app.core.engine import Engine
@@ -108,6 +109,14 @@ class MnemoApp(QtCore.QObject):
         self.worker.modelState.connect(self._on_model_state)
         self.worker.backfillProgress.connect(self._on_backfill)
         self.worker.syncMoved.connect(self._on_synced)
+        # What arrives in the sync folder is applied within a moment (the runner's 2 s poll
+        # is the fallback: a watcher can miss changes on network folders)
+        self._sync_watch = QtCore.QFileSystemWatcher(self)
+        self._sync_soon = QtCore.QTimer(self, singleShot=True, interval=300)
+        self._sync_soon.timeout.connect(self.worker.runner.sync_soon)
+        self._sync_watch.directoryChanged.connect(lambda _: self._sync_soon.start())
+        self._sync_watch.fileChanged.connect(lambda _: self._sync_soon.start())
+        self._watch_sync_folder()
         self.worker.settingsChanged.connect(lambda keys: self._settings_applied(keys.split(",")))
         # Settings saved by another process (`mnemo settings KEY VALUE`) apply at once: the
         # folder is watched, as the file is replaced (written beside it, then renamed).
@@ -512,8 +521,29 @@ class MnemoApp(QtCore.QObject):
         self._backfill = (done, total)
         self._refresh_tray()
 
+    def _watch_sync_folder(self) -> None:
+        """Watch the sync folder's device folders and each device's newest log (new files
+        and appends); again after each pass, as logs come and go."""
+        watched = self._sync_watch.directories() + self._sync_watch.files()
+        root = Path(self.settings["sync_folder"] or "/nonexistent") / "devices"
+        wanted = []
+        if root.is_dir():
+            wanted.append(str(root))
+            for device in root.iterdir():
+                if device.is_dir():
+                    wanted.append(str(device))
+                    logs = sorted(device.glob("ops-*.jsonl"))
+                    if logs:
+                        wanted.append(str(logs[-1]))
+        if sorted(wanted) != sorted(watched):
+            if watched:
+                self._sync_watch.removePaths(watched)
+            if wanted:
+                self._sync_watch.addPaths(wanted)
+
     def _on_synced(self, summary: str) -> None:
         """A sync pass ran (or could not): the tray's sync line says so."""
+        self._watch_sync_folder()
         moved = json.loads(summary)
         if moved["problem"]:
             self._sync = f"Sync: {moved['problem']}"

@@ -64,7 +64,7 @@ def test_start_syncing_shows_the_other_device_and_brings_its_memories(qtbot, wor
     def arrived():
         worker.call(lambda e: e.recall("garden gate colour").results, counted.append)
         qtbot.wait(200)
-        return counted and counted[-1] and "painted green" in counted[-1][0].memory.text
+        return bool(counted and counted[-1] and "painted green" in counted[-1][0].memory.text)
 
     qtbot.waitUntil(arrived, timeout=20_000)
 
@@ -95,6 +95,39 @@ def test_the_tray_says_when_it_last_synced(
         app.worker.runner.sync_soon()
         qtbot.waitUntil(lambda: "missing" in app.status()["sync"], timeout=15_000)
         assert "\n" not in app.status()["sync"]
+    finally:
+        if app.hotkey is not None:
+            app.hotkey.unregister()
+        if getattr(app, "server", None) is not None:
+            app.server.close()
+        app.worker.stop()
+
+
+def test_the_app_applies_what_arrives_at_once_by_watching_the_folder(
+    qtbot, qapp, embedder, other_device, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    other, folder = other_device
+    with Engine(embedder=embedder) as engine:
+        engine.sync_init(str(folder), "laptop")
+    app = MnemoApp(qapp, engine_factory=lambda s: Engine(settings=s, embedder=embedder))
+    try:
+        qtbot.waitUntil(lambda: app.status()["sync"].startswith("Synced at"), timeout=15_000)
+        app.worker.runner.poll_s = 120  # no poll in this test's time: only the watcher
+        qtbot.wait(2500)  # (a poll already scheduled at the old interval passes)
+        other.remember("The plumber comes on Tuesday morning.", embed=False)
+        other.sync_now()
+        found = []
+
+        def arrived():
+            app.worker.call(
+                lambda e: e.recall("plumber Tuesday", mode="keyword").results, found.append
+            )
+            qtbot.wait(100)
+            return bool(found and found[-1])
+
+        qtbot.waitUntil(arrived, timeout=10_000)
     finally:
         if app.hotkey is not None:
             app.hotkey.unregister()
