@@ -356,6 +356,18 @@ def _sync_commands(sub) -> None:
         action="store_true",
         help="sync an encrypted database anyway (the folder's files are not encrypted)",
     )
+    q.add_argument(
+        "--encrypt",
+        action="store_true",
+        help="encrypt the folder's files with a new sync key (the default for an encrypted "
+        "database)",
+    )
+    q.add_argument(
+        "--key",
+        metavar="KEY",
+        help="the sync key of a folder whose files are encrypted (`mnemo sync key` on a "
+        "device that syncs; or MNEMO_SYNC_KEY)",
+    )
     q.add_argument("--no-embed", action="store_true", help="leave embedding to `backfill`")
     q.set_defaults(func=sync.init)
     q = actions.add_parser("now", help="write this device's changes and apply the others'")
@@ -364,6 +376,8 @@ def _sync_commands(sub) -> None:
     q = actions.add_parser("status", help="devices, what waits, problems")
     q.add_argument("--json", action="store_true", help="as JSON")
     q.set_defaults(func=sync.status)
+    q = actions.add_parser("key", help="show the sync key to give another device")
+    q.set_defaults(func=sync.key)
     q = actions.add_parser("compact", help="write this device's snapshot now")
     q.set_defaults(func=sync.compact)
     q = actions.add_parser("remove", help="stop counting a lost or retired device")

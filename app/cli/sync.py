@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from argparse import Namespace
 
 from app.cli.commands import _backfill, _engine
@@ -39,10 +40,26 @@ def _report(result: Pass) -> None:
 def init(args: Namespace) -> int:
     """mnemo sync init FOLDER [--name NAME] [--plain]"""
     engine = _engine()
-    result = engine.sync_init(args.folder, args.name, plain=args.plain, progress=_progress)
+    key = args.key or os.environ.get("MNEMO_SYNC_KEY") or None
+    result = engine.sync_init(
+        args.folder,
+        args.name,
+        plain=args.plain,
+        progress=_progress,
+        key=key,
+        encrypt=True if args.encrypt else None,
+    )
     progress_bar.end()
     status = engine.sync_status()
     print(f"This device ({status['name']}, {status['device']}) syncs through {status['folder']}.")
+    sync_key = engine.sync_key()
+    if sync_key and not key:
+        print(
+            "The folder's files are encrypted. Its sync key, for your other devices "
+            f"(mnemo sync init FOLDER --key KEY; `mnemo sync key` shows it again):\n{sync_key}"
+        )
+    elif not sync_key:
+        print("The folder's files are not encrypted (mnemo sync init NEW-FOLDER --encrypt).")
     _report(result)
     _embed(args, engine, result)
     others = [d for d in status["devices"] if not d["this"]]
@@ -93,6 +110,16 @@ def status(args: Namespace) -> int:
     problems = [p for p in state["problems"] if p["kind"] != "conflict"]
     for problem in problems[:10]:
         print(f"Problem ({problem['at']}): {problem['what']}")
+    return 0
+
+
+def key(args: Namespace) -> int:
+    """mnemo sync key"""
+    text = _engine().sync_key()
+    if text is None:
+        print("This folder's files are not encrypted: there is no sync key.")
+        return 0
+    print(text)
     return 0
 
 

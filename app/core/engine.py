@@ -42,6 +42,7 @@ from app.core.storage import transfer
 from app.core.storage.db import Database
 from app.core.storage.inbox import Candidate, Inbox
 from app.core.storage.store import Filters, Store
+from app.core.sync import seal
 from app.core.sync.folder import Folder
 from app.core.sync.syncer import Pass, Syncer
 from app.core.vault import cipher, handoff, keys, snapshot
@@ -696,16 +697,56 @@ class Engine:
         name: str | None = None,
         plain: bool = False,
         progress: Callable[[int, int], None] | None = None,
+        key: str | None = None,
+        encrypt: bool | None = None,
     ) -> Pass:
-        """Sync through `folder` from now on (made if missing), as this device; then a pass."""
-        if plain and self._db.encrypted:
+        """Sync through `folder` from now on (made if missing), as this device; then a pass.
+
+        A folder whose files are encrypted needs its sync `key`; a new folder's files are
+        encrypted with a new key when `encrypt` (by default: when the database is), and
+        plain ones from an encrypted database only with `plain`."""
+        root = Folder.check(Path(folder))
+        mark = Folder.read_mark(root)
+        if mark is not None and mark.get("sealed"):
+            if not key:
+                raise InputError(
+                    f"the files in {root} are encrypted: give their sync key "
+                    "(mnemo sync init FOLDER --key KEY; `mnemo sync key` shows it on a device "
+                    "that syncs)"
+                )
+            secret = seal.parse_key(key)
+            if seal.key_id(secret) != mark["sealed"]:
+                raise InputError(f"that sync key does not open the files in {root}")
+        elif mark is not None:
+            if encrypt or key:
+                raise InputError(
+                    f"the files in {root} are not encrypted; to encrypt, sync through a new "
+                    "folder (every device joins it again)"
+                )
+            secret = None
+        else:
+            wanted = encrypt if encrypt is not None else (self._db.encrypted and not plain)
+            secret = (seal.parse_key(key) if key else seal.new_key()) if wanted else None
+        if secret is None and plain and self._db.encrypted:
             self._db.set_meta("sync_plain", "1")
+        with self._db.write():
+            if secret is not None:
+                self._db.set_meta("sync_key", secret.hex())
+                self._db.set_meta("sync_key_id", seal.key_id(secret))
+            else:
+                self._db.conn.execute(
+                    "DELETE FROM _metadata WHERE key IN ('sync_key', 'sync_key_id')"
+                )
         self._refuse_plain_sync()
-        values: dict[str, Any] = {"sync_folder": str(Folder.check(Path(folder)))}
+        values: dict[str, Any] = {"sync_folder": str(root)}
         if name is not None:
             values["sync_device_name"] = name
         self.apply_settings(values)
         return self.sync_now(progress)
+
+    def sync_key(self) -> str | None:
+        """The sync folder's key to give another device (None: its files are plain)."""
+        return self._syncer().key_text()
 
     def sync_off(self) -> None:
         """Stop syncing on this device (the folder and what it holds are left as they are)."""
@@ -736,11 +777,16 @@ class Engine:
     def _refuse_plain_sync(self) -> None:
         """The sync files are plain text: refused for an encrypted database unless the
         user said so (`mnemo sync init --plain`)."""
-        if self._db.encrypted and self._db.get_meta("sync_plain") != "1":
+        if (
+            self._db.encrypted
+            and self._db.get_meta("sync_plain") != "1"
+            and not self._db.get_meta("sync_key")
+        ):
             raise PlainCopyRefused(
                 "the database is encrypted and the sync folder's files are not: every memory "
                 "would be readable in the folder and on every device it syncs to; say so to "
-                "sync anyway (mnemo sync init FOLDER --plain)"
+                "sync anyway (mnemo sync init FOLDER --plain), or encrypt the folder's files "
+                "(mnemo sync init NEW-FOLDER --encrypt)"
             )
 
     # ---- encryption at rest, and letting go of the database (ADR 0014) -----------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 import socket
 
 from app.core.display import age
-from app.gui.qt import Qt, QtWidgets, Signal
+from app.gui.qt import Qt, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
 
 
@@ -30,6 +30,14 @@ class SyncPage(QtWidgets.QWidget):
         choose.clicked.connect(self._choose)
         self.name = QtWidgets.QLineEdit(objectName="syncName")
         self.name.setPlaceholderText(socket.gethostname())
+        self.encrypt = QtWidgets.QCheckBox(
+            "Encrypt the files in the folder (your other devices need its sync key)",
+            objectName="syncEncrypt",
+        )
+        self.key = QtWidgets.QLineEdit(objectName="syncKey")
+        self.key.setPlaceholderText("to join a folder whose files are encrypted: its sync key")
+        self.key_button = QtWidgets.QPushButton("Show sync key", objectName="syncShowKey")
+        self.key_button.clicked.connect(self.show_key)
         self.start_button = QtWidgets.QPushButton("Start syncing", objectName="syncStart")
         self.now_button = QtWidgets.QPushButton("Sync now", objectName="syncNow")
         self.stop_button = QtWidgets.QPushButton("Stop syncing", objectName="syncStop")
@@ -51,8 +59,8 @@ class SyncPage(QtWidgets.QWidget):
             "Each device writes its own changes to files in this folder and reads the "
             "others': share the folder between your devices with Syncthing (or any folder "
             "sync) and start syncing on each. Edits made apart on two devices are both kept, "
-            "merged (the versions stay in the trash). There is no server, and the folder's "
-            "files are not encrypted."
+            "merged (the versions stay in the trash). There is no server. Encrypted files "
+            "hold no memory text, field or id; each device's name stays readable."
         )
         about.setWordWrap(True)
         form = QtWidgets.QFormLayout()
@@ -61,10 +69,13 @@ class SyncPage(QtWidgets.QWidget):
         folder_row.addWidget(choose)
         form.addRow("Folder", folder_row)
         form.addRow("This device's name", self.name)
+        form.addRow("", self.encrypt)
+        form.addRow("Sync key", self.key)
         buttons = QtWidgets.QHBoxLayout()
         for button in (self.start_button, self.now_button, self.stop_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
+        buttons.addWidget(self.key_button)
         buttons.addWidget(self.remove_button)
         layout = QtWidgets.QVBoxLayout(self)
         layout.addWidget(self.state)
@@ -82,19 +93,23 @@ class SyncPage(QtWidgets.QWidget):
     # ---- state ---------------------------------------------------------------------
     def refresh(self) -> None:
         def status(engine):
-            return engine.sync_status() if engine.sync_configured() else None
+            if engine.sync_configured():
+                return engine.sync_status()
+            return {"off": True, "encrypted": engine.encrypted}
 
         self.worker.call(status, self._show, self._failed, INTERACTIVE, channel="sync-status")
 
-    def _show(self, status: dict | None) -> None:
-        on = status is not None
+    def _show(self, status: dict) -> None:
+        on = not status.get("off")
         self.start_button.setEnabled(not on)
         self.now_button.setEnabled(on)
         self.stop_button.setEnabled(on)
-        self.folder.setEnabled(not on)
-        self.name.setEnabled(not on)
+        for field in (self.folder, self.name, self.encrypt, self.key):
+            field.setEnabled(not on)
+        self.key_button.setEnabled(on and bool(status.get("sealed")))
         self.devices.clear()
         if not on:
+            self.encrypt.setChecked(bool(status.get("encrypted")))
             self.state.setText("<b>Sync is off.</b> Choose a shared folder to start.")
             self.details.setText("")
             self.remove_button.setEnabled(False)
@@ -159,24 +174,52 @@ class SyncPage(QtWidgets.QWidget):
         self.worker.call(lambda e: e.encrypted, lambda enc: self._start(folder, name, enc))
 
     def _start(self, folder: str, name: str | None, encrypted: bool) -> None:
-        if encrypted and not self._sure(
-            "Sync an encrypted database?",
-            "Your database is encrypted, but the files in the sync folder are not: every "
-            "memory would be readable there and on every device it syncs to.",
-        ):
-            return
+        key = self.key.text().strip() or None
+        encrypt = self.encrypt.isChecked()
+        plain = False
+        if encrypted and not encrypt and not key:
+            if not self._sure(
+                "Sync in plain files?",
+                "Your database is encrypted, but the files in the sync folder would not "
+                "be: every memory would be readable there and on every device it syncs to.",
+            ):
+                return
+            plain = True
         progress = self.worker.progress.emit
         self.progress.setVisible(True)
         self.progress.setRange(0, 0)
         self.worker.call(
             lambda e: e.sync_init(
-                folder, name, plain=encrypted, progress=lambda d, t: progress("sync", d, t)
+                folder,
+                name,
+                plain=plain,
+                progress=lambda d, t: progress("sync", d, t),
+                key=key,
+                encrypt=True if encrypt and not key else None,
             ),
             lambda result: self._said(_summary(result)),
             self._failed,
             INTERACTIVE,
             writes=True,
         )
+
+    def show_key(self) -> None:
+        self.worker.call(lambda e: e.sync_key(), self._key_shown, self._failed)
+
+    def _key_shown(self, key: str | None) -> None:
+        box = QtWidgets.QMessageBox(self)
+        box.setObjectName("syncKeyBox")
+        box.setWindowTitle("The sync key")
+        box.setText("To join this folder on another device, give it this key:")
+        box.setInformativeText(key or "(the files are not encrypted: there is no key)")
+        box.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        if key:
+            copy = box.addButton("Copy", QtWidgets.QMessageBox.ActionRole)
+            copy.clicked.disconnect()
+            copy.clicked.connect(lambda: QtGui.QGuiApplication.clipboard().setText(key))
+        box.addButton(QtWidgets.QMessageBox.Ok)
+        self.done.emit("the sync key was shown")
+        box.exec()
 
     def sync_now(self) -> None:
         self.worker.call(

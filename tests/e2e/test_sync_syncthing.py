@@ -14,7 +14,12 @@ import pytest
 from tests import syncthing
 from tests.conftest import run_cli, wait
 
-pytestmark = pytest.mark.skipif(syncthing.available() is not None, reason="no syncthing")
+
+@pytest.fixture(autouse=True)
+def _syncthing_installed():
+    why = syncthing.available()
+    if why is not None:
+        pytest.fail(f"{why}: run the README's test command")
 
 
 def mnemo(home: Path, *args: str) -> str:

@@ -86,14 +86,14 @@ def test_the_tray_says_when_it_last_synced(
         engine.sync_init(str(folder), "laptop")
     app = MnemoApp(qapp, engine_factory=lambda s: Engine(settings=s, embedder=embedder))
     try:
-        qtbot.waitUntil(lambda: app.status()["sync"].startswith("Synced at"), timeout=15_000)
+        qtbot.waitUntil(lambda: app.status()["sync"].startswith("Synced at"), timeout=40_000)
         if app.tray is not None:
             assert app.tray.sync_action.isVisible()
             assert "Synced at" in app.tray.toolTip()
         # the folder gone (a drive not mounted): the tray says why, in one line
         folder.rename(folder.with_name("away"))
         app.worker.runner.sync_soon()
-        qtbot.waitUntil(lambda: "missing" in app.status()["sync"], timeout=15_000)
+        qtbot.waitUntil(lambda: "missing" in app.status()["sync"], timeout=40_000)
         assert "\n" not in app.status()["sync"]
     finally:
         if app.hotkey is not None:
@@ -113,7 +113,7 @@ def test_the_app_applies_what_arrives_at_once_by_watching_the_folder(
         engine.sync_init(str(folder), "laptop")
     app = MnemoApp(qapp, engine_factory=lambda s: Engine(settings=s, embedder=embedder))
     try:
-        qtbot.waitUntil(lambda: app.status()["sync"].startswith("Synced at"), timeout=15_000)
+        qtbot.waitUntil(lambda: app.status()["sync"].startswith("Synced at"), timeout=40_000)
         app.worker.runner.poll_s = 120  # no poll in this test's time: only the watcher
         qtbot.wait(2500)  # (a poll already scheduled at the old interval passes)
         other.remember("The plumber comes on Tuesday morning.", embed=False)

@@ -61,13 +61,24 @@ class Folder:
         root.mkdir(parents=True, exist_ok=True)
         return root.resolve()
 
-    def prepare(self) -> None:
-        """Make the folder's mark and this device's folder (once)."""
+    @staticmethod
+    def read_mark(root: Path) -> dict | None:
+        """The folder's mark ({"mnemo_sync": 1, "sealed": key id when its files are
+        encrypted}), or None when Mnemo never synced there."""
+        try:
+            mark = json.loads((Path(root) / MARK).read_text("utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return {"mnemo_sync": 1, "unreadable": True}
+        return mark if isinstance(mark, dict) else {"mnemo_sync": 1, "unreadable": True}
+
+    def prepare(self, sealed: str | None = None) -> None:
+        """Make the folder's mark (once: saying whose key seals its files, if any) and this
+        device's folder."""
         if not (self.root / MARK).exists():
-            paths.replace_file(
-                self.root / MARK,
-                lambda f: f.write(json.dumps({"mnemo_sync": 1}) + "\n"),
-            )
+            mark = {"mnemo_sync": 1, **({"sealed": sealed} if sealed else {})}
+            paths.replace_file(self.root / MARK, lambda f: f.write(json.dumps(mark) + "\n"))
         self.own.mkdir(parents=True, exist_ok=True)
 
     # ---- reading -------------------------------------------------------------------

@@ -26,7 +26,7 @@ from app.core.errors import InputError, MnemoError, SecretError
 from app.core.memory import MAX_COUNT, Memory, guard_secrets
 from app.core.storage.db import Database
 from app.core.storage.store import Store
-from app.core.sync import fold, snapshot
+from app.core.sync import fold, seal, snapshot
 from app.core.sync.folder import Folder
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,8 @@ class Syncer:
         self._name = name or socket.gethostname()
         self._model_id = model_id
         self._floor: dict[str, int] = {}  # per device: what the snapshot started from held
+        stored = db.get_meta("sync_key")
+        self._sealer = seal.Sealer(bytes.fromhex(stored)) if stored else None
 
     # ---- identity ------------------------------------------------------------------
     @property
@@ -87,13 +89,28 @@ class Syncer:
             raise InputError(
                 f"the sync folder {self._root} is missing (not mounted?); nothing was changed"
             )
+        mark = Folder.read_mark(self._root)
+        sealed = (mark or {}).get("sealed")
+        kid = self._db.get_meta("sync_key_id")
+        if sealed and sealed != kid:
+            raise InputError(
+                f"the files in {self._root} are encrypted and this device does not have "
+                "their key: mnemo sync init FOLDER --key KEY (`mnemo sync key` shows it on a "
+                "device that syncs); nothing was changed"
+            )
+        if mark is not None and not sealed and kid:
+            raise InputError(
+                f"the files in {self._root} are not encrypted but this device encrypts them: "
+                "sync through a new folder, or `mnemo sync off` and init again; nothing was "
+                "changed"
+            )
         return Folder(self._root, self.device)
 
     # ---- a pass --------------------------------------------------------------------
     def run(self, progress: Callable[[int, int], None] | None = None) -> Pass:
         """Write what changed here, apply what arrived; `progress(done, total)` in bytes read."""
         folder = self._folder()
-        folder.prepare()
+        folder.prepare(self._db.get_meta("sync_key_id"))
         result = Pass()
         self._floor = json.loads(self._db.get_meta("sync_floor", "{}"))
         with self._db.write():
@@ -127,6 +144,8 @@ class Syncer:
         with self._db.write():
             floor = json.loads(self._db.get_meta("sync_floor", "{}"))
             lines, covers = snapshot.lines(self._db, folder.device, self._operations, floor)
+            if self._sealer is not None:
+                lines[1:] = [self._sealer.seal(line, "snapshot") for line in lines[1:]]
             path = folder.write_snapshot(lines, covers.get(folder.device, 0))
             held = self._db.query("SELECT COUNT(*) FROM sync_ops")[0][0]
             self._db.set_meta("sync_held_at_snapshot", str(held))
@@ -181,6 +200,11 @@ class Syncer:
     def _take_snapshot_line(self, line: bytes, where: str, result: Pass) -> str | None:
         try:
             op = json.loads(line)
+            if isinstance(op, dict) and "sealed" in op:
+                if self._sealer is None:
+                    raise InputError("it is encrypted and this device has no sync key")
+                line = self._sealer.open(op, "snapshot").encode("utf-8")
+                op = json.loads(line)
             if isinstance(op, dict) and op.get("total"):
                 memory_id = op.get("id")
                 if not isinstance(memory_id, str) or not _ID.fullmatch(memory_id):
@@ -294,8 +318,16 @@ class Syncer:
         try:
             op = json.loads(line)
             body = line.decode("utf-8")
+            if isinstance(op, dict) and "sealed" in op:
+                if self._sealer is None:
+                    raise InputError("it is encrypted and this device has no sync key")
+                body = self._sealer.open(op, str(op.get("rev")))
+                op = json.loads(body)
         except ValueError:
             self._problem(result, "line", f"a line in {where} was skipped: not JSON")
+            return None
+        except InputError as exc:
+            self._problem(result, "line", f"a line in {where} was skipped: {exc}")
             return None
         if isinstance(op, dict) and op.get("dev") == device:
             seq = op.get("seq")
@@ -519,6 +551,8 @@ class Syncer:
 
         for memory_id in sorted(ids):
             self._export_one(memory_id, emit)
+        if self._sealer is not None:
+            lines = [self._sealer.seal(line, json.loads(line)["rev"]) for line in lines]
         folder.append(lines, first)  # durable before the transaction commits
         result.written += len(lines)
         self._db.set_meta("sync_journal", str(head))
@@ -639,6 +673,7 @@ class Syncer:
             "folder": str(folder.root),
             "device": folder.device,
             "name": self._name,
+            "sealed": self._sealer is not None,  # the folder's files are encrypted
             "devices": devices,
             "pending": pending,
             "waiting_bytes": self._unread(folder),
@@ -649,6 +684,11 @@ class Syncer:
             # started from another device's snapshot (its logs were compacted)
             "from_snapshot": self._db.get_meta("sync_floor") not in (None, "{}"),
         }
+
+    def key_text(self) -> str | None:
+        """The folder's sync key as a person copies it (None: its files are plain)."""
+        stored = self._db.get_meta("sync_key")
+        return seal.key_text(bytes.fromhex(stored)) if stored else None
 
     def remove(self, device: str) -> None:
         """Stop counting a device as one of ours (a lost or retired machine). Its
