@@ -201,8 +201,9 @@ def main() -> None:
         join_rows,
         "bench.speed's synthetic collection on the first device; a fresh device joins with "
         "`sync init` (no embedding: vectors follow in the backfill, 165 short notes/s here). "
-        "The join from a snapshot follows the first device's `mnemo sync compact` (its own "
-        "logs are then deleted: no other device needs them).",
+        "The join from a snapshot follows the first device's `mnemo sync compact`; the "
+        "folder then holds the snapshot and the logs (kept while the device that joined from "
+        "them has written no snapshot of its own). Plain files (the folder not encrypted).",
     )
 
 
