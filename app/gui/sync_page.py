@@ -116,10 +116,13 @@ class SyncPage(QtWidgets.QWidget):
             return
         self.folder.setText(status["folder"])
         self.name.setText(status["name"])
+        self.encrypt.setChecked(bool(status["sealed"]))
+        sealed = "encrypted" if status["sealed"] else "<b>not encrypted</b>"
         self.state.setText(
-            f"<b>Syncing</b> through {status['folder']} as {status['name']} ({status['device']})."
+            f"<b>Syncing</b> through {status['folder']} as {status['name']} "
+            f"({status['device']}); the files there are {sealed}."
         )
-        for device in status["devices"]:
+        for device in sorted(status["devices"], key=lambda d: (not d["this"], d["name"])):
             name = device["name"] + (" (this device)" if device["this"] else "")
             name += " (removed)" if device["removed"] else ""
             seen = age(device["seen"]) if device["seen"] else "never"
