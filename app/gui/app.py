@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.core import paths
+from app.core.display import age
 from app.core.engine import Engine
 from app.core.memory import Change, title_from
 from app.core.runner import embed_now
@@ -51,6 +52,7 @@ class MnemoApp(QtCore.QObject):
         self._model_state = ("loading", "")
         self._backfill = (0, 0)
         self._sync = ""  # the tray's sync line: the last pass, or why it could not run
+        self._sync_details: list[str] = []  # its menu: the other devices, what waits
         self._focus_before: int | None = None
         self.duplicate_choice = None  # the open near-duplicate question, if any
         self.secret_box = None  # the open secret question above the popup, if any
@@ -553,6 +555,39 @@ class MnemoApp(QtCore.QObject):
             kept = f", {moved['conflicts']} edited apart (both kept)" if moved["conflicts"] else ""
             self._sync = f"Synced at {stamp}{got}{kept}"
         self._refresh_tray()
+        self.worker.call(
+            lambda e: e.sync_status() if e.sync_configured() else None,
+            self._show_sync_devices,
+            lambda _failure: None,  # (said by the pass itself)
+            channel="tray-sync",
+        )
+
+    def _show_sync_devices(self, status: dict | None) -> None:
+        """The tray's sync menu: each other device and when it was last seen, what waits."""
+        lines = []
+        for device in (status or {}).get("devices", []):
+            if device["this"]:
+                continue
+            seen = age(device["seen"]) if device["seen"] else "never"
+            mark = (
+                " (removed)"
+                if device["removed"]
+                else " (waiting for it)"
+                if device.get("behind")
+                else ""
+            )
+            lines.append(f"{device['name']}: last seen {seen}{mark}")
+        if status and status["pending"]:
+            lines.append(f"{status['pending']} changes here not written yet")
+        if status and status["waiting_bytes"]:
+            lines.append(f"{status['waiting_bytes']:,} bytes arrived, not applied yet")
+        if status:
+            problems = [p for p in status["problems"] if p["kind"] != "conflict"]
+            if problems:
+                lines.append(f"Problem: {problems[0]['what'][:120]}")
+        self._sync_details = lines
+        if self.tray is not None:
+            self.tray.set_sync(self._sync, lines)
 
     def _refresh_tray(self) -> None:
         if self.tray is None:
@@ -590,6 +625,7 @@ class MnemoApp(QtCore.QObject):
             "tray": self.tray is not None,
             "backfill": list(self._backfill),
             "sync": self._sync,  # the last sync pass, or why it could not run ("": off)
+            "sync_details": list(self._sync_details),
             "last_notification": list(self._last_notification or ()),
             "notifications": self.notifier.via or "none yet",
         }

@@ -51,10 +51,15 @@ class Tray(QtWidgets.QSystemTrayIcon):
         self.unlock_action = menu.addAction("Unlock…")
         self.unlock_action.setObjectName("actionUnlock")
         self.unlock_action.setVisible(False)
-        # Shown once this device syncs (Settings → Sync): the last pass, and a pass now
-        self.sync_action = menu.addAction("Sync now")
+        # Shown once this device syncs (Settings → Sync): the last pass in its title; in it,
+        # a pass now, the other devices and when each was last seen, what waits, problems
+        self.sync_menu = menu.addMenu("Sync")
+        self.sync_menu.setObjectName("syncMenu")
+        self.sync_menu.menuAction().setVisible(False)
+        self.sync_action = self.sync_menu.addAction("Sync now")
         self.sync_action.setObjectName("actionSync")
-        self.sync_action.setVisible(False)
+        self.sync_menu.addSeparator()
+        self._sync_lines: list = []
         menu.addSeparator()
         self.quit_action = menu.addAction("Quit Mnemo")
         self.quit_action.setObjectName("actionQuit")
@@ -75,10 +80,20 @@ class Tray(QtWidgets.QSystemTrayIcon):
         self.setToolTip(tooltip)
         self.unlock_action.setVisible(state == "locked")
 
-    def set_sync(self, line: str) -> None:
-        """The last sync pass (or why it could not run); hidden while sync is off."""
-        self.sync_action.setVisible(bool(line))
-        self.sync_action.setText(f"Sync now ({line})" if line else "Sync now")
+    def set_sync(self, line: str, details: list[str] | None = None) -> None:
+        """The last sync pass (or why it could not run) and, in its menu, the devices and
+        what waits; hidden while sync is off."""
+        self.sync_menu.menuAction().setVisible(bool(line))
+        self.sync_menu.setTitle(f"Sync: {line}" if line else "Sync")
+        if details is None:
+            return
+        for action in self._sync_lines:
+            self.sync_menu.removeAction(action)
+        self._sync_lines = []
+        for text in details:
+            action = self.sync_menu.addAction(text)
+            action.setEnabled(False)
+            self._sync_lines.append(action)
 
     def on_left_click(self, slot) -> None:
         """Connect a plain left click (not the menu) to `slot`."""

@@ -87,8 +87,11 @@ def test_the_tray_says_when_it_last_synced(
     app = MnemoApp(qapp, engine_factory=lambda s: Engine(settings=s, embedder=embedder))
     try:
         qtbot.waitUntil(lambda: app.status()["sync"].startswith("Synced at"), timeout=40_000)
+        # its menu lists the other device and when it was last seen
+        qtbot.waitUntil(lambda: bool(app.status()["sync_details"]), timeout=10_000)
+        assert app.status()["sync_details"][0].startswith("desktop: last seen")
         if app.tray is not None:
-            assert app.tray.sync_action.isVisible()
+            assert app.tray.sync_menu.menuAction().isVisible()
             assert "Synced at" in app.tray.toolTip()
         # the folder gone (a drive not mounted): the tray says why, in one line
         folder.rename(folder.with_name("away"))

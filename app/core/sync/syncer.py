@@ -115,8 +115,16 @@ class Syncer:
         self._floor = json.loads(self._db.get_meta("sync_floor", "{}"))
         with self._db.write():
             self._read(folder, result, own=True)  # what a crash left written, not recorded
-            self._start_from_snapshot(folder, result)
-        total, done = self._unread(folder), 0
+        start = self._starting_snapshot(folder)
+        total = self._unread(folder) + (start[0].stat().st_size - start[1] if start else 0)
+        done = 0
+        while start is not None:  # a new device: from a snapshot, a batch a transaction
+            with self._db.write():
+                start = self._start_from_snapshot(folder, *start, result)
+                at = start[1] if start else total - self._unread(folder)
+            if progress is not None:
+                progress(min(at, total), total)
+            done = at
         while True:
             with self._db.write():
                 # This device's changes first: what arrives is folded with them, never over them
@@ -172,30 +180,63 @@ class Syncer:
                 behind.add(device)
         return behind
 
-    def _start_from_snapshot(self, folder: Folder, result: Pass) -> None:
-        """A device that has nothing from the others yet starts from the best snapshot."""
+    def _starting_snapshot(self, folder: Folder) -> tuple[Path, int, dict] | None:
+        """Where a new device goes on starting from a snapshot (a start a kill cut short),
+        or the best snapshot when it has nothing from the others yet; else None."""
+        going = json.loads(self._db.get_meta("sync_start", "null"))
+        if going is not None:
+            path = folder.root / going["path"]
+            if path.is_file():
+                return path, going["offset"], going["covers"]
+            # that snapshot was replaced by a newer one: start again from the best
+            with self._db.write():
+                self._db.conn.execute(
+                    f"DELETE FROM sync_ops WHERE {snapshot.REAL} AND device != ?", (folder.device,)
+                )
+                self._db.conn.execute("DELETE FROM sync_ops WHERE device = '='")
+                self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_start'")
         others = self._db.query(
             f"SELECT 1 FROM sync_ops WHERE {snapshot.REAL} AND device != ? LIMIT 1",
             (folder.device,),
         )
         if others:
-            return
+            return None
         chosen = snapshot.best(folder)
         if chosen is None:
-            return
+            return None
         path, covers = chosen
+        with open(path, "rb") as f:
+            offset = len(f.readline())  # after the header
+        return path, offset, covers
+
+    def _start_from_snapshot(
+        self, folder: Folder, path: Path, offset: int, covers: dict, result: Pass
+    ) -> tuple[Path, int, dict] | None:
+        """Take the next BATCH_LINES lines of the snapshot a new device starts from (one
+        transaction) and fold what they touch; where to go on, None once it is all in."""
+        self._export(folder, result)  # this device's changes first, as in every batch
         affected: set[str] = set()
         with open(path, "rb") as f:
-            next(f, None)  # the header
-            for line in f:
+            f.seek(offset)
+            for _ in range(BATCH_LINES):
+                line = f.readline()
+                if not line.endswith(b"\n"):
+                    break
+                offset += len(line)
                 memory_id = self._take_snapshot_line(line, path.name, result)
                 result.read += 1
                 if memory_id:
                     affected.add(memory_id)
-        self._floor = {**covers, folder.device: self._floor.get(folder.device, 0)}
-        self._floor.pop(folder.device, None)
-        self._db.set_meta("sync_floor", json.dumps(self._floor))
+            finished = not f.read(1)
         self._apply(affected, result, write_rows=True)
+        if not finished:
+            where = {"path": str(path.relative_to(folder.root)), "offset": offset, "covers": covers}
+            self._db.set_meta("sync_start", json.dumps(where))
+            return path, offset, covers
+        self._floor = {d: n for d, n in covers.items() if d != folder.device}
+        self._db.set_meta("sync_floor", json.dumps(self._floor))
+        self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_start'")
+        return None
 
     def _take_snapshot_line(self, line: bytes, where: str, result: Pass) -> str | None:
         try:
