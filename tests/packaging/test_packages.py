@@ -101,6 +101,20 @@ def _check_encryption(mnemo: list[str], env: dict, cwd: Path, tmp_path: Path) ->
     assert locked.returncode == 1 and "mnemo unlock" in locked.stderr, locked.stderr
 
 
+def _check_sync(mnemo: list[str], env: dict, cwd: Path, tmp_path: Path) -> None:
+    """Two homes sync through one folder with sealed files (issue 27: app.core.sync and
+    the cipher came along)."""
+    folder = tmp_path / "sync-folder"
+    first = {**env, "MNEMO_HOME": str(tmp_path / "sync-a")}
+    second = {**env, "MNEMO_HOME": str(tmp_path / "sync-b")}
+    _sh(*mnemo, "remember", MEANING[0][0], env=first, cwd=cwd)
+    _sh(*mnemo, "sync", "init", str(folder), "--encrypt", "--no-embed", env=first, cwd=cwd)
+    key = _sh(*mnemo, "sync", "key", env=first, cwd=cwd).stdout.strip()
+    _sh(*mnemo, "sync", "init", str(folder), "--key", key, env=second, cwd=cwd)
+    listed = json.loads(_sh(*mnemo, "list", "--json", env=second, cwd=cwd).stdout)
+    assert [m["text"] for m in listed] == [MEANING[0][0]], listed
+
+
 def test_the_wheel_carries_the_model_and_works_in_a_fresh_environment(built, tmp_path):
     (wheel,) = built.glob(f"mnemo-{__version__}-py3-none-any.whl")
     names = zipfile.ZipFile(wheel).namelist()
@@ -132,6 +146,7 @@ def test_the_wheel_carries_the_model_and_works_in_a_fresh_environment(built, tmp
     model = json.loads(_sh(*mnemo, "model", "info", "--json", env=env, cwd=cwd).stdout)
     assert str(venv) in model["path"] and model["default"], model
     _check_meaning(mnemo, env, cwd)
+    _check_sync(mnemo, env, cwd, tmp_path)
     _check_encryption(mnemo, env, cwd, tmp_path)
 
 
@@ -148,6 +163,7 @@ def test_the_bundle_runs_without_python_or_the_checkout(built, tmp_path):
     assert "vector scan: int8" in version, version  # NumKong's kernels came along
     assert "BLAS: " in version and ", 1 thread" in version, version  # issue 24
     _check_meaning([str(bundle / "mnemo")], env, tmp_path)
+    _check_sync([str(bundle / "mnemo")], env, tmp_path, tmp_path)
     _check_encryption([str(bundle / "mnemo")], env, tmp_path, tmp_path)
 
 
