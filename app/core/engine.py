@@ -738,6 +738,8 @@ class Engine:
                     "DELETE FROM _metadata WHERE key IN ('sync_key', 'sync_key_id')"
                 )
         self._refuse_plain_sync()
+        mark = Folder.mark(root, seal.key_id(secret) if secret is not None else None)
+        self._syncer().start_over_if_moved(str(mark.get("id", "")))
         values: dict[str, Any] = {"sync_folder": str(root)}
         if name is not None:
             values["sync_device_name"] = name

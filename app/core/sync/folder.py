@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,12 +74,21 @@ class Folder:
             return {"mnemo_sync": 1, "unreadable": True}
         return mark if isinstance(mark, dict) else {"mnemo_sync": 1, "unreadable": True}
 
+    @staticmethod
+    def mark(root: Path, sealed: str | None = None) -> dict:
+        """The folder's mark, made first when missing: a random id (a device that moves
+        to another folder starts over there) and whose key seals its files, if any."""
+        mark = Folder.read_mark(root)
+        if mark is None:
+            mark = {"mnemo_sync": 1, "id": secrets.token_hex(8)}
+            if sealed:
+                mark["sealed"] = sealed
+            paths.replace_file(Path(root) / MARK, lambda f: f.write(json.dumps(mark) + "\n"))
+        return mark
+
     def prepare(self, sealed: str | None = None) -> None:
-        """Make the folder's mark (once: saying whose key seals its files, if any) and this
-        device's folder."""
-        if not (self.root / MARK).exists():
-            mark = {"mnemo_sync": 1, **({"sealed": sealed} if sealed else {})}
-            paths.replace_file(self.root / MARK, lambda f: f.write(json.dumps(mark) + "\n"))
+        """Make the folder's mark (once) and this device's folder."""
+        Folder.mark(self.root, sealed)
         self.own.mkdir(parents=True, exist_ok=True)
 
     # ---- reading -------------------------------------------------------------------

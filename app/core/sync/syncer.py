@@ -726,6 +726,24 @@ class Syncer:
             "from_snapshot": self._db.get_meta("sync_floor") not in (None, "{}"),
         }
 
+    def start_over_if_moved(self, folder_id: str) -> bool:
+        """Forget what was synced through another folder (its operations, what was read,
+        what was last written of each memory) when this device now syncs through the
+        folder `folder_id`: everything here is written there again. Whether it did."""
+        was = self._db.get_meta("sync_folder_id")
+        if was == folder_id:
+            return False
+        with self._db.write() as conn:
+            if was is not None:
+                for table in ("sync_ops", "sync_memories", "sync_files", "sync_problems"):
+                    conn.execute(f"DELETE FROM {table}")
+                conn.execute(
+                    "DELETE FROM _metadata WHERE key IN ('sync_journal', 'sync_floor', "
+                    "'sync_start', 'sync_held_at_snapshot', 'sync_removed')"
+                )
+            self._db.set_meta("sync_folder_id", folder_id)
+        return was is not None
+
     def key_text(self) -> str | None:
         """The folder's sync key as a person copies it (None: its files are plain)."""
         stored = self._db.get_meta("sync_key")

@@ -1,0 +1,78 @@
+"""`mnemo sync` as a user types it (issue 27): each known problem is one line and exit 1,
+nothing changed; moving to another folder writes everything there again; removing a
+device. The real CLI in real processes."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import run_cli
+
+
+def mnemo(home, *args: str):
+    return run_cli(*args, env={"MNEMO_HOME": str(home)})
+
+
+def ok(home, *args: str) -> str:
+    done = mnemo(home, *args)
+    assert done.returncode == 0, done.stderr.decode()
+    return done.stdout.decode()
+
+
+def _one_line_error(done) -> str:
+    err = done.stderr.decode()
+    assert done.returncode == 1, (done.returncode, err)
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    return err
+
+
+def test_known_problems_are_one_line_and_change_nothing(tmp_path):
+    home = tmp_path / "home"
+    ok(home, "remember", "The bike lock code is written in the red notebook.")
+    assert "Sync is off" in ok(home, "sync", "status")
+    assert "not set up" in _one_line_error(mnemo(home, "sync", "now"))
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "holiday.jpg").write_bytes(b"\xff\xd8")
+    assert "holds other files" in _one_line_error(
+        mnemo(home, "sync", "init", str(busy), "--no-embed")
+    )
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    assert "is a file" in _one_line_error(mnemo(home, "sync", "init", str(a_file), "--no-embed"))
+    assert "Sync is off" in ok(home, "sync", "status")  # nothing was set up
+
+    folder = tmp_path / "shared"
+    ok(home, "sync", "init", str(folder), "--name", "laptop", "--no-embed")
+    assert "no device 'nosuch'" in _one_line_error(mnemo(home, "sync", "remove", "nosuch"))
+    own = json.loads(ok(home, "sync", "status", "--json"))["device"]
+    assert "this device" in _one_line_error(mnemo(home, "sync", "remove", own))
+    folder.rename(tmp_path / "unmounted")
+    assert "missing" in _one_line_error(mnemo(home, "sync", "now"))
+    assert "missing" in _one_line_error(mnemo(home, "sync", "status"))
+
+
+def test_moving_to_another_folder_writes_everything_there_again(tmp_path):
+    laptop, desktop = tmp_path / "laptop", tmp_path / "desktop"
+    ok(laptop, "remember", "The bike lock code is written in the red notebook.")
+    ok(laptop, "sync", "init", str(tmp_path / "old"), "--no-embed")
+    ok(laptop, "sync", "init", str(tmp_path / "new"), "--no-embed")
+    ok(desktop, "sync", "init", str(tmp_path / "new"), "--no-embed")
+    listed = json.loads(ok(desktop, "list", "--json"))
+    assert [m["text"] for m in listed] == ["The bike lock code is written in the red notebook."]
+
+
+def test_a_removed_device_is_shown_as_removed(tmp_path):
+    laptop, desktop = tmp_path / "laptop", tmp_path / "desktop"
+    folder = tmp_path / "shared"
+    ok(laptop, "sync", "init", str(folder), "--name", "laptop", "--no-embed")
+    ok(desktop, "remember", "An old desktop's note.")
+    ok(desktop, "sync", "init", str(folder), "--name", "desktop", "--no-embed")
+    ok(laptop, "sync", "now", "--no-embed")
+    gone = json.loads(ok(desktop, "sync", "status", "--json"))["device"]
+    ok(laptop, "sync", "remove", gone)
+    state = json.loads(ok(laptop, "sync", "status", "--json"))
+    assert [d["removed"] for d in state["devices"] if d["id"] == gone] == [True]
+    assert "(removed)" in ok(laptop, "sync", "status")
+    # what it wrote stays
+    assert "An old desktop's note." in ok(laptop, "list")
