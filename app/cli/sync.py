@@ -96,7 +96,13 @@ def status(args: Namespace) -> int:
     for device in state["devices"]:
         if device["this"]:
             continue
-        mark = " (removed)" if device["removed"] else ""
+        mark = (
+            " (removed)"
+            if device["removed"]
+            else " (its logs were compacted past what this device holds: waiting for a snapshot)"
+            if device.get("behind")
+            else ""
+        )
         print(
             f"  {device['name']} ({device['id']}){mark}: last seen {device['seen'] or 'never'}, "
             f"{device['operations']} operations applied"
@@ -105,6 +111,11 @@ def status(args: Namespace) -> int:
         print("  no other device has written to this folder yet")
     print(f"Changes here not written yet: {state['pending']}")
     print(f"Arrived, not applied yet: {state['waiting_bytes']:,} bytes")
+    if state["waiting_operations"]:
+        print(
+            f"Operations waiting for a version they were made from: "
+            f"{state['waiting_operations']} (it has not arrived, or was refused: see problems)"
+        )
     if state["conflicts"]:
         print(f"Edited on two devices apart (both kept, merged): {state['conflicts']}")
     problems = [p for p in state["problems"] if p["kind"] != "conflict"]
@@ -115,7 +126,11 @@ def status(args: Namespace) -> int:
 
 def key(args: Namespace) -> int:
     """mnemo sync key"""
-    text = _engine().sync_key()
+    engine = _engine()
+    if not engine.sync_configured():
+        print("Sync is off (mnemo sync init FOLDER sets it up).")
+        return 0
+    text = engine.sync_key()
     if text is None:
         print("This folder's files are not encrypted: there is no sync key.")
         return 0

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from app.core import health, paths
-from app.core.errors import InputError, MnemoError, ModelError, PlainCopyRefused
+from app.core.errors import InputError, MnemoError, ModelError, PlainCopyRefused, StoreError
 from app.core.indexer import Indexer
 from app.core.memory import Change, Memory
 from app.core.model.embedder import (
@@ -743,8 +743,14 @@ class Engine:
         values: dict[str, Any] = {"sync_folder": str(root)}
         if name is not None:
             values["sync_device_name"] = name
+        before = {key: self._settings[key] for key in values}
         self.apply_settings(values)
-        return self.sync_now(progress)
+        try:
+            return self.sync_now(progress)
+        except BaseException:
+            if before["sync_folder"] != str(root):  # a first pass that failed: not set up
+                self.apply_settings(before)
+            raise
 
     def sync_key(self) -> str | None:
         """The sync folder's key to give another device (None: its files are plain)."""
@@ -757,7 +763,15 @@ class Engine:
     def sync_now(self, progress: Callable[[int, int], None] | None = None) -> Pass:
         """Write what changed here to the sync folder and apply what arrived from the others."""
         self._refuse_plain_sync()
-        return self._syncer().run(progress)
+        syncer = self._syncer()
+        try:
+            return syncer.run(progress)
+        except OSError as exc:  # the folder unwritable, full, a pipe planted in it
+            raise StoreError(
+                f"cannot use the sync folder {self._settings['sync_folder']}: "
+                f"{exc.strerror or exc}; nothing here was lost, what changed is written at the "
+                "next pass"
+            ) from None
 
     def sync_mark(self) -> tuple:
         """Changes when a sync pass is due (this database or the folder moved); cheap."""
@@ -770,7 +784,13 @@ class Engine:
     def sync_compact(self) -> Path:
         """Write this device's snapshot of the sync folder now (`sync/snapshot.py`)."""
         self._refuse_plain_sync()
-        return self._syncer().compact()
+        try:
+            return self._syncer().compact()
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write a snapshot to the sync folder {self._settings['sync_folder']}: "
+                f"{exc.strerror or exc}"
+            ) from None
 
     def sync_remove(self, device: str) -> None:
         """Stop counting `device` as one of this collection's devices."""

@@ -326,6 +326,11 @@ def m012_sync(db: apsw.Connection) -> None:
         "CREATE TABLE sync_problems (seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, "
         "kind TEXT NOT NULL, what TEXT NOT NULL)"
     )
+    # memories with operations that wait for a version they were made from
+    db.execute(
+        "CREATE TABLE sync_waiting (memory_id TEXT PRIMARY KEY, operations INTEGER NOT NULL) "
+        "WITHOUT ROWID"
+    )
 
 
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (

@@ -15,7 +15,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-from app.core.memory import CONFIDENCES, join_statements, split_list, title_from
+from app.core.memory import CONFIDENCES, MAX_TEXT_CHARS, join_statements, split_list, title_from
 
 # The fields a put carries (a memory's state as the user sees it; counts travel apart, and
 # vectors and keyword labels are made on each device).
@@ -108,21 +108,28 @@ class Folded:
     waiting: int = 0
 
 
-def _complete(nodes: list[Node]) -> tuple[list[Node], int]:
-    """The nodes whose every ancestor has arrived (in order), and how many wait."""
+def _complete(nodes: list[Node], covered=None) -> tuple[list[Node], int]:
+    """The nodes whose every ancestor has arrived (in order), and how many wait. A base
+    `covered(rev)` says was folded into a snapshot counts as arrived; a cycle of bases (only
+    a hostile folder makes one) never completes."""
     by_rev = {n.rev: n for n in nodes}
     ok: dict[str, bool] = {}
     for start in nodes:
-        stack = [start.rev]
+        stack, on_path = [start.rev], set()
         while stack:
             rev = stack[-1]
             if rev in ok:
                 stack.pop()
+                on_path.discard(rev)
                 continue
-            bases = by_rev[rev].base
-            if any(b not in by_rev for b in bases):
+            on_path.add(rev)
+            bases = [
+                b for b in by_rev[rev].base if not (covered and b not in by_rev and covered(b))
+            ]
+            if any(b not in by_rev or b in on_path and b not in ok for b in bases):
                 ok[rev] = False
                 stack.pop()
+                on_path.discard(rev)
                 continue
             todo = [b for b in bases if b not in ok]
             if todo:
@@ -130,6 +137,7 @@ def _complete(nodes: list[Node]) -> tuple[list[Node], int]:
                 continue
             ok[rev] = all(ok[b] for b in bases)
             stack.pop()
+            on_path.discard(rev)
     done = sorted((n for n in nodes if ok[n.rev]), key=lambda n: n.order)
     return done, len(nodes) - len(done)
 
@@ -147,9 +155,10 @@ def _ancestors(nodes: list[Node]) -> dict[str, int]:
                 continue
             bases = [b for b in nodes[index[rev]].base if b in index]
             missing = [b for b in bases if b not in memo]
-            if missing:
+            if missing and not any(b in stack for b in missing):  # (a cycle: cut there)
                 stack.extend(missing)
                 continue
+            bases = [b for b in bases if b in memo]
             bits = 0
             for b in bases:
                 bits |= memo[b] | (1 << index[b])
@@ -158,9 +167,10 @@ def _ancestors(nodes: list[Node]) -> dict[str, int]:
     return memo
 
 
-def fold(memory_id: str, nodes: list[Node]) -> Folded:
-    """The memory `memory_id` after every put and purge in `nodes` (any order)."""
-    nodes, waiting = _complete(nodes)
+def fold(memory_id: str, nodes: list[Node], covered=None) -> Folded:
+    """The memory `memory_id` after every put and purge in `nodes` (any order; `covered`:
+    `_complete`)."""
+    nodes, waiting = _complete(nodes, covered)
     if not nodes:
         return Folded(None, [], waiting=waiting)
     based = {b for n in nodes for b in n.base}
@@ -179,16 +189,18 @@ def fold(memory_id: str, nodes: list[Node]) -> Folded:
     return Folded(record, head_revs, originals, conflict=len(puts) > 1, waiting=waiting)
 
 
-def compact(nodes: list[Node]) -> list[Node]:
+def compact(nodes: list[Node], stable=lambda node: False, covered=None) -> list[Node]:
     """What a snapshot keeps of one memory's puts and purges, folding the same now and with
     any operation that comes later: its heads, the versions kept from edits made apart
     (device "~"), and whatever still waits with its ancestors. Each kept node names as its
     bases the kept nodes it was made from (so no two look concurrent that were not)."""
-    done, _ = _complete(nodes)
+    done, _ = _complete(nodes, covered)
     complete = {n.rev for n in done}
     based = {b for n in done for b in n.base}
     by_rev = {n.rev: n for n in nodes}
-    keep = {n.rev for n in done if n.rev not in based}
+    # a version goes only once every device has seen it (`stable`): none can still send
+    # one made apart from it, or from it
+    keep = {n.rev for n in done if n.rev not in based or not stable(n)}
     keep |= {n.rev for n in nodes if n.order[1] == "~"}
     stack = [n.rev for n in nodes if n.rev not in complete]
     while stack:
@@ -243,16 +255,21 @@ def merged(records: list[dict]) -> dict:
     references united, the first one's title unless it was made from its text."""
     first = records[0]
     text = join_statements([r["text"] for r in records])
+    if len(text) > MAX_TEXT_CHARS:  # too long together: the first as it is (the others are
+        text = first["text"]  # kept whole in the trash, as the versions edited apart)
     own_title = first.get("title") and first["title"] != title_from(first["text"])
     trashed = [r["deleted_at"] for r in records if r.get("deleted_at")]
     threads = {r.get("thread") for r in records}
     return {
         "text": text,
         "title": first["title"] if own_title else title_from(text),
-        "reasoning": join_statements([r["reasoning"] for r in records if r.get("reasoning")]),
+        "reasoning": _within(
+            join_statements([r["reasoning"] for r in records if r.get("reasoning")]),
+            first.get("reasoning") or "",
+        ),
         "category": first.get("category") or "note",
-        "tags": split_list([t for r in records for t in r.get("tags") or []]),
-        "references": split_list([t for r in records for t in r.get("references") or []]),
+        "tags": split_list([t for r in records for t in split_list(r.get("tags"))]),
+        "references": split_list([t for r in records for t in split_list(r.get("references"))]),
         "source": first.get("source") or "manual",
         "source_project": next(
             (r["source_project"] for r in records if r.get("source_project")), None
@@ -269,3 +286,8 @@ def merged(records: list[dict]) -> dict:
         "merged_into": next((r["merged_into"] for r in records if r.get("merged_into")), None),
         "thread": first.get("thread") if len(threads) == 1 else None,
     }
+
+
+def _within(joined: str, first: str) -> str:
+    """A joined text, or the first one's when together they are over the limit."""
+    return joined if len(joined) <= MAX_TEXT_CHARS else first

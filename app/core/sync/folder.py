@@ -66,11 +66,14 @@ class Folder:
     def read_mark(root: Path) -> dict | None:
         """The folder's mark ({"mnemo_sync": 1, "sealed": key id when its files are
         encrypted}), or None when Mnemo never synced there."""
-        try:
-            mark = json.loads((Path(root) / MARK).read_text("utf-8"))
-        except FileNotFoundError:
+        path = Path(root) / MARK
+        if not path.exists() and not path.is_symlink():
             return None
-        except (OSError, ValueError):
+        try:
+            if not _regular(path):
+                raise OSError("not a regular file")
+            mark = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError, RecursionError):
             return {"mnemo_sync": 1, "unreadable": True}
         return mark if isinstance(mark, dict) else {"mnemo_sync": 1, "unreadable": True}
 
@@ -105,7 +108,7 @@ class Folder:
             folder = self.root / "devices" / device
             for path in sorted(folder.iterdir()):
                 match = _LOG.fullmatch(path.name)
-                if match and path.is_file():
+                if match and _regular(path):
                     yield LogFile(device, path, bool(match.group(2)))
 
     def segments(self, device: str) -> list[tuple[int, Path]]:
@@ -116,7 +119,7 @@ class Folder:
         found = []
         for path in folder.iterdir():
             match = _LOG.fullmatch(path.name)
-            if match and not match.group(2):
+            if match and not match.group(2) and _regular(path):
                 found.append((int(match.group(1)), path))
         return sorted(found)
 
@@ -126,7 +129,9 @@ class Folder:
         for device in self.devices():
             for path in (self.root / "devices" / device).iterdir():
                 match = _SNAPSHOT.fullmatch(path.name)
-                if match and int(match.group(1)) >= newest.get(device, (-1, path))[0]:
+                if not match or not _regular(path):
+                    continue  # a pipe or a link planted there is never opened
+                if int(match.group(1)) >= newest.get(device, (-1, path))[0]:
                     newest[device] = (int(match.group(1)), path)
         return {device: path for device, (_, path) in newest.items()}
 
@@ -142,9 +147,12 @@ class Folder:
 
     def device_info(self, device: str) -> dict:
         """A device's device.json ({} when missing or unreadable)."""
+        path = self.root / "devices" / device / "device.json"
+        if not _regular(path):
+            return {}
         try:
-            data = json.loads((self.root / "devices" / device / "device.json").read_text("utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError, RecursionError):
             return {}
         return data if isinstance(data, dict) else {}
 
@@ -158,7 +166,7 @@ class Folder:
         end = data.rfind(b"\n")
         if end < 0:
             return [], offset
-        return data[: end + 1].splitlines(), offset + end + 1
+        return data[:end].split(b"\n"), offset + end + 1
 
     # ---- writing (only this device's own files) ------------------------------------
     def append(self, lines: list[str], first_seq: int) -> None:
@@ -168,10 +176,7 @@ class Folder:
         if not lines:
             return
         self.own.mkdir(parents=True, exist_ok=True)
-        own = sorted(
-            (p for p in self.own.iterdir() if (m := _LOG.fullmatch(p.name)) and not m.group(2)),
-            key=lambda p: int(_LOG.fullmatch(p.name).group(1)),
-        )
+        own = [path for _, path in self.segments(self.device)]
         path = own[-1] if own and own[-1].stat().st_size < SEGMENT_BYTES else None
         created = path is None
         if path is None:
@@ -201,6 +206,12 @@ class Folder:
         self.own.mkdir(parents=True, exist_ok=True)
         text = json.dumps(info, sort_keys=True, indent=1) + "\n"
         paths.replace_file(self.own / "device.json", lambda f: f.write(text))
+
+
+def _regular(path: Path) -> bool:
+    """A regular file, not reached through a symbolic link (a pipe planted in the folder
+    would block a read; a link could point anywhere)."""
+    return not path.is_symlink() and path.is_file()
 
 
 def _tail_newline(path: Path) -> int:

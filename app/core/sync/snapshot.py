@@ -15,18 +15,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from app.core import paths
+from app.core.errors import MnemoError
 from app.core.sync import fold
 from app.core.sync.folder import Folder
 
 REAL = "device NOT IN ('~', '=')"  # '~': versions kept from edits made apart; '=': totals
 
 
-def covers_of(path: Path) -> dict[str, int] | None:
-    """A snapshot's header: the operations it covers per device (None if unreadable)."""
+def covers_of(path: Path, sealer=None) -> dict[str, int] | None:
+    """A snapshot's header: the operations it covers per device (None if unreadable, or
+    in an encrypted folder not sealed with its key)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            header = json.loads(f.readline())
-    except (OSError, ValueError):
+        with paths.open_regular(path) as f:
+            header = json.loads(f.readline(1 << 20))
+        if sealer is not None:
+            header = json.loads(sealer.open(header, "snapshot header"))
+    except (OSError, ValueError, RecursionError, MnemoError, AttributeError):
         return None
     covers = header.get("covers") if isinstance(header, dict) else None
     if not isinstance(covers, dict) or not all(
@@ -40,27 +45,68 @@ def covers_of(path: Path) -> dict[str, int] | None:
 def contiguous(db, device: str, floor: int = 0) -> int:
     """The largest n such that this database holds every operation of `device` up to n
     (those up to `floor` came folded in the snapshot it started from)."""
-    seqs = db.query(
-        "SELECT seq FROM sync_ops WHERE device = ? AND seq > ? ORDER BY seq", (device, floor)
-    )
+    top, held = db.query(
+        "SELECT COALESCE(MAX(seq), ?), COUNT(*) FROM sync_ops WHERE device = ? AND seq > ?",
+        (floor, device, floor),
+    )[0]
+    if top - floor == held:  # no gap (the usual case: one look at the index)
+        return top
     n = floor
-    for (seq,) in seqs:
+    for (seq,) in db.query(
+        "SELECT seq FROM sync_ops WHERE device = ? AND seq > ? ORDER BY seq", (device, floor)
+    ):
         if seq != n + 1:
             break
         n = seq
     return n
 
 
-def lines(db, own: str, operations, floor: dict[str, int]) -> tuple[list[str], dict[str, int]]:
-    """This database's snapshot as lines, and what it covers. `operations(memory_id,
-    covers)` gives a memory's nodes and counts, up to `covers`."""
+def applied(db, floor: dict[str, int]) -> dict[str, int]:
+    """Per device, how far this database holds every one of its operations."""
     devices = [r[0] for r in db.query(f"SELECT DISTINCT device FROM sync_ops WHERE {REAL}")]
-    covers = {device: contiguous(db, device, floor.get(device, 0)) for device in devices}
+    return {device: contiguous(db, device, floor.get(device, 0)) for device in devices}
+
+
+def stable_floor(folder: Folder, removed: set[str], covers: dict[str, int]) -> dict[str, int]:
+    """Per device E, up to which of E's operations every known device has applied, while
+    this one holds everything those devices made before they did (so no operation made
+    apart from one of them can still arrive): those that are no longer heads may go."""
+    floor: dict[str, int] = {}
+    for device in folder.devices():
+        if device in removed:
+            continue
+        if device == folder.device:
+            seen = covers
+        else:
+            seen = folder.device_info(device).get("applied")
+            if not isinstance(seen, dict) or covers.get(device, 0) < _int(seen.get(device)):
+                return {}  # it may have made something this one has not seen yet
+        for source in covers:
+            floor[source] = min(floor.get(source, covers[source]), _int(seen.get(source)))
+    return floor
+
+
+def _int(value) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def lines(
+    db, own: str, operations, floor: dict[str, int], stable: dict[str, int], covered=None
+) -> tuple[list[str], dict[str, int]]:
+    """This database's snapshot as lines, and what it covers. `operations(memory_id,
+    covers)` gives a memory's nodes and counts, up to `covers`; a version up to `stable`
+    that is no longer a head is left out."""
+    covers = applied(db, floor)
+
+    def gone(node) -> bool:
+        _, device, seq = node.order
+        return seq <= stable.get(device, 0)
+
     out = [json.dumps({"v": 1, "snapshot": own, "covers": covers}, sort_keys=True)]
     ids = [r[0] for r in db.query("SELECT DISTINCT memory_id FROM sync_ops ORDER BY memory_id")]
     for memory_id in ids:
         nodes, counts = operations(memory_id, covers)
-        for node in fold.compact(nodes):
+        for node in fold.compact(nodes, gone, covered):
             lamport, device, seq = node.order
             op = {
                 "v": 1,
@@ -98,13 +144,13 @@ def usable(folder: Folder, covers: dict[str, int]) -> bool:
     return True
 
 
-def best(folder: Folder) -> tuple[Path, dict[str, int]] | None:
+def best(folder: Folder, sealer=None) -> tuple[Path, dict[str, int]] | None:
     """The snapshot a new device starts from: the one covering most that is usable."""
     found = []
     for device, path in folder.snapshots().items():
         if device == folder.device:
             continue
-        covers = covers_of(path)
+        covers = covers_of(path, sealer)
         if covers is not None and usable(folder, covers):
             found.append((sum(covers.values()), path.name, path, covers))
     if not found:
@@ -113,7 +159,7 @@ def best(folder: Folder) -> tuple[Path, dict[str, int]] | None:
     return path, covers
 
 
-def prunable(folder: Folder, removed: set[str]) -> list[Path]:
+def prunable(folder: Folder, removed: set[str], sealer=None) -> list[Path]:
     """This device's logs every known device's newest snapshot covers whole (never the
     newest log); none while a device has no snapshot yet."""
     snapshots = folder.snapshots()
@@ -122,7 +168,7 @@ def prunable(folder: Folder, removed: set[str]) -> list[Path]:
         return []
     covered = []
     for device in known:
-        covers = covers_of(snapshots[device])
+        covers = covers_of(snapshots[device], sealer)
         if covers is None:
             return []
         covered.append(covers.get(folder.device, 0))

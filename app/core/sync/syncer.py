@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from app.core import paths
 from app.core.errors import InputError, MnemoError, SecretError
 from app.core.memory import MAX_COUNT, Memory, guard_secrets
 from app.core.storage.db import Database
@@ -33,6 +34,8 @@ log = logging.getLogger(__name__)
 
 BATCH_LINES = 5_000  # operations read and applied in one transaction
 COMPACT_OPS = 50_000  # operations held since the last snapshot that make a new one due
+LAMPORT_LIMIT = 2**53  # a clock past this is refused; a new operation's clock stops there
+MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer line is skipped (a text is at most 2 MB)
 SEEN_EVERY_S = 60  # how often device.json's "seen" is refreshed while nothing else changes
 KINDS = ("put", "count", "purge")
 _ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
@@ -69,6 +72,7 @@ class Syncer:
         self._name = name or socket.gethostname()
         self._model_id = model_id
         self._floor: dict[str, int] = {}  # per device: what the snapshot started from held
+        self._pass = Pass()  # the pass running (its problems)
         stored = db.get_meta("sync_key")
         self._sealer = seal.Sealer(bytes.fromhex(stored)) if stored else None
 
@@ -113,8 +117,10 @@ class Syncer:
         folder.prepare(self._db.get_meta("sync_key_id"))
         result = Pass()
         self._floor = json.loads(self._db.get_meta("sync_floor", "{}"))
-        with self._db.write():
-            self._read(folder, result, own=True)  # what a crash left written, not recorded
+        more = True
+        while more:  # what a crash left written to this device's logs, not recorded
+            with self._db.write():
+                more = self._read(folder, result, own=True)
         start = self._starting_snapshot(folder)
         total = self._unread(folder) + (start[0].stat().st_size - start[1] if start else 0)
         done = 0
@@ -149,11 +155,19 @@ class Syncer:
         """Write this device's snapshot (so new devices start from it, and every device can
         delete the logs all snapshots cover); returns its path."""
         folder = folder or self._folder()
+        removed = set(json.loads(self._db.get_meta("sync_removed", "[]")))
         with self._db.write():
             floor = json.loads(self._db.get_meta("sync_floor", "{}"))
-            lines, covers = snapshot.lines(self._db, folder.device, self._operations, floor)
-            if self._sealer is not None:
-                lines[1:] = [self._sealer.seal(line, "snapshot") for line in lines[1:]]
+            self._floor = floor
+            stable = snapshot.stable_floor(folder, removed, snapshot.applied(self._db, floor))
+            lines, covers = snapshot.lines(
+                self._db, folder.device, self._operations, floor, stable, self._covered
+            )
+            if self._sealer is not None:  # the header too: what it covers decides what
+                lines = [  # a new device skips, so no one without the key may change it
+                    self._sealer.seal(lines[0], "snapshot header"),
+                    *(self._sealer.seal(line, "snapshot") for line in lines[1:]),
+                ]
             path = folder.write_snapshot(lines, covers.get(folder.device, 0))
             held = self._db.query("SELECT COUNT(*) FROM sync_ops")[0][0]
             self._db.set_meta("sync_held_at_snapshot", str(held))
@@ -162,7 +176,7 @@ class Syncer:
 
     def _prune(self, folder: Folder) -> None:
         removed = set(json.loads(self._db.get_meta("sync_removed", "[]")))
-        for path in snapshot.prunable(folder, removed):
+        for path in snapshot.prunable(folder, removed, self._sealer):
             path.unlink(missing_ok=True)
 
     def _behind(self, folder: Folder) -> set[str]:
@@ -201,11 +215,11 @@ class Syncer:
         )
         if others:
             return None
-        chosen = snapshot.best(folder)
+        chosen = snapshot.best(folder, self._sealer)
         if chosen is None:
             return None
         path, covers = chosen
-        with open(path, "rb") as f:
+        with paths.open_regular(path) as f:
             offset = len(f.readline())  # after the header
         return path, offset, covers
 
@@ -216,7 +230,7 @@ class Syncer:
         transaction) and fold what they touch; where to go on, None once it is all in."""
         self._export(folder, result)  # this device's changes first, as in every batch
         affected: set[str] = set()
-        with open(path, "rb") as f:
+        with paths.open_regular(path) as f:
             f.seek(offset)
             for _ in range(BATCH_LINES):
                 line = f.readline()
@@ -239,6 +253,7 @@ class Syncer:
         return None
 
     def _take_snapshot_line(self, line: bytes, where: str, result: Pass) -> str | None:
+        sealed = False
         try:
             op = json.loads(line)
             if isinstance(op, dict) and "sealed" in op:
@@ -246,6 +261,9 @@ class Syncer:
                     raise InputError("it is encrypted and this device has no sync key")
                 line = self._sealer.open(op, "snapshot").encode("utf-8")
                 op = json.loads(line)
+                sealed = True
+            elif self._sealer is not None:
+                raise InputError("it is not sealed with the folder's key")
             if isinstance(op, dict) and op.get("total"):
                 memory_id = op.get("id")
                 if not isinstance(memory_id, str) or not _ID.fullmatch(memory_id):
@@ -261,11 +279,11 @@ class Syncer:
                 return memory_id
             device = op.get("dev") if isinstance(op, dict) else None
             if device == "~":  # a kept version: numbered 0, named after its memory
-                self._checked({**op, "dev": "~", "seq": 1, "lc": 1, "rev": "~.1"}, "~")
+                self._checked({**op, "dev": "~", "seq": 1, "lc": 1, "rev": "~.1"}, "~", sealed)
                 rev, memory_id, kind, seq, lamport = op["rev"], op["id"], op["op"], 0, op["lc"]
             else:
-                rev, memory_id, kind, seq, lamport = self._checked(op, str(device))
-        except (ValueError, InputError, SecretError, KeyError) as exc:
+                rev, memory_id, kind, seq, lamport = self._checked(op, str(device), sealed)
+        except (ValueError, InputError, SecretError, KeyError, RecursionError) as exc:
             text = str(exc) if isinstance(exc, MnemoError) else "not a snapshot line"
             self._problem(result, "line", f"a line in {where} was skipped: {text}")
             return None
@@ -335,10 +353,10 @@ class Syncer:
                 end = start + sum(len(line) + 1 for line in lines)
                 more = True
             budget -= len(lines)
+            at = start
             for line in lines:
-                memory_id = self._take(line, log_file.device, key, result)
-                if memory_id:
-                    affected.add(memory_id)
+                affected.update(self._take(line, log_file.device, f"{key} at byte {at}", result))
+                at += len(line) + 1
             if not own:
                 result.read += len(lines)
             self._db.conn.execute(
@@ -352,11 +370,14 @@ class Syncer:
         self._apply(affected, result, write_rows=not own)
         return more
 
-    def _take(self, line: bytes, device: str, where: str, result: Pass) -> str | None:
-        """Store one operation line if it is new and well formed; the memory it touches.
+    def _take(self, line: bytes, device: str, where: str, result: Pass) -> list[str]:
+        """Store one operation line if it is new and well formed; the memories it touches.
         What is held already (read twice, or in the snapshot this device started from) is
         passed over before the checks (a join reads each record once)."""
+        sealed = False
         try:
+            if len(line) > MAX_LINE_BYTES:
+                raise InputError(f"it is longer than {MAX_LINE_BYTES // 2**20} MB")
             op = json.loads(line)
             body = line.decode("utf-8")
             if isinstance(op, dict) and "sealed" in op:
@@ -364,47 +385,58 @@ class Syncer:
                     raise InputError("it is encrypted and this device has no sync key")
                 body = self._sealer.open(op, str(op.get("rev")))
                 op = json.loads(body)
-        except ValueError:
+                sealed = True
+            elif self._sealer is not None:  # in an encrypted folder, only sealed lines count
+                raise InputError("it is not sealed with the folder's key")
+        except (ValueError, RecursionError):
             self._problem(result, "line", f"a line in {where} was skipped: not JSON")
-            return None
+            return []
         except InputError as exc:
             self._problem(result, "line", f"a line in {where} was skipped: {exc}")
-            return None
+            return []
         if isinstance(op, dict) and op.get("dev") == device:
             seq = op.get("seq")
             if isinstance(seq, int) and 0 < seq <= self._floor.get(device, 0):
-                return None  # held already by the snapshot this device started from
+                return []  # held already by the snapshot this device started from
             known = self._db.query("SELECT body FROM sync_ops WHERE rev = ?", (str(op.get("rev")),))
             if known and known[0][0] == body:
-                return None
+                return []
         try:
-            rev, memory_id, kind, seq, lamport = self._checked(op, device)
+            rev, memory_id, kind, seq, lamport = self._checked(op, device, sealed)
         except (InputError, SecretError) as exc:
             self._problem(result, "line", f"a line in {where} was skipped: {exc}")
-            return None
-        known = self._db.query("SELECT body FROM sync_ops WHERE rev = ?", (rev,))
+            return []
+        known = self._db.query("SELECT body, memory_id FROM sync_ops WHERE rev = ?", (rev,))
+        touched = [memory_id]
         if known:
             self._problem(result, "line", f"two different operations numbered {rev} in {where}")
             if _sha(known[0][0]) <= _sha(body):  # the same one kept on every device
-                return None
+                return []
+            touched.append(known[0][1])  # the one it replaces is folded again without it
         self._db.conn.execute(
             "INSERT OR REPLACE INTO sync_ops(rev, memory_id, device, seq, lamport, kind, body) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (rev, memory_id, device, seq, lamport, kind, body),
         )
-        return memory_id
+        return touched
 
     @staticmethod
-    def _checked(op, device: str) -> tuple[str, str, str, int, int]:
-        """An operation's fields, type-checked like any other write (InputError/SecretError)."""
+    def _checked(op, device: str, sealed: bool = False) -> tuple[str, str, str, int, int]:
+        """An operation's fields, type-checked like any other write (InputError/SecretError).
+        A record holding a secret comes only sealed (a device writes one to an encrypted
+        folder alone: it stored it by the user's choice, `--allow-secrets`)."""
         if not isinstance(op, dict) or op.get("v") != 1:
             raise InputError("not a Mnemo sync operation (version 1)")
         seq, lamport, kind, memory_id = op.get("seq"), op.get("lc"), op.get("op"), op.get("id")
         if op.get("dev") != device:
             raise InputError(f"an operation of device {op.get('dev')!r} in {device}'s folder")
         for name, value in (("seq", seq), ("lc", lamport)):
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 < value < 2**62:
-                raise InputError(f"{name} must be a positive whole number")
+            if (
+                not isinstance(value, int)
+                or isinstance(value, bool)
+                or not 0 < value <= LAMPORT_LIMIT
+            ):
+                raise InputError(f"{name} must be a positive whole number up to 2^53")
         if op.get("rev") != f"{device}.{seq}":
             raise InputError("its revision does not match its device and number")
         if kind not in KINDS:
@@ -414,12 +446,19 @@ class Syncer:
         base = op.get("base", [])
         if not isinstance(base, list) or not all(isinstance(b, str) for b in base):
             raise InputError("base must be a list of revisions")
+        if op.get("rev") in base:
+            raise InputError("an operation cannot be made from itself")
         if kind == "put":
             record = op.get("rec")
             if not isinstance(record, dict):
                 raise InputError("a put needs its record")
+            for name in ("tags", "references"):
+                value = record.get(name, [])
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    raise InputError(f"{name} must be a list of texts")
             Memory.from_dict({**record, "id": memory_id})  # types, ranges, sizes
-            guard_secrets(dict(record), "refuse")  # the same check as every other path
+            if not sealed:
+                guard_secrets(dict(record), "refuse")  # the same check as every other path
         if kind == "count":
             for name in ("obs", "recalls"):
                 value = op.get(name, 0)
@@ -438,9 +477,13 @@ class Syncer:
         while pending:
             memory_id = pending.pop()
             nodes, counts = self._operations(memory_id)
-            folded = fold.fold(memory_id, nodes)
-            if not folded.heads:  # nothing of it has arrived in order yet
-                continue
+            folded = fold.fold(memory_id, nodes, self._covered)
+            self._note_waiting(memory_id, folded.waiting)
+            if not folded.heads:
+                if write_rows and not nodes and self._store.delete_synced(memory_id):
+                    result.applied += 1  # its only operation was replaced by another (above)
+                    self._db.conn.execute("DELETE FROM sync_memories WHERE id = ?", (memory_id,))
+                continue  # (else nothing of it has arrived in order yet)
             new = [
                 original_id
                 for original_id, record in folded.originals.items()
@@ -455,7 +498,25 @@ class Syncer:
                     f"(the versions are in the trash; `mnemo unmerge {memory_id}` splits them)",
                 )
                 pending.extend(new)
-            self._settle(memory_id, folded, counts, result, write_rows)
+            try:
+                self._settle(memory_id, folded, counts, result, write_rows)
+            except InputError as exc:  # the same on every device: it stays as it was here
+                self._problem(result, "fold", f"memory {memory_id} was not updated: {exc}")
+
+    def _covered(self, rev: str) -> bool:
+        """Whether an operation not held here was folded into the snapshot this device
+        started from (then what was made from it is not waiting for it)."""
+        device, _, seq = rev.rpartition(".")
+        return seq.isdigit() and 0 < int(seq) <= self._floor.get(device, 0)
+
+    def _note_waiting(self, memory_id: str, waiting: int) -> None:
+        if waiting:
+            self._db.conn.execute(
+                "INSERT OR REPLACE INTO sync_waiting(memory_id, operations) VALUES (?, ?)",
+                (memory_id, waiting),
+            )
+        else:
+            self._db.conn.execute("DELETE FROM sync_waiting WHERE memory_id = ?", (memory_id,))
 
     def _operations(
         self, memory_id: str, covers: dict[str, int] | None = None
@@ -548,6 +609,7 @@ class Syncer:
     # ---- writing this device's changes ---------------------------------------------
     def _export(self, folder: Folder, result: Pass) -> None:
         """Write every memory changed here since the last pass as operations."""
+        self._pass = result
         cursor = self._db.get_meta("sync_journal")
         head = self._journal_head()
         if cursor is None or not self._journal_reaches(int(cursor)):
@@ -577,7 +639,7 @@ class Syncer:
         def emit(kind: str, memory_id: str, **fields) -> str:
             nonlocal seq, lamport
             seq += 1
-            lamport += 1
+            lamport = min(lamport + 1, LAMPORT_LIMIT)
             rev = f"{device}.{seq}"
             op = {"v": 1, "rev": rev, "dev": device, "seq": seq, "lc": lamport, "op": kind}
             op.update(id=memory_id, at=_now(), **fields)
@@ -622,6 +684,17 @@ class Syncer:
             return
         memory = self._store.get(memory_id)
         record = record_of(memory)
+        if self._sealer is None:  # a plain folder never gets a secret (`--allow-secrets`)
+            try:
+                guard_secrets(dict(record), "refuse")
+            except SecretError:
+                self._problem(
+                    self._pass,
+                    "secret",
+                    f"memory {memory_id} holds a secret and was not written to the sync "
+                    "folder, whose files are not encrypted: it stays on this device",
+                )
+                return
         digest = fold.digest(record)
         if synced is None or synced[1] != digest:
             heads = [emit("put", memory_id, base=heads, rec=record)]
@@ -646,11 +719,7 @@ class Syncer:
 
     # ---- the device file, status, problems -----------------------------------------
     def _write_device(self, folder: Folder) -> None:
-        applied = dict(
-            self._db.query(
-                "SELECT device, MAX(seq) FROM sync_ops WHERE device != '~' GROUP BY device"
-            )
-        )
+        applied = snapshot.applied(self._db, json.loads(self._db.get_meta("sync_floor", "{}")))
         removed = json.loads(self._db.get_meta("sync_removed", "[]"))
         info = {
             "id": folder.device,
@@ -718,6 +787,9 @@ class Syncer:
             "devices": devices,
             "pending": pending,
             "waiting_bytes": self._unread(folder),
+            "waiting_operations": self._db.query(
+                "SELECT COALESCE(SUM(operations), 0) FROM sync_waiting"
+            )[0][0],
             "conflicts": self._db.query(
                 "SELECT COUNT(*) FROM sync_problems WHERE kind = 'conflict'"
             )[0][0],
@@ -737,9 +809,11 @@ class Syncer:
             if was is not None:
                 for table in ("sync_ops", "sync_memories", "sync_files", "sync_problems"):
                     conn.execute(f"DELETE FROM {table}")
+                # and a new device id: its numbers start again, and must never meet the
+                # ones it wrote there (it may come back to that folder one day)
                 conn.execute(
                     "DELETE FROM _metadata WHERE key IN ('sync_journal', 'sync_floor', "
-                    "'sync_start', 'sync_held_at_snapshot', 'sync_removed')"
+                    "'sync_start', 'sync_held_at_snapshot', 'sync_removed', 'sync_device')"
                 )
             self._db.set_meta("sync_folder_id", folder_id)
         return was is not None
@@ -754,7 +828,7 @@ class Syncer:
         operations stay applied; its files stay in the folder (other devices' history)."""
         folder = self._folder()
         if device == folder.device:
-            raise InputError("this is this device; to stop syncing here: mnemo sync init --off")
+            raise InputError("that is this device; to stop syncing here: mnemo sync off")
         if device not in folder.devices():
             raise InputError(f"no device {device!r} in {folder.root} (mnemo sync status)")
         removed = set(json.loads(self._db.get_meta("sync_removed", "[]")))
