@@ -75,6 +75,15 @@ def worker(embedder, seeded, settings, qapp):
     w.stop()
 
 
+def close_app(app) -> None:
+    """Stop a MnemoApp a test started: its hotkey, its instance socket, its engine thread."""
+    if app.hotkey is not None:
+        app.hotkey.unregister()
+    if getattr(app, "server", None) is not None:
+        app.server.close()
+    app.worker.stop()
+
+
 def settle(qtbot, worker, rounds: int = 2) -> None:
     """Wait until the work queued so far has run and its answers reached the GUI, instead of
     a fixed sleep: a no-op at the lowest priority runs after every call queued before it,

@@ -10,6 +10,7 @@ from app.core.engine import Engine
 from app.core.vault import keys
 from app.gui.app import MnemoApp
 from app.gui.qt import QtCore, QtWidgets
+from tests.gui.conftest import close_app
 
 PASSPHRASE = "a passphrase for the tray"
 
@@ -75,11 +76,7 @@ def test_a_locked_database_is_a_locked_state_and_unlock_asks_the_passphrase_once
         if app.tray is not None:
             assert not app.tray.unlock_action.isVisible()
     finally:
-        if app.hotkey is not None:
-            app.hotkey.unregister()
-        if getattr(app, "server", None) is not None:
-            app.server.close()
-        app.worker.stop()
+        close_app(app)
 
 
 def _answer_question(button) -> None:

@@ -12,6 +12,7 @@ from app.core.settings import Settings
 from app.gui.app import MnemoApp
 from app.gui.qt import QtCore, QtWidgets
 from app.gui.sync_page import SyncPage
+from tests.gui.conftest import close_app
 
 
 @pytest.fixture
@@ -99,11 +100,7 @@ def test_the_tray_says_when_it_last_synced(
         qtbot.waitUntil(lambda: "missing" in app.status()["sync"], timeout=40_000)
         assert "\n" not in app.status()["sync"]
     finally:
-        if app.hotkey is not None:
-            app.hotkey.unregister()
-        if getattr(app, "server", None) is not None:
-            app.server.close()
-        app.worker.stop()
+        close_app(app)
 
 
 def test_the_app_applies_what_arrives_at_once_by_watching_the_folder(
@@ -132,8 +129,4 @@ def test_the_app_applies_what_arrives_at_once_by_watching_the_folder(
 
         qtbot.waitUntil(arrived, timeout=10_000)
     finally:
-        if app.hotkey is not None:
-            app.hotkey.unregister()
-        if getattr(app, "server", None) is not None:
-            app.server.close()
-        app.worker.stop()
+        close_app(app)
