@@ -191,6 +191,12 @@ class SyncPage(QtWidgets.QWidget):
         progress = self.worker.progress.emit
         self.progress.setVisible(True)
         self.progress.setRange(0, 0)
+        self.start_button.setEnabled(False)  # (once: the pass is under way)
+        self.state.setText(
+            "<b>Starting…</b> writing this device's memories to the folder and reading what "
+            "the other devices wrote (keyword search finds them at once, search by meaning "
+            "as they are embedded)."
+        )
         self.worker.call(
             lambda e: e.sync_init(
                 folder,
