@@ -32,8 +32,8 @@ def _report(result: Pass) -> None:
         )
         + "."
     )
-    for problem in result.problems:
-        if not problem.startswith("memory "):  # conflicts are counted above
+    for kind, problem in zip(result.kinds, result.problems, strict=True):
+        if kind != "conflict":  # conflicts are counted above
             say(problem)
 
 
@@ -105,7 +105,7 @@ def status(args: Namespace) -> int:
         )
         print(
             f"  {device['name']} ({device['id']}){mark}: last seen {device['seen'] or 'never'}, "
-            f"{device['operations']} operations applied"
+            f"{device['operations']} operations received"
         )
     if len(state["devices"]) < 2:
         print("  no other device has written to this folder yet")

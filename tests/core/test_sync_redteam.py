@@ -282,3 +282,106 @@ def test_a_failed_first_pass_leaves_sync_off_and_says_why_in_one_line(tmp_path):
     assert "Sync is off" in run_cli("sync", "status", env={"MNEMO_HOME": str(home)}).stdout.decode()
     removed = run_cli("sync", "remove", "x", env={"MNEMO_HOME": str(home)})
     assert removed.returncode == 1
+
+
+# ---- the second pass -----------------------------------------------------------------
+def test_a_base_cycle_stays_one_in_a_snapshot(tmp_path, word_model):
+    folder = tmp_path / "shared"
+    a = device(tmp_path, "a", word_model)
+    a.remember("A note that stays.", embed=False)
+    a.sync_init(str(folder), "a")
+    plant(
+        folder,
+        "evil04",
+        put("evil04", 1, "cyc2", "a", base=["evil04.2"]),
+        put("evil04", 2, "cyc2", "b", base=["evil04.1"]),
+    )
+    a.sync_now()
+    a.sync_compact()
+    b = device(tmp_path, "b", word_model)
+    b.sync_init(str(folder), "b")
+    assert b.sync_status()["from_snapshot"]
+    assert state(b) == state(a) and "cyc2" not in state(b)
+    a.close()
+    b.close()
+
+
+def test_a_sealed_snapshot_header_moved_to_another_file_is_not_used(tmp_path, word_model):
+    folder = tmp_path / "shared"
+    a, b = device(tmp_path, "a", word_model), device(tmp_path, "b", word_model)
+    for text in ("Tomatoes need full sun.", "The car insurance renews in April."):
+        a.remember(text, embed=False)
+    a.sync_init(str(folder), "a", encrypt=True)
+    key = a.sync_key()
+    b.sync_init(str(folder), "b", key=key)
+    a.sync_compact()
+    for text in ("The wifi hint is the dog's name.", "Jupiter rises in the east at nine."):
+        a.remember(text, embed=False)
+    a.sync_now()
+    b.sync_now()
+    b.sync_compact()
+    a_snap = next((folder / "devices" / a.sync_status()["device"]).glob("snapshot-*"))
+    b_snap = next((folder / "devices" / b.sync_status()["device"]).glob("snapshot-*"))
+    lines = a_snap.read_text().splitlines(keepends=True)
+    lines[0] = b_snap.read_text().splitlines(keepends=True)[0]  # b's header on a's body
+    a_snap.write_text("".join(lines))
+    c = device(tmp_path, "c", word_model)
+    c.sync_init(str(folder), "c", key=key)
+    c.sync_now()
+    assert state(c) == state(a) and len(state(c)) == 4
+    for engine in (a, b, c):
+        engine.close()
+
+
+def test_a_device_whose_peers_wrote_nothing_never_counts_twice(tmp_path, word_model):
+    folder = tmp_path / "shared"
+    a, b = device(tmp_path, "a", word_model), device(tmp_path, "b", word_model)
+    a.remember("Tomatoes need full sun.", embed=False)
+    a.sync_init(str(folder), "a")
+    b.sync_init(str(folder), "b")
+    b.sync_compact()
+    for _ in range(3):
+        a.sync_now()
+    b.sync_now()
+    assert state(a) == state(b)
+    assert [m.observation_count for m in a.listing(ALL)] == [1]
+    a.close()
+    b.close()
+
+
+def test_back_in_a_folder_it_knew_a_device_writes_only_what_changed(tmp_path, word_model):
+    lap, desk = device(tmp_path, "lap", word_model), device(tmp_path, "desk", word_model)
+    old, other = tmp_path / "A", tmp_path / "B"
+    mango = lap.remember("Mango trees need watering twice a week.", embed=False).memory
+    boiler = lap.remember("The boiler service is due in October.", embed=False).memory
+    lap.sync_init(str(old), "lap")
+    desk.sync_init(str(old), "desk")
+    lap.sync_init(str(other), "lap")  # a wrong folder, by mistake
+    desk.edit(mango.id, text="Mango trees need watering three times a week in summer.")
+    desk.purge([boiler.id])
+    desk.sync_now()
+    lap.sync_init(str(old), "lap")  # back
+    desk.sync_now()
+    lap.sync_now()
+    assert state(lap) == state(desk)
+    assert "twice a week" not in lap.get(mango.id).text
+    assert boiler.id not in state(lap)  # purged stays purged
+    assert lap.sync_status()["conflicts"] == 0
+    names = [d["name"] for d in desk.sync_status()["devices"]]
+    assert names.count("lap") == 1  # the same device, not a second one
+    lap.close()
+    desk.close()
+
+
+def test_status_counts_no_pending_change_for_labels_made_here(tmp_path, embedder):
+    folder = tmp_path / "shared"
+    a = Engine(Settings(tmp_path / "a.json"), tmp_path / "a.db", embedder)
+    for text in ("Tomatoes need full sun.", "The car insurance renews in April."):
+        a.remember(text, embed=False)
+    a.sync_init(str(folder), "a")
+    b = Engine(Settings(tmp_path / "b.json"), tmp_path / "b.db", embedder)
+    b.sync_init(str(folder), "b")
+    b.backfill()  # vectors and keyword labels made here: nothing to sync
+    assert b.sync_status()["pending"] == 0
+    a.close()
+    b.close()

@@ -214,8 +214,10 @@ def compact(nodes: list[Node], stable=lambda node: False, covered=None) -> list[
     kept = [n for n in ordered if n.rev in keep]
     out = []
     for node in kept:
+        if node.rev not in complete:  # still waiting: kept as written (a cycle stays one)
+            out.append(node)
+            continue
         bases = [m.rev for m in kept if anc[node.rev] >> index[m.rev] & 1]
-        bases += [b for b in node.base if b not in by_rev]  # still waiting for them
         out.append(Node(node.rev, node.order, tuple(bases), node.record))
     return out
 

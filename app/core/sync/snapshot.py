@@ -23,14 +23,24 @@ from app.core.sync.folder import Folder
 REAL = "device NOT IN ('~', '=')"  # '~': versions kept from edits made apart; '=': totals
 
 
+def aad(device: str, number: int, line: int) -> str:
+    """What a sealed snapshot line is bound to: its device, its snapshot and its place (a
+    line moved to another file or place, or a header swapped, does not open)."""
+    return f"snapshot {device} {number} {line}"
+
+
+def number_of(path: Path) -> int:
+    return int(path.name.split("-")[1].split(".")[0])
+
+
 def covers_of(path: Path, sealer=None) -> dict[str, int] | None:
     """A snapshot's header: the operations it covers per device (None if unreadable, or
-    in an encrypted folder not sealed with its key)."""
+    in an encrypted folder not sealed with its key for this file)."""
     try:
         with paths.open_regular(path) as f:
             header = json.loads(f.readline(1 << 20))
         if sealer is not None:
-            header = json.loads(sealer.open(header, "snapshot header"))
+            header = json.loads(sealer.open(header, aad(path.parent.name, number_of(path), 0)))
     except (OSError, ValueError, RecursionError, MnemoError, AttributeError):
         return None
     covers = header.get("covers") if isinstance(header, dict) else None
@@ -102,7 +112,7 @@ def lines(
         _, device, seq = node.order
         return seq <= stable.get(device, 0)
 
-    out = [json.dumps({"v": 1, "snapshot": own, "covers": covers}, sort_keys=True)]
+    out = [""]  # the header, once the lines are counted
     ids = [r[0] for r in db.query("SELECT DISTINCT memory_id FROM sync_ops ORDER BY memory_id")]
     for memory_id in ids:
         nodes, counts = operations(memory_id, covers)
@@ -131,7 +141,28 @@ def lines(
                 "last": counts.last_recalled_at,
             }
             out.append(json.dumps(total, sort_keys=True))
+    header = {"v": 1, "snapshot": own, "covers": covers, "lines": len(out) - 1}
+    out[0] = json.dumps(header, sort_keys=True)
     return out, covers
+
+
+def whole(path: Path, sealer=None) -> bool:
+    """Whether a snapshot holds every line its header counts and, sealed, each opens in its
+    place: a new device starts only from a whole one."""
+    try:
+        with paths.open_regular(path) as f:
+            header = json.loads(f.readline(1 << 20))
+            if sealer is not None:
+                device, number = path.parent.name, number_of(path)
+                header = json.loads(sealer.open(header, aad(device, number, 0)))
+                count = 0
+                for count, line in enumerate(f, 1):  # noqa: B007
+                    sealer.open(json.loads(line), aad(device, number, count))
+            else:
+                count = sum(1 for _ in f)
+    except (OSError, ValueError, RecursionError, MnemoError, AttributeError):
+        return False
+    return isinstance(header, dict) and header.get("lines") == count
 
 
 def usable(folder: Folder, covers: dict[str, int]) -> bool:
@@ -153,10 +184,10 @@ def best(folder: Folder, sealer=None) -> tuple[Path, dict[str, int]] | None:
         covers = covers_of(path, sealer)
         if covers is not None and usable(folder, covers):
             found.append((sum(covers.values()), path.name, path, covers))
-    if not found:
-        return None
-    _, _, path, covers = max(found)
-    return path, covers
+    for _, _, path, covers in sorted(found, reverse=True):
+        if whole(path, sealer):  # (a damaged or tampered one is passed over)
+            return path, covers
+    return None
 
 
 def prunable(folder: Folder, removed: set[str], sealer=None) -> list[Path]:

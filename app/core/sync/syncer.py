@@ -55,6 +55,7 @@ class Pass:
     applied: int = 0  # memories changed here
     conflicts: int = 0  # memories edited apart on two devices, merged
     problems: list[str] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)  # each problem's kind ("conflict", …)
 
 
 def record_of(memory: Memory) -> dict:
@@ -163,12 +164,17 @@ class Syncer:
             lines, covers = snapshot.lines(
                 self._db, folder.device, self._operations, floor, stable, self._covered
             )
-            if self._sealer is not None:  # the header too: what it covers decides what
-                lines = [  # a new device skips, so no one without the key may change it
-                    self._sealer.seal(lines[0], "snapshot header"),
-                    *(self._sealer.seal(line, "snapshot") for line in lines[1:]),
+            number = covers.get(folder.device, 0)
+            if self._sealer is not None:  # the header too: what it covers decides what a
+                # new device skips; each line is bound to its file and place in it
+                lines = [
+                    self._sealer.seal(lines[0], snapshot.aad(folder.device, number, 0)),
+                    *(
+                        self._sealer.seal(line, snapshot.aad(folder.device, number, i))
+                        for i, line in enumerate(lines[1:], 1)
+                    ),
                 ]
-            path = folder.write_snapshot(lines, covers.get(folder.device, 0))
+            path = folder.write_snapshot(lines, number)
             held = self._db.query("SELECT COUNT(*) FROM sync_ops")[0][0]
             self._db.set_meta("sync_held_at_snapshot", str(held))
         self._prune(folder)
@@ -194,14 +200,14 @@ class Syncer:
                 behind.add(device)
         return behind
 
-    def _starting_snapshot(self, folder: Folder) -> tuple[Path, int, dict] | None:
+    def _starting_snapshot(self, folder: Folder) -> tuple[Path, int, dict, int] | None:
         """Where a new device goes on starting from a snapshot (a start a kill cut short),
         or the best snapshot when it has nothing from the others yet; else None."""
         going = json.loads(self._db.get_meta("sync_start", "null"))
         if going is not None:
             path = folder.root / going["path"]
             if path.is_file():
-                return path, going["offset"], going["covers"]
+                return path, going["offset"], going["covers"], going.get("line", 1)
             # that snapshot was replaced by a newer one: start again from the best
             with self._db.write():
                 self._db.conn.execute(
@@ -209,27 +215,24 @@ class Syncer:
                 )
                 self._db.conn.execute("DELETE FROM sync_ops WHERE device = '='")
                 self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_start'")
-        others = self._db.query(
-            f"SELECT 1 FROM sync_ops WHERE {snapshot.REAL} AND device != ? LIMIT 1",
-            (folder.device,),
-        )
-        if others:
-            return None
+        if self._db.query("SELECT 1 FROM sync_ops LIMIT 1"):
+            return None  # only a device that holds nothing of this folder yet starts so
         chosen = snapshot.best(folder, self._sealer)
         if chosen is None:
             return None
         path, covers = chosen
         with paths.open_regular(path) as f:
             offset = len(f.readline())  # after the header
-        return path, offset, covers
+        return path, offset, covers, 1
 
     def _start_from_snapshot(
-        self, folder: Folder, path: Path, offset: int, covers: dict, result: Pass
-    ) -> tuple[Path, int, dict] | None:
+        self, folder: Folder, path: Path, offset: int, covers: dict, line_no: int, result: Pass
+    ) -> tuple[Path, int, dict, int] | None:
         """Take the next BATCH_LINES lines of the snapshot a new device starts from (one
         transaction) and fold what they touch; where to go on, None once it is all in."""
         self._export(folder, result)  # this device's changes first, as in every batch
         affected: set[str] = set()
+        device, number = path.parent.name, snapshot.number_of(path)
         with paths.open_regular(path) as f:
             f.seek(offset)
             for _ in range(BATCH_LINES):
@@ -237,29 +240,38 @@ class Syncer:
                 if not line.endswith(b"\n"):
                     break
                 offset += len(line)
-                memory_id = self._take_snapshot_line(line, path.name, result)
+                aad = snapshot.aad(device, number, line_no)
+                memory_id = self._take_snapshot_line(
+                    line, f"{path.name} line {line_no}", result, aad
+                )
+                line_no += 1
                 result.read += 1
                 if memory_id:
                     affected.add(memory_id)
             finished = not f.read(1)
         self._apply(affected, result, write_rows=True)
         if not finished:
-            where = {"path": str(path.relative_to(folder.root)), "offset": offset, "covers": covers}
+            where = {
+                "path": str(path.relative_to(folder.root)),
+                "offset": offset,
+                "covers": covers,
+                "line": line_no,
+            }
             self._db.set_meta("sync_start", json.dumps(where))
-            return path, offset, covers
+            return path, offset, covers, line_no
         self._floor = {d: n for d, n in covers.items() if d != folder.device}
         self._db.set_meta("sync_floor", json.dumps(self._floor))
         self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_start'")
         return None
 
-    def _take_snapshot_line(self, line: bytes, where: str, result: Pass) -> str | None:
+    def _take_snapshot_line(self, line: bytes, where: str, result: Pass, aad: str) -> str | None:
         sealed = False
         try:
             op = json.loads(line)
             if isinstance(op, dict) and "sealed" in op:
                 if self._sealer is None:
                     raise InputError("it is encrypted and this device has no sync key")
-                line = self._sealer.open(op, "snapshot").encode("utf-8")
+                line = self._sealer.open(op, aad).encode("utf-8")
                 op = json.loads(line)
                 sealed = True
             elif self._sealer is not None:
@@ -491,6 +503,8 @@ class Syncer:
             ]
             if new:
                 result.conflicts += 1
+                counted = int(self._db.get_meta("sync_conflicts", "0")) + 1
+                self._db.set_meta("sync_conflicts", str(counted))
                 self._problem(
                     result,
                     "conflict",
@@ -735,6 +749,7 @@ class Syncer:
 
     def _problem(self, result: Pass, kind: str, what: str) -> None:
         result.problems.append(what)
+        result.kinds.append(kind)
         log.warning("sync: %s", what if kind != "line" else what.split(":")[0])
         self._db.conn.execute(
             "INSERT INTO sync_problems(at, kind, what) VALUES (?, ?, ?)", (_now(), kind, what)
@@ -753,10 +768,14 @@ class Syncer:
         if cursor is None or not self._journal_reaches(int(cursor)):
             pending = len(self._db.query("SELECT id FROM memories"))
         else:
-            pending = self._db.query(
-                "SELECT COUNT(DISTINCT memory_id) FROM changes WHERE seq > ? AND kind != 'inbox'",
+            changed = self._db.query(
+                "SELECT DISTINCT memory_id FROM changes WHERE seq > ? AND kind != 'inbox' "
+                "LIMIT 5001",
                 (int(cursor),),
-            )[0][0]
+            )
+            # what a pass would write: not keyword labels or vectors made here meanwhile
+            pending = sum(self._differs(memory_id) for (memory_id,) in changed[:5000])
+            pending += len(changed) > 5000
         removed = set(json.loads(self._db.get_meta("sync_removed", "[]")))
         counts = dict(self._db.query("SELECT device, COUNT(*) FROM sync_ops GROUP BY device"))
         devices = []
@@ -768,7 +787,7 @@ class Syncer:
                     "name": info.get("name", "?"),
                     "seen": info.get("seen"),
                     "model": info.get("model", ""),
-                    "operations": counts.get(device, 0),
+                    "operations": counts.get(device, 0),  # received from it
                     "this": device == folder.device,
                     "removed": device in removed,
                     # its logs were compacted past what this device holds: waiting for a
@@ -790,9 +809,7 @@ class Syncer:
             "waiting_operations": self._db.query(
                 "SELECT COALESCE(SUM(operations), 0) FROM sync_waiting"
             )[0][0],
-            "conflicts": self._db.query(
-                "SELECT COUNT(*) FROM sync_problems WHERE kind = 'conflict'"
-            )[0][0],
+            "conflicts": int(self._db.get_meta("sync_conflicts", "0")),
             "problems": [{"at": a, "kind": k, "what": w} for a, k, w in problems],
             # started from another device's snapshot (its logs were compacted)
             "from_snapshot": self._db.get_meta("sync_floor") not in (None, "{}"),
@@ -801,22 +818,52 @@ class Syncer:
     def start_over_if_moved(self, folder_id: str) -> bool:
         """Forget what was synced through another folder (its operations, what was read,
         what was last written of each memory) when this device now syncs through the
-        folder `folder_id`: everything here is written there again. Whether it did."""
+        folder `folder_id`, and take the device id it had there (a new one for a folder it
+        never synced through: its numbers start again and must never meet ones it wrote).
+        Back in a folder it knew, its own logs there give it its history again, so only
+        what changed meanwhile is written. Whether it started over."""
         was = self._db.get_meta("sync_folder_id")
         if was == folder_id:
             return False
+        known = json.loads(self._db.get_meta("sync_device_by_folder", "{}"))
+        if was is not None and self._db.get_meta("sync_device"):
+            known[was] = self._db.get_meta("sync_device")
         with self._db.write() as conn:
             if was is not None:
-                for table in ("sync_ops", "sync_memories", "sync_files", "sync_problems"):
+                conn.execute("DELETE FROM _metadata WHERE key = 'sync_conflicts'")
+                for table in (
+                    "sync_ops",
+                    "sync_memories",
+                    "sync_files",
+                    "sync_problems",
+                    "sync_waiting",
+                ):
                     conn.execute(f"DELETE FROM {table}")
-                # and a new device id: its numbers start again, and must never meet the
-                # ones it wrote there (it may come back to that folder one day)
                 conn.execute(
                     "DELETE FROM _metadata WHERE key IN ('sync_journal', 'sync_floor', "
                     "'sync_start', 'sync_held_at_snapshot', 'sync_removed', 'sync_device')"
                 )
+                if folder_id in known:
+                    self._db.set_meta("sync_device", known[folder_id])
+            self._db.set_meta("sync_device_by_folder", json.dumps(known))
             self._db.set_meta("sync_folder_id", folder_id)
         return was is not None
+
+    def _differs(self, memory_id: str) -> bool:
+        """Whether a memory here differs from what was last synced of it (what `_export`
+        would write)."""
+        rows = self._db.query(
+            "SELECT digest, observations, recalls FROM sync_memories WHERE id = ?", (memory_id,)
+        )
+        if not self._store.texts_of_ids([memory_id]):
+            return bool(rows) and rows[0][0] != "purged"
+        if not rows:
+            return True
+        memory = self._store.get(memory_id)
+        return fold.digest(record_of(memory)) != rows[0][0] or (
+            memory.observation_count,
+            memory.recall_count,
+        ) != (rows[0][1], rows[0][2])
 
     def key_text(self) -> str | None:
         """The folder's sync key as a person copies it (None: its files are plain)."""
