@@ -53,6 +53,7 @@ class MnemoApp(QtCore.QObject):
         self._backfill = (0, 0)
         self._sync = ""  # the tray's sync line: the last pass, or why it could not run
         self._sync_details: list[str] = []  # its menu: the other devices, what waits
+        self._sync_details_at = -1e9  # when they were last asked for (time.monotonic)
         self._focus_before: int | None = None
         self.duplicate_choice = None  # the open near-duplicate question, if any
         self.secret_box = None  # the open secret question above the popup, if any
@@ -70,6 +71,7 @@ class MnemoApp(QtCore.QObject):
             self.tray.settings_action.triggered.connect(self.show_settings)
             self.tray.unlock_action.triggered.connect(self.unlock)
             self.tray.sync_action.triggered.connect(self.worker.runner.sync_soon)
+            self.tray.sync_menu.aboutToShow.connect(self._ask_sync_details)
             self.tray.quit_action.triggered.connect(self.quit)
             self.tray.on_left_click(self.show_popup)
             self.tray.show()
@@ -555,6 +557,13 @@ class MnemoApp(QtCore.QObject):
             kept = f", {moved['conflicts']} edited apart (both kept)" if moved["conflicts"] else ""
             self._sync = f"Synced at {stamp}{got}{kept}"
         self._refresh_tray()
+        # The devices and what waits: read at most every 30 s here (a pass runs after each
+        # write), and whenever the menu is opened
+        if time.monotonic() - self._sync_details_at > 30:
+            self._ask_sync_details()
+
+    def _ask_sync_details(self) -> None:
+        self._sync_details_at = time.monotonic()
         self.worker.call(
             lambda e: e.sync_status() if e.sync_configured() else None,
             self._show_sync_devices,

@@ -26,6 +26,21 @@ def other_device(tmp_path, embedder):
     engine.close()
 
 
+@pytest.fixture
+def synced_app(qtbot, qapp, embedder, other_device, tmp_path, monkeypatch):
+    """The desktop app on a database that syncs with the other device, after its first pass."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    with Engine(embedder=embedder) as engine:
+        engine.sync_init(str(other_device[1]), "laptop")
+    app = MnemoApp(qapp, engine_factory=lambda s: Engine(settings=s, embedder=embedder))
+    try:
+        qtbot.waitUntil(lambda: app.status()["sync"].startswith("Synced at"), timeout=40_000)
+        yield app
+    finally:
+        close_app(app)
+
+
 def _press_yes_when_asked() -> None:
     def answer():
         box = QtWidgets.QApplication.activeModalWidget()
@@ -77,56 +92,34 @@ def test_start_syncing_shows_the_other_device_and_brings_its_memories(qtbot, wor
     assert page.start_button.isEnabled()
 
 
-def test_the_tray_says_when_it_last_synced(
-    qtbot, qapp, embedder, other_device, tmp_path, monkeypatch
-):
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    _, folder = other_device
-    with Engine(embedder=embedder) as engine:
-        engine.sync_init(str(folder), "laptop")
-    app = MnemoApp(qapp, engine_factory=lambda s: Engine(settings=s, embedder=embedder))
-    try:
-        qtbot.waitUntil(lambda: app.status()["sync"].startswith("Synced at"), timeout=40_000)
-        # its menu lists the other device and when it was last seen
-        qtbot.waitUntil(lambda: bool(app.status()["sync_details"]), timeout=10_000)
-        assert app.status()["sync_details"][0].startswith("desktop: last seen")
-        if app.tray is not None:
-            assert app.tray.sync_menu.menuAction().isVisible()
-            assert "Synced at" in app.tray.toolTip()
-        # the folder gone (a drive not mounted): the tray says why, in one line
-        folder.rename(folder.with_name("away"))
-        app.worker.runner.sync_soon()
-        qtbot.waitUntil(lambda: "missing" in app.status()["sync"], timeout=40_000)
-        assert "\n" not in app.status()["sync"]
-    finally:
-        close_app(app)
+def test_the_tray_says_when_it_last_synced(qtbot, synced_app, other_device):
+    app, folder = synced_app, other_device[1]
+    # its menu lists the other device and when it was last seen
+    qtbot.waitUntil(lambda: bool(app.status()["sync_details"]), timeout=10_000)
+    assert app.status()["sync_details"][0].startswith("desktop: last seen")
+    if app.tray is not None:
+        assert app.tray.sync_menu.menuAction().isVisible()
+        assert "Synced at" in app.tray.toolTip()
+    # the folder gone (a drive not mounted): the tray says why, in one line
+    folder.rename(folder.with_name("away"))
+    app.worker.runner.sync_soon()
+    qtbot.waitUntil(lambda: "missing" in app.status()["sync"], timeout=40_000)
+    assert "\n" not in app.status()["sync"]
 
 
 def test_the_app_applies_what_arrives_at_once_by_watching_the_folder(
-    qtbot, qapp, embedder, other_device, tmp_path, monkeypatch
+    qtbot, synced_app, other_device
 ):
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    other, folder = other_device
-    with Engine(embedder=embedder) as engine:
-        engine.sync_init(str(folder), "laptop")
-    app = MnemoApp(qapp, engine_factory=lambda s: Engine(settings=s, embedder=embedder))
-    try:
-        qtbot.waitUntil(lambda: app.status()["sync"].startswith("Synced at"), timeout=40_000)
-        app.worker.runner.poll_s = 120  # no poll in this test's time: only the watcher
-        qtbot.wait(2500)  # (a poll already scheduled at the old interval passes)
-        other.remember("The plumber comes on Tuesday morning.", embed=False)
-        other.sync_now()
-        found = []
+    other, app = other_device[0], synced_app
+    app.worker.runner.poll_s = 120  # no poll in this test's time: only the watcher
+    qtbot.wait(2500)  # (a poll already scheduled at the old interval passes)
+    other.remember("The plumber comes on Tuesday morning.", embed=False)
+    other.sync_now()
+    found = []
 
-        def arrived():
-            app.worker.call(
-                lambda e: e.recall("plumber Tuesday", mode="keyword").results, found.append
-            )
-            qtbot.wait(100)
-            return bool(found and found[-1])
+    def arrived():
+        app.worker.call(lambda e: e.recall("plumber Tuesday", mode="keyword").results, found.append)
+        qtbot.wait(100)
+        return bool(found and found[-1])
 
-        qtbot.waitUntil(arrived, timeout=10_000)
-    finally:
-        close_app(app)
+    qtbot.waitUntil(arrived, timeout=10_000)

@@ -36,18 +36,12 @@ SYNCED = (
     "merged_into",
     "thread",
 )
-# What makes two versions say different things (not when or where they were written).
-_MEANING = (
-    "text",
-    "title",
-    "reasoning",
-    "category",
-    "tags",
-    "references",
-    "confidence",
-    "pinned",
-    "merged_into",
-    "thread",
+# What makes two versions say different things (not when or where they were written;
+# trashed or not is added by `meaning`).
+_MEANING = tuple(
+    f
+    for f in SYNCED
+    if f not in ("source", "source_project", "created_at", "updated_at", "deleted_at")
 )
 
 

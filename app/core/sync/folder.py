@@ -160,7 +160,7 @@ class Folder:
     def read_from(path: Path, offset: int) -> tuple[list[bytes], int]:
         """The whole lines of `path` after byte `offset`, and the offset after the last one
         (a line still being written, without its newline, is left for the next read)."""
-        with open(path, "rb") as f:
+        with paths.open_regular(path) as f:
             f.seek(offset)
             data = f.read()
         end = data.rfind(b"\n")

@@ -6,19 +6,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from app.core.errors import InputError, SecretError
 from app.core.memory import MAX_COUNT, Memory, guard_secrets
+from app.core.storage.db import now
 from app.core.sync import fold
 from app.core.sync.folder import Folder
 
 BATCH_LINES = 5_000  # operations read and applied in one transaction
 LAMPORT_LIMIT = 2**53  # a clock past this is refused (`intake`); a new one stops there
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass
@@ -131,14 +127,11 @@ class Ledger:
         result: Pass,
         write_rows: bool,
     ) -> None:
-        heads = json.dumps(sorted(folded.heads))
+        heads = sorted(folded.heads)
         if folded.record is None:
             if write_rows and self._store.delete_synced(memory_id):
                 result.applied += 1
-            self._db.conn.execute(
-                "INSERT OR REPLACE INTO sync_memories(id, heads, digest) VALUES (?, ?, 'purged')",
-                (memory_id, heads),
-            )
+            self._synced(memory_id, heads, "purged")
             return
         memory = Memory.from_dict(
             {
@@ -160,22 +153,26 @@ class Ledger:
             ):
                 self._store.put_synced(memory)
                 result.applied += 1
+        self._synced(
+            memory_id,
+            heads,
+            fold.digest(synced),
+            (memory.observation_count, memory.recall_count, memory.last_recalled_at),
+        )
+
+    def _synced(
+        self, memory_id: str, heads: list[str], digest: str, counts: tuple = (0, 0, None)
+    ) -> None:
+        """Record what was last synced of a memory (a change here is what differs from it):
+        its heads, its digest ('purged'), its counts."""
         self._db.conn.execute(
             "INSERT OR REPLACE INTO sync_memories(id, heads, digest, observations, recalls, "
             "last_recalled_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                memory_id,
-                heads,
-                fold.digest(synced),
-                memory.observation_count,
-                memory.recall_count,
-                memory.last_recalled_at,
-            ),
+            (memory_id, json.dumps(heads), digest, *counts),
         )
 
     def _export(self, folder: Folder, result: Pass) -> None:
         """Write every memory changed here since the last pass as operations."""
-        self._pass = result
         cursor = self._db.get_meta("sync_journal")
         head = self._journal_head()
         if cursor is None or not self._journal_reaches(int(cursor)):
@@ -219,7 +216,7 @@ class Ledger:
             return rev
 
         for memory_id in sorted(ids):
-            self._export_one(memory_id, emit)
+            self._export_one(memory_id, emit, result)
         if self._sealer is not None:
             lines = [self._sealer.seal(line, json.loads(line)["rev"]) for line in lines]
         folder.append(lines, first)  # durable before the transaction commits
@@ -231,7 +228,7 @@ class Ledger:
         rows = self._db.query("SELECT MIN(seq) FROM changes")
         return rows[0][0] is None or rows[0][0] <= cursor + 1
 
-    def _export_one(self, memory_id: str, emit: Callable[..., str]) -> None:
+    def _export_one(self, memory_id: str, emit: Callable[..., str], result: Pass) -> None:
         rows = self._db.query(
             "SELECT heads, digest, observations, recalls, last_recalled_at FROM sync_memories "
             "WHERE id = ?",
@@ -239,30 +236,22 @@ class Ledger:
         )
         synced = rows[0] if rows else None
         heads = json.loads(synced[0]) if synced else []
-        here = self._store.texts_of_ids([memory_id])
-        if not here:
+        if not self._store.texts_of_ids([memory_id]):
             if synced and synced[1] != "purged":
-                rev = emit("purge", memory_id, base=heads)
-                self._db.conn.execute(
-                    "UPDATE sync_memories SET heads = ?, digest = 'purged' WHERE id = ?",
-                    (json.dumps([rev]), memory_id),
-                )
+                self._synced(memory_id, [emit("purge", memory_id, base=heads)], "purged")
             return
         memory = self._store.get(memory_id)
         record = record_of(memory)
-        if self._sealer is None:  # a plain folder never gets a secret (`--allow-secrets`)
-            try:
-                guard_secrets(dict(record), "refuse")
-            except SecretError:
-                self._problem(
-                    self._pass,
+        digest = fold.digest(record)
+        if synced is None or synced[1] != digest:
+            if self._sealer is None and _holds_secret(record):
+                self._problem(  # a plain folder never gets one (`--allow-secrets`)
+                    result,
                     "secret",
                     f"memory {memory_id} holds a secret and was not written to the sync "
                     "folder, whose files are not encrypted: it stays on this device",
                 )
                 return
-        digest = fold.digest(record)
-        if synced is None or synced[1] != digest:
             heads = [emit("put", memory_id, base=heads, rec=record)]
         obs = memory.observation_count - (synced[2] if synced else 0)
         recalls = memory.recall_count - (synced[3] if synced else 0)
@@ -270,17 +259,9 @@ class Ledger:
         newer = last is not None and (synced is None or last > (synced[4] or ""))
         if obs or recalls or newer:
             emit("count", memory_id, obs=obs, recalls=recalls, last=last if newer else None)
-        self._db.conn.execute(
-            "INSERT OR REPLACE INTO sync_memories(id, heads, digest, observations, recalls, "
-            "last_recalled_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                memory_id,
-                json.dumps(heads),
-                digest,
-                memory.observation_count,
-                memory.recall_count,
-                max(last or "", synced[4] or "" if synced else "") or None,
-            ),
+        latest = max(last or "", synced[4] or "" if synced else "") or None
+        self._synced(
+            memory_id, heads, digest, (memory.observation_count, memory.recall_count, latest)
         )
 
     def _differs(self, memory_id: str) -> bool:
@@ -298,3 +279,11 @@ class Ledger:
             memory.observation_count,
             memory.recall_count,
         ) != (rows[0][1], rows[0][2])
+
+
+def _holds_secret(record: dict) -> bool:
+    try:
+        guard_secrets(dict(record), "refuse")
+    except SecretError:
+        return True
+    return False

@@ -20,12 +20,12 @@ from datetime import datetime
 from pathlib import Path
 
 from app.core.errors import InputError
-from app.core.storage.db import Database
+from app.core.storage.db import Database, now
 from app.core.storage.store import Store
 from app.core.sync import seal, snapshot
 from app.core.sync.folder import Folder
 from app.core.sync.intake import Intake
-from app.core.sync.ledger import Ledger, Pass, now
+from app.core.sync.ledger import Ledger, Pass
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,6 @@ class Syncer(Intake, Ledger):
         self._name = name or socket.gethostname()
         self._model_id = model_id
         self._floor: dict[str, int] = {}  # per device: what the snapshot started from held
-        self._pass = Pass()  # the pass running (its problems)
         stored = db.get_meta("sync_key")
         self._sealer = seal.Sealer(bytes.fromhex(stored)) if stored else None
 
@@ -117,9 +116,10 @@ class Syncer(Intake, Ledger):
             if not more:
                 break
         self._write_device(folder)
-        held = self._db.query("SELECT COUNT(*) FROM sync_ops")[0][0]
-        if held - int(self._db.get_meta("sync_held_at_snapshot", "0")) > COMPACT_OPS:
-            self.compact(folder)
+        if result.written or result.read:  # (the log grew: a snapshot may be due)
+            held = self._db.query("SELECT COUNT(*) FROM sync_ops")[0][0]
+            if held - int(self._db.get_meta("sync_held_at_snapshot", "0")) > COMPACT_OPS:
+                self.compact(folder)
         self._prune(folder)
         return result
 
@@ -153,9 +153,15 @@ class Syncer(Intake, Ledger):
         return path
 
     def _prune(self, folder: Folder) -> None:
+        """Delete this device's logs every snapshot covers; looked at again only when the
+        snapshots in the folder changed (each pass would read their headers)."""
         removed = set(json.loads(self._db.get_meta("sync_removed", "[]")))
+        seen = json.dumps([sorted(removed), *sorted(str(p) for p in folder.snapshots().values())])
+        if self._db.get_meta("sync_pruned_for") == seen:
+            return
         for path in snapshot.prunable(folder, removed, self._sealer):
             path.unlink(missing_ok=True)
+        self._db.set_meta("sync_pruned_for", seen)
 
     def mark(self) -> tuple:
         """What a pass would start from: the journal's head and every other device's log
