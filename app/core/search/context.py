@@ -401,7 +401,11 @@ def build_context(
         if plan.expression:
             hits = dict(
                 store.keyword_search(
-                    plan.expression, Filters(), 10_000, common_only=plan.common_only
+                    plan.expression,
+                    Filters(),
+                    10_000,
+                    common_only=plan.common_only,
+                    parts=plan.parts,
                 )
             )
             bm25 = np.array([hits.get(int(s), 0.0) for s in seqs])

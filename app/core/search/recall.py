@@ -152,12 +152,19 @@ def _gather(
             if plan.expression:
                 for scope in scopes:
                     hits = store.keyword_search(
-                        plan.expression, scope, pool, common_only=plan.common_only
+                        plan.expression,
+                        scope,
+                        pool,
+                        common_only=plan.common_only,
+                        parts=plan.parts,
                     )
                     keyword_hits.update(hits)
             if plan.exact_expression:  # the word being typed, as itself: the better score
                 for scope in scopes:
-                    for seq, bm25 in store.keyword_search(plan.exact_expression, scope, pool):
+                    exact = store.keyword_search(
+                        plan.exact_expression, scope, pool, parts=plan.exact_parts
+                    )
+                    for seq, bm25 in exact:
                         keyword_hits[seq] = max(bm25, keyword_hits.get(seq, 0.0))
     except BaseException:
         if embedding is not None:  # never left running behind an error

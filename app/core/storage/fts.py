@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import struct
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -85,6 +86,14 @@ MAX_CORRECTIONS = 4  # misspelt words corrected per query (each costs a few look
 MAX_QUERY_WORDS = 1_000  # a pasted page is searched by its rarest words among the first 1,000
 TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])  # as memories_fts (m003)
 BM25_K1 = 1.2  # FTS5's constants
+BM25_B = 0.75
+IDF_FLOOR = 1e-6
+SCORE_ALL = 20_000  # postings a query may match before it is narrowed (`narrowing`)
+PAIRED = 4  # the rarest common phrases of a narrowed query whose pairs are ranked
+KEPT_COUNTS = 10_000  # stems whose memory counts `Lexicon.docs` keeps between writes
+SAMPLED_ABOVE = 50_000  # memories; past them a very common word's count is estimated …
+ESTIMATED_SHARE = 0.25  # … when a sample finds it in this share of memories or more …
+SAMPLE_SPANS, SAMPLE_WIDTH = 3, 3_000  # … from this many spans of this many memories
 _VOCAB = "temp.mnemo_vocab"
 
 
@@ -121,6 +130,10 @@ class KeywordPlan:
     left_out: int = 0  # common phrases left out of a long query
     common_only: bool = False  # every phrase is in half the memories or more (see `plan`)
     total: int = 0  # memories in the index (BM25's N)
+    # (FTS5 phrase, memories holding it) of `expression` and of `exact_expression`:
+    # what `narrowing` needs to leave out the rows that cannot rank
+    parts: list[tuple[str, int]] = field(default_factory=list)
+    exact_parts: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def exact_identifier(self) -> bool:
@@ -166,6 +179,90 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
+SCORER = "mnemo_common_bm25"
+
+
+def register_scorer(conn: apsw.Connection) -> None:
+    """`mnemo_common_bm25(memories_fts, weight, …)`: FTS5's bm25() of a query whose every
+    phrase is in half the memories or more (each weighs FTS5's idf floor, 1e-6), with the
+    column weights given and then with the last (labels) at 0, packed as two doubles.
+
+    FTS5's own bm25() first counts the memories holding each phrase, a pass over each
+    phrase's whole list: 70 ms for the three most common words of a million memories, for
+    a weight it then floors anyway. This one reads only the rows it ranks (about 10 µs a
+    row in Python; `Store` ranks at most COMMON_POOL of them)."""
+
+    def score(api: apsw.FTS5ExtensionApi, *weights: float) -> bytes:
+        average = api.column_total_size(-1) / max(api.row_count, 1)  # tokens in a row
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * api.column_size(-1) / average)
+        full = text = 0.0
+        for phrase in range(api.phrase_count):
+            where = api.phrase_locations(phrase)
+            counts = [len(offsets) for offsets in where]
+            f = sum(w * c for w, c in zip(weights, counts, strict=False))
+            t = f - weights[-1] * counts[-1] if len(counts) == len(weights) else f
+            full += f * (BM25_K1 + 1) / (f + norm) if f else 0.0
+            text += t * (BM25_K1 + 1) / (t + norm) if t else 0.0
+        return struct.pack("<dd", full * IDF_FLOOR, text * IDF_FLOOR)
+
+    conn.register_fts5_function(SCORER, score)
+
+
+def shortest_prefix(total: int) -> int:
+    """How many characters the word being typed needs before it is searched as the start
+    of longer words, in a collection of `total` memories. FTS5 gathers every word starting
+    with a prefix into one list before it reads a row: the first letter typed took 0.5 s at
+    100k memories and 4.7 s at a million. Shorter, the word is searched as itself (the
+    meaning search still runs)."""
+    return 1 if total <= 10_000 else 2 if total <= 100_000 else 3
+
+
+def narrowing(parts: list[tuple[str, int]], total: int, wanted: int) -> list[str] | None:
+    """FTS5 expressions to rank instead of the whole query made of `parts` (FTS5 phrase,
+    memories holding it), or None to rank every row the query matches.
+
+    FTS5 scores every row a query matches before it sorts them: about 0.6 µs a row, 40 ms
+    for three words held by 65,000 of a million memories, where a search engine's
+    block-max WAND skips the rows that cannot reach the top. The same idea in FTS5's terms:
+    past SCORE_ALL postings, a memory holding a single common phrase of the query ranks
+    below those holding a rare phrase or two phrases (BM25 adds up the phrases' weights,
+    and a common phrase weighs least), so only those are ranked. With the phrases from the
+    rarest, `p AND (q OR r …)` (every phrase rarer than p left out) matches the memories
+    whose rarest phrase is p and that hold another, and scores them exactly as the whole
+    query does (a phrase is counted once, and a missing one adds nothing); a memory holding
+    a phrase left out scores less there, and exactly in the expression of its rarest
+    phrase. One such expression for each rare phrase (memories adding up to SCORE_ALL / 2)
+    and for the PAIRED - 1 rarest common ones, and each rare phrase alone: a memory that
+    repeats one common word in a short text can lose its place (none of the best 50 in
+    bench/keywords.py at a million); the meaning search still finds it. None when the
+    ranked rows would be fewer than twice `wanted` (as if the phrases were independent)."""
+    if sum(docs for _, docs in parts) <= SCORE_ALL or total <= 0 or len(parts) < 2:
+        return None
+    ordered = sorted(parts, key=lambda part: part[1])
+    rare, budget = 0, SCORE_ALL // 2
+    while rare < len(ordered) and ordered[rare][1] <= budget:
+        budget -= ordered[rare][1]
+        rare += 1
+    paired = ordered[rare : rare + PAIRED]
+    expected = (
+        SCORE_ALL // 2
+        - budget
+        + sum(a * b / total for i, (_, a) in enumerate(paired) for _, b in paired[i + 1 :])
+    )
+    if expected < 2 * wanted:
+        return None
+    phrases = [phrase for phrase, _ in ordered]
+    out = phrases[:rare]
+    for i in range(rare + max(len(paired) - 1, 0)):
+        rest = phrases[i + 1 :]
+        if rest:
+            others = " OR ".join(rest)
+            out.append(
+                f"{phrases[i]} AND ({others})" if len(rest) > 1 else f"{phrases[i]} AND {others}"
+            )
+    return out
+
+
 def idf(docs: int, total: int) -> float:
     """FTS5's BM25 inverse document frequency (never below its floor of 1e-6)."""
     docs = min(docs, total)  # an index a little out of step with the table (doctor says)
@@ -182,6 +279,9 @@ class Lexicon:
         self._ready = False
         self._corrected: dict[str, tuple[str, int] | None] = {}  # word → correction
         self._corrected_at: tuple[int, int] | None = None  # the index state they were made in
+        self._docs: dict[str, int] = {}  # stem → memories holding it (`docs`)
+        self._docs_at: tuple[int, int] | None = None  # the index state they were counted in
+        self._spans: tuple[tuple[int, int], list[tuple[int, int, int]]] | None = None
         self._total: tuple[tuple[int, int], int] | None = None  # (index state, row count)
 
     def _prepare(self) -> None:
@@ -228,19 +328,64 @@ class Lexicon:
         return self._total[1]
 
     def docs(self, stems: list[str]) -> dict[str, int]:
-        """How many memories hold each stem (stems no memory holds are absent)."""
+        """How many memories hold each stem (stems no memory holds are absent).
+
+        fts5vocab counts them by reading each stem's whole list of memories (0.4 ms for a
+        word in 2% of a million), so the counts are kept until the index changes: typing
+        asks again for the words before the one being typed at every keystroke."""
         self._prepare()
-        unique = list(dict.fromkeys(stems))
-        out: dict[str, int] = {}
+        state = self._state()
+        if state != self._docs_at or len(self._docs) > KEPT_COUNTS:
+            self._docs, self._docs_at = {}, state
+        unique = [s for s in dict.fromkeys(stems) if s not in self._docs]
+        total = self.total() if unique else 0
+        if total > SAMPLED_ABOVE:  # a word in a quarter of the memories or more: estimated
+            for stem in list(unique):
+                share = self._sampled_share(stem)
+                if share is not None and share >= ESTIMATED_SHARE:
+                    self._docs[stem] = round(share * total)
+                    unique.remove(stem)
         for start in range(0, len(unique), 500):
             part = unique[start : start + 500]
             marks = ",".join("?" * len(part))
-            out.update(
+            found = dict(
                 self._conn.execute(
                     f"SELECT term, doc FROM {_VOCAB} WHERE term IN ({marks})", part
                 ).fetchall()
             )
-        return out
+            self._docs.update({stem: found.get(stem, 0) for stem in part})
+        return {s: self._docs[s] for s in dict.fromkeys(stems) if self._docs.get(s)}
+
+    def _sampled_share(self, stem: str) -> float | None:
+        """The share of memories holding `stem` in SAMPLE_SPANS spans of SAMPLE_WIDTH
+        memories spread over the collection (FTS5 seeks to each span), or None when the
+        stem cannot be asked for as itself. About 0.1 ms a word at a million memories,
+        where counting all of a word held by most of them took 20 ms."""
+        if self.searchable(stem) is None:
+            return None
+        state = self._state()
+        if self._spans is None or self._spans[0] != state:
+            low, high = self._conn.execute("SELECT min(seq), max(seq) FROM memories").fetchall()[0]
+            step = max((high - low + 1) // SAMPLE_SPANS, SAMPLE_WIDTH)
+            spans = []
+            for start in range(low, high + 1, step):
+                held = self._conn.execute(
+                    "SELECT count(*) FROM memories WHERE seq >= ? AND seq < ?",
+                    (start, start + SAMPLE_WIDTH),
+                ).fetchall()[0][0]
+                spans.append((start, start + SAMPLE_WIDTH, held))
+            self._spans = (state, spans)
+        found = rows = 0
+        for start, end, held in self._spans[1]:
+            found += self._conn.execute(
+                "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ? "
+                "AND rowid >= ? AND rowid < ?",
+                (f'"{stem}"', start, end),
+            ).fetchall()[0][0]
+            rows += held
+            if rows and found < rows * ESTIMATED_SHARE / 2:
+                break  # far from common in the first span: counted exactly instead
+        return found / rows if rows else None
 
     def prefix_docs(self, prefix: str, total: int) -> int:
         """About how many memories hold a word starting with `prefix` (at most `total`)."""
@@ -356,9 +501,14 @@ class Lexicon:
                 phrases.append(Phrase(words=chunk, stems=stems, docs=0))
         if not phrases:
             return KeywordPlan(expression=None)
-        if last_words and last_words == phrases[-1].words:
-            phrases[-1].prefix = True
         total = max(self.total(), 1)
+        if last_words and last_words == phrases[-1].words:
+            if len(last_words[-1]) >= shortest_prefix(total):
+                phrases[-1].prefix = True
+            elif all(w in STOP_WORDS for w in last_words):
+                phrases.pop()  # `a` on its way to `apple`, too short to be a prefix here
+                if not phrases:
+                    return KeywordPlan(expression=None)
         known = self.docs([s for p in phrases for s in p.stems])
         long_query = len(phrases) > LONG_QUERY
         cased = {w.lower() for w in words(text) if _cased_identifier(w)}
@@ -429,6 +579,8 @@ class Lexicon:
         return KeywordPlan(
             expression=expression,
             exact_expression=" OR ".join(p.match(exact=True) for p in matchable) if typed else None,
+            parts=[(p.match(), p.docs) for p in matchable],
+            exact_parts=[(p.match(exact=True), p.docs) for p in matchable] if typed else [],
             phrases=phrases,
             ideal=ideal * (BM25_K1 + 1),
             corrections={w: c for w, c in corrections.items() if w in searched},

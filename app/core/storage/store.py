@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -35,6 +37,8 @@ RERANK_POOL = 4  # keyword_search re-ranks the best 4 × limit by FTS5's BM25 �
 RERANK_EXTRA = 1_000  # … but at most limit + 1,000 (`mnemo context` asks for 10,000)
 IN_SLICE = 500  # values per `IN (…)` (SQLite allows at most 32,766 variables)
 COMMON_POOL = 1_000  # the newest matches ranked when a query holds only common words
+OWN_SCORER_ABOVE = 50_000  # memories; see `_keyword_search` (common words)
+KEPT_TRASH = 20_000  # trashed memories whose seqs `_trashed` keeps between writes
 EDITABLE = (
     "title",
     "text",
@@ -202,6 +206,8 @@ def _labels_once(rows, limit: int, labels_only: set[int]) -> list[tuple[int, flo
     a memory whose text holds what its labels match keeps LABEL_SHARE of their part, one
     whose labels alone hold a query word (`labels_only`, or no text match) all of it
     (`Store.keyword_search`). Ties by seq."""
+    if not any(text > 0 and full != text for _, full, text in rows):
+        return [(seq, full) for seq, full, _ in rows[:limit]]  # in that order already (SQL)
     scored = [
         (seq, text + LABEL_SHARE * (full - text) if text > 0 and seq not in labels_only else full)
         for seq, full, text in rows
@@ -237,9 +243,11 @@ class Store:
     def _connected(self) -> None:
         """Start afresh on the database's connection: nothing derived from another one."""
         self._lexicon = fts.Lexicon(self.db.conn)  # reads nothing until a query is planned
+        fts.register_scorer(self.db.conn)
         # The last keyword answers, kept while the database is as it was when they came
         self._keyword_answers: dict[tuple, list[tuple[int, float]]] = {}
         self._keyword_version: tuple[int, int] | None = None  # (data_version, total_changes)
+        self._trash: tuple[tuple[int, int], int, frozenset[int] | None] | None = None
 
     # ---- reading -------------------------------------------------------------------
     def get(self, memory_id: str, include_deleted: bool = True) -> Memory:
@@ -442,24 +450,36 @@ class Store:
         limit: int,
         weights: tuple[float, ...] = KEYWORD_COLUMN_WEIGHTS,
         common_only: bool = False,
+        parts: list[tuple[str, int]] | None = None,
     ) -> list[tuple[int, float]]:
         """(seq, bm25) for the best FTS5 matches of a safe expression; higher is better.
+        `parts`: the expression's phrases and how many memories hold each (`KeywordPlan`),
+        so a query matching a large share of a large collection ranks only the rows that
+        can reach the top (`fts.narrowing`).
 
         The last few answers are kept until the database changes (a write here, or a commit
         by another process): the popup's keyword pass and the hybrid pass that follows for
         the same keystroke run the FTS5 query once (issue 23)."""
         where, args = filters.sql()
-        changes = (self.db.query("PRAGMA data_version")[0][0], self.db.conn.total_changes())
+        changes = self._changes()
         key = (expression, where, tuple(args), limit, weights, common_only)
         if changes != self._keyword_version:  # written since: every answer kept is stale
             self._keyword_version, self._keyword_answers = changes, {}
         if key not in self._keyword_answers:
             if len(self._keyword_answers) >= KEPT_KEYWORD_ANSWERS:
                 del self._keyword_answers[next(iter(self._keyword_answers))]  # the oldest
+            pool = min(limit * RERANK_POOL, limit + RERANK_EXTRA)
+            narrow = None
+            if parts and not common_only:
+                narrow = fts.narrowing(parts, self._lexicon.total(), pool + limit)
             self._keyword_answers[key] = self._keyword_search(
-                expression, filters, limit, weights, common_only
+                expression, filters, limit, weights, common_only, narrow
             )
         return list(self._keyword_answers[key])
+
+    def _changes(self) -> tuple[int, int]:
+        """Changes when this connection or another one writes (no table is read)."""
+        return self.db.query("PRAGMA data_version")[0][0], self.db.conn.total_changes()
 
     def _keyword_search(
         self,
@@ -468,6 +488,7 @@ class Store:
         limit: int,
         weights: tuple[float, ...],
         common_only: bool,
+        narrow: list[str] | None = None,
     ) -> list[tuple[int, float]]:
         """`keyword_search`, asked of SQLite.
 
@@ -481,41 +502,82 @@ class Store:
 
         `common_only` (every phrase in half the memories or more, `KeywordPlan`): such words
         tell memories apart by nothing but their frequency, and ranking all of them cost
-        66 ms at 100k; the newest COMMON_POOL matches are ranked instead (8 ms)."""
+        66 ms at 100k; the newest COMMON_POOL matches are ranked instead (8 ms). Past
+        OWN_SCORER_ABOVE memories they are scored by `fts.SCORER` (FTS5's bm25() read every
+        memory holding them first: 70 ms at a million).
+
+        `narrow` (`fts.narrowing`): the expressions whose matches are ranked instead, each
+        memory keeping its best score of them (its true one); when fewer than the pool come
+        back, every match is ranked."""
         full = ", ".join(str(float(x)) for x in weights)
-        text = ", ".join(str(float(x)) for x in (*weights[:-1], 0.0))
-        # Ordered by the selected column: `ORDER BY bm25(…)` would be evaluated once more.
-        scores = f"-bm25(memories_fts, {full}) AS full, -bm25(memories_fts, {text})"
         pool = min(limit * RERANK_POOL, limit + RERANK_EXTRA)
-        if common_only:
+        if common_only and self._lexicon.total() <= OWN_SCORER_ABOVE:
             where, args = filters.sql()
+            text = ", ".join(str(float(x)) for x in (*weights[:-1], 0.0))
             rows = self.db.query(
                 f"SELECT m.seq, f.full, f.text FROM (SELECT rowid, -bm25(memories_fts, {full}) "
                 f"AS full, -bm25(memories_fts, {text}) AS text FROM memories_fts "
                 "WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) f "
-                f"JOIN memories m ON m.seq = f.rowid WHERE 1{where} ORDER BY f.full DESC LIMIT ?",
+                f"JOIN memories m ON m.seq = f.rowid WHERE 1{where} "
+                "ORDER BY f.full DESC, m.seq LIMIT ?",
                 (expression, max(COMMON_POOL, pool), *args, pool),
             )
-        elif not filters.active and not filters.include_deleted and not filters.only_deleted:
-            # Without filters the join with memories costs a lookup per match (a third of
-            # the time when a common word matches everything): rank in FTS5 alone, then drop
-            # trashed memories from the few best.
-            hits = self.db.query(
-                f"SELECT rowid, {scores} FROM memories_fts "
-                "WHERE memories_fts MATCH ? ORDER BY full DESC LIMIT ?",
-                (expression, pool + limit),
-            )
-            trashed = self._trashed([h[0] for h in hits])
-            rows = [h for h in hits if h[0] not in trashed][:pool]
-        else:
+            return _labels_once(rows, limit, self._labels_only(expression, rows))
+        if common_only:  # FTS5's bm25() would first count each phrase's (many) memories
             where, args = filters.sql()
-            rows = self.db.query(
-                f"SELECT m.seq, {scores} FROM memories_fts "
-                f"JOIN memories m ON m.seq = memories_fts.rowid "
-                f"WHERE memories_fts MATCH ?{where} ORDER BY full DESC LIMIT ?",
-                (expression, *args, pool),
+            newest = self.db.query(
+                f"SELECT m.seq, f.scores FROM (SELECT rowid, {fts.SCORER}(memories_fts, {full}) "
+                "AS scores FROM memories_fts WHERE memories_fts MATCH ? "
+                f"ORDER BY rowid DESC LIMIT ?) f JOIN memories m ON m.seq = f.rowid WHERE 1{where}",
+                (expression, max(COMMON_POOL, pool), *args),
             )
+            scored = [(seq, *struct.unpack("<dd", scores)) for seq, scores in newest]
+            rows = sorted(scored, key=lambda row: (-row[1], row[0]))[:pool]
+            return _labels_once(rows, limit, self._labels_only(expression, rows))
+        unfiltered = not (filters.active or filters.include_deleted or filters.only_deleted)
+        # Without filters, as many more as the trash could take from them (none when empty)
+        wanted = pool + (min(limit, self._trash_size()) if unfiltered else 0)
+        if narrow is None:
+            rows = self._ranked(expression, filters, weights, wanted)
+        else:
+            best: dict[int, tuple[int, float, float]] = {}
+            for part in narrow:
+                for row in self._ranked(part, filters, weights, wanted):
+                    if row[1] > best.get(row[0], (0, -math.inf))[1]:
+                        best[row[0]] = row
+            rows = sorted(best.values(), key=lambda row: (-row[1], row[0]))[:wanted]
+        if unfiltered:
+            trashed = self._trashed([row[0] for row in rows])
+            rows = [row for row in rows if row[0] not in trashed][:pool]
+        if narrow is not None and len(rows) < pool:  # too few: rank every match
+            return self._keyword_search(expression, filters, limit, weights, common_only)
         return _labels_once(rows, limit, self._labels_only(expression, rows))
+
+    def _ranked(
+        self, expression: str, filters: Filters, weights: tuple[float, ...], count: int
+    ) -> list[tuple[int, float, float]]:
+        """(seq, full BM25, BM25 without the labels) of the best `count` matches of one
+        FTS5 expression, trashed memories included when there are no filters."""
+        full = ", ".join(str(float(x)) for x in weights)
+        text = ", ".join(str(float(x)) for x in (*weights[:-1], 0.0))
+        # Ordered by the selected column: `ORDER BY bm25(…)` would be evaluated once more.
+        scores = f"-bm25(memories_fts, {full}) AS full, -bm25(memories_fts, {text})"
+        if not (filters.active or filters.include_deleted or filters.only_deleted):
+            # Without filters the join with memories costs a lookup per match (a third of
+            # the time when a common word matches everything): rank in FTS5 alone; the
+            # caller drops trashed memories from the few best.
+            return self.db.query(
+                f"SELECT rowid, {scores} FROM memories_fts "
+                "WHERE memories_fts MATCH ? ORDER BY full DESC, rowid LIMIT ?",
+                (expression, count),
+            )
+        where, args = filters.sql()
+        return self.db.query(
+            f"SELECT m.seq, {scores} FROM memories_fts "
+            f"JOIN memories m ON m.seq = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ?{where} ORDER BY full DESC, m.seq LIMIT ?",
+            (expression, *args, count),
+        )
 
     def neighbours(self, seqs: Iterable[int]) -> dict[int, tuple[int | None, int | None]]:
         """The live memories just before and after each of these in its thread: the same
@@ -545,9 +607,30 @@ class Store:
                 out.update({seq: (before, after) for seq, before, after in rows if before or after})
         return out
 
+    def _trash_now(self) -> tuple[int, frozenset[int] | None]:
+        """(how many memories are in the trash, their seqs while at most KEPT_TRASH), read
+        from the trash's index once after each write."""
+        changes = self._changes()
+        if self._trash is None or self._trash[0] != changes:
+            count = self.db.query("SELECT count(*) FROM memories WHERE deleted_at IS NOT NULL")
+            trash = None
+            if count[0][0] <= KEPT_TRASH:
+                rows = self.db.query("SELECT seq FROM memories WHERE deleted_at IS NOT NULL")
+                trash = frozenset(r[0] for r in rows)
+            self._trash = (changes, count[0][0], trash)
+        return self._trash[1], self._trash[2]
+
+    def _trash_size(self) -> int:
+        return self._trash_now()[0]
+
     def _trashed(self, seqs: list[int]) -> set[int]:
-        """Which of these memories are in the trash (asked in slices: SQLite takes at most
-        32,766 variables, and `mnemo context` ranks up to 10,000 memories)."""
+        """Which of these memories are in the trash: from the trash's seqs while it holds
+        at most KEPT_TRASH (a lookup a memory in the table cost 0.4 ms for a recall's 250
+        at 10k); else asked in slices (SQLite takes at most 32,766 variables, and
+        `mnemo context` ranks up to 10,000)."""
+        trash = self._trash_now()[1]
+        if trash is not None:
+            return {seq for seq in seqs if seq in trash}
         out: set[int] = set()
         for part, marks in _in_slices(seqs):
             rows = self.db.query(

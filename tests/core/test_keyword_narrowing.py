@@ -1,0 +1,218 @@
+"""The keyword stage on a query matching much of a large collection (issue 24, item 2).
+
+FTS5 scores every row a query matches; past `fts.SCORE_ALL` postings only the rows holding
+a rare phrase or two common ones are ranked (`fts.narrowing`). Real SQLite files; the
+thresholds are lowered so a few hundred memories stand for a million.
+"""
+
+from __future__ import annotations
+
+import apsw
+import pytest
+
+from app.core import paths
+from app.core.memory import Memory
+from app.core.storage import fts
+from app.core.storage.db import Database
+from app.core.storage.store import Filters, Store
+
+
+def test_narrowing_is_none_while_ranking_everything_is_cheap():
+    assert fts.narrowing([('"a"', 9_000), ('"b"', 9_000)], 1_000_000, 250) is None
+
+
+def test_narrowing_keeps_rare_phrases_and_pairs_of_common_ones():
+    parts = [('"c"', 30_000), ('"r"', 800), ('"a"', 20_000), ('"b"', 25_000)]
+    assert fts.narrowing(parts, 1_000_000, 250) == [
+        '"r"',  # rare: every memory holding it
+        '"r" AND ("a" OR "b" OR "c")',  # its holders with another phrase, scored in full
+        '"a" AND ("b" OR "c")',  # the common ones in pairs, from the rarest
+        '"b" AND "c"',
+    ]
+
+
+def test_narrowing_only_the_rarest_common_phrases_start_a_pair():
+    parts = [(f'"w{i}"', 40_000 + i) for i in range(6)]
+    narrow = fts.narrowing(parts, 1_000_000, 250)
+    assert narrow == [
+        '"w0" AND ("w1" OR "w2" OR "w3" OR "w4" OR "w5")',
+        '"w1" AND ("w2" OR "w3" OR "w4" OR "w5")',
+        '"w2" AND ("w3" OR "w4" OR "w5")',
+    ]
+
+
+def test_narrowing_is_none_when_it_would_leave_too_few_rows():
+    # Two words in 2% of 300k memories: about 120 hold both, fewer than twice 250.
+    assert fts.narrowing([('"a"', 6_000), ('"b"', 6_000)], 300_000, 250) is None
+    assert fts.narrowing([('"a"', 25_000)], 1_000_000, 250) is None  # one common word
+
+
+@pytest.fixture
+def store(mnemo_home, monkeypatch) -> Store:
+    monkeypatch.setattr(fts, "SCORE_ALL", 40)
+    s = Store(Database(paths.database_path()))
+    texts = []
+    for i in range(600):
+        words = []
+        if i % 4 == 0:
+            words.append("alpha")  # 150 memories
+        if i % 5 == 0:
+            words.append("bravo")  # 120, 30 of them with alpha
+        if i % 4 == 1:
+            words.append("charlie")  # 150, never with delta
+        if i % 4 == 3:
+            words.append("delta")  # 150
+        if i % 100 == 7:
+            words.append("zircon")  # rare: 6 memories, all with delta
+        filler = " ".join(f"filler{i}x{j}" for j in range(i % 9))
+        texts.append(f"note {i} {' '.join(words)} {filler}")
+    for text in texts:
+        s.insert(Memory(id="", text=text))
+    return s
+
+
+def _statements(store: Store) -> list[tuple[str, tuple]]:
+    seen: list[tuple[str, tuple]] = []
+
+    def trace(cursor: apsw.Cursor, sql: str, bindings) -> bool:
+        seen.append((sql, tuple(bindings or ())))
+        return True
+
+    store.db.conn.exec_trace = trace
+    return seen
+
+
+def _ranked(statements: list[tuple[str, tuple]]) -> list[str]:
+    """The FTS5 expressions a search ranked, in order."""
+    return [bindings[0] for sql, bindings in statements if "bm25" in sql]
+
+
+def test_a_narrowed_search_ranks_as_the_full_ranking_does(store):
+    plan = store.keyword_plan("alpha bravo delta zircon")
+    assert sum(docs for _, docs in plan.parts) > fts.SCORE_ALL
+    seen = _statements(store)
+    narrowed = store.keyword_search(plan.expression, Filters(), 3, parts=plan.parts)
+    store.db.conn.exec_trace = None
+    assert _ranked(seen) == fts.narrowing(plan.parts, plan.total, 15)
+    assert len(_ranked(seen)) == 4  # zircon; with the others; bravo, then alpha with others
+    whole = store.keyword_search(plan.expression, Filters(), 3, parts=None)
+    assert narrowed == whole
+    texts = store.by_seqs([seq for seq, _ in narrowed])
+    assert all("zircon" in texts[seq].text for seq, _ in narrowed)
+
+
+def test_a_narrowed_search_with_filters_ranks_as_the_full_ranking_does(store):
+    plan = store.keyword_plan("alpha bravo")
+    filters = Filters(include_deleted=True)
+    seen = _statements(store)
+    narrowed = store.keyword_search(plan.expression, filters, 3, parts=plan.parts)
+    store.db.conn.exec_trace = None
+    assert _ranked(seen) == ['"bravo" AND "alpha"']
+    whole = store.keyword_search(plan.expression, filters, 3, parts=None)
+    assert narrowed == whole
+    texts = store.by_seqs([seq for seq, _ in narrowed], filters)
+    assert all("alpha" in texts[s].text and "bravo" in texts[s].text for s, _ in narrowed)
+
+
+def test_too_few_narrowed_rows_ranks_every_match(store):
+    # charlie and delta are never together (the estimate takes them for independent), so
+    # the narrowed rows are zircon's 6, fewer than the pool: every match is ranked.
+    plan = store.keyword_plan("charlie delta zircon")
+    assert fts.narrowing(plan.parts, plan.total, 15) is not None
+    seen = _statements(store)
+    hits = store.keyword_search(plan.expression, Filters(), 3, parts=plan.parts)
+    store.db.conn.exec_trace = None
+    narrow = fts.narrowing(plan.parts, plan.total, 15)
+    assert _ranked(seen) == [*narrow, plan.expression]
+    assert len(hits) == 3
+    assert hits == store.keyword_search(plan.expression, Filters(), 3, parts=None)
+
+
+def test_recall_at_scale_finds_the_memory_holding_every_word(store, monkeypatch):
+    from app.core.engine import Engine
+
+    engine = Engine(embedder=None)
+    try:
+        result = engine.recall("alpha bravo delta zircon", mode="keyword", limit=3, track=False)
+        assert result.results, result
+        assert all("zircon" in r.memory.text for r in result.results)
+    finally:
+        engine.close()
+
+
+def test_trash_seen_between_searches_and_from_another_connection(store):
+    plan = store.keyword_plan("zircon")
+    first = store.keyword_search(plan.expression, Filters(), 10)
+    assert len(first) == 6
+    victim = store.by_seqs([first[0][0]])[first[0][0]]
+    store.set_deleted([victim.id], True)
+    after = store.keyword_search(plan.expression, Filters(), 10)
+    assert first[0][0] not in dict(after) and len(after) == 5
+    other = Store(Database(paths.database_path()))  # another process's connection
+    second = store.by_seqs([after[0][0]])[after[0][0]]
+    other.set_deleted([second.id], True)
+    other.db.close()
+    assert after[0][0] not in dict(store.keyword_search(plan.expression, Filters(), 10))
+
+
+def test_word_counts_follow_writes_from_another_connection(store):
+    assert store.keyword_plan("quokka").phrases[0].docs == 0
+    other = Store(Database(paths.database_path()))
+    other.insert(Memory(id="", text="a quokka in the garden"))
+    other.db.close()
+    assert store.keyword_plan("quokka").phrases[0].docs == 1
+
+
+@pytest.mark.parametrize("own", [True, False])
+def test_common_words_score_as_fts5_bm25_without_counting_their_memories(
+    mnemo_home, monkeypatch, own
+):
+    # Every memory holds both words (each in half the memories or more): in a large
+    # collection they are ranked by Mnemo's own scorer, which must give FTS5's bm25() to
+    # the last digit, labels apart; in a small one by bm25() itself.
+    from app.core.storage import store as store_module
+
+    monkeypatch.setattr(store_module, "OWN_SCORER_ABOVE", 0 if own else 10**9)
+    s = Store(Database(paths.database_path()))
+    for i in range(30):
+        body = "common word " * (1 + i % 4) + " ".join(f"w{i}x{j}" for j in range(i % 7))
+        s.insert(Memory(id="", text=body, title="common" if i % 3 else "", tags=["word"]))
+    s.set_keywords(s.by_seqs([3])[3].id, ["common"])
+    plan = s.keyword_plan("common word")
+    assert plan.common_only
+    hits = s.keyword_search(plan.expression, Filters(), 30, common_only=True)
+    expected = s.db.query(
+        "SELECT rowid, -bm25(memories_fts, 2.0, 1.0, 1.0, 1.0, 1.0), "
+        "-bm25(memories_fts, 2.0, 1.0, 1.0, 1.0, 0.0) FROM memories_fts "
+        "WHERE memories_fts MATCH ?",
+        (plan.expression,),
+    )
+    want = {seq: text + 0.25 * (full - text) if text > 0 else full for seq, full, text in expected}
+    assert len(hits) == 30
+    for seq, score in hits:
+        assert score == pytest.approx(want[seq], rel=1e-12, abs=1e-18)
+    assert [s for s, _ in hits] == sorted(want, key=lambda q: (-want[q], q))
+
+
+def test_very_common_words_are_counted_from_a_sample_in_a_large_collection(store, monkeypatch):
+    monkeypatch.setattr(fts, "SAMPLED_ABOVE", 100)
+    monkeypatch.setattr(fts, "SAMPLE_WIDTH", 40)
+    seen = _statements(store)
+    plan = store.keyword_plan("note zircon alpha")
+    store.db.conn.exec_trace = None
+    docs = {p.words[0]: p.docs for p in plan.phrases}
+    assert docs["zircon"] == 6  # rare in the sample: counted exactly
+    assert docs["alpha"] == 150  # a quarter of the sample (every fourth memory)
+    assert docs["note"] == 600  # every memory: estimated, never read whole
+    counted = {term for sql, b in seen if "mnemo_vocab" in sql and "term IN" in sql for term in b}
+    assert "zircon" in counted and not counted & {"note", "alpha"}
+    assert "note" not in plan.expression  # common: left out of the search, as before
+
+
+def test_short_prefixes_are_words_in_a_large_collection(store, monkeypatch):
+    assert [fts.shortest_prefix(n) for n in (5_000, 50_000, 1_000_000)] == [1, 2, 3]
+    assert store.keyword_plan("zi", prefix=True).expression == '"zi" *'  # 600 memories
+    monkeypatch.setattr(fts, "shortest_prefix", lambda total: 3)
+    assert store.keyword_plan("zi", prefix=True).expression is None  # no word `zi`
+    assert store.keyword_plan("zir", prefix=True).expression == '"zir" *'
+    assert store.keyword_plan("a", prefix=True).expression is None  # a stop word, dropped
