@@ -174,13 +174,16 @@ def test_common_words_score_as_fts5_bm25_without_counting_their_memories(
 
     monkeypatch.setattr(store_module, "OWN_SCORER_ABOVE", 0 if own else 10**9)
     s = Store(Database(paths.database_path()))
+    seen = _statements(s)
     for i in range(30):
         body = "common word " * (1 + i % 4) + " ".join(f"w{i}x{j}" for j in range(i % 7))
         s.insert(Memory(id="", text=body, title="common" if i % 3 else "", tags=["word"]))
     s.set_keywords(s.by_seqs([3])[3].id, ["common"])
     plan = s.keyword_plan("common word")
     assert plan.common_only
-    hits = s.keyword_search(plan.expression, Filters(), 30, common_only=True)
+    hits = s.keyword_search(plan.expression, Filters(), 30, common_only=True, parts=plan.parts)
+    assert any(fts.SCORER in sql for sql, _ in seen) == own
+    s.db.conn.exec_trace = None
     expected = s.db.query(
         "SELECT rowid, -bm25(memories_fts, 2.0, 1.0, 1.0, 1.0, 1.0), "
         "-bm25(memories_fts, 2.0, 1.0, 1.0, 1.0, 0.0) FROM memories_fts "
@@ -216,3 +219,52 @@ def test_short_prefixes_are_words_in_a_large_collection(store, monkeypatch):
     assert store.keyword_plan("zi", prefix=True).expression is None  # no word `zi`
     assert store.keyword_plan("zir", prefix=True).expression == '"zir" *'
     assert store.keyword_plan("a", prefix=True).expression is None  # a stop word, dropped
+
+
+def test_phrases_about_as_common_are_treated_alike():
+    # a fits the budget of rare phrases and b just misses it: a memory holding only b must
+    # not be left out while one holding only a is kept, so a is paired too.
+    parts = [('"a"', 9_000), ('"b"', 11_000), ('"c"', 30_000)]
+    assert fts.narrowing(parts, 1_000_000, 250) == ['"a" AND ("b" OR "c")', '"b" AND "c"']
+
+
+def test_own_scorer_only_for_single_words_that_hold_the_idf_floor():
+    from app.core.storage.store import _own_scorer
+
+    assert _own_scorer([('"common"', 900_000), ('"word"', 800_000)], 1_000_000)
+    assert not _own_scorer([('"common"', 900_000)], 10_000)  # small: FTS5's bm25() is cheaper
+    assert not _own_scorer([('"word common"', 900_000)], 1_000_000)  # count is an upper bound
+    assert not _own_scorer([('"comm" *', 900_000)], 1_000_000)  # a prefix: so is its count
+    assert not _own_scorer([('"common"', 520_000)], 1_000_000)  # near half: maybe not floored
+
+
+def test_a_prefix_is_as_long_as_its_stem(store, monkeypatch):
+    store.insert(Memory(id="", text="water the plants"))
+    assert store.keyword_plan("was", prefix=True).expression == '"was" *'  # `wa*`: water
+    monkeypatch.setattr(fts, "shortest_prefix", lambda total: 3)
+    assert store.keyword_plan("was", prefix=True).expression is None  # `wa*`: 2 letters
+    assert store.keyword_plan("note", prefix=True).expression == '"note" *'
+
+
+def test_nothing_read_in_a_rolled_back_write_is_kept(store):
+    plan = store.keyword_plan("zircon")
+    seq = store.keyword_search(plan.expression, Filters(), 10)[0][0]
+    victim = store.by_seqs([seq])[seq]
+    with pytest.raises(RuntimeError), store.db.write():
+        store.set_deleted([victim.id], True)
+        store.insert(Memory(id="", text="a quokka in the garden"))
+        assert seq not in dict(store.keyword_search(plan.expression, Filters(), 10))
+        assert store.keyword_plan("quokka").phrases[0].docs == 1
+        raise RuntimeError("rolled back")
+    assert seq in dict(store.keyword_search(plan.expression, Filters(), 10))
+    assert store.keyword_plan("quokka").phrases[0].docs == 0
+
+
+def test_a_word_common_in_one_period_only_is_counted_exactly(store, monkeypatch):
+    monkeypatch.setattr(fts, "SAMPLED_ABOVE", 100)
+    monkeypatch.setattr(fts, "SAMPLE_WIDTH", 40)
+    for i in range(100):  # the latest 100 memories, all about one thing
+        store.insert(Memory(id="", text=f"burst {i} of the launch week"))
+    docs = {p.words[0]: p.docs for p in store.keyword_plan("burst charlie").phrases}
+    assert docs["burst"] == 100  # in every memory of the last span, in none before
+    assert abs(docs["charlie"] - 150) <= 15  # a quarter of every span: estimated

@@ -92,8 +92,8 @@ SCORE_ALL = 20_000  # postings a query may match before it is narrowed (`narrowi
 PAIRED = 4  # the rarest common phrases of a narrowed query whose pairs are ranked
 KEPT_COUNTS = 10_000  # stems whose memory counts `Lexicon.docs` keeps between writes
 SAMPLED_ABOVE = 50_000  # memories; past them a very common word's count is estimated …
-ESTIMATED_SHARE = 0.25  # … when a sample finds it in this share of memories or more …
-SAMPLE_SPANS, SAMPLE_WIDTH = 3, 3_000  # … from this many spans of this many memories
+ESTIMATED_SHARE = 0.25  # … when it is in this share of memories or more …
+SAMPLE_SPANS, SAMPLE_WIDTH = 6, 1_500  # … in each of this many spans of this many
 _VOCAB = "temp.mnemo_vocab"
 
 
@@ -243,6 +243,9 @@ def narrowing(parts: list[tuple[str, int]], total: int, wanted: int) -> list[str
     while rare < len(ordered) and ordered[rare][1] <= budget:
         budget -= ordered[rare][1]
         rare += 1
+    while 0 < rare < len(ordered) and 2 * ordered[rare - 1][1] >= ordered[rare][1]:
+        rare -= 1  # about as common as the first common phrase: treated alike
+        budget += ordered[rare][1]
     paired = ordered[rare : rare + PAIRED]
     expected = (
         SCORE_ALL // 2
@@ -278,11 +281,12 @@ class Lexicon:
         self._tokenize = None
         self._ready = False
         self._corrected: dict[str, tuple[str, int] | None] = {}  # word → correction
-        self._corrected_at: tuple[int, int] | None = None  # the index state they were made in
+        self._corrected_at: tuple[int, int, int] | None = None  # the index state they were made in
         self._docs: dict[str, int] = {}  # stem → memories holding it (`docs`)
-        self._docs_at: tuple[int, int] | None = None  # the index state they were counted in
-        self._spans: tuple[tuple[int, int], list[tuple[int, int, int]]] | None = None
-        self._total: tuple[tuple[int, int], int] | None = None  # (index state, row count)
+        self._docs_at: tuple[int, int, int] | None = None  # the index state they were counted in
+        self._spans: tuple[tuple[int, int, int], list[tuple[int, int, int]]] | None = None
+        self._uncommitted = 0  # see `_state`
+        self._total: tuple[tuple[int, int, int], int] | None = None  # (index state, row count)
 
     def _prepare(self) -> None:
         if self._tokenize is None:
@@ -314,10 +318,15 @@ class Lexicon:
         )
         return [t[0] for t in tokens]
 
-    def _state(self) -> tuple[int, int]:
-        """Changes when this connection or another one writes (cheap: no table is read)."""
+    def _state(self) -> tuple[int, int, int]:
+        """Changes when this connection or another one writes (cheap: no table is read);
+        inside a transaction, at every call (what it reads may yet be rolled back, and a
+        rollback leaves the change count as it was)."""
         version = self._conn.execute("PRAGMA data_version").fetchall()[0][0]
-        return int(version), self._conn.total_changes()
+        if self._conn.in_transaction:
+            self._uncommitted += 1
+            return int(version), self._conn.total_changes(), self._uncommitted
+        return int(version), self._conn.total_changes(), 0
 
     def total(self) -> int:
         """How many rows the index holds (BM25's N), counted again only after a write."""
@@ -327,22 +336,24 @@ class Lexicon:
             self._total = (state, int(count))
         return self._total[1]
 
-    def docs(self, stems: list[str]) -> dict[str, int]:
+    def docs(self, stems: list[str], estimate: bool = False) -> dict[str, int]:
         """How many memories hold each stem (stems no memory holds are absent).
 
         fts5vocab counts them by reading each stem's whole list of memories (0.4 ms for a
         word in 2% of a million), so the counts are kept until the index changes: typing
-        asks again for the words before the one being typed at every keystroke."""
+        asks again for the words before the one being typed at every keystroke. With
+        `estimate`, past SAMPLED_ABOVE memories a word common in every sampled span is
+        counted from the sample (`_common_share`)."""
         self._prepare()
         state = self._state()
         if state != self._docs_at or len(self._docs) > KEPT_COUNTS:
             self._docs, self._docs_at = {}, state
         unique = [s for s in dict.fromkeys(stems) if s not in self._docs]
-        total = self.total() if unique else 0
+        total = self.total() if unique and estimate else 0
         if total > SAMPLED_ABOVE:  # a word in a quarter of the memories or more: estimated
             for stem in list(unique):
-                share = self._sampled_share(stem)
-                if share is not None and share >= ESTIMATED_SHARE:
+                share = self._common_share(stem)
+                if share is not None:
                     self._docs[stem] = round(share * total)
                     unique.remove(stem)
         for start in range(0, len(unique), 500):
@@ -356,11 +367,13 @@ class Lexicon:
             self._docs.update({stem: found.get(stem, 0) for stem in part})
         return {s: self._docs[s] for s in dict.fromkeys(stems) if self._docs.get(s)}
 
-    def _sampled_share(self, stem: str) -> float | None:
+    def _common_share(self, stem: str) -> float | None:
         """The share of memories holding `stem` in SAMPLE_SPANS spans of SAMPLE_WIDTH
-        memories spread over the collection (FTS5 seeks to each span), or None when the
-        stem cannot be asked for as itself. About 0.1 ms a word at a million memories,
-        where counting all of a word held by most of them took 20 ms."""
+        memories spread over the collection (FTS5 seeks to each span) when it is at least
+        ESTIMATED_SHARE in every one of them; else (or when the stem cannot be asked for as
+        itself) None, and it is counted exactly. A word common in one period only (memories
+        are in the order they were stored) is not taken for a common word. About 0.1 ms a
+        word at a million memories, where counting a word most of them hold took 20 ms."""
         if self.searchable(stem) is None:
             return None
         state = self._state()
@@ -377,14 +390,14 @@ class Lexicon:
             self._spans = (state, spans)
         found = rows = 0
         for start, end, held in self._spans[1]:
-            found += self._conn.execute(
+            here = self._conn.execute(
                 "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ? "
                 "AND rowid >= ? AND rowid < ?",
                 (f'"{stem}"', start, end),
             ).fetchall()[0][0]
-            rows += held
-            if rows and found < rows * ESTIMATED_SHARE / 2:
-                break  # far from common in the first span: counted exactly instead
+            if held and here < held * ESTIMATED_SHARE:
+                return None  # not common here: counted exactly
+            found, rows = found + here, rows + held
         return found / rows if rows else None
 
     def prefix_docs(self, prefix: str, total: int) -> int:
@@ -503,13 +516,14 @@ class Lexicon:
             return KeywordPlan(expression=None)
         total = max(self.total(), 1)
         if last_words and last_words == phrases[-1].words:
-            if len(last_words[-1]) >= shortest_prefix(total):
+            stem = self.stems(last_words[-1])  # FTS5 takes the stem's start (`was` → `wa*`)
+            if len(stem[-1] if stem else last_words[-1]) >= shortest_prefix(total):
                 phrases[-1].prefix = True
             elif all(w in STOP_WORDS for w in last_words):
                 phrases.pop()  # `a` on its way to `apple`, too short to be a prefix here
                 if not phrases:
                     return KeywordPlan(expression=None)
-        known = self.docs([s for p in phrases for s in p.stems])
+        known = self.docs([s for p in phrases for s in p.stems], estimate=True)
         long_query = len(phrases) > LONG_QUERY
         cased = {w.lower() for w in words(text) if _cased_identifier(w)}
         corrections: dict[str, str] = {}
@@ -574,6 +588,9 @@ class Lexicon:
         if rare:
             matchable = rare
         searched = {p.words[0] for p in matchable}
+        # Rarest first, as `narrowing` asks them: FTS5 adds up the phrases' scores in this
+        # order, so a narrowed memory's score is the whole query's to the last bit.
+        matchable = sorted(matchable, key=lambda p: p.docs)
         expression = " OR ".join(p.match() for p in matchable) or None
         typed = any(p.prefix and p.corrected is None for p in matchable)
         return KeywordPlan(

@@ -201,6 +201,17 @@ class Filters:
         )
 
 
+def _own_scorer(parts: list[tuple[str, int]], total: int) -> bool:
+    """Whether a common-only query is scored by `fts.SCORER`, which gives every phrase
+    FTS5's idf floor: past OWN_SCORER_ABOVE memories, for single words (not a prefix nor a
+    phrase of several, whose planned counts are upper bounds) that clearly hold that
+    floor (in 60% of memories or more: an estimated count may be a little off)."""
+    return total > OWN_SCORER_ABOVE and all(
+        " " not in phrase and not phrase.endswith("*") and docs >= 0.6 * total
+        for phrase, docs in parts
+    )
+
+
 def _labels_once(rows, limit: int, labels_only: set[int]) -> list[tuple[int, float]]:
     """(seq, score) of the best `limit` of (seq, full BM25, BM25 without the labels) rows:
     a memory whose text holds what its labels match keeps LABEL_SHARE of their part, one
@@ -246,8 +257,9 @@ class Store:
         fts.register_scorer(self.db.conn)
         # The last keyword answers, kept while the database is as it was when they came
         self._keyword_answers: dict[tuple, list[tuple[int, float]]] = {}
-        self._keyword_version: tuple[int, int] | None = None  # (data_version, total_changes)
-        self._trash: tuple[tuple[int, int], int, frozenset[int] | None] | None = None
+        self._keyword_version: tuple[int, int, int] | None = None  # see `_changes`
+        self._uncommitted = 0  # see `_changes`
+        self._trash: tuple[tuple[int, int, int], int, frozenset[int] | None] | None = None
 
     # ---- reading -------------------------------------------------------------------
     def get(self, memory_id: str, include_deleted: bool = True) -> Memory:
@@ -462,24 +474,32 @@ class Store:
         the same keystroke run the FTS5 query once (issue 23)."""
         where, args = filters.sql()
         changes = self._changes()
-        key = (expression, where, tuple(args), limit, weights, common_only)
+        key = (expression, where, tuple(args), limit, weights, common_only, tuple(parts or ()))
         if changes != self._keyword_version:  # written since: every answer kept is stale
             self._keyword_version, self._keyword_answers = changes, {}
         if key not in self._keyword_answers:
             if len(self._keyword_answers) >= KEPT_KEYWORD_ANSWERS:
                 del self._keyword_answers[next(iter(self._keyword_answers))]  # the oldest
             pool = min(limit * RERANK_POOL, limit + RERANK_EXTRA)
-            narrow = None
+            narrow, own = None, False
             if parts and not common_only:
                 narrow = fts.narrowing(parts, self._lexicon.total(), pool + limit)
+            elif parts:
+                own = _own_scorer(parts, self._lexicon.total())
             self._keyword_answers[key] = self._keyword_search(
-                expression, filters, limit, weights, common_only, narrow
+                expression, filters, limit, weights, common_only, narrow, own
             )
         return list(self._keyword_answers[key])
 
-    def _changes(self) -> tuple[int, int]:
-        """Changes when this connection or another one writes (no table is read)."""
-        return self.db.query("PRAGMA data_version")[0][0], self.db.conn.total_changes()
+    def _changes(self) -> tuple[int, int, int]:
+        """Changes when this connection or another one writes (no table is read); inside
+        a transaction, at every call (what is read there may yet be rolled back, and a
+        rollback leaves the change count as it was)."""
+        version = self.db.query("PRAGMA data_version")[0][0]
+        if self.db.conn.in_transaction:
+            self._uncommitted += 1
+            return version, self.db.conn.total_changes(), self._uncommitted
+        return version, self.db.conn.total_changes(), 0
 
     def _keyword_search(
         self,
@@ -489,6 +509,7 @@ class Store:
         weights: tuple[float, ...],
         common_only: bool,
         narrow: list[str] | None = None,
+        own: bool = False,
     ) -> list[tuple[int, float]]:
         """`keyword_search`, asked of SQLite.
 
@@ -502,8 +523,8 @@ class Store:
 
         `common_only` (every phrase in half the memories or more, `KeywordPlan`): such words
         tell memories apart by nothing but their frequency, and ranking all of them cost
-        66 ms at 100k; the newest COMMON_POOL matches are ranked instead (8 ms). Past
-        OWN_SCORER_ABOVE memories they are scored by `fts.SCORER` (FTS5's bm25() read every
+        66 ms at 100k; the newest COMMON_POOL matches are ranked instead (8 ms). With
+        `own` (`_own_scorer`) they are scored by `fts.SCORER` (FTS5's bm25() reads every
         memory holding them first: 70 ms at a million).
 
         `narrow` (`fts.narrowing`): the expressions whose matches are ranked instead, each
@@ -511,7 +532,7 @@ class Store:
         back, every match is ranked."""
         full = ", ".join(str(float(x)) for x in weights)
         pool = min(limit * RERANK_POOL, limit + RERANK_EXTRA)
-        if common_only and self._lexicon.total() <= OWN_SCORER_ABOVE:
+        if common_only and not own:
             where, args = filters.sql()
             text = ", ".join(str(float(x)) for x in (*weights[:-1], 0.0))
             rows = self.db.query(
