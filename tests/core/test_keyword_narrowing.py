@@ -268,3 +268,11 @@ def test_a_word_common_in_one_period_only_is_counted_exactly(store, monkeypatch)
     docs = {p.words[0]: p.docs for p in store.keyword_plan("burst charlie").phrases}
     assert docs["burst"] == 100  # in every memory of the last span, in none before
     assert abs(docs["charlie"] - 150) <= 15  # a quarter of every span: estimated
+
+
+def test_the_word_being_typed_as_itself_has_its_own_count(store):
+    for i in range(30):
+        store.insert(Memory(id="", text=f"zirconium sample {i}"))
+    plan = store.keyword_plan("alpha zircon", prefix=True)
+    assert dict(plan.parts)['"zircon" *'] == 36  # zircon and zirconium
+    assert dict(plan.exact_parts)['"zircon"'] == 6  # zircon alone

@@ -593,11 +593,18 @@ class Lexicon:
         matchable = sorted(matchable, key=lambda p: p.docs)
         expression = " OR ".join(p.match() for p in matchable) or None
         typed = any(p.prefix and p.corrected is None for p in matchable)
+
+        def exact_docs(p: Phrase) -> int:
+            """A typed word as itself is held by fewer memories than as a prefix."""
+            if not p.prefix or p.corrected is not None:
+                return p.docs
+            return min(known.get(s, 0) for s in p.stems)
+
         return KeywordPlan(
             expression=expression,
             exact_expression=" OR ".join(p.match(exact=True) for p in matchable) if typed else None,
             parts=[(p.match(), p.docs) for p in matchable],
-            exact_parts=[(p.match(exact=True), p.docs) for p in matchable] if typed else [],
+            exact_parts=[(p.match(exact=True), exact_docs(p)) for p in matchable] if typed else [],
             phrases=phrases,
             ideal=ideal * (BM25_K1 + 1),
             corrections={w: c for w, c in corrections.items() if w in searched},
