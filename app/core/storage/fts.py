@@ -285,7 +285,7 @@ class Lexicon:
         self._docs: dict[str, int] = {}  # stem → memories holding it (`docs`)
         self._docs_at: tuple[int, int, int] | None = None  # the index state they were counted in
         self._spans: tuple[tuple[int, int, int], list[tuple[int, int, int]]] | None = None
-        self._uncommitted = 0  # see `_state`
+        self._uncommitted = 0  # see `state`
         self._total: tuple[tuple[int, int, int], int] | None = None  # (index state, row count)
 
     def _prepare(self) -> None:
@@ -318,7 +318,7 @@ class Lexicon:
         )
         return [t[0] for t in tokens]
 
-    def _state(self) -> tuple[int, int, int]:
+    def state(self) -> tuple[int, int, int]:
         """Changes when this connection or another one writes (cheap: no table is read);
         inside a transaction, at every call (what it reads may yet be rolled back, and a
         rollback leaves the change count as it was)."""
@@ -330,7 +330,7 @@ class Lexicon:
 
     def total(self) -> int:
         """How many rows the index holds (BM25's N), counted again only after a write."""
-        state = self._state()
+        state = self.state()
         if self._total is None or self._total[0] != state:
             count = self._conn.execute("SELECT count(*) FROM memories").fetchall()[0][0]
             self._total = (state, int(count))
@@ -345,7 +345,7 @@ class Lexicon:
         `estimate`, past SAMPLED_ABOVE memories a word common in every sampled span is
         counted from the sample (`_common_share`)."""
         self._prepare()
-        state = self._state()
+        state = self.state()
         if state != self._docs_at or len(self._docs) > KEPT_COUNTS:
             self._docs, self._docs_at = {}, state
         unique = [s for s in dict.fromkeys(stems) if s not in self._docs]
@@ -376,7 +376,7 @@ class Lexicon:
         word at a million memories, where counting a word most of them hold took 20 ms."""
         if self.searchable(stem) is None:
             return None
-        state = self._state()
+        state = self.state()
         if self._spans is None or self._spans[0] != state:
             low, high = self._conn.execute("SELECT min(seq), max(seq) FROM memories").fetchall()[0]
             step = max((high - low + 1) // SAMPLE_SPANS, SAMPLE_WIDTH)
@@ -470,7 +470,7 @@ class Lexicon:
         return stem if self.stems(stem) == [stem] else None
 
     def _corrected_word(self, word: str, stem: str) -> tuple[str, int] | None:
-        state = self._state()
+        state = self.state()
         if state != self._corrected_at:  # typing asks again at every keystroke
             self._corrected, self._corrected_at = {}, state
         if word not in self._corrected:

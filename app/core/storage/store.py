@@ -201,6 +201,12 @@ class Filters:
         )
 
 
+def _bm25_weights(weights: tuple[float, ...]) -> tuple[str, str]:
+    """bm25()'s column weights as SQL: all of them, and the same without the labels."""
+    full = ", ".join(str(float(x)) for x in weights)
+    return full, ", ".join(str(float(x)) for x in (*weights[:-1], 0.0))
+
+
 def _own_scorer(parts: list[tuple[str, int]], total: int) -> bool:
     """Whether a common-only query is scored by `fts.SCORER`, which gives every phrase
     FTS5's idf floor: past OWN_SCORER_ABOVE memories, for single words (not a prefix nor a
@@ -258,7 +264,6 @@ class Store:
         # The last keyword answers, kept while the database is as it was when they came
         self._keyword_answers: dict[tuple, list[tuple[int, float]]] = {}
         self._keyword_version: tuple[int, int, int] | None = None  # see `_changes`
-        self._uncommitted = 0  # see `_changes`
         self._trash: tuple[tuple[int, int, int], int, frozenset[int] | None] | None = None
 
     # ---- reading -------------------------------------------------------------------
@@ -492,14 +497,8 @@ class Store:
         return list(self._keyword_answers[key])
 
     def _changes(self) -> tuple[int, int, int]:
-        """Changes when this connection or another one writes (no table is read); inside
-        a transaction, at every call (what is read there may yet be rolled back, and a
-        rollback leaves the change count as it was)."""
-        version = self.db.query("PRAGMA data_version")[0][0]
-        if self.db.conn.in_transaction:
-            self._uncommitted += 1
-            return version, self.db.conn.total_changes(), self._uncommitted
-        return version, self.db.conn.total_changes(), 0
+        """Changes after any write to the database (`fts.Lexicon.state`)."""
+        return self._lexicon.state()
 
     def _keyword_search(
         self,
@@ -530,11 +529,10 @@ class Store:
         `narrow` (`fts.narrowing`): the expressions whose matches are ranked instead, each
         memory keeping its best score of them (its true one); when fewer than the pool come
         back, every match is ranked."""
-        full = ", ".join(str(float(x)) for x in weights)
+        full, text = _bm25_weights(weights)
         pool = min(limit * RERANK_POOL, limit + RERANK_EXTRA)
         if common_only and not own:
             where, args = filters.sql()
-            text = ", ".join(str(float(x)) for x in (*weights[:-1], 0.0))
             rows = self.db.query(
                 f"SELECT m.seq, f.full, f.text FROM (SELECT rowid, -bm25(memories_fts, {full}) "
                 f"AS full, -bm25(memories_fts, {text}) AS text FROM memories_fts "
@@ -557,7 +555,7 @@ class Store:
             return _labels_once(rows, limit, self._labels_only(expression, rows))
         unfiltered = not (filters.active or filters.include_deleted or filters.only_deleted)
         # Without filters, as many more as the trash could take from them (none when empty)
-        wanted = pool + (min(limit, self._trash_size()) if unfiltered else 0)
+        wanted = pool + (min(limit, self._trash_now()[0]) if unfiltered else 0)
         if narrow is None:
             rows = self._ranked(expression, filters, weights, wanted)
         else:
@@ -579,8 +577,7 @@ class Store:
     ) -> list[tuple[int, float, float]]:
         """(seq, full BM25, BM25 without the labels) of the best `count` matches of one
         FTS5 expression, trashed memories included when there are no filters."""
-        full = ", ".join(str(float(x)) for x in weights)
-        text = ", ".join(str(float(x)) for x in (*weights[:-1], 0.0))
+        full, text = _bm25_weights(weights)
         # Ordered by the selected column: `ORDER BY bm25(…)` would be evaluated once more.
         scores = f"-bm25(memories_fts, {full}) AS full, -bm25(memories_fts, {text})"
         if not (filters.active or filters.include_deleted or filters.only_deleted):
@@ -640,9 +637,6 @@ class Store:
                 trash = frozenset(r[0] for r in rows)
             self._trash = (changes, count[0][0], trash)
         return self._trash[1], self._trash[2]
-
-    def _trash_size(self) -> int:
-        return self._trash_now()[0]
 
     def _trashed(self, seqs: list[int]) -> set[int]:
         """Which of these memories are in the trash: from the trash's seqs while it holds
