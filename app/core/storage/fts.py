@@ -212,8 +212,9 @@ def shortest_prefix(total: int) -> int:
     """How many characters the word being typed needs before it is searched as the start
     of longer words, in a collection of `total` memories. FTS5 gathers every word starting
     with a prefix into one list before it reads a row: the first letter typed took 0.5 s at
-    100k memories and 4.7 s at a million. Shorter, the word is searched as itself (the
-    meaning search still runs)."""
+    100k memories and 4.7 s at a million. `Lexicon.plan` measures the word's stem (FTS5
+    takes the stem's start); shorter, the word is searched as itself (the meaning search
+    still runs)."""
     return 1 if total <= 10_000 else 2 if total <= 100_000 else 3
 
 
@@ -234,7 +235,8 @@ def narrowing(parts: list[tuple[str, int]], total: int, wanted: int) -> list[str
     phrase. One such expression for each rare phrase (memories adding up to SCORE_ALL / 2)
     and for the PAIRED - 1 rarest common ones, and each rare phrase alone: a memory that
     repeats one common word in a short text can lose its place (none of the best 50 in
-    bench/keywords.py at a million); the meaning search still finds it. None when the
+    bench/keywords.py at a million); a hybrid search can still find it by meaning, keyword
+    mode cannot. None when the
     ranked rows would be fewer than twice `wanted` (as if the phrases were independent)."""
     if sum(docs for _, docs in parts) <= SCORE_ALL or total <= 0 or len(parts) < 2:
         return None
