@@ -96,6 +96,7 @@ def _home(n: int) -> Path:
     from app.core import paths
     from app.core.model.embedder import inspect_model
     from app.core.storage.db import Database, now
+    from app.core.storage.store import encode_vector
 
     info = inspect_model(paths.DEFAULT_MODEL)
     home = HERE / ".cache" / f"vectors-{n}-{info.model_id.replace('@', '-')}"
@@ -120,7 +121,7 @@ def _home(n: int) -> Path:
                 "INSERT INTO embeddings(memory_id, chunk, model_id, content_hash, vector) "
                 "VALUES (?, 0, ?, '', ?)",
                 (
-                    (i, info.model_id, v.astype("<f4").tobytes())
+                    (i, info.model_id, encode_vector(v))
                     for i, v in zip(ids, vecs, strict=True)
                 ),
             )
@@ -160,7 +161,7 @@ def _stage_rows(sizes: list[int], runs: int, load: str) -> list[tuple]:
                 finally:
                     vectors.largest = shipped
             assert answers["before"] == answers["largest"], "the selections disagree"
-            q8 = index._q8[: index._n].view(np.int64)
+            q8 = index._q8_block(0, index._n).view(np.int64)
             floor = _time(lambda q8=q8: q8.sum(), max(3, runs // 20))
             now = [t / len(queries) for t in times["largest"]]
             before = [t / len(queries) for t in times["before"]]

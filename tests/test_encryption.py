@@ -66,15 +66,20 @@ def _fill(engine: Engine, marker: str) -> list[str]:
     return ids
 
 
-def test_encrypted_database_and_everything_beside_it_hold_no_memory_content(engine, mnemo_home):
+def test_encrypted_database_and_everything_beside_it_hold_no_memory_content(
+    engine, mnemo_home, monkeypatch
+):
     """A marker in every field is in no file under MNEMO_HOME after encrypt, remember,
     recall, backfill, a snapshot and a close (the vector copy written before is gone)."""
+    from app.core.search import vectors as vector_module
+
+    monkeypatch.setattr(vector_module, "QUANTIZE_ABOVE", 0)  # a copy for four memories
     marker = _marker()
     _fill(engine, marker)
     engine.close()  # writes the memory-mapped vector copy beside the database
     vectors = paths.database_path().with_name("mnemo.db.vectors")
     assert any(vectors.iterdir()), "the plain database keeps a vector copy"
-    (clear,) = vectors.glob("*.f32.npy")
+    (clear,) = vectors.glob("*.q8.npy")
     first_row = np.load(clear, mmap_mode="r")[0].tobytes()
     assert _files_holding(marker, mnemo_home), "the marker is findable before (the test works)"
 
@@ -91,8 +96,9 @@ def test_encrypted_database_and_everything_beside_it_hold_no_memory_content(engi
 
     assert _files_holding(marker, mnemo_home) == []
     # the vector copy is sealed: no clear vector file, and its bytes hold no vector row
-    assert not list(vectors.glob("*.f32.npy")), "no clear vector copy beside an encrypted one"
-    (sealed,) = vectors.glob("*.f32.sealed")
+    assert not list(vectors.glob("*.q8.npy")), "no clear vector copy beside an encrypted one"
+    assert not list(vectors.glob("*.scale.npy"))
+    (sealed,) = vectors.glob("*.q8.sealed")
     assert first_row[:32] not in sealed.read_bytes()
     assert len(recovery.split("-")) == 11
     again = Engine(embedder=engine.embedder)
@@ -545,8 +551,11 @@ def test_every_file_of_encryption_and_snapshots_is_ours_alone_whatever_the_umask
 
 
 def test_the_sealed_vector_copy_is_rebuilt_after_a_new_key_or_damage_and_doctor_checks_it(
-    engine, mnemo_home
+    engine, mnemo_home, monkeypatch
 ):
+    from app.core.search import vectors as vector_module
+
+    monkeypatch.setattr(vector_module, "QUANTIZE_ABOVE", 0)  # a copy for four memories
     _fill(engine, "SEALED")
     engine.encrypt("passphrase", PASSPHRASE)
     engine.close()
@@ -567,7 +576,7 @@ def test_the_sealed_vector_copy_is_rebuilt_after_a_new_key_or_damage_and_doctor_
     assert reopen()[0] == "database"  # the old key's copy does not open: rebuilt
     assert reopen()[0] == "cache"
     vectors = paths.database_path().with_name("mnemo.db.vectors")
-    (sealed,) = vectors.glob("*.f32.sealed")
+    (sealed,) = vectors.glob("*.q8.sealed")
     data = bytearray(sealed.read_bytes())
     data[len(data) // 2] ^= 0xFF
     sealed.write_bytes(bytes(data))

@@ -270,7 +270,8 @@ class Engine:
             # read into memory whole (ADR 0014); a clear one a crash left is wiped first.
             cache = None if self.read_only else cipher.vector_copy(db_path)
             if self._db.encrypted and cache is not None:
-                cipher.wipe(cache, "*.f32.npy")
+                for clear in ("*.q8.npy", "*.scale.npy", "*.f32.npy"):  # f32: before m013
+                    cipher.wipe(cache, clear)
             self._index = VectorIndex(
                 embedder.info.model_id, embedder.info.dimension, cache, self._db.vector_key
             )
@@ -303,7 +304,7 @@ class Engine:
         """How many live memories there are (cached until the database changes)."""
         version = (self._db.query("PRAGMA data_version")[0][0], self._db.conn.total_changes())
         if self._live_count is None or self._live_count[0] != version:
-            self._live_count = (version, self._store.counts()["memories"])
+            self._live_count = (version, self._store.live_count())
         return self._live_count[1]
 
     def meaning(self) -> Meaning:

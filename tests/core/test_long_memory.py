@@ -43,7 +43,7 @@ def test_a_long_memory_is_embedded_in_slices_that_resume_where_they_stopped(
     assert engine.vector_status() == {"embedded": 1, "stale": 0, "missing": 0}
     whole = embedder.embed_documents([stored.embed_text])[0]
     kept = store.vectors_of(stored.id, embedder.info.model_id)
-    assert kept.shape == whole.shape and np.allclose(kept, whole, atol=1e-5)
+    assert kept.shape == whole.shape and np.allclose(kept, whole, atol=5e-4)  # float16
     hits = engine.recall("zanzibar ferry timetable").results
     assert hits and hits[0].memory.id == stored.id
 
@@ -60,7 +60,7 @@ def test_a_changed_text_starts_its_slices_again(word_engine, store, word_model):
     assert engine.backfill() == 1 and engine.vector_status()["missing"] == 0
     assert embedder.decoded == new_sequences  # the old text's slice was not used
     kept = store.vectors_of(edited.id, embedder.info.model_id)
-    assert np.allclose(kept, embedder.embed_documents([edited.embed_text])[0], atol=1e-5)
+    assert np.allclose(kept, embedder.embed_documents([edited.embed_text])[0], atol=5e-4)
 
 
 def test_the_backfill_yields_between_two_memories_labels(engine, embedder):

@@ -214,3 +214,64 @@ def test_the_largest_observation_count_comes_from_an_index_not_a_scan(store):
     sql = "SELECT coalesce(max(observation_count), 1) FROM memories WHERE deleted_at IS NULL"
     plan = " ".join(str(row) for row in store.db.query("EXPLAIN QUERY PLAN " + sql))
     assert "memories_live_observations" in plan and "SCAN memories" not in plan, plan
+
+
+def test_vectors_are_stored_once_as_float16_and_read_back_as_float32(store):
+    # Issue 24: 2 bytes a number (the database held float32 and a copy beside it did too)
+    import numpy as np
+
+    from app.core.storage.store import decode_vector
+
+    m = store.insert(Memory(id="", text="half the bytes"))
+    vectors = np.random.default_rng(1).normal(size=(2, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    store.save_vectors(m.id, "model-a", "h", vectors)
+    sizes = store.db.query("SELECT length(vector) FROM embeddings WHERE memory_id = ?", (m.id,))
+    assert [s[0] for s in sizes] == [768, 768]
+    back = store.vectors_of(m.id, "model-a", 384)
+    assert back.dtype == np.float32 and np.abs(back - vectors).max() < 1e-3
+    assert np.array_equal(back, vectors.astype(np.float16).astype(np.float32))
+    # AND rows read by rowid, as rescoring does, are the same numbers
+    rowids = np.array([r[0] for r in store.db.query("SELECT rowid FROM embeddings")])
+    out = np.empty((2, 384), dtype=np.float32)
+    assert store.read_vectors(rowids, out) and np.array_equal(out, back)
+    assert not store.read_vectors(np.array([rowids.max() + 1]), out[:1])  # a row gone
+    assert not store.read_vectors(rowids, np.empty((2, 100), np.float32))  # another size
+    # AND a float32 row (written before m013) is still read by its length
+    assert np.array_equal(decode_vector(vectors[0].tobytes(), 384), vectors[0])
+    with pytest.raises(ValueError):
+        decode_vector(b"\0" * 100, 384)
+
+
+def test_a_number_float16_cannot_hold_is_refused_and_nothing_is_stored(store):
+    import numpy as np
+
+    from app.core.errors import ModelError
+
+    m = store.insert(Memory(id="", text="too large"))
+    with pytest.raises(ModelError):
+        store.save_vectors(m.id, "model-a", "h", np.full((1, 4), 1e6, dtype=np.float32))
+    assert store.vectors_of(m.id, "model-a") is None
+
+
+def test_the_migration_halves_float32_rows_and_tells_readers_to_reload(store):
+    import numpy as np
+
+    m = store.insert(Memory(id="", text="written by the version before"))
+    vector = np.linspace(-0.1, 0.1, 384, dtype=np.float32)
+    with store.db.write() as conn:  # as every row was stored before m013
+        conn.execute(
+            "INSERT INTO embeddings(memory_id, chunk, model_id, content_hash, vector) "
+            "VALUES (?, 0, 'model-a', 'h', ?)",
+            (m.id, vector.astype("<f4").tobytes()),
+        )
+        conn.execute("DELETE FROM _migrations WHERE name = 'm013_float16_vectors'")
+    generation = store.db.get_meta("vector_generation")
+    store.db.close()
+    again = Database(paths.database_path())  # the next start applies it
+    assert again.query("SELECT length(vector) FROM embeddings")[0][0] == 768
+    assert np.array_equal(
+        Store(again).vectors_of(m.id, "model-a", 384)[0],
+        vector.astype(np.float16).astype(np.float32),
+    )
+    assert again.get_meta("vector_generation") != generation

@@ -1,11 +1,11 @@
-"""The memory-mapped copy of the vectors beside the database: used at the next start, never
-trusted blindly (generation, the last row's vector, rows added since), private, optional."""
+"""The memory-mapped copy of a large collection's int8 rows beside the database: used at the
+next start, never trusted blindly (generation, the last row's vector, sampled rows, rows
+added since), private, optional. QUANTIZE_ABOVE is lowered so a few notes have one."""
 
 from __future__ import annotations
 
 import shutil
 import stat
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +18,13 @@ NOTES = [
     "Parse dates with an explicit format string, never guess",
     "The boiler pressure should sit between 1 and 1.5 bar",
 ]
+
+
+@pytest.fixture(autouse=True)
+def _quantized(monkeypatch):
+    from app.core.search import vectors
+
+    monkeypatch.setattr(vectors, "QUANTIZE_ABOVE", 0)
 
 
 def _scores(engine: Engine, query: str) -> dict[int, float]:
@@ -44,7 +51,7 @@ def test_the_next_start_maps_the_copy_and_scores_the_same(embedder, mnemo_home):
     try:
         index = second.vector_index()
         assert index.loaded_from == "cache"
-        assert isinstance(index._base, np.memmap)  # mapped, not read into memory
+        assert isinstance(index._q8_base, np.memmap)  # mapped, not read into memory
         assert _scores(second, "container keeps rebooting") == expected
     finally:
         second.close()
@@ -113,7 +120,7 @@ def test_a_damaged_copy_is_ignored_and_replaced(embedder, mnemo_home):
     expected = _scores(first, "italian cooking")
     first.close()
     folder = mnemo_home / "data" / "mnemo.db.vectors"
-    (matrix,) = folder.glob("*.f32.npy")
+    (matrix,) = folder.glob("*.q8.npy")
     matrix.write_bytes(matrix.read_bytes()[:200])  # truncated by a crash or a full disk
     second = _fresh(embedder)
     try:
@@ -121,7 +128,7 @@ def test_a_damaged_copy_is_ignored_and_replaced(embedder, mnemo_home):
         assert _scores(second, "italian cooking") == expected
     finally:
         second.close()
-    assert len(list(folder.glob("*.npy"))) == 2  # the damaged files are gone
+    assert len(list(folder.glob("*.npy"))) == 4  # the damaged files are gone
     third = _fresh(embedder)
     try:
         assert third.vector_index().loaded_from == "cache"  # written again, whole
@@ -179,40 +186,42 @@ def test_the_first_load_ends_mapped_and_new_rows_never_copy_the_matrix(embedder)
     try:
         index = engine.vector_index()
         assert index.loaded_from == "database"
-        assert isinstance(index._base, np.memmap) and index._n_base == 3  # read back mapped
-        base = index._base
+        assert isinstance(index._q8_base, np.memmap) and index._n_base == 3  # read back mapped
+        base = index._q8_base
         added = engine.remember(NOTES[3], force=True).memory
         index = engine.vector_index()
-        assert index._base is base and index._n == 4  # THEN the new row went to the tail
+        assert index._q8_base is base and index._n == 4  # THEN the new row went to the tail
         hits, _ = index.top(engine.embedder.embed_query("boiler pressure in bar"), 1)
         assert engine._store.by_seqs([hits[0][0]], _live()).popitem()[1].id == added.id
     finally:
         engine.close()
 
 
-def _mapped_kib(path) -> int:
-    """Resident KiB of this process's mappings of a file (/proc/self/smaps)."""
-    total, inside = 0, False
-    for line in Path("/proc/self/smaps").read_text().splitlines():
-        if line[0].isdigit() or line[0] in "abcdef":
-            inside = line.rstrip().endswith(str(path))
-        elif inside and line.startswith("Rss:"):
-            total += int(line.split()[1])
-    return total
+def test_a_float32_copy_a_version_before_wrote_is_deleted_and_made_again_as_int8(
+    embedder, mnemo_home
+):
+    # Issue 24: before, the copy held float32 rows, a second copy of every vector (1.5 KB a
+    # memory). The next start must not leave it on the disk.
+    import json
 
-
-@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="Linux only")
-def test_a_scanned_mapping_is_let_go_from_resident_memory(tmp_path):
-    from app.core.search.vectors import _let_go
-
-    path = tmp_path / "rows.npy"
-    np.save(path, np.ones((20_000, 384), dtype=np.float32))  # 30 MB
-    matrix = np.load(path, mmap_mode="r")
-    assert float(matrix.sum(dtype=np.float64)) == 20_000 * 384  # every page read
-    assert _mapped_kib(path) > 25_000
-    _let_go(matrix)
-    assert _mapped_kib(path) < 1_000
-    assert float(matrix[123].sum()) == 384  # and it still reads
+    first = _fresh(embedder)
+    for note in NOTES:
+        first.remember(note, force=True)
+    first.close()
+    folder = mnemo_home / "data" / "mnemo.db.vectors"
+    meta_path = next(folder.glob("*.json"))
+    meta = json.loads(meta_path.read_text())
+    old = folder / f"{meta_path.stem}.1-abcd.f32.npy"
+    np.save(old, np.ones((4, embedder.info.dimension), dtype=np.float32))
+    meta_path.write_text(json.dumps({**meta, "format": 1, "matrix": old.name}))
+    second = _fresh(embedder)
+    try:
+        assert second.vector_index().loaded_from == "database"
+        assert not old.exists()  # THEN the float32 rows are gone
+        assert json.loads(meta_path.read_text())["format"] == 2
+    finally:
+        second.close()
+    assert not list(folder.glob("*.f32.npy"))
 
 
 def test_the_database_is_read_in_batches_that_skip_trashed_memories(embedder, monkeypatch):
@@ -265,7 +274,7 @@ def _damaged_copy(embedder, mnemo_home, damage) -> Engine:
 
 
 def _flip(folder, meta, _meta_path):
-    path = folder / meta["matrix"]
+    path = folder / meta["q8"]
     data = bytearray(path.read_bytes())
     for i in range(200, len(data), 97):  # bytes flipped all over the rows
         data[i] ^= 0x5A
@@ -273,9 +282,9 @@ def _flip(folder, meta, _meta_path):
 
 
 def _nan(folder, meta, _meta_path):
-    matrix = np.load(folder / meta["matrix"], mmap_mode="r+")
-    matrix[1] = np.nan
-    matrix.flush()
+    scale = np.load(folder / meta["scale"], mmap_mode="r+")
+    scale[1] = np.nan
+    scale.flush()
 
 
 def _reorder(folder, meta, _meta_path):
@@ -284,7 +293,7 @@ def _reorder(folder, meta, _meta_path):
 
 
 def _header(folder, meta, _meta_path):
-    path = folder / meta["matrix"]
+    path = folder / meta["q8"]
     data = bytearray(path.read_bytes())
     data[20:40] = b"(((((((((((((((((((("
     path.write_bytes(bytes(data))

@@ -1,5 +1,6 @@
 """The vector stage of a large collection: an int8 scan (NumKong) whose best candidates are
-rescored exactly, so hits and their cosines are those of the exact float32 scan (issue 10).
+rescored exactly from the database's own rows, so hits and their cosines are those of an
+exact scan of what the database holds (issues 10 and 24).
 
 QUANTIZE_ABOVE is lowered so the real model's vectors of a few hundred texts take that path.
 """
@@ -17,7 +18,7 @@ from app.core.engine import Engine
 from app.core.memory import Memory
 from app.core.search import vectors
 from app.core.storage.db import Database
-from app.core.storage.store import Store
+from app.core.storage.store import Store, decode_vector
 
 SCIFACT = Path(__file__).parents[3] / "shared" / "data" / "scifact"
 QUERIES = [
@@ -74,25 +75,35 @@ def _same(hits, expected) -> bool:
     )
 
 
-def _exact_top(index, query, k):
-    seqs, best = index.scores(query)
+def _db_scores(engine, query):
+    """(seqs, best-chunk cosine) of every memory from the database's own rows, one by one:
+    the reference the index must agree with."""
+    best: dict[int, float] = {}
+    for _, seq, blob in Store(Database(engine.database_path)).vector_rows(engine.model_id):
+        if seq is not None:
+            best[seq] = max(best.get(seq, -2.0), float(decode_vector(blob) @ query))
+    seqs = np.array(sorted(best), dtype=np.int64)
+    return seqs, np.array([best[s] for s in seqs.tolist()], dtype=np.float32)
+
+
+def _exact_top(engine, query, k):
+    seqs, best = _db_scores(engine, query)
     order = np.argsort(-best, kind="stable")[:k]
     return [(int(seqs[i]), float(best[i])) for i in order]
 
 
 def test_the_int8_scan_finds_the_exact_scans_hits_with_exact_cosines(collection, embedder):
     index = collection.vector_index()
-    assert vectors.numkong is not None and index._n > vectors.QUANTIZE_ABOVE
+    assert vectors.numkong is not None and index.quantized and index._n > 100
+    assert index._float is None  # THEN no float row is held: only int8 ones
     for text in QUERIES:
         query = embedder.embed_query(text)
-        index._q8 = None
         hits, lookup = index.top(query, 4)
-        assert index._q8 is not None  # THEN the int8 copy was scanned
-        expected = _exact_top(index, query, 4)
+        expected = _exact_top(collection, query, 4)
         assert [s for s, _ in hits] == [s for s, _ in expected]
         assert np.allclose([c for _, c in hits], [c for _, c in expected], atol=1e-6)
         # AND a memory outside the rescored ones gets its exact cosine too (keyword hits)
-        seqs, best = index.scores(query)
+        seqs, best = _db_scores(collection, query)
         worst = int(np.argmin(best))
         assert lookup.get(int(seqs[worst])) == pytest.approx(float(best[worst]), abs=1e-6)
         # AND the crowd is the exact scan's (within the int8 rounding)
@@ -105,18 +116,18 @@ def test_a_long_memory_scores_by_its_best_chunk_through_the_int8_scan(collection
     assert len(index) == 300 and not index._one_row_each  # two memories: several chunks
     query = embedder.embed_query("liveness probe fails and the pod restarts")
     hits, _ = index.top(query, 5)
-    assert _same(hits, _exact_top(index, query, 5))
+    assert _same(hits, _exact_top(collection, query, 5))
 
 
 def test_memories_added_after_the_scan_began_are_found(collection, embedder):
     index = collection.vector_index()
     query = embedder.embed_query("boiler pressure between one and one and a half bar")
     index.top(query, 5)
-    quantized = index._q8_rows
+    held = index._n
     stored = collection.remember("The boiler pressure should sit between 1 and 1.5 bar").memory
     index = collection.vector_index()
     hits, _ = index.top(query, 5)
-    assert index._q8_rows > quantized
+    assert index._n > held and index._n_base == held  # THEN it went to the int8 tail
     rows = Store(Database(collection.database_path)).by_seqs([hits[0][0]])
     assert rows[hits[0][0]].id == stored.id
 
@@ -124,7 +135,7 @@ def test_memories_added_after_the_scan_began_are_found(collection, embedder):
 def test_a_filter_keeps_to_the_allowed_memories(collection, embedder):
     index = collection.vector_index()
     query = embedder.embed_query(QUERIES[1])
-    everything = _exact_top(index, query, 300)
+    everything = _exact_top(collection, query, 300)
     allowed = np.array(sorted(s for s, _ in everything[150:]), dtype=np.int64)
     hits, _ = index.top(query, 10, allowed)
     assert _same(hits, everything[150:160])
@@ -138,8 +149,12 @@ def test_recall_gives_the_same_answers_either_way(collection, monkeypatch):
         ]
 
     with_int8 = answers()
+    assert collection.vector_index().quantized
     monkeypatch.setattr(vectors, "QUANTIZE_ABOVE", 10**9)
+    collection.vector_index().drop_copy()
+    collection._index = None  # read again from the database: float32 rows this time
     exact = answers()
+    assert not collection.vector_index().quantized
     assert any(with_int8)
     for fast, slow in zip(with_int8, exact, strict=True):
         # the same memories in the same order; the crowd the scores are measured against
@@ -204,14 +219,14 @@ def test_the_largest_scores_are_those_of_a_full_sort(size, n, shape):
     assert np.array_equal(np.sort(values[picked])[::-1], expected)
 
 
-def test_rescoring_reads_the_copy_it_maps_with_preadv_even_after_a_newer_copy(
+def test_rescoring_reads_the_databases_rows_and_the_copy_holds_no_float_rows(
     home, mnemo_home, embedder, monkeypatch
 ):
-    import os
+    # Issue 24: the vectors were stored twice (float32 in the database and in the copy the
+    # next start maps): 4.6 KB a memory at 100k. Now the database holds them once, as
+    # float16, and the copy only int8 rows, their scales, seqs and rowids.
     import shutil
 
-    if not hasattr(os, "preadv"):
-        pytest.skip("no preadv here: rescoring reads through the mapping")
     shutil.copytree(home, mnemo_home, dirs_exist_ok=True)
     monkeypatch.setattr(vectors, "QUANTIZE_ABOVE", 100)
     monkeypatch.setattr(vectors, "RESCORE", 16)
@@ -221,21 +236,37 @@ def test_rescoring_reads_the_copy_it_maps_with_preadv_even_after_a_newer_copy(
     engine = Engine(embedder=embedder)
     try:
         index = engine.vector_index()
-        assert index.loaded_from == "cache" and index._reader is not None
-        let_go = []
-        monkeypatch.setattr(vectors, "_let_go", lambda matrix: let_go.append(matrix))
-        queries = [embedder.embed_query(text) for text in QUERIES]
-        index.prepare()
-        expected = [_exact_top(index, q, 4) for q in queries]
-        let_go.clear()
-        assert all(_same(index.top(q, 4)[0], e) for q, e in zip(queries, expected, strict=True))
-        assert not let_go  # THEN no page of the mapping was read to rescore
-        # WHEN another process renames a newer copy over the file this one maps
-        matrix = Path(index._base.filename)
-        newer = matrix.with_name("newer.npy")
-        np.save(newer, np.zeros(index._base.shape, dtype=np.float32))
-        os.replace(newer, matrix)
-        # THEN rescoring still reads the file its mapping shows, not the newer one
-        assert all(_same(index.top(q, 4)[0], e) for q, e in zip(queries, expected, strict=True))
+        assert index.loaded_from == "cache" and isinstance(index._q8_base, np.memmap)
+        rows, dim = index._n, embedder.info.dimension
+        blobs = Database(engine.database_path).query("SELECT length(vector) FROM embeddings")
+        assert {b[0] for b in blobs} == {2 * dim}  # float16, once
+        folder = mnemo_home / "data" / "mnemo.db.vectors"
+        data = sum(p.stat().st_size for p in folder.glob("*.npy"))
+        assert data <= rows * (dim + 4 + 16) + 4 * 256  # int8, a scale, a seq, a rowid a row
+        reads = []
+        real = Store.read_vectors
+        monkeypatch.setattr(
+            Store, "read_vectors", lambda s, r, out: reads.append(len(r)) or real(s, r, out)
+        )
+        for text in QUERIES:
+            query = embedder.embed_query(text)
+            hits, _ = index.top(query, 4)
+            assert _same(hits, _exact_top(engine, query, 4))
+        assert reads and all(n >= 16 for n in reads)  # THEN rescored from the database
     finally:
         engine.close()
+
+
+def test_rescoring_a_row_another_process_replaced_uses_its_new_vector(collection, embedder):
+    # The copy maps rowids; a re-embed elsewhere deletes the old rows (the generation
+    # moves), so the next search reloads and never reads a rowid that is gone.
+    index = collection.vector_index()
+    query = embedder.embed_query("container keeps rebooting")
+    first = index.top(query, 1)[0][0]
+    other = Store(Database(collection.database_path))  # another process's connection
+    memory = other.by_seqs([first[0]])[first[0]]
+    other.save_vectors(memory.id, collection.model_id, "re-embedded", -query[None, :])
+    other.db.close()
+    hits, lookup = collection.vector_index().top(query, 300)
+    assert first[0] not in [seq for seq, _ in hits[:290]]
+    assert lookup.get(first[0]) == pytest.approx(-1.0, abs=1e-3)  # its new vector

@@ -1,17 +1,18 @@
-"""The in-memory matrix of normalized vectors for one model, kept in step with the database.
+"""The vectors of one model held for search, kept in step with the database.
 
 Appends (new or re-embedded memories) are read incrementally by embedding rowid; anything
-else (a delete, a trash or restore) bumps a generation counter and the matrix is reloaded.
+else (a delete, a trash or restore) bumps a generation counter and the rows are reloaded.
 
-A copy of the matrix is kept beside the database (`mnemo.db.vectors/`) and memory-mapped at
-the next start: reading 100k vectors back from SQLite took 0.9-1.2 s quiet (7.6 s on a busy
-laptop), mapping the copy takes milliseconds. The copy is never trusted blindly: it is used
-only while the database's generation is the one it was written at, its last embedding row
-still holds the same vector, and rows added since are read from the database.
-
-A search of a large collection scans an int8 copy of the matrix (NumKong's SIMD kernels, a
-quarter of the memory to read) and rescores the best candidates exactly in float32: at
-100k memories 1.4 ms instead of 3.5, at 1M 15 ms instead of 24-35 (ADR 0008).
+The database holds each vector once, as float16 (ADR 0017). A small collection (fewer than
+QUANTIZE_ABOVE rows) is read from it into memory as float32 and scanned exactly. A large one
+is scanned as int8 (each row scaled by its own largest number) with NumKong's SIMD kernels,
+and the best candidates are rescored exactly from the database's own rows, read by rowid
+(SQLite's incremental blob reads: 0.6 µs a row). Its int8 rows are kept beside the database
+(`mnemo.db.vectors/`, a quarter of float32's bytes) and memory-mapped at the next start:
+reading 100k vectors back from SQLite and quantizing them took about a second. The copy is
+never trusted blindly: it is used only while the database's generation is the one it was
+written at, its last embedding row still holds the same vector, sampled rows are the
+quantized database rows, and rows added since are read from the database.
 """
 
 from __future__ import annotations
@@ -20,12 +21,10 @@ import contextlib
 import hashlib
 import json
 import logging
-import mmap
 import os
 import re
 import secrets
 import stat
-import weakref
 import zlib
 from pathlib import Path
 
@@ -33,15 +32,15 @@ import numpy as np
 
 from app.core import paths
 from app.core.search.ranking import cosine_crowd
-from app.core.storage.store import Store
+from app.core.storage.store import Store, decode_vector
 
-try:  # SIMD int8 dot products; without it every search scans the float32 matrix
+try:  # SIMD int8 dot products; without it every collection is scanned in float32
     import numkong
 except ImportError:  # pragma: no cover - a platform without a wheel
     numkong = None
 
 log = logging.getLogger(__name__)
-# Past QUANTIZE_ABOVE rows a search scans the int8 copy, then rescores its RESCORE best
+# From QUANTIZE_ABOVE rows a search scans the int8 rows, then rescores its RESCORE best
 # memories (at least 4 × the number asked for) exactly; below, the float32 scan is as fast.
 QUANTIZE_ABOVE = 20_000
 RESCORE = 256
@@ -49,20 +48,31 @@ RESCORE = 256
 # evenly spaced: its median over a million cosines cost 14 ms, over 16k 0.2 ms.
 CROWD_SAMPLE = 16_384
 TOP_SAMPLE = 4096  # values sampled for the cut `largest` partitions above
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 1: float32 rows (a second copy of every vector); 2: int8 rows and scales
 SEAL_MAGIC = b"MNEMO-SEALED-VECTORS-1\n"
-READ_BATCH = 50_000  # vector rows read from the database at a time
-# Past REWRITE_ABOVE rows (15 MB at 384 dimensions) the copy is rewritten at close only once
-# a REWRITE_SHARE-th of the rows were added since it was written: those are read from the
-# database at the next start, and rewriting 150 MB after each `mnemo remember` at 100k
-# memories would cost more than reading them.
+READ_BATCH = 20_000  # vector rows read from the database at a time
+DECODE_BLOCK = 8192  # of them decoded to float32 (and quantized) at a time
+# Past REWRITE_ABOVE rows the copy is rewritten at close only once a REWRITE_SHARE-th of
+# the rows were added since it was written: those are read from the database at the next
+# start (rewriting 40 MB after each `mnemo remember` at 100k memories would cost more).
 REWRITE_ABOVE = 10_000
 REWRITE_SHARE = 20
 # At open the copy is checked on SAMPLE_AT_OPEN rows against the database, and whole (a
-# checksum) when it is at most CHECK_WHOLE_BELOW bytes (about 20,000 memories: ~15 ms);
-# `mnemo doctor` checks every row of any size.
+# checksum) when it is at most CHECK_WHOLE_BELOW bytes; `mnemo doctor` checks every row.
 SAMPLE_AT_OPEN = 32
 CHECK_WHOLE_BELOW = 32 << 20
+# The int8 scores of two rows are within about 0.01 of their cosine (0.003 typical): the
+# duplicate finder confirms every pair within this of its threshold on the exact rows.
+NEAR_MARGIN = 0.02
+
+
+def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(int8 rows, float32 scale per row): row ≈ q8 * scale, each row scaled by its own
+    largest number. The same rows always give the same bytes (the copy is checked so)."""
+    rows = np.asarray(rows, dtype=np.float32)
+    scale = (np.abs(rows).max(axis=1) / np.float32(127)).astype(np.float32)
+    scale[scale == 0] = 1.0
+    return np.rint(rows / scale[:, None]).astype(np.int8), scale
 
 
 def _unit(row: np.ndarray) -> bool:
@@ -82,11 +92,11 @@ def _regular(path: Path) -> bool:
 SEAL_BLOCK = 65536  # rows sealed together (AES-256-GCM, a nonce and a tag each)
 
 
-def _seal_aad(index: int, rows: int, dim: int) -> bytes:
-    return f"mnemo vector copy|block {index}|{rows}x{dim}".encode()
+def _seal_aad(index: int, rows: int, dim: int, dtype: str) -> bytes:
+    return f"mnemo vector copy|{dtype}|block {index}|{rows}x{dim}".encode()
 
 
-def _write_sealed(f, blocks, key: bytes, dim: int) -> None:
+def _write_sealed(f, blocks, key: bytes, dim: int, dtype: str) -> None:
     """Write row blocks sealed by `key` (an encrypted database's copy: ADR 0014)."""
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
@@ -98,7 +108,8 @@ def _write_sealed(f, blocks, key: bytes, dim: int) -> None:
         nonlocal index
         nonce = secrets.token_bytes(12)
         f.write(nonce)
-        f.write(aead.encrypt(nonce, rows.astype("<f4").tobytes(), _seal_aad(index, len(rows), dim)))
+        data = rows.astype(dtype).tobytes()
+        f.write(aead.encrypt(nonce, data, _seal_aad(index, len(rows), dim, dtype)))
         index += 1
 
     for block in blocks:  # regrouped: every sealed block but the last holds SEAL_BLOCK rows
@@ -113,15 +124,15 @@ def _write_sealed(f, blocks, key: bytes, dim: int) -> None:
         seal(np.concatenate(pending) if len(pending) > 1 else pending[0])
 
 
-def _read_sealed(path: Path, key: bytes, rows: int, dim: int) -> np.ndarray:
+def _read_sealed(path: Path, key: bytes, rows: int, dim: int, dtype: str) -> np.ndarray:
     """The rows of a sealed copy, unsealed into memory (never a mapping of clear text);
     InvalidTag (another key, a changed byte) or ValueError when they are not whole."""
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
     aead = AESGCM(key)
-    out = np.empty((rows, dim), dtype="<f4")
+    out = np.empty((rows, dim), dtype=dtype)
     rows_out = memoryview(out).cast("B")
-    row_bytes = dim * 4
+    row_bytes = dim * out.itemsize
     buffer = memoryview(bytearray(min(rows, SEAL_BLOCK) * row_bytes + 16))
     with open(path, "rb", buffering=0) as f:
         if f.read(len(SEAL_MAGIC)) != SEAL_MAGIC:
@@ -134,20 +145,50 @@ def _read_sealed(path: Path, key: bytes, rows: int, dim: int) -> np.ndarray:
                 raise ValueError("the sealed copy is shorter than its rows")
             # straight into the matrix: no second copy of the rows
             target = rows_out[start * row_bytes : (start + count) * row_bytes]
-            aead.decrypt_into(nonce, sealed, _seal_aad(index, count, dim), target)
+            aead.decrypt_into(nonce, sealed, _seal_aad(index, count, dim, dtype), target)
         if f.read(1):
             raise ValueError("the sealed copy is longer than its rows")
-    return out.astype(np.float32, copy=False)
+    return out
 
 
-def _crc_problem(matrix: np.ndarray, meta: dict) -> str | None:
-    """What the rows' checksum says (None: matches, or an older copy without one)."""
+def _crc(q8: np.ndarray, scale: np.ndarray) -> int:
+    crc = 0
+    for start in range(0, len(q8), 65536):
+        crc = zlib.crc32(np.ascontiguousarray(q8[start : start + 65536]).data, crc)
+    return zlib.crc32(np.ascontiguousarray(scale).data, crc)
+
+
+def _crc_problem(q8: np.ndarray, scale: np.ndarray, meta: dict) -> str | None:
+    """What the rows' checksum says (None: it matches, or a sealed copy has none)."""
     if "crc32" not in meta:
         return None
-    crc = 0
-    for start in range(0, len(matrix), 65536):
-        crc = zlib.crc32(np.ascontiguousarray(matrix[start : start + 65536]).data, crc)
-    return None if crc == meta["crc32"] else "its checksum does not match its rows"
+    return None if _crc(q8, scale) == meta["crc32"] else "its checksum does not match its rows"
+
+
+class _Growing:
+    """Rows appended in place with room to spare (a copy only when the room runs out)."""
+
+    def __init__(self, dim: int, dtype) -> None:
+        self.rows = np.empty((0, dim), dtype=dtype)
+        self.scale = np.empty(0, dtype=np.float32)
+
+    def reserve(self, cap: int, held: int) -> None:
+        """Room for `cap` rows (the first `held` kept)."""
+        if cap <= len(self.rows):
+            return
+        grown = np.empty((cap, self.rows.shape[1]), dtype=self.rows.dtype)
+        grown[:held] = self.rows[:held]
+        more = np.empty(cap, dtype=np.float32)
+        more[: min(held, len(self.scale))] = self.scale[:held]
+        self.rows, self.scale = grown, more
+
+    def put(self, at: int, rows: np.ndarray, scale: np.ndarray | None = None) -> None:
+        need = at + len(rows)
+        if need > len(self.rows):
+            self.reserve(max(need, int(len(self.rows) * 1.5) + 1024), at)
+        self.rows[at:need] = rows
+        if scale is not None:
+            self.scale[at:need] = scale
 
 
 class VectorIndex:
@@ -167,18 +208,25 @@ class VectorIndex:
         self.seal_key = seal_key
         self.loaded_from = ""  # "cache" or "database": how the last full load was made
         self.damage: str | None = None  # what was wrong with a copy found damaged (rebuilt)
+        self._store: Store | None = None  # where rows are read exactly (set by `refresh`)
+        self._generation: int | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        """No rows: the state a full load starts from."""
         self._saved_rows = -1  # rows in the copy on disk; -1 = none written by us
-        # Rows [0, _n_base) are the matrix as loaded (memory-mapped from the copy on disk, or
-        # read from the database); rows added since are in _tail, so adding one never copies
-        # the matrix (at 1M memories, 1.5 GB).
-        self._base = np.empty((0, dim), dtype=np.float32)
-        self._n_base = 0
-        self._reader: RowReader | None = None  # the base's rows by pread (no mapping)
-        self._tail = np.empty((0, dim), dtype=np.float32)
         self._owner = np.empty(0, dtype=np.int64)  # memory seq per row; -1 = superseded
+        self._rowid = np.empty(0, dtype=np.int64)  # the database's embedding rowid per row
         self._n = 0
         self._top_rowid = 0
-        self._generation: int | None = None
+        # A small collection: float32 rows in memory. A large one (None here): int8 rows,
+        # [0, _n_base) mapped from the copy on disk (or unsealed into memory) and the rows
+        # added since in _q8_tail, so adding one never copies the mapped rows.
+        self._float: _Growing | None = _Growing(self.dim, np.float32)
+        self._q8_base = np.empty((0, self.dim), dtype=np.int8)
+        self._scale_base = np.empty(0, dtype=np.float32)
+        self._n_base = 0
+        self._q8_tail = _Growing(self.dim, np.int8)
         self._mem_seqs = np.empty(0, dtype=np.int64)
         self._row_mem = np.empty(0, dtype=np.int64)
         self._one_row_each = True
@@ -187,14 +235,38 @@ class VectorIndex:
         self._mapped_rows = 0  # rows the mapping covers; 0: build it anew
         self._rows_by_memory = np.empty(0, dtype=np.int64)  # row numbers sorted by memory
         self._first_row = np.empty(0, dtype=np.int64)  # where each memory's rows start there
-        self._q8: np.ndarray | None = None  # int8 rows; row r ≈ _q8[r] * _q8_scale[r]
-        self._q8_scale = np.empty(0, dtype=np.float32)
-        self._q8_rows = 0  # rows quantized so far
+
+    @property
+    def quantized(self) -> bool:
+        """Whether searches scan int8 rows (a large collection) rather than float32."""
+        return self._float is None
 
     def __len__(self) -> int:
         """How many memories have vectors in the index."""
         self._update_mapping()
         return len(self._mem_seqs)
+
+    @staticmethod
+    def _grown(array: np.ndarray, need: int, held: int, fill: int) -> np.ndarray:
+        if need <= len(array):
+            return array
+        grown = np.full(max(need, int(len(array) * 1.5) + 1024), fill, dtype=array.dtype)
+        grown[:held] = array[:held]
+        return grown
+
+    def _decode(self, blobs: list[bytes]) -> np.ndarray:
+        """Stored vectors as float32 rows (float16 as written since m013; float32 before)."""
+        sizes = {len(b) for b in blobs}
+        if sizes == {2 * self.dim}:
+            flat = np.frombuffer(b"".join(blobs), dtype="<f2")
+        elif sizes == {4 * self.dim}:
+            flat = np.frombuffer(b"".join(blobs), dtype="<f4")
+        else:
+            try:
+                return np.vstack([decode_vector(b, self.dim) for b in blobs])
+            except ValueError:
+                raise ValueError("stored vectors do not match the model's dimension") from None
+        return flat.astype(np.float32).reshape(len(blobs), self.dim)
 
     def _append(self, rows: list[tuple[int, int, bytes]], held: int | None = None) -> None:
         """Add rows; rows held before (the first `held`, default all) of the same memories
@@ -202,10 +274,7 @@ class VectorIndex:
         if not rows:
             return
         seqs = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
-        flat = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4")
-        if flat.size != len(rows) * self.dim:
-            raise ValueError("stored vectors do not match the model's dimension")
-        vecs = flat.reshape(len(rows), self.dim)
+        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         held = self._n if held is None else held
         if held:
             # Rows for these memories supersede the ones we held (a re-embed); not those of
@@ -215,45 +284,60 @@ class VectorIndex:
                 self._owner[:held][stale] = -1
                 self._mapped_rows = 0
         need = self._n + len(rows)
-        if need > len(self._owner):
-            owner = np.full(max(need, int(len(self._owner) * 1.5) + 1024), -1, dtype=np.int64)
-            owner[: self._n] = self._owner[: self._n]
-            self._owner = owner
-        used, tail_need = self._n - self._n_base, need - self._n_base
-        if tail_need > len(self._tail):
-            tail = np.empty(
-                (max(tail_need, int(len(self._tail) * 1.5) + 1024), self.dim), np.float32
-            )
-            tail[:used] = self._tail[:used]
-            self._tail = tail
-        self._tail[used:tail_need] = vecs
+        self._owner = self._grown(self._owner, need, self._n, -1)
+        self._rowid = self._grown(self._rowid, need, self._n, 0)
+        for start in range(0, len(rows), DECODE_BLOCK):  # float32 rows: a block at a time
+            vecs = self._decode([r[2] for r in rows[start : start + DECODE_BLOCK]])
+            if self._float is not None:
+                self._float.put(self._n + start, vecs)
+            else:
+                self._q8_tail.put(self._n + start - self._n_base, *quantize(vecs))
         self._owner[self._n : need] = seqs
+        self._rowid[self._n : need] = rowids
         self._n = need
         self._top_rowid = max(self._top_rowid, rows[-1][0])
         self._mapping_stale = True
+        if self._float is not None and numkong is not None and self._n >= QUANTIZE_ABOVE:
+            self._quantize_all()
+
+    def _reserve(self, rows: int) -> None:
+        """Room for this many rows, made once: grown by half at a time while a million were
+        read, the arrays were copied, old and new held at once (1.6× the rows at the peak)."""
+        self._owner = self._grown(self._owner, rows, self._n, -1)
+        self._rowid = self._grown(self._rowid, rows, self._n, 0)
+        if numkong is not None and rows >= QUANTIZE_ABOVE:  # int8 from the first row
+            self._quantize_all()
+            self._q8_tail.reserve(rows, self._n)
+
+    def _quantize_all(self) -> None:
+        """From float32 rows to int8 ones (the collection grew past QUANTIZE_ABOVE)."""
+        rows, tail = self._float.rows, _Growing(self.dim, np.int8)
+        for start in range(0, self._n, 8192):
+            tail.put(start, *quantize(rows[start : min(start + 8192, self._n)]))
+        self._float, self._q8_tail, self._n_base = None, tail, 0
+        self._q8_base = np.empty((0, self.dim), dtype=np.int8)
+        self._scale_base = np.empty(0, dtype=np.float32)
 
     def refresh(self, store: Store) -> None:
-        """Bring the matrix up to date with the database (cheap when nothing changed)."""
+        """Bring the rows up to date with the database (cheap when nothing changed)."""
+        self._store = store
         top, generation = store.vector_watermark()
         if generation != self._generation:
-            self._n, self._top_rowid, self._saved_rows = 0, 0, -1
-            self._base, self._n_base = np.empty((0, self.dim), dtype=np.float32), 0
-            self.close()
-            self._q8, self._q8_rows = None, 0
-            self._mapped_rows = 0
+            self._reset()
             self._generation = generation
-            self._mapping_stale = True
             if self._load_copy(store, top, generation):
                 self.loaded_from = "cache"
                 if top > self._top_rowid:
                     self._read(store, top)
             else:
                 self.loaded_from = "database"
+                self._reserve(store.vector_count(self.model_id))
                 self._read(store, top)
-                self.save(store)
-                # Read back as a mapping: the rows read from the database are let go.
-                if self._saved_rows == self._n:
-                    self._load_copy(store, top, generation)
+                if self.quantized:
+                    self.save(store)
+                    # Read back as a mapping: the rows quantized in memory are let go.
+                    if self._saved_rows == self._n:
+                        self._load_copy(store, top, generation)
         elif top > self._top_rowid:
             self._read(store, top)
 
@@ -284,18 +368,47 @@ class VectorIndex:
         blob = store.vector_blob(rowid) if rowid else b""
         return hashlib.sha256(blob or b"").hexdigest()[:16]
 
+    def _open_copy(self, meta: dict, mapped: bool):
+        """(int8 rows, scales, seqs, rowids) of the copy `meta` describes; ValueError when
+        its files are not what it says."""
+        names = (meta["q8"], meta["scale"], meta["seqs"], meta["rowids"])
+        for name in names:
+            if not _regular(self.cache_dir / name):
+                raise ValueError(f"{name} is not a regular file")
+        rows = meta["rows"]
+        if self.seal_key is not None:
+            q8 = _read_sealed(self.cache_dir / names[0], self.seal_key, rows, self.dim, "i1")
+            scale = _read_sealed(self.cache_dir / names[1], self.seal_key, rows, 1, "<f4")
+            scale = scale[:, 0].astype(np.float32)
+        else:
+            q8 = np.load(self.cache_dir / names[0], mmap_mode="r" if mapped else None)
+            scale = np.load(self.cache_dir / names[1]).astype(np.float32, copy=False)
+        owner = np.load(self.cache_dir / names[2]).astype(np.int64, copy=False)
+        rowid = np.load(self.cache_dir / names[3]).astype(np.int64, copy=False)
+        if (
+            q8.dtype != np.int8
+            or q8.shape != (rows, self.dim)
+            or scale.shape != (rows,)
+            or owner.shape != (rows,)
+            or rowid.shape != (rows,)
+        ):
+            raise ValueError("its size does not match its description")
+        return q8, scale, owner, rowid
+
     def _load_copy(self, store: Store, top: int, generation: int) -> bool:
         """Map the copy on disk if it still describes this database; False if not."""
         meta_path = self._meta_path()
-        if meta_path is None or not meta_path.exists():
+        if meta_path is None or numkong is None or not meta_path.exists():
             return False
         try:
             if not _regular(meta_path):  # a FIFO put there would hang the read
                 raise ValueError(f"{meta_path.name} is not a regular file")
             meta = json.loads(meta_path.read_text())
+            if meta.get("format") != CACHE_FORMAT:  # float32 rows a version before wrote:
+                self.drop_copy()  # a second copy of every vector, made again as int8
+                return False
             if (
-                meta.get("format") != CACHE_FORMAT
-                or bool(meta.get("sealed")) != (self.seal_key is not None)
+                bool(meta.get("sealed")) != (self.seal_key is not None)
                 or meta.get("model_id") != self.model_id
                 or meta.get("dim") != self.dim
                 or meta.get("generation") != generation
@@ -303,25 +416,10 @@ class VectorIndex:
                 or meta.get("last_row") != self._row_digest(store, meta.get("top_rowid", 0))
             ):
                 return False
-            for name in (meta["matrix"], meta["seqs"]):
-                if not _regular(self.cache_dir / name):
-                    raise ValueError(f"{name} is not a regular file")
-            if self.seal_key is not None:
-                reader = None
-                matrix = _read_sealed(
-                    self.cache_dir / meta["matrix"], self.seal_key, meta["rows"], self.dim
-                )
-            else:
-                reader = RowReader.open(self.cache_dir / meta["matrix"], self.dim)
-                matrix = np.load(self.cache_dir / meta["matrix"], mmap_mode="r")
-            owner = np.load(self.cache_dir / meta["seqs"])
-            if matrix.shape != (meta["rows"], self.dim) or owner.shape != (meta["rows"],):
-                return False
-            if reader is not None and not reader.reads(self.cache_dir / meta["matrix"], matrix):
-                reader = None  # the file was replaced between the two opens: map only
-            problem = self._check_rows(store, matrix, owner, SAMPLE_AT_OPEN)
-            if problem is None and matrix.nbytes <= CHECK_WHOLE_BELOW:
-                problem = _crc_problem(matrix, meta)
+            q8, scale, owner, rowid = self._open_copy(meta, mapped=True)
+            problem = self._check_rows(store, q8, scale, owner, rowid, SAMPLE_AT_OPEN)
+            if problem is None and q8.nbytes <= CHECK_WHOLE_BELOW:
+                problem = _crc_problem(q8, scale, meta)
             if problem is not None:
                 log.warning(
                     "the vector copy in %s is damaged (%s): rebuilt", self.cache_dir, problem
@@ -333,34 +431,41 @@ class VectorIndex:
             log.info("vector copy in %s not used: %s", self.cache_dir, exc)
             self.damage = f"it could not be read ({type(exc).__name__})"
             return False
-        self.close()
-        self._base, self._n_base, self._reader = matrix, meta["rows"], reader
-        self._tail = np.empty((0, self.dim), dtype=np.float32)
-        self._owner = owner.astype(np.int64, copy=False)
-        self._q8, self._q8_rows = None, 0
-        self._mapping_stale, self._mapped_rows = True, 0
+        self._reset()
+        self._float = None
+        self._q8_base, self._scale_base, self._n_base = q8, scale, meta["rows"]
+        self._owner, self._rowid = owner, rowid
         self._n, self._top_rowid = meta["rows"], meta["top_rowid"]
         self._saved_rows = self._n
         return True
 
     def _check_rows(
-        self, store: Store, matrix: np.ndarray, owner: np.ndarray, sample: int
+        self,
+        store: Store,
+        q8: np.ndarray,
+        scale: np.ndarray,
+        owner: np.ndarray,
+        rowid: np.ndarray,
+        sample: int,
     ) -> str | None:
         """What is wrong with the copy's rows, checked on `sample` rows evenly spaced (and the
-        last): each finite, unit-length and the vector the database holds for its memory.
+        last): each the quantized vector the database holds at its rowid, for its memory.
         None when nothing is."""
         rows = len(owner)
         if not rows:
             return None
         picks = np.unique(np.linspace(0, rows - 1, min(sample, rows)).astype(np.int64))
+        exact = np.empty((1, self.dim), dtype=np.float32)
         for i in picks:
-            row = np.asarray(matrix[i], dtype=np.float32)
-            if not np.isfinite(row).all() or not _unit(row):
-                return f"row {int(i)} is not a unit vector"
-            if row.astype("<f4").tobytes() not in store.vector_blobs_of(
-                int(owner[i]), self.model_id
-            ):
+            if not store.read_vectors(rowid[i : i + 1], exact):
+                return f"row {int(i)} is not in the database"
+            mine = [decode_vector(b, self.dim) for b in store.vector_blobs_of(
+                int(owner[i]), self.model_id)]  # fmt: skip
+            if not any(np.array_equal(v, exact[0]) for v in mine):
                 return f"row {int(i)} is not the database's vector for its memory"
+            want_q8, want_scale = quantize(exact)
+            if not (np.array_equal(np.asarray(q8[i]), want_q8[0]) and scale[i] == want_scale[0]):
+                return f"row {int(i)} is not the database's vector"
         return None
 
     def verify(self, store: Store) -> str | None:
@@ -373,52 +478,53 @@ class VectorIndex:
             if not _regular(meta_path):
                 return f"{meta_path.name} is not a regular file"
             meta = json.loads(meta_path.read_text())
-            for name in (meta["matrix"], meta["seqs"]):
-                if not _regular(self.cache_dir / name):
-                    return f"{name} is not a regular file"
-            if self.seal_key is not None:
-                matrix = _read_sealed(
-                    self.cache_dir / meta["matrix"], self.seal_key, meta["rows"], self.dim
-                )
-            else:
-                matrix = np.load(self.cache_dir / meta["matrix"], mmap_mode="r")
-            owner = np.load(self.cache_dir / meta["seqs"])
-            if matrix.shape != (meta["rows"], self.dim) or owner.shape != (meta["rows"],):
-                return "its size does not match its description"
-            for start in range(0, len(owner), 65536):
-                if not np.isfinite(matrix[start : start + 65536]).all():
-                    return "it holds numbers that are not finite"
-            return _crc_problem(matrix, meta) or self._check_rows(store, matrix, owner, 256)
+            if meta.get("format") != CACHE_FORMAT:
+                return "it is of an older format (float32 rows: a second copy of each vector)"
+            q8, scale, owner, rowid = self._open_copy(meta, mapped=True)
+            if not (np.isfinite(scale).all() and (scale > 0).all()):
+                return "its scales are not all positive numbers"
+            return _crc_problem(q8, scale, meta) or self._check_rows(
+                store, q8, scale, owner, rowid, 256
+            )
         except Exception as exc:  # noqa: BLE001 - whatever is wrong, it is damaged
             return f"it cannot be read ({type(exc).__name__}: {exc})"[:200]
 
     def close(self) -> None:
-        """Close the file rescoring reads (the mapping stays readable)."""
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
+        """Forget the database (the rows stay readable; a new `refresh` gives it again)."""
+        self._store = None
 
     def drop_copy(self) -> None:
         """Delete the copy on disk (the next start writes it again from the database)."""
         meta_path = self._meta_path()
         if meta_path is None:
             return
-        for path in [meta_path, *self.cache_dir.glob(f"{meta_path.stem}.*.npy")]:
+        for path in [
+            meta_path,
+            *self.cache_dir.glob(f"{meta_path.stem}.*.npy"),
+            *self.cache_dir.glob(f"{meta_path.stem}.*.sealed"),
+        ]:
             with contextlib.suppress(OSError):
                 path.unlink()
 
     def save(self, store: Store) -> None:
-        """Write the matrix beside the database for the next start; a read-only or full
-        disk just means no copy. Each write has files of its own, named in the JSON that is
-        renamed into place last, so two processes saving at once never mix their files."""
+        """Write the int8 rows beside the database for the next start (a small collection
+        has no copy: it is read from the database); a read-only or full disk just means no
+        copy. Each write has files of its own, named in the JSON that is renamed into place
+        last, so two processes saving at once never mix their files."""
         meta_path = self._meta_path()
-        if meta_path is None or self._generation is None or self._saved_rows == self._n:
+        if (
+            meta_path is None
+            or self._generation is None
+            or not self.quantized
+            or self._saved_rows == self._n
+        ):
             return
         added = self._n - self._saved_rows
         if self._saved_rows >= 0 and self._n > REWRITE_ABOVE and added * REWRITE_SHARE < self._n:
             return  # the copy on disk is close enough: the next start reads the rest
         live = self._owner[: self._n] >= 0
         stem = f"{meta_path.stem}.{os.getpid()}-{secrets.token_hex(4)}"
+        sealed = self.seal_key is not None
         meta = {
             "format": CACHE_FORMAT,
             "model_id": self.model_id,
@@ -427,33 +533,41 @@ class VectorIndex:
             "top_rowid": self._top_rowid,
             "last_row": self._row_digest(store, self._top_rowid),
             "rows": int(live.sum()),
-            "matrix": f"{stem}.f32.npy" if self.seal_key is None else f"{stem}.f32.sealed",
+            "q8": f"{stem}.q8.sealed" if sealed else f"{stem}.q8.npy",
+            "scale": f"{stem}.scale.sealed" if sealed else f"{stem}.scale.npy",
             "seqs": f"{stem}.seq.npy",
+            "rowids": f"{stem}.rowid.npy",
         }
-        if self.seal_key is not None:
+        if sealed:
             meta["sealed"] = True
+        scale = self._scales()[live]
         written: list[Path] = []
         try:
             paths.private_dir(self.cache_dir)
-            written.append(self.cache_dir / meta["matrix"])
+            written.append(self.cache_dir / meta["q8"])
             with os.fdopen(paths.private_file(written[-1]), "wb") as f:
-                if self.seal_key is not None:  # its tags check it: no checksum of the rows
-                    _write_sealed(f, self._live_blocks(live, SEAL_BLOCK), self.seal_key, self.dim)
+                if sealed:  # its tags check it: no checksum of the rows
+                    blocks = self._live_blocks(live, SEAL_BLOCK)
+                    _write_sealed(f, blocks, self.seal_key, self.dim, "i1")
                 else:
-                    header = {
-                        "descr": "<f4",
-                        "fortran_order": False,
-                        "shape": (meta["rows"], self.dim),
-                    }
+                    header = {"descr": "|i1", "fortran_order": False,
+                              "shape": (meta["rows"], self.dim)}  # fmt: skip
                     np.lib.format.write_array_header_1_0(f, header)
                     crc = 0
                     for block in self._live_blocks(live, 65536):  # never a second copy
                         f.write(block.data)
                         crc = zlib.crc32(block.data, crc)
-                    meta["crc32"] = crc  # of the rows, for `verify` (a small copy at open)
-            written.append(self.cache_dir / meta["seqs"])
+                    meta["crc32"] = zlib.crc32(scale.data, crc)
+            written.append(self.cache_dir / meta["scale"])
             with os.fdopen(paths.private_file(written[-1]), "wb") as f:
-                np.save(f, np.ascontiguousarray(self._owner[: self._n][live]))
+                if sealed:
+                    _write_sealed(f, [scale[:, None]], self.seal_key, 1, "<f4")
+                else:
+                    np.save(f, scale)
+            for key, values in (("seqs", self._owner), ("rowids", self._rowid)):
+                written.append(self.cache_dir / meta[key])
+                with os.fdopen(paths.private_file(written[-1]), "wb") as f:
+                    np.save(f, np.ascontiguousarray(values[: self._n][live]))
             paths.replace_file(meta_path, lambda f: json.dump(meta, f))
             self._saved_rows = self._n
         except Exception as exc:  # noqa: BLE001 - a cache: any failure means no copy
@@ -463,54 +577,56 @@ class VectorIndex:
                     path.unlink(missing_ok=True)
             return
         # Older copies of this model go (a reader that mapped one keeps its mapping).
+        kept = {meta[key] for key in ("q8", "scale", "seqs", "rowids")}
         for pattern in (f"{meta_path.stem}.[0-9]*-*.npy", f"{meta_path.stem}.[0-9]*-*.sealed"):
             for old in self.cache_dir.glob(pattern):
-                if old.name not in (meta["matrix"], meta["seqs"]):
+                if old.name not in kept:
                     with contextlib.suppress(OSError):
                         old.unlink()
 
     def _live_blocks(self, live: np.ndarray, size: int):
-        """The rows still in use, `size` rows of the matrix at a time (each one array)."""
+        """The int8 rows still in use, `size` rows at a time (each one array)."""
         for start in range(0, self._n, size):
             stop = min(start + size, self._n)
-            block = np.ascontiguousarray(self._block(start, stop)[live[start:stop]])
+            block = np.ascontiguousarray(self._q8_block(start, stop)[live[start:stop]])
             if len(block):
                 yield block
 
     # ---- rows ----------------------------------------------------------------------
-    def _block(self, start: int, stop: int) -> np.ndarray:
-        """Rows [start, stop) as one array (a view when they lie in one part)."""
-        nb = self._n_base
+    def _q8_block(self, start: int, stop: int) -> np.ndarray:
+        """int8 rows [start, stop) as one array (a view when they lie in one part)."""
+        nb, tail = self._n_base, self._q8_tail.rows
         if stop <= nb:
-            return self._base[start:stop]
+            return self._q8_base[start:stop]
         if start >= nb:
-            return self._tail[start - nb : stop - nb]
-        return np.concatenate([self._base[start:nb], self._tail[: stop - nb]])
+            return tail[start - nb : stop - nb]
+        return np.concatenate([self._q8_base[start:nb], tail[: stop - nb]])
 
-    def _take(self, rows: np.ndarray) -> tuple[np.ndarray, bool]:
-        """Rows by number, in the order given (sorted numbers read a file fastest), and
-        whether the mapping was read (its pages are then this process's until let go)."""
-        nb = self._n_base
-        out = np.empty((len(rows), self.dim), dtype=np.float32)
-        in_base = rows < nb
-        mapped = False
-        if in_base.any():
-            at = np.flatnonzero(in_base)
-            if self._reader is None or not self._reader.read(rows[at], out, at):
-                out[at] = self._base[rows[at]]
-                mapped = True
-        out[~in_base] = self._tail[rows[~in_base] - nb]
-        return out, mapped
-
-    def _dots(self, query: np.ndarray) -> np.ndarray:
-        """The dot product of every row with the query."""
-        out = np.empty(self._n, dtype=np.float32)
+    def _scales(self) -> np.ndarray:
+        """Every int8 row's scale (a new array)."""
         nb = min(self._n_base, self._n)
-        if nb:
-            np.dot(self._base[:nb], query, out=out[:nb])
-        if self._n > nb:
-            np.dot(self._tail[: self._n - nb], query, out=out[nb:])
+        return np.concatenate([self._scale_base[:nb], self._q8_tail.scale[: self._n - nb]])
+
+    def _dequantized(self, rows: np.ndarray) -> np.ndarray:
+        """The int8 rows' approximation of these rows (within about 0.003 a cosine)."""
+        nb, out = self._n_base, np.empty((len(rows), self.dim), dtype=np.float32)
+        base = rows < nb
+        out[base] = self._q8_base[rows[base]] * self._scale_base[rows[base], None]
+        at = rows[~base] - nb
+        out[~base] = self._q8_tail.rows[at] * self._q8_tail.scale[at, None]
         return out
+
+    def _take(self, rows: np.ndarray) -> np.ndarray:
+        """Exact float32 rows by number, in the order given (sorted numbers read fastest):
+        from memory in a small collection, else the database's own rows by rowid."""
+        if self._float is not None:
+            return self._float.rows[rows]
+        out = np.empty((len(rows), self.dim), dtype=np.float32)
+        if self._store is not None and self._store.read_vectors(self._rowid[rows], out):
+            return out
+        # another process changed the rows since the last refresh: the next one reloads
+        log.info("vector rows changed under the index: int8 scores used until it reloads")
+        return self._dequantized(rows)
 
     def _update_mapping(self) -> None:
         if not self._mapping_stale:
@@ -519,6 +635,15 @@ class VectorIndex:
             self._mapping_stale, self._mapped_rows = False, self._n
             return
         owners = self._owner[: self._n]
+        if self._n and owners[0] >= 0 and bool((np.diff(owners) > 0).all()):
+            # one row each, in seq order (the usual): no sort (np.unique, 70 ms at 1M rows
+            # at every start)
+            self._mem_seqs = owners.copy()
+            self._row_mem = self._rows_by_memory = np.arange(self._n)
+            self._first_row = np.arange(self._n + 1)
+            self._one_row_each = self._in_order = True
+            self._mapping_stale, self._mapped_rows = False, self._n
+            return
         live = owners >= 0
         self._mem_seqs, inverse = np.unique(owners[live], return_inverse=True)
         self._row_mem = np.full(self._n, -1, dtype=np.int64)
@@ -560,14 +685,20 @@ class VectorIndex:
         return True
 
     def scores(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(memory seqs, best-chunk cosine) for every memory in the index."""
+        """(memory seqs, best-chunk cosine) for every memory in the index: exact in a small
+        collection; in a large one the int8 scores (within about 0.003), the RESCORE best
+        of them exact."""
         self._update_mapping()
         if not self._n:
             return self._mem_seqs, np.empty(0, dtype=np.float32)
-        rows = self._dots(query.astype(np.float32))
-        if self._n_base >= QUANTIZE_ABOVE:  # a full scan (context) read every mapped page
-            _let_go(self._base)
-        return self._mem_seqs, self._best_per_memory(rows)
+        query = query.astype(np.float32)
+        if self._float is not None:
+            return self._mem_seqs, self._best_per_memory(self._float.rows[: self._n] @ query)
+        seqs, best = self._approximate(query)
+        best = best.copy()
+        pick = largest(best, RESCORE)
+        best[pick] = self.exact(query, pick)
+        return seqs, best
 
     def _best_per_memory(self, rows: np.ndarray) -> np.ndarray:
         """Each memory's best row score, in the order of the seq list (rows: one a row, a
@@ -583,27 +714,52 @@ class VectorIndex:
         np.maximum.at(best, self._row_mem[live], rows[live])
         return best
 
+    @staticmethod
+    def _block_sims(every: np.ndarray, scale: np.ndarray | None, start: int, stop: int):
+        """Rows [start, stop) against every row: cosines (int8 ones when scaled)."""
+        if scale is None:
+            return every[start:stop] @ every.T
+        sims = np.asarray(
+            numkong.cdist(every[start:stop], every, metric="dot", threads=1, out_dtype="float32")
+        )
+        sims *= scale[start:stop, None]
+        sims *= scale[None, :]
+        return sims
+
     def near_pairs(
         self, threshold: float, limit: int = 500, block: int = 2048
     ) -> list[tuple[int, int, float, float]]:
         """(seq a, seq b, cosine, share) for distinct memories with chunks at least this
         close, closest first. `share` is how much of the two the match covers: the smaller
         of the parts of each memory's chunks that have a close chunk in the other (1.0 for
-        two short notes; 0.01 for a note that is the start of a text 100 times longer)."""
-        vecs, owners = self._block(0, self._n), self._owner[: self._n]
+        two short notes; 0.01 for a note that is the start of a text 100 times longer).
+        In a large collection the int8 scores find the candidates (within NEAR_MARGIN) and
+        the database's rows decide."""
+        owners = self._owner[: self._n]
         best: dict[tuple[int, int], float] = {}
         matched: dict[tuple[int, int], tuple[set[int], set[int]]] = {}
+        near = threshold - (NEAR_MARGIN if self.quantized else 0.0)
+        if self.quantized:
+            every, scale = self._q8_block(0, self._n), self._scales()
+        else:
+            every, scale = self._float.rows[: self._n], None
         for start in range(0, self._n, block):
-            sims = vecs[start : start + block] @ vecs.T
-            rows, cols = np.nonzero(sims >= threshold)
-            for r, c in zip(rows, cols, strict=True):
-                a, b = int(owners[start + r]), int(owners[c])
-                if a < 0 or b < 0 or a >= b:
-                    continue  # superseded row, the same memory, or the mirror of a pair
-                best[(a, b)] = max(best.get((a, b), -1.0), float(sims[r, c]))
-                rows_a, rows_b = matched.setdefault((a, b), (set(), set()))
-                rows_a.add(start + int(r))
-                rows_b.add(int(c))
+            stop = min(start + block, self._n)
+            sims = self._block_sims(every, scale, start, stop)
+            rows, cols = np.nonzero(sims >= near)
+            a, b = owners[start + rows], owners[cols]
+            keep = (a >= 0) & (b >= 0) & (a < b)  # not a superseded row, the same memory,
+            rows, cols, values = start + rows[keep], cols[keep], sims[rows[keep], cols[keep]]
+            if self.quantized and len(rows):  # nor the mirror of a pair
+                values = self._pair_cosines(rows, cols)
+                close = values >= threshold
+                rows, cols, values = rows[close], cols[close], values[close]
+            for r, c, v in zip(rows.tolist(), cols.tolist(), values.tolist(), strict=True):
+                pair = (int(owners[r]), int(owners[c]))
+                best[pair] = max(best.get(pair, -1.0), float(v))
+                rows_a, rows_b = matched.setdefault(pair, (set(), set()))
+                rows_a.add(r)
+                rows_b.add(c)
         live = owners[owners >= 0]
         seqs, counts = np.unique(live, return_counts=True)
         chunks = dict(zip(seqs.tolist(), counts.tolist(), strict=True))
@@ -615,55 +771,44 @@ class VectorIndex:
             out.append((a, b, score, min(1.0, share)))
         return out
 
-    def _quantized(self) -> np.ndarray | None:
-        """The int8 copy of the rows, brought up to date; None below QUANTIZE_ABOVE rows
-        or without NumKong."""
-        if numkong is None or self._n < QUANTIZE_ABOVE:
-            return None
-        if self._q8 is None:
-            self._q8_rows = 0
-        if self._q8 is None or len(self._q8) < self._n:
-            cap = max(self._n, len(self._owner))
-            q8, scale = np.empty((cap, self.dim), dtype=np.int8), np.empty(cap, np.float32)
-            if self._q8 is not None:
-                q8[: self._q8_rows] = self._q8[: self._q8_rows]
-                scale[: self._q8_rows] = self._q8_scale[: self._q8_rows]
-            self._q8, self._q8_scale = q8, scale
-        first, block = self._q8_rows, 8192
-        for start in range(first, self._n, block):
-            rows = np.asarray(self._block(start, min(start + block, self._n)), dtype=np.float32)
-            scale = np.abs(rows).max(axis=1) / 127
-            scale[scale == 0] = 1.0
-            self._q8[start : start + len(rows)] = np.rint(rows / scale[:, None])
-            self._q8_scale[start : start + len(rows)] = scale
-        self._q8_rows = self._n
-        if first < self._n_base:  # the mapped pages read for this stay in the page cache,
-            _let_go(self._base)  # not in our memory: rescoring reads a few hundred rows back
-        return self._q8
+    def _pair_cosines(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """The exact cosine of row rows[i] with row cols[i], for each i."""
+        wanted = np.unique(np.concatenate([rows, cols]))
+        exact = self._take(wanted)
+        left, right = np.searchsorted(wanted, rows), np.searchsorted(wanted, cols)
+        return np.einsum("ij,ij->i", exact[left], exact[right])
 
     def prepare(self) -> None:
         """Do now what the first search would otherwise do: the memory mapping and, in a
-        large collection, the int8 copy (70 ms at 100k memories, 0.7 s at 1M)."""
+        large collection, reading the int8 rows from disk (one scan)."""
+        if self._float is not None and numkong is not None and self._n >= QUANTIZE_ABOVE:
+            self._quantize_all()
         self._update_mapping()
-        self._quantized()
+        if self.quantized and self._n:
+            self._approximate(np.eye(1, self.dim, dtype=np.float32)[0])
 
     def _approximate(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        """(memory seqs, best-chunk cosine) from the int8 copy (within about 0.003), or None
+        """(memory seqs, best-chunk cosine) from the int8 rows (within about 0.003), or None
         when the exact scan is used."""
         self._update_mapping()
-        q8 = self._quantized()
-        if q8 is None:
+        if not self.quantized:
             return None
         q_scale = max(float(np.abs(query).max()) / 127, 1e-12)
         q = np.rint(query / q_scale).astype(np.int8)[None, :]
         # float32: the int8 dot products exact up to 1,040 dimensions (< 2^24), within 1e-7
         # beyond (far below the int8 error the rescoring corrects)
-        rows = np.asarray(
-            numkong.cdist(q, q8[: self._n], metric="dot", threads=1, out_dtype="float32")
-        )[0]
-        rows *= self._q8_scale[: self._n]
-        rows *= q_scale
-        return self._mem_seqs, self._best_per_memory(rows)
+        out = np.empty(self._n, dtype=np.float32)
+        nb, tail = min(self._n_base, self._n), self._q8_tail
+        for part, scale, at in (
+            (self._q8_base[:nb], self._scale_base[:nb], slice(0, nb)),
+            (tail.rows[: self._n - nb], tail.scale[: self._n - nb], slice(nb, self._n)),
+        ):
+            if len(part):
+                dots = numkong.cdist(q, part, metric="dot", threads=1, out_dtype="float32")
+                out[at] = np.asarray(dots)[0]
+                out[at] *= scale
+        out *= q_scale
+        return self._mem_seqs, self._best_per_memory(out)
 
     def position(self, seq: int) -> int | None:
         """Where a memory is in the seq list of `scores`, or None if it has no vectors."""
@@ -680,33 +825,26 @@ class VectorIndex:
             return np.empty(0, dtype=np.float32)
         if self._one_row_each:
             rows = self._rows_by_memory[positions]
-            order = np.argsort(rows)  # a file reads best in its order
+            order = np.argsort(rows)  # the database reads best in its order
             out = np.empty(len(rows), dtype=np.float32)
-            taken, mapped = self._take(rows[order])
-            out[order] = taken @ query
-        else:  # each memory's best chunk, in one read of all their rows
-            starts, ends = self._first_row[positions], self._first_row[positions + 1]
-            rows = np.concatenate(
-                [self._rows_by_memory[a:b] for a, b in zip(starts, ends, strict=True)]
-            )
-            order = np.argsort(rows)
-            dots = np.empty(len(rows), dtype=np.float32)
-            taken, mapped = self._take(rows[order])
-            dots[order] = taken @ query
-            groups = np.concatenate([[0], np.cumsum(ends - starts)[:-1]])
-            out = np.maximum.reduceat(dots, groups) if len(rows) else dots[:0]
-        if mapped and self._n_base >= QUANTIZE_ABOVE:
-            # The kernel maps whole folios of the file around each row read (256 rows took
-            # 140 MB into this process): let them go again, 0.4 ms at 1M memories.
-            _let_go(self._base)
-        return out
+            out[order] = self._take(rows[order]) @ query
+            return out
+        # each memory's best chunk, in one read of all their rows
+        starts, ends = self._first_row[positions], self._first_row[positions + 1]
+        by_memory = self._rows_by_memory
+        rows = np.concatenate([by_memory[a:b] for a, b in zip(starts, ends, strict=True)])
+        order = np.argsort(rows)
+        dots = np.empty(len(rows), dtype=np.float32)
+        dots[order] = self._take(rows[order]) @ query
+        groups = np.concatenate([[0], np.cumsum(ends - starts)[:-1]])
+        return np.maximum.reduceat(dots, groups) if len(rows) else dots[:0]
 
     def top(
         self, query: np.ndarray, k: int, allowed: np.ndarray | None = None, minimum: float = -1.0
     ) -> tuple[list[tuple[int, float]], ScoreLookup]:
         """The k most similar memories (seq, cosine) at or above `minimum`, and every score.
 
-        In a large collection the scores come from the int8 copy, and the RESCORE best of
+        In a large collection the scores come from the int8 rows, and the RESCORE best of
         them are rescored exactly: the hits' cosines are exact, and so is any memory's that
         ScoreLookup is asked for."""
         self._update_mapping()
@@ -738,55 +876,6 @@ class VectorIndex:
         return hits, ScoreLookup(seqs, best, crowd, self, query)
 
 
-class RowReader:
-    """Rows of the copy on disk read with `preadv` into the caller's array: rescoring 256
-    rows through the mapping faulted in whole folios around each (1.2 ms at 300k) that
-    then had to be let go (`madvise`, 0.4 ms), at every query. The file is opened before it
-    is mapped and kept open, so it reads the very file the mapping shows even after a newer
-    copy is renamed over it."""
-
-    def __init__(self, fd: int, row_bytes: int) -> None:
-        self.fd, self.row_bytes, self.offset = fd, row_bytes, 0
-        self.close = weakref.finalize(self, os.close, fd)  # also when dropped unclosed
-
-    @classmethod
-    def open(cls, path: Path, dim: int) -> RowReader | None:
-        """A reader of the .npy file at `path`, None where `preadv` is missing (Windows)."""
-        if not hasattr(os, "preadv"):
-            return None
-        try:
-            return cls(os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)), dim * 4)
-        except OSError:
-            return None
-
-    def reads(self, path: Path, matrix: np.ndarray) -> bool:
-        """Whether this reader's file is the one `matrix` maps (set its data offset)."""
-        try:
-            mine, now = os.fstat(self.fd), os.stat(path)
-        except OSError:
-            return False
-        if (mine.st_dev, mine.st_ino) != (now.st_dev, now.st_ino):
-            return False
-        offset = getattr(matrix, "offset", None)
-        if not isinstance(offset, int) or matrix.dtype != np.dtype(np.float32):
-            return False
-        self.offset = offset
-        return True
-
-    def read(self, rows: np.ndarray, out: np.ndarray, at: np.ndarray) -> bool:
-        """Row `rows[i]` into `out[at[i]]` for each i; False when one could not be read
-        whole (the caller reads through the mapping instead)."""
-        fd, size = self.fd, self.row_bytes
-        try:
-            for row, slot in zip(rows.tolist(), at.tolist(), strict=True):
-                view = memoryview(out[slot]).cast("B")
-                if os.preadv(fd, [view], self.offset + row * size) != size:
-                    return False
-        except (OSError, ValueError):
-            return False
-        return True
-
-
 def largest(values: np.ndarray, n: int) -> np.ndarray:
     """The positions of the n largest values, in no order (all of them when there are not
     more). Not by partitioning every value (3 ms at 300k, 11 ms at 1M): a cut taken from an
@@ -803,15 +892,6 @@ def largest(values: np.ndarray, n: int) -> np.ndarray:
         if len(above) >= n:  # else an unlucky sample (or NaN): partition them all
             return above[np.argpartition(values[above], len(above) - n)[len(above) - n :]]
     return np.argpartition(values, size - n)[size - n :]
-
-
-def _let_go(matrix: np.ndarray) -> None:
-    """Drop a memory-mapped matrix's pages from this process (they stay in the page cache
-    and come back on the next read); nothing for a matrix in memory."""
-    mapping = getattr(matrix, "_mmap", None)
-    if isinstance(mapping, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
-        with contextlib.suppress(OSError, ValueError):
-            mapping.madvise(mmap.MADV_DONTNEED)
 
 
 def _sample(values: np.ndarray) -> np.ndarray:
