@@ -50,17 +50,19 @@ CROWD_SAMPLE = 16_384
 TOP_SAMPLE = 4096  # values sampled for the cut `largest` partitions above
 CACHE_FORMAT = 2  # 1: float32 rows (a second copy of every vector); 2: int8 rows and scales
 SEAL_MAGIC = b"MNEMO-SEALED-VECTORS-1\n"
-READ_BATCH = 20_000  # vector rows read from the database at a time
-DECODE_BLOCK = 8192  # of them decoded to float32 (and quantized) at a time
+READ_BATCH = 8192  # vector rows read from the database at a time
+DECODE_BLOCK = 4096  # of them decoded to float32 (and quantized) at a time
 # Past REWRITE_ABOVE rows the copy is rewritten at close only once a REWRITE_SHARE-th of
 # the rows were added since it was written: those are read from the database at the next
 # start (rewriting 40 MB after each `mnemo remember` at 100k memories would cost more).
 REWRITE_ABOVE = 10_000
 REWRITE_SHARE = 20
-# At open the copy is checked on SAMPLE_AT_OPEN rows against the database, and whole (a
-# checksum) when it is at most CHECK_WHOLE_BELOW bytes; `mnemo doctor` checks every row.
-SAMPLE_AT_OPEN = 32
-CHECK_WHOLE_BELOW = 32 << 20
+# At open the copy is checked on SAMPLE_AT_OPEN rows against the database (one statement;
+# each row a random read of a cold disk: 32 of them took 74 ms at 100k), and whole (a CRC of
+# every array, 4 GB/s, reading the rows the first scan reads anyway) when its int8 rows are
+# at most CHECK_WHOLE_BELOW bytes (about 170,000 memories); `mnemo doctor` checks all.
+SAMPLE_AT_OPEN = 16
+CHECK_WHOLE_BELOW = 64 << 20
 # The int8 scores of two rows are within about 0.01 of their cosine (0.003 typical): the
 # duplicate finder confirms every pair within this of its threshold on the exact rows.
 NEAR_MARGIN = 0.02
@@ -151,18 +153,21 @@ def _read_sealed(path: Path, key: bytes, rows: int, dim: int, dtype: str) -> np.
     return out
 
 
-def _crc(q8: np.ndarray, scale: np.ndarray) -> int:
+def _crc(q8: np.ndarray, *more: np.ndarray) -> int:
+    """CRC-32 of the int8 rows, then of each other array (scales, seqs, rowids): 4 GB/s."""
     crc = 0
     for start in range(0, len(q8), 65536):
         crc = zlib.crc32(np.ascontiguousarray(q8[start : start + 65536]).data, crc)
-    return zlib.crc32(np.ascontiguousarray(scale).data, crc)
+    for array in more:
+        crc = zlib.crc32(np.ascontiguousarray(array).data, crc)
+    return crc
 
 
-def _crc_problem(q8: np.ndarray, scale: np.ndarray, meta: dict) -> str | None:
-    """What the rows' checksum says (None: it matches, or a sealed copy has none)."""
+def _crc_problem(meta: dict, *arrays: np.ndarray) -> str | None:
+    """What the copy's checksum says (None: it matches, or a sealed copy has none)."""
     if "crc32" not in meta:
         return None
-    return None if _crc(q8, scale) == meta["crc32"] else "its checksum does not match its rows"
+    return None if _crc(*arrays) == meta["crc32"] else "its checksum does not match its rows"
 
 
 class _Growing:
@@ -335,9 +340,13 @@ class VectorIndex:
                 self._read(store, top)
                 if self.quantized:
                     self.save(store)
-                    # Read back as a mapping: the rows quantized in memory are let go.
+                    # Read back as a mapping: the rows quantized in memory are let go first
+                    # (held while the copy was checked, they were both in memory at once).
                     if self._saved_rows == self._n:
-                        self._load_copy(store, top, generation)
+                        self._reset()
+                        if not self._load_copy(store, top, generation):  # rare: read again
+                            self._reserve(store.vector_count(self.model_id))
+                            self._read(store, top)
         elif top > self._top_rowid:
             self._read(store, top)
 
@@ -417,9 +426,11 @@ class VectorIndex:
             ):
                 return False
             q8, scale, owner, rowid = self._open_copy(meta, mapped=True)
-            problem = self._check_rows(store, q8, scale, owner, rowid, SAMPLE_AT_OPEN)
-            if problem is None and q8.nbytes <= CHECK_WHOLE_BELOW:
-                problem = _crc_problem(q8, scale, meta)
+            whole = q8.nbytes <= CHECK_WHOLE_BELOW  # a changed byte anywhere is seen: a few
+            problem = _crc_problem(meta, q8, scale, owner, rowid) if whole else None
+            if problem is None:  # rows then say it was made from this very database
+                sample = SAMPLE_AT_OPEN // 4 if whole and "crc32" in meta else SAMPLE_AT_OPEN
+                problem = self._check_rows(store, q8, scale, owner, rowid, sample)
             if problem is not None:
                 log.warning(
                     "the vector copy in %s is damaged (%s): rebuilt", self.cache_dir, problem
@@ -449,23 +460,23 @@ class VectorIndex:
         sample: int,
     ) -> str | None:
         """What is wrong with the copy's rows, checked on `sample` rows evenly spaced (and the
-        last): each the quantized vector the database holds at its rowid, for its memory.
-        None when nothing is."""
+        last): each the quantized vector the database holds at its rowid, for its memory
+        and this model. None when nothing is."""
         rows = len(owner)
         if not rows:
             return None
         picks = np.unique(np.linspace(0, rows - 1, min(sample, rows)).astype(np.int64))
-        exact = np.empty((1, self.dim), dtype=np.float32)
-        for i in picks:
-            if not store.read_vectors(rowid[i : i + 1], exact):
-                return f"row {int(i)} is not in the database"
-            mine = [decode_vector(b, self.dim) for b in store.vector_blobs_of(
-                int(owner[i]), self.model_id)]  # fmt: skip
-            if not any(np.array_equal(v, exact[0]) for v in mine):
-                return f"row {int(i)} is not the database's vector for its memory"
-            want_q8, want_scale = quantize(exact)
+        held = store.vector_rows_by_id([int(rowid[i]) for i in picks])  # one statement
+        for i in picks.tolist():
+            seq, model_id, blob = held.get(int(rowid[i]), (None, "", b""))
+            if seq != int(owner[i]) or model_id != self.model_id:
+                return f"row {i} is not the database's vector for its memory"
+            try:
+                want_q8, want_scale = quantize(decode_vector(blob, self.dim)[None, :])
+            except ValueError:
+                return f"row {i} is not the database's vector for its memory"
             if not (np.array_equal(np.asarray(q8[i]), want_q8[0]) and scale[i] == want_scale[0]):
-                return f"row {int(i)} is not the database's vector"
+                return f"row {i} is not the database's vector"
         return None
 
     def verify(self, store: Store) -> str | None:
@@ -483,7 +494,7 @@ class VectorIndex:
             q8, scale, owner, rowid = self._open_copy(meta, mapped=True)
             if not (np.isfinite(scale).all() and (scale > 0).all()):
                 return "its scales are not all positive numbers"
-            return _crc_problem(q8, scale, meta) or self._check_rows(
+            return _crc_problem(meta, q8, scale, owner, rowid) or self._check_rows(
                 store, q8, scale, owner, rowid, 256
             )
         except Exception as exc:  # noqa: BLE001 - whatever is wrong, it is damaged
@@ -554,10 +565,16 @@ class VectorIndex:
                               "shape": (meta["rows"], self.dim)}  # fmt: skip
                     np.lib.format.write_array_header_1_0(f, header)
                     crc = 0
-                    for block in self._live_blocks(live, 65536):  # never a second copy
+                    for block in self._live_blocks(live, 16384):  # never a second copy
                         f.write(block.data)
                         crc = zlib.crc32(block.data, crc)
-                    meta["crc32"] = zlib.crc32(scale.data, crc)
+                    for array in (
+                        scale,
+                        self._owner[: self._n][live],
+                        self._rowid[: self._n][live],
+                    ):
+                        crc = zlib.crc32(np.ascontiguousarray(array).data, crc)
+                    meta["crc32"] = crc
             written.append(self.cache_dir / meta["scale"])
             with os.fdopen(paths.private_file(written[-1]), "wb") as f:
                 if sealed:

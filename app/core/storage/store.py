@@ -1074,6 +1074,17 @@ class Store:
             (model_id, after_rowid, limit),
         )
 
+    def vector_rows_by_id(self, rowids: list[int]) -> dict[int, tuple[int | None, str, bytes]]:
+        """{embedding rowid: (memory seq or None if trashed or gone, model id, vector blob)}
+        for the rows that exist, in one statement."""
+        marks = ",".join("?" * len(rowids))
+        rows = self.db.query(
+            "SELECT e.rowid, m.seq, e.model_id, e.vector FROM embeddings e LEFT JOIN memories m "
+            f"ON m.id = e.memory_id AND m.deleted_at IS NULL WHERE e.rowid IN ({marks})",
+            tuple(rowids),
+        )
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
     def vector_count(self, model_id: str) -> int:
         """How many embedding rows this model has (trashed memories' too: an upper bound)."""
         sql = "SELECT count(*) FROM embeddings WHERE model_id = ?"
