@@ -36,6 +36,7 @@ PEERS = (
     "sqlite-vec==0.1.9",
     "lancedb==0.40.0",
     "chromadb==1.5.9",
+    "apsw==3.54.1.0",  # sqlite-vec loads into it (this Python's sqlite3 loads no extension)
     "numpy",
 )
 
@@ -84,7 +85,11 @@ def python() -> Path:
     if not interpreter.exists():
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
     missing = subprocess.run(
-        [str(interpreter), "-c", "import tantivy, faiss, usearch, sqlite_vec, lancedb, chromadb"],
+        [
+            str(interpreter),
+            "-c",
+            "import tantivy, faiss, usearch, sqlite_vec, lancedb, chromadb, apsw",
+        ],
         capture_output=True,
     ).returncode
     if missing:
