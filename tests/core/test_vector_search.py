@@ -270,3 +270,22 @@ def test_rescoring_a_row_another_process_replaced_uses_its_new_vector(collection
     hits, lookup = collection.vector_index().top(query, 300)
     assert first[0] not in [seq for seq, _ in hits[:290]]
     assert lookup.get(first[0]) == pytest.approx(-1.0, abs=1e-3)  # its new vector
+
+
+def test_the_duplicate_finder_finds_the_same_pairs_through_the_int8_rows(
+    collection, embedder, monkeypatch
+):
+    # A large collection holds no float row: candidates come from int8 products and the
+    # database's rows decide, so the pairs and their cosines are the exact scan's.
+    index = collection.vector_index()
+    assert index.quantized
+    monkeypatch.setattr(vectors, "QUANTIZE_ABOVE", 10**9)
+    exact = vectors.VectorIndex(collection.model_id, embedder.info.dimension)
+    exact.refresh(Store(Database(collection.database_path)))
+    assert not exact.quantized
+    for threshold in (0.5, 0.7):
+        fast, slow = index.near_pairs(threshold, 200), exact.near_pairs(threshold, 200)
+        assert len(slow) > 3
+        assert [(a, b) for a, b, _, _ in fast] == [(a, b) for a, b, _, _ in slow]
+        assert np.allclose([c for _, _, c, _ in fast], [c for _, _, c, _ in slow], atol=1e-6)
+        assert [s for *_, s in fast] == [s for *_, s in slow]

@@ -310,9 +310,10 @@ class VectorIndex:
         read, the arrays were copied, old and new held at once (1.6× the rows at the peak)."""
         self._owner = self._grown(self._owner, rows, self._n, -1)
         self._rowid = self._grown(self._rowid, rows, self._n, 0)
-        if numkong is not None and rows >= QUANTIZE_ABOVE:  # int8 from the first row
-            self._quantize_all()
-            self._q8_tail.reserve(rows, self._n)
+        if self._float is not None and numkong is not None and rows >= QUANTIZE_ABOVE:
+            self._quantize_all()  # int8 from the first row
+        if self._float is None:
+            self._q8_tail.reserve(rows - self._n_base, self._n - self._n_base)
 
     def _quantize_all(self) -> None:
         """From float32 rows to int8 ones (the collection grew past QUANTIZE_ABOVE)."""
