@@ -197,7 +197,7 @@ def peers_built(work: Path, data: Path) -> None:
     import numpy as np
 
     from app.core.storage.db import Database
-    from app.core.storage.store import Store, decode_vector
+    from app.core.storage.store import Store, decode_vectors
     from bench import peers
 
     if (data / "vectors.npy").exists():
@@ -205,7 +205,7 @@ def peers_built(work: Path, data: Path) -> None:
     store = Store(Database(work / "home" / "data" / "mnemo.db"))
     rows = store.vector_rows(store.db.get_meta("model_id"))
     dim = len(rows[0][2]) // 2
-    matrix = np.stack([decode_vector(b, dim) for _, seq, b in rows if seq])
+    matrix = decode_vectors([b for _, seq, b in rows if seq], dim)
     del rows
     store.db.close()
     np.save(data / "vectors.npy", matrix)

@@ -175,7 +175,7 @@ def compare_vectors(sizes: list[int], rounds: int, k: int = 50) -> list[tuple]:
         from app.core import paths
         from app.core.engine import Engine
         from app.core.model.embedder import Embedder
-        from app.core.storage.store import decode_vector
+        from app.core.storage.store import decode_vectors
 
         embedder = Embedder.load(paths.DEFAULT_MODEL)
         engine = Engine(embedder=embedder)
@@ -186,7 +186,7 @@ def compare_vectors(sizes: list[int], rounds: int, k: int = 50) -> list[tuple]:
             (embedder.info.model_id,),
         )
         owner = np.array([seq for seq, _ in pairs], dtype=np.int64)
-        matrix = np.stack([decode_vector(blob, embedder.info.dimension) for _, blob in pairs])
+        matrix = decode_vectors([blob for _, blob in pairs], embedder.info.dimension)
         del pairs
         texts = [
             "deploy rollback failed", "parser error handling", "database migration lock",

@@ -223,11 +223,11 @@ def measure_size(n: int) -> dict:
 
 def float_matrix(engine) -> np.ndarray:
     """Every stored vector of the engine's model as one float32 matrix (a peer's scan)."""
-    from app.core.storage.store import decode_vector
+    from app.core.storage.store import decode_vectors
 
     dim = engine.embedder.info.dimension
     rows = engine._store.vector_rows(engine.model_id)
-    return np.stack([decode_vector(blob, dim) for _, seq, blob in rows if seq is not None])
+    return decode_vectors([blob for _, seq, blob in rows if seq is not None], dim)
 
 
 def stages(engine, queries: list[str] = QUERIES) -> dict:
@@ -707,7 +707,7 @@ def int8_against_truth(home: Path, queries: list[str], k: int, truth: Path) -> d
     loss); and the largest cosine difference of a hit."""
     from app.core.engine import Engine
     from app.core.search import vectors
-    from app.core.storage.store import decode_vector
+    from app.core.storage.store import decode_vectors
 
     os.environ["MNEMO_HOME"] = str(home)
     quantize = vectors.QUANTIZE_ABOVE
@@ -719,9 +719,7 @@ def int8_against_truth(home: Path, queries: list[str], k: int, truth: Path) -> d
         owner, rows = truth_vectors(engine, truth)
         stored = engine._store.vector_rows(engine.model_id)
         stored_owner = np.array([seq for _, seq, _ in stored if seq is not None])
-        stored_rows = np.stack(
-            [decode_vector(b, index.dim) for _, seq, b in stored if seq is not None]
-        )
+        stored_rows = decode_vectors([b for _, seq, b in stored if seq is not None], index.dim)
         found = {"int8 10": [], f"int8 {k}": [], "f16 10": [], f"f16 {k}": []}
         worst = 0.0
         for text in queries:

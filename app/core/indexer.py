@@ -148,7 +148,7 @@ class Indexer:
                         break
                     vecs = new_vectors.get(memory.id)
                     if vecs is None:
-                        vecs = self._store.vectors_of(memory.id, model_id)
+                        vecs = self._store.vectors_of(memory.id, model_id, model.info.dimension)
                     labels[memory.id] = self.labels(memory, vecs, tokens.get(memory.id))
             with self._db.write():
                 for memory in fresh:

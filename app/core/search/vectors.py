@@ -32,7 +32,7 @@ import numpy as np
 
 from app.core import paths
 from app.core.search.ranking import cosine_crowd
-from app.core.storage.store import Store, decode_vector
+from app.core.storage.store import Store, decode_vector, decode_vectors
 
 try:  # SIMD int8 dot products; without it every collection is scanned in float32
     import numkong
@@ -75,12 +75,6 @@ def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     scale = (np.abs(rows).max(axis=1) / np.float32(127)).astype(np.float32)
     scale[scale == 0] = 1.0
     return np.rint(rows / scale[:, None]).astype(np.int8), scale
-
-
-def _unit(row: np.ndarray) -> bool:
-    """Whether a finite row has length 1 (a damaged one may overflow: not a warning)."""
-    with np.errstate(all="ignore"):
-        return abs(float(row @ row) - 1.0) <= 1e-3
 
 
 def _regular(path: Path) -> bool:
@@ -153,13 +147,11 @@ def _read_sealed(path: Path, key: bytes, rows: int, dim: int, dtype: str) -> np.
     return out
 
 
-def _crc(q8: np.ndarray, *more: np.ndarray) -> int:
-    """CRC-32 of the int8 rows, then of each other array (scales, seqs, rowids): 4 GB/s."""
-    crc = 0
-    for start in range(0, len(q8), 65536):
-        crc = zlib.crc32(np.ascontiguousarray(q8[start : start + 65536]).data, crc)
-    for array in more:
-        crc = zlib.crc32(np.ascontiguousarray(array).data, crc)
+def _crc(blocks, crc: int = 0) -> int:
+    """CRC-32 of arrays in turn (the int8 rows a block at a time, then the scales, seqs and
+    rowids): 4 GB/s."""
+    for block in blocks:
+        crc = zlib.crc32(np.ascontiguousarray(block).data, crc)
     return crc
 
 
@@ -167,7 +159,10 @@ def _crc_problem(meta: dict, *arrays: np.ndarray) -> str | None:
     """What the copy's checksum says (None: it matches, or a sealed copy has none)."""
     if "crc32" not in meta:
         return None
-    return None if _crc(*arrays) == meta["crc32"] else "its checksum does not match its rows"
+    q8, *more = arrays
+    rows = (q8[start : start + 65536] for start in range(0, len(q8), 65536))
+    crc = _crc(more, _crc(rows))
+    return None if crc == meta["crc32"] else "its checksum does not match its rows"
 
 
 class _Growing:
@@ -259,20 +254,6 @@ class VectorIndex:
         grown[:held] = array[:held]
         return grown
 
-    def _decode(self, blobs: list[bytes]) -> np.ndarray:
-        """Stored vectors as float32 rows (float16 as written since m013; float32 before)."""
-        sizes = {len(b) for b in blobs}
-        if sizes == {2 * self.dim}:
-            flat = np.frombuffer(b"".join(blobs), dtype="<f2")
-        elif sizes == {4 * self.dim}:
-            flat = np.frombuffer(b"".join(blobs), dtype="<f4")
-        else:
-            try:
-                return np.vstack([decode_vector(b, self.dim) for b in blobs])
-            except ValueError:
-                raise ValueError("stored vectors do not match the model's dimension") from None
-        return flat.astype(np.float32).reshape(len(blobs), self.dim)
-
     def _append(self, rows: list[tuple[int, int, bytes]], held: int | None = None) -> None:
         """Add rows; rows held before (the first `held`, default all) of the same memories
         are superseded (a re-embed read incrementally)."""
@@ -292,7 +273,10 @@ class VectorIndex:
         self._owner = self._grown(self._owner, need, self._n, -1)
         self._rowid = self._grown(self._rowid, need, self._n, 0)
         for start in range(0, len(rows), DECODE_BLOCK):  # float32 rows: a block at a time
-            vecs = self._decode([r[2] for r in rows[start : start + DECODE_BLOCK]])
+            try:
+                vecs = decode_vectors([r[2] for r in rows[start : start + DECODE_BLOCK]], self.dim)
+            except ValueError:
+                raise ValueError("stored vectors do not match the model's dimension") from None
             if self._float is not None:
                 self._float.put(self._n + start, vecs)
             else:
@@ -318,8 +302,8 @@ class VectorIndex:
     def _quantize_all(self) -> None:
         """From float32 rows to int8 ones (the collection grew past QUANTIZE_ABOVE)."""
         rows, tail = self._float.rows, _Growing(self.dim, np.int8)
-        for start in range(0, self._n, 8192):
-            tail.put(start, *quantize(rows[start : min(start + 8192, self._n)]))
+        for start in range(0, self._n, DECODE_BLOCK):
+            tail.put(start, *quantize(rows[start : min(start + DECODE_BLOCK, self._n)]))
         self._float, self._q8_tail, self._n_base = None, tail, 0
         self._q8_base = np.empty((0, self.dim), dtype=np.int8)
         self._scale_base = np.empty(0, dtype=np.float32)
@@ -378,7 +362,7 @@ class VectorIndex:
         blob = store.vector_blob(rowid) if rowid else b""
         return hashlib.sha256(blob or b"").hexdigest()[:16]
 
-    def _open_copy(self, meta: dict, mapped: bool):
+    def _open_copy(self, meta: dict):
         """(int8 rows, scales, seqs, rowids) of the copy `meta` describes; ValueError when
         its files are not what it says."""
         names = (meta["q8"], meta["scale"], meta["seqs"], meta["rowids"])
@@ -391,7 +375,7 @@ class VectorIndex:
             scale = _read_sealed(self.cache_dir / names[1], self.seal_key, rows, 1, "<f4")
             scale = scale[:, 0].astype(np.float32)
         else:
-            q8 = np.load(self.cache_dir / names[0], mmap_mode="r" if mapped else None)
+            q8 = np.load(self.cache_dir / names[0], mmap_mode="r")
             scale = np.load(self.cache_dir / names[1]).astype(np.float32, copy=False)
         owner = np.load(self.cache_dir / names[2]).astype(np.int64, copy=False)
         rowid = np.load(self.cache_dir / names[3]).astype(np.int64, copy=False)
@@ -426,7 +410,7 @@ class VectorIndex:
                 or meta.get("last_row") != self._row_digest(store, meta.get("top_rowid", 0))
             ):
                 return False
-            q8, scale, owner, rowid = self._open_copy(meta, mapped=True)
+            q8, scale, owner, rowid = self._open_copy(meta)
             whole = q8.nbytes <= CHECK_WHOLE_BELOW  # a changed byte anywhere is seen: a few
             problem = _crc_problem(meta, q8, scale, owner, rowid) if whole else None
             if problem is None:  # rows then say it was made from this very database
@@ -492,7 +476,7 @@ class VectorIndex:
             meta = json.loads(meta_path.read_text())
             if meta.get("format") != CACHE_FORMAT:
                 return "it is of an older format (float32 rows: a second copy of each vector)"
-            q8, scale, owner, rowid = self._open_copy(meta, mapped=True)
+            q8, scale, owner, rowid = self._open_copy(meta)
             if not (np.isfinite(scale).all() and (scale > 0).all()):
                 return "its scales are not all positive numbers"
             return _crc_problem(meta, q8, scale, owner, rowid) or self._check_rows(
@@ -552,7 +536,11 @@ class VectorIndex:
         }
         if sealed:
             meta["sealed"] = True
-        scale = self._scales()[live]
+        kept = {  # what is written besides the rows, each once
+            "scale": self._scales()[live],
+            "seqs": np.ascontiguousarray(self._owner[: self._n][live]),
+            "rowids": np.ascontiguousarray(self._rowid[: self._n][live]),
+        }
         written: list[Path] = []
         try:
             paths.private_dir(self.cache_dir)
@@ -568,24 +556,15 @@ class VectorIndex:
                     crc = 0
                     for block in self._live_blocks(live, 16384):  # never a second copy
                         f.write(block.data)
-                        crc = zlib.crc32(block.data, crc)
-                    for array in (
-                        scale,
-                        self._owner[: self._n][live],
-                        self._rowid[: self._n][live],
-                    ):
-                        crc = zlib.crc32(np.ascontiguousarray(array).data, crc)
-                    meta["crc32"] = crc
-            written.append(self.cache_dir / meta["scale"])
-            with os.fdopen(paths.private_file(written[-1]), "wb") as f:
-                if sealed:
-                    _write_sealed(f, [scale[:, None]], self.seal_key, 1, "<f4")
-                else:
-                    np.save(f, scale)
-            for key, values in (("seqs", self._owner), ("rowids", self._rowid)):
+                        crc = _crc([block], crc)
+                    meta["crc32"] = _crc(kept.values(), crc)
+            for key, values in kept.items():
                 written.append(self.cache_dir / meta[key])
                 with os.fdopen(paths.private_file(written[-1]), "wb") as f:
-                    np.save(f, np.ascontiguousarray(values[: self._n][live]))
+                    if sealed and key == "scale":
+                        _write_sealed(f, [values[:, None]], self.seal_key, 1, "<f4")
+                    else:
+                        np.save(f, values)
             paths.replace_file(meta_path, lambda f: json.dump(meta, f))
             self._saved_rows = self._n
         except Exception as exc:  # noqa: BLE001 - a cache: any failure means no copy
@@ -712,8 +691,7 @@ class VectorIndex:
         query = query.astype(np.float32)
         if self._float is not None:
             return self._mem_seqs, self._best_per_memory(self._float.rows[: self._n] @ query)
-        seqs, best = self._approximate(query)
-        best = best.copy()
+        seqs, best = self._approximate(query)  # a new array: rescored in place
         pick = largest(best, RESCORE)
         best[pick] = self.exact(query, pick)
         return seqs, best

@@ -336,7 +336,8 @@ def m012_sync(db: apsw.Connection) -> None:
 
 def m013_float16_vectors(db: apsw.Connection) -> None:
     """Vectors stored as float16, half the bytes (ADR 0017): every row was float32 until
-    now. Cosines move by about 1e-4; the pages freed are reused by later writes."""
+    now. Cosines move by about 1e-4. The rows shrink in place and no page is freed: the
+    file keeps its size until it is rewritten (VACUUM, an encrypt or a decrypt)."""
 
     def half(blob: bytes) -> bytes:
         if len(blob) % 4:  # not a float32 row: left as it is (readers check its length)

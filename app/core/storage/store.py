@@ -259,6 +259,19 @@ def encode_vector(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype=np.float32).astype(VECTOR_DTYPE).tobytes()
 
 
+def decode_vectors(blobs: list[bytes], dim: int) -> np.ndarray:
+    """Stored vectors as float32 rows, one join and one conversion when they are all of one
+    kind (float16, or float32 from before m013). ValueError for a row of another size."""
+    if not blobs:
+        return np.empty((0, dim), dtype=np.float32)
+    sizes = {len(b) for b in blobs}
+    for itemsize, dtype in ((2, VECTOR_DTYPE), (4, "<f4")):
+        if sizes == {itemsize * dim}:
+            flat = np.frombuffer(b"".join(blobs), dtype=dtype)
+            return flat.astype(np.float32).reshape(len(blobs), dim)
+    return np.stack([decode_vector(b, dim) for b in blobs])
+
+
 def decode_vector(blob: bytes, dim: int | None = None) -> np.ndarray:
     """A stored vector as float32: float16 (2 bytes a number) unless its length says
     float32 for `dim` numbers (a row written before m013). ValueError for another size."""
@@ -995,12 +1008,9 @@ class Store:
     def save_vectors(self, memory_id: str, model_id: str, digest: str, vectors: np.ndarray) -> None:
         """Replace a memory's vectors with these chunk vectors, in one transaction (vectors
         that are not finite numbers are refused: a damaged model gives them)."""
-        with np.errstate(over="ignore"):  # a number past float16's range is refused below
+        with np.errstate(over="ignore", invalid="ignore"):  # refused below: not finite
             stored = np.asarray(vectors, dtype=np.float32).astype(VECTOR_DTYPE)
-        if (
-            not np.isfinite(np.asarray(vectors, dtype=np.float64)).all()
-            or not np.isfinite(stored).all()
-        ):
+        if not np.isfinite(stored).all():  # NaN, infinity, or past float16's range
             raise ModelError("the model gave vectors that are not numbers: none were stored")
         with self.db.write() as conn:
             if not conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchall():
@@ -1101,15 +1111,6 @@ class Store:
         rows = self.db.query("SELECT vector FROM embeddings WHERE rowid = ?", (rowid,))
         return rows[0][0] if rows else None
 
-    def vector_blobs_of(self, seq: int, model_id: str) -> set[bytes]:
-        """Every chunk vector of one memory (by seq) from this model, as stored."""
-        rows = self.db.query(
-            "SELECT e.vector FROM memories m JOIN embeddings e ON e.memory_id = m.id "
-            "WHERE m.seq = ? AND e.model_id = ?",
-            (seq, model_id),
-        )
-        return {bytes(r[0]) for r in rows}
-
     def vectors_of(
         self, memory_id: str, model_id: str, dim: int | None = None
     ) -> np.ndarray | None:
@@ -1120,7 +1121,9 @@ class Store:
         )
         if not rows:
             return None
-        return np.vstack([decode_vector(r[0], dim) for r in rows])
+        if dim is None:  # one model's rows: float16 ones are the shortest a row can be
+            dim = min(len(r[0]) for r in rows) // 2
+        return decode_vectors([r[0] for r in rows], dim)
 
     def read_vectors(self, rowids: np.ndarray, out: np.ndarray) -> bool:
         """Embedding rows by rowid into `out` (float32, one row each), through SQLite's
