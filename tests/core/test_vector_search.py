@@ -361,3 +361,38 @@ def test_rows_added_a_batch_at_a_time_are_never_held_twice(monkeypatch):
     # and quantized rows) beside what stays held; copying the rows held took 20 MB here
     row_bytes = dim + 4 + 16  # int8 row, its scale, its memory and rowid
     assert worst < 0.1 * batch * batches * row_bytes + 4 * batch * dim * 4, worst
+
+
+def test_quantizing_gives_the_same_bytes_as_the_copy_on_disk_was_made_with():
+    # The copy is checked by quantizing the database's rows again and comparing bytes: the
+    # leaner quantize (no array of |x|, rounded in place) must give exactly the old bytes
+    rng = np.random.default_rng(11)
+    rows = rng.standard_normal((3000, 384)).astype(np.float32)
+    rows[0] = 0.0  # a row of zeros
+    rows[1] = -np.abs(rows[1])  # its largest number negative
+    rows[2, 5] = -1e3
+    q8, scale = vectors.quantize(rows)
+    old_scale = (np.abs(rows).max(axis=1) / np.float32(127)).astype(np.float32)
+    old_scale[old_scale == 0] = 1.0
+    assert np.array_equal(scale, old_scale)
+    assert np.array_equal(q8, np.rint(rows / old_scale[:, None]).astype(np.int8))
+
+
+def test_float_rows_in_several_parts_become_the_same_int8_rows(monkeypatch):
+    # A collection growing past QUANTIZE_ABOVE turns its float32 rows (held in parts) into
+    # int8 ones part by part, each part let go once done
+    monkeypatch.setattr(vectors, "QUANTIZE_ABOVE", 5_000)
+    monkeypatch.setattr(vectors, "DECODE_BLOCK", 700)  # blocks that straddle the parts
+    rng = np.random.default_rng(12)
+    vecs = rng.standard_normal((6_000, 16)).astype(np.float32)
+    index, parts = vectors.VectorIndex("m", 16), 0
+    for start in range(0, 6_000, 300):
+        rows = [(i + 1, i + 1, encode_vector(vecs[i])) for i in range(start, start + 300)]
+        if not index.quantized:
+            parts = len(index._float._parts)
+        index._append(rows)
+    assert parts >= 3 and index.quantized and index._n == 6_000
+    stored = np.stack([decode_vector(encode_vector(v)) for v in vecs])  # float16 round trip
+    want_q8, want_scale = vectors.quantize(stored)
+    assert np.array_equal(index._q8_block(0, 6_000), want_q8)
+    assert np.array_equal(index._scales(), want_scale)
