@@ -11,8 +11,9 @@ process (median over rounds), quiet and with one core busy:
   afresh; typing again hits both);
 - **before**: the same with every match ranked (`parts=None`: not narrowed), the code before
   issue 24's item 2;
-- **bare FTS5**: one `bm25()` and ORDER BY over the same expression, for the 250 rows Mnemo
-  reads (its 50 plus the rows re-ranked for labels and trash) and for 50;
+- **bare FTS5**: one `bm25()` and ORDER BY over the same expression, for the 200 rows Mnemo
+  reads (its 50 and the rows re-ranked for labels: 4 × 50; 50 more when the trash holds
+  any, and here it holds none) and for 50;
 - **tantivy** (bench.peers, its own venv): the same texts and words, best 50 by BM25 with
   block-max WAND, the floor reference.
 

@@ -37,6 +37,8 @@ PEERS = (
     "lancedb==0.40.0",
     "chromadb==1.5.9",
     "apsw==3.54.1.0",  # sqlite-vec loads into it (this Python's sqlite3 loads no extension)
+    "onnx==1.23.2",  # bench.embedding writes the bundled model as ONNX (peer_onnx.py) …
+    "gguf==0.19.0",  # … from the GGUF's weights; onnxruntime and tokenizers come with Chroma
     "numpy",
 )
 
@@ -88,7 +90,7 @@ def python() -> Path:
         [
             str(interpreter),
             "-c",
-            "import tantivy, faiss, usearch, sqlite_vec, lancedb, chromadb, apsw",
+            "import tantivy, faiss, usearch, sqlite_vec, lancedb, chromadb, apsw, onnx, gguf",
         ],
         capture_output=True,
     ).returncode
