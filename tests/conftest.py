@@ -41,6 +41,9 @@ def mnemo_home(tmp_path, monkeypatch) -> Iterator[Path]:
     home = tmp_path / "home"
     monkeypatch.setenv("MNEMO_HOME", str(home))
     monkeypatch.delenv("MNEMO_MODEL", raising=False)
+    # A hook helper a test's `mnemo hook` started exits a minute after its last request,
+    # not 15 (one outlived a CI run by its whole idle time)
+    monkeypatch.setenv("MNEMO_HOOK_IDLE_S", "60")
     # Never the developer's own desktop: tests that need a session bus start one
     monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
     # Nor their passphrase or keyring choice, nor one an earlier test typed (issue 26)
