@@ -210,6 +210,30 @@ def test_a_word_being_typed_ranks_its_exact_match_above_longer_words(engine):
     assert len(found) == 3
 
 
+def test_a_word_being_typed_that_no_memory_holds_leaves_the_exact_search_alike(engine):
+    # `deploy lo`, `deploy log`, `deploy logi`: each keystroke searched `"deploy" OR "lo"`,
+    # `"deploy" OR "log"`, … as typed, the same memories each time (no memory holds the
+    # part typed as a word), and every memory holding `deploy` was ranked anew (18 ms a
+    # keystroke at a million). Left out, the expression is the same and its answer kept.
+    for text in ("deploy the login page", "deploy again after lunch", "login issues today"):
+        engine.remember(text, force=True)
+    store = engine._store
+    plans = [store.keyword_plan(typed, prefix=True) for typed in ("deploy lo", "deploy logi")]
+    for plan in plans:
+        assert plan.expression is not None and "*" in plan.expression
+        assert plan.exact_expression == '"deploy"'
+        assert [phrase for phrase, _ in plan.exact_parts] == ['"deploy"']
+    # a word typed whole is still searched as itself
+    assert '"login"' in store.keyword_plan("deploy login", prefix=True).exact_expression
+    # and the answers are what they were: the memories holding deploy or a word from `lo`
+    found = engine.recall("deploy lo", mode="keyword", prefix=True, track=False).results
+    assert {r.memory.text for r in found} == {
+        "deploy the login page",
+        "deploy again after lunch",
+        "login issues today",
+    }
+
+
 def test_the_index_row_count_is_fts5s_own_and_follows_every_write(mnemo_home):
     # BM25's N was counted with `SELECT count(*) FROM memories`, which reads a whole index:
     # 78 ms at 100k memories with a cold page cache, most of a second at 1M. It is now read

@@ -625,11 +625,16 @@ class Lexicon:
                 return p.docs
             return min(known.get(s, 0) for s in p.stems)
 
+        # A phrase no memory holds as itself (`lo` on its way to `login`) matches nothing and
+        # adds nothing to a score: left out, the expression is the same at every keystroke
+        # until the word is one, and its answer is kept (18 ms at a million for `deploy lo`,
+        # `deploy log`, … each: every memory holding `deploy` ranked again)
+        exact = [p for p in matchable if exact_docs(p) > 0] if typed else []
         return KeywordPlan(
             expression=expression,
-            exact_expression=" OR ".join(p.match(exact=True) for p in matchable) if typed else None,
+            exact_expression=" OR ".join(p.match(exact=True) for p in exact) or None,
             parts=[(p.match(), p.docs) for p in matchable],
-            exact_parts=[(p.match(exact=True), exact_docs(p)) for p in matchable] if typed else [],
+            exact_parts=[(p.match(exact=True), exact_docs(p)) for p in exact],
             phrases=phrases,
             ideal=ideal * (BM25_K1 + 1),
             corrections={w: c for w, c in corrections.items() if w in searched},
