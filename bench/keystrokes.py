@@ -8,7 +8,8 @@ itself). bench.speed's 12 queries are typed a letter at a time on bench.keywords
 the answers a keystroke leaves are kept for the next (as in the app), forgotten before
 each query. CPU ms of the child process per keystroke (mean and p95 over all keystrokes,
 best of 3 rounds), quiet and with one core busy; `--before` runs the same with the code of
-an older revision (a temporary git worktree), in the same run.
+an older revision (a temporary git worktree, registered in this repository's .git until the
+bench ends), in the same run.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ after each move. Everything else is the real index and database.
 - **steady**: a new child that maps that copy and answered 20 searches, its VmRSS (the
   memory the collection needs once the switch is done);
 - the same arrival with the code of `--before` (a git revision checked out into a temporary
-  worktree), in the same run.
+  worktree, registered in this repository's .git until the bench ends), in the same run.
 """
 
 from __future__ import annotations

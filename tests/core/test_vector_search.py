@@ -137,27 +137,84 @@ def test_the_int8_scan_scores_every_row_alike_in_blocks_of_any_size(
 ):
     index = collection.vector_index()
     index.top(embedder.embed_query("warm up"), 1)
-    collection.remember("The boiler pressure should sit between 1 and 1.5 bar")
-    index = collection.vector_index()
+    # rows added after the load, in batches: a tail of several parts beside the mapped rows
+    rng = np.random.default_rng(21)
+    rowid, seq = index._top_rowid, int(index._mem_seqs[-1])
+    for _ in range(12):
+        vecs = rng.standard_normal((250, index.dim)).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        index._append([(rowid + i + 1, seq + i + 1, encode_vector(v)) for i, v in enumerate(vecs)])
+        rowid, seq = rowid + 250, seq + 250
     query = embedder.embed_query("boiler pressure")
     index._update_mapping()
-    assert 0 < index._n_base < index._n  # rows in the mapped part and in the tail
+    assert 0 < index._n_base < index._n and len(index._q8_tail._parts) >= 3
     # the reference: each int8 row's dot product with the int8 query, in integers, scaled
     q_scale = float(np.abs(query).max()) / 127
     q8 = np.rint(query / q_scale).astype(np.int64)
-    rows = index._q8_block(0, index._n).astype(np.int64)
-    reference = (rows @ q8) * index._scales() * q_scale
+    rows = index._q8_block(0, index._n)
+    reference = (rows.astype(np.int64) @ q8) * index._scales() * q_scale
     answers = []
-    for block in (7, 64, 10**9):  # blocks that split both parts, and one block a part
+    for block in (7, 333, 10**9):  # blocks that split every part, and one block a part
         monkeypatch.setattr(vectors, "SCAN_BLOCK", block)
         seqs, best = index._approximate(query)
         answers.append(best.copy())
     # THEN every row is scored, whatever the blocks, as its int8 row says
     for best in answers:
         assert np.array_equal(best, answers[-1])
-    best_by_row = np.full(index._n, -np.inf, dtype=np.float32)
+    best_by_row = np.full(len(answers[-1]), -np.inf, dtype=np.float32)
     np.maximum.at(best_by_row, index._row_mem, reference)
-    assert np.allclose(answers[-1], best_by_row[: len(answers[-1])], atol=1e-5)
+    assert np.allclose(answers[-1], best_by_row, atol=1e-5)
+    # AND a row read back by number is the row, in whichever part it lies
+    picks = rng.permutation(index._n)[:500]
+    want = rows[picks] * index._scales()[picks, None]
+    assert np.array_equal(index._dequantized(picks), want)
+    # AND the duplicate finder's products, a part at a time, are those of one array
+    sims = index._block_sims(index._row_parts(), index._scales(), 100, 164)
+    whole = vectors.numkong.cdist(rows[100:164], rows, metric="dot", out_dtype="float32")
+    whole = np.asarray(whole) * index._scales()[100:164, None] * index._scales()[None, :]
+    assert np.array_equal(sims, whole.astype(np.float32))
+
+
+def test_a_failure_halfway_through_quantizing_leaves_an_index_read_again(monkeypatch):
+    # Float32 rows turn int8 part by part, each part let go: if that fails halfway (out of
+    # memory), the rows let go are gone; the index must not keep counting them
+    monkeypatch.setattr(vectors, "QUANTIZE_ABOVE", 1_000)
+    monkeypatch.setattr(vectors, "DECODE_BLOCK", 300)
+    index = vectors.VectorIndex("m", 16)
+    index._generation = 1
+    vecs = np.random.default_rng(22).standard_normal((1_200, 16)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    rows = [(i + 1, i + 1, encode_vector(v)) for i, v in enumerate(vecs)]
+    index._append(rows[:900])
+    calls, real = [], vectors.quantize
+
+    def failing(block):
+        calls.append(len(block))
+        if len(calls) == 2:
+            raise MemoryError
+        return real(block)
+
+    monkeypatch.setattr(vectors, "quantize", failing)
+    with pytest.raises(MemoryError):
+        index._append(rows[900:])
+    # THEN it holds nothing and the next refresh reads every row again
+    assert index._n == 0 and len(index) == 0 and index._generation is None
+    monkeypatch.setattr(vectors, "quantize", real)
+    index._append(rows)
+    seqs, best = index.scores(vecs[5])
+    assert index.quantized and len(seqs) == 1_200 and np.all(np.abs(best) <= 1.01)
+
+
+def test_rows_are_never_put_past_the_rows_written():
+    from app.core.search.rows import Rows
+
+    rows = Rows(4, np.int8)
+    rows.put(0, np.ones((3, 4), dtype=np.int8), np.ones(3, dtype=np.float32))
+    with pytest.raises(ValueError):
+        rows.put(5, np.ones((1, 4), dtype=np.int8))  # rows 3 and 4 never written
+    rows.put(3, np.full((2000, 4), 2, dtype=np.int8), np.ones(2000, dtype=np.float32))
+    assert rows.filled == 2003 and len(rows._parts) == 2
+    assert np.array_equal(rows.rows(0, 2003)[:, 0], np.r_[[1] * 3, [2] * 2000])
 
 
 def test_a_filter_keeps_to_the_allowed_memories(collection, embedder):

@@ -18,7 +18,6 @@ quantized database rows, and rows added since are read from the database.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import hashlib
 import json
 import logging
@@ -26,7 +25,6 @@ import os
 import re
 import secrets
 import stat
-import sys
 import zlib
 from pathlib import Path
 
@@ -34,6 +32,7 @@ import numpy as np
 
 from app.core import paths
 from app.core.search.ranking import cosine_crowd
+from app.core.search.rows import Rows, give_back, quantize
 from app.core.storage.store import Store, decode_vector, decode_vectors
 
 try:  # SIMD int8 dot products; without it every collection is scanned in float32
@@ -42,19 +41,6 @@ except ImportError:  # pragma: no cover - a platform without a wheel
     numkong = None
 
 log = logging.getLogger(__name__)
-
-
-def _heap_trimmer():
-    """glibc's malloc_trim, or None (another C library, another system)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        return None
-
-
-_TRIM = _heap_trimmer()
 # From QUANTIZE_ABOVE rows a search scans the int8 rows, then rescores its RESCORE best
 # memories (at least 4 × the number asked for) exactly; below, the float32 scan is as fast.
 QUANTIZE_ABOVE = 20_000
@@ -67,12 +53,12 @@ SCAN_BLOCK = 65_536  # int8 rows scored at a time (their scores stay in the cach
 CACHE_FORMAT = 2  # 1: float32 rows (a second copy of every vector); 2: int8 rows and scales
 SEAL_MAGIC = b"MNEMO-SEALED-VECTORS-1\n"
 READ_BATCH = 8192  # vector rows read from the database at a time
+DECODE_BLOCK = 4096  # of them decoded to float32 (and quantized) at a time
 # After reading this many rows (in one read or several) the C heap's free memory goes back
 # to the system: glibc kept what the reads freed (blobs, decoded blocks), and a model
 # switch's 100k rows arriving in 50 reads held 1.22x the memory the index needs once done
 # (1.17x with the trim, bench.reembed); a trim costs about 1 ms.
 TRIM_AFTER = 1024
-DECODE_BLOCK = 4096  # of them decoded to float32 (and quantized) at a time
 # Past REWRITE_ABOVE rows the copy is rewritten at close only once a REWRITE_SHARE-th of
 # the rows were added since it was written: those are read from the database at the next
 # start (rewriting 40 MB after each `mnemo remember` at 100k memories would cost more).
@@ -87,19 +73,6 @@ CHECK_WHOLE_BELOW = 64 << 20
 # The int8 scores of two rows are within about 0.01 of their cosine (0.003 typical): the
 # duplicate finder confirms every pair within this of its threshold on the exact rows.
 NEAR_MARGIN = 0.02
-
-
-def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(int8 rows, float32 scale per row): row ≈ q8 * scale, each row scaled by its own
-    largest number. The same rows always give the same bytes (the copy is checked so)."""
-    rows = np.asarray(rows, dtype=np.float32)
-    # |x|'s largest without an array of |x| (one temporary the size of the rows, not three)
-    largest = np.maximum(rows.max(axis=1), -rows.min(axis=1))
-    scale = (largest / np.float32(127)).astype(np.float32)
-    scale[scale == 0] = 1.0
-    scaled = rows / scale[:, None]
-    np.rint(scaled, out=scaled)
-    return scaled.astype(np.int8), scale
 
 
 def _regular(path: Path) -> bool:
@@ -190,75 +163,6 @@ def _crc_problem(meta: dict, *arrays: np.ndarray) -> str | None:
     return None if crc == meta["crc32"] else "its checksum does not match its rows"
 
 
-class _Growing:
-    """Rows appended in place, in parts that are never copied: when the room runs out a
-    new part is added, half as large as the room before (so there are few). Growing one
-    array by half copied every row held into the bigger one, both held at once: a model
-    switch re-embedding a million memories held 0.8 GB more than the rows."""
-
-    def __init__(self, dim: int, dtype) -> None:
-        self.dim, self.dtype = dim, dtype
-        self._parts: list[tuple[int, np.ndarray, np.ndarray]] = []  # (first row, rows, scales)
-        self.capacity = 0
-
-    def reserve(self, cap: int) -> None:
-        """Room for `cap` rows in all (a part not yet written takes no memory)."""
-        if cap > self.capacity:
-            size = cap - self.capacity
-            rows = np.empty((size, self.dim), dtype=self.dtype)
-            self._parts.append((self.capacity, rows, np.empty(size, dtype=np.float32)))
-            self.capacity = cap
-
-    def put(self, at: int, rows: np.ndarray, scale: np.ndarray | None = None) -> None:
-        need = at + len(rows)
-        if need > self.capacity:
-            self.reserve(max(need, int(self.capacity * 1.5) + 1024))
-        for first, part, scales in self.blocks(at, need):
-            part[:] = rows[first - at : first - at + len(part)]
-            if scale is not None:
-                scales[:] = scale[first - at : first - at + len(part)]
-
-    def blocks(self, start: int, stop: int):
-        """(first row, rows, scales) of rows [start, stop): views, one a part."""
-        for first, rows, scales in self._parts:
-            a, b = max(start, first), min(stop, first + len(rows))
-            if a < b:
-                yield a, rows[a - first : b - first], scales[a - first : b - first]
-
-    def rows(self, start: int, stop: int) -> np.ndarray:
-        """Rows [start, stop) as one array (a view when they lie in one part)."""
-        views = [rows for _, rows, _ in self.blocks(start, stop)]
-        if len(views) == 1:
-            return views[0]
-        return np.concatenate(views) if views else np.empty((0, self.dim), dtype=self.dtype)
-
-    def scales(self, start: int, stop: int) -> np.ndarray:
-        """The scales of rows [start, stop) (a new array)."""
-        views = [scales for _, _, scales in self.blocks(start, stop)]
-        return np.concatenate(views) if views else np.empty(0, dtype=np.float32)
-
-    def drain(self, stop: int, size: int):
-        """Rows [0, stop), `size` at a time, each part let go once read: rows moving
-        elsewhere (float32 ones becoming int8) are never held whole twice."""
-        parts, self._parts, self.capacity = self._parts, [], 0
-        while parts:
-            first, rows, _ = parts.pop(0)
-            for a in range(first, min(stop, first + len(rows)), size):
-                yield rows[a - first : min(a + size, stop, first + len(rows)) - first]
-            del rows
-
-    def take(self, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, scales) by row number, in the order given."""
-        rows = np.empty((len(at), self.dim), dtype=self.dtype)
-        scales = np.empty(len(at), dtype=np.float32)
-        for first, part, part_scales in self._parts:
-            here = (at >= first) & (at < first + len(part))
-            if here.any():
-                rows[here] = part[at[here] - first]
-                scales[here] = part_scales[at[here] - first]
-        return rows, scales
-
-
 class VectorIndex:
     """Cosine similarity of a query to every memory, by its best chunk."""
 
@@ -291,11 +195,11 @@ class VectorIndex:
         # A small collection: float32 rows in memory. A large one (None here): int8 rows,
         # [0, _n_base) mapped from the copy on disk (or unsealed into memory) and the rows
         # added since in _q8_tail, so adding one never copies the mapped rows.
-        self._float: _Growing | None = _Growing(self.dim, np.float32)
+        self._float: Rows | None = Rows(self.dim, np.float32)
         self._q8_base = np.empty((0, self.dim), dtype=np.int8)
         self._scale_base = np.empty(0, dtype=np.float32)
         self._n_base = 0
-        self._q8_tail = _Growing(self.dim, np.int8)
+        self._q8_tail = Rows(self.dim, np.int8)
         self._mem_seqs = np.empty(0, dtype=np.int64)
         self._row_mem = np.empty(0, dtype=np.int64)
         self._one_row_each = True
@@ -370,11 +274,16 @@ class VectorIndex:
 
     def _quantize_all(self) -> None:
         """From float32 rows to int8 ones (the collection grew past QUANTIZE_ABOVE)."""
-        floats, tail, at = self._float, _Growing(self.dim, np.int8), 0
+        floats, tail, at = self._float, Rows(self.dim, np.int8), 0
         tail.reserve(self._n)
-        for block in floats.drain(self._n, DECODE_BLOCK):
-            tail.put(at, *quantize(block))
-            at += len(block)
+        try:
+            for block in floats.drain(self._n, DECODE_BLOCK):
+                tail.put(at, *quantize(block))
+                at += len(block)
+        except BaseException:  # out of memory, Ctrl-C: the float rows are gone in part
+            self._reset()
+            self._generation = None  # the next refresh reads every row again
+            raise
         self._float, self._q8_tail, self._n_base = None, tail, 0
         self._q8_base = np.empty((0, self.dim), dtype=np.int8)
         self._scale_base = np.empty(0, dtype=np.float32)
@@ -421,8 +330,8 @@ class VectorIndex:
                 break
         self._top_rowid = max(self._top_rowid, after, top)
         self._untrimmed += self._n - held
-        if self._untrimmed >= TRIM_AFTER and _TRIM is not None:
-            _TRIM(0)
+        if self._untrimmed >= TRIM_AFTER:
+            give_back()
             self._untrimmed = 0
 
     # ---- the copy on disk ----------------------------------------------------------
@@ -786,16 +695,30 @@ class VectorIndex:
         np.maximum.at(best, self._row_mem[live], rows[live])
         return best
 
-    @staticmethod
-    def _block_sims(every: np.ndarray, scale: np.ndarray | None, start: int, stop: int):
-        """Rows [start, stop) against every row: cosines (int8 ones when scaled)."""
-        if scale is None:
-            return every[start:stop] @ every.T
-        sims = np.asarray(
-            numkong.cdist(every[start:stop], every, metric="dot", threads=1, out_dtype="float32")
-        )
-        sims *= scale[start:stop, None]
-        sims *= scale[None, :]
+    def _row_parts(self) -> list[tuple[int, np.ndarray]]:
+        """(first row, rows) of every row held, a view a part: nothing copied."""
+        if self._float is not None:
+            return [(first, rows) for first, rows, _ in self._float.blocks(0, self._n)]
+        nb = min(self._n_base, self._n)
+        parts = [(0, self._q8_base[:nb])] if nb else []
+        tail = self._q8_tail.blocks(0, self._n - nb)
+        return parts + [(nb + first, rows) for first, rows, _ in tail]
+
+    def _block_sims(self, parts, scale: np.ndarray | None, start: int, stop: int) -> np.ndarray:
+        """Rows [start, stop) against every row, a part at a time (the rows of a collection
+        grown in parts were copied into one array: 384 MB at a million): cosines, int8
+        ones when scaled."""
+        rows = self._float.rows(start, stop) if scale is None else self._q8_block(start, stop)
+        sims = np.empty((stop - start, self._n), dtype=np.float32)
+        for first, part in parts:
+            if scale is None:
+                sims[:, first : first + len(part)] = rows @ part.T
+            else:
+                dots = numkong.cdist(rows, part, metric="dot", threads=1, out_dtype="float32")
+                sims[:, first : first + len(part)] = np.asarray(dots)
+        if scale is not None:
+            sims *= scale[start:stop, None]
+            sims *= scale[None, :]
         return sims
 
     def near_pairs(
@@ -811,13 +734,10 @@ class VectorIndex:
         best: dict[tuple[int, int], float] = {}
         matched: dict[tuple[int, int], tuple[set[int], set[int]]] = {}
         near = threshold - (NEAR_MARGIN if self.quantized else 0.0)
-        if self.quantized:
-            every, scale = self._q8_block(0, self._n), self._scales()
-        else:
-            every, scale = self._float.rows(0, self._n), None
+        parts, scale = self._row_parts(), self._scales() if self.quantized else None
         for start in range(0, self._n, block):
             stop = min(start + block, self._n)
-            sims = self._block_sims(every, scale, start, stop)
+            sims = self._block_sims(parts, scale, start, stop)
             rows, cols = np.nonzero(sims >= near)
             a, b = owners[start + rows], owners[cols]
             keep = (a >= 0) & (b >= 0) & (a < b)  # not a superseded row, the same memory,
