@@ -28,11 +28,10 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from bench.report import busy_core, record
+from bench.report import busy_core, record, run_child
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -112,16 +111,7 @@ def drop_cache(files: list[Path]) -> str:
 
 
 def _child(home: Path, mode: str, query: str = QUERY) -> dict:
-    env = {**os.environ, "MNEMO_HOME": str(home), "PYTHONPATH": str(REPO)}
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, mode, query],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child(REPO, home, CHILD, mode, query)
 
 
 def _files(home: Path) -> list[Path]:

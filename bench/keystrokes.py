@@ -17,18 +17,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
 from bench.keywords import _home
-from bench.report import busy_core, record
+from bench.report import busy_core, code_sides, record, run_child
 from bench.speed import QUERIES
-
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 
 CHILD = r"""
 import json, sys, time
@@ -68,45 +60,23 @@ print(json.dumps(best))
 """
 
 
-def _child(code: Path, home: Path) -> list[float]:
-    env = dict(os.environ, MNEMO_HOME=str(home), PYTHONPATH=str(code))
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps(QUERIES)],
-        cwd=code, env=env, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--before", default=None, help="a git revision to compare with")
     args = parser.parse_args()
-    worktree = None
-    if args.before:
-        worktree = Path(tempfile.mkdtemp(prefix="mnemo-before-")) / "code"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", str(worktree), args.before],
-            cwd=ROOT, check=True, capture_output=True,
-        )  # fmt: skip
     rows = []
-    try:
+    with code_sides(args.before) as sides:
         for n in args.sizes:
             home, _ = _home(n)
             for load in ("quiet", "one core busy"):
                 with busy_core() if load != "quiet" else contextlib.nullcontext():
-                    sides = [("now", ROOT)]
-                    if worktree:
-                        sides.append((f"before ({args.before})", worktree))
                     for label, code in sides:
-                        times = sorted(_child(code, home))
+                        times = sorted(run_child(code, home, CHILD, json.dumps(QUERIES)))
                         mean = sum(times) / len(times)
                         p95 = times[int(len(times) * 0.95)]
                         rows.append((f"{n:,}", load, label, f"{mean:.1f}", f"{p95:.1f}"))
                         print(" | ".join(rows[-1]), flush=True)
-    finally:
-        if worktree is not None:
-            subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT)
     record(
         "Keyword stage: typing a query",
         ["memories", "load", "code", "CPU ms a keystroke, mean", "p95"],

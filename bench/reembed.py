@@ -21,19 +21,13 @@ after each move. Everything else is the real index and database.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from bench.report import record
+from bench.report import code_sides, record, run_child
 from bench.vectors import _home
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 STEPS = 50  # the watermark moves by 2% of the rows at a time
 
 CHILD = r"""
@@ -101,27 +95,14 @@ print(json.dumps({"rows": len(index), "loaded_from": index.loaded_from, "hwm_mb"
 """
 
 
-def _child(code_root: Path, home: Path, mode: str) -> dict:
-    env = dict(os.environ, MNEMO_HOME=str(home), PYTHONPATH=str(code_root))
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, mode, str(STEPS)],
-        cwd=code_root,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def _side(code_root: Path, n: int) -> dict:
     """The arrival and the steady start after it, on a copy of the tier without its copy."""
     work = Path(tempfile.mkdtemp(prefix="mnemo-reembed-"))
     try:
         shutil.copytree(_home(n), work / "home")
         shutil.rmtree(work / "home" / "cache", ignore_errors=True)  # no vector copy yet
-        arrive = _child(code_root, work / "home", "arrive")
-        steady = _child(code_root, work / "home", "steady")
+        arrive = run_child(code_root, work / "home", CHILD, "arrive", str(STEPS))
+        steady = run_child(code_root, work / "home", CHILD, "steady", str(STEPS))
         assert steady["loaded_from"] == "cache" and steady["rows"] == arrive["rows"], steady
         return {"peak": arrive["hwm_mb"], "steady": steady["rss_mb"], "s": arrive["arrival_s"]}
     finally:
@@ -133,17 +114,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--before", default=None, help="a git revision to compare with")
     args = parser.parse_args()
-    worktree = None
-    if args.before:
-        worktree = Path(tempfile.mkdtemp(prefix="mnemo-before-")) / "code"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", str(worktree), args.before],
-            cwd=ROOT, check=True, capture_output=True,
-        )  # fmt: skip
     rows = []
-    try:
+    with code_sides(args.before) as sides:
         for n in args.sizes:
-            sides = [("now", ROOT)] + ([(f"before ({args.before})", worktree)] if worktree else [])
             for label, code in sides:
                 got = _side(code, n)
                 rows.append(
@@ -157,9 +130,6 @@ def main() -> None:
                     )
                 )
                 print(" | ".join(rows[-1]), flush=True)
-    finally:
-        if worktree is not None:
-            subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT)
     record(
         "Memory while a model switch's vectors arrive",
         [

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform
 import re
 import subprocess
 import sys
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -105,3 +107,36 @@ def busy_core():
     finally:
         spinner.kill()
         spinner.wait()
+
+
+def run_child(code: Path, home: Path, script: str, *args: str):
+    """Run `script` (python -c) in a new process on the code at `code` and the data folder
+    `home`; the JSON of its last line of output."""
+    out = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        cwd=code,
+        env={**os.environ, "MNEMO_HOME": str(home), "PYTHONPATH": str(code)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@contextlib.contextmanager
+def code_sides(before: str | None):
+    """[("now", this checkout)] and, with a git revision, ("before (REV)", that revision
+    checked out into a temporary worktree, registered in .git until the end)."""
+    root = DOC.parent.parent
+    if before is None:
+        yield [("now", root)]
+        return
+    worktree = Path(tempfile.mkdtemp(prefix="mnemo-before-")) / "code"
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", str(worktree), before],
+        cwd=root, check=True, capture_output=True,
+    )  # fmt: skip
+    try:
+        yield [("now", root), (f"before ({before})", worktree)]
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=root)

@@ -695,14 +695,15 @@ class VectorIndex:
         np.maximum.at(best, self._row_mem[live], rows[live])
         return best
 
-    def _row_parts(self) -> list[tuple[int, np.ndarray]]:
-        """(first row, rows) of every row held, a view a part: nothing copied."""
+    def _row_parts(self) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """(first row, rows, scales) of every row held, views a part: nothing copied (the
+        scales of float32 rows mean nothing)."""
         if self._float is not None:
-            return [(first, rows) for first, rows, _ in self._float.blocks(0, self._n)]
+            return list(self._float.blocks(0, self._n))
         nb = min(self._n_base, self._n)
-        parts = [(0, self._q8_base[:nb])] if nb else []
+        parts = [(0, self._q8_base[:nb], self._scale_base[:nb])] if nb else []
         tail = self._q8_tail.blocks(0, self._n - nb)
-        return parts + [(nb + first, rows) for first, rows, _ in tail]
+        return parts + [(nb + first, rows, scales) for first, rows, scales in tail]
 
     def _block_sims(self, parts, scale: np.ndarray | None, start: int, stop: int) -> np.ndarray:
         """Rows [start, stop) against every row, a part at a time (the rows of a collection
@@ -710,7 +711,7 @@ class VectorIndex:
         ones when scaled."""
         rows = self._float.rows(start, stop) if scale is None else self._q8_block(start, stop)
         sims = np.empty((stop - start, self._n), dtype=np.float32)
-        for first, part in parts:
+        for first, part, _ in parts:
             if scale is None:
                 sims[:, first : first + len(part)] = rows @ part.T
             else:
@@ -790,13 +791,7 @@ class VectorIndex:
         # float32: the int8 dot products exact up to 1,040 dimensions (< 2^24), within 1e-7
         # beyond (far below the int8 error the rescoring corrects)
         out = np.empty(self._n, dtype=np.float32)
-        nb = min(self._n_base, self._n)
-        parts = [(0, self._q8_base[:nb], self._scale_base[:nb])]
-        parts += [
-            (nb + first, rows, scale)
-            for first, rows, scale in self._q8_tail.blocks(0, self._n - nb)
-        ]
-        for start, part, scale in parts:
+        for start, part, scale in self._row_parts():
             # A block at a time, scaled while its scores are in the cache: scaling all of
             # them after the scan read them again from memory (0.5 ms a million)
             for a in range(0, len(part), SCAN_BLOCK):
