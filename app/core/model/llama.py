@@ -118,7 +118,10 @@ class Model:
         params = native.llama_model_default_params()
         params.n_gpu_layers = gpu_layers
         params.load_mode = native.LLAMA_LOAD_MODE_MMAP  # as Llama() does
-        self.model = internals.LlamaModel(path_model=path, params=params, verbose=False)
+        # verbose=True: quiet would point the whole process's stdout and stderr at /dev/null
+        # while the model loads, and every line other threads wrote meanwhile was lost (the
+        # app's log, a command's output); llama.cpp's messages go to our log (_quiet) anyway.
+        self.model = internals.LlamaModel(path_model=path, params=params, verbose=True)
         try:
             context = native.llama_context_default_params()
             context.n_ctx = context.n_batch = context.n_ubatch = n_ctx
