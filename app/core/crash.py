@@ -15,6 +15,7 @@ import contextlib
 import faulthandler
 import logging
 import os
+import signal
 import sys
 import threading
 import traceback
@@ -38,6 +39,7 @@ Notifier = Callable[[str, str], None]
 _notifier: Notifier | None = None
 _handler: logging.Handler | None = None
 _crash_file = None  # kept open: faulthandler writes to its descriptor at the moment of death
+_stacks_file = None  # the same, for the stacks SIGUSR1 asks for
 _kind = "app"
 
 
@@ -49,6 +51,12 @@ def log_path(kind: str = "app") -> Path:
 def crash_path(kind: str = "app") -> Path:
     """Where `faulthandler` writes the Python traceback of a fatal error (abort, segfault)."""
     return _folder() / ("crash.log" if kind == "app" else f"crash-{kind}.log")
+
+
+def stacks_path(kind: str = "app") -> Path:
+    """Where every thread's stack goes on SIGUSR1 (`kill -USR1 <pid>`), for a process that
+    hangs: kept apart from the crash file, so the next start reports no crash."""
+    return _folder() / ("stacks.log" if kind == "app" else f"stacks-{kind}.log")
 
 
 def install(kind: str = "app") -> Path:
@@ -66,6 +74,7 @@ def install(kind: str = "app") -> Path:
     try:
         _log_to(path)
         _crash_to(crash)
+        _stacks_to(stacks_path(kind))
         if kind == "app":
             _write_private(_folder() / MARKER, f"{os.getpid()}\n")
     except OSError as exc:  # a full disk or a read-only folder is no reason not to start
@@ -145,6 +154,17 @@ def _crash_to(path: Path) -> None:
     previous = _crash_file
     _crash_file = os.fdopen(_open_private(path, os.O_APPEND), "a", encoding="utf-8")
     faulthandler.enable(file=_crash_file, all_threads=True)
+    if previous is not None:
+        previous.close()
+
+
+def _stacks_to(path: Path) -> None:
+    global _stacks_file
+    if not hasattr(signal, "SIGUSR1"):  # Windows
+        return
+    previous = _stacks_file
+    _stacks_file = os.fdopen(_open_private(path, os.O_APPEND), "a", encoding="utf-8")
+    faulthandler.register(signal.SIGUSR1, file=_stacks_file, all_threads=True)
     if previous is not None:
         previous.close()
 

@@ -620,6 +620,7 @@ class MnemoApp(QtCore.QObject):
         """What `mnemo status` reports about the running app."""
         state, detail = self._model_state
         return {
+            "pid": os.getpid(),  # `kill -USR1` it for every thread's stack (README)
             "hotkey": self._hotkey_key,  # the key asked of the backend (the setting may be newer)
             "hotkey_backend": self.hotkey.name,
             "hotkey_error": self.hotkey_error,

@@ -110,3 +110,26 @@ def test_start_after_a_crash_says_so_once_and_sigint_quits_cleanly(gui_env, mnem
     assert not (mnemo_home / "log" / crash.MARKER).exists()
     # AND the next start has nothing to say
     assert crash.previous_crash() is None
+
+
+def test_sigusr1_writes_every_threads_stack_keeps_running_and_is_no_crash(gui_env, mnemo_home):
+    # GIVEN the app running (a hang is what this is for: a thread that never answers)
+    app = _start(gui_env, mnemo_home)
+    stacks = mnemo_home / "log" / "stacks.log"
+    try:
+        # WHEN someone asks for its stacks, at the pid `mnemo status` gives
+        assert _status(gui_env)["pid"] == app.pid
+        os.kill(_status(gui_env)["pid"], signal.SIGUSR1)
+        # THEN every thread's Python stack is written, the main one in the event loop
+        text = wait(lambda: stacks.exists() and "Current thread" in stacks.read_text()
+                    and stacks.read_text(), 10, "the stacks")  # fmt: skip
+        assert text.count("hread 0x") >= 2, text  # "Current thread 0x…", "Thread 0x…"
+        assert "(most recent call first)" in text and "app/gui/app.py" in text, text
+        assert oct(stacks.stat().st_mode & 0o777) == "0o600"
+        # AND the app goes on answering
+        assert _status(gui_env) is not None
+    finally:
+        code = _stop(app, signal.SIGTERM)
+    assert code == 0, (mnemo_home / "gui-output.txt").read_text()
+    # AND the next start reports no crash
+    assert crash.previous_crash() is None
