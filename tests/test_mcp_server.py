@@ -7,6 +7,7 @@ import json
 import os
 import queue
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -19,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 
 import app
 from app.core import paths
-from tests.conftest import REPO
+from tests.conftest import REPO, wait
 
 
 def _params() -> StdioServerParameters:
@@ -714,3 +715,22 @@ def test_a_database_the_server_cannot_open_is_said_at_each_call_not_a_closed_con
                 assert "is damaged or not a Mnemo database" in _error_text(result)
 
     asyncio.run(session())
+
+
+def test_sigusr1_writes_the_servers_stacks_and_it_goes_on_answering(mnemo_home, tmp_path):
+    # GIVEN a running server (an agent that waits on it is what this is for)
+    server = _RawServer(tmp_path / "stderr.txt")
+    stacks = paths.log_dir() / "stacks-mcp.log"
+    try:
+        server.initialize()
+        # WHEN someone asks for its stacks
+        server.proc.send_signal(signal.SIGUSR1)
+        # THEN every thread's stack goes to the log folder, none to the protocol's stdout
+        text = wait(lambda: stacks.exists() and "_run_module_as_main" in stacks.read_text()
+                    and stacks.read_text(), 10, "the stacks")  # fmt: skip
+        assert "app/mcp" in text, text
+        # AND it goes on answering
+        server.send({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+        assert server.reply(timeout=10) == {"jsonrpc": "2.0", "id": 7, "result": {}}
+    finally:
+        server.close()

@@ -121,7 +121,7 @@ def test_sigusr1_writes_every_threads_stack_keeps_running_and_is_no_crash(gui_en
         assert _status(gui_env)["pid"] == app.pid
         os.kill(_status(gui_env)["pid"], signal.SIGUSR1)
         # THEN every thread's Python stack is written, the main one in the event loop
-        text = wait(lambda: stacks.exists() and "Current thread" in stacks.read_text()
+        text = wait(lambda: stacks.exists() and "_run_module_as_main" in stacks.read_text()
                     and stacks.read_text(), 10, "the stacks")  # fmt: skip
         assert text.count("hread 0x") >= 2, text  # "Current thread 0x…", "Thread 0x…"
         assert "(most recent call first)" in text and "app/gui/app.py" in text, text
