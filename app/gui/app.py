@@ -629,6 +629,7 @@ class MnemoApp(QtCore.QObject):
             "clipboard_hotkey_error": self.clipboard_hotkey_error,
             "clipboard_source": self.settings["clipboard_source"],
             "popup_hide_on_blur": self.settings["popup_hide_on_blur"],
+            "popup": self.popup.state(),
             "model": state,
             "model_detail": detail,
             "model_id": self.worker.model_id,

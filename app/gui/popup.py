@@ -395,6 +395,22 @@ class Popup(QtWidgets.QWidget):
         self.search.selectAll()
         self._search_again()  # the rows of the last opening may be out of date
 
+    def state(self) -> dict:
+        """What `mnemo status` says of the popup: whether it shows, the text in its box,
+        the query and mode of the rows on screen, and whether they are this text's settled
+        answer (no meaning-based answer still coming for it; for an empty box, the recent
+        memories)."""
+        text = self.search.text()
+        return {
+            "visible": self.isVisible(),
+            "text": text,
+            "rows_for": self.model.query,
+            "mode": self.last_mode,
+            "rows": len(self.model.rows),
+            "settled": self.model.query == text
+            and (self._meaning_for != text if text.strip() else self.last_mode == "recent"),
+        }
+
     def _search_again(self) -> None:
         """Search the text in the box again (the recent list when empty), keeping the
         selected memory selected: memories changed, went to the trash or came in since."""

@@ -32,6 +32,13 @@ def status(env, mnemo: Sequence[str], cwd: Path | None = None) -> dict | None:
     return json.loads(done.stdout) if done.returncode == 0 else None
 
 
+def settled(env, mnemo: Sequence[str], text: str, cwd: Path | None = None) -> bool:
+    """Whether the popup shows the settled answer (meaning-based results included) for
+    `text` in its box (`mnemo status`)."""
+    popup = (status(env, mnemo, cwd) or {}).get("popup") or {}
+    return popup.get("settled") is True and popup.get("rows_for") == text
+
+
 def visible_windows(env, title: str) -> list[str]:
     """The ids of the visible windows with exactly this title."""
     found = run(env, "xdotool", "search", "--onlyvisible", "--name", f"^{title}$", check=False)

@@ -32,6 +32,10 @@ def _status(env) -> dict | None:
     return session.status(env, MNEMO, REPO)
 
 
+def _settled(env, text: str) -> bool:
+    return session.settled(env, MNEMO, text, REPO)
+
+
 @pytest.fixture(scope="module")
 def desktop(tmp_path_factory):
     """Xvfb + trayer + the Mnemo app on a seeded MNEMO_HOME; yields (env, home, app)."""
@@ -76,7 +80,8 @@ def test_hotkey_opens_the_popup_and_enter_copies_the_best_memory(desktop):
         "the popup to show",
     )
     _run(env, "xdotool", "type", "--delay", "30", "kubernetes troubleshooting")
-    time.sleep(1.5)  # hybrid results follow the keyword ones after a short debounce
+    # the meaning-based results follow the keyword ones after a short debounce
+    _wait(lambda: _settled(env, "kubernetes troubleshooting"), 10, "the popup's answer")
     _run(env, "xdotool", "key", "Return")
     copied = _wait(
         lambda: _run(env, "xclip", "-o", "-selection", "clipboard", check=False).stdout,
@@ -261,7 +266,7 @@ def test_the_hotkey_toggles_the_popup_centred_on_the_screen(desktop):
         _wait(lambda w=window: _active(env) == w, 5, "the popup to have the focus")
         if typed:  # results change its height; the next show must still be placed anew
             _run(env, "xdotool", "type", "--delay", "30", typed)
-            time.sleep(1.0)
+            _wait(lambda t=typed: _settled(env, t), 10, "the popup's answer")
         geometry = _run(env, "xdotool", "getwindowgeometry", "--shell", window).stdout
         where = dict(line.split("=") for line in geometry.split())
         x, y, width = int(where["X"]), int(where["Y"]), int(where["WIDTH"])

@@ -99,7 +99,7 @@ def test_the_key_opens_the_popup_focused_typing_reaches_it_and_enter_copies(kde)
         (popup,) = session.wait(lambda: _popup(env), 10, "the popup to show")
         session.wait(lambda: _popup(env) and _popup(env)[0]["active"], 5, "the popup's focus")
         keys.type("binder")
-        time.sleep(1.5)  # meaning-based results follow the keyword ones
+        session.wait(lambda: session.settled(env, MNEMO, "binder", REPO), 10, "the answer")
         keys.press("enter")
         copied = session.wait(
             lambda: NOTE in session.run(env, "wl-paste", "--no-newline", check=False).stdout,

@@ -609,3 +609,20 @@ def test_the_popup_fits_a_small_or_scaled_screen(tmp_path):
     assert got["rows"] >= 8
     assert top <= got["top"] and got["bottom"] <= bottom, got
     assert left <= got["left"] and got["right"] <= right, got
+
+
+def test_its_state_says_when_the_rows_are_the_settled_answer_of_the_text(
+    qtbot, worker, settings, seeded
+):
+    # (what `mnemo status` reports, so an end-to-end test waits on it instead of sleeping)
+    popup = _popup(qtbot, worker, settings)
+    assert popup.state()["visible"] and popup.state()["settled"]
+    _type(qtbot, popup, "lasagne")
+    state = popup.state()
+    assert state["text"] == "lasagne" and not state["settled"]  # meaning still coming
+    qtbot.waitUntil(lambda: popup.state()["settled"], timeout=10_000)
+    state = popup.state()
+    assert state["rows_for"] == "lasagne" and state["mode"] == "hybrid"
+    assert state["rows"] >= 1 and popup.model.rows[0].memory.id == seeded["Grandma's"]
+    popup.hide()
+    assert not popup.state()["visible"]
