@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import logging
+import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -39,4 +40,9 @@ def process_state_kept() -> Iterator[None]:
         if crash._crash_file is not None:
             crash._crash_file.close()
             crash._crash_file = None
+        if hasattr(signal, "SIGUSR1"):  # the stacks on SIGUSR1: what it did before
+            faulthandler.unregister(signal.SIGUSR1)
+        if crash._stacks_file is not None:
+            crash._stacks_file.close()
+            crash._stacks_file = None
         crash._handler = None

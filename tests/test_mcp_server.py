@@ -717,6 +717,7 @@ def test_a_database_the_server_cannot_open_is_said_at_each_call_not_a_closed_con
     asyncio.run(session())
 
 
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="POSIX signals")
 def test_sigusr1_writes_the_servers_stacks_and_it_goes_on_answering(mnemo_home, tmp_path):
     # GIVEN a running server (an agent that waits on it is what this is for)
     server = _RawServer(tmp_path / "stderr.txt")

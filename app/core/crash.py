@@ -74,13 +74,13 @@ def install(kind: str = "app") -> Path:
     try:
         _log_to(path)
         _crash_to(crash)
-        _stacks_to(stacks_path(kind))
         if kind == "app":
             _write_private(_folder() / MARKER, f"{os.getpid()}\n")
     except OSError as exc:  # a full disk or a read-only folder is no reason not to start
         log.error("cannot write to the log folder %s: %s", path.parent, exc)
     else:
         log.info("mnemo %s started (pid %d); fatal errors go to %s", kind, os.getpid(), crash)
+    _stacks_to(stacks_path(kind))
     return path
 
 
@@ -159,12 +159,25 @@ def _crash_to(path: Path) -> None:
 
 
 def _stacks_to(path: Path) -> None:
+    """SIGUSR1 writes every Python thread's stack to `path`; when it cannot be opened, to
+    stderr (never stdout: the MCP server's protocol), else it is ignored: the signal's
+    default action would end the process it was meant to look into."""
     global _stacks_file
     if not hasattr(signal, "SIGUSR1"):  # Windows
         return
     previous = _stacks_file
-    _stacks_file = os.fdopen(_open_private(path, os.O_APPEND), "a", encoding="utf-8")
-    faulthandler.register(signal.SIGUSR1, file=_stacks_file, all_threads=True)
+    try:
+        _stacks_file = os.fdopen(_open_private(path, os.O_APPEND), "a", encoding="utf-8")
+    except OSError as exc:
+        _stacks_file = None
+        log.warning("cannot write to %s (%s): SIGUSR1 writes the stacks to stderr", path, exc)
+        try:
+            faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+        except (AttributeError, ValueError, OSError):  # no stderr (pythonw, `2>&-`)
+            faulthandler.unregister(signal.SIGUSR1)
+            signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    else:
+        faulthandler.register(signal.SIGUSR1, file=_stacks_file, all_threads=True)
     if previous is not None:
         previous.close()
 

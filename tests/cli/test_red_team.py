@@ -237,7 +237,7 @@ def test_the_log_and_crash_files_are_never_written_through_links(tmp_path, mnemo
     victim.write_text("the victim's own file\n")
     victim.chmod(0o644)
     folder = paths.log_dir()  # made by asking for it
-    for name in ("mnemo.log", "crash.log", "running.pid"):
+    for name in ("mnemo.log", "crash.log", "running.pid", "stacks.log"):
         (folder / name).symlink_to(victim)
     done = subprocess.run(
         [sys.executable, "-c", "from app.core import crash; crash.install('app')"],

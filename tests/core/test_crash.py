@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -210,6 +211,31 @@ def test_native_abort_is_written_to_the_crash_file_and_noticed_next_start(mnemo_
         f"Mnemo quit unexpectedly last time; details are in {crash.crash_path()}"
     )
     assert crash.previous_crash() is None
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="POSIX signals")
+def test_a_stacks_file_that_cannot_be_opened_costs_no_marker_and_no_process(mnemo_home):
+    # GIVEN a stacks file that cannot be opened (here a folder; a root-owned file after
+    # `sudo mnemo`, a planted link): its failure skipped the running marker, and SIGUSR1,
+    # never registered, ended the process it was meant to look into
+    (paths.log_dir() / "stacks.log").mkdir()
+    script = (
+        "import os, signal\nfrom app.core import crash\ncrash.install()\n"
+        "os.kill(os.getpid(), signal.SIGUSR1)\nprint('went on')\n"
+    )
+    # WHEN the plumbing is installed and someone asks for the stacks
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        env={**os.environ, "MNEMO_HOME": str(mnemo_home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    # THEN the process goes on, the stacks go to stderr with why, the marker is written
+    assert (proc.returncode, proc.stdout) == (0, "went on\n"), proc.stderr
+    assert "most recent call first" in proc.stderr and "stacks.log" in crash.log_path().read_text()
+    assert crash.previous_crash() is not None  # its marker, left by a process now gone
 
 
 def test_doctor_prints_the_log_path():
