@@ -355,6 +355,7 @@ class Popup(QtWidgets.QWidget):
         self.blurred = False  # the last hide came from another window taking the focus
         # (text, row, open, paste) of an Enter pressed before its results arrived
         self._pending: tuple[str, int, bool, bool] | None = None
+        self._in_flight: dict[str, int] = {}  # channel → its latest request not yet answered
         self.paste_wanted = False  # the last copy asked to be pasted into the previous window
         self._meaning_for = ""  # the text whose meaning-based results are still coming
         self.inbox_count = 0  # candidates agents captured, waiting for review (Ctrl+I)
@@ -396,19 +397,21 @@ class Popup(QtWidgets.QWidget):
         self._search_again()  # the rows of the last opening may be out of date
 
     def state(self) -> dict:
-        """What `mnemo status` says of the popup: whether it shows, the text in its box,
-        the query and mode of the rows on screen, and whether they are this text's settled
-        answer (no meaning-based answer still coming for it; for an empty box, the recent
-        memories)."""
+        """What `mnemo status` says of the popup: whether it shows, how long the text in
+        its box is (never the text: it may be a secret given back), whether the rows on
+        screen answer that text, in which mode, and whether that answer is settled (no
+        search under way or about to start for it)."""
         text = self.search.text()
+        asked = text if text.strip() else ""  # blank: the recent memories
         return {
             "visible": self.isVisible(),
-            "text": text,
-            "rows_for": self.model.query,
+            "text_length": len(text),
+            "rows_for_text": self.model.query == asked,
             "mode": self.last_mode,
             "rows": len(self.model.rows),
-            "settled": self.model.query == text
-            and (self._meaning_for != text if text.strip() else self.last_mode == "recent"),
+            "settled": self.model.query == asked
+            and not self._in_flight
+            and not self._debounce.isActive(),
         }
 
     def _search_again(self) -> None:
@@ -540,15 +543,31 @@ class Popup(QtWidgets.QWidget):
             self._search(text, None, "popup-hybrid")
 
     def _search(self, text: str, mode: str | None, channel: str) -> None:
-        self.worker.search(
-            text,
-            mode,
-            self._limit(),
-            prefix=True,
-            channel=channel,
-            done=lambda result: self._on_result(text, result, final=mode is None),
-            failed=self._on_failure,
+        self._sent(
+            channel,
+            self.worker.search(
+                text,
+                mode,
+                self._limit(),
+                prefix=True,
+                channel=channel,
+                done=lambda result: self._answered(
+                    channel, self._on_result, text, result, final=mode is None
+                ),
+                failed=lambda message: self._answered(channel, self._on_failure, message),
+            ),
         )
+
+    def _sent(self, channel: str, request: int) -> None:
+        """A request now under way on a channel (a newer one supersedes it: the worker
+        drops the older one's answer)."""
+        self._in_flight[channel] = request
+
+    def _answered(self, channel: str, handle, *args, **kwargs) -> None:
+        """Deliver an answer; its channel has nothing under way once its latest request
+        answered (the worker delivers only that one's)."""
+        self._in_flight.pop(channel, None)
+        handle(*args, **kwargs)
 
     def _limit(self) -> int:
         return int(self.settings["popup_results"])
@@ -562,12 +581,16 @@ class Popup(QtWidgets.QWidget):
                 query="", mode="recent", results=[Scored(memory=m, seq=0) for m in rows]
             )
 
-        self.worker.call(
-            recent,
-            lambda result: self._on_result("", result),
-            self._on_failure,
-            INTERACTIVE,
-            channel="popup-keyword",
+        channel = "popup-keyword"
+        self._sent(
+            channel,
+            self.worker.call(
+                recent,
+                lambda result: self._answered(channel, self._on_result, "", result),
+                lambda message: self._answered(channel, self._on_failure, message),
+                INTERACTIVE,
+                channel=channel,
+            ),
         )
 
     def _on_result(self, text: str, result: RecallResult, final: bool = True) -> None:

@@ -36,7 +36,11 @@ def settled(env, mnemo: Sequence[str], text: str, cwd: Path | None = None) -> bo
     """Whether the popup shows the settled answer (meaning-based results included) for
     `text` in its box (`mnemo status`)."""
     popup = (status(env, mnemo, cwd) or {}).get("popup") or {}
-    return popup.get("settled") is True and popup.get("rows_for") == text
+    return (
+        popup.get("settled") is True
+        and popup.get("rows_for_text") is True
+        and popup.get("text_length") == len(text)
+    )
 
 
 def visible_windows(env, title: str) -> list[str]:

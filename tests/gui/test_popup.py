@@ -615,14 +615,27 @@ def test_its_state_says_when_the_rows_are_the_settled_answer_of_the_text(
     qtbot, worker, settings, seeded
 ):
     # (what `mnemo status` reports, so an end-to-end test waits on it instead of sleeping)
-    popup = _popup(qtbot, worker, settings)
-    assert popup.state()["visible"] and popup.state()["settled"]
+    popup = Popup(worker, settings)
+    qtbot.addWidget(popup)
+    popup.present()
+    assert not popup.state()["settled"]  # the recent memories are on their way
+    qtbot.waitUntil(lambda: popup.state()["settled"], timeout=10_000)
+    assert popup.state()["visible"] and popup.state()["mode"] == "recent"
     _type(qtbot, popup, "lasagne")
     state = popup.state()
-    assert state["text"] == "lasagne" and not state["settled"]  # meaning still coming
+    assert state["text_length"] == len("lasagne") and not state["settled"]
     qtbot.waitUntil(lambda: popup.state()["settled"], timeout=10_000)
     state = popup.state()
-    assert state["rows_for"] == "lasagne" and state["mode"] == "hybrid"
+    assert state["rows_for_text"] and state["mode"] == "hybrid"
     assert state["rows"] >= 1 and popup.model.rows[0].memory.id == seeded["Grandma's"]
+    # a search sent again for the same text (after a pin, a trash) is under way too
+    popup.report("Pinned")
+    assert not popup.state()["settled"]
+    qtbot.waitUntil(lambda: popup.state()["settled"], timeout=10_000)
+    # blanks ask for the recent memories, and are answered by them
+    popup.search.selectAll()
+    _type(qtbot, popup, "   ")
+    qtbot.waitUntil(lambda: popup.state()["settled"], timeout=10_000)
+    assert popup.state()["mode"] == "recent" and popup.state()["rows_for_text"]
     popup.hide()
     assert not popup.state()["visible"]
