@@ -179,8 +179,12 @@ def _vector_rows(sizes: list[int], runs: int, load: str) -> list[tuple]:
 
     rows = []
     for n in sizes:
-        home = next((HERE / ".cache").glob(f"vectors-{n}-*"), None)
-        if home is None or not (home / "done").exists():
+        from app.core import paths
+        from app.core.model.embedder import inspect_model
+
+        model_id = inspect_model(paths.DEFAULT_MODEL).model_id
+        home = HERE / ".cache" / f"vectors-{n}-{model_id.replace('@', '-')}"  # bench.vectors'
+        if not (home / "done").exists():
             raise SystemExit(f"run bench.vectors --sizes {n} first (it builds the collection)")
         os.environ["MNEMO_HOME"] = str(home)
         engine = Engine()

@@ -9,7 +9,6 @@ import contextlib
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -41,16 +40,16 @@ def kde(tmp_path_factory):
             [*MNEMO, "-v"], cwd=REPO, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT
         )
         try:
-            session.wait(
-                lambda: (s := session.status(env, MNEMO, REPO)) and s["model"] == "ready",
-                60,
-                "the app to start",
-            )
-            deadline = time.monotonic() + 60  # a lost CreateSession is asked again at 15 s
-            while time.monotonic() < deadline and not _bound(log):
-                time.sleep(0.1)
-            if not _bound(log):
-                pytest.fail(f"both keys not bound in 60 s\n{_left_by(app, tmp)}")
+            try:
+                session.wait(
+                    lambda: (s := session.status(env, MNEMO, REPO)) and s["model"] == "ready",
+                    60,
+                    "the app to start",
+                )
+                session.wait(lambda: _bound(log), 60, "both keys to be bound")  # a lost
+                # CreateSession is asked again at 15 s
+            except AssertionError as exc:
+                pytest.fail(f"{exc}\n{_left_by(app, tmp)}")
             yield env, log
         finally:
             session.run(env, *MNEMO, "quit", cwd=REPO, check=False)
@@ -65,13 +64,15 @@ def _left_by(app: subprocess.Popen, tmp) -> str:
     app (SIGUSR1, app/core/crash.py), the portals' and KWin's logs."""
     stacks = tmp / "mnemo" / "log" / "stacks.log"
     app.send_signal(signal.SIGUSR1)
-    with contextlib.suppress(AssertionError):
-        session.wait(lambda: stacks.exists() and stacks.stat().st_size, 10, "the stacks")
-    parts = [("app", tmp / "app.log"), ("app stacks", stacks)]
-    parts += [(p.stem, p) for p in sorted((tmp / "logs").glob("*.log"))]
+    with contextlib.suppress(AssertionError):  # the main thread is written last
+        session.wait(
+            lambda: stacks.exists() and "_run_module_as_main" in stacks.read_text(), 10, "stacks"
+        )
+    parts = [("app", tmp / "app.log", None), ("app stacks", stacks, None)]
+    parts += [(p.stem, p, -6000) for p in sorted((tmp / "logs").glob("*.log"))]
     return "\n".join(
-        f"---- {name} ----\n{path.read_text(errors='replace')[-6000:] if path.exists() else ''}"
-        for name, path in parts
+        f"---- {name} ----\n{path.read_text(errors='replace')[tail:] if path.exists() else ''}"
+        for name, path, tail in parts
     )
 
 
