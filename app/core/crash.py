@@ -102,6 +102,13 @@ def clean_exit() -> None:
     log.info("mnemo %s exited cleanly", _kind)
 
 
+def running_pid() -> int | None:
+    """The desktop app's pid while its process lives (its running marker), else None: for
+    an app that no longer answers."""
+    pid = _read_pid(_folder() / MARKER)
+    return pid if pid != os.getpid() and _alive(pid) else None
+
+
 def previous_crash() -> str | None:
     """One line for the user if the last desktop run crashed (said once), else None.
 

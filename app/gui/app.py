@@ -750,7 +750,15 @@ def run(command: str | None = None) -> int:
     # that this process starts the app (Qt aborts the process without a display).
     if command == "status":
         state = ipc.status()
-        print(json.dumps(state, indent=2) if state else "mnemo: not running")
+        if state:
+            print(json.dumps(state, indent=2))
+        elif pid := crash.running_pid():  # alive, yet its event loop does not answer
+            print(
+                f"mnemo: the app (pid {pid}) runs but does not answer; `kill -USR1 {pid}` "
+                f"writes its threads' stacks to {crash.stacks_path()}"
+            )
+        else:
+            print("mnemo: not running")
         return 0 if state else 1
     if ipc.send(command or "popup"):
         return 0  # the running instance does it

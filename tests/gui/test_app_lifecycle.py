@@ -133,3 +133,31 @@ def test_sigusr1_writes_every_threads_stack_keeps_running_and_is_no_crash(gui_en
     assert code == 0, (mnemo_home / "gui-output.txt").read_text()
     # AND the next start reports no crash
     assert crash.previous_crash() is None
+
+
+def test_status_of_an_app_that_does_not_answer_names_its_pid_and_the_stacks(gui_env, mnemo_home):
+    # GIVEN the app running, then stopped (a hang: its event loop answers nothing)
+    app = _start(gui_env, mnemo_home)
+    try:
+        app.send_signal(signal.SIGSTOP)
+        # WHEN the user asks how it is
+        run = subprocess.run(
+            [sys.executable, "-m", "app", "status"],
+            cwd=REPO,
+            env=gui_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        # THEN it says which process hangs and how to see where, not "not running"
+        assert run.returncode == 1
+        assert f"the app (pid {app.pid}) runs but does not answer" in run.stdout, run.stdout
+        assert f"kill -USR1 {app.pid}" in run.stdout and "stacks.log" in run.stdout
+    finally:
+        app.send_signal(signal.SIGCONT)
+        code = _stop(app, signal.SIGTERM)
+    assert code == 0
+    # AND once it is gone, it is "not running" again
+    run = subprocess.run([sys.executable, "-m", "app", "status"], cwd=REPO, env=gui_env,
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert run.stdout.strip() == "mnemo: not running"
