@@ -31,10 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.keywords import _home as keywords_home
 from bench.report import busy_core, record
 from bench.speed import QUERIES
+from bench.vectors import _home as vectors_home
 
-HERE = Path(__file__).resolve().parent
 K = 50
 
 
@@ -48,9 +49,7 @@ def _keyword_rows(runs: int, load: str) -> list[tuple]:
     from app.core.storage.db import Database
     from app.core.storage.store import KEYWORD_COLUMN_WEIGHTS, Filters, Store, _bm25_weights
 
-    home = HERE / ".cache" / "keywords-10000"
-    if not (home / "done").exists():
-        raise SystemExit("run bench.keywords --sizes 10000 first (it builds the collection)")
+    home, _ = keywords_home(10_000)  # bench.keywords' collection, built once if missing
     work = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
     shutil.copytree(home, work / "home")
     os.environ["MNEMO_HOME"] = str(work / "home")
@@ -179,14 +178,7 @@ def _vector_rows(sizes: list[int], runs: int, load: str) -> list[tuple]:
 
     rows = []
     for n in sizes:
-        from app.core import paths
-        from app.core.model.embedder import inspect_model
-
-        model_id = inspect_model(paths.DEFAULT_MODEL).model_id
-        home = HERE / ".cache" / f"vectors-{n}-{model_id.replace('@', '-')}"  # bench.vectors'
-        if not (home / "done").exists():
-            raise SystemExit(f"run bench.vectors --sizes {n} first (it builds the collection)")
-        os.environ["MNEMO_HOME"] = str(home)
+        os.environ["MNEMO_HOME"] = str(vectors_home(n))  # bench.vectors', built if missing
         engine = Engine()
         try:
             index = engine.vector_index()

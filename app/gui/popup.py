@@ -355,7 +355,6 @@ class Popup(QtWidgets.QWidget):
         self.blurred = False  # the last hide came from another window taking the focus
         # (text, row, open, paste) of an Enter pressed before its results arrived
         self._pending: tuple[str, int, bool, bool] | None = None
-        self._in_flight: dict[str, int] = {}  # channel → its latest request not yet answered
         self.paste_wanted = False  # the last copy asked to be pasted into the previous window
         self._meaning_for = ""  # the text whose meaning-based results are still coming
         self.inbox_count = 0  # candidates agents captured, waiting for review (Ctrl+I)
@@ -410,8 +409,8 @@ class Popup(QtWidgets.QWidget):
             "mode": self.last_mode,
             "rows": len(self.model.rows),
             "settled": self.model.query == asked
-            and not self._in_flight
-            and not self._debounce.isActive(),
+            and not self._debounce.isActive()
+            and not any(self.worker.waiting(c) for c in ("popup-keyword", "popup-hybrid")),
         }
 
     def _search_again(self) -> None:
@@ -543,31 +542,15 @@ class Popup(QtWidgets.QWidget):
             self._search(text, None, "popup-hybrid")
 
     def _search(self, text: str, mode: str | None, channel: str) -> None:
-        self._sent(
-            channel,
-            self.worker.search(
-                text,
-                mode,
-                self._limit(),
-                prefix=True,
-                channel=channel,
-                done=lambda result: self._answered(
-                    channel, self._on_result, text, result, final=mode is None
-                ),
-                failed=lambda message: self._answered(channel, self._on_failure, message),
-            ),
+        self.worker.search(
+            text,
+            mode,
+            self._limit(),
+            prefix=True,
+            channel=channel,
+            done=lambda result: self._on_result(text, result, final=mode is None),
+            failed=self._on_failure,
         )
-
-    def _sent(self, channel: str, request: int) -> None:
-        """A request now under way on a channel (a newer one supersedes it: the worker
-        drops the older one's answer)."""
-        self._in_flight[channel] = request
-
-    def _answered(self, channel: str, handle, *args, **kwargs) -> None:
-        """Deliver an answer; its channel has nothing under way once its latest request
-        answered (the worker delivers only that one's)."""
-        self._in_flight.pop(channel, None)
-        handle(*args, **kwargs)
 
     def _limit(self) -> int:
         return int(self.settings["popup_results"])
@@ -581,16 +564,12 @@ class Popup(QtWidgets.QWidget):
                 query="", mode="recent", results=[Scored(memory=m, seq=0) for m in rows]
             )
 
-        channel = "popup-keyword"
-        self._sent(
-            channel,
-            self.worker.call(
-                recent,
-                lambda result: self._answered(channel, self._on_result, "", result),
-                lambda message: self._answered(channel, self._on_failure, message),
-                INTERACTIVE,
-                channel=channel,
-            ),
+        self.worker.call(
+            recent,
+            lambda result: self._on_result("", result),
+            self._on_failure,
+            INTERACTIVE,
+            channel="popup-keyword",
         )
 
     def _on_result(self, text: str, result: RecallResult, final: bool = True) -> None:

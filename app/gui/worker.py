@@ -205,6 +205,10 @@ class Worker(QtCore.QObject, Listener):
         if done is not None or failed is not None:
             self._callbacks[request] = (done, failed)
 
+    def waiting(self, channel: str) -> bool:
+        """Whether the latest call on `channel` has yet to deliver its answer."""
+        return self._channel_requests.get(channel) in self._callbacks
+
     def _deliver_result(self, request: int) -> None:
         callbacks = self._callbacks.pop(request, None)
         if callbacks is None:

@@ -32,15 +32,19 @@ def gui_env(mnemo_home: Path) -> dict:
     return env
 
 
-def _status(env: dict) -> dict | None:
-    run = subprocess.run(
+def _status_run(env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(
         [sys.executable, "-m", "app", "status"],
         cwd=REPO,
         env=env,
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=60,
     )
+
+
+def _status(env: dict) -> dict | None:
+    run = _status_run(env)
     return json.loads(run.stdout) if run.returncode == 0 else None
 
 
@@ -141,14 +145,7 @@ def test_status_of_an_app_that_does_not_answer_names_its_pid_and_the_stacks(gui_
     try:
         app.send_signal(signal.SIGSTOP)
         # WHEN the user asks how it is
-        run = subprocess.run(
-            [sys.executable, "-m", "app", "status"],
-            cwd=REPO,
-            env=gui_env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        run = _status_run(gui_env)
         # THEN it says which process hangs and how to see where, not "not running"
         assert run.returncode == 1
         assert f"the app (pid {app.pid}) runs but does not answer" in run.stdout, run.stdout
@@ -158,6 +155,4 @@ def test_status_of_an_app_that_does_not_answer_names_its_pid_and_the_stacks(gui_
         code = _stop(app, signal.SIGTERM)
     assert code == 0
     # AND once it is gone, it is "not running" again
-    run = subprocess.run([sys.executable, "-m", "app", "status"], cwd=REPO, env=gui_env,
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert run.stdout.strip() == "mnemo: not running"
+    assert _status_run(gui_env).stdout.strip() == "mnemo: not running"
