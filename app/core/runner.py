@@ -387,7 +387,11 @@ class Runner:
             return
         try:
             result = self.engine.sync_now()
-            self._sync_mark = self.engine.sync_mark()
+            # Where the folder and the journal stood before the pass, not after: a log
+            # another device grew (or a write another process made) while the pass ran would
+            # be taken for seen and wait for the next move. The pass's own changes move the
+            # journal, so one more pass follows, and finds nothing.
+            self._sync_mark = mark
         except (MnemoError, OSError) as exc:
             self._sync_failed(mark, exc)
             return

@@ -93,3 +93,49 @@ def test_a_missing_folder_is_said_once_and_sync_resumes_when_it_is_back(two_devi
     assert len(problems) == 1 and "missing" in problems[0] and "\n" not in problems[0]
     shutil.move(aside, folder)
     wait(lambda: noted.passes[-1]["written"] > 0, 10, "the change to be written once it is back")
+
+
+def test_a_change_arriving_while_a_pass_runs_is_applied_at_the_next_poll(tmp_path, word_model):
+    # GIVEN two devices on one folder, the desktop's app running; the laptop writes to the
+    # folder just as the desktop's pass ends (before it noted where the folder stood: it took
+    # the laptop's new log for seen, and the memory never arrived; CI, 2026-11-27)
+    folder = tmp_path / "shared"
+
+    def engine(name: str) -> Engine:
+        return Engine(Settings(tmp_path / f"{name}.json"), tmp_path / f"{name}.db", word_model)
+
+    for name in ("laptop", "desktop"):
+        with engine(name) as e:
+            e.sync_init(str(folder), name)
+    late: list[str] = []
+
+    def desktop_engine() -> Engine:
+        e = engine("desktop")
+        real = e.sync_now
+
+        def sync_now(*args, **kwargs):
+            result = real(*args, **kwargs)
+            if not late:  # once, right after the first pass read the folder
+                with engine("laptop") as laptop:
+                    late.append(laptop.remember("The boat is moored at pier 7.").memory.id)
+                    laptop.sync_now()
+            return result
+
+        e.sync_now = sync_now
+        return e
+
+    noted = Noted()
+    desktop = Runner(desktop_engine, listener=noted, load_model=False)
+    desktop.poll_s = 0.1
+    desktop.start()
+    try:
+        # THEN the next polls apply it
+        wait(lambda: late and any(late[0] in c.ids for c in noted.elsewhere), 10, "the memory")
+        found = desktop.submit(lambda e: e.get(late[0])).result(10)
+        assert found.text == "The boat is moored at pier 7."
+        # AND the passes stop once nothing moves (the extra one finds nothing)
+        count = len(noted.passes)
+        time.sleep(1.0)  # ten polls
+        assert len(noted.passes) <= count + 1, noted.passes[count:]
+    finally:
+        assert desktop.stop(30)
