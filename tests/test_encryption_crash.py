@@ -201,3 +201,98 @@ def test_kill_nine_at_each_durable_step_of_every_switch_leaves_one_key_that_open
                 if finished:
                     assert encrypted is (action != "decrypt")
     assert rounds >= 30, rounds
+
+
+MARK = "ZQXLEFTOVERTEXT"
+
+
+def _holding_text(folder) -> list[str]:
+    """Every file under `folder` whose bytes hold a memory's text in the clear."""
+    return [
+        str(p)
+        for p in folder.rglob("*")
+        if p.is_file() and not p.is_symlink() and MARK.encode() in p.read_bytes()
+    ]
+
+
+@pytest.mark.skipif(not shutil.which("strace"), reason="needs strace (apt: strace)")
+def test_no_memory_stays_in_the_clear_after_a_killed_decrypt_once_any_command_runs(
+    word_model, mnemo_home, tmp_path, monkeypatch
+):
+    """Issue 40, 1: a decrypt killed after its clear copy was written (at each rename and
+    fsync, and at random moments) left every memory in plain text beside the encrypted
+    database, and `stats`, `remember`, `doctor` went on as if nothing were there. The next
+    command of any process now overwrites and removes it."""
+    monkeypatch.setenv("MNEMO_PASSPHRASE", PASSPHRASE)
+    engine = Engine(embedder=word_model)
+    try:
+        for n in range(200):
+            engine.remember(f"{MARK} note {n}: the amber harbor", embed=False)
+    finally:
+        engine.close()
+    db = paths.database_path()
+    assert _run(db, "encrypt", None)[0]
+    steps = _steps(db, "decrypt", tmp_path)
+    if not _encrypted(db):
+        assert _run(db, "encrypt", None)[0]
+    rng = random.Random(int.from_bytes(os.urandom(4), "big"))
+    points = [("fsync", n) for n in range(1, steps["fsync"] + 1)]
+    points += [(name, 1) for name in steps if name.startswith("rename")]
+    points += [(None, rng.uniform(0.05, 0.6)) for _ in range(4)]
+    left_behind = 0
+    for name, when in points:
+        if name is None:
+            finished, _ = _run(db, "decrypt", when)
+        else:
+            inject = _strace(f"-einject={name}:signal=KILL:when={when}")
+            finished, _ = _run(db, "decrypt", None, inject)
+        left_behind += bool(list(db.parent.glob(".mnemo.db.*.switch*")))
+        # the next command, in another process
+        done = subprocess.run(
+            [sys.executable, "-m", "app", "stats"], capture_output=True, cwd=REPO, timeout=120
+        )
+        assert done.returncode == 0, done.stderr.decode()
+        assert not list(db.parent.glob(".mnemo.db.*")), (name, when)
+        if _encrypted(db):
+            assert _holding_text(mnemo_home) == [], (name, when)
+        else:
+            assert _run(db, "encrypt", None)[0]
+    assert left_behind >= 2, "no round killed the decrypt while its clear copy was there"
+
+
+@pytest.mark.skipif(not shutil.which("strace"), reason="needs strace (apt: strace)")
+def test_an_encrypt_killed_before_its_snapshots_were_done_is_finished_by_the_next_command(
+    word_model, mnemo_home, tmp_path, monkeypatch
+):
+    """Issue 40, 1: `encrypt` encrypts the clear snapshots after the database; killed in
+    between (at each rename), the snapshots stayed in the clear for good."""
+    monkeypatch.setenv("MNEMO_PASSPHRASE", PASSPHRASE)
+    engine = Engine(embedder=word_model)
+    try:
+        for n in range(100):
+            engine.remember(f"{MARK} note {n}: the cedar fjord", embed=False)
+    finally:
+        engine.close()
+    db = paths.database_path()
+    assert _run(db, "snapshot", None)[0]
+    steps = _steps(db, "encrypt", tmp_path)
+    killed_between = 0
+    for n in range(1, steps["rename"] + 1):
+        if _encrypted(db):
+            assert _run(db, "decrypt", None)[0]
+            for old in (db.parent / "backups").glob("mnemo-*"):
+                old.unlink()
+            assert _run(db, "snapshot", None)[0]  # in the clear, like the database
+        inject = _strace(f"-einject=rename:signal=KILL:when={n}")
+        finished, _ = _run(db, "encrypt", None, inject)
+        assert not finished
+        if _encrypted(db) and _holding_text(db.parent / "backups"):
+            killed_between += 1
+        done = subprocess.run(
+            [sys.executable, "-m", "app", "stats"], capture_output=True, cwd=REPO, timeout=120
+        )
+        assert done.returncode == 0, done.stderr.decode()
+        if _encrypted(db):
+            assert _holding_text(mnemo_home) == [], n
+            assert not cipher.encrypting_mark(db).exists()
+    assert killed_between >= 1, "no kill landed between the database and its snapshots"

@@ -170,6 +170,7 @@ class Database:
         while True:
             if not new:
                 handoff.wait(self.path)  # a switch under way: open the file it leaves
+                cipher.clean_after_crash(self.path)  # what one killed half way left
             if not (self._asked_read_only or new):
                 _private_database(self.path)
             if not new:

@@ -197,13 +197,68 @@ def _room_for(db_path: Path, origin: apsw.Connection) -> None:
         )
 
 
-def leftovers(db_path: Path) -> None:
-    """Remove what switches that did not finish left (under the hand-off lock): the copy,
-    and a key file's temporary twin (a kill while the key file was being written)."""
+def _left(db_path: Path) -> list[Path]:
+    """What switches that did not finish left beside the database: the new copy (in the
+    clear after a decrypt) with its journal files, and a key file's temporary twin."""
+    found = []
     for pattern in (f".{db_path.name}.*.switch*", f".{db_path.name}.key.*.tmp"):
-        for tmp in db_path.parent.glob(pattern):
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        found += db_path.parent.glob(pattern)
+    return found
+
+
+def leftovers(db_path: Path) -> None:
+    """Overwrite and remove what switches that did not finish left (the caller holds the
+    hand-off lock: no switch is under way)."""
+    for tmp in _left(db_path):
+        _shred(tmp)
+
+
+def _shred(path: Path) -> None:
+    """Overwrite a file of ours with zeros, then remove it (best effort, as `_overwrite`):
+    a copy of the database left by a kill may hold every memory in the clear."""
+    with contextlib.suppress(OSError):
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_uid == os.getuid():
+            _overwrite(os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0)))
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
+def encrypting_mark(db_path: Path) -> Path:
+    """Up while `encrypt` runs: its copies (snapshots, the vector copy) are still to do."""
+    return db_path.with_name(db_path.name + ".encrypting")
+
+
+def clean_after_crash(db_path: Path) -> None:
+    """Finish what a switch killed half way left undone, at the next open by any process
+    (nothing while a switch runs): its copy of the database beside it (in the clear after
+    a decrypt) is overwritten and removed, and an encrypt's clear copies (snapshots, the
+    vector copy) are encrypted or wiped. Cheap when there is nothing: one folder listing."""
+    mark = encrypting_mark(db_path)
+    left = _left(db_path)
+    if not left and not os.path.lexists(mark):
+        return
+    with handoff.idle(db_path) as idle:
+        if not idle:
+            return  # a switch is under way: what is there is its own
+        for path in _left(db_path):
+            _shred(path)
+        if os.path.lexists(mark):
+            _finish_encrypt(db_path, mark)
+
+
+def _finish_encrypt(db_path: Path, mark: Path) -> None:
+    """An encrypt was killed: if the database is encrypted now, encrypt the clear copies it
+    had not done yet and wipe the clear vector copy; the mark goes once that is done."""
+    try:
+        entry, key = current_key(db_path)  # (the new key, or the old one before the rename)
+        if key is not None:
+            wipe(vector_copy(db_path), "*.npy")
+            encrypt_copies(db_path, entry, key)
+        mark.unlink(missing_ok=True)
+        log.info("finished an encryption that was stopped half way")
+    except (LockedError, StoreError, OSError, apsw.Error) as exc:
+        log.info("an encryption stopped half way is not finished yet: %s", type(exc).__name__)
 
 
 def current_key(db_path: Path) -> tuple[Entry, bytes | None]:
@@ -400,11 +455,18 @@ def encrypt(db_path: Path, store: str | None = None, passphrase: str | None = No
     store = _store_for(db_path, store, passphrase)
     key = keyring_keys.new_key()
     new_entry = keyring_keys.entry_for(key, store, passphrase)
-    replace(db_path, "encrypt", new_entry, key)
+    mark = encrypting_mark(db_path)
+    os.close(private_file(mark))  # a kill before the copies are done: the next open does them
+    try:
+        replace(db_path, "encrypt", new_entry, key)
+    except BaseException:
+        mark.unlink(missing_ok=True)
+        raise
     if passphrase:
         keyring_keys.remember_passphrase(db_path, passphrase)  # this process opens it next
     wipe(vector_copy(db_path))
     encrypt_copies(db_path, new_entry, key)
+    mark.unlink(missing_ok=True)
     return keyring_keys.recovery_text(key)
 
 
@@ -417,10 +479,11 @@ def plain_copies(db_path: Path) -> list[Path]:
     for path in found:
         if path.suffix == ".key" or not path.is_file() or path.is_symlink():
             continue
-        try:
-            if KeyFile.read(path).encrypted:
-                continue
-        except LockedError:
+        try:  # by the file itself: a kill may have left its key file naming the new key
+            with open(path, "rb") as f:
+                if f.read(16) != b"SQLite format 3\x00":
+                    continue
+        except OSError:
             continue
         out.append(path)
     return out

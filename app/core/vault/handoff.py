@@ -127,6 +127,29 @@ def hold(db_path: Path, action: str) -> Iterator[None]:
         os.close(fd)
 
 
+@contextlib.contextmanager
+def idle(db_path: Path) -> Iterator[bool]:
+    """Whether no switch is under way, holding the switch lock meanwhile so none starts (a
+    switch asked for in that moment is refused as "already switching"): for tidying up
+    after one that was killed. False when another process holds the lock or it cannot be
+    taken (a read-only folder)."""
+    try:
+        fd = private_file(lock_path(db_path), os.O_RDWR | os.O_CREAT)
+    except OSError:
+        yield False
+        return
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+        yield True
+    finally:
+        os.close(fd)
+
+
 def holders(db_path: Path) -> list[str]:
     """The other processes that have the database open ("1234 mnemo mcp"), where the
     system tells (Linux /proc); [] elsewhere or when none."""
