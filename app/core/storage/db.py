@@ -16,7 +16,7 @@ import apsw
 
 from app.core.errors import LockedError, NoKeyError, StoreError
 from app.core.paths import private_dir, private_file, replace_file
-from app.core.storage.migrations import MIGRATIONS
+from app.core.storage.migrations import MIGRATIONS, RECORD
 from app.core.vault import cipher, handoff, keys
 
 log = logging.getLogger(__name__)
@@ -263,10 +263,7 @@ class Database:
             return
         for migration in MIGRATIONS:
             with self.unguarded(), self.write():
-                self.conn.execute(
-                    "CREATE TABLE IF NOT EXISTS _migrations "
-                    "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-                )
+                self.conn.execute(RECORD)
                 # Checked inside the write lock: another process may have just applied it.
                 if migration.__name__ in self._applied():
                     continue

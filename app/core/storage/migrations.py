@@ -7,6 +7,12 @@ from collections.abc import Callable
 import apsw
 import numpy as np
 
+# The table that records which migrations ran (made before the first one)
+RECORD = "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+# Tables a virtual table makes for itself (FTS5's): SQLite words their SQL, so a file an
+# older SQLite wrote may word it otherwise; they hold data, never code
+_SHADOW = ("_data", "_idx", "_content", "_docsize", "_config")
+
 
 def m001_memories(db: apsw.Connection) -> None:
     """Memories, their FTS5 index (kept in sync by triggers) and metadata."""
@@ -369,3 +375,56 @@ MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m012_sync,
     m013_float16_vectors,
 )
+
+
+def schema(conn: apsw.Connection) -> dict[tuple[str, str], str]:
+    """What a database's schema holds: (type, name) → its SQL, for every table, index,
+    trigger and view but SQLite's own (`sqlite_…`: automatic indexes, statistics)."""
+    rows = conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
+    return {
+        (kind, name): " ".join((sql or "").split())
+        for kind, name, sql in rows
+        if not str(name).startswith("sqlite_")
+    }
+
+
+def expected_schema(applied: list[str]) -> dict[tuple[str, str], str]:
+    """The schema Mnemo's migrations make when `applied` (the names `_migrations` lists, in
+    the order they ran) have run; ValueError naming the first that is not one of ours or
+    not in order (a newer Mnemo's file, or not Mnemo's)."""
+    names = [m.__name__ for m in MIGRATIONS]
+    if applied != names[: len(applied)]:
+        unknown = next((a for a, b in zip(applied, names, strict=False) if a != b), applied[-1])
+        raise ValueError(f"migration {unknown!r} is not one this Mnemo made (a newer Mnemo?)")
+    conn = apsw.Connection(":memory:")
+    try:
+        conn.execute(RECORD)
+        for migration in MIGRATIONS[: len(applied)]:
+            migration(conn)
+        return schema(conn)
+    finally:
+        conn.close()
+
+
+def unexpected(conn: apsw.Connection) -> list[str]:
+    """What a database holds beyond (or short of) the schema its own record of migrations
+    says it has, described ("trigger wipe on memories"); [] when it is exactly Mnemo's.
+    Read from `sqlite_master` alone before anything else, so a view planted in place of a
+    table is never queried."""
+    found = schema(conn)
+    if found.get(("table", "_migrations")) != " ".join(RECORD.replace(" IF NOT EXISTS", "").split()):
+        return ["no record of Mnemo's migrations (not a Mnemo database)"]
+    applied = [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
+    try:
+        wanted = expected_schema(applied)
+    except ValueError as exc:
+        return [str(exc)]
+    extra = [f"{k} {n} that Mnemo does not make" for k, n in sorted(set(found) - set(wanted))]
+    missing = [f"no {k} {n}" for k, n in sorted(set(wanted) - set(found))]
+    changed = [
+        f"{kind} {name} changed from what Mnemo makes"
+        for kind, name in sorted(set(found) & set(wanted))
+        if found[kind, name] != wanted[kind, name]
+        and not (kind == "table" and name.endswith(_SHADOW))
+    ]
+    return extra + missing + changed

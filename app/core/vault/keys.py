@@ -44,13 +44,14 @@ from app.core.errors import (
     StoreError,
     WrongKeyError,
 )
-from app.core.paths import replace_file, sync
+from app.core.paths import open_regular, replace_file, sync
 
 log = logging.getLogger(__name__)
 
 KEY_BYTES = 32
 CIPHER = "chacha20"  # SQLite3 Multiple Ciphers' default: ChaCha20-Poly1305, authenticated
 KEY_FILE_VERSION = 1
+_KEY_FILE_BYTES = 64 * 1024  # a key file is a few hundred bytes; a larger one is not ours
 SERVICE = "Mnemo"  # the keyring's service name; the account names the key's id
 # scrypt: 2^15 x 8 x 128 bytes = 32 MiB and about 60-100 ms, once per process
 SCRYPT = {"n": 2**15, "r": 8, "p": 1}
@@ -355,13 +356,16 @@ class KeyFile:
         """The key file of `db_path`; a plain one when there is none."""
         path = key_file(db_path)
         try:
-            raw = path.read_bytes()
+            with open_regular(path) as f:  # never a pipe or a device (a read would hang)
+                raw = f.read(_KEY_FILE_BYTES + 1)
         except FileNotFoundError:
             return cls(Entry(None))
         except OSError as exc:
-            raise NoKeyError(f"cannot read the key file {path}: {exc.strerror}") from None
+            raise NoKeyError(f"cannot read the key file {path}: {exc}") from None
         try:
-            data = json.loads(raw[:65536].decode("utf-8"))
+            if len(raw) > _KEY_FILE_BYTES:
+                raise ValueError(f"over {_KEY_FILE_BYTES // 1024} KB")
+            data = json.loads(raw.decode("utf-8"))
             if not isinstance(data, dict):
                 raise ValueError("not an object")
             version = data.get("version")
@@ -377,6 +381,11 @@ class KeyFile:
                 )
             current = Entry.from_json(data.get("current"))
             previous = Entry.from_json(data["previous"]) if data.get("previous") else None
+        except RecursionError:
+            raise NoKeyError(
+                f"the key file {path} is damaged (nested too deep); open the database with its "
+                "recovery key: mnemo unlock"
+            ) from None
         except (UnicodeDecodeError, ValueError, TypeError) as exc:
             raise NoKeyError(
                 f"the key file {path} is damaged ({exc}); open the database with its "

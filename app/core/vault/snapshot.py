@@ -27,6 +27,7 @@ import apsw
 
 from app.core.errors import InputError, LockedError, StoreError, WrongKeyError
 from app.core.paths import private_dir, private_file, sync
+from app.core.storage import migrations
 from app.core.vault import cipher, keys
 
 try:
@@ -193,13 +194,22 @@ def check(db_path: Path, path: Path, recovery: str | None = None) -> Checked:
             "hand (give its recovery key: --recovery-key-file)"
         ) from None
     try:
-        verdict = conn.execute("PRAGMA quick_check").fetchall()
+        # A file from outside is data, never code: nothing in its schema runs functions
+        # with side effects, and it must hold exactly what Mnemo's migrations make (a
+        # trigger planted in it would run at every write after the restore)
+        conn.execute("PRAGMA trusted_schema = OFF")
+        extra = migrations.unexpected(conn)
+        if extra:
+            raise InputError(
+                f"{path} is not a database Mnemo made as it is: it holds {'; '.join(extra[:3])}"
+                + (f" (and {len(extra) - 3} more)" if len(extra) > 3 else "")
+                + "; not restored"
+            )
+        # Every page and every index against its table (quick_check skips the indexes)
+        verdict = conn.execute("PRAGMA integrity_check").fetchall()
         if verdict != [("ok",)]:
             raise InputError(f"{path} is damaged ({verdict[0][0]}); not restored")
-        try:
-            found = cipher.counts(conn)
-        except apsw.SQLError:
-            raise InputError(f"{path} is an SQLite database but not Mnemo's") from None
+        found = cipher.counts(conn)
     except apsw.Error as exc:
         raise InputError(f"{path} cannot be read ({exc}); not restored") from None
     finally:
