@@ -83,9 +83,7 @@ def test_anything_beyond_the_schema_mnemo_makes_is_refused(snap, word_engine, sq
     _refused(snap, words)
 
 
-def test_a_snapshot_from_an_older_schema_restores_and_is_brought_up_to_date(
-    word_engine, tmp_path
-):
+def test_a_snapshot_from_an_older_schema_restores_and_is_brought_up_to_date(word_engine, tmp_path):
     """Only the migrations the file says ran are expected of it."""
     old = tmp_path / "old.db"
     conn = apsw.Connection(str(old))
@@ -168,3 +166,20 @@ def test_a_whole_snapshot_still_restores_every_memory(snap, word_engine, tmp_pat
     _, found = word_engine.restore_backup(checked)
     assert found == {"memories": 40, "trashed": 0}
     assert word_engine.count() == 40
+
+
+def test_a_snapshot_whose_keyword_index_is_damaged_is_refused(snap, word_engine):
+    """A row in the keyword index that no memory has: found searching for words no memory
+    holds. The file passes integrity_check (FTS5's own check is a write: made on the copy
+    before it is put in place)."""
+    _edit(
+        snap,
+        "INSERT INTO memories_fts(rowid, title, text, reasoning, tags) "
+        "VALUES (99999, 'ghost', 'ghost text', '', '[]')",
+    )
+    word_engine.remember("written after the snapshot", embed=False)
+    checked = word_engine.check_backup(snap)
+    with pytest.raises(InputError, match="keyword index"):
+        word_engine.restore_backup(checked)
+    assert word_engine.count() == 41  # nothing was replaced
+    assert not list(paths.database_path().parent.glob("*.before-restore-*"))

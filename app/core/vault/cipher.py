@@ -290,11 +290,14 @@ def replace(
     new_key: bytes | None,
     source: Callable[[apsw.Connection], apsw.Connection] | None = None,
     keep_aside: Path | None = None,
+    prepare: Callable[[apsw.Connection, apsw.Connection], None] | None = None,
 ) -> dict[str, int]:
     """Replace the database by a copy under `new_key` (None: plain) of itself, or of what
     `source(exclusive_connection)` opens (a backup), with every other Mnemo process let go.
-    `keep_aside`: where the database before goes (a restore keeps it). Returns the counts
-    of the new database."""
+    `keep_aside`: where the database before goes (a restore keeps it). `prepare(copy,
+    before)`: checks and changes made to the copy (a connection to it) before it is put
+    in place, with the database before at hand (nothing is replaced if it raises).
+    Returns the counts of the new database."""
     refuse_other_names(db_path)
     with handoff.hold(db_path, action):
         leftovers(db_path)
@@ -311,6 +314,13 @@ def replace(
                 if origin is not conn:
                     origin.close()
             found = check_copy(tmp, new_key)
+            if prepare is not None:
+                copy, _ = connect(tmp, apsw.SQLITE_OPEN_READWRITE, [new_key])
+                try:
+                    prepare(copy, conn)
+                    found = counts(copy)
+                finally:
+                    copy.close()
             sync(tmp)
             KeyFile(new_entry, previous=old_entry).write(db_path)
             if keep_aside is not None:

@@ -230,6 +230,27 @@ def restore(db_path: Path, checked: Checked) -> tuple[Path, dict[str, int]]:
         )
         return conn
 
-    found = cipher.replace(db_path, "restore", entry, key, source=source, keep_aside=aside)
+    def prepare(copy: apsw.Connection, before: apsw.Connection) -> None:
+        # what is put in place is checked, not only the file checked before (it may have
+        # been swapped since); the keyword index is checked here (a write, on the copy)
+        copy.execute("PRAGMA trusted_schema = OFF")
+        extra = migrations.unexpected(copy)
+        if extra:
+            raise InputError(
+                f"{checked.path} changed since it was checked ({extra[0]}); not restored"
+            )
+        try:
+            copy.execute(
+                "INSERT INTO memories_fts(memories_fts, rank) VALUES('integrity-check', 1)"
+            )
+        except apsw.Error:
+            raise InputError(
+                f"{checked.path} is damaged (its keyword index does not match its memories); "
+                "not restored"
+            ) from None
+
+    found = cipher.replace(
+        db_path, "restore", entry, key, source=source, keep_aside=aside, prepare=prepare
+    )
     keys.KeyFile(entry).write(aside)
     return aside, found
