@@ -385,3 +385,71 @@ def test_status_counts_no_pending_change_for_labels_made_here(tmp_path, embedder
     assert b.sync_status()["pending"] == 0
     a.close()
     b.close()
+
+
+def test_a_count_line_with_a_time_that_is_not_one_never_blocks_a_memory(tmp_path, word_model):
+    """Issue 40, 6: one forged count line ("last": "not-a-date") blocked a memory for good:
+    every pass reported it, a joining device never got it, later edits no longer travelled."""
+    folder = tmp_path / "shared"
+    one, two = device(tmp_path, "one", word_model), device(tmp_path, "two", word_model)
+    memory = one.remember("The boat is moored at pier seven.", embed=False).memory
+    one.sync_init(str(folder), "one")
+    two.sync_init(str(folder), "two")
+    forged = {
+        "v": 1,
+        "rev": "evil06.1",
+        "dev": "evil06",
+        "seq": 1,
+        "lc": 5,
+        "op": "count",
+        "id": memory.id,
+        "obs": 1,
+        "recalls": 1,
+        "last": "not-a-date",
+    }
+    plant(folder, "evil06", forged)
+    one.sync_now()
+    two.sync_now()
+    one.edit(memory.id, text="The boat is moored at pier nine now.")
+    one.sync_now()
+    two.sync_now()
+    assert two.get(memory.id).text == "The boat is moored at pier nine now."
+    three = device(tmp_path, "three", word_model)
+    three.sync_init(str(folder), "three")
+    assert three.get(memory.id).text == "The boat is moored at pier nine now."
+    for engine in (one, two, three):
+        problems = [p["what"] for p in engine.sync_status()["problems"]]
+        assert not [p for p in problems if "was not updated" in p], problems
+        assert [p for p in problems if "ISO date/time" in p]  # the line is named, once
+        engine.close()
+
+
+def test_a_huge_line_without_an_end_is_read_once_and_never_held_whole(tmp_path, word_model):
+    """Issue 40, 9: a 600 MB log line without a newline was read whole on every pass (8 s,
+    638 MB of memory). Here 48 MB: read through once, in pieces, then passed over; what
+    the device writes after it is applied."""
+    import tracemalloc
+
+    folder = tmp_path / "shared"
+    one = device(tmp_path, "one", word_model)
+    one.sync_init(str(folder), "one")
+    plant(folder, "evil09", put("evil09", 1, "before09", "written before the long line"))
+    log = folder / "devices" / "evil09" / "ops-0000000001.jsonl"
+    with log.open("ab") as f:
+        f.write(b'{"v": 1, "text": "' + b"x" * (48 * 2**20))
+    tracemalloc.start()
+    try:
+        one.sync_now()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 24 * 2**20, peak  # never the whole line in memory
+    assert one.get("before09").text == "written before the long line"
+    assert one.sync_status()["waiting_bytes"] == 0  # not read again at the next pass
+    with log.open("ab") as f:  # the line ends at last; the device goes on
+        f.write(b'"}\n' + json.dumps(put("evil09", 2, "after09", "after it")).encode() + b"\n")
+    one.sync_now()
+    assert one.get("after09").text == "after it"
+    problems = [p["what"] for p in one.sync_status()["problems"]]
+    assert len([p for p in problems if "longer than 16 MB" in p]) == 1, problems
+    one.close()

@@ -25,6 +25,8 @@ from app.core.errors import InputError
 
 MARK = "mnemo-sync.json"
 SEGMENT_BYTES = 8 * 1024 * 1024  # a log file this large is closed and a new one started
+MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer line is skipped (a text is at most 2 MB)
+_CHUNK = 1024 * 1024  # read a log this much at a time
 _DEVICE = re.compile(r"[a-z0-9]{6,32}")
 _LOG = re.compile(r"ops-(\d+)(\.sync-conflict-[^/]*)?\.jsonl")
 _SNAPSHOT = re.compile(r"snapshot-(\d+)\.jsonl")
@@ -157,16 +159,44 @@ class Folder:
         return data if isinstance(data, dict) else {}
 
     @staticmethod
-    def read_from(path: Path, offset: int) -> tuple[list[bytes], int]:
-        """The whole lines of `path` after byte `offset`, and the offset after the last one
-        (a line still being written, without its newline, is left for the next read)."""
+    def read_from(
+        path: Path, offset: int, most: int, skipping: bool = False
+    ) -> tuple[list[tuple[int, bytes | None]], int, bool]:
+        """Up to `most` whole lines of `path` after byte `offset`, each with the offset it
+        starts at (its bytes, or None for a line over MAX_LINE_BYTES: never held whole); the
+        offset to go on from; and whether that is inside such a line, still unended (the
+        next read, `skipping`, goes on to its end). A line still being written, without its
+        newline, is left for the next read: a folder cannot make a pass read a long line
+        again and again, nor hold more than one line in memory beyond the batch."""
+        out: list[tuple[int, bytes | None]] = []
+        line = bytearray()
+        over = skipping
+        start = at = offset
         with paths.open_regular(path) as f:
             f.seek(offset)
-            data = f.read()
-        end = data.rfind(b"\n")
-        if end < 0:
-            return [], offset
-        return data[:end].split(b"\n"), offset + end + 1
+            while len(out) < most:
+                chunk = f.read(_CHUNK)
+                if not chunk:
+                    break
+                i = 0
+                while len(out) < most:
+                    nl = chunk.find(b"\n", i)
+                    if nl < 0:
+                        if not over:
+                            line += chunk[i:]
+                            if len(line) > MAX_LINE_BYTES:
+                                over, line = True, bytearray()
+                        break
+                    if not over:
+                        line += chunk[i:nl]
+                    out.append((start, None if over else bytes(line)))
+                    over, line = False, bytearray()
+                    start = at + nl + 1
+                    i = nl + 1
+                at += len(chunk)
+        if over:  # an unended line too long to ever be one: what was read of it is passed
+            return out, at, True
+        return out, start, False
 
     # ---- writing (only this device's own files) ------------------------------------
     def append(self, lines: list[str], first_seq: int) -> None:

@@ -11,12 +11,11 @@ from pathlib import Path
 
 from app.core import paths
 from app.core.errors import InputError, MnemoError, SecretError
-from app.core.memory import MAX_COUNT, Memory, guard_secrets
+from app.core.memory import MAX_COUNT, Memory, guard_secrets, utc_stamp
 from app.core.sync import snapshot
-from app.core.sync.folder import Folder
+from app.core.sync.folder import MAX_LINE_BYTES, Folder
 from app.core.sync.ledger import BATCH_LINES, LAMPORT_LIMIT, Pass
 
-MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer line is skipped (a text is at most 2 MB)
 KINDS = ("put", "count", "purge")
 _ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
 
@@ -149,6 +148,7 @@ class Intake:
         """Read new operations (this device's own logs, or the others'), up to
         BATCH_LINES, and fold what they touch; whether more wait."""
         offsets = self._offsets()
+        self._skipping = set(json.loads(self._db.get_meta("sync_skipping", "[]")))
         affected: set[str] = set()
         budget = BATCH_LINES
         more = False
@@ -158,25 +158,35 @@ class Intake:
                 continue
             key = str(log_file.path.relative_to(folder.root))
             start = offsets.get(key, 0)
+            skipping = key in self._skipping
             try:
                 size = log_file.path.stat().st_size
                 if size < start:  # replaced by a shorter file: read again (ops count once)
-                    start = 0
-                lines, end = Folder.read_from(log_file.path, start)
+                    start, skipping = 0, False
+                if size == start:
+                    continue
+                lines, end, skipping = Folder.read_from(log_file.path, start, budget, skipping)
             except OSError as exc:
                 self._problem(result, "read", f"cannot read {key}: {exc.strerror or exc}")
                 continue
-            if len(lines) > budget:
-                lines = lines[:budget]
-                end = start + sum(len(line) + 1 for line in lines)
+            if len(lines) == budget:
                 more = True
             budget -= len(lines)
-            at = start
-            for line in lines:
+            for at, line in lines:
+                if line is None:
+                    self._problem(
+                        result,
+                        "line",
+                        f"a line in {key} at byte {at} was skipped: it is longer than "
+                        f"{MAX_LINE_BYTES // 2**20} MB",
+                    )
+                    continue
                 affected.update(self._take(line, log_file.device, f"{key} at byte {at}", result))
-                at += len(line) + 1
             if not own:
                 result.read += len(lines)
+            if skipping != (key in self._skipping):
+                self._skipping ^= {key}
+                self._db.set_meta("sync_skipping", json.dumps(sorted(self._skipping)))
             self._db.conn.execute(
                 "INSERT INTO sync_files(path, offset) VALUES (?, ?) "
                 "ON CONFLICT(path) DO UPDATE SET offset = excluded.offset",
@@ -283,8 +293,8 @@ class Intake:
                 if not isinstance(value, int) or isinstance(value, bool) or abs(value) > MAX_COUNT:
                     raise InputError(f"{name} must be a whole number")
             last = op.get("last")
-            if last is not None and not isinstance(last, str):
-                raise InputError("last must be a time")
+            if last is not None and (not isinstance(last, str) or utc_stamp(last) is None):
+                raise InputError("last must be an ISO date/time")
         return op["rev"], memory_id, kind, seq, lamport
 
     def _covered(self, rev: str) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from app.core.errors import InputError, SecretError
-from app.core.memory import MAX_COUNT, Memory, guard_secrets
+from app.core.memory import MAX_COUNT, Memory, guard_secrets, utc_stamp
 from app.core.storage.db import now
 from app.core.sync import fold
 from app.core.sync.folder import Folder
@@ -96,8 +96,10 @@ class Ledger:
             if covers is not None and device not in "~=" and seq > covers.get(device, 0):
                 continue
             op = json.loads(body)
-            if kind == "count":
-                counts.add(op.get("obs", 0), op.get("recalls", 0), op.get("last"))
+            if kind == "count":  # (a time that is not one, held from before it was
+                last = op.get("last")  # checked, never blocks the memory)
+                last = utc_stamp(last) if isinstance(last, str) else None
+                counts.add(op.get("obs", 0), op.get("recalls", 0), last)
                 continue
             record = op.get("rec") if kind == "put" else None
             if device == "~" and covers is None:  # a version kept from edits made apart:

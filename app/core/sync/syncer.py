@@ -305,7 +305,8 @@ class Syncer(Intake, Ledger):
                     conn.execute(f"DELETE FROM {table}")
                 conn.execute(
                     "DELETE FROM _metadata WHERE key IN ('sync_journal', 'sync_floor', "
-                    "'sync_start', 'sync_held_at_snapshot', 'sync_removed', 'sync_device')"
+                    "'sync_start', 'sync_held_at_snapshot', 'sync_removed', 'sync_device', "
+                    "'sync_skipping')"
                 )
                 if folder_id in known:
                     self._db.set_meta("sync_device", known[folder_id])
