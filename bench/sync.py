@@ -68,7 +68,7 @@ def change_to_searchable(trials: int) -> list[float]:
         settings, database = root / f"{name}.json", root / name / "mnemo.db"
         database.parent.mkdir(parents=True)
         with Engine(Settings(settings), database, model) as engine:
-            engine.sync_init(str(folder), name)
+            engine.sync.init(str(folder), name)
         run = Runner(
             lambda: Engine(Settings(settings), database, model), listener=listener, load_model=False
         )
@@ -121,19 +121,19 @@ def joining(size: int) -> dict[str, float]:
 
         with Engine() as first:
             started = time.perf_counter()
-            first.sync_init(str(folder), "first")
+            first.sync.init(str(folder), "first")
             out["setup"] = time.perf_counter() - started
             out["folder_mb"] = _size(folder) / 2**20
             for how in ("logs", "snapshot"):
                 if how == "snapshot":
                     started = time.perf_counter()
-                    first.sync_compact()
+                    first.sync.compact()
                     out["compact"] = time.perf_counter() - started
                     out["folder_mb_compacted"] = _size(folder) / 2**20
                 os.environ["MNEMO_HOME"] = str(root / f"join-{how}")
                 with Engine() as joiner:
                     started = time.perf_counter()
-                    result = joiner.sync_init(str(folder), f"join-{how}")
+                    result = joiner.sync.init(str(folder), f"join-{how}")
                     out[f"join_{how}"] = time.perf_counter() - started
                     assert result.applied == size, (result.applied, size)
                     started = time.perf_counter()

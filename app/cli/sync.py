@@ -41,7 +41,7 @@ def init(args: Namespace) -> int:
     """mnemo sync init FOLDER [--name NAME] [--plain]"""
     engine = _engine()
     key = args.key or os.environ.get("MNEMO_SYNC_KEY") or None
-    result = engine.sync_init(
+    result = engine.sync.init(
         args.folder,
         args.name,
         plain=args.plain,
@@ -50,9 +50,9 @@ def init(args: Namespace) -> int:
         encrypt=True if args.encrypt else None,
     )
     progress_bar.end()
-    status = engine.sync_status()
+    status = engine.sync.status()
     print(f"This device ({status['name']}, {status['device']}) syncs through {status['folder']}.")
-    sync_key = engine.sync_key()
+    sync_key = engine.sync.key()
     if sync_key and not key:
         print(
             "The folder's files are encrypted. Its sync key, for your other devices "
@@ -74,7 +74,7 @@ def init(args: Namespace) -> int:
 def now(args: Namespace) -> int:
     """mnemo sync now"""
     engine = _engine()
-    result = engine.sync_now(_progress)
+    result = engine.sync.now(_progress)
     progress_bar.end()
     _report(result)
     _embed(args, engine, result)
@@ -84,10 +84,10 @@ def now(args: Namespace) -> int:
 def status(args: Namespace) -> int:
     """mnemo sync status [--json]"""
     engine = _engine()
-    if not engine.sync_configured():
+    if not engine.sync.configured():
         print("Sync is off (mnemo sync init FOLDER sets it up).")
         return 0
-    state = engine.sync_status()
+    state = engine.sync.status()
     if args.json:
         print(json.dumps(state, indent=1))
         return 0
@@ -127,10 +127,10 @@ def status(args: Namespace) -> int:
 def key(args: Namespace) -> int:
     """mnemo sync key"""
     engine = _engine()
-    if not engine.sync_configured():
+    if not engine.sync.configured():
         print("Sync is off (mnemo sync init FOLDER sets it up).")
         return 0
-    text = engine.sync_key()
+    text = engine.sync.key()
     if text is None:
         print("This folder's files are not encrypted: there is no sync key.")
         return 0
@@ -140,14 +140,14 @@ def key(args: Namespace) -> int:
 
 def compact(args: Namespace) -> int:
     """mnemo sync compact"""
-    path = _engine().sync_compact()
+    path = _engine().sync.compact()
     print(f"Snapshot written: {path} ({path.stat().st_size / 2**20:.1f} MB)")
     return 0
 
 
 def remove(args: Namespace) -> int:
     """mnemo sync remove DEVICE"""
-    _engine().sync_remove(args.device)
+    _engine().sync.remove(args.device)
     print(
         f"Device {args.device} is no longer counted among this collection's devices; "
         "what it wrote stays applied."
@@ -157,6 +157,6 @@ def remove(args: Namespace) -> int:
 
 def off(args: Namespace) -> int:
     """mnemo sync off"""
-    _engine().sync_off()
+    _engine().sync.off()
     print("Sync is off on this device; the folder and its files are left as they are.")
     return 0

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from app.core import health, paths
-from app.core.errors import InputError, MnemoError, ModelError, PlainCopyRefused, StoreError
+from app.core.errors import InputError, MnemoError, ModelError, PlainCopyRefused
 from app.core.indexer import Indexer
 from app.core.memory import Change, Memory
 from app.core.model.embedder import (
@@ -42,9 +42,8 @@ from app.core.storage import transfer
 from app.core.storage.db import Database
 from app.core.storage.inbox import Candidate, Inbox
 from app.core.storage.store import Filters, Store
-from app.core.sync import seal
 from app.core.sync.folder import Folder
-from app.core.sync.syncer import Pass, Syncer
+from app.core.sync.service import SyncService
 from app.core.vault import cipher, handoff, keys, snapshot
 from app.core.writer import RememberResult, Writer
 
@@ -112,6 +111,10 @@ class Engine:
             self._db, self._store, lambda: self.embedder, lambda: self._model_error
         )
         self._inbox = Inbox(self._db)
+        # sync through a shared folder: one service for this engine's database (ADR 0015)
+        self.sync = SyncService(
+            self._db, self._store, self._settings, self.apply_settings, self._known_model_id
+        )
         self._writer = Writer(
             self._db,
             self._store,
@@ -159,7 +162,7 @@ class Engine:
             except ModelError as exc:
                 raise InputError(f"model not switched: {exc}") from None
         if checked.get("sync_folder") and checked["sync_folder"] != current["sync_folder"]:
-            self._refuse_plain_sync()
+            self.sync.refuse_plain()
             checked["sync_folder"] = str(Folder.check(Path(checked["sync_folder"])))
         change = self._settings_changed(self._settings.apply(checked))
         change.changed = list(dict.fromkeys(before.changed + change.changed))
@@ -677,140 +680,6 @@ class Engine:
         if index is not None and index.verify(self._store) is not None:
             index.drop_copy()
         return health.repair(self._db)
-
-    # ---- sync over a shared folder (core/sync, ADR 0015) -------------------------------
-    def _syncer(self) -> Syncer:
-        return Syncer(
-            self._db,
-            self._store,
-            self._settings["sync_folder"],
-            self._settings["sync_device_name"],
-            self._known_model_id(),
-        )
-
-    def sync_configured(self) -> bool:
-        """Whether this device syncs through a folder."""
-        return bool(self._settings["sync_folder"])
-
-    def sync_init(
-        self,
-        folder: str,
-        name: str | None = None,
-        plain: bool = False,
-        progress: Callable[[int, int], None] | None = None,
-        key: str | None = None,
-        encrypt: bool | None = None,
-    ) -> Pass:
-        """Sync through `folder` from now on (made if missing), as this device; then a pass.
-
-        A folder whose files are encrypted needs its sync `key`; a new folder's files are
-        encrypted with a new key when `encrypt` (by default: when the database is), and
-        plain ones from an encrypted database only with `plain`."""
-        root = Folder.check(Path(folder))
-        mark = Folder.read_mark(root)
-        if mark is not None and mark.get("sealed"):
-            if not key:
-                raise InputError(
-                    f"the files in {root} are encrypted: give their sync key "
-                    "(mnemo sync init FOLDER --key KEY; `mnemo sync key` shows it on a device "
-                    "that syncs)"
-                )
-            secret = seal.parse_key(key)
-            if seal.key_id(secret) != mark["sealed"]:
-                raise InputError(f"that sync key does not open the files in {root}")
-        elif mark is not None:
-            if encrypt or key:
-                raise InputError(
-                    f"the files in {root} are not encrypted; to encrypt, sync through a new "
-                    "folder (every device joins it again)"
-                )
-            secret = None
-        else:
-            wanted = encrypt if encrypt is not None else (self._db.encrypted and not plain)
-            secret = (seal.parse_key(key) if key else seal.new_key()) if wanted else None
-        if secret is None and plain and self._db.encrypted:
-            self._db.set_meta("sync_plain", "1")
-        with self._db.write():
-            if secret is not None:
-                self._db.set_meta("sync_key", secret.hex())
-                self._db.set_meta("sync_key_id", seal.key_id(secret))
-            else:
-                self._db.conn.execute(
-                    "DELETE FROM _metadata WHERE key IN ('sync_key', 'sync_key_id')"
-                )
-        self._refuse_plain_sync()
-        mark = Folder.mark(root, seal.key_id(secret) if secret is not None else None)
-        self._syncer().start_over_if_moved(str(mark.get("id", "")))
-        values: dict[str, Any] = {"sync_folder": str(root)}
-        if name is not None:
-            values["sync_device_name"] = name
-        before = {key: self._settings[key] for key in values}
-        self.apply_settings(values)
-        try:
-            return self.sync_now(progress)
-        except BaseException:
-            if before["sync_folder"] != str(root):  # a first pass that failed: not set up
-                self.apply_settings(before)
-            raise
-
-    def sync_key(self) -> str | None:
-        """The sync folder's key to give another device (None: its files are plain)."""
-        return self._syncer().key_text()
-
-    def sync_off(self) -> None:
-        """Stop syncing on this device (the folder and what it holds are left as they are)."""
-        self.apply_settings({"sync_folder": ""})
-
-    def sync_now(self, progress: Callable[[int, int], None] | None = None) -> Pass:
-        """Write what changed here to the sync folder and apply what arrived from the others."""
-        self._refuse_plain_sync()
-        syncer = self._syncer()
-        try:
-            return syncer.run(progress)
-        except OSError as exc:  # the folder unwritable, full, a pipe planted in it
-            raise StoreError(
-                f"cannot use the sync folder {self._settings['sync_folder']}: "
-                f"{exc.strerror or exc}; nothing here was lost, what changed is written at the "
-                "next pass"
-            ) from None
-
-    def sync_mark(self) -> tuple:
-        """Changes when a sync pass is due (this database or the folder moved); cheap."""
-        return self._syncer().mark()
-
-    def sync_status(self) -> dict:
-        """The sync folder, its devices, what waits and the latest problems."""
-        return self._syncer().status()
-
-    def sync_compact(self) -> Path:
-        """Write this device's snapshot of the sync folder now (`sync/snapshot.py`)."""
-        self._refuse_plain_sync()
-        try:
-            return self._syncer().compact()
-        except OSError as exc:
-            raise StoreError(
-                f"cannot write a snapshot to the sync folder {self._settings['sync_folder']}: "
-                f"{exc.strerror or exc}"
-            ) from None
-
-    def sync_remove(self, device: str) -> None:
-        """Stop counting `device` as one of this collection's devices."""
-        self._syncer().remove(device)
-
-    def _refuse_plain_sync(self) -> None:
-        """The sync files are plain text: refused for an encrypted database unless the
-        user said so (`mnemo sync init --plain`)."""
-        if (
-            self._db.encrypted
-            and self._db.get_meta("sync_plain") != "1"
-            and not self._db.get_meta("sync_key")
-        ):
-            raise PlainCopyRefused(
-                "the database is encrypted and the sync folder's files are not: every memory "
-                "would be readable in the folder and on every device it syncs to; say so to "
-                "sync anyway (mnemo sync init FOLDER --plain), or encrypt the folder's files "
-                "(mnemo sync init NEW-FOLDER --encrypt)"
-            )
 
     # ---- encryption at rest, and letting go of the database (ADR 0014) -----------------
     @contextlib.contextmanager

@@ -72,7 +72,7 @@ class Listener:
         it changed, read from the database's journal (one Change per kind)."""
 
     def synced(self, summary: dict) -> None:
-        """A sync pass ran (`Engine.sync_now`): {"written", "read", "applied", "conflicts",
+        """A sync pass ran (`engine.sync.now`): {"written", "read", "applied", "conflicts",
         "problem"} (problem: why it could not run, or "")."""
 
     def settings_taken(self, keys: list[str]) -> None:
@@ -377,16 +377,16 @@ class Runner:
         """A sync pass when this database or the sync folder moved since the last one (at
         start too): a change here is written within a poll, one that arrived is applied."""
         try:
-            if not self.engine.sync_configured():
+            if not self.engine.sync.configured():
                 return
-            mark = self.engine.sync_mark()
+            mark = self.engine.sync.mark()
         except (MnemoError, OSError) as exc:
             self._sync_failed(None, exc)
             return
         if mark == self._sync_mark:
             return
         try:
-            result = self.engine.sync_now()
+            result = self.engine.sync.now()
             # Where the folder and the journal stood before the pass, not after: a log
             # another device grew (or a write another process made) while the pass ran would
             # be taken for seen and wait for the next move. The pass's own changes move the

@@ -565,7 +565,7 @@ class MnemoApp(QtCore.QObject):
     def _ask_sync_details(self) -> None:
         self._sync_details_at = time.monotonic()
         self.worker.call(
-            lambda e: e.sync_status() if e.sync_configured() else None,
+            lambda e: e.sync.status() if e.sync.configured() else None,
             self._show_sync_devices,
             lambda _failure: None,  # (said by the pass itself)
             channel="tray-sync",

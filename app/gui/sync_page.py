@@ -93,8 +93,8 @@ class SyncPage(QtWidgets.QWidget):
     # ---- state ---------------------------------------------------------------------
     def refresh(self) -> None:
         def status(engine):
-            if engine.sync_configured():
-                return engine.sync_status()
+            if engine.sync.configured():
+                return engine.sync.status()
             return {"off": True, "encrypted": engine.encrypted}
 
         self.worker.call(status, self._show, self._failed, INTERACTIVE, channel="sync-status")
@@ -198,7 +198,7 @@ class SyncPage(QtWidgets.QWidget):
             "as they are embedded)."
         )
         self.worker.call(
-            lambda e: e.sync_init(
+            lambda e: e.sync.init(
                 folder,
                 name,
                 plain=plain,
@@ -213,7 +213,7 @@ class SyncPage(QtWidgets.QWidget):
         )
 
     def show_key(self) -> None:
-        self.worker.call(lambda e: e.sync_key(), self._key_shown, self._failed)
+        self.worker.call(lambda e: e.sync.key(), self._key_shown, self._failed)
 
     def _key_shown(self, key: str | None) -> None:
         box = QtWidgets.QMessageBox(self)
@@ -232,7 +232,7 @@ class SyncPage(QtWidgets.QWidget):
 
     def sync_now(self) -> None:
         self.worker.call(
-            lambda e: e.sync_now(),
+            lambda e: e.sync.now(),
             lambda result: self._said(_summary(result)),
             self._failed,
             INTERACTIVE,
@@ -245,7 +245,7 @@ class SyncPage(QtWidgets.QWidget):
             "Your memories stay here, and the folder stays as it is; start again any time.",
         ):
             self.worker.call(
-                lambda e: e.sync_off(), lambda _: self._said("Sync is off."), self._failed
+                lambda e: e.sync.off(), lambda _: self._said("Sync is off."), self._failed
             )
 
     def remove(self) -> None:
@@ -260,7 +260,7 @@ class SyncPage(QtWidgets.QWidget):
             "wrote stays applied.",
         ):
             self.worker.call(
-                lambda e: e.sync_remove(device),
+                lambda e: e.sync.remove(device),
                 lambda _: self._said(f"Removed {device}."),
                 self._failed,
             )

@@ -44,8 +44,8 @@ class Device:
             database=root / f"{name}.db",
             embedder=word_model,
         )
-        self.engine.sync_init(str(self.folder), name)
-        self.device = self.engine.sync_status()["device"]
+        self.engine.sync.init(str(self.folder), name)
+        self.device = self.engine.sync.status()["device"]
         self.purged: set[str] = set()
 
     def state(self) -> dict[str, tuple]:
@@ -147,9 +147,9 @@ def _converge(devices: list[Device], rng: random.Random) -> None:
                 if source is not target:
                     _deliver(source, target, rng, whole=True)
         for device in devices:
-            device.engine.sync_now()
+            device.engine.sync.now()
     for device in devices:  # settled: nothing more to write anywhere
-        assert device.engine.sync_now().written == 0
+        assert device.engine.sync.now().written == 0
 
 
 @pytest.fixture(autouse=True)
@@ -170,7 +170,7 @@ def test_three_devices_converge_whatever_the_delivery(tmp_path, word_model, seed
                 for source in devices:
                     if source is not device and rng.random() < 0.6:
                         _deliver(source, device, rng)
-                device.engine.sync_now()
+                device.engine.sync.now()
             else:
                 _act(device, rng, written)
         _converge(devices, rng)
@@ -188,25 +188,25 @@ def test_three_devices_converge_whatever_the_delivery(tmp_path, word_model, seed
                 if memory_id in purged:
                     continue
                 assert _statements(text) <= held, (device.name, memory_id, text)
-        conflicts = devices[0].engine.sync_status()["conflicts"]
+        conflicts = devices[0].engine.sync.status()["conflicts"]
         assert conflicts > 0  # edits made apart did happen, and were merged
 
         # Compaction: each device writes its snapshot and deletes the logs every snapshot
         # covers; the work goes on; a fourth device joins late, from what is left
         for device in devices:
-            device.engine.sync_compact()
+            device.engine.sync.compact()
         for _ in range(150):
             device = rng.choice(devices)
             if rng.random() < 0.2:
                 for source in devices:
                     if source is not device:
                         _deliver(source, device, rng)
-                device.engine.sync_now()
+                device.engine.sync.now()
             else:
                 _act(device, rng, written)
         _converge(devices, rng)
         for device in devices:
-            device.engine.sync_compact()
+            device.engine.sync.compact()
         _converge(devices, rng)
         pruned = [
             d
@@ -219,7 +219,7 @@ def test_three_devices_converge_whatever_the_delivery(tmp_path, word_model, seed
         _converge(devices, rng)
         states = [d.state() for d in devices]
         assert all(s == states[0] for s in states)
-        assert late.engine.sync_status()["from_snapshot"]
+        assert late.engine.sync.status()["from_snapshot"]
     finally:
         for device in devices:
             device.engine.close()

@@ -41,7 +41,7 @@ def two_devices(tmp_path, word_model):
         settings = tmp_path / f"{name}.json"
         database = tmp_path / f"{name}.db"
         with Engine(Settings(settings), database, word_model) as engine:
-            engine.sync_init(str(folder), name)
+            engine.sync.init(str(folder), name)
         noted = Noted()
         runner = Runner(
             lambda: Engine(Settings(settings), database, word_model),
@@ -106,22 +106,22 @@ def test_a_change_arriving_while_a_pass_runs_is_applied_at_the_next_poll(tmp_pat
 
     for name in ("laptop", "desktop"):
         with engine(name) as e:
-            e.sync_init(str(folder), name)
+            e.sync.init(str(folder), name)
     late: list[str] = []
 
     def desktop_engine() -> Engine:
         e = engine("desktop")
-        real = e.sync_now
+        real = e.sync.now
 
         def sync_now(*args, **kwargs):
             result = real(*args, **kwargs)
             if not late:  # once, right after the first pass read the folder
                 with engine("laptop") as laptop:
                     late.append(laptop.remember("The boat is moored at pier 7.").memory.id)
-                    laptop.sync_now()
+                    laptop.sync.now()
             return result
 
-        e.sync_now = sync_now
+        e.sync.now = sync_now
         return e
 
     noted = Noted()

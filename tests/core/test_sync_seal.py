@@ -28,27 +28,27 @@ def test_a_sealed_folder_holds_no_memory_and_opens_only_with_its_key(tmp_path, w
     folder = tmp_path / "shared"
     laptop = _device(tmp_path, "laptop", word_model)
     kept = laptop.remember(MARKER, tags=["quokka-tag"], embed=False).memory
-    laptop.sync_init(str(folder), "laptop", encrypt=True)
-    laptop.sync_compact()
-    key = laptop.sync_key()
-    assert key and laptop.sync_status()["sealed"]
+    laptop.sync.init(str(folder), "laptop", encrypt=True)
+    laptop.sync.compact()
+    key = laptop.sync.key()
+    assert key and laptop.sync.status()["sealed"]
     raw = _folder_bytes(folder)
     for secret in (b"Zanzibar", b"quokka", kept.id.encode()):
         assert secret not in raw  # not the text, a tag, nor the id (a hash of the text)
 
     desktop = _device(tmp_path, "desktop", word_model)
     with pytest.raises(InputError, match="--key"):
-        desktop.sync_init(str(folder), "desktop")
-    other = laptop.sync_key().replace(key[:5], "AAAAA")
+        desktop.sync.init(str(folder), "desktop")
+    other = laptop.sync.key().replace(key[:5], "AAAAA")
     with pytest.raises(InputError):
-        desktop.sync_init(str(folder), "desktop", key=other)
-    assert not desktop.sync_configured() and desktop.count() == 0  # nothing changed
-    desktop.sync_init(str(folder), "desktop", key=key)
+        desktop.sync.init(str(folder), "desktop", key=other)
+    assert not desktop.sync.configured() and desktop.count() == 0  # nothing changed
+    desktop.sync.init(str(folder), "desktop", key=key)
     assert desktop.get(kept.id).text == MARKER
     # the desktop's own writes are sealed too, and reach the laptop
     note = desktop.remember("A second note from the desktop.", embed=False).memory
-    desktop.sync_now()
-    laptop.sync_now()
+    desktop.sync.now()
+    laptop.sync.now()
     assert laptop.get(note.id).text == "A second note from the desktop."
     assert b"second note" not in _folder_bytes(folder)
     laptop.close()
@@ -59,9 +59,9 @@ def test_a_changed_byte_is_a_skipped_line_and_the_rest_arrives(tmp_path, word_mo
     folder = tmp_path / "shared"
     laptop = _device(tmp_path, "laptop", word_model)
     first = laptop.remember("The first of two notes.", embed=False).memory
-    laptop.sync_init(str(folder), "laptop", encrypt=True)
+    laptop.sync.init(str(folder), "laptop", encrypt=True)
     second = laptop.remember("The second of two notes.", embed=False).memory
-    laptop.sync_now()
+    laptop.sync.now()
     log = next(folder.rglob("ops-*.jsonl"))
     lines = log.read_bytes().splitlines(keepends=True)
     tampered = bytearray(lines[0])
@@ -69,8 +69,8 @@ def test_a_changed_byte_is_a_skipped_line_and_the_rest_arrives(tmp_path, word_mo
     tampered[at] = ord("A") if tampered[at] != ord("A") else ord("B")
     log.write_bytes(bytes(tampered) + b"".join(lines[1:]))
     desktop = _device(tmp_path, "desktop", word_model)
-    desktop.sync_init(str(folder), "desktop", key=laptop.sync_key())
-    problems = [p["what"] for p in desktop.sync_status()["problems"]]
+    desktop.sync.init(str(folder), "desktop", key=laptop.sync.key())
+    problems = [p["what"] for p in desktop.sync.status()["problems"]]
     assert any("does not open" in p for p in problems)
     assert desktop.get(second.id).text == "The second of two notes."
     with pytest.raises(NotFoundError):

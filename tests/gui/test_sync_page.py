@@ -21,7 +21,7 @@ def other_device(tmp_path, embedder):
     folder = tmp_path / "shared"
     engine = Engine(Settings(tmp_path / "other.json"), tmp_path / "other.db", embedder)
     engine.remember("The spare key is under the blue flower pot.", embed=False)
-    engine.sync_init(str(folder), "desktop")
+    engine.sync.init(str(folder), "desktop")
     yield engine, folder
     engine.close()
 
@@ -32,7 +32,7 @@ def synced_app(qtbot, qapp, embedder, other_device, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     with Engine(embedder=embedder) as engine:
-        engine.sync_init(str(other_device[1]), "laptop")
+        engine.sync.init(str(other_device[1]), "laptop")
     app = MnemoApp(qapp, engine_factory=lambda s: Engine(settings=s, embedder=embedder))
     try:
         qtbot.waitUntil(lambda: app.status()["sync"].startswith("Synced at"), timeout=40_000)
@@ -74,7 +74,7 @@ def test_start_syncing_shows_the_other_device_and_brings_its_memories(qtbot, wor
 
     # a change the other device makes later arrives by itself (the runner's pass)
     other.remember("The garden gate is painted green now.", embed=False)
-    other.sync_now()
+    other.sync.now()
     counted = []
 
     def arrived():
@@ -114,7 +114,7 @@ def test_the_app_applies_what_arrives_at_once_by_watching_the_folder(
     app.worker.runner.poll_s = 120  # no poll in this test's time: only the watcher
     qtbot.wait(2500)  # (a poll already scheduled at the old interval passes)
     other.remember("The plumber comes on Tuesday morning.", embed=False)
-    other.sync_now()
+    other.sync.now()
     found = []
 
     def arrived():

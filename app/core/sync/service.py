@@ -1,0 +1,175 @@
+"""Sync as one part of the Engine (`engine.sync`, as Anki's `col.decks`): setting it up,
+a pass, status, compaction, devices. One service per Engine; the `Syncer` that does the
+work is made once for a folder, device name and model, and again only when they change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from app.core.errors import InputError, PlainCopyRefused, StoreError
+from app.core.settings import Settings
+from app.core.storage.db import Database
+from app.core.storage.store import Store
+from app.core.sync import seal
+from app.core.sync.folder import Folder
+from app.core.sync.syncer import Pass, Syncer
+
+
+class SyncService:
+    """This database's sync through a shared folder (ADR 0015)."""
+
+    def __init__(
+        self,
+        db: Database,
+        store: Store,
+        settings: Settings,
+        apply_settings: Callable[[dict[str, Any]], Any],
+        model_id: Callable[[], str],
+    ):
+        self._db = db
+        self._store = store
+        self._settings = settings
+        self._apply_settings = apply_settings
+        self._model_id = model_id
+        self._made: tuple | None = None
+        self._syncer_made: Syncer | None = None
+
+    def _syncer(self) -> Syncer:
+        """The Syncer for the folder, device name, model and sync key of now (made again
+        only when one of them changed)."""
+        made = (
+            self._settings["sync_folder"],
+            self._settings["sync_device_name"],
+            self._model_id(),
+            self._db.get_meta("sync_key_id"),
+        )
+        if made != self._made or self._syncer_made is None:
+            self._syncer_made = Syncer(self._db, self._store, made[0], made[1], made[2])
+            self._made = made
+        return self._syncer_made
+
+    def configured(self) -> bool:
+        """Whether this device syncs through a folder."""
+        return bool(self._settings["sync_folder"])
+
+    def init(
+        self,
+        folder: str,
+        name: str | None = None,
+        plain: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+        key: str | None = None,
+        encrypt: bool | None = None,
+    ) -> Pass:
+        """Sync through `folder` from now on (made if missing), as this device; then a pass.
+
+        A folder whose files are encrypted needs its sync `key`; a new folder's files are
+        encrypted with a new key when `encrypt` (by default: when the database is), and
+        plain ones from an encrypted database only with `plain`."""
+        root = Folder.check(Path(folder))
+        mark = Folder.read_mark(root)
+        if mark is not None and mark.get("sealed"):
+            if not key:
+                raise InputError(
+                    f"the files in {root} are encrypted: give their sync key "
+                    "(mnemo sync init FOLDER --key KEY; `mnemo sync key` shows it on a device "
+                    "that syncs)"
+                )
+            secret = seal.parse_key(key)
+            if seal.key_id(secret) != mark["sealed"]:
+                raise InputError(f"that sync key does not open the files in {root}")
+        elif mark is not None:
+            if encrypt or key:
+                raise InputError(
+                    f"the files in {root} are not encrypted; to encrypt, sync through a new "
+                    "folder (every device joins it again)"
+                )
+            secret = None
+        else:
+            wanted = encrypt if encrypt is not None else (self._db.encrypted and not plain)
+            secret = (seal.parse_key(key) if key else seal.new_key()) if wanted else None
+        if secret is None and plain and self._db.encrypted:
+            self._db.set_meta("sync_plain", "1")
+        with self._db.write():
+            if secret is not None:
+                self._db.set_meta("sync_key", secret.hex())
+                self._db.set_meta("sync_key_id", seal.key_id(secret))
+            else:
+                self._db.conn.execute(
+                    "DELETE FROM _metadata WHERE key IN ('sync_key', 'sync_key_id')"
+                )
+        self.refuse_plain()
+        mark = Folder.mark(root, seal.key_id(secret) if secret is not None else None)
+        self._syncer().start_over_if_moved(str(mark.get("id", "")))
+        values: dict[str, Any] = {"sync_folder": str(root)}
+        if name is not None:
+            values["sync_device_name"] = name
+        before = {key: self._settings[key] for key in values}
+        self._apply_settings(values)
+        try:
+            return self.now(progress)
+        except BaseException:
+            if before["sync_folder"] != str(root):  # a first pass that failed: not set up
+                self._apply_settings(before)
+            raise
+
+    def key(self) -> str | None:
+        """The sync folder's key to give another device (None: its files are plain)."""
+        return self._syncer().key_text()
+
+    def off(self) -> None:
+        """Stop syncing on this device (the folder and what it holds are left as they are)."""
+        self._apply_settings({"sync_folder": ""})
+
+    def now(self, progress: Callable[[int, int], None] | None = None) -> Pass:
+        """Write what changed here to the sync folder and apply what arrived from the others."""
+        self.refuse_plain()
+        try:
+            return self._syncer().run(progress)
+        except OSError as exc:  # the folder unwritable, full, a pipe planted in it
+            raise StoreError(
+                f"cannot use the sync folder {self._settings['sync_folder']}: "
+                f"{exc.strerror or exc}; nothing here was lost, what changed is written at the "
+                "next pass"
+            ) from None
+
+    def mark(self) -> tuple:
+        """Changes when a sync pass is due (this database or the folder moved); cheap."""
+        return self._syncer().mark()
+
+    def status(self) -> dict:
+        """The sync folder, its devices, what waits and the latest problems."""
+        return self._syncer().status()
+
+    def compact(self) -> Path:
+        """Write this device's snapshot of the sync folder now (`sync/snapshot.py`)."""
+        self.refuse_plain()
+        try:
+            return self._syncer().compact()
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write a snapshot to the sync folder {self._settings['sync_folder']}: "
+                f"{exc.strerror or exc}"
+            ) from None
+
+    def remove(self, device: str) -> None:
+        """Stop counting `device` as one of this collection's devices."""
+        self._syncer().remove(device)
+
+    def refuse_plain(self) -> None:
+        """The sync files are plain text: refused for an encrypted database unless the
+        user said so (`mnemo sync init --plain`)."""
+        if (
+            self._db.encrypted
+            and self._db.get_meta("sync_plain") != "1"
+            and not self._db.get_meta("sync_key")
+        ):
+            raise PlainCopyRefused(
+                "the database is encrypted and the sync folder's files are not: every memory "
+                "would be readable in the folder and on every device it syncs to; say so to "
+                "sync anyway (mnemo sync init FOLDER --plain), or encrypt the folder's files "
+                "(mnemo sync init NEW-FOLDER --encrypt)"
+            )
