@@ -343,7 +343,7 @@ def _privacy_commands(sub) -> None:
 
 
 def _sync_commands(sub) -> None:
-    """sync init | now | status | remove | off"""
+    """sync init | now | status | key | compact | remove | off | devices"""
     from app.cli import sync
 
     p = sub.add_parser("sync", help="sync memories with your other devices through a folder")
@@ -385,6 +385,14 @@ def _sync_commands(sub) -> None:
     q.set_defaults(func=sync.remove)
     q = actions.add_parser("off", help="stop syncing on this device")
     q.set_defaults(func=sync.off)
+    q = actions.add_parser(
+        "devices", help="the devices of the folder; approve or refuse one that waits"
+    )
+    q.add_argument("decision", nargs="?", choices=["approve", "refuse"], metavar="approve|refuse")
+    q.add_argument("device", nargs="?", metavar="DEVICE")
+    q.add_argument("--json", action="store_true", help="as JSON")
+    q.add_argument("--no-embed", action="store_true", help="leave embedding to `backfill`")
+    q.set_defaults(func=sync.devices)
 
 
 def _app_commands(sub) -> None:

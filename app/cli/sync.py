@@ -8,6 +8,7 @@ from argparse import Namespace
 
 from app.cli.commands import _backfill, _engine
 from app.cli.output import progress_bar, say
+from app.core.errors import InputError
 from app.core.sync.syncer import Pass
 
 
@@ -92,12 +93,22 @@ def status(args: Namespace) -> int:
         print(json.dumps(state, indent=1))
         return 0
     print(f"Folder: {state['folder']}")
-    print(f"This device: {state['name']} ({state['device']})")
+    print(f"This device: {state['name']} ({state['device']}), key {state['key']}")
+    if not state["approved"]:
+        print(
+            "  not approved yet by your other devices: what it writes waits there until you "
+            f"run `mnemo sync devices approve {state['device']}` on one of them (compare the key)"
+        )
     for device in state["devices"]:
         if device["this"]:
             continue
         mark = (
-            " (removed)"
+            f" (new: waits for you, key {device['key']}: mnemo sync devices approve "
+            f"{device['id']}, or refuse)"
+            if device["state"] == "pending"
+            else " (refused: nothing of it is read)"
+            if device["state"] == "refused"
+            else " (removed)"
             if device["removed"]
             else " (its logs were compacted past what this device holds: waiting for a snapshot)"
             if device.get("behind")
@@ -131,10 +142,53 @@ def key(args: Namespace) -> int:
         print("Sync is off (mnemo sync init FOLDER sets it up).")
         return 0
     text = engine.sync.key()
-    if text is None:
-        print("This folder's files are not encrypted: there is no sync key.")
-        return 0
+    if text is None:  # never a sentence where a script reads a key (KEY=$(mnemo sync key))
+        raise InputError("this folder's files are not encrypted: there is no sync key")
     print(text)
+    return 0
+
+
+_STATES = {
+    "self": "this device",
+    "approved": "approved",
+    "pending": "waits for you: mnemo sync devices approve {id} (or refuse)",
+    "refused": "refused: nothing of it is read",
+}
+
+
+def devices(args: Namespace) -> int:
+    """mnemo sync devices [approve|refuse DEVICE] [--json]"""
+    engine = _engine()
+    if not engine.sync.configured():
+        raise InputError("sync is off (mnemo sync init FOLDER sets it up)")
+    if args.decision:
+        if not args.device:
+            raise InputError(f"which device? mnemo sync devices {args.decision} DEVICE")
+        if args.decision == "approve":
+            engine.sync.approve(args.device)
+            print(f"Device {args.device} is approved: what it wrote is applied at this pass.")
+            result = engine.sync.now(_progress)
+            progress_bar.end()
+            _report(result)
+            _embed(args, engine, result)
+        else:
+            engine.sync.refuse(args.device)
+            print(
+                f"Device {args.device} is refused: nothing more of it is read here, nor on "
+                "your devices that trust this one (what it wrote while approved stays)."
+            )
+        return 0
+    listed = engine.sync.devices()
+    if args.json:
+        print(json.dumps(listed, indent=1))
+        return 0
+    for device in listed:
+        what = _STATES.get(device["state"], device["state"]).format(id=device["id"])
+        by = f" (by {device['by']})" if device["by"] and device["state"] != "self" else ""
+        print(
+            f"{device['name']} ({device['id']}), key {device['key']}: {what}{by}; "
+            f"last seen {device['seen'] or 'never'}"
+        )
     return 0
 
 

@@ -68,8 +68,8 @@ def test_a_removed_device_is_shown_as_removed(tmp_path):
     ok(laptop, "sync", "init", str(folder), "--name", "laptop", "--no-embed")
     ok(desktop, "remember", "An old desktop's note.")
     ok(desktop, "sync", "init", str(folder), "--name", "desktop", "--no-embed")
-    ok(laptop, "sync", "now", "--no-embed")
     gone = json.loads(ok(desktop, "sync", "status", "--json"))["device"]
+    ok(laptop, "sync", "devices", "approve", gone, "--no-embed")
     ok(laptop, "sync", "remove", gone)
     state = json.loads(ok(laptop, "sync", "status", "--json"))
     assert [d["removed"] for d in state["devices"] if d["id"] == gone] == [True]

@@ -22,6 +22,7 @@ from app.core.settings import Settings
 from app.core.storage.store import Filters
 from app.core.sync import folder as folder_module
 from app.core.sync.fold import SYNCED
+from tests.sync_devices import approve_waiting
 
 ALL = Filters(include_deleted=True)
 
@@ -164,6 +165,15 @@ def test_three_devices_converge_whatever_the_delivery(tmp_path, word_model, seed
     devices = [Device(tmp_path, name, word_model) for name in ("laptop", "desktop", "devbox")]
     written: list[tuple[str, str]] = []
     try:
+        # each person approves the other devices once they show up (trust.py)
+        meet = random.Random(0)
+        for source in devices:
+            for target in devices:
+                if source is not target:
+                    _deliver(source, target, meet, whole=True)
+        for device in devices:
+            device.engine.sync.now()
+            assert approve_waiting(device.engine) == 2
         for _ in range(1000):
             device = rng.choice(devices)
             if rng.random() < 0.12:

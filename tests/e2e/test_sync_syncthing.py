@@ -60,8 +60,18 @@ def devices(tmp_path):
         homes = []
         for name, sync in zip(names, syncs, strict=True):
             home = tmp_path / name / "home"
-            mnemo(home, "sync", "init", str(sync.home.parent / "folder"), "--name", name)
+            folder = sync.home.parent / "folder"
+            if homes:  # as the README says: the folder the first device made, shared
+                wait(lambda f=folder: (f / "mnemo-sync.json").exists(), 120, "the folder")
+            mnemo(home, "sync", "init", str(folder), "--name", name)
             homes.append(home)
+        # a person approves each new device on the first one; the others follow it
+        for home in homes[1:]:
+            device = json.loads(mnemo(home, "sync", "status", "--json"))["device"]
+            wait(
+                lambda d=device: d in mnemo(homes[0], "sync", "devices"), 120, "the new device"
+            )
+            mnemo(homes[0], "sync", "devices", "approve", device)
         return homes, syncs
 
     yield make

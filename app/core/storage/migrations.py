@@ -360,6 +360,26 @@ def m013_float16_vectors(db: apsw.Connection) -> None:
     )
 
 
+def m014_sync_trust(db: apsw.Connection) -> None:
+    """Which devices may write (`sync/trust.py`): each device's key and whether it is
+    approved; operations held back until a person says so (a mass removal). The devices
+    this database already took operations from stay trusted (their keys are learned when
+    they first publish one)."""
+    db.execute(
+        "CREATE TABLE sync_devices (id TEXT PRIMARY KEY, key TEXT, state TEXT NOT NULL "
+        "CHECK (state IN ('self', 'approved', 'pending', 'refused')), "
+        "name TEXT NOT NULL DEFAULT '', since TEXT NOT NULL, by TEXT NOT NULL DEFAULT '') "
+        "WITHOUT ROWID"
+    )
+    db.execute("ALTER TABLE sync_ops ADD COLUMN held INTEGER NOT NULL DEFAULT 0")
+    db.execute(
+        "INSERT INTO sync_devices(id, state, since, by) "
+        "SELECT DISTINCT device, 'approved', strftime('%Y-%m-%dT%H:%M:%fZ'), 'legacy' "
+        "FROM sync_ops WHERE device NOT IN ('~', '=') AND device IS NOT "
+        "(SELECT value FROM _metadata WHERE key = 'sync_device')"
+    )
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
@@ -374,6 +394,7 @@ MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m011_inbox,
     m012_sync,
     m013_float16_vectors,
+    m014_sync_trust,
 )
 
 

@@ -16,12 +16,14 @@ import json
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from app.core import paths
 from app.core.errors import InputError
+from app.core.sync import trust
 
 MARK = "mnemo-sync.json"
 SEGMENT_BYTES = 8 * 1024 * 1024  # a log file this large is closed and a new one started
@@ -46,6 +48,10 @@ class Folder:
         self.root = Path(root)
         self.device = device
         self.own = self.root / "devices" / device
+        # The devices whose files are read, with their keys (`trust.py`); None: all of
+        # them (before trust is known: `mark`, status of a folder not synced yet)
+        self.trusted: dict[str, str | None] | None = None
+        self.signed_from: dict[str, int] = {}  # per device: its first signed operation
 
     # ---- setting up ----------------------------------------------------------------
     @staticmethod
@@ -61,7 +67,7 @@ class Folder:
                 f"{root} holds other files; give an empty folder or one Mnemo synced "
                 "to before (a folder of its own inside the shared folder is best)"
             )
-        root.mkdir(parents=True, exist_ok=True)
+        paths.private_dir(root)  # ours alone whatever the umask (0700)
         return root.resolve()
 
     @staticmethod
@@ -80,29 +86,52 @@ class Folder:
         return mark if isinstance(mark, dict) else {"mnemo_sync": 1, "unreadable": True}
 
     @staticmethod
-    def mark(root: Path, sealed: str | None = None) -> dict:
-        """The folder's mark, made first when missing: a random id (a device that moves
-        to another folder starts over there) and whose key seals its files, if any."""
+    def mark(
+        root: Path, sealed: str | None = None, folder_id: str | None = None, founder=None
+    ) -> dict:
+        """The folder's mark, made first when missing: an id (random unless given: a
+        device that moves to another folder starts over there), whose key seals its files,
+        if any, and the device that made it (`founder`: its id and `trust.Signer`; signed:
+        a device joining trusts it)."""
         mark = Folder.read_mark(root)
         if mark is None:
-            mark = {"mnemo_sync": 1, "id": secrets.token_hex(8)}
+            mark = {"mnemo_sync": 1, "id": folder_id or secrets.token_hex(8)}
             if sealed:
                 mark["sealed"] = sealed
+            if founder is not None:
+                device, signer = founder
+                mark.update(founder=device, founder_key=signer.public)
+                mark = signer.sign(mark, trust.MARK)
             paths.replace_file(Path(root) / MARK, lambda f: f.write(json.dumps(mark) + "\n"))
         return mark
 
-    def prepare(self, sealed: str | None = None) -> None:
-        """Make the folder's mark (once) and this device's folder."""
-        Folder.mark(self.root, sealed)
-        self.own.mkdir(parents=True, exist_ok=True)
+    def prepare(self, sealed: str | None = None, founder=None) -> None:
+        """Make the folder's mark (once) and this device's folder; what this device made
+        here is narrowed to itself (0700 folders, 0600 files) whatever the umask was."""
+        try:
+            Folder.mark(self.root, sealed, founder=founder)
+            for folder in (self.root, self.root / "devices", self.own):
+                paths.private_dir(folder)
+        except InputError as exc:
+            raise InputError(f"cannot use the sync folder {self.root}: {exc}") from None
+        for path in self.own.iterdir():
+            _narrow(path)
 
-    # ---- reading -------------------------------------------------------------------
-    def devices(self) -> list[str]:
-        """Every device that has a folder here."""
+    def all_devices(self) -> list[str]:
+        """Every device that has a folder here, trusted or not."""
         base = self.root / "devices"
         if not base.is_dir():
             return []
         return sorted(p.name for p in base.iterdir() if p.is_dir() and _DEVICE.fullmatch(p.name))
+
+    # ---- reading -------------------------------------------------------------------
+    def devices(self) -> list[str]:
+        """The devices whose files are read: every one with a folder here that is trusted
+        (this one included), or all of them before trust is known."""
+        found = self.all_devices()
+        if self.trusted is None:
+            return found
+        return [d for d in found if d in self.trusted or d == self.device]
 
     def logs(self) -> Iterator[LogFile]:
         """Every device's operation logs (and conflict copies of them), in name order."""
@@ -139,7 +168,7 @@ class Folder:
 
     def write_snapshot(self, lines: list[str], seq: int) -> Path:
         """This device's snapshot, written whole (then its older ones are removed)."""
-        self.own.mkdir(parents=True, exist_ok=True)
+        paths.private_dir(self.own)
         path = self.own / f"snapshot-{seq:010d}.jsonl"
         paths.replace_file(path, lambda f: f.writelines(line + "\n" for line in lines))
         for old in self.own.iterdir():
@@ -205,7 +234,7 @@ class Folder:
         first (this device is the only writer of its logs)."""
         if not lines:
             return
-        self.own.mkdir(parents=True, exist_ok=True)
+        paths.private_dir(self.own)
         own = [path for _, path in self.segments(self.device)]
         path = own[-1] if own and own[-1].stat().st_size < SEGMENT_BYTES else None
         created = path is None
@@ -233,9 +262,25 @@ class Folder:
 
     def write_device(self, info: dict) -> None:
         """This device's device.json, replaced whole."""
-        self.own.mkdir(parents=True, exist_ok=True)
+        paths.private_dir(self.own)
         text = json.dumps(info, sort_keys=True, indent=1) + "\n"
         paths.replace_file(self.own / "device.json", lambda f: f.write(text))
+
+
+def _narrow(path: Path) -> None:
+    """A file or folder of this device's, made under a wide umask (or by an older Mnemo),
+    narrowed to its owner."""
+    if os.name != "posix":
+        return
+    try:
+        st = os.lstat(path)
+        if st.st_uid != os.getuid() or stat.S_ISLNK(st.st_mode):
+            return
+        want = 0o700 if stat.S_ISDIR(st.st_mode) else 0o600
+        if stat.S_IMODE(st.st_mode) & ~want:
+            os.chmod(path, want)
+    except OSError:
+        pass
 
 
 def _regular(path: Path) -> bool:

@@ -12,7 +12,7 @@ from pathlib import Path
 from app.core import paths
 from app.core.errors import InputError, MnemoError, SecretError
 from app.core.memory import MAX_COUNT, Memory, guard_secrets, utc_stamp
-from app.core.sync import snapshot
+from app.core.sync import snapshot, trust
 from app.core.sync.folder import MAX_LINE_BYTES, Folder
 from app.core.sync.ledger import BATCH_LINES, LAMPORT_LIMIT, Pass
 
@@ -80,7 +80,11 @@ class Intake:
                 offset += len(line)
                 aad = snapshot.aad(device, number, line_no)
                 memory_id = self._take_snapshot_line(
-                    line, f"{path.name} line {line_no}", result, aad
+                    line,
+                    f"{path.name} line {line_no}",
+                    result,
+                    aad,
+                    (device, trust.snapshot_domain(device, number, line_no)),
                 )
                 line_no += 1
                 result.read += 1
@@ -102,10 +106,13 @@ class Intake:
         self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_start'")
         return None
 
-    def _take_snapshot_line(self, line: bytes, where: str, result: Pass, aad: str) -> str | None:
+    def _take_snapshot_line(
+        self, line: bytes, where: str, result: Pass, aad: str, signed: tuple[str, bytes]
+    ) -> str | None:
         sealed = False
         try:
-            op = json.loads(line)
+            op = self._signed(json.loads(line), *signed)
+            line = json.dumps(op, sort_keys=True, ensure_ascii=False).encode("utf-8")
             if isinstance(op, dict) and "sealed" in op:
                 if self._sealer is None:
                     raise InputError("it is encrypted and this device has no sync key")
@@ -206,8 +213,8 @@ class Intake:
         try:
             if len(line) > MAX_LINE_BYTES:
                 raise InputError(f"it is longer than {MAX_LINE_BYTES // 2**20} MB")
-            op = json.loads(line)
-            body = line.decode("utf-8")
+            op = self._signed(json.loads(line), device, trust.LINE)
+            body = json.dumps(op, sort_keys=True, ensure_ascii=False)
             if isinstance(op, dict) and "sealed" in op:
                 if self._sealer is None:
                     raise InputError("it is encrypted and this device has no sync key")
@@ -247,6 +254,23 @@ class Intake:
             (rev, memory_id, device, seq, lamport, kind, body),
         )
         return touched
+
+    def _signed(self, op, device: str, domain: bytes):
+        """An operation line without its signature, once the signature is checked against
+        the key approved for `device` (InputError when it does not verify, or is missing
+        where the device signs: what it wrote before it had a key is read unsigned)."""
+        if not isinstance(op, dict):
+            return op
+        key = self._keys.get(device)
+        if "sig" in op:
+            if key is None or not trust.verify(key, op, domain):
+                raise InputError(f"it is not signed by the key approved for device {device}")
+            return {k: v for k, v in op.items() if k != "sig"}
+        seq = op.get("seq")
+        before = isinstance(seq, int) and 0 < seq < self._signed_from.get(device, 1)
+        if key is not None and not before:
+            raise InputError(f"it is not signed (device {device} signs what it writes)")
+        return op
 
     @staticmethod
     def _checked(op, device: str, sealed: bool = False) -> tuple[str, str, str, int, int]:

@@ -27,6 +27,7 @@ class Pass:
     conflicts: int = 0  # memories edited apart on two devices, merged
     problems: list[str] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)  # each problem's kind ("conflict", …)
+    new_devices: list[str] = field(default_factory=list)  # seen first: wait for a person
 
 
 def record_of(memory: Memory) -> dict:
@@ -221,6 +222,7 @@ class Ledger:
             self._export_one(memory_id, emit, result)
         if self._sealer is not None:
             lines = [self._sealer.seal(line, json.loads(line)["rev"]) for line in lines]
+        lines = [self.signer.line(line) for line in lines]  # (sealed: the sealed line)
         folder.append(lines, first)  # durable before the transaction commits
         result.written += len(lines)
         self._db.set_meta("sync_journal", str(head))

@@ -5,6 +5,7 @@ work is made once for a folder, device name and model, and again only when they 
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -102,8 +103,20 @@ class SyncService:
                     "DELETE FROM _metadata WHERE key IN ('sync_key', 'sync_key_id')"
                 )
         self.refuse_plain()
-        mark = Folder.mark(root, seal.key_id(secret) if secret is not None else None)
-        self._syncer().start_over_if_moved(str(mark.get("id", "")))
+        syncer = self._syncer()
+        folder_id = str((mark or {}).get("id", "")) or secrets.token_hex(8)
+        syncer.start_over_if_moved(folder_id)
+        if not self._db.query(
+            "SELECT 1 FROM sync_ops WHERE device NOT IN ('~', '=') AND device != ? LIMIT 1",
+            (syncer.device,),
+        ):  # new here: its first pass trusts the folder's founder (`trust.settle`)
+            self._db.set_meta("sync_joining", "1")
+        Folder.mark(
+            root,
+            seal.key_id(secret) if secret is not None else None,
+            folder_id,
+            (syncer.device, syncer.signer),
+        )
         values: dict[str, Any] = {"sync_folder": str(root)}
         if name is not None:
             values["sync_device_name"] = name
@@ -158,6 +171,21 @@ class SyncService:
     def remove(self, device: str) -> None:
         """Stop counting `device` as one of this collection's devices."""
         self._syncer().remove(device)
+
+    def devices(self) -> list[dict]:
+        """Every device of the folder with whether it may write (self, approved, pending,
+        refused), who decided, and its key's fingerprint."""
+        return self._syncer().status()["devices"]
+
+    def approve(self, device: str) -> None:
+        """A person says `device` is theirs: its lines are read from the next pass on, and
+        the devices that trust this one follow."""
+        self._syncer().decide(device, "approved")
+
+    def refuse(self, device: str) -> None:
+        """A person says `device` is not theirs: nothing more of it is read (what it wrote
+        while approved stays), and the devices that trust this one follow."""
+        self._syncer().decide(device, "refused")
 
     def refuse_plain(self) -> None:
         """The sync files are plain text: refused for an encrypted database unless the

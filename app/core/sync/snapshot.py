@@ -17,7 +17,7 @@ from pathlib import Path
 
 from app.core import paths
 from app.core.errors import MnemoError
-from app.core.sync import fold
+from app.core.sync import fold, trust
 from app.core.sync.folder import Folder
 
 REAL = "device NOT IN ('~', '=')"  # '~': versions kept from edits made apart; '=': totals
@@ -33,12 +33,23 @@ def number_of(path: Path) -> int:
     return int(path.name.split("-")[1].split(".")[0])
 
 
-def covers_of(path: Path, sealer=None) -> dict[str, int] | None:
-    """A snapshot's header: the operations it covers per device (None if unreadable, or
-    in an encrypted folder not sealed with its key for this file)."""
+def _header(header, path: Path, key: str | None):
+    """A snapshot's first line without its signature, once checked against the key of the
+    device whose snapshot it is (ValueError when it does not verify; a device from before
+    keys, `key` None, wrote it unsigned)."""
+    if not isinstance(header, dict) or key is None:
+        return header
+    if not trust.verify(key, header, trust.snapshot_domain(path.parent.name, number_of(path), 0)):
+        raise ValueError("not signed by its device")
+    return {k: v for k, v in header.items() if k != "sig"}
+
+
+def covers_of(path: Path, sealer=None, key: str | None = None) -> dict[str, int] | None:
+    """A snapshot's header: the operations it covers per device (None if unreadable, not
+    signed by `key`, or in an encrypted folder not sealed with its key for this file)."""
     try:
         with paths.open_regular(path) as f:
-            header = json.loads(f.readline(1 << 20))
+            header = _header(json.loads(f.readline(1 << 20)), path, key)
         if sealer is not None:
             header = json.loads(sealer.open(header, aad(path.parent.name, number_of(path), 0)))
     except (OSError, ValueError, RecursionError, MnemoError, AttributeError):
@@ -146,18 +157,19 @@ def lines(
     return out, covers
 
 
-def whole(path: Path, sealer=None) -> bool:
+def whole(path: Path, sealer=None, key: str | None = None) -> bool:
     """Whether a snapshot holds every line its header counts and, sealed, each opens in its
     place: a new device starts only from a whole one."""
     try:
         with paths.open_regular(path) as f:
-            header = json.loads(f.readline(1 << 20))
+            header = _header(json.loads(f.readline(1 << 20)), path, key)
             if sealer is not None:
                 device, number = path.parent.name, number_of(path)
                 header = json.loads(sealer.open(header, aad(device, number, 0)))
                 count = 0
                 for count, line in enumerate(f, 1):  # noqa: B007
-                    sealer.open(json.loads(line), aad(device, number, count))
+                    outer = {k: v for k, v in json.loads(line).items() if k != "sig"}
+                    sealer.open(outer, aad(device, number, count))
             else:
                 count = sum(1 for _ in f)
     except (OSError, ValueError, RecursionError, MnemoError, AttributeError):
@@ -178,14 +190,15 @@ def usable(folder: Folder, covers: dict[str, int]) -> bool:
 def best(folder: Folder, sealer=None) -> tuple[Path, dict[str, int]] | None:
     """The snapshot a new device starts from: the one covering most that is usable."""
     found = []
+    keys = folder.trusted or {}
     for device, path in folder.snapshots().items():
         if device == folder.device:
             continue
-        covers = covers_of(path, sealer)
+        covers = covers_of(path, sealer, keys.get(device))
         if covers is not None and usable(folder, covers):
             found.append((sum(covers.values()), path.name, path, covers))
     for _, _, path, covers in sorted(found, reverse=True):
-        if whole(path, sealer):  # (a damaged or tampered one is passed over)
+        if whole(path, sealer, keys.get(path.parent.name)):  # (damaged, tampered: passed over)
             return path, covers
     return None
 
@@ -198,8 +211,9 @@ def prunable(folder: Folder, removed: set[str], sealer=None) -> list[Path]:
     if any(d not in snapshots for d in known):
         return []
     covered = []
+    keys = folder.trusted or {}
     for device in known:
-        covers = covers_of(snapshots[device], sealer)
+        covers = covers_of(snapshots[device], sealer, keys.get(device))
         if covers is None:
             return []
         covered.append(covers.get(folder.device, 0))

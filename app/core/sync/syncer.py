@@ -10,6 +10,7 @@ each memory they touch is folded from every operation about it and written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import secrets
@@ -22,7 +23,7 @@ from pathlib import Path
 from app.core.errors import InputError
 from app.core.storage.db import Database, now
 from app.core.storage.store import Store
-from app.core.sync import seal, snapshot
+from app.core.sync import seal, snapshot, trust
 from app.core.sync.folder import Folder
 from app.core.sync.intake import Intake
 from app.core.sync.ledger import Ledger, Pass
@@ -47,6 +48,10 @@ class Syncer(Intake, Ledger):
         self._floor: dict[str, int] = {}  # per device: what the snapshot started from held
         stored = db.get_meta("sync_key")
         self._sealer = seal.Sealer(bytes.fromhex(stored)) if stored else None
+        self._signer_made: trust.Signer | None = None
+        self._keys: dict[str, str | None] = {}  # the trusted devices' keys, this pass
+        self._signed_from: dict[str, int] = {}
+        self._approved_here = False
 
     # ---- identity ------------------------------------------------------------------
     @property
@@ -57,6 +62,66 @@ class Syncer(Intake, Ledger):
             device = secrets.token_hex(5)
             self._db.set_meta("sync_device", device)
         return device
+
+    @property
+    def signer(self) -> trust.Signer:
+        """This device's signing key, made once per database (`trust.py`)."""
+        if self._signer_made is None:
+            stored = self._db.get_meta("sync_sign_key")
+            if not stored:
+                stored = trust.Signer.new().hex()
+                with self._db.write():
+                    self._db.set_meta("sync_sign_key", stored)
+                    # what this device wrote before it had a key stays readable unsigned
+                    device = self._db.get_meta("sync_device")
+                    if device:
+                        top = self._db.query(
+                            "SELECT COALESCE(MAX(seq), 0) FROM sync_ops WHERE device = ?",
+                            (device,),
+                        )[0][0]
+                        self._db.set_meta("sync_signed_from", json.dumps({device: top + 1}))
+            self._signer_made = trust.Signer(bytes.fromhex(stored))
+        return self._signer_made
+
+    def _own_signed_from(self, device: str) -> int:
+        return int(json.loads(self._db.get_meta("sync_signed_from", "{}")).get(device, 1))
+
+    def _trust(self, folder: Folder, result: Pass | None) -> None:
+        """Who may write now (`trust.settle`): the folder's reads are limited to them; a
+        device seen for the first time is said once (it waits for a person)."""
+        signer = self.signer
+        infos = {d: folder.device_info(d) for d in folder.all_devices() if d != folder.device}
+        joining = self._db.get_meta("sync_joining") == "1"
+        settled = trust.settle(
+            trust.Devices(self._db),
+            folder.device,
+            signer,
+            self._name,
+            infos,
+            Folder.read_mark(folder.root),
+            joining,
+        )
+        folder.trusted = settled.trusted
+        self._keys = settled.trusted
+        self._signed_from = {
+            **settled.signed_from,
+            folder.device: self._own_signed_from(folder.device),
+        }
+        self._approved_here = settled.approved_here
+        if result is None:
+            return
+        for device in settled.new:
+            result.new_devices.append(device.id)
+            self._problem(
+                result,
+                "device",
+                f"a new device wants to sync: {device.name or 'unnamed'} ({device.id}, key "
+                f"{trust.fingerprint(device.key)}); its changes wait until you approve it "
+                f"(mnemo sync devices approve {device.id}), or refuse it",
+            )
+        for problem in settled.problems:
+            if not self._db.query("SELECT 1 FROM sync_problems WHERE what = ?", (problem,)):
+                self._problem(result, "device", problem)
 
     def _folder(self) -> Folder:
         if self._root is None:
@@ -86,9 +151,11 @@ class Syncer(Intake, Ledger):
     def run(self, progress: Callable[[int, int], None] | None = None) -> Pass:
         """Write what changed here, apply what arrived; `progress(done, total)` in bytes read."""
         folder = self._folder()
-        folder.prepare(self._db.get_meta("sync_key_id"))
+        folder.prepare(self._db.get_meta("sync_key_id"), (folder.device, self.signer))
         result = Pass()
         self._floor = json.loads(self._db.get_meta("sync_floor", "{}"))
+        with self._db.write():
+            self._trust(folder, result)
         more = True
         while more:  # what a crash left written to this device's logs, not recorded
             with self._db.write():
@@ -116,6 +183,8 @@ class Syncer(Intake, Ledger):
             if not more:
                 break
         self._write_device(folder)
+        if self._db.get_meta("sync_joining"):
+            self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_joining'")
         if result.written or result.read:  # (the log grew: a snapshot may be due)
             held = self._db.query("SELECT COUNT(*) FROM sync_ops")[0][0]
             if held - int(self._db.get_meta("sync_held_at_snapshot", "0")) > COMPACT_OPS:
@@ -130,6 +199,8 @@ class Syncer(Intake, Ledger):
         folder = folder or self._folder()
         removed = set(json.loads(self._db.get_meta("sync_removed", "[]")))
         with self._db.write():
+            if folder.trusted is None:  # (by itself: only trusted devices' files count)
+                self._trust(folder, None)
             floor = json.loads(self._db.get_meta("sync_floor", "{}"))
             self._floor = floor
             stable = snapshot.stable_floor(folder, removed, snapshot.applied(self._db, floor))
@@ -140,12 +211,14 @@ class Syncer(Intake, Ledger):
             if self._sealer is not None:  # the header too: what it covers decides what a
                 # new device skips; each line is bound to its file and place in it
                 lines = [
-                    self._sealer.seal(lines[0], snapshot.aad(folder.device, number, 0)),
-                    *(
-                        self._sealer.seal(line, snapshot.aad(folder.device, number, i))
-                        for i, line in enumerate(lines[1:], 1)
-                    ),
+                    self._sealer.seal(line, snapshot.aad(folder.device, number, i))
+                    for i, line in enumerate(lines)
                 ]
+            signer = self.signer  # signed, each line in its place (as sealed)
+            lines = [
+                signer.line(line, trust.snapshot_domain(folder.device, number, i))
+                for i, line in enumerate(lines)
+            ]
             path = folder.write_snapshot(lines, number)
             held = self._db.query("SELECT COUNT(*) FROM sync_ops")[0][0]
             self._db.set_meta("sync_held_at_snapshot", str(held))
@@ -165,7 +238,8 @@ class Syncer(Intake, Ledger):
 
     def mark(self) -> tuple:
         """What a pass would start from: the journal's head and every other device's log
-        sizes and times (a few stat calls); a pass is due when it moved."""
+        and device file sizes and times (a few stat calls; a device file says whom it
+        approved); a pass is due when it moved."""
         folder = self._folder()
         logs = []
         for log_file in folder.logs():
@@ -175,7 +249,11 @@ class Syncer(Intake, Ledger):
                 except OSError:
                     continue
                 logs.append((log_file.path.name, stat.st_size, stat.st_mtime_ns))
-        return self._journal_head(), tuple(logs), tuple(folder.devices())
+        for device in folder.all_devices():
+            with contextlib.suppress(OSError):
+                stat = (folder.root / "devices" / device / "device.json").stat()
+                logs.append((device, stat.st_size, stat.st_mtime_ns))
+        return self._journal_head(), tuple(logs), tuple(folder.all_devices())
 
     def _unread(self, folder: Folder) -> int:
         offsets = self._offsets()
@@ -199,17 +277,26 @@ class Syncer(Intake, Ledger):
     def _write_device(self, folder: Folder) -> None:
         applied = snapshot.applied(self._db, json.loads(self._db.get_meta("sync_floor", "{}")))
         removed = json.loads(self._db.get_meta("sync_removed", "[]"))
+        known = trust.Devices(self._db).all()
         info = {
             "id": folder.device,
             "name": self._name,
             "model": self._model_id,
             "applied": applied,
             "removed": removed,
+            # whom this device trusts and refuses, signed: a device that trusts it
+            # follows (one approval by a person is enough for all of them)
+            "key": self.signer.public,
+            "signed_from": self._own_signed_from(folder.device),
+            "trusts": {
+                d.id: d.key for d in known.values() if d.state == "approved" and d.key
+            },
+            "refuses": {d.id: d.key for d in known.values() if d.state == "refused" and d.key},
         }
         old = folder.device_info(folder.device)
         stale = time.time() - _epoch(old.get("seen")) > SEEN_EVERY_S
-        if stale or {k: old.get(k) for k in info} != info:
-            folder.write_device({**info, "seen": now()})
+        if stale or {k: old.get(k) for k in info} != info or not old.get("sig"):
+            folder.write_device(self.signer.sign({**info, "seen": now()}, trust.DEVICE))
 
     def _problem(self, result: Pass, kind: str, what: str) -> None:
         result.problems.append(what)
@@ -227,6 +314,10 @@ class Syncer(Intake, Ledger):
         """Where sync stands: the folder, the devices, what waits, the latest problems."""
         folder = self._folder()
         self._floor = json.loads(self._db.get_meta("sync_floor", "{}"))
+        if not self._db.read_only:
+            with self._db.write():
+                self._trust(folder, None)
+        known = trust.Devices(self._db).all()
         behind = self._behind(folder)
         cursor = self._db.get_meta("sync_journal")
         if cursor is None or not self._journal_reaches(int(cursor)):
@@ -243,20 +334,25 @@ class Syncer(Intake, Ledger):
         removed = set(json.loads(self._db.get_meta("sync_removed", "[]")))
         counts = dict(self._db.query("SELECT device, COUNT(*) FROM sync_ops GROUP BY device"))
         devices = []
-        for device in folder.devices():
+        for device in folder.all_devices():
             info = folder.device_info(device)
+            entry = known.get(device)
             devices.append(
                 {
                     "id": device,
-                    "name": info.get("name", "?"),
-                    "seen": info.get("seen"),
-                    "model": info.get("model", ""),
+                    "name": str(info.get("name", "?"))[:100],
+                    "seen": info.get("seen") if isinstance(info.get("seen"), str) else None,
+                    "model": str(info.get("model", ""))[:200],
                     "operations": counts.get(device, 0),  # received from it
                     "this": device == folder.device,
                     "removed": device in removed,
                     # its logs were compacted past what this device holds: waiting for a
                     # snapshot to start from (or for the folder to finish syncing)
                     "behind": device in behind,
+                    # self | approved | pending | refused, and who decided
+                    "state": entry.state if entry else "pending",
+                    "by": entry.by if entry else "",
+                    "key": trust.fingerprint(entry.key if entry else None),
                 }
             )
         problems = self._db.query(
@@ -266,6 +362,10 @@ class Syncer(Intake, Ledger):
             "folder": str(folder.root),
             "device": folder.device,
             "name": self._name,
+            "key": trust.fingerprint(self.signer.public),
+            # another device trusts this one (else what it writes waits there for a person)
+            "approved": self._approved_here
+            or not [d for d in devices if not d["this"] and d["state"] != "refused"],
             "sealed": self._sealer is not None,  # the folder's files are encrypted
             "devices": devices,
             "pending": pending,
@@ -301,7 +401,7 @@ class Syncer(Intake, Ledger):
                     "sync_files",
                     "sync_problems",
                     "sync_waiting",
-                ):
+                ):  # (not sync_devices: whom a person approved is kept, by device id)
                     conn.execute(f"DELETE FROM {table}")
                 conn.execute(
                     "DELETE FROM _metadata WHERE key IN ('sync_journal', 'sync_floor', "
@@ -313,6 +413,24 @@ class Syncer(Intake, Ledger):
             self._db.set_meta("sync_device_by_folder", json.dumps(known))
             self._db.set_meta("sync_folder_id", folder_id)
         return was is not None
+
+    def decide(self, device: str, state: str) -> None:
+        """A person's decision on a device: approved (under the key its device file shows
+        now) or refused; written to this device's file for the others to follow."""
+        folder = self._folder()
+        if device == self.device:
+            raise InputError("that is this device")
+        with self._db.write():
+            self._trust(folder, None)
+            known = trust.Devices(self._db).all()
+            if device not in known and device not in folder.all_devices():
+                raise InputError(f"no device {device!r} in {folder.root} (mnemo sync devices)")
+            info = folder.device_info(device)
+            key = trust._valid(info) or (known[device].key if device in known else None)
+            name = str(info.get("name", "")) or (known[device].name if device in known else "")
+            trust.Devices(self._db).put(trust.Device(device, key, state, name, by="you"))
+            self._trust(folder, None)
+        self._write_device(folder)
 
     def key_text(self) -> str | None:
         """The folder's sync key as a person copies it (None: its files are plain)."""

@@ -1,0 +1,265 @@
+"""Which devices may write to this collection (issue 40): each device signs every line it
+writes with its own Ed25519 key, and another device's lines are read only once a person
+approved it (here, or on a device this one trusts: approvals travel in each device's
+signed `device.json`).
+
+- A device's key is made once per database and kept in it (encrypted with it when the
+  database is); `device.json` carries its public half, the first operation it signed
+  (`signed_from`: what a device wrote before this version stays readable unsigned), and
+  whom it trusts and refuses, all signed.
+- The folder's mark names the device that made the folder (`founder`, signed). A device
+  joining a folder trusts its founder and whom the trusted ones approved; anything else
+  waits for a person (`mnemo sync devices`). A folder made before this version names no
+  founder: a device joining it trusts the devices there when it joins, and says which.
+- A line from a device not approved is not read at all (it waits, and is read whole once
+  the device is approved); a line that does not verify under the approved key is skipped
+  and reported. A device whose key changes is not trusted under its new key until a person
+  approves it again.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass
+
+from app.core.storage.db import Database, now
+
+LINE = b"mnemo sync line\0"
+DEVICE = b"mnemo sync device\0"
+MARK = b"mnemo sync folder\0"
+STATES = ("self", "approved", "pending", "refused")
+
+
+def canonical(obj: dict) -> bytes:
+    """The bytes a signature covers: the object without its signature, laid out one way."""
+    body = {k: v for k, v in obj.items() if k != "sig"}
+    return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def snapshot_domain(device: str, number: int, line: int) -> bytes:
+    """What a snapshot line's signature is bound to: its file and its place in it."""
+    return f"mnemo sync snapshot {device} {number} {line}\0".encode()
+
+
+def fingerprint(public: str | None) -> str:
+    """A device key as a person compares it on two screens: 16 letters in groups of 4."""
+    if not public:
+        return "(none)"
+    digest = hashlib.sha256(b"mnemo device key\0" + public.encode()).digest()
+    letters = base64.b32encode(digest[:10]).decode()
+    return "-".join(letters[i : i + 4] for i in range(0, 16, 4))
+
+
+class Signer:
+    """This device's key: signs what it writes."""
+
+    def __init__(self, private: bytes):
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        self._key = Ed25519PrivateKey.from_private_bytes(private)
+        raw = self._key.public_key().public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        )
+        self.public = base64.b64encode(raw).decode()
+
+    @staticmethod
+    def new() -> bytes:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        return Ed25519PrivateKey.generate().private_bytes(
+            serialization.Encoding.Raw,
+            serialization.PrivateFormat.Raw,
+            serialization.NoEncryption(),
+        )
+
+    def sign(self, obj: dict, domain: bytes = LINE) -> dict:
+        """`obj` with its signature (`sig`)."""
+        sig = self._key.sign(domain + canonical(obj))
+        return {**obj, "sig": base64.b64encode(sig).decode()}
+
+    def line(self, text: str, domain: bytes = LINE) -> str:
+        """A JSON line, signed."""
+        return json.dumps(self.sign(json.loads(text), domain), sort_keys=True, ensure_ascii=False)
+
+
+_verifiers: dict[str, object] = {}
+
+
+def verify(public: str, obj: dict, domain: bytes = LINE) -> bool:
+    """Whether `obj` carries a signature by `public` over what it says."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    sig = obj.get("sig")
+    if not isinstance(sig, str):
+        return False
+    try:
+        key = _verifiers.get(public)
+        if key is None:
+            key = Ed25519PublicKey.from_public_bytes(base64.b64decode(public, validate=True))
+            if len(_verifiers) > 1000:
+                _verifiers.clear()
+            _verifiers[public] = key
+        key.verify(base64.b64decode(sig, validate=True), domain + canonical(obj))
+    except (ValueError, InvalidSignature, TypeError):
+        return False
+    return True
+
+
+@dataclass
+class Device:
+    """A device as this database knows it."""
+
+    id: str
+    key: str | None  # its public key (None: a device known from before keys, none seen yet)
+    state: str  # self | approved | pending | refused
+    name: str = ""
+    since: str = ""
+    by: str = ""  # who decided: "you", "device <id>", "founder", "joined", "legacy"
+
+
+class Devices:
+    """The devices this database knows and whether it trusts them (`sync_devices`)."""
+
+    def __init__(self, db: Database):
+        self._db = db
+
+    def all(self) -> dict[str, Device]:
+        rows = self._db.query("SELECT id, key, state, name, since, by FROM sync_devices")
+        return {r[0]: Device(*r) for r in rows}
+
+    def put(self, device: Device) -> None:
+        self._db.conn.execute(
+            "INSERT INTO sync_devices(id, key, state, name, since, by) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET key = excluded.key, state = excluded.state, "
+            "name = excluded.name, since = excluded.since, by = excluded.by",
+            (
+                device.id,
+                device.key,
+                device.state,
+                device.name[:100],
+                device.since or now(),
+                device.by,
+            ),
+        )
+
+    def forget_all(self) -> None:
+        """A new folder: nobody is known there yet (this device is added again)."""
+        self._db.conn.execute("DELETE FROM sync_devices")
+
+
+@dataclass
+class Settled:
+    """Who may write, after a look at the folder (`settle`)."""
+
+    trusted: dict[str, str | None]  # device → the key its lines must verify under
+    signed_from: dict[str, int]  # device → its first signed operation (before: unsigned)
+    new: list[Device]  # devices seen for the first time, waiting for a person
+    problems: list[str]  # said once each (a key that changed, a mark not signed)
+    approved_here: bool  # a trusted device has approved this one (its lines are read)
+
+
+def _valid(info: dict) -> str | None:
+    """A device file's key when the file is signed by it (else None)."""
+    key = info.get("key")
+    return key if isinstance(key, str) and verify(key, info, DEVICE) else None
+
+
+def _listed(info: dict, name: str) -> dict[str, str]:
+    value = info.get(name)
+    if not isinstance(value, dict):
+        return {}
+    return {d: k for d, k in value.items() if isinstance(d, str) and isinstance(k, str)}
+
+
+def settle(
+    devices: Devices,
+    me: str,
+    signer: Signer,
+    name: str,
+    infos: dict[str, dict],
+    mark: dict | None,
+    joining: bool,
+) -> Settled:
+    """Record the devices of the folder (`infos`: each one's device.json) and who is
+    trusted now: this device, the ones a person approved here, the folder's founder when
+    this device is joining, and whom trusted devices approved (transitively; a refusal by
+    a trusted device wins over another's approval, a person's decision here over both)."""
+    known = devices.all()
+    out = Settled({}, {}, [], [], False)
+    if me not in known or known[me].key != signer.public or known[me].state != "self":
+        devices.put(Device(me, signer.public, "self", name, by="this device"))
+    if joining:
+        founder = (mark or {}).get("founder")
+        key = (mark or {}).get("founder_key")
+        if isinstance(founder, str) and isinstance(key, str) and verify(key, mark, MARK):
+            if founder != me and founder not in known:
+                devices.put(Device(founder, key, "approved", by="founder"))
+        elif founder is None:  # a folder made before keys: the devices there now
+            for device, info in infos.items():
+                if device != me and device not in known:
+                    devices.put(Device(device, _valid(info), "approved", by="joined"))
+        else:
+            out.problems.append("the folder's mark names a founder but is not signed by it")
+    known = devices.all()
+    for device, info in infos.items():  # first sight: waits for a person
+        if device not in known:
+            key = _valid(info)
+            shown = str(info.get("name", ""))[:100] if key else ""
+            known[device] = Device(device, key, "pending", shown, by="")
+            devices.put(known[device])
+            out.new.append(known[device])
+        elif known[device].state == "approved" and known[device].key is None:
+            key = _valid(info)  # a device from before keys publishes its first
+            if key:
+                known[device].key = key
+                devices.put(known[device])
+    changed = True
+    while changed:  # what trusted devices approved or refused, until nothing moves
+        changed = False
+        for device, entry in list(known.items()):
+            if entry.state != "approved" or entry.key is None or device not in infos:
+                continue
+            info = infos[device]
+            if _valid(info) != entry.key:
+                continue  # its file is not signed by the key approved for it
+            for other, key in _listed(info, "trusts").items():
+                here = known.get(other)
+                if other == me or (here and here.state in ("approved", "refused")):
+                    continue
+                known[other] = Device(other, key, "approved", here.name if here else "",
+                                      by=f"device {device}")
+                devices.put(known[other])
+                changed = True
+            for other, key in _listed(info, "refuses").items():
+                here = known.get(other)
+                if other == me or (here and (here.state == "refused" or here.by == "you")):
+                    continue
+                known[other] = Device(other, key, "refused", here.name if here else "",
+                                      by=f"device {device}")
+                devices.put(known[other])
+                changed = True
+    for device, entry in known.items():
+        if entry.state not in ("self", "approved"):
+            continue
+        out.trusted[device] = entry.key
+        info = infos.get(device, {})
+        key = _valid(info)
+        if device != me and entry.key and info.get("key") and key != entry.key:
+            out.problems.append(
+                f"device {device} now shows another key ({fingerprint(info.get('key'))}, "
+                f"approved: {fingerprint(entry.key)}): its new lines are not read; if you "
+                f"set it up again, approve it again (mnemo sync devices approve {device})"
+            )
+        start = info.get("signed_from") if key and key == entry.key else None
+        if isinstance(start, int) and not isinstance(start, bool) and start > 0:
+            out.signed_from[device] = start
+        elif entry.key is not None:
+            out.signed_from[device] = 1  # a key and no word of when: everything signed
+        if device != me and key and key == entry.key and me in _listed(info, "trusts"):
+            out.approved_here = True
+    return out
