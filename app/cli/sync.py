@@ -120,7 +120,13 @@ def status(args: Namespace) -> int:
         )
     if len(state["devices"]) < 2:
         print("  no other device has written to this folder yet")
-    print(f"Changes here not written yet: {state['pending']}")
+    if state["rebuilding"]:
+        print(
+            "This database was restored from a snapshot (or copied from another machine): "
+            "the next pass (mnemo sync now) takes back from the folder what was written since"
+        )
+    else:
+        print(f"Changes here not written yet: {state['pending']}")
     print(f"Arrived, not applied yet: {state['waiting_bytes']:,} bytes")
     if state["waiting_operations"]:
         print(

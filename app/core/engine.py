@@ -42,6 +42,7 @@ from app.core.storage import transfer
 from app.core.storage.db import Database
 from app.core.storage.inbox import Candidate, Inbox
 from app.core.storage.store import Filters, Store
+from app.core.sync import restart
 from app.core.sync.folder import Folder
 from app.core.sync.service import SyncService
 from app.core.vault import cipher, handoff, keys, snapshot
@@ -758,8 +759,8 @@ class Engine:
     def restore_backup(self, checked: snapshot.Checked) -> tuple[Path, dict[str, int]]:
         """Put a checked snapshot in place of the database (every Mnemo process lets go);
         where the database before was kept, and what the restored one holds."""
-        with self._let_go():
-            return snapshot.restore(self._db.path, checked)
+        with self._let_go():  # (a device that syncs stays itself and takes the folder's
+            return snapshot.restore(self._db.path, checked, restart.carry)  # history again)
 
     def encryption_status(self) -> dict:
         """Whether the database is encrypted and where its key is kept (the Privacy page,

@@ -450,3 +450,23 @@ def unexpected(conn: apsw.Connection) -> list[str]:
         and not (kind == "table" and name.endswith(_SHADOW))
     ]
     return extra + missing + changed
+
+
+def upgrade(conn: apsw.Connection, stamp: str) -> None:
+    """Apply the migrations a database has not had yet, each in its own transaction (a
+    restored copy, before it is put in place; `Database.migrate` does the same with its
+    write lock and logging)."""
+    conn.execute(RECORD)
+    applied = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+    for migration in MIGRATIONS:
+        if migration.__name__ in applied:
+            continue
+        with conn:
+            migration(conn)
+            conn.execute("INSERT INTO _migrations VALUES (?, ?)", (migration.__name__, stamp))
+            conn.execute(
+                "INSERT INTO _metadata(key, value) VALUES ('schema_version', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (str(len(applied) + 1),),
+            )
+        applied.add(migration.__name__)

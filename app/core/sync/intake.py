@@ -55,7 +55,7 @@ class Intake:
                 self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_start'")
         if self._db.query("SELECT 1 FROM sync_ops LIMIT 1"):
             return None  # only a device that holds nothing of this folder yet starts so
-        chosen = snapshot.best(folder, self._sealer)
+        chosen = snapshot.best(folder, self._sealer, own=self._rebuilding)
         if chosen is None:
             return None
         path, covers = chosen
@@ -68,7 +68,8 @@ class Intake:
     ) -> tuple[Path, int, dict, int] | None:
         """Take the next BATCH_LINES lines of the snapshot a new device starts from (one
         transaction) and fold what they touch; where to go on, None once it is all in."""
-        self._export(folder, result)  # this device's changes first, as in every batch
+        if not self._rebuilding:  # this device's changes first, as in every batch
+            self._export(folder, result)
         affected: set[str] = set()
         device, number = path.parent.name, snapshot.number_of(path)
         with paths.open_regular(path) as f:
@@ -101,7 +102,8 @@ class Intake:
             }
             self._db.set_meta("sync_start", json.dumps(where))
             return path, offset, covers, line_no
-        self._floor = {d: n for d, n in covers.items() if d != folder.device}
+        # (a rebuild takes this device's own operations from it too: its logs may be gone)
+        self._floor = {d: n for d, n in covers.items() if d != folder.device or self._rebuilding}
         self._db.set_meta("sync_floor", json.dumps(self._floor))
         self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_start'")
         return None
@@ -202,7 +204,7 @@ class Intake:
             if budget <= 0:
                 more = True
                 break
-        self._apply(affected, result, write_rows=not own)
+        self._apply(affected, result, write_rows=not own or self._rebuilding)
         return more
 
     def _take(self, line: bytes, device: str, where: str, result: Pass) -> list[str]:

@@ -132,7 +132,7 @@ class Ledger:
     ) -> None:
         heads = sorted(folded.heads)
         if folded.record is None:
-            if write_rows and self._store.delete_synced(memory_id):
+            if write_rows and memory_id not in self._keep and self._store.delete_synced(memory_id):
                 result.applied += 1
             self._synced(memory_id, heads, "purged")
             return
@@ -146,7 +146,7 @@ class Ledger:
             }
         )
         synced = record_of(memory)
-        if write_rows:
+        if write_rows and memory_id not in self._keep:
             rows = self._store.texts_of_ids([memory_id])
             current = self._store.get(memory_id) if rows else None
             if current is None or (
@@ -198,6 +198,7 @@ class Ledger:
                 "SELECT COALESCE(MAX(seq), 0) FROM sync_ops WHERE device = ?", (device,)
             )[0][0]
         )
+        seq = max(seq, self._floor.get(device, 0))  # (a rebuild from its own snapshot)
         lamport = int(self._db.query("SELECT COALESCE(MAX(lamport), 0) FROM sync_ops")[0][0])
         lines: list[str] = []
         first = seq + 1

@@ -14,7 +14,7 @@ from app.core.errors import InputError, PlainCopyRefused, StoreError
 from app.core.settings import Settings
 from app.core.storage.db import Database
 from app.core.storage.store import Store
-from app.core.sync import seal
+from app.core.sync import trust
 from app.core.sync.folder import Folder
 from app.core.sync.syncer import Pass, Syncer
 
@@ -79,8 +79,8 @@ class SyncService:
                     "(mnemo sync init FOLDER --key KEY; `mnemo sync key` shows it on a device "
                     "that syncs)"
                 )
-            secret = seal.parse_key(key)
-            if seal.key_id(secret) != mark["sealed"]:
+            secret = trust.parse_key(key)
+            if trust.key_id(secret) != mark["sealed"]:
                 raise InputError(f"that sync key does not open the files in {root}")
         elif mark is not None:
             if encrypt or key:
@@ -91,13 +91,13 @@ class SyncService:
             secret = None
         else:
             wanted = encrypt if encrypt is not None else (self._db.encrypted and not plain)
-            secret = (seal.parse_key(key) if key else seal.new_key()) if wanted else None
+            secret = (trust.parse_key(key) if key else trust.new_key()) if wanted else None
         if secret is None and plain and self._db.encrypted:
             self._db.set_meta("sync_plain", "1")
         with self._db.write():
             if secret is not None:
                 self._db.set_meta("sync_key", secret.hex())
-                self._db.set_meta("sync_key_id", seal.key_id(secret))
+                self._db.set_meta("sync_key_id", trust.key_id(secret))
             else:
                 self._db.conn.execute(
                     "DELETE FROM _metadata WHERE key IN ('sync_key', 'sync_key_id')"
@@ -113,7 +113,7 @@ class SyncService:
             self._db.set_meta("sync_joining", "1")
         Folder.mark(
             root,
-            seal.key_id(secret) if secret is not None else None,
+            trust.key_id(secret) if secret is not None else None,
             folder_id,
             (syncer.device, syncer.signer),
         )

@@ -187,12 +187,13 @@ def usable(folder: Folder, covers: dict[str, int]) -> bool:
     return True
 
 
-def best(folder: Folder, sealer=None) -> tuple[Path, dict[str, int]] | None:
-    """The snapshot a new device starts from: the one covering most that is usable."""
+def best(folder: Folder, sealer=None, own: bool = False) -> tuple[Path, dict[str, int]] | None:
+    """The snapshot a new device starts from: the one covering most that is usable (this
+    device's own too when `own`: a restored database taking its history again)."""
     found = []
     keys = folder.trusted or {}
     for device, path in folder.snapshots().items():
-        if device == folder.device:
+        if device == folder.device and not own:
             continue
         covers = covers_of(path, sealer, keys.get(device))
         if covers is not None and usable(folder, covers):

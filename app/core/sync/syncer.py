@@ -23,7 +23,7 @@ from pathlib import Path
 from app.core.errors import InputError
 from app.core.storage.db import Database, now
 from app.core.storage.store import Store
-from app.core.sync import seal, snapshot, trust
+from app.core.sync import restart, snapshot, trust
 from app.core.sync.folder import Folder
 from app.core.sync.intake import Intake
 from app.core.sync.ledger import Ledger, Pass
@@ -47,8 +47,10 @@ class Syncer(Intake, Ledger):
         self._model_id = model_id
         self._floor: dict[str, int] = {}  # per device: what the snapshot started from held
         stored = db.get_meta("sync_key")
-        self._sealer = seal.Sealer(bytes.fromhex(stored)) if stored else None
+        self._sealer = trust.Sealer(bytes.fromhex(stored)) if stored else None
         self._signer_made: trust.Signer | None = None
+        self._rebuilding = False  # taking the folder's history again (`restart.py`)
+        self._keep: set[str] = set()  # memories a rebuild leaves as they are here
         self._keys: dict[str, str | None] = {}  # the trusted devices' keys, this pass
         self._signed_from: dict[str, int] = {}
         self._approved_here = False
@@ -149,14 +151,20 @@ class Syncer(Intake, Ledger):
 
     # ---- a pass --------------------------------------------------------------------
     def run(self, progress: Callable[[int, int], None] | None = None) -> Pass:
-        """Write what changed here, apply what arrived; `progress(done, total)` in bytes read."""
+        """Write what changed here, apply what arrived; `progress(done, total)` in bytes read.
+        A database restored from a snapshot (or copied to another machine) first takes the
+        folder's whole history again, its own logs included (`restart.py`)."""
+        self._rebuilding = restart.begin(self._db, self._name)
+        if self._rebuilding:
+            self._signer_made = None  # (a copy has a key of its own now)
+        self._keep = restart.keep(self._db) if self._rebuilding else set()
         folder = self._folder()
         folder.prepare(self._db.get_meta("sync_key_id"), (folder.device, self.signer))
         result = Pass()
         self._floor = json.loads(self._db.get_meta("sync_floor", "{}"))
         with self._db.write():
             self._trust(folder, result)
-        more = True
+        more = not self._rebuilding
         while more:  # what a crash left written to this device's logs, not recorded
             with self._db.write():
                 more = self._read(folder, result, own=True)
@@ -170,10 +178,15 @@ class Syncer(Intake, Ledger):
             if progress is not None:
                 progress(min(at, total), total)
             done = at
+        more = self._rebuilding
+        while more:  # a rebuild reads this device's own history like the others'
+            with self._db.write():
+                more = self._read(folder, result, own=True)
         while True:
             with self._db.write():
                 # This device's changes first: what arrives is folded with them, never over them
-                self._export(folder, result)
+                if not self._rebuilding:
+                    self._export(folder, result)
                 before = sum(self._offsets().values())
                 more = self._read(folder, result, own=False)
                 done += sum(self._offsets().values()) - before
@@ -182,6 +195,12 @@ class Syncer(Intake, Ledger):
                 progress(min(done, total), total)
             if not more:
                 break
+        if self._rebuilding:  # every log read again: what differs here is written now
+            restart.finish(self._db)
+            self._rebuilding = False
+            with self._db.write():
+                self._export(folder, result)
+                self._db.set_meta("sync_journal", str(self._journal_head()))
         self._write_device(folder)
         if self._db.get_meta("sync_joining"):
             self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_joining'")
@@ -288,9 +307,7 @@ class Syncer(Intake, Ledger):
             # follows (one approval by a person is enough for all of them)
             "key": self.signer.public,
             "signed_from": self._own_signed_from(folder.device),
-            "trusts": {
-                d.id: d.key for d in known.values() if d.state == "approved" and d.key
-            },
+            "trusts": {d.id: d.key for d in known.values() if d.state == "approved" and d.key},
             "refuses": {d.id: d.key for d in known.values() if d.state == "refused" and d.key},
         }
         old = folder.device_info(folder.device)
@@ -377,6 +394,9 @@ class Syncer(Intake, Ledger):
             "problems": [{"at": a, "kind": k, "what": w} for a, k, w in problems],
             # started from another device's snapshot (its logs were compacted)
             "from_snapshot": self._db.get_meta("sync_floor") not in (None, "{}"),
+            # restored from a snapshot (or copied from another machine): the next pass
+            # takes the folder's history again (`restart.py`)
+            "rebuilding": self._db.get_meta("sync_rebuild") is not None,
         }
 
     def start_over_if_moved(self, folder_id: str) -> bool:
@@ -435,7 +455,7 @@ class Syncer(Intake, Ledger):
     def key_text(self) -> str | None:
         """The folder's sync key as a person copies it (None: its files are plain)."""
         stored = self._db.get_meta("sync_key")
-        return seal.key_text(bytes.fromhex(stored)) if stored else None
+        return trust.key_text(bytes.fromhex(stored)) if stored else None
 
     def remove(self, device: str) -> None:
         """Stop counting a device as one of ours (a lost or retired machine). Its

@@ -19,6 +19,7 @@ import os
 import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -217,9 +218,13 @@ def check(db_path: Path, path: Path, recovery: str | None = None) -> Checked:
     return Checked(path, key, found)
 
 
-def restore(db_path: Path, checked: Checked) -> tuple[Path, dict[str, int]]:
+def restore(
+    db_path: Path, checked: Checked, carry: Callable[[apsw.Connection, apsw.Connection], None]
+) -> tuple[Path, dict[str, int]]:
     """Put a checked file in place of the database (under its current key, or plain when it
-    is plain); the place the database before was kept, and the new counts."""
+    is plain), brought up to this Mnemo's schema and given what `carry(copy, before)` keeps
+    of the database before (its sync identity); the place the database before was kept,
+    and the new counts."""
     entry, key = cipher.current_key(db_path)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     aside = db_path.with_name(f"{db_path.name}.before-restore-{stamp}")
@@ -248,9 +253,13 @@ def restore(db_path: Path, checked: Checked) -> tuple[Path, dict[str, int]]:
                 f"{checked.path} is damaged (its keyword index does not match its memories); "
                 "not restored"
             ) from None
+        migrations.upgrade(copy, datetime.now(UTC).isoformat())
+        carry(copy, before)
 
     found = cipher.replace(
         db_path, "restore", entry, key, source=source, keep_aside=aside, prepare=prepare
     )
+    # the file in place passed every check: the mark a damaged one had goes with it
+    db_path.with_name(db_path.name + ".damaged").unlink(missing_ok=True)
     keys.KeyFile(entry).write(aside)
     return aside, found
