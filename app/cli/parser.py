@@ -343,7 +343,7 @@ def _privacy_commands(sub) -> None:
 
 
 def _sync_commands(sub) -> None:
-    """sync init | now | status | key | compact | remove | off | devices"""
+    """sync init | now | status | key | compact | remove | off | devices | held"""
     from app.cli import sync
 
     p = sub.add_parser("sync", help="sync memories with your other devices through a folder")
@@ -393,6 +393,14 @@ def _sync_commands(sub) -> None:
     q.add_argument("--json", action="store_true", help="as JSON")
     q.add_argument("--no-embed", action="store_true", help="leave embedding to `backfill`")
     q.set_defaults(func=sync.devices)
+    q = actions.add_parser(
+        "held", help="removals held for you (many at once); apply or refuse a device's"
+    )
+    q.add_argument("decision", nargs="?", choices=["apply", "refuse"], metavar="apply|refuse")
+    q.add_argument("device", nargs="?", metavar="DEVICE")
+    q.add_argument("--json", action="store_true", help="as JSON")
+    q.add_argument("--no-embed", action="store_true", help="leave embedding to `backfill`")
+    q.set_defaults(func=sync.held)
 
 
 def _app_commands(sub) -> None:

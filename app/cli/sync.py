@@ -133,6 +133,8 @@ def status(args: Namespace) -> int:
             f"Operations waiting for a version they were made from: "
             f"{state['waiting_operations']} (it has not arrived, or was refused: see problems)"
         )
+    for item in state["held"]:
+        print("Held for you: " + _held_line(item))
     if state["conflicts"]:
         print(f"Edited on two devices apart (both kept, merged): {state['conflicts']}")
     problems = [p for p in state["problems"] if p["kind"] != "conflict"]
@@ -196,6 +198,52 @@ def devices(args: Namespace) -> int:
             f"last seen {device['seen'] or 'never'}"
         )
     return 0
+
+
+def held(args: Namespace) -> int:
+    """mnemo sync held [apply|refuse DEVICE] [--json]"""
+    engine = _engine()
+    if not engine.sync.configured():
+        raise InputError("sync is off (mnemo sync init FOLDER sets it up)")
+    if args.decision:
+        if not args.device:
+            raise InputError(f"which device? mnemo sync held {args.decision} DEVICE")
+        decide = engine.sync.apply_held if args.decision == "apply" else engine.sync.refuse_held
+        result = decide(args.device)
+        progress_bar.end()
+        print(
+            "Applied: those removals are made here."
+            if args.decision == "apply"
+            else "Refused: those memories stay, here and on your other devices."
+        )
+        _report(result)
+        _embed(args, engine, result)
+        return 0
+    waiting = engine.sync.held()
+    if args.json:
+        print(json.dumps(waiting, indent=1))
+        return 0
+    if not waiting:
+        print("Nothing is held: no device removed many memories at once.")
+    for item in waiting:
+        print(_held_line(item))
+        for title in item["titles"]:
+            print(f"    {title}")
+    return 0
+
+
+def _held_line(item: dict) -> str:
+    if item["here"]:
+        return (
+            f"Removed here, not through Mnemo: {item['memories']} memories, not sent to your "
+            f"other devices (mnemo sync held apply {item['device']} sends the removals; "
+            f"refuse {item['device']} takes them back from the folder)"
+        )
+    return (
+        f"{item['name']} ({item['device']}) would remove {item['memories']} memories here: "
+        f"mnemo sync held apply {item['device']}, or refuse {item['device']} (they stay, "
+        "everywhere)"
+    )
 
 
 def compact(args: Namespace) -> int:

@@ -362,9 +362,9 @@ def m013_float16_vectors(db: apsw.Connection) -> None:
 
 def m014_sync_trust(db: apsw.Connection) -> None:
     """Which devices may write (`sync/trust.py`): each device's key and whether it is
-    approved; operations held back until a person says so (a mass removal). The devices
-    this database already took operations from stay trusted (their keys are learned when
-    they first publish one)."""
+    approved; removals held back until a person says so (`sync/held.py`). The devices this
+    database already took operations from stay trusted (their keys are learned when they
+    first publish one)."""
     db.execute(
         "CREATE TABLE sync_devices (id TEXT PRIMARY KEY, key TEXT, state TEXT NOT NULL "
         "CHECK (state IN ('self', 'approved', 'pending', 'refused')), "
@@ -372,6 +372,13 @@ def m014_sync_trust(db: apsw.Connection) -> None:
         "WITHOUT ROWID"
     )
     db.execute("ALTER TABLE sync_ops ADD COLUMN held INTEGER NOT NULL DEFAULT 0")
+    # whether a memory was live when it was last synced (a removal is a change from live)
+    db.execute("ALTER TABLE sync_memories ADD COLUMN live INTEGER NOT NULL DEFAULT 1")
+    # memories a person trashed or purged through Mnemo since the last pass: any other
+    # removal (a trigger, an sqlite shell) is not sent to the other devices en masse
+    db.execute(
+        "CREATE TABLE sync_said (memory_id TEXT PRIMARY KEY, at TEXT NOT NULL) WITHOUT ROWID"
+    )
     db.execute(
         "INSERT INTO sync_devices(id, state, since, by) "
         "SELECT DISTINCT device, 'approved', strftime('%Y-%m-%dT%H:%M:%fZ'), 'legacy' "

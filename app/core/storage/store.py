@@ -911,7 +911,17 @@ class Store:
                         (now() if deleted else None, deleted, memory.id),
                     )
                     changed.append(memory.id)
+            if deleted:
+                self._said(changed)
         return changed
+
+    def _said(self, ids: Iterable[str]) -> None:
+        """A person removed these through Mnemo (sync sends removals it was told of; a mass
+        removal made otherwise waits for a person: `sync/held.py`)."""
+        self.db.conn.executemany(
+            "INSERT OR REPLACE INTO sync_said(memory_id, at) VALUES (?, ?)",
+            [(i, now()) for i in ids],
+        )
 
     def mark_merged(self, ids: list[str], into: str) -> None:
         """Move a merge's sources to the trash, pointing at its result."""
@@ -921,6 +931,7 @@ class Store:
                 "UPDATE memories SET deleted_at = ?, merged_into = ? WHERE id = ?",
                 [(stamp, into, i) for i in ids],
             )
+            self._said(ids)
 
     def merged_sources(self, merged_id: str) -> list[str]:
         """The ids of the memories merged into this one (still in the trash)."""
@@ -988,11 +999,14 @@ class Store:
         """Delete memories for good (with their vectors): their text is zeroed in the
         database file, gone from the full-text index and from the WAL."""
         with self.db.write() as conn:
+            gone = []
             for memory_id in ids:
-                conn.execute("DELETE FROM memories WHERE id = ?", (self.get(memory_id).id,))
+                gone.append(self.get(memory_id).id)
+                conn.execute("DELETE FROM memories WHERE id = ?", (gone[-1],))
                 conn.execute(
                     "DELETE FROM not_duplicates WHERE a = ? OR b = ?", (memory_id, memory_id)
                 )
+            self._said(gone)
         self.db.scrub()
         return len(ids)
 

@@ -28,6 +28,7 @@ class Pass:
     problems: list[str] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)  # each problem's kind ("conflict", …)
     new_devices: list[str] = field(default_factory=list)  # seen first: wait for a person
+    held: dict[str, int] = field(default_factory=dict)  # device → removals held for a person
 
 
 def record_of(memory: Memory) -> dict:
@@ -40,7 +41,10 @@ class Ledger:
 
     def _apply(self, affected: set[str], result: Pass, write_rows: bool) -> None:
         """Fold each affected memory and write it here (`write_rows`), or only record it as
-        synced (this device's own operations: the row already says it, or says more)."""
+        synced (this device's own operations: the row already says it, or says more). What
+        another device removes here en masse is held for a person first."""
+        if write_rows and not self._rebuilding:
+            self._hold_removals(affected, result)
         pending = sorted(affected)
         while pending:
             memory_id = pending.pop()
@@ -89,8 +93,9 @@ class Ledger:
         snapshot covering that holds, and the counts as they were written)."""
         nodes: list[fold.Node] = []
         counts = fold.Counts()
-        rows = self._db.query(
-            "SELECT rev, device, seq, lamport, kind, body FROM sync_ops WHERE memory_id = ?",
+        rows = self._db.query(  # (not what is held for a person: `hold_removals`)
+            "SELECT rev, device, seq, lamport, kind, body FROM sync_ops "
+            "WHERE memory_id = ? AND held = 0",
             (memory_id,),
         )
         for rev, device, seq, lamport, kind, body in rows:
@@ -161,21 +166,28 @@ class Ledger:
             heads,
             fold.digest(synced),
             (memory.observation_count, memory.recall_count, memory.last_recalled_at),
+            live=not memory.deleted_at,
         )
 
     def _synced(
-        self, memory_id: str, heads: list[str], digest: str, counts: tuple = (0, 0, None)
+        self,
+        memory_id: str,
+        heads: list[str],
+        digest: str,
+        counts: tuple = (0, 0, None),
+        live: bool = False,
     ) -> None:
         """Record what was last synced of a memory (a change here is what differs from it):
-        its heads, its digest ('purged'), its counts."""
+        its heads, its digest ('purged'), its counts, whether it was live (not trashed)."""
         self._db.conn.execute(
             "INSERT OR REPLACE INTO sync_memories(id, heads, digest, observations, recalls, "
-            "last_recalled_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (memory_id, json.dumps(heads), digest, *counts),
+            "last_recalled_at, live) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (memory_id, json.dumps(heads), digest, *counts, int(live)),
         )
 
-    def _export(self, folder: Folder, result: Pass) -> None:
-        """Write every memory changed here since the last pass as operations."""
+    def _export(self, folder: Folder, result: Pass, also: frozenset[str] = frozenset()) -> None:
+        """Write every memory changed here since the last pass as operations (and `also`
+        these: what a person kept here over another device's removal)."""
         cursor = self._db.get_meta("sync_journal")
         head = self._journal_head()
         if cursor is None or not self._journal_reaches(int(cursor)):
@@ -189,8 +201,11 @@ class Ledger:
                     (int(cursor),),
                 )
             }
+        ids |= self._held_here() | also
+        ids -= self._hold_local_removals(ids, result)
         if not ids:
             self._db.set_meta("sync_journal", str(head))
+            self._db.conn.execute("DELETE FROM sync_said")
             return
         device = folder.device
         seq = int(
@@ -227,6 +242,7 @@ class Ledger:
         folder.append(lines, first)  # durable before the transaction commits
         result.written += len(lines)
         self._db.set_meta("sync_journal", str(head))
+        self._db.conn.execute("DELETE FROM sync_said")
 
     def _journal_reaches(self, cursor: int) -> bool:
         """Whether the journal still holds every change after `cursor` (it is pruned)."""
@@ -266,7 +282,11 @@ class Ledger:
             emit("count", memory_id, obs=obs, recalls=recalls, last=last if newer else None)
         latest = max(last or "", synced[4] or "" if synced else "") or None
         self._synced(
-            memory_id, heads, digest, (memory.observation_count, memory.recall_count, latest)
+            memory_id,
+            heads,
+            digest,
+            (memory.observation_count, memory.recall_count, latest),
+            live=not memory.deleted_at,
         )
 
     def _differs(self, memory_id: str) -> bool:
@@ -292,3 +312,192 @@ def _holds_secret(record: dict) -> bool:
     except SecretError:
         return True
     return False
+
+
+# ---- removals held for a person (issue 40): a pass that would remove more than
+# HOLD_MIN memories and more than HOLD_SHARE of the live ones because of one device's
+# lines holds those removals; a removal here that did not come through Mnemo (a trigger,
+# an sqlite shell) is not sent en masse. `mnemo sync held`, Settings → Sync.
+HOLD_MIN = 50
+HOLD_SHARE = 0.10
+
+
+def _massive(count: int, live: int) -> bool:
+    return count > HOLD_MIN and count > HOLD_SHARE * live
+
+
+class Holding:
+    """Removals held for a person (a part of `Syncer`, beside `Ledger`)."""
+
+    def _hold_removals(self, affected: set[str], result: Pass) -> None:
+        """Hold the removals of live memories that one device's operations would make here,
+        when they are many (or that device already has removals waiting for a person)."""
+        live = self._live_among(affected)
+        if not live:
+            return
+        held_devices = {
+            r[0] for r in self._db.query("SELECT DISTINCT device FROM sync_ops WHERE held = 1")
+        }
+        by_device: dict[str, list[tuple[str, list[str]]]] = {}
+        for memory_id in sorted(live):
+            nodes, _ = self._operations(memory_id)
+            folded = fold.fold(memory_id, nodes, self._covered)
+            if not folded.heads or (folded.record and not folded.record.get("deleted_at")):
+                continue
+            removing = [
+                n
+                for n in nodes
+                if n.rev in folded.heads and (n.record is None or n.record.get("deleted_at"))
+            ]
+            if not removing:
+                continue
+            cause = max(removing, key=lambda n: n.order)
+            device = cause.order[1]
+            if device in "~=" or device == self.device or device in self._let_through:
+                continue
+            revs = [n.rev for n in removing if n.order[1] == device]
+            by_device.setdefault(device, []).append((memory_id, revs))
+        for device, items in by_device.items():
+            total = self._removed_by.get(device, 0) + len(items)
+            if device not in held_devices and not _massive(total, self._live_at_start):
+                self._removed_by[device] = total
+                continue
+            self._db.conn.executemany(
+                "UPDATE sync_ops SET held = 1 WHERE rev = ?",
+                [(rev,) for _, revs in items for rev in revs],
+            )
+            count = self._db.query(
+                "SELECT COUNT(DISTINCT memory_id) FROM sync_ops WHERE device = ? AND held = 1",
+                (device,),
+            )[0][0]
+            result.held[device] = count
+            self._problem(
+                result,
+                "held",
+                f"device {self._device_name(device)} ({device}) would remove {count} of your "
+                f"memories here (trash or delete for good): held until you decide (mnemo sync "
+                f"held apply {device}, or refuse {device} to keep them everywhere)",
+            )
+
+    def _live_among(self, ids: set[str]) -> set[str]:
+        out: set[str] = set()
+        listed = sorted(ids)
+        for start in range(0, len(listed), 500):
+            part = listed[start : start + 500]
+            rows = self._db.query(
+                f"SELECT id FROM memories WHERE deleted_at IS NULL AND id IN "
+                f"({', '.join('?' * len(part))})",
+                tuple(part),
+            )
+            out.update(r[0] for r in rows)
+        return out
+
+    def _device_name(self, device: str) -> str:
+        rows = self._db.query("SELECT name FROM sync_devices WHERE id = ?", (device,))
+        return (rows[0][0] if rows else "") or "unnamed"
+
+    def _held_here(self) -> set[str]:
+        """The removals made here that wait for a person (not sent yet)."""
+        return set(json.loads(self._db.get_meta("sync_held_here", "[]")))
+
+    def _hold_local_removals(self, ids: set[str], result: Pass) -> set[str]:
+        """Of the memories about to be written, those removed here but not through Mnemo
+        (no person said so: `sync_said`) when they are many: kept back, said once; the
+        ids kept back."""
+        if not ids:
+            return set()
+        said = {r[0] for r in self._db.query("SELECT memory_id FROM sync_said")}
+        listed = sorted(ids - said)
+        was_live: set[str] = set()
+        for start in range(0, len(listed), 500):
+            part = listed[start : start + 500]
+            rows = self._db.query(
+                f"SELECT id FROM sync_memories WHERE live = 1 AND digest != 'purged' AND id IN "
+                f"({', '.join('?' * len(part))})",
+                tuple(part),
+            )
+            was_live.update(r[0] for r in rows)
+        removed = was_live - self._live_among(was_live)
+        before = self._held_here()
+        if not removed or (
+            not before and not _massive(len(removed), self._live_at_start + len(removed))
+        ):
+            if before:
+                self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_held_here'")
+            return set()
+        held = removed  # (while some wait for a person, every such removal joins them)
+        if held != before:
+            self._db.set_meta("sync_held_here", json.dumps(sorted(held)))
+            if len(held) > len(before):
+                self._problem(
+                    result,
+                    "held",
+                    f"{len(held)} memories were removed here, not through Mnemo (a trigger, an "
+                    "sqlite shell?): not sent to your other devices; `mnemo sync held refuse "
+                    f"{self.device}` takes them back from the folder, `apply {self.device}` "
+                    "sends the removals",
+                )
+        result.held[self.device] = len(held)
+        return held
+
+    def held(self) -> list[dict]:
+        """What waits for a person: per device, how many memories its removals would take
+        away here, and the first titles; this device's own held removals too."""
+        out = []
+        rows = self._db.query(
+            "SELECT device, COUNT(DISTINCT memory_id) FROM sync_ops WHERE held = 1 "
+            "GROUP BY device ORDER BY device"
+        )
+        for device, count in rows:
+            ids = [
+                r[0]
+                for r in self._db.query(
+                    "SELECT DISTINCT memory_id FROM sync_ops WHERE device = ? AND held = 1 "
+                    "ORDER BY memory_id LIMIT 5",
+                    (device,),
+                )
+            ]
+            out.append(
+                {
+                    "device": device,
+                    "name": self._device_name(device),
+                    "here": False,
+                    "memories": count,
+                    "titles": self._titles(ids),
+                }
+            )
+        here = sorted(self._held_here())
+        if here:
+            out.append(
+                {
+                    "device": self.device,
+                    "name": self._name,
+                    "here": True,
+                    "memories": len(here),
+                    "titles": self._titles(here[:5]),
+                }
+            )
+        return out
+
+    def _titles(self, ids: list[str]) -> list[str]:
+        found = []
+        for memory_id in ids:
+            rows = self._db.query("SELECT title FROM memories WHERE id = ?", (memory_id,))
+            if rows:
+                found.append(rows[0][0])
+            else:  # gone here: the title it was synced with
+                body = self._db.query(
+                    "SELECT body FROM sync_ops WHERE memory_id = ? AND kind = 'put' "
+                    "ORDER BY lamport DESC LIMIT 1",
+                    (memory_id,),
+                )
+                found.append(_title_of(body[0][0]) if body else memory_id)
+        return found
+
+
+def _title_of(body: str) -> str:
+    try:
+        record = json.loads(body).get("rec") or {}
+    except (ValueError, AttributeError):
+        return "?"
+    return str(record.get("title") or record.get("text", "?"))[:80]

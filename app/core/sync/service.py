@@ -187,6 +187,25 @@ class SyncService:
         while approved stays), and the devices that trust this one follow."""
         self._syncer().decide(device, "refused")
 
+    def held(self) -> list[dict]:
+        """Removals held for a person: per device, how many memories and their first titles
+        (a device removing many here at once, or removals here not made through Mnemo)."""
+        if not self.configured():
+            return []
+        return self._syncer().held()
+
+    def apply_held(self, device: str) -> Pass:
+        """A person lets `device`'s held removals happen here (for this device: sends its
+        own); then a pass."""
+        self._syncer().decide_held(device, apply=True)
+        return self.now()
+
+    def refuse_held(self, device: str) -> Pass:
+        """A person refuses `device`'s held removals: the memories stay, here and, written
+        again, on every device (for this device: takes them back from the folder)."""
+        self._syncer().decide_held(device, apply=False)
+        return self.now()
+
     def refuse_plain(self) -> None:
         """The sync files are plain text: refused for an encrypted database unless the
         user said so (`mnemo sync init --plain`)."""

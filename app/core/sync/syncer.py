@@ -26,7 +26,7 @@ from app.core.storage.store import Store
 from app.core.sync import restart, snapshot, trust
 from app.core.sync.folder import Folder
 from app.core.sync.intake import Intake
-from app.core.sync.ledger import Ledger, Pass
+from app.core.sync.ledger import Holding, Ledger, Pass
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ SEEN_EVERY_S = 60  # how often device.json's "seen" is refreshed while nothing e
 _KEEP_PROBLEMS = 200
 
 
-class Syncer(Intake, Ledger):
+class Syncer(Intake, Ledger, Holding):
     """Sync of one database with one folder, as one device: the pass, compaction, status
     (reading in `intake.py`, folding and writing in `ledger.py`)."""
 
@@ -50,6 +50,9 @@ class Syncer(Intake, Ledger):
         self._sealer = trust.Sealer(bytes.fromhex(stored)) if stored else None
         self._signer_made: trust.Signer | None = None
         self._rebuilding = False  # taking the folder's history again (`restart.py`)
+        self._removed_by: dict[str, int] = {}  # this pass: live memories each device removed
+        self._live_at_start = 0
+        self._let_through: set[str] = set()  # devices whose held removals a person applied
         self._keep: set[str] = set()  # memories a rebuild leaves as they are here
         self._keys: dict[str, str | None] = {}  # the trusted devices' keys, this pass
         self._signed_from: dict[str, int] = {}
@@ -162,6 +165,10 @@ class Syncer(Intake, Ledger):
         folder.prepare(self._db.get_meta("sync_key_id"), (folder.device, self.signer))
         result = Pass()
         self._floor = json.loads(self._db.get_meta("sync_floor", "{}"))
+        self._removed_by = {}
+        self._live_at_start = self._db.query(
+            "SELECT COUNT(*) FROM memories WHERE deleted_at IS NULL"
+        )[0][0]
         with self._db.write():
             self._trust(folder, result)
         more = not self._rebuilding
@@ -397,6 +404,8 @@ class Syncer(Intake, Ledger):
             # restored from a snapshot (or copied from another machine): the next pass
             # takes the folder's history again (`restart.py`)
             "rebuilding": self._db.get_meta("sync_rebuild") is not None,
+            # removals held for a person (a device removing many at once; `Holding`)
+            "held": self.held(),
         }
 
     def start_over_if_moved(self, folder_id: str) -> bool:
@@ -451,6 +460,54 @@ class Syncer(Intake, Ledger):
             trust.Devices(self._db).put(trust.Device(device, key, state, name, by="you"))
             self._trust(folder, None)
         self._write_device(folder)
+
+    def decide_held(self, device: str, apply: bool) -> Pass:
+        """A person's decision on removals held for them (`Holding`): another device's
+        applied here (`apply`) or refused (the memories stay, and are written back for
+        every device: made from the removal, so they win everywhere); this device's own
+        (removed not through Mnemo) sent, or taken back from the folder."""
+        folder = self._folder()
+        result = Pass()
+        self._floor = json.loads(self._db.get_meta("sync_floor", "{}"))
+        self._live_at_start = self._db.query(
+            "SELECT COUNT(*) FROM memories WHERE deleted_at IS NULL"
+        )[0][0]
+        with self._db.write():
+            self._trust(folder, None)
+            if device in (folder.device, "here"):
+                here = self._held_here()
+                if not here:
+                    raise InputError("no removal made here waits for you")
+                self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_held_here'")
+                if apply:
+                    self._store._said(sorted(here))
+                else:
+                    self._apply(here, result, write_rows=True)
+                return result
+            ids = {
+                r[0]
+                for r in self._db.query(
+                    "SELECT DISTINCT memory_id FROM sync_ops WHERE device = ? AND held = 1",
+                    (device,),
+                )
+            }
+            if not ids:
+                raise InputError(f"no removal from device {device!r} waits (mnemo sync held)")
+            self._db.conn.execute(
+                "UPDATE sync_ops SET held = 0 WHERE device = ? AND held = 1", (device,)
+            )
+            self._let_through = {device}  # (a person decided: not held again)
+            try:
+                if apply:
+                    self._apply(ids, result, write_rows=True)
+                else:
+                    self._keep = ids
+                    self._apply(ids, result, write_rows=True)
+                    self._keep = set()
+                    self._export(folder, result, also=frozenset(ids))
+            finally:
+                self._let_through, self._keep = set(), set()
+        return result
 
     def key_text(self) -> str | None:
         """The folder's sync key as a person copies it (None: its files are plain)."""

@@ -1,0 +1,183 @@
+"""No device removes en masse on another without a person (issue 40): a pass that would
+remove more than 50 memories and more than 10 % of the live ones because of one device's
+lines holds them; a person applies or refuses; a removal here that did not come through
+Mnemo (a trigger, an sqlite shell) is not sent as a mass purge. Real engines, files and
+SQLite connections (the word model)."""
+
+from __future__ import annotations
+
+import json
+
+import apsw
+import pytest
+
+from app.core.engine import Engine
+from app.core.settings import Settings
+from app.core.storage.store import Filters
+from app.core.sync.fold import SYNCED
+from tests.conftest import run_cli
+from tests.sync_devices import approve_waiting
+
+ALL = Filters(include_deleted=True)
+
+
+def device(tmp_path, name, word_model) -> Engine:
+    return Engine(Settings(tmp_path / f"{name}.json"), tmp_path / f"{name}.db", word_model)
+
+
+def state(engine: Engine) -> dict:
+    return {
+        m.id: tuple(repr(getattr(m, f)) for f in SYNCED) for m in engine.listing(ALL, limit=10_000)
+    }
+
+
+def live(engine: Engine) -> int:
+    return engine.count()
+
+
+@pytest.fixture
+def pair(tmp_path, word_model):
+    folder = tmp_path / "shared"
+    p1, p2 = device(tmp_path, "p1", word_model), device(tmp_path, "p2", word_model)
+    ids = [
+        p1.remember(f"Note {n} about the {n}th harbour crane.", embed=False).memory.id
+        for n in range(120)
+    ]
+    p1.sync.init(str(folder), "p1")
+    p2.sync.init(str(folder), "p2")
+    approve_waiting(p1)
+    yield p1, p2, ids
+    p1.close()
+    p2.close()
+
+
+def test_a_mass_purge_from_another_device_is_held_and_refusing_keeps_it_everywhere(pair):
+    """Before: with sync on, a wipe went out as 2,002 operations and the other device
+    purged 2,001 memories for good."""
+    p1, p2, ids = pair
+    p2.purge(ids[:70])
+    p2.sync.now()
+    result = p1.sync.now()
+    p2_id = p2.sync.status()["device"]
+    assert result.held == {p2_id: 70}
+    assert live(p1) == 120  # nothing removed here
+    held = p1.sync.held()
+    assert [(h["device"], h["memories"], h["here"]) for h in held] == [(p2_id, 70, False)]
+    assert held[0]["titles"][0].startswith("Note")
+    assert any(p["kind"] == "held" for p in p1.sync.status()["problems"])
+    assert p1.sync.now().held == {}  # said once; still held
+    assert live(p1) == 120
+    # later removals by the same device wait with them, however few
+    p2.forget([ids[100]])
+    p2.sync.now()
+    p1.sync.now()
+    assert p1.get(ids[100]).deleted_at is None
+    p1.sync.refuse_held(p2_id)
+    assert p1.sync.held() == []
+    for _ in range(2):
+        p2.sync.now()
+        p1.sync.now()
+    assert live(p1) == live(p2) == 120  # back on the device that purged them
+    assert state(p1) == state(p2)
+
+
+def test_applying_held_removals_makes_them_here(pair):
+    p1, p2, ids = pair
+    p2.forget(ids[:80])
+    p2.sync.now()
+    p1.sync.now()
+    assert live(p1) == 120
+    p1.sync.apply_held(p2.sync.status()["device"])
+    assert live(p1) == 40
+    assert all(p1.get(i).deleted_at for i in ids[:80])
+    p2.sync.now()
+    assert state(p1) == state(p2)
+
+
+def test_a_few_removals_are_not_held(pair):
+    p1, p2, ids = pair
+    p2.purge(ids[:12])  # not more than 50
+    p2.sync.now()
+    assert p1.sync.now().held == {}
+    assert live(p1) == 108
+
+
+def test_a_mass_removal_here_not_through_mnemo_is_not_sent(pair):
+    """A trigger or an sqlite shell removed them: kept back; a person takes them back
+    from the folder, or sends the removals."""
+    p1, p2, ids = pair
+    conn = apsw.Connection(str(p1.database_path))
+    conn.set_busy_timeout(5000)
+    conn.execute(f"DELETE FROM memories WHERE id IN ({','.join('?' * 90)})", ids[:90])
+    conn.close()
+    result = p1.sync.now()
+    p1_id = p1.sync.status()["device"]
+    assert result.held == {p1_id: 90}
+    p2.sync.now()
+    assert live(p2) == 120  # nothing went out
+    assert [(h["here"], h["memories"]) for h in p1.sync.held()] == [(True, 90)]
+    p1.sync.refuse_held(p1_id)  # take them back from the folder
+    assert live(p1) == 120
+    assert p1.get(ids[0]).text == "Note 0 about the 0th harbour crane."
+    assert p1.sync.held() == []
+    assert state(p1) == state(p2)
+
+
+def test_a_mass_removal_through_mnemo_is_sent_and_held_on_the_other_device(pair):
+    """A person's own, through Mnemo: sent (not held here); the other device still holds
+    it for its person, who applies it there."""
+    p1, p2, ids = pair
+    p1.forget(ids[:100])
+    p1.empty_trash()
+    assert p1.sync.now().held == {}
+    p1_id = p1.sync.status()["device"]
+    assert p2.sync.now().held == {p1_id: 100}
+    assert live(p2) == 120
+    p2.sync.apply_held(p1_id)
+    assert live(p2) == 20
+    assert state(p1) == state(p2)
+
+
+def test_a_trigger_that_wipes_on_every_write_is_held_not_spread(pair):
+    """Issue 40, 2 as it spread: a trigger added outside Mnemo (here with the sqlite3
+    module, as a shell would) deleting every memory on the next write."""
+    p1, p2, ids = pair
+    conn = apsw.Connection(str(p1.database_path))
+    conn.set_busy_timeout(5000)
+    conn.execute(
+        "CREATE TRIGGER wipe AFTER INSERT ON memories BEGIN "
+        "DELETE FROM memories WHERE seq != new.seq; END"
+    )
+    conn.close()
+    p1.remember("The one memory left after the wipe.", embed=False)
+    p1.sync.now()
+    p2.sync.now()
+    assert live(p2) == 121  # the new memory travelled, the wipe did not
+    assert any(h["here"] for h in p1.sync.held())
+
+
+def test_the_cli_lists_and_decides(tmp_path):
+    a, b, folder = tmp_path / "a", tmp_path / "b", tmp_path / "shared"
+
+    def mnemo(home, *args, code=0):
+        done = run_cli(*args, env={"MNEMO_HOME": str(home)})
+        assert done.returncode == code, done.stderr.decode()
+        return done.stdout.decode() + done.stderr.decode()
+
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text("".join(f'{{"text": "Imported note {n}."}}\n' for n in range(60)))
+    mnemo(a, "import", str(notes), "--no-embed")
+    mnemo(a, "sync", "init", str(folder), "--no-embed")
+    mnemo(b, "sync", "init", str(folder), "--no-embed")
+    b_id = json.loads(mnemo(b, "sync", "status", "--json"))["device"]
+    mnemo(a, "sync", "devices", "approve", b_id, "--no-embed")
+    listed = json.loads(mnemo(b, "list", "--json", "--limit", "100"))
+    mnemo(b, "forget", *[m["id"] for m in listed[:55]])
+    mnemo(b, "sync", "now", "--no-embed")
+    mnemo(a, "sync", "now", "--no-embed")
+    out = mnemo(a, "sync", "held")
+    assert f"would remove 55 memories here: mnemo sync held apply {b_id}" in out, out
+    assert "Held for you" in mnemo(a, "sync", "status")
+    mnemo(a, "sync", "held", "refuse", "nosuch", code=1)
+    mnemo(a, "sync", "held", "refuse", b_id, "--no-embed")
+    assert "Nothing is held" in mnemo(a, "sync", "held")
