@@ -343,7 +343,7 @@ def _privacy_commands(sub) -> None:
 
 
 def _sync_commands(sub) -> None:
-    """sync init | now | status | key | compact | remove | off | devices | held"""
+    """sync init | now | status | key | compact | remove | off | devices | held | conflicts"""
     from app.cli import sync
 
     p = sub.add_parser("sync", help="sync memories with your other devices through a folder")
@@ -401,6 +401,14 @@ def _sync_commands(sub) -> None:
     q.add_argument("--json", action="store_true", help="as JSON")
     q.add_argument("--no-embed", action="store_true", help="leave embedding to `backfill`")
     q.set_defaults(func=sync.held)
+    q = actions.add_parser("conflicts", help="memories edited on two devices apart; resolve one")
+    q.add_argument("decision", nargs="?", choices=["resolve"], metavar="resolve")
+    q.add_argument("memory", nargs="?", metavar="ID")
+    q.add_argument(
+        "--keep", metavar="VERSION", help="keep this version's text (default: as merged)"
+    )
+    q.add_argument("--json", action="store_true", help="as JSON")
+    q.set_defaults(func=sync.conflicts)
 
 
 def _app_commands(sub) -> None:

@@ -136,7 +136,10 @@ def status(args: Namespace) -> int:
     for item in state["held"]:
         print("Held for you: " + _held_line(item))
     if state["conflicts"]:
-        print(f"Edited on two devices apart (both kept, merged): {state['conflicts']}")
+        print(
+            f"Edited on two devices apart (both kept, merged), waiting for you: "
+            f"{state['conflicts']} (mnemo sync conflicts)"
+        )
     problems = [p for p in state["problems"] if p["kind"] != "conflict"]
     for problem in problems[:10]:
         print(f"Problem ({problem['at']}): {problem['what']}")
@@ -244,6 +247,46 @@ def _held_line(item: dict) -> str:
         f"mnemo sync held apply {item['device']}, or refuse {item['device']} (they stay, "
         "everywhere)"
     )
+
+
+def conflicts(args: Namespace) -> int:
+    """mnemo sync conflicts [resolve ID [--keep VERSION]] [--json]"""
+    engine = _engine()
+    if args.decision:
+        if not args.memory:
+            raise InputError("which memory? mnemo sync conflicts resolve ID [--keep VERSION]")
+        engine.sync.resolve(args.memory, args.keep)
+        print(
+            f"Resolved {args.memory}"
+            + (f" as version {args.keep}" if args.keep else " as merged")
+            + "; its versions stay in the trash, unlinked (on every device)."
+        )
+        return 0
+    listed = engine.sync.conflicts() if engine.sync.configured() else []
+    if args.json:
+        print(json.dumps(listed, indent=1))
+        return 0
+    if not listed:
+        print("No memory edited on two devices apart waits for you.")
+    for item in listed:
+        where = " (in the trash)" if item["trashed"] else ""
+        print(f"{item['id']}{where}: {_short(item['title'])}")
+        print(f"  as merged: {_short(item['text'], 200)}")
+        for version in item["versions"]:
+            print(
+                f"  version {version['id']} from {version['device_name']}, "
+                f"{version['at'][:16].replace('T', ' ')}: {_short(version['text'], 200)}"
+            )
+        print(
+            f"  keep as merged: mnemo sync conflicts resolve {item['id']}; or one version: "
+            "--keep VERSION; or split them: mnemo unmerge " + item["id"]
+        )
+    return 0
+
+
+def _short(text: str, most: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= most else flat[: most - 1] + "…"
 
 
 def compact(args: Namespace) -> int:

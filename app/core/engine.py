@@ -114,7 +114,12 @@ class Engine:
         self._inbox = Inbox(self._db)
         # sync through a shared folder: one service for this engine's database (ADR 0015)
         self.sync = SyncService(
-            self._db, self._store, self._settings, self.apply_settings, self._known_model_id
+            self._db,
+            self._store,
+            self._settings,
+            self.apply_settings,
+            self._known_model_id,
+            self.edit,
         )
         self._writer = Writer(
             self._db,

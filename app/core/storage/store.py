@@ -941,6 +941,15 @@ class Store:
         )
         return [r[0] for r in rows]
 
+    def unlink(self, ids: list[str]) -> None:
+        """Leave memories in the trash as they are, no longer linked to a merge (the
+        versions of a memory edited apart, once a person resolved it)."""
+        with self.db.write() as conn:
+            conn.executemany(
+                "UPDATE memories SET merged_into = NULL WHERE id = ? AND deleted_at IS NOT NULL",
+                [(i,) for i in ids],
+            )
+
     def unmark_merged(self, ids: list[str]) -> None:
         """Bring a merge's sources back from the trash, unlinked."""
         with self.db.write() as conn:

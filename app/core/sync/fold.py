@@ -96,6 +96,7 @@ class Folded:
     heads: list[str]
     # versions edited concurrently with another: each kept in the trash (id → its record)
     originals: dict[str, dict] = field(default_factory=dict)
+    origins: dict[str, str] = field(default_factory=dict)  # each kept version's revision
     conflict: bool = False  # several heads said different things
     # operations not folded yet: a version they were made from has not arrived (a folder
     # sync delivers each device's files in order, but not one device's before another's)
@@ -222,6 +223,12 @@ def _distinct(puts: list[Node]) -> list[Node]:
     for node in puts:
         latest[meaning(node.record)] = node
     return sorted(latest.values(), key=lambda n: n.order)
+
+
+def origins(memory_id: str, nodes: list[Node]) -> dict[str, str]:
+    """The revision each kept version (`_originals`) was made from (a version's id names
+    it only by a hash)."""
+    return {original_id(memory_id, n.rev): n.rev for n in nodes}
 
 
 def _originals(memory_id: str, nodes: list[Node]) -> dict[str, dict]:

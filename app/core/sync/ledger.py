@@ -29,6 +29,7 @@ class Pass:
     kinds: list[str] = field(default_factory=list)  # each problem's kind ("conflict", …)
     new_devices: list[str] = field(default_factory=list)  # seen first: wait for a person
     held: dict[str, int] = field(default_factory=dict)  # device → removals held for a person
+    conflicted: list[str] = field(default_factory=list)  # memories edited apart, this pass
 
 
 def record_of(memory: Memory) -> dict:
@@ -56,15 +57,15 @@ class Ledger:
                     result.applied += 1  # its only operation was replaced by another (above)
                     self._db.conn.execute("DELETE FROM sync_memories WHERE id = ?", (memory_id,))
                 continue  # (else nothing of it has arrived in order yet)
+            made_from = fold.origins(memory_id, nodes) if folded.originals else {}
             new = [
                 original_id
                 for original_id, record in folded.originals.items()
-                if self._keep_original(memory_id, original_id, record)
+                if self._keep_original(memory_id, original_id, record, made_from.get(original_id))
             ]
             if new:
                 result.conflicts += 1
-                counted = int(self._db.get_meta("sync_conflicts", "0")) + 1
-                self._db.set_meta("sync_conflicts", str(counted))
+                result.conflicted.append(memory_id)
                 self._problem(
                     result,
                     "conflict",
@@ -113,13 +114,18 @@ class Ledger:
             nodes.append(fold.Node(rev, (lamport, device, seq), tuple(op.get("base", [])), record))
         return nodes, counts
 
-    def _keep_original(self, memory_id: str, original_id: str, record: dict) -> bool:
+    def _keep_original(
+        self, memory_id: str, original_id: str, record: dict, made_from: str | None
+    ) -> bool:
         """Record the trashed copy of a version edited apart as an operation of its own
-        (the same on every device: no device writes it); whether it is new."""
+        (the same on every device: no device writes it), with the revision it keeps (whose
+        device wrote it: `conflicts`); whether it is new."""
         rev = f"{original_id}~"
         if self._db.query("SELECT 1 FROM sync_ops WHERE rev = ?", (rev,)):
             return False
-        body = json.dumps({"rec": record, "base": []}, sort_keys=True, ensure_ascii=False)
+        body = json.dumps(
+            {"rec": record, "base": [], "from": made_from}, sort_keys=True, ensure_ascii=False
+        )
         self._db.conn.execute(
             "INSERT INTO sync_ops(rev, memory_id, device, seq, lamport, kind, body) "
             "VALUES (?, ?, '~', 0, 0, 'put', ?)",
@@ -327,7 +333,51 @@ def _massive(count: int, live: int) -> bool:
 
 
 class Holding:
-    """Removals held for a person (a part of `Syncer`, beside `Ledger`)."""
+    """What waits for a person (a part of `Syncer`, beside `Ledger`): removals held, and
+    memories edited apart on two devices (their versions kept, linked, in the trash)."""
+
+    def conflicts(self) -> list[dict]:
+        """Each memory edited on two devices apart whose versions still wait, linked to it
+        in the trash: the memory (as merged) and each version, with the device that wrote
+        it. The same on every device (made from the same operations); resolved ones (kept
+        merged, a version chosen, unmerged) leave the list."""
+        rows = self._db.query(
+            "SELECT v.id, v.merged_into, v.title, v.text, v.updated_at, o.body "
+            "FROM memories v JOIN sync_ops o ON o.rev = v.id || '~' "
+            "WHERE v.deleted_at IS NOT NULL AND v.merged_into IS NOT NULL "
+            "ORDER BY v.merged_into, v.updated_at, v.id"
+        )
+        versions: dict[str, list[dict]] = {}
+        for version, merged, title, text, updated, body in rows:
+            made_from = json.loads(body).get("from") or ""
+            device = made_from.rpartition(".")[0]
+            versions.setdefault(merged, []).append(
+                {
+                    "id": version,
+                    "title": title,
+                    "text": text,
+                    "at": updated,
+                    "device": device,
+                    "device_name": self._device_name(device) if device else "another device",
+                }
+            )
+        out = []
+        for memory_id, kept in versions.items():
+            found = self._db.query(
+                "SELECT title, text, deleted_at FROM memories WHERE id = ?", (memory_id,)
+            )
+            if found:
+                title, text, trashed = found[0]
+                out.append(
+                    {
+                        "id": memory_id,
+                        "title": title,
+                        "text": text,
+                        "trashed": trashed is not None,
+                        "versions": kept,
+                    }
+                )
+        return out
 
     def _hold_removals(self, affected: set[str], result: Pass) -> None:
         """Hold the removals of live memories that one device's operations would make here,

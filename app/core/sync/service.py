@@ -29,12 +29,14 @@ class SyncService:
         settings: Settings,
         apply_settings: Callable[[dict[str, Any]], Any],
         model_id: Callable[[], str],
+        edit: Callable[..., Any],
     ):
         self._db = db
         self._store = store
         self._settings = settings
         self._apply_settings = apply_settings
         self._model_id = model_id
+        self._edit = edit  # the Engine's, with every check a person's edit goes through
         self._made: tuple | None = None
         self._syncer_made: Syncer | None = None
 
@@ -205,6 +207,39 @@ class SyncService:
         again, on every device (for this device: takes them back from the folder)."""
         self._syncer().decide_held(device, apply=False)
         return self.now()
+
+    def conflicts(self) -> list[dict]:
+        """Memories edited on two devices apart, waiting for a person: each as merged, and
+        its versions (text, device, time)."""
+        return self._syncer().conflicts()
+
+    def resolve(self, memory_id: str, keep: str | None = None) -> None:
+        """A person resolves a memory edited apart: as merged (`keep` None) or as one of its
+        versions (`keep`: its id); either way its versions stay in the trash, unlinked (a
+        synced change: every device sees it resolved). Unmerging it resolves it too."""
+        found = [c for c in self.conflicts() if c["id"] == memory_id]
+        if not found:
+            raise InputError(
+                f"memory {memory_id!r} has no versions from edits made apart waiting "
+                "(mnemo sync conflicts lists them)"
+            )
+        versions = [v["id"] for v in found[0]["versions"]]
+        if keep is not None:
+            chosen = [v for v in versions if v == keep or v.startswith(keep) or v.endswith(keep)]
+            if len(chosen) != 1:
+                raise InputError(f"{keep!r} is not one of its versions: {', '.join(versions)}")
+            version = self._store.get(chosen[0])
+            self._edit(
+                memory_id,
+                text=version.text,
+                title=version.title,
+                reasoning=version.reasoning,
+                tags=version.tags,
+                references=version.references,
+                category=version.category,
+                secrets="allow",  # (its own words, already kept here)
+            )
+        self._store.unlink(versions)
 
     def refuse_plain(self) -> None:
         """The sync files are plain text: refused for an encrypted database unless the

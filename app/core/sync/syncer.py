@@ -397,7 +397,7 @@ class Syncer(Intake, Ledger, Holding):
             "waiting_operations": self._db.query(
                 "SELECT COALESCE(SUM(operations), 0) FROM sync_waiting"
             )[0][0],
-            "conflicts": int(self._db.get_meta("sync_conflicts", "0")),
+            "conflicts": len(self.conflicts()),  # memories edited apart, not resolved yet
             "problems": [{"at": a, "kind": k, "what": w} for a, k, w in problems],
             # started from another device's snapshot (its logs were compacted)
             "from_snapshot": self._db.get_meta("sync_floor") not in (None, "{}"),
@@ -423,7 +423,6 @@ class Syncer(Intake, Ledger, Holding):
             known[was] = self._db.get_meta("sync_device")
         with self._db.write() as conn:
             if was is not None:
-                conn.execute("DELETE FROM _metadata WHERE key = 'sync_conflicts'")
                 for table in (
                     "sync_ops",
                     "sync_memories",

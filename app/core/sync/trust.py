@@ -195,7 +195,8 @@ def settle(
     a trusted device wins over another's approval, a person's decision here over both)."""
     known = devices.all()
     out = Settled({}, {}, [], [], False)
-    if me not in known or known[me].key != signer.public or known[me].state != "self":
+    mine = known.get(me)
+    if mine is None or (mine.key, mine.state, mine.name) != (signer.public, "self", name):
         devices.put(Device(me, signer.public, "self", name, by="this device"))
     if joining:
         founder = (mark or {}).get("founder")
@@ -221,6 +222,15 @@ def settle(
             key = _valid(info)  # a device from before keys publishes its first
             if key:
                 known[device].key = key
+                devices.put(known[device])
+        else:  # its name as it says it now (only from a file signed by its known key)
+            shown = str(info.get("name", ""))[:100]
+            if (
+                shown != known[device].name
+                and known[device].key
+                and _valid(info) == known[device].key
+            ):
+                known[device].name = shown
                 devices.put(known[device])
     changed = True
     while changed:  # what trusted devices approved or refused, until nothing moves
