@@ -297,7 +297,8 @@ def serve() -> int:
     if fcntl is None or not local_socket.UNIX:
         log.info("no hook helper on this platform")
         return 1
-    lock = open(lock_path(), "a+")  # noqa: SIM115 - held for the whole process
+    # held for the whole process; ours alone whatever the umask (0600, never a link)
+    lock = os.fdopen(paths.private_file(Path(lock_path()), os.O_RDWR | os.O_CREAT), "a+")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -474,8 +474,8 @@ def _check_only_ours(
 @contextlib.contextmanager
 def _locked():
     """One `mnemo agents` at a time on this machine's record of what it wrote."""
-    path = paths.data_dir() / "agents.lock"
-    with open(path, "a+") as lock:
+    path = paths.data_dir() / "agents.lock"  # (0600 whatever the umask, never a link)
+    with os.fdopen(paths.private_file(path, os.O_RDWR | os.O_CREAT), "a+") as lock:
         if fcntl is not None:
             fcntl.flock(lock, fcntl.LOCK_EX)
         try:

@@ -107,6 +107,8 @@ def encrypt(args: Namespace) -> int:
                 "The vector copy is sealed too; exports and the markdown mirror are refused "
                 "while it is encrypted (mnemo export --plain says yes to one export).",
             )
+        if warning := engine.sync.clear_folder_warning():
+            say(f"note: {warning}")
     return 0
 
 

@@ -35,7 +35,7 @@ def _report(result: Pass) -> None:
     )
     for kind, problem in zip(result.kinds, result.problems, strict=True):
         if kind != "conflict":  # conflicts are counted above
-            say(problem)
+            say(f"note: {problem}" if kind == "clear" else problem)
 
 
 def init(args: Namespace) -> int:

@@ -38,7 +38,7 @@ from app.core.search.ranking import Band, Weights, weights_from
 from app.core.search.recall import RecallResult, recall
 from app.core.search.vectors import VectorIndex
 from app.core.settings import MODEL_KEYS, Settings
-from app.core.storage import transfer
+from app.core.storage import knowledge, transfer
 from app.core.storage.db import Database
 from app.core.storage.inbox import Candidate, Inbox
 from app.core.storage.store import Filters, Store
@@ -676,6 +676,9 @@ class Engine:
         """(passed, description) for each `mnemo doctor` check."""
         problem = self._settings.problem
         settings = [(problem is None, f"settings: {problem or 'readable'}")]
+        if self._settings["mirror_dir"]:
+            mirror = knowledge.mirror_problem(self._settings["mirror_dir"])
+            settings.append((mirror is None, f"mirror: {mirror or 'writable'}"))
         return settings + health.checks(self._db, self._store, self.meaning())
 
     def repair(self) -> tuple[int, int]:

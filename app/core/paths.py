@@ -85,7 +85,11 @@ def private_dir(path: Path) -> Path:
         parents_of(path)
         path.mkdir(mode=0o700, exist_ok=True)
         if os.name == "posix" and path.stat().st_mode & 0o077:
-            path.chmod(0o700)
+            try:
+                path.chmod(0o700)
+            except OSError:  # read-only media, or not ours: nothing can be written there
+                if os.access(path, os.W_OK):  # either, so reading goes on
+                    raise
     except FileExistsError:
         raise InputError(f"{path} is a file, not a folder") from None
     except OSError as exc:
@@ -103,7 +107,15 @@ def private_file(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     Returns the descriptor."""
     fd = os.open(path, flags | NOFOLLOW, 0o600)
     if os.name == "posix":
-        os.fchmod(fd, 0o600)
+        try:
+            if os.fstat(fd).st_uid != os.getuid():  # planted by another user (a shared
+                raise PermissionError(  # folder): never our bytes in their file
+                    errno.EPERM, "it belongs to another user", str(path)
+                )
+            os.fchmod(fd, 0o600)
+        except BaseException:
+            os.close(fd)
+            raise
     return fd
 
 

@@ -238,7 +238,8 @@ class Writer:
                 return known
             stored = self._store.insert(memory)
             self._indexer.save(stored, embedded)
-        self._mirror([stored])
+        if problem := self._mirror([stored]):
+            notice = f"{notice}; {problem}" if notice else problem
         score = duplicate[1] if duplicate is not None else None
         return RememberResult(Remembered.STORED, stored, score, related, notice, similar)
 
@@ -462,8 +463,10 @@ class Writer:
         """Delete every memory in the trash for good (no undo); how many."""
         return self._store.purge(self._store.trashed_ids())
 
-    def _mirror(self, memories: list[Memory]) -> None:
-        """Append changed memories to the markdown mirror, if one is set (never fails a write).
-        Never for an encrypted database: the mirror is plain text (ADR 0014)."""
-        if not self._db.encrypted:
-            append_to_mirror(self._settings["mirror_dir"], memories)
+    def _mirror(self, memories: list[Memory]) -> str | None:
+        """Append changed memories to the markdown mirror, if one is set (never fails a
+        write; why it could not be written, to say). Never for an encrypted database: the
+        mirror is plain text (ADR 0014)."""
+        if self._db.encrypted:
+            return None
+        return append_to_mirror(self._settings["mirror_dir"], memories)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, run_cli, wait
 
 POSIX_ONLY = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes and devices")
 
@@ -214,3 +214,24 @@ def test_a_full_disk_is_named_and_the_import_says_exactly_what_landed(tiny_disk,
     err = _one_line_error(run_cli("settings", "weight_vector", "0.5", env=env))
     assert "the disk is full" in err
     assert not list((tiny_disk / "home" / "config").glob("*.tmp"))  # no half-written file
+
+
+@POSIX_ONLY
+def test_the_hook_helper_and_agents_locks_are_private_whatever_the_umask(mnemo_home, tmp_path):
+    """Issue 40, 13: hook-helper.lock and agents.lock were created 0666 under umask 0."""
+    started = subprocess.Popen(  # the helper as a hook starts it, under umask 0
+        [sys.executable, "-m", "app", "hook", "serve"],
+        cwd=REPO,
+        env={**os.environ},
+        preexec_fn=lambda: os.umask(0),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        lock = wait(lambda: next(mnemo_home.rglob("hook-helper.lock"), None), 60, "the lock")
+        assert _mode(lock) == 0o600
+        assert _cli_umask0("agents", "uninstall", "--project", str(tmp_path)).returncode == 0
+        assert _mode(mnemo_home / "data" / "agents.lock") == 0o600
+    finally:
+        _cli_umask0("hook", "stop")
+        started.wait(30)

@@ -367,3 +367,36 @@ def test_a_mnemo_home_that_is_not_utf8_is_one_line(tmp_path):
     assert done.stderr.decode().strip() == (
         f"mnemo: error: MNEMO_HOME={home!r} is not UTF-8 text; choose a folder whose name is"
     )
+
+
+@SECOND_USER
+def test_a_mirror_file_another_user_made_first_is_never_written_and_it_is_said(
+    tmp_path, mnemo_home
+):
+    """Issue 40, 10 and 13: the mirror appended to this month's file that another user
+    had made in a shared folder (readable by them); a link planted there failed silently.
+    Now neither is written, `remember` says so, and `doctor` names it."""
+    import datetime as dt
+
+    from tests.conftest import run_cli
+
+    shared = Path(tempfile.mkdtemp(prefix="mnemo-mirror-", dir="/tmp"))
+    shared.chmod(0o1777)
+    month = shared / f"mnemo-{dt.datetime.now(dt.UTC):%Y-%m}.md"
+    try:
+        _as_other("sh", "-c", f"umask 0; : > {month}")
+        assert run_cli("settings", "mirror_dir", str(shared)).returncode == 0
+        done = run_cli("remember", "A note that must not land in their file")
+        assert done.returncode == 0
+        assert "mirror was not written" in done.stderr.decode()
+        assert "another user" in done.stderr.decode()
+        assert month.read_bytes() == b""
+        doctor = run_cli("doctor").stdout.decode()
+        assert "mirror:" in doctor and "another user" in doctor
+        subprocess.run(["rm", "-f", str(month)], check=True)
+        month.symlink_to(tmp_path / "elsewhere.md")
+        done = run_cli("remember", "A second note, never through a link")
+        assert "symbolic link" in done.stderr.decode()
+        assert not (tmp_path / "elsewhere.md").exists()
+    finally:
+        subprocess.run(["rm", "-rf", str(shared)], check=False)

@@ -76,3 +76,31 @@ def test_a_removed_device_is_shown_as_removed(tmp_path):
     assert "(removed)" in ok(laptop, "sync", "status")
     # what it wrote stays
     assert "An old desktop's note." in ok(laptop, "list")
+
+
+def test_a_pass_on_a_damaged_database_says_so_and_status_still_reads(tmp_path):
+    """Issue 40, 13: `sync now` on a database marked damaged reported "Wrote 0 operations;
+    read 0" as if all were fine."""
+    home = tmp_path / "home"
+    ok(home, "remember", "A note before the damage.")
+    ok(home, "sync", "init", str(tmp_path / "shared"), "--no-embed")
+    (home / "data" / "mnemo.db.damaged").write_text("row 3 missing from index\n")
+    done = mnemo(home, "sync", "now", "--no-embed")
+    err = done.stderr.decode()
+    assert done.returncode == 1 and "integrity check" in err and "Wrote" not in done.stdout.decode()
+    assert _one_line_error(done)
+    assert "Folder:" in ok(home, "sync", "status")
+
+
+def test_a_join_from_a_snapshot_counts_each_operation_once(tmp_path):
+    """Issue 40, 13: a 20,000-memory join printed "read 80000": the snapshot's lines and
+    then the logs it covers, read again and passed over, were both counted."""
+    first, joiner, folder = tmp_path / "first", tmp_path / "joiner", tmp_path / "shared"
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text("".join(f'{{"text": "Note {n} about the pier."}}\n' for n in range(300)))
+    ok(first, "import", str(notes), "--no-embed")
+    wrote = ok(first, "sync", "init", str(folder), "--no-embed")
+    written = int(wrote.split("Wrote ")[1].split(" ")[0])
+    ok(first, "sync", "compact")
+    joined = ok(joiner, "sync", "init", str(folder), "--no-embed")
+    assert f"read {written} from other devices; 300 memories changed here" in joined, joined

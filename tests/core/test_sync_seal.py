@@ -100,3 +100,28 @@ def test_an_encrypted_database_encrypts_its_sync_files_and_the_cli_shows_the_key
     plain = run_cli("sync", "init", str(tmp_path / "other"), "--no-embed", env=env)
     assert plain.returncode == 0  # a new folder: encrypted by default, no question
     assert "not encrypted" not in plain.stdout.decode()
+
+
+def test_encrypting_says_the_plain_sync_folder_still_holds_every_memory(tmp_path, mnemo_home):
+    """Issue 40, 5: after `encrypt`, the old plain sync folder still held every memory in
+    the clear and nothing said so: not `encrypt`, not the refusal to sync there, not the
+    move to a new encrypted folder."""
+    env = {"MNEMO_PASSPHRASE": "a passphrase for sync"}
+    assert run_cli("remember", MARKER, env=env).returncode == 0
+    old = tmp_path / "plain"
+    assert run_cli("sync", "init", str(old), "--no-embed", env=env).returncode == 0
+    done = run_cli("encrypt", "--passphrase", env=env)
+    assert done.returncode == 0
+    assert f"the sync folder {old} still holds your memories in the clear" in (
+        done.stderr.decode()
+    )
+    refused = run_cli("sync", "now", "--no-embed", env=env)
+    assert refused.returncode == 1
+    assert f"{old} already holds what was written there in the clear" in (
+        refused.stderr.decode()
+    )
+    moved = run_cli("sync", "init", str(tmp_path / "sealed"), "--no-embed", env=env)
+    assert moved.returncode == 0, moved.stderr.decode()
+    assert f"the sync folder {old} still holds your memories in the clear" in (
+        moved.stderr.decode()
+    )

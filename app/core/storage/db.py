@@ -8,6 +8,7 @@ import logging
 import os
 import secrets
 import shutil
+import urllib.parse
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -86,8 +87,9 @@ def _private_database(path: Path) -> None:
         return
     for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         with contextlib.suppress(OSError):
-            if part.stat().st_uid == os.getuid() and part.stat().st_mode & 0o077:
-                part.chmod(0o600)
+            mode = part.stat().st_mode
+            if part.stat().st_uid == os.getuid() and mode & 0o077:
+                part.chmod(mode & 0o700)  # (a file made read-only stays read-only)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -146,7 +148,12 @@ class Database:
             else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         )
         try:
-            self.conn, key = self._connect(flags, new, keys_)
+            try:
+                self.conn, key = self._connect(flags, new, keys_)
+            except apsw.CantOpenError:
+                if new or not self.path.is_file():
+                    raise
+                self.conn, key = self._read_as_it_is()
             self.encrypted = key is not None
             # The sealed vector copy's key (ADR 0014); the database key is not kept
             self.vector_key = None if key is None else keys.subkey(key, "vector copy")
@@ -198,6 +205,21 @@ class Database:
             if new or not _switched(self.path, before):
                 return conn, key
             conn.close()  # a switch began meanwhile: this may be the file it replaces
+
+    def _read_as_it_is(self) -> tuple[apsw.Connection, bytes | None]:
+        """The database on media or in a folder that cannot be written (a read-only mount,
+        no rights to the folder): SQLite cannot make the WAL's index beside it, so it is
+        read as an immutable file; searches work, writes are refused as read-only."""
+        candidates, problems = keys.candidates(self.path)
+        if problems and not candidates:
+            raise problems[0]
+        uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?immutable=1"
+        conn, key = cipher.connect(
+            uri, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI, candidates or [None]
+        )
+        self._asked_read_only = self.read_only = True
+        log.info("the database %s is read as it is: its folder cannot be written", self.path)
+        return conn, key
 
     # ---- letting go while the file is replaced (`handoff`) ---------------------------
     def switch_wanted(self) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -126,13 +127,37 @@ def to_markdown(memory: Memory) -> str:
     return "\n".join(lines) + "\n"
 
 
-def append_to_mirror(folder: str, memories: list[Memory]) -> None:
+def mirror_file(folder: str) -> Path:
+    """This month's file of the markdown mirror in `folder`."""
+    return Path(folder).expanduser() / f"mnemo-{datetime.now(UTC):%Y-%m}.md"
+
+
+def mirror_problem(folder: str) -> str | None:
+    """Why this month's mirror file cannot be written (a link planted there, a file of
+    another user's, not a file), without writing it; None when it can."""
+    path = mirror_file(folder)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path}: {exc.strerror}"
+    if stat.S_ISLNK(st.st_mode):
+        return f"{path} is a symbolic link (never followed: it could point anywhere)"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path} is not a file"
+    if os.name == "posix" and st.st_uid != os.getuid():
+        return f"{path} belongs to another user (never written: they could read it)"
+    return None
+
+
+def append_to_mirror(folder: str, memories: list[Memory]) -> str | None:
     """Append changed memories to this month's file of the markdown mirror in `folder`
-    (nothing when no folder is set). A failure is logged, never raised: the mirror is a
-    copy, and the write it follows has already landed."""
+    (nothing when no folder is set). A failure is logged and said (returned), never
+    raised: the mirror is a copy, and the write it follows has already landed."""
     if not folder or not memories:
-        return
-    path = Path(folder).expanduser() / f"mnemo-{datetime.now(UTC):%Y-%m}.md"
+        return None
+    path = mirror_file(folder)
     try:
         if not path.parent.is_dir():  # made private when Mnemo makes it; a folder of the
             paths.private_dir(path.parent)  # user's (even /tmp) keeps its own mode
@@ -141,4 +166,7 @@ def append_to_mirror(folder: str, memories: list[Memory]) -> None:
             for memory in memories:
                 f.write("\n" + to_markdown(memory))
     except (OSError, InputError) as exc:
+        why = mirror_problem(folder) or f"{path}: {exc}"
         log.warning("could not append to the mirror %s: %s", path, exc)
+        return f"the markdown mirror was not written: {why}"
+    return None

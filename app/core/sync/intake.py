@@ -88,8 +88,8 @@ class Intake:
                     (device, trust.snapshot_domain(device, number, line_no)),
                 )
                 line_no += 1
-                result.read += 1
                 if memory_id:
+                    result.read += 1
                     affected.add(memory_id)
             finished = not f.read(1)
         self._apply(affected, result, write_rows=True)
@@ -190,9 +190,9 @@ class Intake:
                         f"{MAX_LINE_BYTES // 2**20} MB",
                     )
                     continue
-                affected.update(self._take(line, log_file.device, f"{key} at byte {at}", result))
-            if not own:
-                result.read += len(lines)
+                taken = self._take(line, log_file.device, f"{key} at byte {at}", result)
+                affected.update(taken)
+                result.read += bool(taken) and not own  # (what was new: not a line held already)
             if skipping != (key in self._skipping):
                 self._skipping ^= {key}
                 self._db.set_meta("sync_skipping", json.dumps(sorted(self._skipping)))

@@ -73,6 +73,8 @@ class SyncService:
         encrypted with a new key when `encrypt` (by default: when the database is), and
         plain ones from an encrypted database only with `plain`."""
         root = Folder.check(Path(folder))
+        left = self._settings["sync_folder"]  # a folder left behind in the clear: said
+        left_plain = bool(left) and left != str(root) and not self._db.get_meta("sync_key")
         mark = Folder.read_mark(root)
         if mark is not None and mark.get("sealed"):
             if not key:
@@ -125,11 +127,30 @@ class SyncService:
         before = {key: self._settings[key] for key in values}
         self._apply_settings(values)
         try:
-            return self.now(progress)
+            result = self.now(progress)
+            if left_plain and secret is not None:  # moved to encrypted files: say what stays
+                result.problems.append(self.clear_folder_warning(left))
+                result.kinds.append("clear")
+            return result
         except BaseException:
             if before["sync_folder"] != str(root):  # a first pass that failed: not set up
                 self._apply_settings(before)
             raise
+
+    def clear_folder_warning(self, folder: str | None = None) -> str | None:
+        """What to tell a person whose memories lie in the clear in a sync folder (`folder`,
+        by default the one this device syncs through, when its files are not encrypted
+        and the database is): None when there is nothing to say."""
+        if folder is None:
+            if not self.configured() or self._db.get_meta("sync_key"):
+                return None
+            folder = self._settings["sync_folder"]
+        return (
+            f"the sync folder {folder} still holds your memories in the clear (its files are "
+            "not encrypted, and so are the copies of it on your other devices): sync through a "
+            "new folder with encrypted files (mnemo sync init NEW-FOLDER --encrypt on each "
+            "device), then delete that folder everywhere"
+        )
 
     def key(self) -> str | None:
         """The sync folder's key to give another device (None: its files are plain)."""
@@ -254,4 +275,10 @@ class SyncService:
                 "would be readable in the folder and on every device it syncs to; say so to "
                 "sync anyway (mnemo sync init FOLDER --plain), or encrypt the folder's files "
                 "(mnemo sync init NEW-FOLDER --encrypt)"
+                + (
+                    f"; and {self._settings['sync_folder']} already holds what was written "
+                    "there in the clear: delete it once your devices use the new folder"
+                    if self._settings["sync_folder"]
+                    else ""
+                )
             )

@@ -338,7 +338,7 @@ class Syncer(Intake, Ledger, Holding):
         """Where sync stands: the folder, the devices, what waits, the latest problems."""
         folder = self._folder()
         self._floor = json.loads(self._db.get_meta("sync_floor", "{}"))
-        if not self._db.read_only:
+        if not self._db.read_only and self._db.damage() is None:  # (else: read as it is)
             with self._db.write():
                 self._trust(folder, None)
         known = trust.Devices(self._db).all()
