@@ -402,6 +402,9 @@ class Runner:
             "applied": result.applied,
             "conflicts": result.conflicts,
             "problem": "",
+            # for a person, said once each: a device that waits for approval, removals held
+            "new_devices": list(result.new_devices),
+            "held": dict(result.held),
         }
         self.listener.synced(summary)
         if result.applied:
@@ -420,7 +423,15 @@ class Runner:
             self._sync_problem = text
             log.warning("sync: %s", text)
             self.listener.synced(
-                {"written": 0, "read": 0, "applied": 0, "conflicts": 0, "problem": text}
+                {
+                    "written": 0,
+                    "read": 0,
+                    "applied": 0,
+                    "conflicts": 0,
+                    "problem": text,
+                    "new_devices": [],
+                    "held": {},
+                }
             )
 
     def _model_is(self, state: str, detail: str) -> None:

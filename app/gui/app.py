@@ -241,6 +241,7 @@ class MnemoApp(QtCore.QObject):
         if self.settings_dialog is None:
             self.settings_dialog = SettingsDialog(self.settings, self.worker)
             self.settings_dialog.applied.connect(self._settings_applied)
+            self.settings_dialog.sync.conflicts_wanted.connect(self.show_conflicts)
         if not self.settings_dialog.isVisible():
             self.settings_dialog.load()  # what the settings are now
         self.settings_dialog.show()
@@ -556,11 +557,52 @@ class MnemoApp(QtCore.QObject):
             got = f", {moved['applied']} changes arrived" if moved["applied"] else ""
             kept = f", {moved['conflicts']} edited apart (both kept)" if moved["conflicts"] else ""
             self._sync = f"Synced at {stamp}{got}{kept}"
+            self._tell_about_sync(moved)
         self._refresh_tray()
         # The devices and what waits: read at most every 30 s here (a pass runs after each
         # write), and whenever the menu is opened
         if time.monotonic() - self._sync_details_at > 30:
             self._ask_sync_details()
+
+    def _tell_about_sync(self, moved: dict) -> None:
+        """What a pass found that a person must decide: a new device waiting for approval,
+        removals held, memories edited on two devices apart (each said once, when it
+        arrives; Settings → Sync and the manager's Conflicts list them until decided)."""
+        sync = ("Settings → Sync", self.show_sync_settings)
+        if moved.get("new_devices"):
+            count = len(moved["new_devices"])
+            self.notify(
+                "A new device wants to sync",
+                f"{count} device{'s' if count > 1 else ''} ({', '.join(moved['new_devices'])}) "
+                "wrote to your sync folder: approve it in Settings → Sync if it is yours "
+                "(compare its key); until then nothing it writes is read.",
+                action=sync,
+            )
+        for device, count in (moved.get("held") or {}).items():
+            self.notify(
+                "Removals held for you",
+                f"Device {device} would remove {count} memories here at once: nothing was "
+                "removed. Apply or keep them in Settings → Sync.",
+                action=sync,
+            )
+        if moved.get("conflicts"):
+            count = moved["conflicts"]
+            self.notify(
+                "Edited on two devices apart",
+                f"{count} memor{'ies were' if count > 1 else 'y was'} edited on two of your "
+                "devices apart: both versions are kept. Review them in the manager.",
+                action=("Review", self.show_conflicts),
+            )
+
+    def show_sync_settings(self) -> None:
+        """Settings on its Sync page."""
+        self.show_settings()
+        self.settings_dialog.tabs.setCurrentWidget(self.settings_dialog.sync)
+
+    def show_conflicts(self) -> None:
+        """The manager's Conflicts view (memories edited on two devices apart)."""
+        self.show_manager()
+        self.manager.show_conflicts()
 
     def _ask_sync_details(self) -> None:
         self._sync_details_at = time.monotonic()

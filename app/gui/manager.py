@@ -437,6 +437,7 @@ class Manager(QtWidgets.QMainWindow):
             ("actionImport", "Import…", self.import_dialog, None),
             ("actionImportFolder", "Import folder…", self.import_folder_dialog, None),
             ("actionExport", "Export…", self.export_dialog, None),
+            ("actionConflicts", "Conflicts", self.show_conflicts, None),
             ("actionInbox", "Inbox", self.show_inbox, None),
         ):
             action = bar.addAction(text, slot)
@@ -446,6 +447,9 @@ class Manager(QtWidgets.QMainWindow):
         self.inbox_action = bar.actions()[-1]
         self.inbox_action.setToolTip("What your agents captured, to accept or reject")
         self.inbox_dialog = None
+        self.conflicts_dialog = None
+        conflicts = bar.actions()[-2]
+        conflicts.setToolTip("Memories edited on two of your devices apart, to review")
 
     # ---- browsing --------------------------------------------------------------------
     def _fill_filters(self) -> None:
@@ -1042,6 +1046,26 @@ class Manager(QtWidgets.QMainWindow):
         self.worker.call(
             lambda e: e.duplicate_pairs(threshold), self._show_duplicates, self._failed
         )
+
+    def show_conflicts(self) -> None:
+        """The memories edited on two devices apart, each with its versions, to resolve."""
+        self.statusBar().showMessage("Looking for memories edited apart…")
+        self.worker.call(
+            lambda e: e.sync.conflicts() if e.sync.configured() else [],
+            self._show_conflicts,
+            self._failed,
+        )
+
+    def _show_conflicts(self, conflicts: list[dict]) -> None:
+        from app.gui.conflicts import ConflictsDialog
+
+        self.statusBar().showMessage(f"{len(conflicts)} edited on two devices apart.", 5000)
+        if self.conflicts_dialog is None:
+            self.conflicts_dialog = ConflictsDialog(conflicts, self.worker, self)
+        else:
+            self.conflicts_dialog.fill(conflicts)
+        self.conflicts_dialog.show()
+        self.conflicts_dialog.raise_()
 
     def _show_duplicates(self, pairs) -> None:
         from app.gui.duplicates import DuplicatesDialog

@@ -16,6 +16,7 @@ class SyncPage(QtWidgets.QWidget):
     what went wrong; start, sync now, remove a device, stop."""
 
     done = Signal(str)  # what the last action did (or why it did not), for tests
+    conflicts_wanted = Signal()  # "Review…": the manager's Conflicts view
 
     def __init__(self, worker: Worker, parent=None):
         super().__init__(parent)
@@ -42,14 +43,56 @@ class SyncPage(QtWidgets.QWidget):
         self.now_button = QtWidgets.QPushButton("Sync now", objectName="syncNow")
         self.stop_button = QtWidgets.QPushButton("Stop syncing", objectName="syncStop")
         self.remove_button = QtWidgets.QPushButton("Remove device", objectName="syncRemove")
+        self.approve_button = QtWidgets.QPushButton("Approve", objectName="syncApprove")
+        self.approve_button.setToolTip(
+            "It is one of yours (compare its key with the one it shows): what it writes is "
+            "read here, and on your devices that trust this one"
+        )
+        self.refuse_button = QtWidgets.QPushButton("Refuse", objectName="syncRefuse")
+        self.refuse_button.setToolTip("It is not yours: nothing more of it is read")
         self.start_button.clicked.connect(self.start)
         self.now_button.clicked.connect(self.sync_now)
         self.stop_button.clicked.connect(self.stop)
         self.remove_button.clicked.connect(self.remove)
+        self.approve_button.clicked.connect(lambda: self.decide("approve"))
+        self.refuse_button.clicked.connect(lambda: self.decide("refuse"))
         self.devices = QtWidgets.QTreeWidget(objectName="syncDevices")
-        self.devices.setHeaderLabels(["Device", "Last seen", "Operations", "Id"])
+        self.devices.setHeaderLabels(
+            ["Device", "May write", "Key", "Last seen", "Operations", "Id"]
+        )
         self.devices.setRootIsDecorated(False)
         self.devices.setMinimumHeight(110)
+        self.devices.currentItemChanged.connect(lambda *_: self._enable_decisions())
+        # Removals held for you (a device removing many memories at once)
+        self.held = QtWidgets.QTreeWidget(objectName="syncHeld")
+        self.held.setHeaderLabels(["Held for you", "Memories", "First of them"])
+        self.held.setRootIsDecorated(False)
+        self.held.setMaximumHeight(110)
+        self.apply_held = QtWidgets.QPushButton("Apply removals", objectName="syncApplyHeld")
+        self.refuse_held = QtWidgets.QPushButton("Keep the memories", objectName="syncRefuseHeld")
+        self.refuse_held.setToolTip("They stay here, and are written back on your other devices")
+        self.apply_held.clicked.connect(lambda: self.decide_held(True))
+        self.refuse_held.clicked.connect(lambda: self.decide_held(False))
+        self.held_box = QtWidgets.QWidget(objectName="syncHeldBox")
+        held_layout = QtWidgets.QVBoxLayout(self.held_box)
+        held_layout.setContentsMargins(0, 0, 0, 0)
+        held_layout.addWidget(self.held)
+        held_buttons = QtWidgets.QHBoxLayout()
+        held_buttons.addWidget(self.apply_held)
+        held_buttons.addWidget(self.refuse_held)
+        held_buttons.addStretch(1)
+        held_layout.addLayout(held_buttons)
+        self.held_box.setVisible(False)
+        self.conflicts_line = QtWidgets.QLabel(objectName="syncConflicts")
+        self.review_button = QtWidgets.QPushButton("Review…", objectName="syncReview")
+        self.review_button.clicked.connect(self.conflicts_wanted)
+        conflicts_row = QtWidgets.QHBoxLayout()
+        conflicts_row.addWidget(self.conflicts_line, 1)
+        conflicts_row.addWidget(self.review_button)
+        self.conflicts_row = QtWidgets.QWidget()
+        self.conflicts_row.setLayout(conflicts_row)
+        conflicts_row.setContentsMargins(0, 0, 0, 0)
+        self.conflicts_row.setVisible(False)
         self.progress = QtWidgets.QProgressBar(objectName="syncProgress")
         self.progress.setVisible(False)
         self.details = QtWidgets.QLabel(objectName="syncDetails")
@@ -76,13 +119,20 @@ class SyncPage(QtWidgets.QWidget):
             buttons.addWidget(button)
         buttons.addStretch(1)
         buttons.addWidget(self.key_button)
-        buttons.addWidget(self.remove_button)
+        device_buttons = QtWidgets.QHBoxLayout()
+        device_buttons.addWidget(self.approve_button)
+        device_buttons.addWidget(self.refuse_button)
+        device_buttons.addStretch(1)
+        device_buttons.addWidget(self.remove_button)
         layout = QtWidgets.QVBoxLayout(self)
         layout.addWidget(self.state)
         layout.addLayout(form)
         layout.addLayout(buttons)
         layout.addWidget(self.progress)
         layout.addWidget(self.devices)
+        layout.addLayout(device_buttons)
+        layout.addWidget(self.held_box)
+        layout.addWidget(self.conflicts_row)
         layout.addWidget(self.details)
         layout.addWidget(about)
         layout.addStretch(1)
@@ -108,41 +158,82 @@ class SyncPage(QtWidgets.QWidget):
             field.setEnabled(not on)
         self.key_button.setEnabled(on and bool(status.get("sealed")))
         self.devices.clear()
+        self.held.clear()
         if not on:
             self.encrypt.setChecked(bool(status.get("encrypted")))
             self.state.setText("<b>Sync is off.</b> Choose a shared folder to start.")
             self.details.setText("")
             self.remove_button.setEnabled(False)
+            self.held_box.setVisible(False)
+            self.conflicts_row.setVisible(False)
+            self._enable_decisions()
             return
         self.folder.setText(status["folder"])
         self.name.setText(status["name"])
         self.encrypt.setChecked(bool(status["sealed"]))
         sealed = "encrypted" if status["sealed"] else "<b>not encrypted</b>"
+        waiting = (
+            ""
+            if status["approved"]
+            else (
+                "<br>Not approved by your other devices yet: on one of them, approve "
+                f"{status['name']} ({status['device']}) in Settings → Sync, after checking its "
+                f"key is {status['key']}."
+            )
+        )
         self.state.setText(
             f"<b>Syncing</b> through {status['folder']} as {status['name']} "
-            f"({status['device']}); the files there are {sealed}."
+            f"({status['device']}, key {status['key']}); the files there are {sealed}." + waiting
         )
         for device in sorted(status["devices"], key=lambda d: (not d["this"], d["name"])):
             name = device["name"] + (" (this device)" if device["this"] else "")
             name += " (removed)" if device["removed"] else ""
             seen = age(device["seen"]) if device["seen"] else "never"
-            item = QtWidgets.QTreeWidgetItem([name, seen, str(device["operations"]), device["id"]])
+            state = _STATES.get(device["state"], device["state"])
+            row = [name, state, device["key"], seen, str(device["operations"]), device["id"]]
+            item = QtWidgets.QTreeWidgetItem(row)
             item.setData(0, Qt.UserRole, device["id"])
+            item.setData(1, Qt.UserRole, device["state"])
+            if device["state"] == "pending":
+                font = item.font(1)
+                font.setBold(True)
+                item.setFont(1, font)
             item.setDisabled(device["this"])
             self.devices.addTopLevelItem(item)
-        for column in range(4):
+        for column in range(6):
             self.devices.resizeColumnToContents(column)
         self.remove_button.setEnabled(len(status["devices"]) > 1)
+        self._enable_decisions()
+        for held in status["held"]:
+            who = (
+                "Removed here, not through Mnemo"
+                if held["here"]
+                else (f"{held['name']} ({held['device']}) would remove")
+            )
+            item = QtWidgets.QTreeWidgetItem(
+                [who, str(held["memories"]), "; ".join(held["titles"][:3])]
+            )
+            item.setData(0, Qt.UserRole, held["device"])
+            self.held.addTopLevelItem(item)
+        self.held_box.setVisible(bool(status["held"]))
+        if status["held"]:
+            self.held.setCurrentItem(self.held.topLevelItem(0))
+            for column in range(3):
+                self.held.resizeColumnToContents(column)
+        self.conflicts_row.setVisible(bool(status["conflicts"]))
+        self.conflicts_line.setText(
+            f"Edited on two devices apart, waiting for you: {status['conflicts']} (both kept; "
+            "review them to keep one version or the merge)"
+        )
         lines = [
-            f"Changes here not written yet: {status['pending']}",
+            "Restored from a snapshot: the next pass takes back what the folder holds"
+            if status["rebuilding"]
+            else f"Changes here not written yet: {status['pending']}",
             f"Arrived, not applied yet: {status['waiting_bytes']:,} bytes",
         ]
-        if status["conflicts"]:
-            lines.append(
-                f"Edited on two devices apart: {status['conflicts']} (both kept, merged; the "
-                "versions are in the trash)"
-            )
-        for problem in [p for p in status["problems"] if p["kind"] != "conflict"][:5]:
+        for problem in [
+            p for p in status["problems"] if p["kind"] not in ("conflict", "held", "device")
+        ][:5]:
             lines.append(f"Problem, {age(problem['at'])}: {problem['what']}")
         self.details.setText("\n".join(lines))
 
@@ -248,6 +339,65 @@ class SyncPage(QtWidgets.QWidget):
                 lambda e: e.sync.off(), lambda _: self._said("Sync is off."), self._failed
             )
 
+    def _enable_decisions(self) -> None:
+        item = self.devices.currentItem()
+        state = item.data(1, Qt.UserRole) if item is not None else None
+        self.approve_button.setEnabled(state in ("pending", "refused"))
+        self.refuse_button.setEnabled(state in ("pending", "approved"))
+
+    def decide(self, decision: str) -> None:
+        """Approve or refuse the selected device (a person's decision: `mnemo sync devices`)."""
+        item = self.devices.currentItem()
+        if item is None or item.isDisabled():
+            self._failed("Choose another device in the list first.")
+            return
+        device, name = item.data(0, Qt.UserRole), item.text(0)
+        if decision == "refuse" and not self._sure(
+            f"Refuse {name}?",
+            "Nothing more of it is read, here and on your devices that trust this one. "
+            "What it wrote while approved stays.",
+        ):
+            return
+        approve = decision == "approve"
+
+        def act(engine):
+            (engine.sync.approve if approve else engine.sync.refuse)(device)
+            return engine.sync.now() if approve else None
+
+        self.worker.call(
+            act,
+            lambda _: self._said(f"{'Approved' if approve else 'Refused'} {name}."),
+            self._failed,
+            INTERACTIVE,
+            writes=True,
+        )
+
+    def decide_held(self, apply: bool) -> None:
+        """Apply or refuse the removals held for the selected device."""
+        item = self.held.currentItem()
+        if item is None:
+            return
+        device = item.data(0, Qt.UserRole)
+        if apply and not self._sure(
+            "Apply these removals?",
+            f"{item.text(0)} {item.text(1)} memories: they go to the trash here (or are "
+            "deleted for good, as they were there).",
+        ):
+            return
+
+        def act(engine):
+            return (engine.sync.apply_held if apply else engine.sync.refuse_held)(device)
+
+        self.worker.call(
+            act,
+            lambda result: self._said(
+                ("Applied. " if apply else "Kept: they stay on every device. ") + _summary(result)
+            ),
+            self._failed,
+            INTERACTIVE,
+            writes=True,
+        )
+
     def remove(self) -> None:
         item = self.devices.currentItem()
         if item is None or item.isDisabled():
@@ -268,6 +418,14 @@ class SyncPage(QtWidgets.QWidget):
     def _sure(self, title: str, text: str) -> bool:
         answer = QtWidgets.QMessageBox.question(self, title, text)
         return answer == QtWidgets.QMessageBox.Yes
+
+
+_STATES = {
+    "self": "this device",
+    "approved": "approved",
+    "pending": "waits for you",
+    "refused": "refused",
+}
 
 
 def _summary(result) -> str:

@@ -123,3 +123,143 @@ def test_the_app_applies_what_arrives_at_once_by_watching_the_folder(
         return bool(found and found[-1])
 
     qtbot.waitUntil(arrived, timeout=10_000)
+
+
+def _in_sync_folder(worker, qtbot, folder, name="laptop") -> None:
+    done = []
+    worker.call(lambda e: e.sync.init(str(folder), name), done.append, done.append)
+    qtbot.waitUntil(lambda: bool(done), timeout=30_000)
+
+
+def _row(page, name: str):
+    for i in range(page.devices.topLevelItemCount()):
+        item = page.devices.topLevelItem(i)
+        if item.text(0) == name:
+            return item
+    return None
+
+
+def test_a_new_device_waits_until_approved_on_the_page(qtbot, worker, tmp_path, embedder):
+    """Issue 40: a device's lines wait until a person approves it in Settings → Sync."""
+    folder = tmp_path / "shared"
+    _in_sync_folder(worker, qtbot, folder)  # this device made the folder
+    other = Engine(Settings(tmp_path / "o.json"), tmp_path / "o.db", embedder)
+    try:
+        other.remember("Written on the new desktop.", embed=False)
+        other.sync.init(str(folder), "desktop")
+        page = SyncPage(worker)
+        qtbot.addWidget(page)
+        page.show()
+        qtbot.waitUntil(lambda: _row(page, "desktop") is not None, timeout=10_000)
+        row = _row(page, "desktop")
+        assert row.text(1) == "waits for you" and row.text(2) == other.sync.status()["key"]
+        page.devices.setCurrentItem(row)
+        assert page.approve_button.isEnabled() and page.refuse_button.isEnabled()
+        with qtbot.waitSignal(page.done, timeout=20_000) as said:
+            page.approve_button.click()
+        assert said.args[0] == "Approved desktop."
+        found = []
+        worker.call(lambda e: e.recall("new desktop", mode="keyword").results, found.append)
+        qtbot.waitUntil(lambda: bool(found), timeout=10_000)
+        assert found[0] and "new desktop" in found[0][0].memory.text
+        qtbot.waitUntil(lambda: _row(page, "desktop").text(1) == "approved", timeout=10_000)
+    finally:
+        other.close()
+
+
+def test_held_removals_are_listed_and_kept_from_the_page(qtbot, worker, tmp_path, embedder):
+    folder = tmp_path / "shared"
+    made = []
+    worker.call(
+        lambda e: [
+            e.remember(f"Note {n} about the pier.", embed=False).memory.id for n in range(60)
+        ],
+        made.append,
+    )
+    qtbot.waitUntil(lambda: bool(made), timeout=20_000)
+    _in_sync_folder(worker, qtbot, folder)
+    other = Engine(Settings(tmp_path / "o.json"), tmp_path / "o.db", embedder)
+    try:
+        other.sync.init(str(folder), "desktop")
+        worker.call(lambda e: e.sync.approve(other.sync.status()["device"]))
+        other.purge(made[0][:55])
+        other.sync.now()
+        page = SyncPage(worker)
+        qtbot.addWidget(page)
+        page.show()
+        worker.call(lambda e: e.sync.now(), lambda _: page.refresh())
+        qtbot.waitUntil(lambda: page.held.topLevelItemCount() == 1, timeout=20_000)
+        item = page.held.topLevelItem(0)
+        assert item.text(0).startswith("desktop (") and item.text(1) == "55"
+        assert page.held_box.isVisible()
+        with qtbot.waitSignal(page.done, timeout=20_000) as said:
+            page.refuse_held.click()
+        assert said.args[0].startswith("Kept: they stay on every device.")
+        qtbot.waitUntil(lambda: not page.held_box.isVisible(), timeout=10_000)
+        other.sync.now()
+        # written back on the device that removed them
+        assert all(not other.get(i).deleted_at for i in made[0])
+    finally:
+        other.close()
+
+
+def test_conflicts_are_reviewed_in_the_managers_view(qtbot, worker, tmp_path, embedder):
+    from app.gui.conflicts import ConflictsDialog
+
+    folder = tmp_path / "shared"
+    made = []
+    worker.call(lambda e: e.remember("The boat is blue.", embed=False).memory.id, made.append)
+    qtbot.waitUntil(lambda: bool(made), timeout=10_000)
+    _in_sync_folder(worker, qtbot, folder)
+    other = Engine(Settings(tmp_path / "o.json"), tmp_path / "o.db", embedder)
+    try:
+        other.sync.init(str(folder), "desktop")
+        worker.call(lambda e: e.sync.approve(other.sync.status()["device"]))
+        other.edit(made[0], text="The boat is green.")
+        worker.call(lambda e: e.edit(made[0], text="The boat is red."))
+        other.sync.now()
+        passed = []
+        worker.call(lambda e: (e.sync.now(), e.sync.now()), passed.append)
+        qtbot.waitUntil(lambda: bool(passed), timeout=20_000)
+        page = SyncPage(worker)
+        qtbot.addWidget(page)
+        page.show()
+        qtbot.waitUntil(lambda: page.conflicts_row.isVisible(), timeout=10_000)
+        with qtbot.waitSignal(page.conflicts_wanted, timeout=2000):
+            page.review_button.click()
+        listed = []
+        worker.call(lambda e: e.sync.conflicts(), listed.append)
+        qtbot.waitUntil(lambda: bool(listed), timeout=10_000)
+        dialog = ConflictsDialog(listed[0], worker)
+        qtbot.addWidget(dialog)
+        dialog.show()
+        assert dialog.list.count() == 1 and dialog.versions.count() == 2
+        tabs = {dialog.versions.tabText(i).split(",")[0] for i in range(2)}
+        assert tabs == {"desktop", "laptop"}
+        shown = next(i for i in range(2) if dialog.versions.tabText(i).startswith("desktop"))
+        dialog.versions.setCurrentIndex(shown)
+        dialog.keep_version.click()
+        qtbot.waitUntil(lambda: dialog.list.count() == 0, timeout=10_000)
+        got = []
+        worker.call(lambda e: e.get(made[0]).text, got.append)
+        qtbot.waitUntil(lambda: bool(got), timeout=10_000)
+        assert got[0] == "The boat is green."
+    finally:
+        other.close()
+
+
+def test_the_app_says_when_a_new_device_waits(qtbot, synced_app, other_device, tmp_path, embedder):
+    """Issue 40: a notification when a device nobody approved writes to the folder."""
+    app, folder = synced_app, other_device[1]
+    third = Engine(Settings(tmp_path / "t.json"), tmp_path / "t.db", embedder)
+    try:
+        third.remember("Written on a device nobody approved.", embed=False)
+        third.sync.init(str(folder), "stranger")
+        app.worker.runner.sync_soon()
+        qtbot.waitUntil(
+            lambda: (app.status()["last_notification"] or [""])[0] == "A new device wants to sync",
+            timeout=30_000,
+        )
+        assert third.sync.status()["device"] in app.status()["last_notification"][1]
+    finally:
+        third.close()
