@@ -5,6 +5,7 @@ lost whichever is chosen: the versions stay in the trash."""
 
 from __future__ import annotations
 
+from app.core.display import age
 from app.gui.qt import Qt, QtWidgets
 from app.gui.worker import INTERACTIVE, Worker
 
@@ -93,8 +94,7 @@ class ConflictsDialog(QtWidgets.QDialog):
             pane = QtWidgets.QPlainTextEdit(readOnly=True)
             pane.setObjectName(f"version-{version['id']}")
             pane.setPlainText(version["text"][:PREVIEW_CHARS])
-            when = version["at"][:16].replace("T", " ")
-            self.versions.addTab(pane, f"{version['device_name']}, {when}")
+            self.versions.addTab(pane, f"{version['device_name']}, {age(version['at'])}")
 
     def _current(self) -> dict | None:
         row = self.list.currentRow()

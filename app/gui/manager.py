@@ -437,7 +437,7 @@ class Manager(QtWidgets.QMainWindow):
             ("actionImport", "Import…", self.import_dialog, None),
             ("actionImportFolder", "Import folder…", self.import_folder_dialog, None),
             ("actionExport", "Export…", self.export_dialog, None),
-            ("actionConflicts", "Conflicts", self.show_conflicts, None),
+            ("actionConflicts", "Conflicts", self.show_conflicts, "Ctrl+Shift+C"),
             ("actionInbox", "Inbox", self.show_inbox, None),
         ):
             action = bar.addAction(text, slot)
