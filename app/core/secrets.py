@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from urllib.parse import unquote
 
+from app.core.secret_prose import spoken
 from app.core.secret_rules import (
     ASSIGNMENT,
     DEFINE,
@@ -198,6 +199,25 @@ def _password(value: str) -> bool:
     if _wordlike(value):
         return False
     return len(value) >= 6 and letters
+
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_SYMBOL = re.compile(r"[^\w\s.'-]")
+_HOST = re.compile(r"(?:[\w-]+\.)+[a-z]{2,}")
+_CODE_ID = re.compile(r"[A-Z0-9]+(?:-[A-Z0-9]+)+")  # a product, ticket or course code: AB-1234-X
+_REGEX = re.compile(r"\.[*+]|\\[dwsDWS]|\[\w-\w\]|\(\?[=!:<]|\{\d+,\d*\}")
+
+
+def _said(value: str) -> bool:
+    """A password said in a sentence: chosen-looking, with a digit or a symbol (`e-Devlet` and
+    `Wi-Fi` are words) unless random mixed case; no e-mail address, host name, regular
+    expression or code in capitals and dashes (`AB-1234-X`)."""
+    if not _password(value) or _EMAIL.fullmatch(value):
+        return False
+    if _HOST.fullmatch(value) or _CODE_ID.fullmatch(value) or len(_REGEX.findall(value)) >= 2:
+        return False
+    digit = any(c.isdigit() for c in value)
+    return (value.isascii() and value.isalpha()) or digit or _SYMBOL.search(value) is not None
 
 
 def _opaque(value: str) -> bool:
@@ -442,6 +462,7 @@ def scan(text: str, _depth: int = 0) -> list[Finding]:
                     continue
                 found.append(Finding(kind, start, end))
     found += _assignments(text)
+    found += [Finding(kind, start, end) for kind, start, end in spoken(text, _said)]
     if "sealedsecret" in low:  # encrypted for one cluster's controller: safe to share
         found = [f for f in found if not _sealed(text[f.start : f.end])]
     if _depth == 0 and any(k in low for k in _ENCODED_HINTS):
