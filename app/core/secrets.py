@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from urllib.parse import unquote
 
+from app.core import bip39
 from app.core.secret_prose import spoken
 from app.core.secret_rules import (
     ASSIGNMENT,
@@ -463,6 +464,7 @@ def scan(text: str, _depth: int = 0) -> list[Finding]:
                 found.append(Finding(kind, start, end))
     found += _assignments(text)
     found += [Finding(kind, start, end) for kind, start, end in spoken(text, _said)]
+    found += [Finding("seed phrase", start, end) for start, end in bip39.phrases(text)]
     if "sealedsecret" in low:  # encrypted for one cluster's controller: safe to share
         found = [f for f in found if not _sealed(text[f.start : f.end])]
     if _depth == 0 and any(k in low for k in _ENCODED_HINTS):
