@@ -26,7 +26,8 @@ class Words:
 
 LANGUAGES: dict[str, Words] = {
     "en": Words(
-        password=r"password|passwd|login\b|wi-?fi\s+key\b|network\s+key\b|wpa2?\s+key\b",
+        password=r"password|passwd|login\b|wi-?fi\s+key\b|network\s+key\b|wpa2?\s+key\b|"
+        r"pre-?shared\s+key\b|psk\b|shared\s+secret\b|community\s+string\b",
         pin=r"pin(?:\s+code)?\b|passcode\b|combination\b|door\s+code\b|gate\s+code\b|"
         r"alarm\s+code\b|garage\s+code\b|safe\s+code\b|keypad\s+code\b|lock\s+code\b|"
         r"entry\s+code\b|locker\s+code\b",

@@ -13,6 +13,13 @@ _V = r"""(?:"(?P<q1>[^"\n]{1,4096})"|'(?P<q2>[^'\n]{1,4096})'|(?P<u>[^\s"'`]{1,4
 _AWS_ID = r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z2-7]{16}"
 _END = r"(?![A-Za-z0-9_-])"
 _AWS_KEYWORDS = "akia|asia|abia|acca|agpa|aida|aroa|aipa|anpa|anva|apka|a3t"
+# "login: user / password" in the languages of the fourth corpus ("accesso al modem: admin / …")
+_LOGIN = (
+    "login|credentials|creds|accesso|acceso|accès|acesso|zugang|zugangsdaten|přístup|доступ|"
+    "dostęp|toegang|inloggning|giriş|đăng nhập|ログイン|登录|登錄|로그인|πρόσβαση|גישה|دخول|"
+    "लॉगिन|akses"
+)
+_LOGIN_KEYWORDS = _LOGIN + "|wifi|wi-fi"
 
 # (kind, check, keywords, regex). `check` says what the matched value must also pass: ""
 # nothing but not being a placeholder or a documented example (the shape says it all);
@@ -146,6 +153,11 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r":[A-Za-z0-9+/]{20,40}={0,2}",
     ),
     ("age secret key", "", "age-secret-key-", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
+    ("Nostr private key", "", "nsec1", r"\bnsec1[02-9ac-hj-np-z]{58}\b"),
+    (  # BIP32 extended private keys (xprv, and tprv, yprv, zprv… of testnet and SegWit)
+        "extended private key", "", "prv",
+        r"\b[xyztuvYZUV]prv[1-9A-HJ-NP-Za-km-z]{100,112}\b",
+    ),
     ("Airtable token", "", "pat", r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b"),
     ("Firebase server key", "", "apa91b", r"\bAAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{60,300}"),
     ("Flutterwave key", "", "flwseck", r"\bFLWSECK(?:_TEST)?-[a-f0-9]{32}-X\b"),
@@ -182,6 +194,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     (
         "private key", "", "private|privkey|wallet",
         r"(?i:private[ _-]?key|privkey|wallet[ _-]key|secret[ _-]key)[^\n]{0,40}?"
+        r"(?:\b0x[0-9a-fA-F]{40}\b[^\w\n]{1,5})?"  # the wallet's address, then its key
         r"(?P<s>\b(?:0x)?[0-9a-fA-F]{64}\b)",
     ),
     (
@@ -320,6 +333,11 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         "Google app password", "", "app password|app-password|apppassword",
         r"(?i:app[ -]?password)[^\n]{0,40}?(?P<s>\b[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}\b)",
     ),
+    (  # written without its spaces in a mail setting: `spring.mail.password=abcdefghijklmnop`
+        "Google app password", "", "mail|smtp",
+        r"(?i:smtp|mail)[\w.-]{0,30}?(?i:pass(?:word)?|pwd)[\"']?\s*[=:]\s*[\"']?"
+        r"(?P<s>[a-z]{16})(?![\w-])",
+    ),
     (
         "Google app password", "", "gmail",
         r"['\"](?P<s>[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4})['\"][^\n]{0,40}(?i:gmail|app password)",
@@ -327,7 +345,8 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     (
         "encryption key", "random or hex", "key",
         r"(?i)\b(?:aes(?:-?(?:128|192|256))?|encryption|data|master|chacha20|symmetric|backup|"
-        r"decryption|signing|hmac|at-rest|data-at-rest)\b[\w ()/,-]{0,40}?\bkey\b[^\n:=]{0,60}?"
+        r"decryption|signing|hmac|at-rest|data-at-rest|fernet)\b[\w ()/,-]{0,40}?\bkey\b"
+        r"[^\n:=]{0,60}?"
         r"(?:\bis\b|:|=)\s*[\"']?(?P<s>[A-Za-z0-9+/_=-]{24,200})",
     ),
     (
@@ -341,6 +360,14 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"jsessionid|laravel_session|[a-z_]*_sess|sid|remember_token|remember_user_token|"
         r"(?:__Host-|__Secure-)?[\w-]*session[\w-]*)="
         r"(?P<s>[A-Za-z0-9%._\-]{16,400})",
+    ),
+    (  # Oracle's thin driver: user/password@host
+        "password in URL", "url password", "jdbc:oracle",
+        r"(?i)\bjdbc:oracle:\w+:[^\s/:@\"']{1,64}/(?P<s>[^\s@/\"']{3,200})@",
+    ),
+    (  # NEO4J_AUTH=neo4j/password, a container's user and password in one variable
+        "password", "password", "_auth",
+        r"\b[A-Z][A-Z0-9]*_AUTH\s*[=:]\s*[\"']?[\w.-]{1,64}/(?P<s>[^\s\"'/]{3,200})",
     ),
     (
         "password in URL", "url password", "://",
@@ -370,6 +397,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?<!\S)--?(?:password|passwd|pass|pwd|token|api-key|secret)(?:=|\s+)" + _V,
     ),
     ("password", "password", "sqlcmd", r"\bsqlcmd\b[^\n]{0,120}?\s-P\s*" + _V),
+    ("password", "password", "mosquitto", r"\bmosquitto_\w+\b[^\n]{0,160}?\s-P\s+" + _V),
     (
         "password", "password", "mongo",
         r"\bmongo(?:sh|dump|restore|export|import)?\b[^\n]{0,160}?\s(?:-p|--password)"
@@ -410,6 +438,12 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         "password", "password", "pass",
         r"(?i)\buser(?:name)?\s*[:=]?\s*[^\s,]+,?\s+pass(?:word)?\s*[:=]?\s*" + _V,
     ),
+    # "…, pass X": a password listed after the account it opens
+    ("password", "password", "pass", r"(?i)(?:^|[,;]\s*)pass\s+" + _V),
+    (
+        "password", "community", "snmp",
+        r"(?i)\bsnmp\b[^\n]{0,40}?\bcommunity\b[^\n:=]{0,60}?(?:\bis\b|:|=)\s*" + _V,
+    ),
     # Passwords in prose: "my password is X", "pw for the router is X", "wifi password: X".
     (
         "password", "spoken password", "pass|pw|mot de passe|contraseña|clave|kennwort|senha",
@@ -439,8 +473,8 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?P<s>(?:\n?\s*\d{1,2}[.)]\s*[a-z]{3,8}\b){12,24})",
     ),
     (
-        "password", "password", "login|credentials|creds|wifi|wi-fi",
-        r"(?i)\b(?:login|credentials|creds|wi-?fi(?!:[A-Z]:))\b[^\n]{0,40}?(?:\n[^\n:]{0,20})?"
+        "password", "password", _LOGIN_KEYWORDS,
+        rf"(?i)(?<!\w)(?:{_LOGIN}|wi-?fi(?!:[A-Z]:))(?!\w)[^\n]{{0,40}}?(?:\n[^\n:]{{0,20}})?"
         r"(?:\bis\b|\bare\b|:)\s*[^\s/:]{2,}\s*[/:]\s*" + _V,
     ),
     (
@@ -453,12 +487,12 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     # "... secret <random>", "api key: <random>" in prose; after a bare "key" (cache key,
     # primary key) a hash is not a secret.
     (
-        "secret", "random or hex", "secret|token|key|psk|pre-shared|preshared|pat|cookie",
+        "secret", "random or hex", "secret|token|key|psk|pre-shared|preshared|pat|cookie|write",
         r"(?i)(?<![:/])\b(?:secret|token|api[ _-]?key|access[ _-]?key|psk|pre-?shared[ _-]?key|"
         r"app(?:lication)?[ _-]?key|account[ _-]?key\d?|pat|personal[ _-]access[ _-]token|"
-        r"(?:session[ _-])?cookie)\b"
-        r"(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:for|of|on|to|with|from|shared\s+with|used\s+by|"
-        r"given\s+to)\b[^\n:=\[\]]{0,50}?)?"
+        r"(?:session[ _-])?cookie|write[ _-]?key)\b"
+        r"(?:\s*\([^)\n]{0,60}\))?(?:\s+(?:for|of|on|to|with|from|shared\s+with|used\s+by|"
+        r"given\s+to|between)\b[^\n:=\[\]]{0,50}?)?"
         r"(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:is|was))?\s*[:=]?\s*"
         r"[\"']?(?P<s>[A-Za-z0-9+/_.=-]{16,200})",
     ),
