@@ -260,7 +260,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("Laravel app key", "", "base64:", r"(?<![\w;])base64:[A-Za-z0-9+/]{43}="),
     ("BitLocker recovery key", "", "-", r"\b\d{6}(?:-\d{6}){7}\b"),
     (
-        "password hash", "shape", "$",
+        "password hash", "crackable", "$",
         r"(?<![\w$])\$(?:apr1|1|5|6|y)\$[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,86}"
         r"|(?<![\w$])\$2[abxy]\$\d\d\$[./A-Za-z0-9]{53}",
     ),
@@ -589,6 +589,7 @@ PLACEHOLDER_PART = re.compile(
 PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "pk.eyJ", "phc_", "age1")
 PUBLIC_PREFIXES += ("sha256-", "sha384-", "sha512-")  # Subresource Integrity hashes
 PUBLIC_PREFIXES += ("arn:aws:",)  # the name of a secret in AWS, not the secret
+PUBLIC_PREFIXES += ("hmac-sha256:",)  # a value as Vault's audit log writes it: hashed, keyed
 VOWELS = frozenset("aeiouyAEIOUY")
 SHORT_WORDS = frozenset(
     "key api get set url uri max min new old raw str int app env var log msg req res id db ui "

@@ -242,6 +242,14 @@ def _basic(value: str) -> bool:
     return bool(user) and bool(password) and decoded.isprintable() and not _placeholder(password)
 
 
+def _costly(value: str) -> bool:
+    """A bcrypt hash at cost 10 or more (OWASP's floor): each guess costs about 100 ms, so
+    it is as safe to show as the docs and fixtures that show one. md5crypt, SHA-crypt and a
+    cheap bcrypt (`$2y$05$`) are cracked offline: secrets."""
+    cost = re.match(r"\$2[abxy]\$(\d\d)\$", value)
+    return cost is not None and int(cost.group(1)) >= 10
+
+
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 # Words no passphrase or seed phrase is made of, but every sentence about one has
 _STOP = frozenset(
@@ -294,6 +302,7 @@ _CHECKS = {
         _password(unquote(v)) or _opaque(v) or (len(v) >= 8 and _password(unquote(v).lstrip("*&")))
     ),
     "basic": _basic,
+    "crackable": lambda v: not _example(v) and not _costly(v),
 }
 
 
@@ -465,7 +474,9 @@ def scan(text: str, _depth: int = 0) -> list[Finding]:
     found += _assignments(text)
     found += [Finding(kind, start, end) for kind, start, end in spoken(text, _said)]
     found += [Finding("seed phrase", start, end) for start, end in bip39.phrases(text)]
-    if "sealedsecret" in low:  # encrypted for one cluster's controller: safe to share
+    # encrypted for one cluster's controller: safe to share (`encryptedData:` is a SealedSecret's
+    # spec, also when the manifest is pasted without its kind)
+    if "sealedsecret" in low or "encrypteddata" in low:
         found = [f for f in found if not _sealed(text[f.start : f.end])]
     if _depth == 0 and any(k in low for k in _ENCODED_HINTS):
         found += _encoded(text)
