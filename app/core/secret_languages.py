@@ -26,11 +26,11 @@ class Words:
 
 LANGUAGES: dict[str, Words] = {
     "en": Words(
-        password=r"password|passwd|login\b|wi-?fi\s+key\b|network\s+key\b|wpa2?\s+key\b|"
+        password=r"password|passwd|pwd?\b|login\b|wi-?fi\s+key\b|network\s+key\b|wpa2?\s+key\b|"
         r"pre-?shared\s+key\b|psk\b|shared\s+secret\b|community\s+string\b",
-        pin=r"pin(?:\s+code)?\b|passcode\b|combination\b|door\s+code\b|gate\s+code\b|"
-        r"alarm\s+code\b|garage\s+code\b|safe\s+code\b|keypad\s+code\b|lock\s+code\b|"
-        r"entry\s+code\b|locker\s+code\b",
+        pin=r"pin(?:\s+code)?\b|puk\d?(?:\s+code)?\b|passcode\b|combination\b|door\s+code\b|"
+        r"gate\s+code\b|alarm\s+code\b|garage\s+code\b|safe\s+code\b|keypad\s+code\b|"
+        r"lock\s+code\b|entry\s+code\b|locker\s+code\b",
         phrase=r"pass\s?phrase|secret\s+phrase\b",
         lead=r"is|was|are|now|it's|(?:set|changed|reset|updated)\s+to|becomes",
     ),
@@ -152,7 +152,7 @@ LANGUAGES: dict[str, Words] = {
         lead=r"это|теперь|сейчас|он|она|будет|стал|на",
     ),
     "sv": Words(
-        password=r"lösenord(?:et|en)?|wifi-?nyckel(?:n)?\b",
+        password=r"lösenord(?:et|en)?|lösen\b|wifi-?nyckel(?:n)?\b",
         pin=r"pin(?:-?kod(?:en)?)?\b|larmkod(?:en)?|portkod(?:en)?|dörrkod(?:en)?|kod(?:en)?\s+"
         r"till\s+(?:dörren|porten|larmet|kassaskåpet|boxen)\b|kombination(?:en)?\b",
         phrase=r"lösenfras(?:en)?",
@@ -160,7 +160,7 @@ LANGUAGES: dict[str, Words] = {
         joined=True,
     ),
     "tr": Words(
-        password=r"şifre(?:si|sini|m|mi|niz|yi|nin)?\b|parola(?:sı|m|mı|nız)?\b",
+        password=r"şifre(?:si|sini|m|mi|miz|niz|yi|nin)?\b|parola(?:sı|m|mı|mız|nız)?\b",
         pin=r"pin(?:\s+kodu)?\b|kapı\s+(?:kodu|şifresi)\b|alarm\s+(?:kodu|şifresi)\b|"
         r"kasa\s+(?:kodu|şifresi)\b",
         lead=r"artık|şu|şimdi|oldu",
@@ -173,7 +173,7 @@ LANGUAGES: dict[str, Words] = {
         lead=r"це|тепер|зараз|він|вона|буде|став|на",
     ),
     "vi": Words(
-        password=r"mật\s+khẩu\b",
+        password=r"mật\s+khẩu\b|mk\b",
         pin=r"mã\s+pin\b|pin\b|mã\s+(?:cửa|két|khóa|mở\s+cửa|báo\s+động)\b",
         phrase=r"câu\s+mật\s+khẩu\b|cụm\s+mật\s+khẩu\b",
         lead=r"là|giờ\s+là|bây\s+giờ\s+là|mới\s+là|thành",

@@ -32,6 +32,10 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"-----BEGIN [A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END [A-Z0-9 ]"
         r"{0,30}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,.-]*)",
     ),
+    (  # OpenVPN's tls-auth/tls-crypt key (ta.key): 256 bytes of hex between its armour
+        "OpenVPN static key", "", "openvpn static key",
+        r"-----BEGIN OpenVPN Static key V\d-----[\s\S]*?-----END OpenVPN Static key V\d-----",
+    ),
     (
         "private key", "", "putty-user-key",
         r"PuTTY-User-Key-File-\d[\s\S]*?(?P<s>Private-Lines:[\s\S]*?(?:Private-MAC: \w+|\Z))",
@@ -186,6 +190,33 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("Alibaba Cloud key", "", "ltai", r"\bLTAI[A-Za-z0-9]{12,24}\b"),
     ("NuGet key", "", "oy2", r"\boy2[a-z0-9]{43}\b"),
     ("Perplexity key", "", "pplx-", r"\bpplx-[A-Za-z0-9]{40,64}\b"),
+    # More prefixes the vendors document, so their keys are found with no word around them
+    ("Databricks token", "", "dapi", r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
+    ("Supabase token", "", "sbp_|sb_secret_", r"\b(?:sbp_[a-f0-9]{40}|sb_secret_[\w-]{30,80})\b"),
+    ("PlanetScale token", "", "pscale_", rf"\bpscale_(?:tkn|pw|oauth)_[\w.-]{{32,64}}{_END}"),
+    ("Pulumi token", "", "pul-", r"\bpul-[a-f0-9]{40}\b"),
+    ("Figma token", "", "figd_", rf"\bfigd_[\w-]{{40,}}{_END}"),
+    ("CircleCI token", "", "ccipat_", r"\bCCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}\b"),
+    ("xAI key", "", "xai-", r"\bxai-[A-Za-z0-9]{70,90}\b"),
+    ("Contentful token", "", "cfpat-", rf"\bCFPAT-[\w-]{{43}}{_END}"),
+    ("Render key", "", "rnd_", r"\brnd_[A-Za-z0-9]{32}\b"),
+    ("Brevo key", "", "xkeysib-", r"\bxkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}\b"),
+    ("OneSignal key", "", "os_v2_", r"\bos_v2_(?:app|org)_[a-z2-7]{60,}\b"),
+    ("LangSmith key", "", "lsv2_", r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\b"),
+    ("Pinecone key", "", "pcsk_", r"\bpcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,80}\b"),
+    ("OpenRouter key", "", "sk-or-", r"\bsk-or-v1-[a-f0-9]{64}\b"),
+    ("SonarQube token", "", "squ_|sqp_|sqa_", r"\bsq[upa]_[a-f0-9]{40}\b"),
+    ("DeepSeek key", "", "sk-", r"\bsk-[a-f0-9]{32}\b"),
+    ("ElevenLabs key", "", "sk_", r"\bsk_[a-f0-9]{48}\b"),
+    ("Twilio API key", "", "sk", r"\bSK[0-9a-f]{32}\b"),
+    ("Resend key", "", "re_", r"\bre_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}\b"),
+    ("Fireworks key", "", "fw_", r"\bfw_[A-Za-z0-9]{24}\b"),
+    ("Dropbox token", "", "sl.", rf"\bsl\.[\w-]{{130,}}{_END}"),
+    (
+        "HubSpot token", "", "pat-",
+        r"\bpat-(?:na|eu|ap)\d-[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}\b",
+    ),
+    ("Intercom token", "", "dg9roj", r"\bdG9rOj[A-Za-z0-9+/]{40,}={0,2}"),
     (
         "Cloudflare tunnel token", "", "cloudflared",
         r"\bcloudflared\b[^\n]{0,80}?\s(?:--token\s+)?(?P<s>eyJ[A-Za-z0-9+/=_-]{40,4096})",
@@ -497,8 +528,9 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"[\"']?(?P<s>[A-Za-z0-9+/_.=-]{16,200})",
     ),
     (
-        "secret", "bare random", "key",
-        r"(?i)\bkey\b(?:\s+(?:is|was))?\s*[:=]?\s*[\"']?(?P<s>[A-Za-z0-9+/_.=-]{16,200})",
+        "secret", "bare random", "key",  # (a site key is in every page: reCAPTCHA's, hCaptcha's)
+        r"(?i)(?<!site[ -])(?<!public )(?<!publishable )\bkey\b(?:\s+(?:is|was))?\s*[:=]?\s*"
+        r"[\"']?(?P<s>[A-Za-z0-9+/_.=-]{16,200})",
     ),
     # A quoted random literal: a key passed straight to a client, `cohere.Client("…")`.
     (
