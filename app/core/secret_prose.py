@@ -19,8 +19,9 @@ from functools import lru_cache
 
 from app.core.secret_languages import LANGUAGES
 
-# What leads to a value in every language: a colon (also the full-width one), =, a dash, an arrow
-_MARKS = r"[:：=—–→]|->|=>|(?<!\S)-"
+# What leads to a value in every language: a colon (also the full-width one), =, a dash, an
+# arrow, a table's next cell
+_MARKS = r"[:：=—–→|]|->|=>|(?<!\S)-"
 _MARKED = re.compile(rf"(?:{_MARKS})\s*$")
 # The token after one of these words is a name, not a password: "(red Planta2): …", "WiFi名稱是
 # ChenFamily_5G", "password for user deploy01 is …"
@@ -79,8 +80,12 @@ _WITH = re.compile(
 )
 _ENDS = re.compile(r"\s*(?:$|\n|[,;!(—–]|\s[-—–]\s)")
 _SYMBOL = re.compile(r"[^\w\s]")
-# A value that opens its line before a dash and the word: "Tapuach!Zahav22 — זו הסיסמה"
-_LEADING = re.compile(r"\s*(?P<v>[!#-&(-~]{6,64})\s+[—–-]\s+[^\n]{0,12}$")
+# A value that opens its line before a dash or a particle and the word: "Tapuach!Zahav22 — זו
+# הסיסמה", "Hanabi_2016 がパスワード", "Lanzhou#1962是我的密码"
+_LEADING = re.compile(
+    r"\s*(?P<v>[!#-&(-~]{6,64})(?:\s+[—–-]\s+|\s*[がは是이가는은]\s*)[^\n]{0,12}$"
+)
+_LABEL = re.compile(r"[^\S\n]*[:：=]?[*_]{0,2}[^\S\n]*")  # "Passwort:", "**PIN:**" ending a line
 _WINDOW = 90  # characters after the word where its value may start
 _GAP = 60  # at most this many between the word and its value
 _KINDS = ("phrase", "pin", "either", "password", "wifi")
@@ -178,6 +183,9 @@ def spoken(text: str, password: Callable[[str], bool]) -> list[tuple[str, int, i
                 stop = min(stop, following.start())
                 break
         newline = text.find("\n", word.end(), stop)
+        if newline >= 0 and _LABEL.fullmatch(text, word.end(), newline):
+            # "Passwort:" alone on its line: the value is on the next one
+            newline = text.find("\n", newline + 1, stop)
         stop = stop if newline < 0 else newline
         hit = _after(text, word.end(), meaning, stop, password)
         if hit or meaning.kind != "pin" and (hit := _before(text, word.start(), password)):
@@ -240,12 +248,14 @@ def _after(
             ok = _phrase(value) if " " in value or not value.isascii() else password(value)
         at = m.end()
         if not ok:
+            if len(value) <= 2 and not any(c.isalnum() for c in value):
+                continue  # markdown (`**Passwort:** X`), a table's `|`: not a value
             if _MARKED.search(gap):
                 return None  # `password: ***`, `Passwort: siehe Tresor`: the value was given
             continue
         if len(gap) > _GAP or _NAMED.search(gap):
             continue
-        said = gap.rstrip(" \t\"'“„«「『‹(")
+        said = gap.rstrip(" \t\"'“„«「『‹(*_")  # (and markdown: `**Passwort:** X`)
         if (meaning.bare and not said.strip()) or meaning.lead.search(said):
             return _kind(kind, value), start, end
         if loose is None and meaning.bare and kind != "phrase" and _loose(text, gap, value, end):
@@ -284,7 +294,7 @@ def _kind(kind: str, value: str) -> str:
 
 
 def _before(text: str, at: int, password: Callable[[str], bool]) -> tuple[str, int, int] | None:
-    """A value that opens the line before a dash and the word starting at `at`."""
+    """A value that opens the line before a dash or a particle and the word starting at `at`."""
     earliest = max(0, at - 100)  # the value, a dash and a word or two: no further
     line = text.rfind("\n", earliest, at) + 1
     if line == 0 and earliest > 0:
