@@ -412,7 +412,9 @@ def unexpected(conn: apsw.Connection) -> list[str]:
     Read from `sqlite_master` alone before anything else, so a view planted in place of a
     table is never queried."""
     found = schema(conn)
-    if found.get(("table", "_migrations")) != " ".join(RECORD.replace(" IF NOT EXISTS", "").split()):
+    if found.get(("table", "_migrations")) != " ".join(
+        RECORD.replace(" IF NOT EXISTS", "").split()
+    ):
         return ["no record of Mnemo's migrations (not a Mnemo database)"]
     applied = [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
     try:
