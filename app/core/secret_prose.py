@@ -22,7 +22,6 @@ from app.core.secret_languages import LANGUAGES
 # What leads to a value in every language: a colon (also the full-width one), =, a dash, an
 # arrow, a table's next cell
 _MARKS = r"[:：=—–→|]|->|=>|(?<!\S)-"
-_MARKED = re.compile(rf"(?:{_MARKS})\s*$")
 # The token after one of these words is a name, not a password: "(red Planta2): …", "WiFi名稱是
 # ChenFamily_5G", "password for user deploy01 is …"
 _NAMED = re.compile(
@@ -86,6 +85,7 @@ _LEADING = re.compile(
     r"\s*(?P<v>[!#-&(-~]{6,64})(?:\s+[—–-]\s+|\s*[がは是이가는은]\s*)[^\n]{0,12}$"
 )
 _LABEL = re.compile(r"[^\S\n]*[:：=]?[*_]{0,2}[^\S\n]*")  # "Passwort:", "**PIN:**" ending a line
+_SOMETHING = re.compile(r"\S{4}|[\"“„«「『‹]")
 _WINDOW = 90  # characters after the word where its value may start
 _GAP = 60  # at most this many between the word and its value
 _KINDS = ("phrase", "pin", "either", "password", "wifi")
@@ -150,7 +150,8 @@ def _meaning(word: str) -> _Meaning:
         if getattr(w, k) and re.fullmatch(getattr(w, k), word)
     ]
     languages = [w for _, w in kinds]
-    alternatives = "|".join(w.lead for w in languages if w.lead) or "(?!)"
+    leading = LANGUAGES.values() if any(w.everywhere for w in languages) else languages
+    alternatives = "|".join(w.lead for w in leading if w.lead) or "(?!)"
     lead = re.compile(rf"(?:{_MARKS}|(?<![^\W\d_])(?:{alternatives}))\s*$", re.I)
     return _Meaning(
         kinds[0][0] if kinds else "password",
@@ -187,7 +188,10 @@ def spoken(text: str, password: Callable[[str], bool]) -> list[tuple[str, int, i
             # "Passwort:" alone on its line: the value is on the next one
             newline = text.find("\n", newline + 1, stop)
         stop = stop if newline < 0 else newline
-        hit = _after(text, word.end(), meaning, stop, password)
+        # (no four characters in a row and no quote: no value, not worth reading for one)
+        hit = _SOMETHING.search(text, word.end(), stop) and _after(
+            text, word.end(), meaning, stop, password
+        )
         if hit or meaning.kind != "pin" and (hit := _before(text, word.start(), password)):
             found.append(hit)
     return found
@@ -225,7 +229,11 @@ def _after(
                 start += 1
             value, gap = text[start:end], text[word_end:start]
             if kind in ("pin", "either") and any(c.isdigit() for c in value):
-                if not any(c.isdigit() for c in gap) and _PIN.fullmatch(value):
+                if (
+                    not any(c.isdigit() for c in gap)
+                    and _PIN.fullmatch(value)
+                    and not trivial_pin(value)
+                ):
                     return None if _WHEN.search(gap) else ("PIN", start, end)
                 if kind == "pin":
                     return None  # the first number after a PIN's name is not one: no PIN
@@ -250,7 +258,7 @@ def _after(
         if not ok:
             if len(value) <= 2 and not any(c.isalnum() for c in value):
                 continue  # markdown (`**Passwort:** X`), a table's `|`: not a value
-            if _MARKED.search(gap):
+            if _marked(gap):
                 return None  # `password: ***`, `Passwort: siehe Tresor`: the value was given
             continue
         if len(gap) > _GAP or _NAMED.search(gap):
@@ -261,6 +269,26 @@ def _after(
         if loose is None and meaning.bare and kind != "phrase" and _loose(text, gap, value, end):
             loose = (_kind(kind, value), start, end)
     return loose
+
+
+def trivial_pin(value: str) -> bool:
+    """A PIN of one digit over and over or counting (`0000`, `1234`): a default or an example
+    ("the default PIN is 0000, change it"), not someone's secret."""
+    digits = value.rstrip("#*").split("-")[0]
+    return digits.isdigit() and (
+        len(set(digits)) == 1 or digits in "0123456789" or digits in "9876543210"
+    )
+
+
+def _marked(gap: str) -> bool:
+    """Whether `gap` ends with one of `_MARKS` (a test of its last characters: this runs for
+    every word after a password's name)."""
+    tail = gap.rstrip()
+    return (
+        tail.endswith((":", "：", "=", "—", "–", "→", "|"))
+        or tail[-2:] in (" -", "->", "=>")
+        or tail == "-"
+    )
 
 
 def _phrase(value: str) -> bool:

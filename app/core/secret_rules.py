@@ -17,7 +17,7 @@ _AWS_KEYWORDS = "akia|asia|abia|acca|agpa|aida|aroa|aipa|anpa|anva|apka|a3t"
 _LOGIN = (
     "login|credentials|creds|accesso|acceso|accès|acesso|zugang|zugangsdaten|přístup|доступ|"
     "dostęp|toegang|inloggning|giriş|đăng nhập|ログイン|登录|登錄|로그인|πρόσβαση|גישה|دخول|"
-    "लॉगिन|akses"
+    "लॉगिन|akses|ilo|idrac|ipmi|bmc|router|modem|console|panel|dashboard"
 )
 _LOGIN_KEYWORDS = _LOGIN + "|wifi|wi-fi"
 
@@ -223,8 +223,9 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ),
     ("Salesforce session", "", "00d", r"\b00D[A-Za-z0-9]{12,15}![A-Za-z0-9._-]{60,400}"),
     (
-        "private key", "", "private|privkey|wallet",
-        r"(?i:private[ _-]?key|privkey|wallet[ _-]key|secret[ _-]key)[^\n]{0,40}?"
+        "private key", "", "private|privkey|wallet|eth",
+        r"(?i:private[ _-]?key|privkey|wallet[ _-]key|secret[ _-]key|eth(?:ereum)?[ _-]key)"
+        r"[^\n]{0,40}?"
         r"(?:\b0x[0-9a-fA-F]{40}\b[^\w\n]{1,5})?"  # the wallet's address, then its key
         r"(?P<s>\b(?:0x)?[0-9a-fA-F]{64}\b)",
     ),
@@ -585,6 +586,10 @@ NAME_VALUE = re.compile(
 )
 XML_ELEMENT = re.compile(r"<(?P<name>[A-Za-z_][\w.\-]{0,60})>(?P<u>[^<>\n]{1,4096})</(?P=name)>")
 DEFINE = re.compile(r"\bdefine\(\s*[\"'](?P<name>[\w.\-]+)[\"']\s*,\s*" + _V)
+# Terraform: `variable "db_password" { default = "…" }`, the name before its block
+TERRAFORM = re.compile(
+    r"\bvariable\s+\"(?P<name>[\w.\-]{1,60})\"\s*\{[^{}]{0,300}?\bdefault\s*=\s*" + _V
+)
 XML_SETTING = re.compile(r"\bkey\s*=\s*[\"'](?P<name>[\w.\-]+)[\"']\s+value\s*=\s*" + _V)
 
 # Documented vendor examples: public, unusable, benign.

@@ -23,7 +23,7 @@ from functools import cache, lru_cache
 from urllib.parse import unquote
 
 from app.core import bip39
-from app.core.secret_prose import spoken
+from app.core.secret_prose import spoken, trivial_pin
 from app.core.secret_rules import (
     ASSIGNMENT,
     DEFINE,
@@ -40,6 +40,7 @@ from app.core.secret_rules import (
     SECRET_WORDS,
     SHORT_WORDS,
     SPACED,
+    TERRAFORM,
     TYPED,
     VALUE,
     VOWELS,
@@ -182,7 +183,7 @@ def _random(value: str, min_len: int = 16, hex_ok: bool = False) -> bool:
 
 def _password(value: str) -> bool:
     """Looks like a chosen password: letters with digits or symbols, not a word or a template."""
-    if not 4 <= len(value) <= 4096 or _placeholder(value) or _code(value):
+    if not 4 <= len(value) <= 4096 or _placeholder(value) or _code(value) or _costly(value):
         return False
     if value.startswith(("/", "~", "./")) or "://" in value:  # a path or a link
         return False
@@ -243,11 +244,22 @@ def _basic(value: str) -> bool:
 
 
 def _costly(value: str) -> bool:
-    """A bcrypt hash at cost 10 or more (OWASP's floor): each guess costs about 100 ms, so
-    it is as safe to show as the docs and fixtures that show one. md5crypt, SHA-crypt and a
-    cheap bcrypt (`$2y$05$`) are cracked offline: secrets."""
-    cost = re.match(r"\$2[abxy]\$(\d\d)\$", value)
-    return cost is not None and int(cost.group(1)) >= 10
+    """A password hash made to be slow: bcrypt at cost 10 or more (OWASP's floor, about 100 ms
+    a guess), argon2, scrypt, PBKDF2 at 100,000 rounds or more. As safe to show as the docs
+    and fixtures that show one; md5crypt, SHA-crypt and a cheap bcrypt (`$2y$05$`) are
+    cracked offline: secrets."""
+    if _SLOW_HASH.match(value):
+        return True
+    cost = _BCRYPT_COST.match(value)
+    rounds = _PBKDF2_ROUNDS.match(value)
+    return (cost is not None and int(cost.group(1)) >= 10) or (
+        rounds is not None and int(rounds.group(1)) >= 100_000
+    )
+
+
+_SLOW_HASH = re.compile(r"(?:argon2\$)?\$?argon2(?:id|i|d)\$|\$scrypt\$|scrypt:\d+:\d+:\d+\$")
+_BCRYPT_COST = re.compile(r"(?:bcrypt(?:_sha256)?\$)?\$2[abxy]\$(\d\d)\$")
+_PBKDF2_ROUNDS = re.compile(r"pbkdf2_sha(?:256|512|1)\$(\d+)\$")
 
 
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -296,7 +308,7 @@ _CHECKS = {
     "bare random": lambda v: _random(v) and not _identifier(v),
     "quoted random": lambda v: _random(v) and not _identifier(v),  # and `_named` below
     "password": _password,
-    "pin": lambda v: True,
+    "pin": lambda v: not trivial_pin(v),
     "pem": lambda v: re.search(r"[A-Za-z0-9+/]{40}", v) is not None,  # a body, not a header
     "url password": lambda v: (
         _password(unquote(v)) or _opaque(v) or (len(v) >= 8 and _password(unquote(v).lstrip("*&")))
@@ -346,7 +358,9 @@ def _named_plainly(text: str, start: int) -> bool:
     return m is not None and _secret_name(m.group("name").rsplit(".", 1)[-1]) is None
 
 
-# A redaction marker is never a secret, so a redacted text scans clean.
+# A redaction marker is never a secret, so a redacted text scans clean. It is read as a stand-in
+# (`xxxx`), not as blanks: `password=[REDACTED:password]` has its value, and the line after it
+# (`host=127.0.0.1`) is not taken for one.
 _MARKER = re.compile(r"\[REDACTED:[^\]\n]{1,60}\]")
 
 
@@ -382,7 +396,8 @@ def _secret_name(name: str) -> str | None:
 
 def _assignments(text: str) -> list[Finding]:
     found = []
-    for pattern in (ASSIGNMENT, XML_SETTING, DEFINE, XML_ELEMENT, SPACED, NAME_VALUE, TYPED):
+    patterns = (ASSIGNMENT, XML_SETTING, DEFINE, XML_ELEMENT, SPACED, NAME_VALUE, TYPED, TERRAFORM)
+    for pattern in patterns:
         at = 0
         while (head := pattern.search(text, at)) is not None:
             # The value of a match that is no secret may hold one: "notes: TOKEN=…"
@@ -454,7 +469,7 @@ def _sealed(value: str) -> bool:
 def scan(text: str, _depth: int = 0) -> list[Finding]:
     """Every secret found, in order, without overlaps."""
     if "[REDACTED:" in text:
-        text = _MARKER.sub(lambda m: " " * len(m.group()), text)
+        text = _MARKER.sub(lambda m: "x" * len(m.group()), text)
     low = text.lower()
     always, by_keyword = _plan()
     woken = set(always)
