@@ -27,7 +27,7 @@ class Words:
 
 LANGUAGES: dict[str, Words] = {
     "en": Words(
-        password=r"password|passwd|login\b|wi-?fi\s+key\b|network\s+key\b|wpa2?\s+key\b|"
+        password=r"password|login\b|wi-?fi\s+key\b|network\s+key\b|wpa2?\s+key\b|"
         r"pre-?shared\s+key\b|psk\b|shared\s+secret\b|community\s+string\b",
         pin=r"pin(?:\s+code)?\b|puk\d?(?:\s+code)?\b|passcode\b|combination\b|combo\b|"
         r"door\s+code\b|gate\s+code\b|alarm\s+code\b|garage\s+code\b|safe\s+code\b|"
@@ -54,7 +54,7 @@ LANGUAGES: dict[str, Words] = {
         r"odemykací\s+kód\b|kód\s+(?:k|ke|od|do|na)\s+(?:dveř|vchod|alarm|trezor|zámk|zámek|bran|"
         r"garáž|schránk|skříňk|sejf)",
         phrase=r"přístupová\s+fráz[ei]\b|heslová\s+fráz[ei]\b",
-        lead=r"je|jsou|zní|bylo|byl|na|teď|nyní|nově",
+        lead=r"je|jsou|zní|bylo|byl|zůstává|zůstalo|na|teď|nyní|nově",
     ),
     "de": Words(
         password=r"passw(?:ort|örter)|kennw(?:ort|örter)|wlan-?(?:schlüssel|key)|"
@@ -64,7 +64,7 @@ LANGUAGES: dict[str, Words] = {
         r"entsperrcode|sicherheitscode|zahlencode|code\s+(?:für|vom|von|zur|zum)\s+(?:die\s+|den\s+"
         r"|das\s+)?(?:tür|tor|haustür|garage|tresor|alarm|safe|schloss|briefkasten|keller)",
         phrase=r"passphrase|passsatz|merksatz",
-        lead=r"ist|lautet|sind|war|jetzt|nun|auf|in",
+        lead=r"ist|lautet|sind|war|wäre|bleibt|heißt|jetzt|nun|auf|in",
         joined=True,
     ),
     "el": Words(
@@ -107,8 +107,9 @@ LANGUAGES: dict[str, Words] = {
         joined=True,
     ),
     "id": Words(
-        password=r"kata\s+sandi(?:nya)?\b|sandi(?:nya)?\b|password(?:nya)?\b",
-        pin=r"pin(?:nya)?\b|kode\s+(?:pintu|brankas|alarm|akses|keamanan|rahasia|kunci|gembok|"
+        password=r"kata\s+sandi(?:-?nya)?\b|sandi(?:-?nya)?\b|password(?:-?nya)?\b|pw-?nya\b|"
+        r"pass-?nya\b",
+        pin=r"pin(?:-?nya)?\b|kode\s+(?:pintu|brankas|alarm|akses|keamanan|rahasia|kunci|gembok|"
         r"garasi)\b",
         phrase=r"frasa\s+sandi\b",
         lead=r"adalah|ialah|yaitu|yakni|jadi|sekarang|diganti|diubah",
@@ -120,7 +121,7 @@ LANGUAGES: dict[str, Words] = {
         r"di\s+accesso|del\s+lucchetto|della\s+cassaforte|del\s+portone|d'ingresso|segreto|"
         r"di\s+sblocco|del\s+bancomat|del\s+citofono|del\s+garage|del\s+box)|combinazione\b",
         phrase=r"frase\s+(?:segreta|d'accesso|di\s+accesso)\b",
-        lead=r"è|e'|era|sarà|ora|adesso|diventa|rimane",
+        lead=r"è|é|e'|era|sarà|ora|adesso|diventa|rimane|resta",
     ),
     "ja": Words(
         password=r"パスワード|パスコード",
@@ -166,7 +167,7 @@ LANGUAGES: dict[str, Words] = {
         r"сигнализации|калитки|ворот|замка|шкафчика|ячейки|гаража|квартиры)\b|код\s+доступа\b|"
         r"код\s+разблокировки\b|секретный\s+код\b",
         phrase=r"кодов(?:ая|ую|ой)\s+фраз\w*|парольн(?:ая|ую|ой)\s+фраз\w*|кодовое\s+слово\b",
-        lead=r"это|теперь|сейчас|он|она|будет|стал|на",
+        lead=r"это|теперь|сейчас|он|она|будет|был|стал|остался|стоит|на",
     ),
     "sv": Words(
         password=r"lösenord(?:et|en)?|lösen\b|wifi-?nyckel(?:n)?\b",
@@ -174,7 +175,7 @@ LANGUAGES: dict[str, Words] = {
         r"säkerhetskod(?:en)?|upplåsningskod(?:en)?|kod(?:en)?\s+till\s+(?:dörren|porten|larmet|"
         r"kassaskåpet|boxen|förrådet|garaget|cykellåset|hänglåset)\b|kombination(?:en)?\b",
         phrase=r"lösenfras(?:en)?",
-        lead=r"är|var|blir|blev|nu|till",
+        lead=r"är|var|blir|blev|heter|nu|till",
         joined=True,
     ),
     "tr": Words(
@@ -202,13 +203,19 @@ LANGUAGES: dict[str, Words] = {
     ),
     "zh": Words(
         password=r"口令",
-        either=r"密码|密碼|门禁码|門禁碼|开锁码|開鎖碼",
+        either=r"密码|密碼|门禁码|門禁碼|开锁码|開鎖碼|帳密|账密",
         pin=r"pin[码碼]",
         phrase=r"密码短语|密碼短語",
-        lead=r"是|为|為|改成|改为|改為|设为|設為|设置为|設定為|换成|換成|变成|變成",
+        lead=r"是|为|為|改成|改为|改為|设为|設為|设置为|設定為|设置成|設置成|设成|設成|换成|換成|变成|"
+        r"變成",
         joined=True,
     ),
     # "PW: X", "wifi: X", "WLAN → X" in any language (but "wifi Planta2" names the network, and
     # `WIFI:T:WPA;…` is a QR code's payload, read by its own rule)
-    "*": Words(password=r"pwd?\b", wifi=r"wi-?fi\b(?!:[a-z]:)|wlan\b", bare=False, everywhere=True),
+    "*": Words(
+        password=r"pwd?\b|psw\b|passw\b|pword\b",
+        wifi=r"wi-?fi\b(?!:[a-z]:)|wlan\b",
+        bare=False,
+        everywhere=True,
+    ),
 }

@@ -46,12 +46,12 @@ _JOINED = re.compile(r"[._/@-]\w|_")  # `password_digest`, `password-stdin`, `pa
 # A value: quoted (words and all), or a run of printable ASCII and Latin letters (CJK, Cyrillic
 # and the rest end it: "密码是Lanzhou#1962，别外传")
 _VALUE = re.compile(
-    r"(?P<open>[\"“„«「『‹])(?P<quoted>[^\"“”„«»「」『』‹›\n]{1,200})[\"“”»」』›]"
+    r"(?P<open>[\"“„«「『‹'‘])(?P<quoted>[^\"“”„«»「」『』‹›'‘’\n]{1,200})[\"“”»」』›'’]"
     r"|(?P<token>[!#-&(-~\u00c0-\u024f]{1,4096})"
 )
 _SHAPED = re.compile(r"[^A-Za-z]|[a-z][A-Z]|[A-Z].*[A-Z]")  # a digit, a symbol or mixed case
 _ASSIGNED = re.compile(r"[A-Za-z_][\w.-]*=")  # `user=postgres`: the `name=value` rules read it
-_PIN = re.compile(r"\d{4,8}[#*]?|\d{4,6}[A-Za-z]|\d{1,3}(?:[-–]\d{1,3}){2,4}")
+_PIN = re.compile(r"[#*]?\d{4,8}[#*]?|\d{4,6}[A-Za-z]|\d{1,3}(?:[-–]\d{1,3}){2,4}")
 # "PIN changed in 2023": a year, not a PIN
 _WHEN = re.compile(
     r"(?<!\S)(?:in|since|until|from|seit|bis|depuis|desde|hasta|dal|sinds|sedan|sejak|с|до|od|"
@@ -60,6 +60,14 @@ _WHEN = re.compile(
 )
 # A network's name says its band or that it is for guests: `Telia-5G`, `Home_2.4GHz`, `Cafe-Gast`
 _BAND = re.compile(r"(?i)(?:^|[-_ .])(?:(?:2\.?4|5)g(?:hz)?(?:$|[-_ .\d])|guest\b|gast\b)")
+# ... or the maker of the router that named it: `Vodafone-A1B2C3`, `TP-Link_7F2C`, `Livebox-1A2B`
+_MAKER = re.compile(
+    r"(?i)(?:vodafone|fritz|telekom|magenta|o2|tp-?link|netgear|linksys|d-?link|huawei|zte|"
+    r"livebox|freebox|sfr|bbox|orange|ziggo|kpn|telia|telenor|bthub|sky|virgin|xfinity|att|"
+    r"spectrum|movistar|jazztel|tim|fastweb|vivo|claro|asus|tenda|xiaomi|mercusys|upc|"
+    r"eero|ubiquiti|unifi|totolink|digi|turkcell|superonline|viettel|fpt|vnpt|indihome|"
+    r"biznet|jio|airtel)[-_ ]?[A-Za-z0-9]*"
+)
 # How a rule for passwords talks: "at least 12 characters", "mindestens fünf Wörter"
 _RULE_TALK = re.compile(
     r"(?i)\b(?:at\s+least|minimum|characters|chars|words|letters|digits|mindestens|zeichen|"
@@ -244,7 +252,7 @@ def _after(
                 ok = (
                     _SHAPED.search(value) is not None
                     and _ASSIGNED.match(value) is None
-                    and not (kind == "wifi" and _BAND.search(value))
+                    and not (kind == "wifi" and (_BAND.search(value) or _MAKER.fullmatch(value)))
                     and password(value)
                 )
         elif text[m.start() - 1].isalnum() or text[m.end() : m.end() + 1].isalnum():
@@ -261,8 +269,10 @@ def _after(
             if _marked(gap):
                 return None  # `password: ***`, `Passwort: siehe Tresor`: the value was given
             continue
-        if len(gap) > _GAP or _NAMED.search(gap):
+        if len(gap) > _GAP:
             continue
+        if _NAMED.search(gap) and (kind == "wifi" or not _NAMED.match(gap.lstrip())):
+            continue  # a name ("…, user deploy01 is"), but "Das Passwort heißt X" is the password
         said = gap.rstrip(" \t\"'“„«「『‹(*_")  # (and markdown: `**Passwort:** X`)
         if (meaning.bare and not said.strip()) or meaning.lead.search(said):
             return _kind(kind, value), start, end
@@ -292,16 +302,19 @@ def _marked(gap: str) -> bool:
 
 
 def _phrase(value: str) -> bool:
-    """Words in quotes that make a passphrase: three or more, or a run of CJK or kana (not a
-    rule for one: "at least five random words")."""
+    """Words in quotes that make a passphrase: four to twelve, or a run of CJK or kana (not a
+    rule for one, "at least five random words", nor a place, "on the fridge")."""
     if _words().search(value.lower()) or _RULE_TALK.search(value):
         return False
     if any(p in value.lower() for p in ("<", "...", "…", "your")):
         return False
     words = value.split()
-    if len(words) >= 3:
-        return 3 <= len(words) <= 12 and len(value) >= 10
+    if len(words) > 1:
+        return 4 <= len(words) <= 12 and words[0].lower() not in _WHERE
     return len(value) >= 6 and all(c.isalpha() and not c.isascii() for c in value)
+
+
+_WHERE = frozenset("on in at under behind inside next auf im unter hinter sur dans sous".split())
 
 
 def _loose(text: str, gap: str, value: str, end: int) -> bool:

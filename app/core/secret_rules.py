@@ -522,7 +522,8 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         "secret", "random or hex", "secret|token|key|psk|pre-shared|preshared|pat|cookie|write",
         r"(?i)(?<![:/])\b(?:secret|token|api[ _-]?key|access[ _-]?key|psk|pre-?shared[ _-]?key|"
         r"app(?:lication)?[ _-]?key|account[ _-]?key\d?|pat|personal[ _-]access[ _-]token|"
-        r"(?:session[ _-])?cookie|write[ _-]?key)\b"
+        r"(?:session[ _-])?cookie|(?:write|admin|master|server|service|root|management)[ _-]?key)"
+        r"\b"
         r"(?:\s*\([^)\n]{0,60}\))?(?:\s+(?:for|of|on|to|with|from|shared\s+with|used\s+by|"
         r"given\s+to|between)\b[^\n:=\[\]]{0,50}?)?"
         r"(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:is|was))?\s*[:=]?\s*"
