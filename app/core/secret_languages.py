@@ -25,15 +25,21 @@ class Words:
     everywhere: bool = False  # a word of every language (`PW`): any language's lead leads to it
 
 
+# "door code", "garage opener code", "alarm panel code": a thing's code, a word between or not
+_CODES = "|".join(
+    rf"{thing}(?:\s+\w+)?\s+code\b"
+    for thing in "door gate garage alarm safe keypad lock entry locker access unlock padlock "
+    "security disarm building intercom".split()
+)
+
 LANGUAGES: dict[str, Words] = {
     "en": Words(
         password=r"password|login\b|wi-?fi\s+key\b|network\s+key\b|wpa2?\s+key\b|"
         r"pre-?shared\s+key\b|psk\b|shared\s+secret\b|community\s+string\b",
         pin=r"pin(?:\s+code)?\b|puk\d?(?:\s+code)?\b|passcode\b|combination\b|combo\b|"
-        r"door\s+code\b|gate\s+code\b|alarm\s+code\b|garage\s+code\b|safe\s+code\b|"
-        r"keypad\s+code\b|lock\s+code\b|entry\s+code\b|locker\s+code\b|access\s+code\b|"
-        r"unlock\s+code\b|padlock\s+code\b|security\s+code\b|disarm\s+code\b|key\s?code\b|"
-        r"key\s?box\b|lock\s?box\b|key\s+safe\b|keysafe\b|code\s+(?:for|to|of)\s+the\s+"
+        + _CODES
+        + r"|disarm\b|key\s?code\b|key\s?box\b|lock\s?box\b|key\s+safe\b|keysafe\b|"
+        r"code\s+(?:for|to|of)\s+the\s+"
         r"(?:front\s+|back\s+|side\s+)?(?:door|gate|alarm|garage|safe|keypad|lock|building|shed|"
         r"lockbox|padlock)\b",
         phrase=r"pass\s?phrase|secret\s+phrase\b",
@@ -68,13 +74,15 @@ LANGUAGES: dict[str, Words] = {
         joined=True,
     ),
     "el": Words(
-        password=r"κωδικ\w*|συνθηματικ\w*",
+        password=r"συνθηματικ\w*",
+        either=r"κωδικ\w*",  # (a card's PIN too)
         pin=r"pin\b",
         phrase=r"φράση\s+πρόσβασης|συνθηματική\s+φράση",
         lead=r"είναι|ήταν|σε|τώρα|έγινε",
     ),
     "es": Words(
-        password=r"contraseñas?\b|clave\b",
+        password=r"contraseñas?\b",
+        either=r"clave\b",  # (a card's PIN too)
         pin=r"pin\b|c[oó]digo\s+(?:pin|secreto|de\s+seguridad|del?\s+(?:la\s+)?(?:portal|puerta|"
         r"alarma|garaje|caja\s+fuerte|candado|acceso|desbloqueo|entrada|trastero|buzón|"
         r"ascensor))\b|combinación\b|n[uú]mero\s+secreto\b",
@@ -94,7 +102,7 @@ LANGUAGES: dict[str, Words] = {
     "he": Words(
         password=r"סיסמ(?:ה|א|ת|אות|ות)|ססמ(?:ה|א)|פאסוורד",
         either=r"קוד\s+(?:ה)?(?:סודי|כניסה|גישה|אזעקה|לדלת|הדלת)|קוד\s+של\s+(?:ה)?(?:דלת|אזעקה|"
-        r"כספת|שער|בניין)",
+        r"כספת|שער|בניין)|קוד\s+ל(?:ה)?(?:כספת|שער|בניין|אזעקה|לובי|חניה)",
         pin=r"pin\b",
         lead=r"היא|הוא|זה|זו|עכשיו|כעת",
         joined=True,
@@ -155,7 +163,8 @@ LANGUAGES: dict[str, Words] = {
         lead=r"to|jest|brzmi|było|teraz|na",
     ),
     "pt": Words(
-        password=r"senhas?\b|palavra[- ]passe\b|chave\s+(?:do\s+)?wi-?fi\b",
+        password=r"palavra[- ]passe\b|chave\s+(?:do\s+)?wi-?fi\b",
+        either=r"senhas?\b",  # (a card's PIN too: "senha do cartão")
         pin=r"pin\b|c[oó]digo\s+(?:pin|secreto|de\s+desbloqueio|de\s+seguran[çc]a|do\s+(?:portão|"
         r"cofre|alarme|cadeado|prédio)|da\s+porta|de\s+acesso|de\s+entrada)\b",
         phrase=r"frase\s+(?:secreta|-?senha|de\s+senha)\b",
@@ -180,8 +189,8 @@ LANGUAGES: dict[str, Words] = {
     ),
     "tr": Words(
         # (also without its ş, as typed on a keyboard without it)
-        password=r"şifre(?:si|sini|m|mi|miz|niz|yi|nin)?\b|sifre(?:si|sini|m|mi|miz|niz|yi|nin)?\b|"
-        r"parola(?:sı|m|mı|mız|nız)?\b",
+        password=r"parola(?:sı|m|mı|mız|nız)?\b",
+        either=r"şifre(?:si|sini|m|mi|miz|niz|yi|nin)?\b|sifre(?:si|sini|m|mi|miz|niz|yi|nin)?\b",
         pin=r"pin(?:\s+kodu)?\b|kapı\s+(?:kodu|şifresi)\b|alarm\s+(?:kodu|şifresi)\b|"
         r"kasa\s+(?:kodu|şifresi)\b|kilit\s+(?:kodu|şifresi)\b|giriş\s+kodu\b|güvenlik\s+kodu\b",
         lead=r"artık|şu|şimdi|oldu",
@@ -195,7 +204,8 @@ LANGUAGES: dict[str, Words] = {
         lead=r"це|тепер|зараз|він|вона|буде|став|на",
     ),
     "vi": Words(
-        password=r"mật\s+khẩu\b|mật\s+mã\b|mk\b|pass\s+wi-?fi\b",
+        password=r"mk\b|pass\s+wi-?fi\b",
+        either=r"mật\s+khẩu\b|mật\s+mã\b",  # (an ATM card's PIN too)
         pin=r"mã\s+pin\b|pin\b|mã\s+(?:cửa|két|khóa|mở\s+cửa|mở\s+khóa|báo\s+động|bảo\s+mật|"
         r"cổng)\b",
         phrase=r"câu\s+mật\s+khẩu\b|cụm\s+mật\s+khẩu\b",
@@ -214,7 +224,8 @@ LANGUAGES: dict[str, Words] = {
     # `WIFI:T:WPA;…` is a QR code's payload, read by its own rule)
     "*": Words(
         password=r"pwd?\b|psw\b|passw\b|pword\b",
-        wifi=r"wi-?fi\b(?!:[a-z]:)|wlan\b",
+        wifi=r"wi-?fi\b(?!:[a-z]:)|wlan\b|вай-?фай|واي\s?فاي|וויפי|ויפי|वाई-?फाई|ワイファイ|와이파이|"
+        r"无线网|無線網路",
         bare=False,
         everywhere=True,
     ),

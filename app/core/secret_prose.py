@@ -39,7 +39,10 @@ _THING = re.compile(
     r"\s*(?:managers?|policy|policies|rules?|requirements?|hints?|resets?|fields?|hash(?:es)?|"
     r"length|strength|generators?|complexity|expiry|expiration|rotation|reuse|vaults?|"
     r"gestionnaires?|gestor(?:es)?|gerenciador(?:es)?|менеджер\w*|richtlinie\w*|beleid|"
-    r"politique|pol[ií]tica|polityka)\b",
+    r"politique|pol[ií]tica|polityka|"
+    # a code that names a thing (Greek κωδικός is a password and any code): product, customer,
+    # order, course, parcel, error, discount
+    r"προϊόντος|πελάτη|παραγγελίας|μαθήματος|αποστολής|σφάλματος|έκπτωσης|κουπονιού)(?!\w)",
     re.I,
 )
 _JOINED = re.compile(r"[._/@-]\w|_")  # `password_digest`, `password-stdin`, `passwords.com`
@@ -51,6 +54,7 @@ _VALUE = re.compile(
 )
 _SHAPED = re.compile(r"[^A-Za-z]|[a-z][A-Z]|[A-Z].*[A-Z]")  # a digit, a symbol or mixed case
 _ASSIGNED = re.compile(r"[A-Za-z_][\w.-]*=")  # `user=postgres`: the `name=value` rules read it
+_YEAR = re.compile(r"(?:19|20)\d\d")
 _PIN = re.compile(r"[#*]?\d{4,8}[#*]?|\d{4,6}[A-Za-z]|\d{1,3}(?:[-–]\d{1,3}){2,4}")
 # "PIN changed in 2023": a year, not a PIN
 _WHEN = re.compile(
@@ -242,7 +246,12 @@ def _after(
                     and _PIN.fullmatch(value)
                     and not trivial_pin(value)
                 ):
-                    return None if _WHEN.search(gap) else ("PIN", start, end)
+                    # "PIN changed in 2023"; "La clave del curso 2024": a year, not a PIN
+                    # (a password's word says a PIN is a year only after a colon or a copula)
+                    year = (
+                        kind == "either" and _YEAR.fullmatch(value) and not meaning.lead.search(gap)
+                    )
+                    return None if _WHEN.search(gap) or year else ("PIN", start, end)
                 if kind == "pin":
                     return None  # the first number after a PIN's name is not one: no PIN
                 kind = "password"  # `비밀번호 정책: 12자`: a password may still follow
@@ -284,7 +293,7 @@ def _after(
 def trivial_pin(value: str) -> bool:
     """A PIN of one digit over and over or counting (`0000`, `1234`): a default or an example
     ("the default PIN is 0000, change it"), not someone's secret."""
-    digits = value.rstrip("#*").split("-")[0]
+    digits = value.strip("#*")
     return digits.isdigit() and (
         len(set(digits)) == 1 or digits in "0123456789" or digits in "9876543210"
     )

@@ -17,7 +17,9 @@ _AWS_KEYWORDS = "akia|asia|abia|acca|agpa|aida|aroa|aipa|anpa|anva|apka|a3t"
 _LOGIN = (
     "login|credentials|creds|accesso|acceso|accès|acesso|zugang|zugangsdaten|přístup|доступ|"
     "dostęp|toegang|inloggning|giriş|đăng nhập|ログイン|登录|登錄|로그인|πρόσβαση|גישה|دخول|"
-    "लॉगिन|akses|ilo|idrac|ipmi|bmc|router|modem|console|panel|dashboard"
+    "लॉगिन|akses|ilo|idrac|ipmi|bmc|router|modem|console|panel|dashboard|údaje|přihlašovací|"
+    "credenziali|credenciales|identifiants|inlogg|inloggegevens|anmeldedaten|логин|логін|"
+    "giriş bilgileri|account|konto|cuenta|conta|compte"
 )
 _LOGIN_KEYWORDS = _LOGIN + "|wifi|wi-fi"
 
@@ -469,6 +471,11 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     (
         "password", "password", "pass",
         r"(?i)\buser(?:name)?\s*[:=]?\s*[^\s,]+,?\s+pass(?:word)?\s*[:=]?\s*" + _V,
+    ),
+    # an e-mail address, a slash and the password it logs in with: "me@x.io / Couch&Popcorn7"
+    (
+        "password", "password", "@",
+        r"(?<![\w.+/-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})*\.[A-Za-z]{2,24}\s+/\s+" + _V,
     ),
     # "…, pass X": a password listed after the account it opens
     ("password", "password", "pass", r"(?i)(?:^|[,;]\s*)pass\s+" + _V),
