@@ -36,7 +36,7 @@ LANGUAGES: dict[str, Words] = {
     "en": Words(
         password=r"password|login\b|wi-?fi\s+key\b|network\s+key\b|wpa2?\s+key\b|"
         r"pre-?shared\s+key\b|psk\b|shared\s+secret\b|community\s+string\b",
-        pin=r"pin(?:\s+code)?\b|puk\d?(?:\s+code)?\b|passcode\b|combination\b|combo\b|"
+        pin=r"pin\d?(?:\s+code)?\b|puk\d?(?:\s+code)?\b|passcode\b|combination\b|combo\b|"
         + _CODES
         + r"|disarm\b|key\s?code\b|key\s?box\b|lock\s?box\b|key\s+safe\b|keysafe\b|"
         r"code\s+(?:for|to|of)\s+the\s+"

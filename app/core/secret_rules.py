@@ -22,6 +22,12 @@ _LOGIN = (
     "giriş bilgileri|account|konto|cuenta|conta|compte"
 )
 _LOGIN_KEYWORDS = _LOGIN + "|wifi|wi-fi"
+# A recovery code of another service: letters and at least two digits (Twitter's 12, Steam's R
+# and five), four words of four letters (Dropbox), five groups of five (Microsoft)
+_OTHER_CODE = (
+    r"(?:\b(?=[A-Za-z]*\d[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{6,16}\b|"
+    r"\b[a-z]{4}(?: [a-z]{4}){3}\b|\b[A-Z0-9]{5}(?:-[A-Z0-9]{5}){2,5}\b)"
+)
 
 # (kind, check, keywords, regex). `check` says what the matched value must also pass: ""
 # nothing but not being a placeholder or a documented example (the shape says it all);
@@ -261,8 +267,9 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?=[^\n]{0,80}(?i:admin|write|reindex))",
     ),
     (
-        "private key", "shape", "solana|keypair|id.json",
-        r"(?i:solana|keypair|id\.json)[\s\S]{0,80}?(?P<s>\[(?:\s*\d{1,3}\s*,){63}\s*\d{1,3}\s*\])",
+        "private key", "shape", "solana|keypair|id.json|phantom|wallet|private|secret|export",
+        r"(?i:solana|keypair|id\.json|phantom|wallet|private\s+key|secret\s+key|export)[\s\S]{0,80}?"
+        r"(?P<s>\[(?:\s*\d{1,3}\s*,){63}\s*\d{1,3}\s*\])",
     ),
     (
         "seed phrase", "words", "wallet|seed|mnemonic|recovery|backup|semilla|frase|phrase",
@@ -362,6 +369,14 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?:[a-z0-9]{5}-[a-z0-9]{5}|\d{4} \d{4}|\d{8}|[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,7})\b"
         r"(?:[ \t]*[\n,;][ \t]*(?:\d{1,2}[.)]\s*)?(?:[a-z0-9]{5}-[a-z0-9]{5}|\d{4} \d{4}|\d{8}|"
         r"[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,7})\b)*)",
+    ),
+    (
+        "recovery code", "", "recovery|backup|rescue",
+        r"(?i:\b(?:recovery|backup|rescue)[\s_-]+codes?\b)[^\n]{0,40}?[:：]?\s*(?P<s>"
+        + _OTHER_CODE
+        + r"(?:[ \t]*[\n,;][ \t]*"
+        + _OTHER_CODE
+        + r")*)",
     ),
     (
         "Google app password", "", "app password|app-password|apppassword",
