@@ -36,22 +36,32 @@ SETS = [
     ("fresh corpus", "fresh_secrets.jsonl", "fresh_benign.jsonl"),
     ("second holdout", "holdout2_secrets.jsonl", "holdout2_benign.jsonl"),
     ("third holdout", "holdout3_secrets.jsonl", "holdout3_benign.jsonl"),
+    ("fourth holdout, tuning half", "holdout4_tune_secrets.jsonl", "holdout4_tune_benign.jsonl"),
+    ("fourth holdout, check half", "holdout4_check_secrets.jsonl", "holdout4_check_benign.jsonl"),
 ]
 # Measured once each: the detector before issue 8 (dabf90d) on the main corpus; the issue-8 rules
 # on the holdout and on the fresh corpus (issue 21, 2c3297e), and the rules extended against it
-# on the second holdout (ecd29e2) and the third (14fedb5), each before its misses were fixed.
+# on the second holdout (ecd29e2) and the third (14fedb5), each before its misses were fixed;
+# the fourth (issue 40) against the rules of c9d03ba, its tuning half worked on, its check half not.
 FIRST_RUNS = [
     ("before issue 8, 2026-11-23", "main corpus", "63.9 % (108/169)", "17.7 % (60/339)"),
     ("2026-11-23", "holdout", "90.2 % (37/41)", "1.2 % (1/81)"),
     ("2026-11-25", "fresh corpus", "74.9 % (393/525)", "1.7 % (6/357)"),
     ("2026-11-25", "second holdout", "91.6 % (295/322)", "1.2 % (3/248)"),
     ("2026-11-25", "third holdout", "92.3 % (216/234)", "3.3 % (6/180)"),
+    ("2026-11-28", "fourth holdout, tuning half", "55.9 % (147/263)", "2.2 % (5/226)"),
+    ("2026-11-28", "fourth holdout, check half", "57.4 % (151/263)", "1.3 % (3/226)"),
 ]
 
 
 def load(*names: str) -> list[dict]:
-    """Rows of the corpus files `names`."""
-    return [json.loads(line) for name in names for line in (DATA / name).open(encoding="utf-8")]
+    """Rows of the corpus files `names`; a check half's rows are marked `check` (`judge` counts
+    them but never prints them: the rules must not be tuned to them case by case)."""
+    return [
+        {**json.loads(line), **({"check": True} if "_check_" in name else {})}
+        for name in names
+        for line in (DATA / name).open(encoding="utf-8")
+    ]
 
 
 def rate(hits: int, total: int) -> str:
@@ -68,7 +78,8 @@ def subset(rows: list[dict], n: int) -> list[dict]:
 def judge(
     name: str, detect: Callable[[dict], bool], secrets: list[dict], benign: list[dict]
 ) -> tuple[int, int, float]:
-    """Caught secrets and flagged benign texts by `detect`; prints misses and false alarms."""
+    """Caught secrets and flagged benign texts by `detect`; prints misses and false alarms,
+    but not those of a check half."""
     start = time.perf_counter()
     missed = [s for s in secrets if not detect(s)]
     flagged = [b for b in benign if detect(b)]
@@ -76,9 +87,11 @@ def judge(
     caught = len(secrets) - len(missed)
     print(f"{name}: caught {rate(caught, len(secrets))}, flagged {rate(len(flagged), len(benign))}")
     for s in missed:
-        print(f"    missed  {s['kind']}: {s['text'][:90]!r}")
+        if not s.get("check"):
+            print(f"    missed  {s['kind']}: {s['text'][:90]!r}")
     for b in flagged:
-        print(f"    flagged {b['why']}: {b['text'][:90]!r}")
+        if not b.get("check"):
+            print(f"    flagged {b['why']}: {b['text'][:90]!r}")
     return caught, len(flagged), seconds
 
 

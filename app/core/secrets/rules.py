@@ -13,6 +13,21 @@ _V = r"""(?:"(?P<q1>[^"\n]{1,4096})"|'(?P<q2>[^'\n]{1,4096})'|(?P<u>[^\s"'`]{1,4
 _AWS_ID = r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z2-7]{16}"
 _END = r"(?![A-Za-z0-9_-])"
 _AWS_KEYWORDS = "akia|asia|abia|acca|agpa|aida|aroa|aipa|anpa|anva|apka|a3t"
+# "login: user / password" in the languages of the fourth corpus ("accesso al modem: admin / …")
+_LOGIN = (
+    "login|credentials|creds|accesso|acceso|accès|acesso|zugang|zugangsdaten|přístup|доступ|"
+    "dostęp|toegang|inloggning|giriş|đăng nhập|ログイン|登录|登錄|로그인|πρόσβαση|גישה|دخول|"
+    "लॉगिन|akses|ilo|idrac|ipmi|bmc|router|modem|console|panel|dashboard|údaje|přihlašovací|"
+    "credenziali|credenciales|identifiants|inlogg|inloggegevens|anmeldedaten|логин|логін|"
+    "giriş bilgileri|account|konto|cuenta|conta|compte"
+)
+_LOGIN_KEYWORDS = _LOGIN + "|wifi|wi-fi"
+# A recovery code of another service: letters and at least two digits (Twitter's 12, Steam's R
+# and five), four words of four letters (Dropbox), five groups of five (Microsoft)
+_OTHER_CODE = (
+    r"(?:\b(?=[A-Za-z]*\d[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{6,16}\b|"
+    r"\b[a-z]{4}(?: [a-z]{4}){3}\b|\b[A-Z0-9]{5}(?:-[A-Z0-9]{5}){2,5}\b)"
+)
 
 # (kind, check, keywords, regex). `check` says what the matched value must also pass: ""
 # nothing but not being a placeholder or a documented example (the shape says it all);
@@ -24,6 +39,10 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         "private key", "pem", "private key",
         r"-----BEGIN [A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END [A-Z0-9 ]"
         r"{0,30}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,.-]*)",
+    ),
+    (  # OpenVPN's tls-auth/tls-crypt key (ta.key): 256 bytes of hex between its armour
+        "OpenVPN static key", "", "openvpn static key",
+        r"-----BEGIN OpenVPN Static key V\d-----[\s\S]*?-----END OpenVPN Static key V\d-----",
     ),
     (
         "private key", "", "putty-user-key",
@@ -146,6 +165,11 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r":[A-Za-z0-9+/]{20,40}={0,2}",
     ),
     ("age secret key", "", "age-secret-key-", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
+    ("Nostr private key", "", "nsec1", r"\bnsec1[02-9ac-hj-np-z]{58}\b"),
+    (  # BIP32 extended private keys (xprv, and tprv, yprv, zprv… of testnet and SegWit)
+        "extended private key", "", "prv",
+        r"\b[xyztuvYZUV]prv[1-9A-HJ-NP-Za-km-z]{100,112}\b",
+    ),
     ("Airtable token", "", "pat", r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b"),
     ("Firebase server key", "", "apa91b", r"\bAAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{60,300}"),
     ("Flutterwave key", "", "flwseck", r"\bFLWSECK(?:_TEST)?-[a-f0-9]{32}-X\b"),
@@ -174,14 +198,43 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("Alibaba Cloud key", "", "ltai", r"\bLTAI[A-Za-z0-9]{12,24}\b"),
     ("NuGet key", "", "oy2", r"\boy2[a-z0-9]{43}\b"),
     ("Perplexity key", "", "pplx-", r"\bpplx-[A-Za-z0-9]{40,64}\b"),
+    # More prefixes the vendors document, so their keys are found with no word around them
+    ("Databricks token", "", "dapi", r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
+    ("Supabase token", "", "sbp_|sb_secret_", r"\b(?:sbp_[a-f0-9]{40}|sb_secret_[\w-]{30,80})\b"),
+    ("PlanetScale token", "", "pscale_", rf"\bpscale_(?:tkn|pw|oauth)_[\w.-]{{32,64}}{_END}"),
+    ("Pulumi token", "", "pul-", r"\bpul-[a-f0-9]{40}\b"),
+    ("Figma token", "", "figd_", rf"\bfigd_[\w-]{{40,}}{_END}"),
+    ("CircleCI token", "", "ccipat_", r"\bCCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}\b"),
+    ("xAI key", "", "xai-", r"\bxai-[A-Za-z0-9]{70,90}\b"),
+    ("Contentful token", "", "cfpat-", rf"\bCFPAT-[\w-]{{43}}{_END}"),
+    ("Render key", "", "rnd_", r"\brnd_[A-Za-z0-9]{32}\b"),
+    ("Brevo key", "", "xkeysib-", r"\bxkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}\b"),
+    ("OneSignal key", "", "os_v2_", r"\bos_v2_(?:app|org)_[a-z2-7]{60,}\b"),
+    ("LangSmith key", "", "lsv2_", r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\b"),
+    ("Pinecone key", "", "pcsk_", r"\bpcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,80}\b"),
+    ("OpenRouter key", "", "sk-or-", r"\bsk-or-v1-[a-f0-9]{64}\b"),
+    ("SonarQube token", "", "squ_|sqp_|sqa_", r"\bsq[upa]_[a-f0-9]{40}\b"),
+    ("DeepSeek key", "", "sk-", r"\bsk-[a-f0-9]{32}\b"),
+    ("ElevenLabs key", "", "sk_", r"\bsk_[a-f0-9]{48}\b"),
+    ("Twilio API key", "", "sk", r"\bSK[0-9a-f]{32}\b"),
+    ("Resend key", "", "re_", r"\bre_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}\b"),
+    ("Fireworks key", "", "fw_", r"\bfw_[A-Za-z0-9]{24}\b"),
+    ("Dropbox token", "", "sl.", rf"\bsl\.[\w-]{{130,}}{_END}"),
+    (
+        "HubSpot token", "", "pat-",
+        r"\bpat-(?:na|eu|ap)\d-[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}\b",
+    ),
+    ("Intercom token", "", "dg9roj", r"\bdG9rOj[A-Za-z0-9+/]{40,}={0,2}"),
     (
         "Cloudflare tunnel token", "", "cloudflared",
         r"\bcloudflared\b[^\n]{0,80}?\s(?:--token\s+)?(?P<s>eyJ[A-Za-z0-9+/=_-]{40,4096})",
     ),
     ("Salesforce session", "", "00d", r"\b00D[A-Za-z0-9]{12,15}![A-Za-z0-9._-]{60,400}"),
     (
-        "private key", "", "private|privkey|wallet",
-        r"(?i:private[ _-]?key|privkey|wallet[ _-]key|secret[ _-]key)[^\n]{0,40}?"
+        "private key", "", "private|privkey|wallet|eth",
+        r"(?i:private[ _-]?key|privkey|wallet[ _-]key|secret[ _-]key|eth(?:ereum)?[ _-]key)"
+        r"[^\n]{0,40}?"
+        r"(?:\b0x[0-9a-fA-F]{40}\b[^\w\n]{1,5})?"  # the wallet's address, then its key
         r"(?P<s>\b(?:0x)?[0-9a-fA-F]{64}\b)",
     ),
     (
@@ -214,8 +267,9 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?=[^\n]{0,80}(?i:admin|write|reindex))",
     ),
     (
-        "private key", "shape", "solana|keypair|id.json",
-        r"(?i:solana|keypair|id\.json)[\s\S]{0,80}?(?P<s>\[(?:\s*\d{1,3}\s*,){63}\s*\d{1,3}\s*\])",
+        "private key", "shape", "solana|keypair|id.json|phantom|wallet|private|secret|export",
+        r"(?i:solana|keypair|id\.json|phantom|wallet|private\s+key|secret\s+key|export)[\s\S]{0,80}?"
+        r"(?P<s>\[(?:\s*\d{1,3}\s*,){63}\s*\d{1,3}\s*\])",
     ),
     (
         "seed phrase", "words", "wallet|seed|mnemonic|recovery|backup|semilla|frase|phrase",
@@ -247,7 +301,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("Laravel app key", "", "base64:", r"(?<![\w;])base64:[A-Za-z0-9+/]{43}="),
     ("BitLocker recovery key", "", "-", r"\b\d{6}(?:-\d{6}){7}\b"),
     (
-        "password hash", "shape", "$",
+        "password hash", "crackable", "$",
         r"(?<![\w$])\$(?:apr1|1|5|6|y)\$[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,86}"
         r"|(?<![\w$])\$2[abxy]\$\d\d\$[./A-Za-z0-9]{53}",
     ),
@@ -317,8 +371,21 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,7})\b)*)",
     ),
     (
+        "recovery code", "", "recovery|backup|rescue",
+        r"(?i:\b(?:recovery|backup|rescue)[\s_-]+codes?\b)[^\n]{0,40}?[:：]?\s*(?P<s>"
+        + _OTHER_CODE
+        + r"(?:[ \t]*[\n,;][ \t]*"
+        + _OTHER_CODE
+        + r")*)",
+    ),
+    (
         "Google app password", "", "app password|app-password|apppassword",
         r"(?i:app[ -]?password)[^\n]{0,40}?(?P<s>\b[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}\b)",
+    ),
+    (  # written without its spaces in a mail setting: `spring.mail.password=abcdefghijklmnop`
+        "Google app password", "", "mail|smtp",
+        r"(?i:smtp|mail)[\w.-]{0,30}?(?i:pass(?:word)?|pwd)[\"']?\s*[=:]\s*[\"']?"
+        r"(?P<s>[a-z]{16})(?![\w-])",
     ),
     (
         "Google app password", "", "gmail",
@@ -327,7 +394,8 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     (
         "encryption key", "random or hex", "key",
         r"(?i)\b(?:aes(?:-?(?:128|192|256))?|encryption|data|master|chacha20|symmetric|backup|"
-        r"decryption|signing|hmac|at-rest|data-at-rest)\b[\w ()/,-]{0,40}?\bkey\b[^\n:=]{0,60}?"
+        r"decryption|signing|hmac|at-rest|data-at-rest|fernet)\b[\w ()/,-]{0,40}?\bkey\b"
+        r"[^\n:=]{0,60}?"
         r"(?:\bis\b|:|=)\s*[\"']?(?P<s>[A-Za-z0-9+/_=-]{24,200})",
     ),
     (
@@ -341,6 +409,14 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"jsessionid|laravel_session|[a-z_]*_sess|sid|remember_token|remember_user_token|"
         r"(?:__Host-|__Secure-)?[\w-]*session[\w-]*)="
         r"(?P<s>[A-Za-z0-9%._\-]{16,400})",
+    ),
+    (  # Oracle's thin driver: user/password@host
+        "password in URL", "url password", "jdbc:oracle",
+        r"(?i)\bjdbc:oracle:\w+:[^\s/:@\"']{1,64}/(?P<s>[^\s@/\"']{3,200})@",
+    ),
+    (  # NEO4J_AUTH=neo4j/password, a container's user and password in one variable
+        "password", "password", "_auth",
+        r"\b[A-Z][A-Z0-9]*_AUTH\s*[=:]\s*[\"']?[\w.-]{1,64}/(?P<s>[^\s\"'/]{3,200})",
     ),
     (
         "password in URL", "url password", "://",
@@ -370,6 +446,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?<!\S)--?(?:password|passwd|pass|pwd|token|api-key|secret)(?:=|\s+)" + _V,
     ),
     ("password", "password", "sqlcmd", r"\bsqlcmd\b[^\n]{0,120}?\s-P\s*" + _V),
+    ("password", "password", "mosquitto", r"\bmosquitto_\w+\b[^\n]{0,160}?\s-P\s+" + _V),
     (
         "password", "password", "mongo",
         r"\bmongo(?:sh|dump|restore|export|import)?\b[^\n]{0,160}?\s(?:-p|--password)"
@@ -410,6 +487,17 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         "password", "password", "pass",
         r"(?i)\buser(?:name)?\s*[:=]?\s*[^\s,]+,?\s+pass(?:word)?\s*[:=]?\s*" + _V,
     ),
+    # an e-mail address, a slash and the password it logs in with: "me@x.io / Couch&Popcorn7"
+    (
+        "password", "password", "@",
+        r"(?<![\w.+/-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})*\.[A-Za-z]{2,24}\s+/\s+" + _V,
+    ),
+    # "…, pass X": a password listed after the account it opens
+    ("password", "password", "pass", r"(?i)(?:^|[,;]\s*)pass\s+" + _V),
+    (
+        "password", "community", "snmp",
+        r"(?i)\bsnmp\b[^\n]{0,40}?\bcommunity\b[^\n:=]{0,60}?(?:\bis\b|:|=)\s*" + _V,
+    ),
     # Passwords in prose: "my password is X", "pw for the router is X", "wifi password: X".
     (
         "password", "spoken password", "pass|pw|mot de passe|contraseña|clave|kennwort|senha",
@@ -439,8 +527,8 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?P<s>(?:\n?\s*\d{1,2}[.)]\s*[a-z]{3,8}\b){12,24})",
     ),
     (
-        "password", "password", "login|credentials|creds|wifi|wi-fi",
-        r"(?i)\b(?:login|credentials|creds|wi-?fi(?!:[A-Z]:))\b[^\n]{0,40}?(?:\n[^\n:]{0,20})?"
+        "password", "password", _LOGIN_KEYWORDS,
+        rf"(?i)(?<!\w)(?:{_LOGIN}|wi-?fi(?!:[A-Z]:))(?!\w)[^\n]{{0,40}}?(?:\n[^\n:]{{0,20}})?"
         r"(?:\bis\b|\bare\b|:)\s*[^\s/:]{2,}\s*[/:]\s*" + _V,
     ),
     (
@@ -453,18 +541,20 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     # "... secret <random>", "api key: <random>" in prose; after a bare "key" (cache key,
     # primary key) a hash is not a secret.
     (
-        "secret", "random or hex", "secret|token|key|psk|pre-shared|preshared|pat|cookie",
+        "secret", "random or hex", "secret|token|key|psk|pre-shared|preshared|pat|cookie|write",
         r"(?i)(?<![:/])\b(?:secret|token|api[ _-]?key|access[ _-]?key|psk|pre-?shared[ _-]?key|"
         r"app(?:lication)?[ _-]?key|account[ _-]?key\d?|pat|personal[ _-]access[ _-]token|"
-        r"(?:session[ _-])?cookie)\b"
-        r"(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:for|of|on|to|with|from|shared\s+with|used\s+by|"
-        r"given\s+to)\b[^\n:=\[\]]{0,50}?)?"
+        r"(?:session[ _-])?cookie|(?:write|admin|master|server|service|root|management)[ _-]?key)"
+        r"\b"
+        r"(?:\s*\([^)\n]{0,60}\))?(?:\s+(?:for|of|on|to|with|from|shared\s+with|used\s+by|"
+        r"given\s+to|between)\b[^\n:=\[\]]{0,50}?)?"
         r"(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:is|was))?\s*[:=]?\s*"
         r"[\"']?(?P<s>[A-Za-z0-9+/_.=-]{16,200})",
     ),
     (
-        "secret", "bare random", "key",
-        r"(?i)\bkey\b(?:\s+(?:is|was))?\s*[:=]?\s*[\"']?(?P<s>[A-Za-z0-9+/_.=-]{16,200})",
+        "secret", "bare random", "key",  # (a site key is in every page: reCAPTCHA's, hCaptcha's)
+        r"(?i)(?<!site[ -])(?<!public )(?<!publishable )\bkey\b(?:\s+(?:is|was))?\s*[:=]?\s*"
+        r"[\"']?(?P<s>[A-Za-z0-9+/_.=-]{16,200})",
     ),
     # A quoted random literal: a key passed straight to a client, `cohere.Client("…")`.
     (
@@ -519,6 +609,10 @@ NAME_VALUE = re.compile(
 )
 XML_ELEMENT = re.compile(r"<(?P<name>[A-Za-z_][\w.\-]{0,60})>(?P<u>[^<>\n]{1,4096})</(?P=name)>")
 DEFINE = re.compile(r"\bdefine\(\s*[\"'](?P<name>[\w.\-]+)[\"']\s*,\s*" + _V)
+# Terraform: `variable "db_password" { default = "…" }`, the name before its block
+TERRAFORM = re.compile(
+    r"\bvariable\s+\"(?P<name>[\w.\-]{1,60})\"\s*\{[^{}]{0,300}?\bdefault\s*=\s*" + _V
+)
 XML_SETTING = re.compile(r"\bkey\s*=\s*[\"'](?P<name>[\w.\-]+)[\"']\s+value\s*=\s*" + _V)
 
 # Documented vendor examples: public, unusable, benign.
@@ -555,6 +649,7 @@ PLACEHOLDER_PART = re.compile(
 PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "pk.eyJ", "phc_", "age1")
 PUBLIC_PREFIXES += ("sha256-", "sha384-", "sha512-")  # Subresource Integrity hashes
 PUBLIC_PREFIXES += ("arn:aws:",)  # the name of a secret in AWS, not the secret
+PUBLIC_PREFIXES += ("hmac-sha256:",)  # a value as Vault's audit log writes it: hashed, keyed
 VOWELS = frozenset("aeiouyAEIOUY")
 SHORT_WORDS = frozenset(
     "key api get set url uri max min new old raw str int app env var log msg req res id db ui "

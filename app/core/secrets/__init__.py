@@ -3,7 +3,7 @@
 Used by every way in (CLI, MCP, clipboard): the caller either refuses the text or stores
 `redact(text)`, where each secret is replaced by `[REDACTED:kind]`.
 
-All rules are data in `secret_rules.py`: `RULES` (kind, check, keywords, regex), the words of the
+All rules are data in `rules.py`: `RULES` (kind, check, keywords, regex), the words of the
 generic `name = value` rule, and the placeholder and documented example values that are
 never secrets. Documented vendor examples (AWS's `AKIAIOSFODNN7EXAMPLE`, Stripe's doc keys,
 jwt.io's sample) are benign: they are public and unusable, and people paste docs.
@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from urllib.parse import unquote
 
-from app.core.secret_rules import (
+from app.core.secrets import bip39
+from app.core.secrets.prose import spoken, trivial_pin
+from app.core.secrets.rules import (
     ASSIGNMENT,
     DEFINE,
     EXAMPLES,
@@ -38,6 +40,7 @@ from app.core.secret_rules import (
     SECRET_WORDS,
     SHORT_WORDS,
     SPACED,
+    TERRAFORM,
     TYPED,
     VALUE,
     VOWELS,
@@ -180,7 +183,7 @@ def _random(value: str, min_len: int = 16, hex_ok: bool = False) -> bool:
 
 def _password(value: str) -> bool:
     """Looks like a chosen password: letters with digits or symbols, not a word or a template."""
-    if not 4 <= len(value) <= 4096 or _placeholder(value) or _code(value):
+    if not 4 <= len(value) <= 4096 or _placeholder(value) or _code(value) or _costly(value):
         return False
     if value.startswith(("/", "~", "./")) or "://" in value:  # a path or a link
         return False
@@ -198,6 +201,25 @@ def _password(value: str) -> bool:
     if _wordlike(value):
         return False
     return len(value) >= 6 and letters
+
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_SYMBOL = re.compile(r"[^\w\s.'-]")
+_HOST = re.compile(r"(?:[\w-]+\.)+[a-z]{2,}")
+_CODE_ID = re.compile(r"[A-Z0-9]+(?:-[A-Z0-9]+)+")  # a product, ticket or course code: AB-1234-X
+_REGEX = re.compile(r"\.[*+]|\\[dwsDWS]|\[\w-\w\]|\(\?[=!:<]|\{\d+,\d*\}")
+
+
+def _said(value: str) -> bool:
+    """A password said in a sentence: chosen-looking, with a digit or a symbol (`e-Devlet` and
+    `Wi-Fi` are words) unless random mixed case; no e-mail address, host name, regular
+    expression or code in capitals and dashes (`AB-1234-X`)."""
+    if not _password(value) or _EMAIL.fullmatch(value):
+        return False
+    if _HOST.fullmatch(value) or _CODE_ID.fullmatch(value) or len(_REGEX.findall(value)) >= 2:
+        return False
+    digit = any(c.isdigit() for c in value)
+    return (value.isascii() and value.isalpha()) or digit or _SYMBOL.search(value) is not None
 
 
 def _opaque(value: str) -> bool:
@@ -219,6 +241,25 @@ def _basic(value: str) -> bool:
         return False
     user, _, password = decoded.partition(":")
     return bool(user) and bool(password) and decoded.isprintable() and not _placeholder(password)
+
+
+def _costly(value: str) -> bool:
+    """A password hash made to be slow: bcrypt at cost 10 or more (OWASP's floor, about 100 ms
+    a guess), argon2, scrypt, PBKDF2 at 100,000 rounds or more. As safe to show as the docs
+    and fixtures that show one; md5crypt, SHA-crypt and a cheap bcrypt (`$2y$05$`) are
+    cracked offline: secrets."""
+    if _SLOW_HASH.match(value):
+        return True
+    cost = _BCRYPT_COST.match(value)
+    rounds = _PBKDF2_ROUNDS.match(value)
+    return (cost is not None and int(cost.group(1)) >= 10) or (
+        rounds is not None and int(rounds.group(1)) >= 100_000
+    )
+
+
+_SLOW_HASH = re.compile(r"(?:argon2\$)?\$?argon2(?:id|i|d)\$|\$scrypt\$|scrypt:\d+:\d+:\d+\$")
+_BCRYPT_COST = re.compile(r"(?:bcrypt(?:_sha256)?\$)?\$2[abxy]\$(\d\d)\$")
+_PBKDF2_ROUNDS = re.compile(r"pbkdf2_sha(?:256|512|1)\$(\d+)\$")
 
 
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -267,12 +308,13 @@ _CHECKS = {
     "bare random": lambda v: _random(v) and not _identifier(v),
     "quoted random": lambda v: _random(v) and not _identifier(v),  # and `_named` below
     "password": _password,
-    "pin": lambda v: True,
+    "pin": lambda v: not trivial_pin(v),
     "pem": lambda v: re.search(r"[A-Za-z0-9+/]{40}", v) is not None,  # a body, not a header
     "url password": lambda v: (
         _password(unquote(v)) or _opaque(v) or (len(v) >= 8 and _password(unquote(v).lstrip("*&")))
     ),
     "basic": _basic,
+    "crackable": lambda v: not _example(v) and not _costly(v),
 }
 
 
@@ -316,7 +358,9 @@ def _named_plainly(text: str, start: int) -> bool:
     return m is not None and _secret_name(m.group("name").rsplit(".", 1)[-1]) is None
 
 
-# A redaction marker is never a secret, so a redacted text scans clean.
+# A redaction marker is never a secret, so a redacted text scans clean. It is read as a stand-in
+# (`xxxx`), not as blanks: `password=[REDACTED:password]` has its value, and the line after it
+# (`host=127.0.0.1`) is not taken for one.
 _MARKER = re.compile(r"\[REDACTED:[^\]\n]{1,60}\]")
 
 
@@ -352,7 +396,8 @@ def _secret_name(name: str) -> str | None:
 
 def _assignments(text: str) -> list[Finding]:
     found = []
-    for pattern in (ASSIGNMENT, XML_SETTING, DEFINE, XML_ELEMENT, SPACED, NAME_VALUE, TYPED):
+    patterns = (ASSIGNMENT, XML_SETTING, DEFINE, XML_ELEMENT, SPACED, NAME_VALUE, TYPED, TERRAFORM)
+    for pattern in patterns:
         at = 0
         while (head := pattern.search(text, at)) is not None:
             # The value of a match that is no secret may hold one: "notes: TOKEN=…"
@@ -424,7 +469,7 @@ def _sealed(value: str) -> bool:
 def scan(text: str, _depth: int = 0) -> list[Finding]:
     """Every secret found, in order, without overlaps."""
     if "[REDACTED:" in text:
-        text = _MARKER.sub(lambda m: " " * len(m.group()), text)
+        text = _MARKER.sub(lambda m: "x" * len(m.group()), text)
     low = text.lower()
     always, by_keyword = _plan()
     woken = set(always)
@@ -442,7 +487,11 @@ def scan(text: str, _depth: int = 0) -> list[Finding]:
                     continue
                 found.append(Finding(kind, start, end))
     found += _assignments(text)
-    if "sealedsecret" in low:  # encrypted for one cluster's controller: safe to share
+    found += [Finding(kind, start, end) for kind, start, end in spoken(text, _said)]
+    found += [Finding("seed phrase", start, end) for start, end in bip39.phrases(text)]
+    # encrypted for one cluster's controller: safe to share (`encryptedData:` is a SealedSecret's
+    # spec, also when the manifest is pasted without its kind)
+    if "sealedsecret" in low or "encrypteddata" in low:
         found = [f for f in found if not _sealed(text[f.start : f.end])]
     if _depth == 0 and any(k in low for k in _ENCODED_HINTS):
         found += _encoded(text)
