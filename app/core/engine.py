@@ -117,9 +117,9 @@ class Engine:
             self._db,
             self._store,
             self._settings,
-            self.apply_settings,
-            self._known_model_id,
-            self.edit,
+            lambda values: self.apply_settings(values),  # (looked up when called: on
+            self._known_model_id,  # the thread that calls)
+            lambda memory_id, **changes: self.edit(memory_id, **changes),
         )
         self._writer = Writer(
             self._db,
