@@ -494,7 +494,10 @@ def test_an_mcp_server_says_why_it_is_locked_and_opens_once_unlocked(mnemo_home,
     from mcp import Client
 
     home_env = {"MNEMO_HOME": str(mnemo_home)}
-    assert run_cli("remember", "the locker code is 4711 backwards", env=home_env).returncode == 0
+    assert (
+        run_cli("remember", "my locker is number 4711 in the basement", env=home_env).returncode
+        == 0
+    )
     done = run_cli("encrypt", "--passphrase", env={**home_env, "MNEMO_PASSPHRASE": PASSPHRASE})
     recovery = next(
         line.strip() for line in done.stdout.decode().splitlines() if line.count("-") == 10
@@ -506,7 +509,7 @@ def test_an_mcp_server_says_why_it_is_locked_and_opens_once_unlocked(mnemo_home,
 
         async def session() -> None:
             async with Client(_mcp(env)) as client:
-                failed = await client.call_tool("search_memory", {"query": "locker code"})
+                failed = await client.call_tool("search_memory", {"query": "which locker"})
                 assert failed.is_error
                 assert "mnemo unlock" in _tool_text(failed)
                 assert "\n" not in _tool_text(failed).strip()
@@ -515,7 +518,7 @@ def test_an_mcp_server_says_why_it_is_locked_and_opens_once_unlocked(mnemo_home,
                 )
                 assert unlocked.returncode == 0, unlocked.stderr
                 assert b"OS keyring" in unlocked.stdout
-                found = await client.call_tool("search_memory", {"query": "locker code"})
+                found = await client.call_tool("search_memory", {"query": "which locker"})
                 assert not found.is_error, _tool_text(found)
                 assert "4711" in _tool_text(found)
 

@@ -205,3 +205,70 @@ def test_the_sync_folder_is_ours_alone_whatever_the_umask(tmp_path, word_model):
         mode = stat.S_IMODE(path.stat().st_mode)
         assert mode == (0o700 if path.is_dir() else 0o600), (path, oct(mode))
     a.close()
+
+
+def test_a_database_from_before_keys_keeps_trusting_the_devices_it_synced_with(
+    tmp_path, word_model
+):
+    """The upgrade (m014): a device this database already took operations from stays
+    trusted, its lines from before it had a key are read unsigned, and its key is learned
+    when it first publishes one; a device never seen before waits."""
+    import apsw
+
+    folder = tmp_path / "shared"
+    me = device(tmp_path, "me", word_model)
+    me.sync.init(str(folder), "me")
+    plant(folder, "olddev01", put("olddev01", 1, "oldmem01", "Written before keys existed."))
+    (folder / "devices" / "olddev01" / "device.json").unlink()  # an old Mnemo wrote no key
+    text = (folder / "devices" / "olddev01" / "ops-0000000001.jsonl").read_text()
+    unsigned = {k: v for k, v in json.loads(text).items() if k != "sig"}
+    (folder / "devices" / "olddev01" / "ops-0000000001.jsonl").write_text(
+        json.dumps(unsigned) + "\n"
+    )
+    path = me.database_path
+    me.close()
+    # the database as the Mnemo before this one left it: olddev01's operation applied,
+    # no record of keys or trust
+    conn = apsw.Connection(str(path))
+    conn.execute(
+        "INSERT INTO sync_ops(rev, memory_id, device, seq, lamport, kind, body) "
+        "VALUES ('olddev01.1', 'oldmem01', 'olddev01', 1, 1, 'put', ?)",
+        (json.dumps(unsigned),),
+    )
+    conn.execute(
+        "INSERT INTO sync_files(path, offset) VALUES (?, ?)",
+        ("devices/olddev01/ops-0000000001.jsonl", len(json.dumps(unsigned)) + 1),
+    )
+    for sql in (
+        "DROP TABLE sync_devices",
+        "DROP TABLE sync_said",
+        "ALTER TABLE sync_ops DROP COLUMN held",
+        "ALTER TABLE sync_memories DROP COLUMN live",
+        "DELETE FROM _migrations WHERE name = 'm014_sync_trust'",
+    ):
+        conn.execute(sql)
+    conn.close()
+    me = device(tmp_path, "me", word_model)  # migrated again on open
+    assert states(me)["olddev01"] == "approved"
+    # its next line, unsigned like the first (it still runs the Mnemo before): read
+    with (folder / "devices" / "olddev01" / "ops-0000000001.jsonl").open("a") as f:
+        f.write(json.dumps(put("olddev01", 2, "oldmem02", "Also before keys.")) + "\n")
+    me.sync.now()
+    assert me.get("oldmem02").text == "Also before keys."
+    # then it is upgraded: it publishes a key and signs from its next operation on
+    key = signer("olddev01")
+    info = {"id": "olddev01", "name": "old", "key": key.public, "signed_from": 3}
+    (folder / "devices" / "olddev01" / "device.json").write_text(
+        json.dumps(key.sign(info, trust.DEVICE))
+    )
+    with (folder / "devices" / "olddev01" / "ops-0000000001.jsonl").open("a") as f:
+        f.write(json.dumps(key.sign(put("olddev01", 3, "oldmem03", "Signed now."))) + "\n")
+        f.write(json.dumps(put("olddev01", 4, "forged04", "Unsigned after it signs.")) + "\n")
+    me.sync.now()
+    assert me.get("oldmem03").text == "Signed now."
+    with pytest.raises(NotFoundError):
+        me.get("forged04")
+    assert next(d for d in me.sync.devices() if d["id"] == "olddev01")["key"] == (
+        trust.fingerprint(key.public)
+    )
+    me.close()
