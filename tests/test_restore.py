@@ -74,6 +74,23 @@ def test_a_trigger_planted_in_a_snapshot_is_refused_and_never_runs(snap, word_en
             "view memories",
         ),
         (("INSERT INTO _migrations VALUES ('m999_future', '2030-01-01')",), "m999_future"),
+        (  # a name SQLite's own CREATE refuses, written into the schema by hand (review)
+            (
+                "PRAGMA writable_schema = ON",
+                "INSERT INTO sqlite_master(type, name, tbl_name, rootpage, sql) VALUES "
+                "('trigger', 'sqlite_wipe', 'memories', 0, 'CREATE TRIGGER sqlite_wipe AFTER "
+                "INSERT ON memories BEGIN DELETE FROM memories WHERE seq != new.seq; END')",
+            ),
+            "trigger sqlite_wipe",
+        ),
+        (  # a keyword index's own table with a constraint that fails every later write
+            (
+                "PRAGMA writable_schema = ON",
+                "UPDATE sqlite_master SET sql = replace(sql, 'sz BLOB', "
+                "'sz BLOB CHECK (id <= 45)') WHERE name = 'memories_fts_docsize'",
+            ),
+            "table memories_fts_docsize changed",
+        ),
     ],
 )
 def test_anything_beyond_the_schema_mnemo_makes_is_refused(snap, word_engine, sql, words):

@@ -390,6 +390,11 @@ def _sync_commands(sub) -> None:
     )
     q.add_argument("decision", nargs="?", choices=["approve", "refuse"], metavar="approve|refuse")
     q.add_argument("device", nargs="?", metavar="DEVICE")
+    q.add_argument(
+        "--key",
+        metavar="FINGERPRINT",
+        help="approve the key with this fingerprint (when the device shows a new one)",
+    )
     q.add_argument("--json", action="store_true", help="as JSON")
     q.add_argument("--no-embed", action="store_true", help="leave embedding to `backfill`")
     q.set_defaults(func=sync.devices)

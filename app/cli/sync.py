@@ -176,7 +176,7 @@ def devices(args: Namespace) -> int:
         if not args.device:
             raise InputError(f"which device? mnemo sync devices {args.decision} DEVICE")
         if args.decision == "approve":
-            engine.sync.approve(args.device)
+            engine.sync.approve(args.device, args.key)
             print(f"Device {args.device} is approved: what it wrote is applied at this pass.")
             result = engine.sync.now(_progress)
             progress_bar.end()

@@ -162,10 +162,13 @@ def test_two_operations_with_one_number_end_the_same_in_any_order(tmp_path, word
     plant(folder, "devrrr", real)
     r1 = device(tmp_path, "r1", word_model)
     r1.sync.init(str(folder), "r1")
+    approve_waiting(r1)  # (a folder whose mark names no founder: nothing trusted by itself)
     plant(folder, "devrrr", forged, name="ops-0000000001.sync-conflict-20261126-120000-ABC.jsonl")
     r1.sync.now()
     r2 = device(tmp_path, "r2", word_model)
     r2.sync.init(str(folder), "r2")
+    approve_waiting(r2)
+    r2.sync.now()
     r1.sync.now()
     assert state(r1) == state(r2)
     assert len(state(r1)) == 1

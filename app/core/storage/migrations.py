@@ -9,9 +9,6 @@ import numpy as np
 
 # The table that records which migrations ran (made before the first one)
 RECORD = "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-# Tables a virtual table makes for itself (FTS5's): SQLite words their SQL, so a file an
-# older SQLite wrote may word it otherwise; they hold data, never code
-_SHADOW = ("_data", "_idx", "_content", "_docsize", "_config")
 
 
 def m001_memories(db: apsw.Connection) -> None:
@@ -412,8 +409,23 @@ def schema(conn: apsw.Connection) -> dict[tuple[str, str], str]:
     return {
         (kind, name): " ".join((sql or "").split())
         for kind, name, sql in rows
-        if not str(name).startswith("sqlite_")
+        if not _sqlites_own(kind, str(name), sql)
     }
+
+
+def _sqlites_own(kind: str, name: str, sql) -> bool:
+    """What SQLite makes by itself (and no one can make with CREATE): the indexes of
+    UNIQUE and PRIMARY KEY constraints (no SQL), its statistics and its AUTOINCREMENT
+    counter. A trigger or a view named `sqlite_…` (written into the schema by hand) is not."""
+    if kind == "index":
+        return name.startswith("sqlite_autoindex_") and sql is None
+    return kind == "table" and name in (
+        "sqlite_sequence",
+        "sqlite_stat1",
+        "sqlite_stat2",
+        "sqlite_stat3",
+        "sqlite_stat4",
+    )
 
 
 def expected_schema(applied: list[str]) -> dict[tuple[str, str], str]:
@@ -454,7 +466,6 @@ def unexpected(conn: apsw.Connection) -> list[str]:
         f"{kind} {name} changed from what Mnemo makes"
         for kind, name in sorted(set(found) & set(wanted))
         if found[kind, name] != wanted[kind, name]
-        and not (kind == "table" and name.endswith(_SHADOW))
     ]
     return extra + missing + changed
 

@@ -142,8 +142,14 @@ class Intake:
                 rev, memory_id, kind, seq, lamport = op["rev"], op["id"], op["op"], 0, op["lc"]
             else:
                 rev, memory_id, kind, seq, lamport = self._checked(op, str(device), sealed)
-        except (ValueError, InputError, SecretError, KeyError, RecursionError) as exc:
-            text = str(exc) if isinstance(exc, MnemoError) else "not a snapshot line"
+        except (ValueError, InputError, SecretError, KeyError, RecursionError, trust.NotYet) as exc:
+            text = (
+                str(exc)
+                if isinstance(exc, MnemoError)
+                else "signed by a key not known yet"
+                if isinstance(exc, trust.NotYet)
+                else "not a snapshot line"
+            )
             self._problem(result, "line", f"a line in {where} was skipped: {text}")
             return None
         self._db.conn.execute(
@@ -190,7 +196,11 @@ class Intake:
                         f"{MAX_LINE_BYTES // 2**20} MB",
                     )
                     continue
-                taken = self._take(line, log_file.device, f"{key} at byte {at}", result)
+                try:
+                    taken = self._take(line, log_file.device, f"{key} at byte {at}", result)
+                except trust.NotYet:
+                    end, skipping = at, False  # read again once its key is known
+                    break
                 affected.update(taken)
                 result.read += bool(taken) and not own  # (what was new: not a line held already)
             if skipping != (key in self._skipping):
@@ -265,7 +275,9 @@ class Intake:
             return op
         key = self._keys.get(device)
         if "sig" in op:
-            if key is None or not trust.verify(key, op, domain):
+            if key is None:
+                raise trust.NotYet(device)  # (its signed device file is on its way)
+            if not trust.verify(key, op, domain):
                 raise InputError(f"it is not signed by the key approved for device {device}")
             return {k: v for k, v in op.items() if k != "sig"}
         seq = op.get("seq")

@@ -39,6 +39,7 @@ IDENTITY = (
     "sync_signed_from",
     "sync_removed",
     "sync_machine",
+    "sync_founder",
 )
 # What a pass recorded of its progress through the folder (forgotten by a rebuild)
 PROGRESS_TABLES = ("sync_ops", "sync_memories", "sync_files", "sync_waiting", "sync_problems")

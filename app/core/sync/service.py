@@ -200,10 +200,12 @@ class SyncService:
         refused), who decided, and its key's fingerprint."""
         return self._syncer().status()["devices"]
 
-    def approve(self, device: str) -> None:
-        """A person says `device` is theirs: its lines are read from the next pass on, and
-        the devices that trust this one follow."""
-        self._syncer().decide(device, "approved")
+    def approve(self, device: str, key: str | None = None) -> None:
+        """A person says `device` is theirs (having compared the key it shows with the one
+        shown here; `key`: the fingerprint they compared, when its key changed since it was
+        first seen): its lines are read from the next pass on, and the devices that trust
+        this one follow."""
+        self._syncer().decide(device, "approved", key)
 
     def refuse(self, device: str) -> None:
         """A person says `device` is not theirs: nothing more of it is read (what it wrote

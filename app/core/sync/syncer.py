@@ -97,6 +97,7 @@ class Syncer(Intake, Ledger, Holding):
         signer = self.signer
         infos = {d: folder.device_info(d) for d in folder.all_devices() if d != folder.device}
         joining = self._db.get_meta("sync_joining") == "1"
+        seen = json.loads(self._db.get_meta("sync_founder", "null"))
         settled = trust.settle(
             trust.Devices(self._db),
             folder.device,
@@ -105,7 +106,11 @@ class Syncer(Intake, Ledger, Holding):
             infos,
             Folder.read_mark(folder.root),
             joining,
+            founder_seen=seen,
+            record_new=result is not None,
         )
+        if settled.founder and not seen:  # whom it trusted as it joined: a later mark
+            self._db.set_meta("sync_founder", json.dumps(settled.founder))  # naming another is said
         folder.trusted = settled.trusted
         self._keys = settled.trusted
         self._signed_from = {
@@ -314,8 +319,16 @@ class Syncer(Intake, Ledger, Holding):
             # follows (one approval by a person is enough for all of them)
             "key": self.signer.public,
             "signed_from": self._own_signed_from(folder.device),
-            "trusts": {d.id: d.key for d in known.values() if d.state == "approved" and d.key},
-            "refuses": {d.id: d.key for d in known.values() if d.state == "refused" and d.key},
+            # (only what a person decided here: a device trusted by itself, as the founder
+            # or from before keys, is nobody's word to pass on)
+            "trusts": {
+                d.id: d.key
+                for d in known.values()
+                if d.state == "approved" and d.key and d.by == "you"
+            },
+            "refuses": {
+                d.id: d.key for d in known.values() if d.state == "refused" and d.by == "you"
+            },
         }
         old = folder.device_info(folder.device)
         stale = time.time() - _epoch(old.get("seen")) > SEEN_EVERY_S
@@ -376,7 +389,8 @@ class Syncer(Intake, Ledger, Holding):
                     # self | approved | pending | refused, and who decided
                     "state": entry.state if entry else "pending",
                     "by": entry.by if entry else "",
-                    "key": trust.fingerprint(entry.key if entry else None),
+                    # (the key it showed when first seen: what an approval approves)
+                    "key": trust.fingerprint(entry.key if entry else trust._valid(info)),
                 }
             )
         problems = self._db.query(
@@ -434,7 +448,7 @@ class Syncer(Intake, Ledger, Holding):
                 conn.execute(
                     "DELETE FROM _metadata WHERE key IN ('sync_journal', 'sync_floor', "
                     "'sync_start', 'sync_held_at_snapshot', 'sync_removed', 'sync_device', "
-                    "'sync_skipping')"
+                    "'sync_skipping', 'sync_founder')"
                 )
                 if folder_id in known:
                     self._db.set_meta("sync_device", known[folder_id])
@@ -442,9 +456,11 @@ class Syncer(Intake, Ledger, Holding):
             self._db.set_meta("sync_folder_id", folder_id)
         return was is not None
 
-    def decide(self, device: str, state: str) -> None:
-        """A person's decision on a device: approved (under the key its device file shows
-        now) or refused; written to this device's file for the others to follow."""
+    def decide(self, device: str, state: str, key_shown: str | None = None) -> None:
+        """A person's decision on a device: approved (under the key it showed when it was
+        first seen here, which is what the person compared; or, with `key_shown`, the key
+        whose fingerprint that is, when its device file shows a new one) or refused;
+        written to this device's file for the others to follow."""
         folder = self._folder()
         if device == self.device:
             raise InputError("that is this device")
@@ -454,8 +470,27 @@ class Syncer(Intake, Ledger, Holding):
             if device not in known and device not in folder.all_devices():
                 raise InputError(f"no device {device!r} in {folder.root} (mnemo sync devices)")
             info = folder.device_info(device)
-            key = trust._valid(info) or (known[device].key if device in known else None)
-            name = str(info.get("name", "")) or (known[device].name if device in known else "")
+            now_shown = trust._valid(info)
+            entry = known.get(device)
+            key = entry.key if entry and entry.key else now_shown
+            if state == "approved" and key_shown is not None:
+                wanted = _fingerprint_text(key_shown)
+                key = next(
+                    (k for k in (now_shown, key) if k and trust.fingerprint(k) == wanted), None
+                )
+                if key is None:
+                    raise InputError(
+                        f"device {device} shows no key with the fingerprint {key_shown} "
+                        f"(it shows {trust.fingerprint(now_shown)}); nothing was changed"
+                    )
+            elif state == "approved" and key and now_shown and now_shown != key:
+                raise InputError(
+                    f"device {device} now shows another key ({trust.fingerprint(now_shown)}) "
+                    f"than when it was first seen ({trust.fingerprint(key)}): compare it again "
+                    f"on that device, then `mnemo sync devices approve {device} --key "
+                    "FINGERPRINT` with the one it shows there; nothing was changed"
+                )
+            name = str(info.get("name", "")) or (entry.name if entry else "")
             trust.Devices(self._db).put(trust.Device(device, key, state, name, by="you"))
             self._trust(folder, None)
         self._write_device(folder)
@@ -532,3 +567,10 @@ def _epoch(stamp) -> float:
         return datetime.fromisoformat(stamp).timestamp()
     except (TypeError, ValueError):
         return 0.0
+
+
+def _fingerprint_text(text: str) -> str:
+    """A fingerprint as typed (any case, with or without its dashes) as `trust.fingerprint`
+    writes it."""
+    letters = "".join(ch for ch in text.upper() if ch.isalnum())
+    return "-".join(letters[i : i + 4] for i in range(0, len(letters), 4))

@@ -36,6 +36,11 @@ MARK = b"mnemo sync folder\0"
 STATES = ("self", "approved", "pending", "refused")
 
 
+class NotYet(Exception):  # noqa: N818 - a state, not an error
+    """A signed line of a device whose key this device does not know yet (its device file
+    has not arrived): left where it is, read once the key is known."""
+
+
 def canonical(obj: dict) -> bytes:
     """The bytes a signature covers: the object without its signature, laid out one way."""
     body = {k: v for k, v in obj.items() if k != "sig"}
@@ -165,6 +170,7 @@ class Settled:
     new: list[Device]  # devices seen for the first time, waiting for a person
     problems: list[str]  # said once each (a key that changed, a mark not signed)
     approved_here: bool  # a trusted device has approved this one (its lines are read)
+    founder: dict | None = None  # the founder this device trusted as it joined
 
 
 def _valid(info: dict) -> str | None:
@@ -180,6 +186,15 @@ def _listed(info: dict, name: str) -> dict[str, str]:
     return {d: k for d, k in value.items() if isinstance(d, str) and isinstance(k, str)}
 
 
+# Who decided, when it was a person or rooted in one (a founder this device checked when
+# it joined, a device a person approved, ...): only such devices' approvals are followed
+_ROOTED = ("you", "founder")
+
+
+def _rooted(entry: Device) -> bool:
+    return entry.by in _ROOTED or entry.by.startswith("device ")
+
+
 def settle(
     devices: Devices,
     me: str,
@@ -188,62 +203,99 @@ def settle(
     infos: dict[str, dict],
     mark: dict | None,
     joining: bool,
+    founder_seen: dict | None = None,
+    record_new: bool = True,
 ) -> Settled:
     """Record the devices of the folder (`infos`: each one's device.json) and who is
     trusted now: this device, the ones a person approved here, the folder's founder when
-    this device is joining, and whom trusted devices approved (transitively; a refusal by
-    a trusted device wins over another's approval, a person's decision here over both)."""
+    this device is joining, and whom trusted devices' persons approved (transitively, but
+    only through devices whose trust is rooted in a person's decision or the founder; a
+    refusal wins over an approval, a person's decision here over both). `founder_seen`:
+    the founder this device trusted when it joined (a mark naming another is said).
+    `record_new` False (a look, not a pass): a device seen first is not recorded, so the
+    next pass says it."""
     known = devices.all()
     out = Settled({}, {}, [], [], False)
     mine = known.get(me)
     if mine is None or (mine.key, mine.state, mine.name) != (signer.public, "self", name):
         devices.put(Device(me, signer.public, "self", name, by="this device"))
-    if joining:
-        founder = (mark or {}).get("founder")
-        key = (mark or {}).get("founder_key")
-        if isinstance(founder, str) and isinstance(key, str) and verify(key, mark, MARK):
+    founder = (mark or {}).get("founder")
+    founder_key = (mark or {}).get("founder_key")
+    signed = isinstance(founder_key, str) and verify(founder_key, mark or {}, MARK)
+    if founder_seen and (founder_seen.get("id"), founder_seen.get("key")) != (
+        founder,
+        founder_key,
+    ):
+        out.problems.append(
+            "the sync folder's mark was changed: it names the founder "
+            f"{founder or 'nobody'} ({fingerprint(founder_key)}), not "
+            f"{founder_seen.get('id')} ({fingerprint(founder_seen.get('key'))}) as when this "
+            "device joined; nothing was trusted because of it (check who can write the folder)"
+        )
+    elif joining:
+        if isinstance(founder, str) and signed:
             if founder != me and founder not in known:
-                devices.put(Device(founder, key, "approved", by="founder"))
-        elif founder is None:  # a folder made before keys: the devices there now
-            for device, info in infos.items():
+                devices.put(Device(founder, founder_key, "approved", by="founder"))
+            out.founder = {"id": founder, "key": founder_key}
+        elif founder is None and not any(_valid(info) for info in infos.values()):
+            # a folder made before keys (no device there signs): the devices there now
+            for device in infos:
                 if device != me and device not in known:
-                    devices.put(Device(device, _valid(info), "approved", by="joined"))
+                    devices.put(Device(device, None, "approved", by="joined"))
         else:
-            out.problems.append("the folder's mark names a founder but is not signed by it")
+            out.problems.append(
+                "the sync folder's mark names no founder signed by its key, though its "
+                "devices sign: nothing in it is trusted by itself; approve the devices you "
+                "know (mnemo sync devices, compare their keys)"
+            )
     known = devices.all()
     for device, info in infos.items():  # first sight: waits for a person
-        if device not in known:
-            key = _valid(info)
+        key = _valid(info)
+        entry = known.get(device)
+        if entry is None:
             shown = str(info.get("name", ""))[:100] if key else ""
-            known[device] = Device(device, key, "pending", shown, by="")
-            devices.put(known[device])
-            out.new.append(known[device])
-        elif known[device].state == "approved" and known[device].key is None:
-            key = _valid(info)  # a device from before keys publishes its first
-            if key:
-                known[device].key = key
-                devices.put(known[device])
-        else:  # its name as it says it now (only from a file signed by its known key)
+            entry = Device(device, key, "pending", shown, by="")
+            known[device] = entry
+            out.new.append(entry)
+            if record_new:
+                devices.put(entry)
+        elif entry.state == "approved" and entry.key is None and key:
+            entry.key = key  # a device from before keys publishes its first
+            entry.by = "legacy, key first seen " + now()[:10]
+            devices.put(entry)
+        elif entry.state == "pending" and key and entry.key and key != entry.key:
+            out.problems.append(
+                f"device {device}, waiting for you, now shows another key ({fingerprint(key)}) "
+                f"than when it was first seen ({fingerprint(entry.key)}): compare again on "
+                f"that device before approving it (mnemo sync devices approve {device} "
+                "--key FINGERPRINT)"
+            )
+        elif entry.state == "pending" and key and entry.key is None:
+            entry.key = key  # its signed file arrived after it was first seen
+            entry.name = str(info.get("name", ""))[:100]
+            devices.put(entry)
+        elif entry.key and key == entry.key:  # its name as its own signed file says
             shown = str(info.get("name", ""))[:100]
-            if (
-                shown != known[device].name
-                and known[device].key
-                and _valid(info) == known[device].key
-            ):
-                known[device].name = shown
-                devices.put(known[device])
+            if shown != entry.name:
+                entry.name = shown
+                devices.put(entry)
     changed = True
-    while changed:  # what trusted devices approved or refused, until nothing moves
+    while changed:  # what trusted devices' persons approved or refused, until nothing moves
         changed = False
         for device, entry in list(known.items()):
-            if entry.state != "approved" or entry.key is None or device not in infos:
+            if (
+                entry.state != "approved"
+                or entry.key is None
+                or device not in infos
+                or not _rooted(entry)
+            ):
                 continue
             info = infos[device]
             if _valid(info) != entry.key:
                 continue  # its file is not signed by the key approved for it
             for other, key in _listed(info, "trusts").items():
                 here = known.get(other)
-                if other == me or (here and here.state in ("approved", "refused")):
+                if other == me or (here and here.state in ("approved", "refused", "self")):
                     continue
                 known[other] = Device(
                     other, key, "approved", here.name if here else "", by=f"device {device}"
@@ -252,7 +304,9 @@ def settle(
                 changed = True
             for other, key in _listed(info, "refuses").items():
                 here = known.get(other)
-                if other == me or (here and (here.state == "refused" or here.by == "you")):
+                if other == me or (
+                    here and (here.state in ("refused", "self") or here.by == "you")
+                ):
                     continue
                 known[other] = Device(
                     other, key, "refused", here.name if here else "", by=f"device {device}"
