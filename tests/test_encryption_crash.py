@@ -296,3 +296,36 @@ def test_an_encrypt_killed_before_its_snapshots_were_done_is_finished_by_the_nex
             assert _holding_text(mnemo_home) == [], n
             assert not cipher.encrypting_mark(db).exists()
     assert killed_between >= 1, "no kill landed between the database and its snapshots"
+
+
+def test_an_open_by_another_process_during_encrypt_leaves_its_mark(word_model, mnemo_home):
+    """Review of issue 40: `encrypt` put up its mark before it took the hand-off lock; an
+    open in that moment (any process) removed the mark as a dead encrypt's, and a kill
+    after that left the snapshots in the clear for good."""
+    import threading
+
+    engine = Engine(embedder=word_model)
+    engine.remember("A note before the encryption.", embed=False)
+    engine.close()
+    db = paths.database_path()
+    entered, go_on = threading.Event(), threading.Event()
+    real = cipher.replace
+
+    def slow_replace(*args, **kwargs):
+        entered.set()
+        go_on.wait(30)
+        return real(*args, **kwargs)
+
+    cipher.replace = slow_replace
+    try:
+        worker = threading.Thread(target=cipher.encrypt, args=(db, "passphrase", PASSPHRASE))
+        worker.start()
+        assert entered.wait(30)
+        cipher.clean_after_crash(db)  # what any other process's open does
+        assert cipher.encrypting_mark(db).exists()
+        go_on.set()
+        worker.join(60)
+    finally:
+        cipher.replace = real
+        go_on.set()
+    assert not cipher.encrypting_mark(db).exists()  # done: taken down by encrypt itself

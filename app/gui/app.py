@@ -54,6 +54,7 @@ class MnemoApp(QtCore.QObject):
         self._sync = ""  # the tray's sync line: the last pass, or why it could not run
         self._sync_details: list[str] = []  # its menu: the other devices, what waits
         self._sync_details_at = -1e9  # when they were last asked for (time.monotonic)
+        self._told: set[str] = set()  # what waits for a person, said once (a notification)
         self._focus_before: int | None = None
         self.duplicate_choice = None  # the open near-duplicate question, if any
         self.secret_box = None  # the open secret question above the popup, if any
@@ -569,16 +570,21 @@ class MnemoApp(QtCore.QObject):
         removals held, memories edited on two devices apart (each said once, when it
         arrives; Settings → Sync and the manager's Conflicts list them until decided)."""
         sync = ("Settings → Sync", self.show_sync_settings)
-        if moved.get("new_devices"):
-            count = len(moved["new_devices"])
+        new = [d for d in moved.get("new_devices") or () if f"device {d}" not in self._told]
+        if new:
+            self._told.update(f"device {d}" for d in new)
+            count = len(new)
             self.notify(
                 "A new device wants to sync",
-                f"{count} device{'s' if count > 1 else ''} ({', '.join(moved['new_devices'])}) "
+                f"{count} device{'s' if count > 1 else ''} ({', '.join(new)}) "
                 "wrote to your sync folder: approve it in Settings → Sync if it is yours "
                 "(compare its key); until then nothing it writes is read.",
                 action=sync,
             )
         for device, count in (moved.get("held") or {}).items():
+            if f"held {device} {count}" in self._told:
+                continue
+            self._told.add(f"held {device} {count}")
             self.notify(
                 "Removals held for you",
                 f"Device {device} would remove {count} memories here at once: nothing was "
@@ -639,6 +645,13 @@ class MnemoApp(QtCore.QObject):
         self._sync_details = lines
         if self.tray is not None:
             self.tray.set_sync(self._sync, lines)
+        if status:  # (a pass another process ran, an agent's MCP server, says it here too)
+            self._tell_about_sync(
+                {
+                    "new_devices": [d["id"] for d in status["devices"] if d["state"] == "pending"],
+                    "held": {h["device"]: h["memories"] for h in status["held"]},
+                }
+            )
 
     def _refresh_tray(self) -> None:
         if self.tray is None:

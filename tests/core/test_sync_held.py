@@ -181,3 +181,159 @@ def test_the_cli_lists_and_decides(tmp_path):
     mnemo(a, "sync", "held", "refuse", "nosuch", code=1)
     mnemo(a, "sync", "held", "refuse", b_id, "--no-embed")
     assert "Nothing is held" in mnemo(a, "sync", "held")
+
+
+# ---- found by a review of the change (each fails on the code before its fix) ----------
+def test_a_restore_does_not_let_held_removals_through(pair):
+    """Restoring an older snapshot on a device holding another's wipe applied the wipe
+    (the rebuild forgot what was held and did not hold again)."""
+    p1, p2, ids = pair
+    snap = p1.backup()
+    p2.purge(ids[:70])
+    p2.sync.now()
+    p1.sync.now()
+    assert live(p1) == 120
+    p1.restore_backup(p1.check_backup(snap.path))
+    p1.sync.now()
+    assert live(p1) == 120
+    assert [h["memories"] for h in p1.sync.held()] == [70]
+
+
+def test_a_decision_between_a_restore_and_its_pass_numbers_nothing_twice(pair):
+    """`held refuse` right after a restore wrote operations numbered from the snapshot's
+    time: the numbers met those written since, and memories were deleted everywhere."""
+    p1, p2, ids = pair
+    p2.purge(ids[:70])
+    p2.sync.now()
+    p1.sync.now()
+    snap = p1.backup()
+    p1.edit(ids[100], text="Note 100 edited on p1 after the snapshot.")
+    later = [
+        p1.remember(f"Written after the snapshot, {n}.", embed=False).memory.id for n in range(5)
+    ]
+    p1.sync.now()
+    p2.sync.now()
+    p1.restore_backup(p1.check_backup(snap.path))
+    p1.sync.refuse_held(p2.sync.status()["device"])
+    for _ in range(3):
+        p1.sync.now()
+        p2.sync.now()
+    for engine in (p1, p2):
+        assert not [p for p in engine.sync.status()["problems"] if "two different" in p["what"]]
+        assert all(engine.get(i) for i in later)
+        assert engine.get(ids[100]).text == "Note 100 edited on p1 after the snapshot."
+    assert live(p1) == live(p2) == 125
+    assert state(p1) == state(p2)
+
+
+def test_changes_made_after_a_restore_and_before_its_pass_are_kept(pair):
+    p1, p2, ids = pair
+    snap = p1.backup()
+    p1.restore_backup(p1.check_backup(snap.path))
+    p1.edit(ids[3], text="Note 3, edited right after the restore.")
+    p1.forget([ids[4]])
+    for _ in range(2):
+        p1.sync.now()
+        p2.sync.now()
+    for engine in (p1, p2):
+        assert engine.get(ids[3]).text == "Note 3, edited right after the restore."
+        assert engine.get(ids[4]).deleted_at
+    assert state(p1) == state(p2)
+
+
+def test_applying_a_held_removal_made_here_sends_it(pair):
+    p1, p2, ids = pair
+    conn = apsw.Connection(str(p1.database_path))
+    conn.set_busy_timeout(5000)
+    conn.execute(f"DELETE FROM memories WHERE id IN ({','.join('?' * 90)})", ids[:90])
+    conn.close()
+    p1.sync.now()
+    p1.sync.apply_held(p1.sync.status()["device"])
+    p2_id = p1.sync.status()["device"]
+    p2.sync.now()
+    p2.sync.apply_held(p2_id)  # (held there in turn, for its person)
+    assert live(p1) == live(p2) == 30
+    assert p1.sync.status()["pending"] == 0
+
+
+def test_a_snapshot_taken_while_removals_are_held_covers_them(pair, tmp_path, word_model):
+    p1, p2, ids = pair
+    p2.purge(ids[:70])
+    p2.sync.now()
+    p1.sync.now()
+    p1.sync.compact()
+    folder = tmp_path / "shared"
+    p3 = device(tmp_path, "p3", word_model)
+    p3.sync.init(str(folder), "p3")
+    p1.sync.apply_held(p2.sync.status()["device"])
+    p3.sync.now()
+    assert live(p1) == live(p2) == live(p3) == 50
+    assert state(p1) == state(p3)
+    p3.close()
+
+
+def test_refusing_a_held_purge_keeps_the_counts_as_they_were(pair):
+    p1, p2, ids = pair
+    p2.purge(ids[:70])
+    p2.sync.now()
+    p1.sync.now()
+    p1.sync.refuse_held(p2.sync.status()["device"])
+    p2.sync.now()
+    p1.sync.now()
+    assert p1.get(ids[0]).observation_count == p2.get(ids[0]).observation_count == 1
+
+
+def test_an_operation_replaced_under_its_number_never_deletes_the_memory(tmp_path, word_model):
+    """An approved device publishing other operations under its own numbers (a copied
+    folder, or on purpose) made the memories of the replaced ones vanish, 120 at once,
+    without a hold."""
+    import hashlib
+
+    from tests.sync_devices import plant, signer
+
+    def sha(text):
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    folder = tmp_path / "shared"
+    a = device(tmp_path, "a", word_model)
+    for n in range(20):
+        a.remember(f"A's own note {n} about ferries.", embed=False)
+    a.sync.init(str(folder), "a")
+    dev = "xdev0001"
+    ops = [_put(dev, i, f"mem{i:04d}", f"X note {i} on lighthouses") for i in range(1, 61)]
+    plant(folder, dev, *ops)
+    a.sync.now()
+    a.sync.approve(dev)
+    a.sync.now()
+    assert live(a) == 80
+    key, lines = signer(dev), []
+    for i in range(1, 61):
+        original = json.dumps(ops[i - 1], sort_keys=True, ensure_ascii=False)
+        k = 0
+        while True:  # an operation that sorts before the original: kept on every device
+            op = _put(dev, i, f"other{i:04d}", f"x{k}")
+            if sha(json.dumps(op, sort_keys=True, ensure_ascii=False)) < sha(original):
+                break
+            k += 1
+        lines.append(json.dumps(key.sign(op), sort_keys=True))
+    (folder / "devices" / dev / "ops-0000000001.sync-conflict-20261128-x.jsonl").write_text(
+        "".join(line + "\n" for line in lines)
+    )
+    a.sync.now()
+    assert all(a.get(f"mem{i:04d}").text.startswith("X note") for i in range(1, 61))
+    a.close()
+
+
+def _put(dev: str, seq: int, memory_id: str, text: str) -> dict:
+    stamp = "2026-11-28T10:00:00+00:00"
+    return {
+        "v": 1,
+        "rev": f"{dev}.{seq}",
+        "dev": dev,
+        "seq": seq,
+        "lc": seq,
+        "op": "put",
+        "id": memory_id,
+        "base": [],
+        "rec": {"text": text, "title": text, "created_at": stamp, "updated_at": stamp},
+    }

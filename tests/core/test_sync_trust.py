@@ -379,3 +379,74 @@ def test_a_signed_line_that_arrives_before_its_devices_key_waits_for_it(tmp_path
     me.sync.now()
     assert me.get("early01").text == "Signed, ahead of its key."
     me.close()
+
+
+def test_a_device_nobody_approved_cannot_make_passes_run_or_cost_memory(tmp_path, word_model):
+    """Review of issue 40: a device waiting for approval could make every device run a pass
+    at will (its log's size moved the pass mark) and a 300 MB device file was read whole at
+    every pass, before anything said whether it may write."""
+    import tracemalloc
+
+    folder = tmp_path / "shared"
+    a = device(tmp_path, "a", word_model)
+    a.sync.init(str(folder), "a")
+    plant(folder, "evil0010", put("evil0010", 1, "planted10", "Waiting."))
+    a.sync.now()
+    mark = a.sync.mark()
+    with (folder / "devices" / "evil0010" / "ops-0000000001.jsonl").open("a") as f:
+        f.write(json.dumps(put("evil0010", 2, "planted11", "More.")) + "\n")
+    (folder / "devices" / "evil0010" / "device.json").write_text(
+        '{"name": "' + "x" * (8 * 2**20) + '"}'
+    )
+    assert a.sync.mark() == mark  # no pass is due for it
+    tracemalloc.start()
+    try:
+        a.sync.now()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20, peak
+    a.close()
+
+
+def test_a_device_trusted_from_before_keys_vouches_for_nobody(tmp_path, word_model):
+    """Review of issue 40: a device from before keys was trusted by the upgrade; anyone
+    writing its device file first bound a key to it, and then approved devices of theirs
+    through it."""
+    folder = tmp_path / "shared"
+    a = device(tmp_path, "a", word_model)
+    a.sync.init(str(folder), "a")
+    old = folder / "devices" / "old00001"
+    old.mkdir(parents=True)
+    (old / "ops-0000000001.jsonl").write_text(
+        json.dumps(put("old00001", 1, "legacy01", "An old note"), sort_keys=True) + "\n"
+    )
+    a.sync.now()
+    a.sync.approve("old00001")
+    path = a.database_path
+    a.close()
+    import apsw  # (as the upgrade approves a device it synced with, m014)
+
+    conn = apsw.Connection(str(path))
+    conn.execute("UPDATE sync_devices SET by = 'legacy' WHERE id = 'old00001'")
+    conn.close()
+    a = device(tmp_path, "a", word_model)
+    a.sync.now()
+    assert a.get("legacy01").text == "An old note"
+    plant(folder, "evil0009", put("evil0009", 1, "planted09", "Evil via a vouched device"))
+    mallory = signer("mallory9")
+    info = {
+        "id": "old00001",
+        "name": "old laptop",
+        "key": mallory.public,
+        "signed_from": 100,
+        "trusts": {"evil0009": signer("evil0009").public},
+    }
+    (old / "device.json").write_text(json.dumps(mallory.sign(info, trust.DEVICE)))
+    a.sync.now()
+    a.sync.now()
+    assert states(a)["evil0009"] == "pending"
+    with pytest.raises(NotFoundError):
+        a.get("planted09")
+    assert any("key first seen" in d["by"] for d in a.sync.devices() if d["id"] == "old00001")
+    a.close()

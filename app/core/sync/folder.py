@@ -29,6 +29,7 @@ MARK = "mnemo-sync.json"
 SEGMENT_BYTES = 8 * 1024 * 1024  # a log file this large is closed and a new one started
 MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer line is skipped (a text is at most 2 MB)
 _CHUNK = 1024 * 1024  # read a log this much at a time
+_DEVICE_FILE_BYTES = 1024 * 1024  # a device file is a few KB
 _DEVICE = re.compile(r"[a-z0-9]{6,32}")
 _LOG = re.compile(r"ops-(\d+)(\.sync-conflict-[^/]*)?\.jsonl")
 _SNAPSHOT = re.compile(r"snapshot-(\d+)\.jsonl")
@@ -177,15 +178,30 @@ class Folder:
         return path
 
     def device_info(self, device: str) -> dict:
-        """A device's device.json ({} when missing or unreadable)."""
+        """A device's device.json ({} when missing, unreadable or over 1 MB: it is read at
+        every pass, before anything says whether its device may write)."""
         path = self.root / "devices" / device / "device.json"
         if not _regular(path):
             return {}
         try:
-            data = json.loads(path.read_text("utf-8"))
+            with paths.open_regular(path) as f:
+                raw = f.read(_DEVICE_FILE_BYTES + 1)
+            if len(raw) > _DEVICE_FILE_BYTES:
+                return {}
+            data = json.loads(raw.decode("utf-8"))
         except (OSError, ValueError, RecursionError):
             return {}
         return data if isinstance(data, dict) else {}
+
+    def vouched_info(self, device: str) -> dict:
+        """A trusted device's device.json when it is signed by the key trusted for it (a
+        device from before keys: as it is); {} otherwise. What it says it applied decides
+        what compaction drops: never taken from a file someone else wrote."""
+        info = self.device_info(device)
+        key = (self.trusted or {}).get(device)
+        if key is None:
+            return info if self.trusted is None or device in self.trusted else {}
+        return info if trust.verify(key, info, trust.DEVICE) else {}
 
     @staticmethod
     def read_from(

@@ -44,7 +44,7 @@ class Ledger:
         """Fold each affected memory and write it here (`write_rows`), or only record it as
         synced (this device's own operations: the row already says it, or says more). What
         another device removes here en masse is held for a person first."""
-        if write_rows and not self._rebuilding:
+        if write_rows:  # (a rebuild too: a restore does not let a wipe through)
             self._hold_removals(affected, result)
         pending = sorted(affected)
         while pending:
@@ -53,9 +53,18 @@ class Ledger:
             folded = fold.fold(memory_id, nodes, self._covered)
             self._note_waiting(memory_id, folded.waiting)
             if not folded.heads:
-                if write_rows and not nodes and self._store.delete_synced(memory_id):
-                    result.applied += 1  # its only operation was replaced by another (above)
+                if write_rows and not nodes and self._store.texts_of_ids([memory_id]):
+                    # its only operation lost to another with the same number: kept here,
+                    # and written again as this device's (never deleted for that)
                     self._db.conn.execute("DELETE FROM sync_memories WHERE id = ?", (memory_id,))
+                    again = set(json.loads(self._db.get_meta("sync_again", "[]")))
+                    self._db.set_meta("sync_again", json.dumps(sorted(again | {memory_id})))
+                    self._problem(
+                        result,
+                        "line",
+                        f"memory {memory_id} lost its only operation to another with the same "
+                        "number: kept here and written again",
+                    )
                 continue  # (else nothing of it has arrived in order yet)
             made_from = fold.origins(memory_id, nodes) if folded.originals else {}
             new = [
@@ -94,10 +103,12 @@ class Ledger:
         snapshot covering that holds, and the counts as they were written)."""
         nodes: list[fold.Node] = []
         counts = fold.Counts()
-        rows = self._db.query(  # (not what is held for a person: `hold_removals`)
+        rows = self._db.query(  # (not what is held for a person, but in a snapshot: it
+            # covers every operation up to its numbers, and a device starting from it has
+            # no memory of its own to hold them for)
             "SELECT rev, device, seq, lamport, kind, body FROM sync_ops "
-            "WHERE memory_id = ? AND held = 0",
-            (memory_id,),
+            "WHERE memory_id = ? AND (held = 0 OR ?)",
+            (memory_id, covers is not None),
         )
         for rev, device, seq, lamport, kind, body in rows:
             if covers is not None and device not in "~=" and seq > covers.get(device, 0):
@@ -145,7 +156,14 @@ class Ledger:
         if folded.record is None:
             if write_rows and memory_id not in self._keep and self._store.delete_synced(memory_id):
                 result.applied += 1
-            self._synced(memory_id, heads, "purged")
+            here = memory_id in self._keep and self._store.texts_of_ids([memory_id])
+            kept = self._store.get(memory_id) if here else None
+            counts_here = (  # (kept here: its counts are not sent again as new ones)
+                (kept.observation_count, kept.recall_count, kept.last_recalled_at)
+                if kept is not None
+                else (0, 0, None)
+            )
+            self._synced(memory_id, heads, "purged", counts_here)
             return
         memory = Memory.from_dict(
             {
@@ -207,7 +225,10 @@ class Ledger:
                     (int(cursor),),
                 )
             }
-        ids |= self._held_here() | also
+        again = set(json.loads(self._db.get_meta("sync_again", "[]")))
+        ids |= self._held_here() | also | again
+        if again:
+            self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_again'")
         ids -= self._hold_local_removals(ids, result)
         if not ids:
             self._db.set_meta("sync_journal", str(head))

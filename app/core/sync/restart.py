@@ -84,9 +84,21 @@ def carry(copy: apsw.Connection, before: apsw.Connection) -> None:
             copy.executemany("INSERT INTO _metadata(key, value) VALUES (?, ?)", rows)
             copy.execute("DELETE FROM sync_devices")
             copy.executemany("INSERT INTO sync_devices VALUES (?, ?, ?, ?, ?, ?)", devices)
-    copy.execute(
-        "INSERT INTO _metadata(key, value) VALUES ('sync_rebuild', '1') "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+    head = copy.execute("SELECT COALESCE(MAX(seq), 0) FROM changes").fetchall()[0][0]
+    for key, value in (("sync_rebuild", "1"), ("sync_restored_journal", str(head))):
+        copy.execute(
+            "INSERT INTO _metadata(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+
+def due(db: Database) -> bool:
+    """Whether this database must take the folder's history again before anything else is
+    done with the folder (restored, or on another machine than its last pass)."""
+    was = db.get_meta("sync_machine")
+    return db.get_meta("sync_rebuild") is not None or (
+        was is not None and was != machine_id() and db.get_meta("sync_device") is not None
     )
 
 
@@ -107,9 +119,11 @@ def begin(db: Database, name: str) -> bool:
             db.set_meta("sync_machine", machine)
         return False
     with db.write() as conn:
-        keep: list[str] = []
-        if copied:  # a new device, keeping the copy's own changes since its last pass
-            keep = _changed_since_last_pass(db)
+        # what was changed here since the snapshot was put in place (or, on a copy, since
+        # its last pass) is kept and written on top of the folder's history
+        since = db.get_meta("sync_restored_journal") if not copied else db.get_meta("sync_journal")
+        keep = _changed_since(db, since)
+        if copied:  # a new device, with its own key
             old = db.get_meta("sync_device")
             known = trust.Devices(db)
             own = known.all().get(old)
@@ -154,14 +168,19 @@ def finish(db: Database) -> None:
     memory by memory, as after a move to another folder)."""
     with db.write() as conn:
         conn.execute(
-            "DELETE FROM _metadata WHERE key IN ('sync_rebuild', 'sync_keep', 'sync_journal')"
+            "DELETE FROM _metadata WHERE key IN ('sync_rebuild', 'sync_keep', 'sync_journal', "
+            "'sync_restored_journal')"
         )
 
 
-def _changed_since_last_pass(db: Database) -> list[str]:
-    cursor = db.get_meta("sync_journal")
+def _changed_since(db: Database, cursor: str | None) -> list[str]:
+    """The memories changed after journal entry `cursor` (every memory when the journal no
+    longer reaches back to it: none is overwritten by the rebuild then)."""
     if cursor is None:
         return []
+    low = db.query("SELECT MIN(seq) FROM changes")[0][0]
+    if low is not None and low > int(cursor) + 1:
+        return sorted(r[0] for r in db.query("SELECT id FROM memories"))
     rows = db.query(
         "SELECT DISTINCT memory_id FROM changes WHERE seq > ? AND kind != 'inbox'", (int(cursor),)
     )

@@ -99,7 +99,7 @@ def stable_floor(folder: Folder, removed: set[str], covers: dict[str, int]) -> d
         if device == folder.device:
             seen = covers
         else:
-            seen = folder.device_info(device).get("applied")
+            seen = folder.vouched_info(device).get("applied")
             if not isinstance(seen, dict) or covers.get(device, 0) < _int(seen.get(device)):
                 return {}  # it may have made something this one has not seen yet
         for source in covers:

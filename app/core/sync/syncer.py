@@ -227,6 +227,8 @@ class Syncer(Intake, Ledger, Holding):
     def compact(self, folder: Folder | None = None) -> Path:
         """Write this device's snapshot (so new devices start from it, and every device can
         delete the logs all snapshots cover); returns its path."""
+        if folder is None:
+            self._rebuild_first()
         folder = folder or self._folder()
         removed = set(json.loads(self._db.get_meta("sync_removed", "[]")))
         with self._db.write():
@@ -272,6 +274,14 @@ class Syncer(Intake, Ledger, Holding):
         and device file sizes and times (a few stat calls; a device file says whom it
         approved); a pass is due when it moved."""
         folder = self._folder()
+        # only trusted devices' files move it (one more device's folder does, once): a
+        # device nobody approved cannot make passes run by writing
+        folder.trusted = {
+            d: None
+            for (d,) in self._db.query(
+                "SELECT id FROM sync_devices WHERE state IN ('self', 'approved')"
+            )
+        }
         logs = []
         for log_file in folder.logs():
             if log_file.device != folder.device:
@@ -280,7 +290,7 @@ class Syncer(Intake, Ledger, Holding):
                 except OSError:
                     continue
                 logs.append((log_file.path.name, stat.st_size, stat.st_mtime_ns))
-        for device in folder.all_devices():
+        for device in folder.devices():
             with contextlib.suppress(OSError):
                 stat = (folder.root / "devices" / device / "device.json").stat()
                 logs.append((device, stat.st_size, stat.st_mtime_ns))
@@ -456,11 +466,18 @@ class Syncer(Intake, Ledger, Holding):
             self._db.set_meta("sync_folder_id", folder_id)
         return was is not None
 
+    def _rebuild_first(self) -> None:
+        """A restored (or copied) database takes the folder's history before anything else
+        is decided or written here (its numbers would meet those it wrote before)."""
+        if restart.due(self._db):
+            self.run()
+
     def decide(self, device: str, state: str, key_shown: str | None = None) -> None:
         """A person's decision on a device: approved (under the key it showed when it was
         first seen here, which is what the person compared; or, with `key_shown`, the key
         whose fingerprint that is, when its device file shows a new one) or refused;
         written to this device's file for the others to follow."""
+        self._rebuild_first()
         folder = self._folder()
         if device == self.device:
             raise InputError("that is this device")
@@ -500,6 +517,7 @@ class Syncer(Intake, Ledger, Holding):
         applied here (`apply`) or refused (the memories stay, and are written back for
         every device: made from the removal, so they win everywhere); this device's own
         (removed not through Mnemo) sent, or taken back from the folder."""
+        self._rebuild_first()
         folder = self._folder()
         result = Pass()
         self._floor = json.loads(self._db.get_meta("sync_floor", "{}"))
@@ -513,8 +531,9 @@ class Syncer(Intake, Ledger, Holding):
                 if not here:
                     raise InputError("no removal made here waits for you")
                 self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_held_here'")
-                if apply:
+                if apply:  # said by a person now: sent
                     self._store._said(sorted(here))
+                    self._export(folder, result, also=frozenset(here))
                 else:
                     self._apply(here, result, write_rows=True)
                 return result
@@ -551,6 +570,7 @@ class Syncer(Intake, Ledger, Holding):
     def remove(self, device: str) -> None:
         """Stop counting a device as one of ours (a lost or retired machine). Its
         operations stay applied; its files stay in the folder (other devices' history)."""
+        self._rebuild_first()
         folder = self._folder()
         if device == folder.device:
             raise InputError("that is this device; to stop syncing here: mnemo sync off")

@@ -291,15 +291,17 @@ def replace(
     source: Callable[[apsw.Connection], apsw.Connection] | None = None,
     keep_aside: Path | None = None,
     prepare: Callable[[apsw.Connection, apsw.Connection], None] | None = None,
+    held: bool = False,
 ) -> dict[str, int]:
     """Replace the database by a copy under `new_key` (None: plain) of itself, or of what
     `source(exclusive_connection)` opens (a backup), with every other Mnemo process let go.
     `keep_aside`: where the database before goes (a restore keeps it). `prepare(copy,
     before)`: checks and changes made to the copy (a connection to it) before it is put
     in place, with the database before at hand (nothing is replaced if it raises).
+    `held`: the caller holds the hand-off already (and goes on after this).
     Returns the counts of the new database."""
     refuse_other_names(db_path)
-    with handoff.hold(db_path, action):
+    with contextlib.nullcontext() if held else handoff.hold(db_path, action):
         leftovers(db_path)
         old_entry, old_key = current_key(db_path)
         conn = _exclusive(db_path, old_key)
@@ -466,17 +468,21 @@ def encrypt(db_path: Path, store: str | None = None, passphrase: str | None = No
     key = keyring_keys.new_key()
     new_entry = keyring_keys.entry_for(key, store, passphrase)
     mark = encrypting_mark(db_path)
-    os.close(private_file(mark))  # a kill before the copies are done: the next open does them
-    try:
-        replace(db_path, "encrypt", new_entry, key)
-    except BaseException:
+    refuse_other_names(db_path)
+    # Every other process waits until the copies are done too (never two at them); a kill
+    # before they are done leaves the mark, and the next open does them
+    with handoff.hold(db_path, "encrypt"):
+        os.close(private_file(mark))
+        try:
+            replace(db_path, "encrypt", new_entry, key, held=True)
+        except BaseException:
+            mark.unlink(missing_ok=True)
+            raise
+        if passphrase:
+            keyring_keys.remember_passphrase(db_path, passphrase)  # this process opens it next
+        wipe(vector_copy(db_path))
+        encrypt_copies(db_path, new_entry, key)
         mark.unlink(missing_ok=True)
-        raise
-    if passphrase:
-        keyring_keys.remember_passphrase(db_path, passphrase)  # this process opens it next
-    wipe(vector_copy(db_path))
-    encrypt_copies(db_path, new_entry, key)
-    mark.unlink(missing_ok=True)
     return keyring_keys.recovery_text(key)
 
 
