@@ -210,6 +210,14 @@ class Database:
         """The database on media or in a folder that cannot be written (a read-only mount,
         no rights to the folder): SQLite cannot make the WAL's index beside it, so it is
         read as an immutable file; searches work, writes are refused as read-only."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        with contextlib.suppress(OSError):
+            if wal.stat().st_size > 0:  # read as it is, its last changes would be missing
+                raise StoreError(
+                    f"the database {self.path} cannot be written here (a read-only folder or "
+                    f"disk) and holds changes not yet folded into it ({wal.name}): open it "
+                    "once where it can be written; nothing was read"
+                )
         candidates, problems = keys.candidates(self.path)
         if problems and not candidates:
             raise problems[0]
