@@ -104,3 +104,13 @@ def test_a_join_from_a_snapshot_counts_each_operation_once(tmp_path):
     ok(first, "sync", "compact")
     joined = ok(joiner, "sync", "init", str(folder), "--no-embed")
     assert f"read {written} from other devices; 300 memories changed here" in joined, joined
+
+
+def test_sync_key_of_a_plain_folder_is_an_error_not_a_key(tmp_path):
+    """Issue 40, 13: `sync key` on a plain folder printed a sentence on stdout with exit
+    0, which `KEY=$(mnemo sync key)` took for the key."""
+    home = tmp_path / "home"
+    ok(home, "sync", "init", str(tmp_path / "shared"), "--no-embed")
+    done = mnemo(home, "sync", "key")
+    assert done.stdout == b""
+    assert "not encrypted" in _one_line_error(done)
