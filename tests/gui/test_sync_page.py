@@ -181,7 +181,9 @@ def test_held_removals_are_listed_and_kept_from_the_page(qtbot, worker, tmp_path
     other = Engine(Settings(tmp_path / "o.json"), tmp_path / "o.db", embedder)
     try:
         other.sync.init(str(folder), "desktop")
-        worker.call(lambda e: e.sync.approve(other.sync.status()["device"]))
+        desktop, approved = other.sync.status()["device"], []
+        worker.call(lambda e: e.sync.approve(desktop), approved.append, approved.append)
+        qtbot.waitUntil(lambda: bool(approved), timeout=20_000)
         other.purge(made[0][:55])
         other.sync.now()
         page = SyncPage(worker)
@@ -214,7 +216,9 @@ def test_conflicts_are_reviewed_in_the_managers_view(qtbot, worker, tmp_path, em
     other = Engine(Settings(tmp_path / "o.json"), tmp_path / "o.db", embedder)
     try:
         other.sync.init(str(folder), "desktop")
-        worker.call(lambda e: e.sync.approve(other.sync.status()["device"]))
+        desktop, approved = other.sync.status()["device"], []
+        worker.call(lambda e: e.sync.approve(desktop), approved.append, approved.append)
+        qtbot.waitUntil(lambda: bool(approved), timeout=20_000)
         other.edit(made[0], text="The boat is green.")
         worker.call(lambda e: e.edit(made[0], text="The boat is red."))
         other.sync.now()

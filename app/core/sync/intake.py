@@ -113,8 +113,8 @@ class Intake:
     ) -> str | None:
         sealed = False
         try:
-            op = self._signed(json.loads(line), *signed)
-            line = json.dumps(op, sort_keys=True, ensure_ascii=False).encode("utf-8")
+            op, text = self._opened(line, *signed)
+            line = text.encode("utf-8")
             if isinstance(op, dict) and "sealed" in op:
                 if self._sealer is None:
                     raise InputError("it is encrypted and this device has no sync key")
@@ -225,8 +225,7 @@ class Intake:
         try:
             if len(line) > MAX_LINE_BYTES:
                 raise InputError(f"it is longer than {MAX_LINE_BYTES // 2**20} MB")
-            op = self._signed(json.loads(line), device, trust.LINE)
-            body = json.dumps(op, sort_keys=True, ensure_ascii=False)
+            op, body = self._opened(line, device, trust.LINE)
             if isinstance(op, dict) and "sealed" in op:
                 if self._sealer is None:
                     raise InputError("it is encrypted and this device has no sync key")
@@ -246,7 +245,7 @@ class Intake:
             if isinstance(seq, int) and 0 < seq <= self._floor.get(device, 0):
                 return []  # held already by the snapshot this device started from
             known = self._db.query("SELECT body FROM sync_ops WHERE rev = ?", (str(op.get("rev")),))
-            if known and known[0][0] == body:
+            if known and _same(known[0][0], body):
                 return []
         try:
             rev, memory_id, kind, seq, lamport = self._checked(op, device, sealed)
@@ -255,6 +254,8 @@ class Intake:
             return []
         known = self._db.query("SELECT body, memory_id FROM sync_ops WHERE rev = ?", (rev,))
         touched = [memory_id]
+        if known and _same(known[0][0], body):
+            return []
         if known:
             self._problem(result, "line", f"two different operations numbered {rev} in {where}")
             if _sha(known[0][0]) <= _sha(body):  # the same one kept on every device
@@ -267,10 +268,27 @@ class Intake:
         )
         return touched
 
+    def _opened(self, line: bytes, device: str, domain: bytes):
+        """An operation line as an object without its signature and as the JSON text kept
+        of it, once the signature is checked against the key approved for `device`
+        (InputError when it does not verify, or is missing where the device signs: what it
+        wrote before it had a key is read unsigned). A line as Mnemo writes it is checked
+        as its bytes are; another layout is parsed and laid out again to be checked."""
+        key = self._keys.get(device)
+        fast = trust.signed_part(line) if key is not None else None
+        if fast is not None:
+            data, sig = fast
+            if not trust.verify_part(key, data, sig, domain):
+                raise InputError(f"it is not signed by the key approved for device {device}")
+            text = data.decode("utf-8")
+            return json.loads(text), text
+        op = self._signed(json.loads(line), device, domain)
+        if not isinstance(op, dict):
+            return op, ""
+        return op, trust.canonical(op).decode("utf-8")
+
     def _signed(self, op, device: str, domain: bytes):
-        """An operation line without its signature, once the signature is checked against
-        the key approved for `device` (InputError when it does not verify, or is missing
-        where the device signs: what it wrote before it had a key is read unsigned)."""
+        """An operation without its signature, once the signature is checked (`_opened`)."""
         if not isinstance(op, dict):
             return op
         key = self._keys.get(device)
@@ -344,3 +362,14 @@ class Intake:
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _same(kept: str, body: str) -> bool:
+    """Whether two texts of an operation say the same (one may be laid out otherwise: kept
+    by an older Mnemo)."""
+    if kept == body:
+        return True
+    try:
+        return json.loads(kept) == json.loads(body)
+    except ValueError:
+        return False

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from app.core.errors import InputError, SecretError
 from app.core.memory import MAX_COUNT, Memory, guard_secrets, utc_stamp
 from app.core.storage.db import now
-from app.core.sync import fold
+from app.core.sync import fold, trust
 from app.core.sync.folder import Folder
 
 BATCH_LINES = 5_000  # operations read and applied in one transaction
@@ -243,6 +243,7 @@ class Ledger:
         seq = max(seq, self._floor.get(device, 0))  # (a rebuild from its own snapshot)
         lamport = int(self._db.query("SELECT COALESCE(MAX(lamport), 0) FROM sync_ops")[0][0])
         lines: list[str] = []
+        revs: list[str] = []
         first = seq + 1
 
         def emit(kind: str, memory_id: str, **fields) -> str:
@@ -252,8 +253,9 @@ class Ledger:
             rev = f"{device}.{seq}"
             op = {"v": 1, "rev": rev, "dev": device, "seq": seq, "lc": lamport, "op": kind}
             op.update(id=memory_id, at=now(), **fields)
-            body = json.dumps(op, sort_keys=True, ensure_ascii=False)
+            body = trust.canonical(op).decode("utf-8")  # (as a reader keeps it)
             lines.append(body)
+            revs.append(rev)
             self._db.conn.execute(
                 "INSERT INTO sync_ops(rev, memory_id, device, seq, lamport, kind, body) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -263,9 +265,14 @@ class Ledger:
 
         for memory_id in sorted(ids):
             self._export_one(memory_id, emit, result)
+        signer = self.signer  # (sealed: the sealed line is what is signed)
         if self._sealer is not None:
-            lines = [self._sealer.seal(line, json.loads(line)["rev"]) for line in lines]
-        lines = [self.signer.line(line) for line in lines]  # (sealed: the sealed line)
+            lines = [
+                signer.line(self._sealer.seal(line, rev))
+                for line, rev in zip(lines, revs, strict=True)
+            ]
+        else:
+            lines = [signer.canonical_line(line) for line in lines]
         folder.append(lines, first)  # durable before the transaction commits
         result.written += len(lines)
         self._db.set_meta("sync_journal", str(head))

@@ -62,61 +62,82 @@ def fingerprint(public: str | None) -> str:
 
 
 class Signer:
-    """This device's key: signs what it writes."""
+    """This device's key: signs what it writes (Ed25519 through libsodium, PyNaCl: a
+    signature is checked in about a third of OpenSSL's time, which a join of 100,000
+    memories does 200,000 times)."""
 
     def __init__(self, private: bytes):
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+        from nacl.signing import SigningKey
 
-        self._key = Ed25519PrivateKey.from_private_bytes(private)
-        raw = self._key.public_key().public_bytes(
-            serialization.Encoding.Raw, serialization.PublicFormat.Raw
-        )
-        self.public = base64.b64encode(raw).decode()
+        self._key = SigningKey(private)
+        self.public = base64.b64encode(bytes(self._key.verify_key)).decode()
 
     @staticmethod
     def new() -> bytes:
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+        import secrets as random
 
-        return Ed25519PrivateKey.generate().private_bytes(
-            serialization.Encoding.Raw,
-            serialization.PrivateFormat.Raw,
-            serialization.NoEncryption(),
-        )
+        return random.token_bytes(32)  # an Ed25519 seed: any 32 random bytes
 
     def sign(self, obj: dict, domain: bytes = LINE) -> dict:
         """`obj` with its signature (`sig`)."""
-        sig = self._key.sign(domain + canonical(obj))
+        sig = self._key.sign(domain + canonical(obj)).signature
         return {**obj, "sig": base64.b64encode(sig).decode()}
 
-    def line(self, text: str, domain: bytes = LINE) -> str:
-        """A JSON line, signed."""
-        return json.dumps(self.sign(json.loads(text), domain), sort_keys=True, ensure_ascii=False)
+    def line(self, obj: dict | str, domain: bytes = LINE) -> str:
+        """`obj` (a dict or its JSON) as one signed line: its canonical JSON with the
+        signature last, so a reader checks the bytes as they are (`signed_part`) without
+        laying them out again."""
+        if isinstance(obj, str):
+            obj = json.loads(obj)
+        return self.canonical_line(canonical(obj).decode(), domain)
+
+    def canonical_line(self, body: str, domain: bytes = LINE) -> str:
+        """A line from an object's canonical JSON text (`canonical`), signed."""
+        sig = base64.b64encode(self._key.sign(domain + body.encode()).signature).decode()
+        return body[:-1] + f',"sig":"{sig}"}}'
 
 
 _verifiers: dict[str, object] = {}
+_TAIL = b',"sig":"'
+
+
+def signed_part(line: bytes) -> tuple[bytes, bytes] | None:
+    """A line as `Signer.line` writes it, split: the canonical JSON that was signed, and
+    the signature; None for a line laid out otherwise (read the slow way: `verify`)."""
+    at = line.rfind(_TAIL)
+    end = line.rstrip()
+    if at < 0 or not end.endswith(b'"}') or len(end) - at - len(_TAIL) - 2 != 88:
+        return None
+    return line[:at] + b"}", end[at + len(_TAIL) : -2]
+
+
+def verify_part(public: str, data: bytes, sig: bytes, domain: bytes = LINE) -> bool:
+    """Whether `sig` (base64) is `public`'s signature over exactly `data`."""
+    from nacl.exceptions import BadSignatureError, CryptoError
+    from nacl.signing import VerifyKey
+
+    try:
+        key = _verifiers.get(public)
+        if key is None:
+            key = VerifyKey(base64.b64decode(public, validate=True))
+            if len(_verifiers) > 1000:
+                _verifiers.clear()
+            _verifiers[public] = key
+        key.verify(domain + data, base64.b64decode(sig, validate=True))
+    except (ValueError, TypeError, BadSignatureError, CryptoError):
+        return False
+    return True
 
 
 def verify(public: str, obj: dict, domain: bytes = LINE) -> bool:
     """Whether `obj` carries a signature by `public` over what it says."""
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
     sig = obj.get("sig")
     if not isinstance(sig, str):
         return False
     try:
-        key = _verifiers.get(public)
-        if key is None:
-            key = Ed25519PublicKey.from_public_bytes(base64.b64decode(public, validate=True))
-            if len(_verifiers) > 1000:
-                _verifiers.clear()
-            _verifiers[public] = key
-        key.verify(base64.b64decode(sig, validate=True), domain + canonical(obj))
-    except (ValueError, InvalidSignature, TypeError):
+        return verify_part(public, canonical(obj), sig.encode("ascii"), domain)
+    except (ValueError, TypeError, UnicodeEncodeError):
         return False
-    return True
 
 
 @dataclass
