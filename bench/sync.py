@@ -26,7 +26,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench.report import busy_core, record
+from bench.report import busy_core, code_sides, record, run_child
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"
@@ -99,8 +99,50 @@ def change_to_searchable(trials: int) -> list[float]:
     return took
 
 
-def joining(size: int) -> dict[str, float]:
-    """The first device's setup, a join from the logs, a compaction, a join from it."""
+# One side of a join, in a child process on the code of `code` (this checkout, or the code
+# before: its sync API was Engine.sync_init/sync_compact), timed the same way
+JOIN_CHILD = """
+import json, os, shutil, sys, tempfile, time
+from pathlib import Path
+source, root = Path(sys.argv[1]), Path(tempfile.mkdtemp(prefix="mnemo-sync-join-"))
+from app.core.engine import Engine
+def call(engine, name, *args):
+    part = getattr(engine, "sync", None)
+    if part is None:
+        return getattr(engine, "sync_" + name)(*args)
+    return getattr(part, name)(*args)
+def size(path):
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+out = {}
+try:
+    shutil.copytree(source, root / "first")
+    folder = root / "shared"
+    os.environ["MNEMO_HOME"] = str(root / "first")
+    with Engine() as first:
+        started = time.perf_counter()
+        call(first, "init", str(folder), "first")
+        out["setup"] = time.perf_counter() - started
+        out["folder_mb"] = size(folder) / 2**20
+        for how in ("logs", "snapshot"):
+            if how == "snapshot":
+                started = time.perf_counter()
+                call(first, "compact")
+                out["compact"] = time.perf_counter() - started
+                out["folder_mb_compacted"] = size(folder) / 2**20
+            os.environ["MNEMO_HOME"] = str(root / f"join-{how}")
+            with Engine() as joiner:
+                started = time.perf_counter()
+                call(joiner, "init", str(folder), f"join-{how}")
+                out[f"join_{how}"] = time.perf_counter() - started
+            os.environ["MNEMO_HOME"] = str(root / "first")
+finally:
+    shutil.rmtree(root, ignore_errors=True)
+print(json.dumps(out))
+"""
+
+
+def collection(size: int) -> Path:
+    """bench.speed's synthetic collection of `size` memories (built once, cached)."""
     from app.core import paths
     from app.core.model.embedder import inspect_model
     from bench.speed import build
@@ -111,6 +153,12 @@ def joining(size: int) -> dict[str, float]:
         source.mkdir(parents=True)
         info = inspect_model(paths.DEFAULT_MODEL)
         build(size, source, info.model_id, info.dimension)
+    return source
+
+
+def joining(size: int) -> dict[str, float]:
+    """The first device's setup, a join from the logs, a compaction, a join from it."""
+    source = collection(size)
     root = Path(tempfile.mkdtemp(prefix="mnemo-sync-join-"))
     out: dict[str, float] = {}
     try:
@@ -150,7 +198,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument(
+        "--before",
+        metavar="REV",
+        help="also join with the code at git revision REV, alternating, in the same run "
+        "(a separate table; the latency and join tables above are skipped)",
+    )
     args = parser.parse_args()
+    if args.before:
+        against(args.before, args.sizes)
+        return
     latency_rows, join_rows = [], []
     for load in ("quiet", "one core busy"):
         with busy_core() if load != "quiet" else contextlib.nullcontext():
@@ -204,6 +261,54 @@ def main() -> None:
         "The join from a snapshot follows the first device's `mnemo sync compact`; the "
         "folder then holds the snapshot and the logs (kept while the device that joined from "
         "them has written no snapshot of its own). Plain files (the folder not encrypted).",
+    )
+
+
+def against(before: str, sizes: list[int]) -> None:
+    """Setup, joins and compaction with this code and the code at `before`, each side in
+    a child process, alternating, quiet and with one core busy."""
+    rows = []
+    with code_sides(before) as sides:
+        for load in ("quiet", "one core busy"):
+            with busy_core() if load != "quiet" else contextlib.nullcontext():
+                for size in sizes:
+                    source = collection(size)
+                    got = {
+                        name: run_child(code, source, JOIN_CHILD, str(source))
+                        for name, code in sides
+                    }
+                    for name, j in got.items():
+                        print(load, size, name, {k: round(v, 2) for k, v in j.items()})
+                        rows.append(
+                            (
+                                f"{size:,}",
+                                load,
+                                name,
+                                f"{j['setup']:.1f} s",
+                                f"{j['join_logs']:.1f} s",
+                                f"{j['compact']:.1f} s",
+                                f"{j['join_snapshot']:.1f} s",
+                                f"{j['folder_mb']:.0f} / {j['folder_mb_compacted']:.0f} MB",
+                            )
+                        )
+    record(
+        "Sync: joining, against the code before",
+        [
+            "memories",
+            "load",
+            "code",
+            "first device's setup",
+            "join from logs",
+            "compact",
+            "join from snapshot",
+            "folder (logs / after compaction)",
+        ],
+        rows,
+        f"The same joins with this code and with the code at {before}, one after the other "
+        "in one run, each in a child process. Issue 40 made every device sign each line it "
+        "writes (Ed25519, libsodium) and check each line it reads, and a secret check that "
+        "catches far more (prose in many languages, seed phrases) runs on every record "
+        "written and read.",
     )
 
 
