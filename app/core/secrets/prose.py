@@ -122,6 +122,41 @@ def _alternatives(pattern: str) -> list[str]:
     return [*parts, pattern[start:]]
 
 
+def _literal(alternative: str) -> list[str]:
+    """The letters `alternative` always starts with (`pwd?` -> `pw`, `kata\\s+sandi` -> `kata`,
+    `c[oó]digo` -> `codigo`, `código`)."""
+    heads = [""]
+    i = 0
+    while i < len(alternative):
+        char, then = alternative[i], alternative[i + 1 : i + 2]
+        if char == "[" and then not in ("^", "\\"):
+            close = alternative.index("]", i)
+            if alternative[close + 1 : close + 2] in ("?", "*", "{"):
+                break
+            heads = [h + c for h in heads for c in alternative[i + 1 : close]]
+            i = close + 1
+            continue
+        if char in "\\()[].?*+{|^$" or then in ("?", "*", "{"):
+            break  # (a letter that may be missing is not always there)
+        heads = [h + char for h in heads]
+        i += 1
+    return heads
+
+
+@lru_cache(maxsize=1)
+def literals() -> tuple[str, ...]:
+    """What every word `spoken` reads starts with (`pw`, `hesl`, `kata`, `密码`), in lower case:
+    a text that holds none of them has no password said in prose, and is not read for one."""
+    found = set()
+    for words in LANGUAGES.values():
+        for kind in _KINDS:
+            for a in _alternatives(getattr(words, kind)):
+                for literal in _literal(a) if a else ():
+                    assert len(literal) >= 2 or not literal.isascii(), a  # (not "c": every text)
+                    found.add(literal)
+    return tuple(sorted(found))
+
+
 @lru_cache(maxsize=1)
 def _words() -> re.Pattern:
     """Every language's words as one pattern, grouped by first letter and longest first

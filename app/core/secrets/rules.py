@@ -29,11 +29,15 @@ _OTHER_CODE = (
     r"\b[a-z]{4}(?: [a-z]{4}){3}\b|\b[A-Z0-9]{5}(?:-[A-Z0-9]{5}){2,5}\b)"
 )
 
+# "1." or "2)": what a numbered list holds
+_NUMBERED = "|".join(f"{digit}{mark}" for digit in "0123456789" for mark in ".)")
+
 # (kind, check, keywords, regex). `check` says what the matched value must also pass: ""
 # nothing but not being a placeholder or a documented example (the shape says it all);
 # "random" must look generated; "password" must look chosen (digits or symbols, not plain
 # words, not a template); "pin" digits; "basic" base64 of user:password. `keywords` ("a|b"):
-# the rule runs only if one of them is in the lowercased text (cheap on megabytes of text).
+# the rule runs only if one of them is in the lowercased text (all are found in one pass);
+# "a|b & c": one of a and b, and c too (a seed phrase's word list needs a line break).
 RULES: tuple[tuple[str, str, str, str], ...] = (
     (
         "private key", "pem", "private key",
@@ -93,14 +97,14 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"[A-Za-z0-9]{20,300}",
     ),
     (
-        "Discord bot token", "", "",
+        "Discord bot token", "", ".",
         r"(?<![\w.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![\w.-])",
     ),
     (
         "Discord webhook", "", "discord",
         r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{60,300}",
     ),
-    ("Telegram bot token", "random", "", rf"(?:\b|(?<=bot))\d{{8,10}}:[A-Za-z0-9_-]{{35}}{_END}"),
+    ("Telegram bot token", "random", ":", rf"(?:\b|(?<=bot))\d{{8,10}}:[A-Za-z0-9_-]{{35}}{_END}"),
     (
         "Stripe key", "", "sk_live_|sk_test_|rk_live_|rk_test_|whsec_",
         r"\b(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,300}|whsec_[A-Za-z0-9]{24,300})\b",
@@ -272,7 +276,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?P<s>\[(?:\s*\d{1,3}\s*,){63}\s*\d{1,3}\s*\])",
     ),
     (
-        "seed phrase", "words", "wallet|seed|mnemonic|recovery|backup|semilla|frase|phrase",
+        "seed phrase", "words", "wallet|seed|mnemonic|recovery|backup|semilla|frase|phrase & \n",
         r"(?i:wallet|seed|mnemonic|recovery|backup|semilla|frase|phrase)[^\n]{0,80}\n\s*"
         r"(?P<s>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})\b",
     ),
@@ -363,7 +367,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"[a-z2-7]{4}(?: [a-z2-7]{4}){3,7})\b",
     ),
     (
-        "recovery code", "", "recovery|backup|rescue",
+        "recovery code", "", "recovery|backup|rescue & code",
         r"(?i)\b(?:recovery|backup|rescue)(?:[\s_-]+verification)?[\s_-]+codes?\b"
         r"(?:[^\n]{0,60}?|[^\n]{0,60}\n[^\n]{0,60}\n)(?:\n\s*)?(?P<s>\b"
         r"(?:[a-z0-9]{5}-[a-z0-9]{5}|\d{4} \d{4}|\d{8}|[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,7})\b"
@@ -371,7 +375,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,7})\b)*)",
     ),
     (
-        "recovery code", "", "recovery|backup|rescue",
+        "recovery code", "", "recovery|backup|rescue & code",
         r"(?i:\b(?:recovery|backup|rescue)[\s_-]+codes?\b)[^\n]{0,40}?[:：]?\s*(?P<s>"
         + _OTHER_CODE
         + r"(?:[ \t]*[\n,;][ \t]*"
@@ -522,7 +526,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?P<s>[a-z]{2,10}(?:[ -][a-z]{2,10}){3,23})\b",
     ),
     (
-        "seed phrase", "words", "seed|mnemonic|phrase|wallet|backup|recovery",
+        "seed phrase", "words", "seed|mnemonic|phrase|wallet|backup|recovery & " + _NUMBERED,
         r"(?i:seed|mnemonic|phrase|wallet|backup|recovery)[^\n]{0,60}?"
         r"(?P<s>(?:\n?\s*\d{1,2}[.)]\s*[a-z]{3,8}\b){12,24})",
     ),
@@ -558,7 +562,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ),
     # A quoted random literal: a key passed straight to a client, `cohere.Client("…")`.
     (
-        "secret", "quoted random", "",
+        "secret", "quoted random", "\"|'",
         r"(?<!sitekey=)(?<!siteKey=)(?P<q>[\"'])(?P<s>[A-Za-z0-9_-]{32,200})(?P=q)",
     ),
 )  # fmt: skip
