@@ -167,9 +167,22 @@ def _hexish(value: str) -> bool:
     return rest != value and (not rest.strip("-_.:/") or _wordlike(rest))
 
 
+_FILE = re.compile(r"[\w-]+\.[A-Za-z0-9]{1,5}")
+
+
+def _path(value: str) -> bool:
+    """A path of words, numbers and file names (`uploads/2026/11/28/3f9a-report.pdf`, an S3
+    object's key), not base64 (whose slashes cut random runs)."""
+    parts = [p for p in value.split("/") if p]
+    plain = [p for p in parts if p.isdigit() or _wordlike(p) or _FILE.fullmatch(p)]
+    return len(plain) >= 2 and 2 * len(plain) >= len(parts)
+
+
 def _random(value: str, min_len: int = 16, hex_ok: bool = False) -> bool:
     """Looks like a generated key: long, varied, not words, not a hash (unless `hex_ok`)."""
     if len(value) < min_len or " " in value or _placeholder(value) or _wordlike(value):
+        return False
+    if value.count("/") >= 2 and _path(value):
         return False
     if _hexish(value) and not hex_ok:
         return False
@@ -184,6 +197,8 @@ def _random(value: str, min_len: int = 16, hex_ok: bool = False) -> bool:
 
 def _password(value: str) -> bool:
     """Looks like a chosen password: letters with digits or symbols, not a word or a template."""
+    if value[:1] in "*&@%#$!^" and _symbol_first(value):
+        return True
     if not 4 <= len(value) <= 4096 or _placeholder(value) or _code(value) or _costly(value):
         return False
     if value.startswith(("/", "~", "./")) or "://" in value:  # a path or a link
@@ -199,9 +214,34 @@ def _password(value: str) -> bool:
             and not value.isupper()
             and (words < len(value) / 2)
         )
-    if _wordlike(value):
-        return False
+    if _wordlike(value) and (_JOINER.search(value) is None or "/" in value or ":" in value):
+        return False  # (words joined by `@`, `&`, `#`… were chosen: `Feijoada@Sabado`)
     return len(value) >= 6 and letters
+
+
+_JOINER = re.compile(r"[A-Za-z][!#$%&*+=?@^~][A-Za-z]")
+_CRYPT = re.compile(r"\$\w{1,10}\$")  # `$6$…`, `$2y$05$…`: a password hash's head
+_NAME = re.compile(r"[A-Za-z_][\w.]*")  # `$DB_PASSWORD`, `@alice`, `#general`: names
+
+
+def _symbol_first(value: str) -> bool:
+    """A generated password that starts with a symbol (`*Xfis4Nkk_767=`, `@cz8TM$RMT_rlv`,
+    `%KYMF_Wp-tX9`), not a template or a variable (`${X}`, `$DB_PASS`, `%(pw)s`, `@{x}`), a
+    mention or a channel (`@alice`, `#general`), nor a password hash (`$6$…`)."""
+    rest = value[1:]
+    if len(value) < 10 or " " in value or any(c in value for c in "{}()[]<>"):
+        return False
+    if _NAME.fullmatch(rest) or _CRYPT.match(value) or _placeholder(rest):
+        return False
+    kinds = sum(
+        (
+            any(c.islower() for c in rest),
+            any(c.isupper() for c in rest),
+            any(c.isdigit() for c in rest),
+            any(not c.isalnum() for c in rest),
+        )
+    )
+    return kinds >= 3 and any(c.isdigit() for c in rest) and _password(rest)
 
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")

@@ -1,11 +1,15 @@
-"""Passwords, PINs and passphrases said in prose, in 22 languages (Chinese in both scripts).
+"""Passwords, PINs and passphrases said in prose, in 33 languages (Chinese in both scripts).
 
 "La contraseña del banco es Girasol#1987", "パスワードは Hanabi_2016", "ПИН-код карты: 5172",
 "Phrase secrète du coffre : « les chaussettes rouges dansent sous la pluie »". Each language
 gives its words for a password, a PIN (or a door, alarm or safe code) and a passphrase, and the
 words that lead from one to its value (a copula, "now", "changed to"). `spoken` finds such a
 word, reads at most a few words saying whose or what for, and takes the value that follows a
-colon, a dash, an arrow or one of those words (or the word itself, "heslo X"). The caller
+colon, a dash, an arrow or one of those words (or the word itself, "heslo X"), or that opens
+the line before it ("Midsommar&Sill7 är nya lösenordet"), or stands alone on the next line
+after a label ("contraseña del router⏎merluza1987"). A code is a PIN when a thing it opens is
+named beside it ("Hotellin tallelokeron koodi on 5370"); a lock, a safe, an alarm take the
+number said after a colon or a lead ("Safe in the closet: 5-29-41"). The caller
 judges whether a value looks chosen (`app/core/secrets.py`), so a value is held to the same
 standard in a sentence as in a config file.
 """
@@ -13,6 +17,7 @@ standard in a sentence as in a config file.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,15 +34,19 @@ _NAMED = re.compile(
     r"název|jméno|adı|isim|tên|nama|όνομα|שם|اسم|называется|називається|имя|ім'я|namn|red|"
     r"réseau|rede|rete|netz|netzwerk|сеть|мережа|ağ|mạng|sieć|síť|nätverk|netwerk|δίκτυο|רשת|"
     r"شبكة|jaringan|benutzer|usuario|utilisateur|uživatel|użytkownik|usuário|användare|"
-    r"kullanıcı|пользователь|користувач|χρήστης|משתמש|مستخدم|pengguna|utente|gebruiker)"
-    r"|名[称稱前]|网络|網路|ネットワーク|네트워크|이름|नाम|ユーザー|用户|用戶|사용자)"
+    r"kullanıcı|пользователь|користувач|χρήστης|משתמש|مستخدم|pengguna|utente|gebruiker|"
+    r"bruger(?:navn)?|bruker(?:navn)?|käyttäjä(?:tunnus)?|felhasználó(?:név)?|utilizator|"
+    r"používateľ|gumagamit|netværk|nettverk|verkko|hálózat|rețea|rangkaian|sieť|user\s+id)"
+    r"|名[称稱前]|网络|網路|ネットワーク|네트워크|이름|아이디|नाम|यूज़र|ユーザー|用户|用戶|사용자|"
+    r"ব্যবহারকারী|ইউজার|نام\s*کاربری|کاربر|ชื่อผู้ใช้|ผู้ใช้|เครือข่าย|شبکه|নেটও(?:\u09df|\u09af\u09bc)ার্ক)"
     r"\s*(?:[:：=]|\bis\b|是|は)?\s*$",
     re.I,
 )
 # "Password managers: 1Password, Bitwarden": the word names another thing, not a password
 _THING = re.compile(
     r"\s*(?:managers?|policy|policies|rules?|requirements?|hints?|resets?|fields?|hash(?:es)?|"
-    r"length|strength|generators?|complexity|expiry|expiration|rotation|reuse|vaults?|"
+    r"length|strength|generators?|complexity|expiry|expiration|rotation|reuse|vaults?|hashing|"
+    r"prompts?|dialogs?|screens?|forms?|inputs?|pads?|terminals?|readers?|models?|"
     r"gestionnaires?|gestor(?:es)?|gerenciador(?:es)?|менеджер\w*|richtlinie\w*|beleid|"
     r"politique|pol[ií]tica|polityka|"
     # a code that names a thing (Greek κωδικός is a password and any code): product, customer,
@@ -45,21 +54,30 @@ _THING = re.compile(
     r"προϊόντος|πελάτη|παραγγελίας|μαθήματος|αποστολής|σφάλματος|έκπτωσης|κουπονιού)(?!\w)",
     re.I,
 )
+# Digits of the scripts a PIN is written in besides ASCII: Arabic-Indic, Persian, Devanagari,
+# Bengali, Thai ("کد دزدگیر ۶۹۰۳۱۵")
+_DIGITS = "\u0660-\u0669\u06f0-\u06f9\u0966-\u096f\u09e6-\u09ef\u0e50-\u0e59"
 _JOINED = re.compile(r"[._/@-]\w|_")  # `password_digest`, `password-stdin`, `passwords.com`
 # A value: quoted (words and all), or a run of printable ASCII and Latin letters (CJK, Cyrillic
 # and the rest end it: "密码是Lanzhou#1962，别外传")
 _VALUE = re.compile(
     r"(?P<open>[\"“„«「『‹'‘])(?P<quoted>[^\"“”„«»「」『』‹›'‘’\n]{1,200})[\"“”»」』›'’]"
-    r"|(?P<token>[!#-&(-~\u00c0-\u024f]{1,4096})"
+    r"|(?P<token>[!#-&(-~\u00c0-\u024f" + _DIGITS + r"]{1,4096})"
 )
 _SHAPED = re.compile(r"[^A-Za-z]|[a-z][A-Z]|[A-Z].*[A-Z]")  # a digit, a symbol or mixed case
-_ASSIGNED = re.compile(r"[A-Za-z_][\w.-]*=")  # `user=postgres`: the `name=value` rules read it
+# `user=postgres`: the `name=value` rules read it (a name in one case or camelCase: `cP=8H9X…`
+# is a password)
+_ASSIGNED = re.compile(r"(?:[a-z_][a-z0-9_.-]*|[A-Z_][A-Z0-9_.-]*|[a-z]+(?:[A-Z][a-z0-9]+)+)=")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _PIN = re.compile(r"[#*]?\d{4,8}[#*]?|\d{4,6}[A-Za-z]|\d{1,3}(?:[-–]\d{1,3}){2,4}")
+# A combination said digit by digit ("8 1 4"), and a number with a case ending ("2719-re",
+# Turkish "3615'e": onto, to)
+_SPACED_PIN = re.compile(r"\d{1,2}(?: \d{1,2}){2,7}(?![\w-])")
+_SUFFIXED = re.compile(r"(?P<n>\d{4,8})[-'’][^\W\d_]{1,4}")
 # "PIN changed in 2023": a year, not a PIN
 _WHEN = re.compile(
     r"(?<!\S)(?:in|since|until|from|seit|bis|depuis|desde|hasta|dal|sinds|sedan|sejak|с|до|od|"
-    r"від|em|en|dès)\s*$",
+    r"від|em|en|dès|siden|fra|vuonna|óta|din|pada|noong|mula|از|থেকে|ตั้งแต่)\s*$",
     re.I,
 )
 # A network's name says its band or that it is for guests: `Telia-5G`, `Home_2.4GHz`, `Cafe-Gast`
@@ -77,8 +95,10 @@ _RULE_TALK = re.compile(
     r"(?i)\b(?:at\s+least|minimum|characters|chars|words|letters|digits|mindestens|zeichen|"
     r"wörter|au\s+moins|caractères|mots|al\s+menos|caracteres|palabras|almeno|caratteri|"
     r"parole|minimaal|tekens|woorden|co\s+najmniej|znaków|słów|не\s+менее|минимум|символов|"
-    r"слов|minst|tecken|ord|en\s+az|karakter|kelime|tối\s+thiểu|ký\s+tự|minimal|huruf)\b"
-    r"|文字|字符|字元|글자|자\s*이상"
+    r"слов|minst|tecken|ord|en\s+az|karakter|kelime|tối\s+thiểu|ký\s+tự|minimal|huruf|"
+    r"mindst|tegn|vähintään|merkkiä|sanaa|legalább|karakter\w*|szó|cel\s+puțin|caractere|"
+    r"cuvinte|sekurang-kurangnya|aksara|perkataan|aspoň|alespoň|znakov|znaků|slov|salita)\b"
+    r"|文字|字符|字元|글자|자\s*이상|حداقل|کاراکتر|অন্তত|অক্ষর|อย่างน้อย|ตัวอักษร"
 )
 # A few words of letters between the name and a value with no colon or copula: "Password wifi
 # di rumah nenek Melati1958", "contraseña de la cuenta de Steam de Diego Minecraft4ever!" (but
@@ -91,17 +111,16 @@ _WITH = re.compile(
 )
 _ENDS = re.compile(r"\s*(?:$|\n|[,;!(—–]|\s[-—–]\s)")
 _SYMBOL = re.compile(r"[^\w\s]")
-# A value that opens its line before a dash or a particle and the word: "Tapuach!Zahav22 — זו
-# הסיסמה", "Hanabi_2016 がパスワード", "Lanzhou#1962是我的密码"
-_LEADING = re.compile(
-    r"\s*(?P<v>[!#-&(-~]{6,64})(?:\s+[—–-]\s+|\s*[がは是이가는은]\s*)[^\n]{0,12}$"
-)
+# A value that opens its line before a dash, a particle or a copula and the word:
+# "Tapuach!Zahav22 — זו הסיסמה", "Hanabi_2016 がパスワード", "Lanzhou#1962是我的密码"
+_LEADING = re.compile(r"[^\S\n]*(?P<v>[!#-&(-~]{6,64})(?P<gap>[^\n]*)$")
+_PARTICLE = re.compile(r"\s*[がは是이가는은]")
 _LABEL = re.compile(r"[^\S\n]*[:：=]?[*_]{0,2}[^\S\n]*")  # "Passwort:", "**PIN:**" ending a line
 _PROSE = re.compile(r"\s|[^\x00-\x7f]")
 _SOMETHING = re.compile(r"\S{4}|[\"“„«「『‹]")
 _WINDOW = 90  # characters after the word where its value may start
 _GAP = 60  # at most this many between the word and its value
-_KINDS = ("phrase", "pin", "either", "password", "wifi")
+_KINDS = ("phrase", "pin", "either", "password", "wifi", "lock", "alarm", "code")
 
 
 def _alternatives(pattern: str) -> list[str]:
@@ -174,7 +193,7 @@ def _words() -> re.Pattern:
     )
     by_first: dict[str, list[str]] = {}
     for a in alternatives:
-        assert a[0].isalpha() and a[1] not in "?*+{", a  # a letter, taken alone
+        assert a[0].isalpha() and a[1:2] not in ("?", "*", "+", "{"), a  # a letter, taken alone
         by_first.setdefault(a[0], []).append(a[1:])
     return re.compile("|".join(f"{c}(?:{'|'.join(rest)})" for c, rest in by_first.items()))
 
@@ -183,6 +202,8 @@ def _words() -> re.Pattern:
 class _Meaning:
     kind: str  # the first of _KINDS that the word is in some language
     lead: re.Pattern  # what may stand just before its value
+    first: re.Pattern  # a lead that may follow a value opening the line ("X is the password")
+    after: re.Pattern | None  # a copula that may follow its value ("X है")
     bare: bool
     joined: bool
 
@@ -199,14 +220,38 @@ def _meaning(word: str) -> _Meaning:
     ]
     languages = [w for _, w in kinds]
     leading = LANGUAGES.values() if any(w.everywhere for w in languages) else languages
-    alternatives = "|".join(w.lead for w in leading if w.lead) or "(?!)"
-    lead = re.compile(rf"(?:{_MARKS}|(?<![^\W\d_])(?:{alternatives}))\s*$", re.I)
+    alternatives = "|".join(w.lead for w in leading if w.lead and w.spaced) or "(?!)"
+    # (a lead of a language without blanks between words needs none before it: "…ทดสอบเป็น X")
+    unspaced = "|".join(w.lead for w in leading if w.lead and not w.spaced) or "(?!)"
+    after = "|".join(w.after for w in languages if w.after)
     return _Meaning(
         kinds[0][0] if kinds else "password",
-        lead,
+        re.compile(rf"(?:{_MARKS}|(?<![^\W\d_])(?:{alternatives})|{unspaced})\s*$", re.I),
+        re.compile(rf"\s*(?:[—–-]\s|(?:{alternatives}|{unspaced})(?![^\W\d_]))", re.I),
+        re.compile(rf"[^\S\n]*(?:{after})(?![^\W\d_])", re.I) if after else None,
         any(w.bare for w in languages),
         any(w.joined for w in languages),
     )
+
+
+@lru_cache(maxsize=1)
+def _things() -> re.Pattern:
+    """What a code opens, in every language: a door, a gate, a safe, a lock, an alarm…"""
+    return re.compile("|".join(w.thing for w in LANGUAGES.values() if w.thing), re.I)
+
+
+# A code that names no lock: an error's, a postcode, a product's, a one-time code's
+_NO_LOCK = re.compile(
+    r"(?i)(?:error|status|exit|return|response|http|zip|post(?:al)?|area|country|product|promo|"
+    r"discount|coupon|voucher|tracking|order|source|qr|bar|verification|confirmation|otp|sms|"
+    r"2fa|one-time|activation|referral|invite|booking|fault|fehler|fout|erreur|errore|erro|"
+    r"błąd|chyba|hiba|virhe|fejl|feil|eroare|ошибк\w*|помилк\w*|hata|lỗi|خطأ|خطا|שגיאה|"
+    r"verif\w*|bestätigung\w*|ověřovací|overovací|ellenőrző|vahvistus\w*|bekræftelse\w*|"
+    r"bekreftelse\w*|engangs\w*|engångs\w*|postcode|postleitzahl|plz|cep|tasdik|doğrulama|"
+    r"xác\s+minh|otp|تأیید|تایید|التحقق|אימות|सत्यापन|確認|인증|验证|驗證|ยืนยัน)"
+    r"[\w\s-]{0,12}$"
+)
+_UNIT = re.compile(r"\s*(?:mm|cm|m|km|kg|g|lbs?|%|€|\$|eur|usd|kr|zł|ft|x|px|mb|gb|kb)\b", re.I)
 
 
 def spoken(text: str, password: Callable[[str], bool]) -> list[tuple[str, int, int]]:
@@ -227,10 +272,11 @@ def spoken(text: str, password: Callable[[str], bool]) -> list[tuple[str, int, i
     found = []
     for i, (word, meaning) in enumerate(words):
         # a value is read up to the line's end or the next such word (`password: ` a
-        # hundred thousand times is read once), past a Wi-Fi aside ("Hasło do wifi u babci to X")
+        # hundred thousand times is read once), past a Wi-Fi aside ("Hasło do wifi u babci to
+        # X") or the lock a code opens ("Kód k trezoru: 3052")
         stop = min(len(text), word.end() + _WINDOW)
         for following, then in words[i + 1 : i + 3]:
-            if meaning.kind == "wifi" or then.kind != "wifi":
+            if not _aside(meaning.kind, then.kind):
                 stop = min(stop, following.start())
                 break
         newline = text.find("\n", word.end(), stop)
@@ -240,11 +286,27 @@ def spoken(text: str, password: Callable[[str], bool]) -> list[tuple[str, int, i
         stop = stop if newline < 0 else newline
         # (no four characters in a row and no quote: no value, not worth reading for one)
         hit = _SOMETHING.search(text, word.end(), stop) and _after(
-            text, word.end(), meaning, stop, password
+            text, word, meaning, stop, password
         )
-        if hit or meaning.kind != "pin" and (hit := _before(text, word.start(), password)):
+        if not hit and newline >= 0 and meaning.kind != "wifi":
+            hit = _below(text, word, meaning, newline, password)
+        if not hit and meaning.kind not in _NUMBERS:
+            hit = _before(text, word, meaning, password)
+        if hit:
             found.append(hit)
     return found
+
+
+_NUMBERS = ("pin", "code", "lock", "alarm")  # kinds whose value is a number
+
+
+def _aside(kind: str, then: str) -> bool:
+    """Whether a word of kind `then` after one of `kind` is an aside, read past for the value:
+    a Wi-Fi's name after another word, a lock after a code, a PIN or a password ("senha do
+    alarme da loja 159357", "Frase-passe do cofre: …")."""
+    return (kind != "wifi" and then == "wifi") or (
+        kind not in ("lock", "alarm") and then in ("lock", "alarm")
+    )
 
 
 def _prose(text: str, word: re.Match, meaning: _Meaning) -> bool:
@@ -262,12 +324,58 @@ def _prose(text: str, word: re.Match, meaning: _Meaning) -> bool:
     )
 
 
+def _opens(text: str, word: re.Match, upto: int) -> bool:
+    """Whether a code word names a thing it opens: a door, a safe… in its clause before it
+    (`Dørkoden`, "Kluisje in de sportschool, code") or between it and its value, and is not an
+    error's, a postcode's or a one-time code's."""
+    start = word.start()
+    line = text.rfind("\n", 0, start) + 1
+    before = text[max(line, start - 50) : start]
+    if _NO_LOCK.search(before + word.group()):
+        return False
+    return _things().search(before) is not None or _things().search(text, word.end(), upto)
+
+
+def _number(
+    text: str, start: int, end: int, value: str, gap: str, word: re.Match, meaning: _Meaning
+) -> tuple[str, int, int] | bool | None:
+    """A number after a PIN's, a code's or a lock's word: a PIN (its span), no PIN and nothing
+    more to read (None), or not a number at all (False)."""
+    kind = meaning.kind
+    spaced = _SPACED_PIN.match(text, start)
+    suffixed = _SUFFIXED.fullmatch(value)
+    if spaced and len(spaced.group()) > len(value) and kind != "either":
+        end, value = spaced.end(), spaced.group()
+    elif suffixed:
+        end, value = start + suffixed.end("n"), suffixed.group("n")
+    if any(c.isdigit() for c in gap) or not _PIN.fullmatch(value) and not spaced:
+        return None if kind != "either" else False
+    if trivial_pin(value):
+        return None if kind != "either" else False
+    said = gap.rstrip(" \t\"'“„«「『‹(*_")
+    set_to = _marked(gap) or meaning.lead.search(said) is not None or suffixed is not None
+    if kind in ("lock", "alarm"):
+        if not set_to or _YEAR.fullmatch(value) or _UNIT.match(text, end):
+            return None
+        if kind == "alarm" and value.isdigit() and len(value) == 4:
+            return None  # (`alarm: 0630` rings at half past six)
+    if kind == "code" and not _opens(text, word, start):
+        return None
+    # "PIN changed in 2023"; "La clave del curso 2024": a year, not a PIN (a password's word
+    # says a PIN is a year only after a colon or a copula)
+    year = kind == "either" and _YEAR.fullmatch(value) and not meaning.lead.search(gap)
+    if _WHEN.search(gap) or year:
+        return None
+    return "PIN", start, end
+
+
 def _after(
-    text: str, at: int, meaning: _Meaning, stop: int, password: Callable[[str], bool]
+    text: str, word: re.Match, meaning: _Meaning, stop: int, password: Callable[[str], bool]
 ) -> tuple[str, int, int] | None:
-    """The value that follows the word ending at `at` and starts before `stop`, if one does:
-    right after it, or after a colon, a dash or a lead word, at most `_GAP` characters on."""
-    kind, word_end, loose = meaning.kind, at, None
+    """The value that follows `word` and starts before `stop`, if one does: right after it, or
+    after a colon, a dash or a lead word, at most `_GAP` characters on."""
+    kind, word_end, loose = meaning.kind, word.end(), None
+    at = word_end
     while (m := _VALUE.search(text, at, stop)) is not None:
         if m.group("token") is not None:
             if m.end() == stop:  # the whole token, wherever the window ends (a SealedSecret's
@@ -286,22 +394,14 @@ def _after(
                     return None
                 continue
             gap = text[word_end:start]
-            if kind in ("pin", "either") and any(c.isdigit() for c in value):
-                if (
-                    not any(c.isdigit() for c in gap)
-                    and _PIN.fullmatch(value)
-                    and not trivial_pin(value)
-                ):
-                    # "PIN changed in 2023"; "La clave del curso 2024": a year, not a PIN
-                    # (a password's word says a PIN is a year only after a colon or a copula)
-                    year = (
-                        kind == "either" and _YEAR.fullmatch(value) and not meaning.lead.search(gap)
-                    )
-                    return None if _WHEN.search(gap) or year else ("PIN", start, end)
-                if kind == "pin":
-                    return None  # the first number after a PIN's name is not one: no PIN
+            if kind in ("either", *_NUMBERS) and any(c.isdigit() for c in value):
+                number = _number(text, start, end, value, gap, word, meaning)
+                if number is not False:
+                    return number
                 kind = "password"  # `비밀번호 정책: 12자`: a password may still follow
-            if value.isdigit():
+            if kind in _NUMBERS:
+                ok = False  # (a lock's or a code's word takes no password)
+            elif value.isdigit():
                 ok = len(value) >= 8  # digits alone: a FRITZ!Box's 20-digit key, not a year
             else:  # (a plain word is no password: not worth the judge's time)
                 ok = (
@@ -315,8 +415,15 @@ def _after(
             continue
         else:
             start, end = m.span("quoted")
+            while start < end and text[start] in " \u00a0\u202f":  # « French spacing »
+                start += 1
+            while end > start and text[end - 1] in " \u00a0\u202f":
+                end -= 1
             value, gap = text[start:end], text[word_end : m.start()]
-            ok = _phrase(value) if " " in value or not value.isascii() else password(value)
+            if kind in _NUMBERS:
+                ok = False
+            else:
+                ok = _phrase(value) if " " in value or not value.isascii() else password(value)
         at = m.end()
         if not ok:
             if len(value) <= 2 and not any(c.isalnum() for c in value):
@@ -333,16 +440,61 @@ def _after(
             return _kind(kind, value), start, end
         if loose is None and meaning.bare and kind != "phrase" and _loose(text, gap, value, end):
             loose = (_kind(kind, value), start, end)
+        if (
+            loose is None
+            and meaning.after is not None
+            and meaning.after.match(text, m.end())
+            and _PLAIN_GAP.fullmatch(gap)
+        ):
+            loose = (_kind(kind, value), start, end)  # "رمز وای‌فای خونه X هست"
     return loose
+
+
+def _below(
+    text: str, word: re.Match, meaning: _Meaning, newline: int, password: Callable[[str], bool]
+) -> tuple[str, int, int] | None:
+    """A value alone on a line below a label that names it ("contraseña del router⏎merluza1987",
+    "The password,⏎in case you lost it again:⏎Zephyr_Kettle_62"): the label is no sentence and
+    holds no digit, and a line between them ends with a colon."""
+    rest = text[word.end() : newline]
+    if len(rest) > 80 or any(c.isdigit() for c in rest):
+        return None
+    if rest.rstrip().endswith((".", "?", "!", "。", "？", "！")) or ":" in rest.rstrip()[:-1]:
+        return None
+    at = newline + 1
+    for _ in range(2):
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        line = text[at:end]
+        value = line.strip()
+        if value and " " not in value:
+            start = at + line.index(value)
+            stop = start + len(value)
+            if meaning.kind in ("either", *_NUMBERS) and _PIN.fullmatch(value):
+                number = _number(text, start, stop, value, ":", word, meaning)
+                return number or None
+            ok = (
+                meaning.kind not in _NUMBERS
+                and (not value.isdigit() or len(value) >= 8)
+                and _SHAPED.search(value) is not None
+                and _ASSIGNED.match(value) is None
+                and password(value)
+            )
+            return (_kind(meaning.kind, value), start, stop) if ok else None
+        if len(line) > 80 or not line.rstrip().endswith((":", "：")) or end == len(text):
+            return None
+        at = end + 1
+    return None
 
 
 def trivial_pin(value: str) -> bool:
     """A PIN of one digit over and over or counting (`0000`, `1234`): a default or an example
     ("the default PIN is 0000, change it"), not someone's secret."""
     digits = value.strip("#*")
-    return digits.isdigit() and (
-        len(set(digits)) == 1 or digits in "0123456789" or digits in "9876543210"
-    )
+    if not digits.isdigit():
+        return False
+    digits = "".join(str(int(c)) for c in digits)  # (Persian, Bengali… digits too)
+    return len(set(digits)) == 1 or digits in "0123456789" or digits in "9876543210"
 
 
 def _marked(gap: str) -> bool:
@@ -366,7 +518,10 @@ def _phrase(value: str) -> bool:
     words = value.split()
     if len(words) > 1:
         return 4 <= len(words) <= 12 and words[0].lower() not in _WHERE
-    return len(value) >= 6 and all(c.isalpha() and not c.isascii() for c in value)
+    # (Thai and Devanagari vowels are marks, not letters: "ช้างเดินข้ามสะพาน")
+    return len(value) >= 6 and all(
+        (c.isalpha() or unicodedata.category(c).startswith("M")) and not c.isascii() for c in value
+    )
 
 
 _WHERE = frozenset("on in at under behind inside next auf im unter hinter sur dans sous".split())
@@ -389,13 +544,28 @@ def _kind(kind: str, value: str) -> str:
     return "passphrase" if kind == "phrase" or " " in value else "password"
 
 
-def _before(text: str, at: int, password: Callable[[str], bool]) -> tuple[str, int, int] | None:
-    """A value that opens the line before a dash or a particle and the word starting at `at`."""
-    earliest = max(0, at - 100)  # the value, a dash and a word or two: no further
+def _before(
+    text: str, word: re.Match, meaning: _Meaning, password: Callable[[str], bool]
+) -> tuple[str, int, int] | None:
+    """A value that opens the line, then a dash, a particle or a copula and a few words, then
+    `word`: "Tapuach!Zahav22 — זו הסיסמה", "Hanabi_2016 がパスワード", "Midsommar&Sill7 är nya
+    lösenordet", "Gulab#Jamun42 — यह स्कूल पोर्टल का नया पासवर्ड है"."""
+    at = word.start()
+    earliest = max(0, at - 120)  # the value, a dash and a few words: no further
     line = text.rfind("\n", earliest, at) + 1
     if line == 0 and earliest > 0:
         return None
     m = _LEADING.match(text, line, at)
-    if m and password(m.group("v")):
+    if m is None:
+        return None
+    gap = m.group("gap")
+    particle = _PARTICLE.match(gap)
+    if particle is None and meaning.first.match(gap) is None:
+        return None
+    if len(gap) > (14 if particle else 70) or len(gap.split()) > 8:
+        return None
+    if any(c.isdigit() for c in gap) or _WITH.search(gap):
+        return None
+    if _SHAPED.search(m.group("v")) and password(m.group("v")):
         return "password", m.start("v"), m.end("v")
     return None

@@ -290,6 +290,12 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"\baccess-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}"
         r"-[0-9a-f]{4}-[0-9a-f]{12}\b",
     ),
+    (  # a catch hook's URL lets anyone post into the flow: Zapier, IFTTT, Make
+        "webhook URL", "", "hooks.zapier.com|maker.ifttt.com|make.com|integromat.com",
+        r"https://(?:hooks\.zapier\.com/hooks/catch/\d+/[A-Za-z0-9]+/?|maker\.ifttt\.com/"
+        r"trigger/[^\s/]+/with/key/[A-Za-z0-9_-]{16,}|hook\.(?:\w+\.)?(?:make|integromat)\.com/"
+        r"[a-z0-9]{20,})",
+    ),
     (
         "Teams webhook", "", "webhook.office.com",
         r"https://[\w-]+\.webhook\.office\.com/webhookb2/[^\s\"'<>]{40,400}",
@@ -447,9 +453,25 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password", "password", "docker", r"\bdocker\s+login\b[^\n]{0,80}?\s-p\s+" + _V),
     (
         "password", "password", "-pass|-pwd|-token|-api-key|-secret",
-        r"(?<!\S)--?(?:password|passwd|pass|pwd|token|api-key|secret)(?:=|\s+)" + _V,
+        r"(?<!\S)--?(?:password|passwd|pass|pwd|token|api-key|secret|passphrase)(?:=|\s+)" + _V,
     ),
     ("password", "password", "sqlcmd", r"\bsqlcmd\b[^\n]{0,120}?\s-P\s*" + _V),
+    # archives: `7z a -pSECRET`, `rar a -hpSECRET`, `zip -P SECRET`
+    (
+        "password", "password", "7z|rar",
+        r"\b(?:7z|7za|7zz|7zr|rar|unrar|winrar)\b[^\n]{0,80}?\s-h?p(?=[^\s-])" + _V,
+    ),
+    ("password", "password", "zip", r"\b(?:zip|unzip|zipcloak)\b[^\n]{0,80}?\s-P\s+" + _V),
+    (
+        "password", "password", "openssl & pass:|-k ",
+        r"\bopenssl\b[^\n]{0,160}?\s(?:-(?:pass|passin|passout)\s+pass:|-k\s+)" + _V,
+    ),
+    # a password piped to a command that reads it: `echo 'X' | sudo -S …`, `| passwd --stdin`
+    (
+        "password", "password", "echo|printf & sudo|stdin",
+        r"\b(?:echo|printf)\s+(?:-[ne]+\s+)?" + _V + r"\s*\|\s*(?:sudo\s+(?:-\w+\s+)*-S\b|"
+        r"(?:sudo\s+)?\S*passwd\s+--stdin\b|[^\n|]{0,120}--password-stdin\b)",
+    ),
     ("password", "password", "mosquitto", r"\bmosquitto_\w+\b[^\n]{0,160}?\s-P\s+" + _V),
     (
         "password", "password", "mongo",
@@ -537,7 +559,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ),
     (
         "PIN", "pin", "pin|passcode|code",
-        r"(?i)\b(?:pin|passcode|(?:door|gate|alarm|garage|safe|keypad|lock)(?:\s+(?:disarm|arm|entry|"
+        r"(?i)\b(?:pin(?![\s-]*pads?\b)|passcode|(?:door|gate|alarm|garage|safe|keypad|lock)(?:\s+(?:disarm|arm|entry|"
         r"access|unlock|master))?\s+code|code\s+(?:for|to)"
         r"\s+the\s+(?:door|gate|alarm|garage|safe|keypad|lock)\w*(?:\s+\w+)?)\b[^\n\d]{0,40}?"
         r"(?<!\d)(?P<s>\d{4,8}[#*]?)(?!\d)",
@@ -557,7 +579,8 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ),
     (
         "secret", "bare random", "key",  # (a site key is in every page: reCAPTCHA's, hCaptcha's)
-        r"(?i)(?<!site[ -])(?<!public )(?<!publishable )\bkey\b(?:\s+(?:is|was))?\s*[:=]?\s*"
+        r"(?i)(?<!site[ -])(?<!public )(?<!publishable )\bkey\b"
+        r"(?:\s+(?:for|of|to|from)\b[^\n:=\[\]]{0,40}?)?(?:\s+(?:is|was))?\s*[:=]?\s*"
         r"[\"']?(?P<s>[A-Za-z0-9+/_.=-]{16,200})",
     ),
     # A quoted random literal: a key passed straight to a client, `cohere.Client("…")`.
