@@ -24,7 +24,7 @@ from functools import cache, lru_cache
 from urllib.parse import unquote
 
 from app.core.secrets import bip39
-from app.core.secrets.prose import literals, spoken, trivial_pin
+from app.core.secrets.prose import literals, postcode, spoken, trivial_pin
 from app.core.secrets.rules import (
     ASSIGNMENT,
     DEFINE,
@@ -100,15 +100,20 @@ def _placeholder(value: str) -> bool:
 
 def _code(value: str) -> bool:
     """A reference in code, not a literal: `settings.API_KEY`, `env("X")`, `TEMPLATE_NAME`
-    (`INrh9j4c5.pYgaI` is dotted too, but its parts are random: a password)."""
+    (`INrh9j4c5.pYgaI` is dotted too, but its parts are random, and `Cobalt.Maple65` is
+    capitalised words and a number: passwords)."""
     return (
         value.startswith(("(", "[", "{", "$", "%", "<", "@", "&", "*"))
         or _CALL.match(value) is not None
         or (
             _DOTTED.fullmatch(value) is not None
             and not any(_random(p, 8) for p in re.split(r"\.|::|->", value))
+            and _CHOSEN_DOTTED.fullmatch(value) is None
         )
     )
+
+
+_CHOSEN_DOTTED = re.compile(r"(?:[A-Z][a-z]+\.)+[A-Z][a-z]+\d+")
 
 
 def _chunks(value: str) -> list[str]:
@@ -219,7 +224,7 @@ def _password(value: str) -> bool:
     return len(value) >= 6 and letters
 
 
-_JOINER = re.compile(r"[A-Za-z][!#$%&*+=?@^~][A-Za-z]")
+_JOINER = re.compile(r"[A-Za-z][!#$%&*+?@^~][A-Za-z]")
 _CRYPT = re.compile(r"\$\w{1,10}\$")  # `$6$…`, `$2y$05$…`: a password hash's head
 _NAME = re.compile(r"[A-Za-z_][\w.]*")  # `$DB_PASSWORD`, `@alice`, `#general`: names
 
@@ -231,7 +236,7 @@ def _symbol_first(value: str) -> bool:
     rest = value[1:]
     if len(value) < 10 or " " in value or any(c in value for c in "{}()[]<>"):
         return False
-    if _NAME.fullmatch(rest) or _CRYPT.match(value) or _placeholder(rest):
+    if _NAME.fullmatch(rest) and not _random(rest, 10) or _CRYPT.match(value) or _placeholder(rest):
         return False
     kinds = sum(
         (
@@ -255,8 +260,8 @@ def _said(value: str) -> bool:
     """A password said in a sentence: chosen-looking, with a digit or a symbol (`e-Devlet` and
     `Wi-Fi` are words) unless random mixed case; no e-mail address, host name, regular
     expression or code in capitals and dashes (`AB-1234-X`)."""
-    if not _password(value) or _EMAIL.fullmatch(value):
-        return False
+    if not _password(value) or _EMAIL.fullmatch(value) or value.lower() == "1password":
+        return False  # (a password manager's name: "stored in 1Password")
     if _HOST.fullmatch(value) or _CODE_ID.fullmatch(value) or len(_REGEX.findall(value)) >= 2:
         return False
     digit = any(c.isdigit() for c in value)
@@ -614,7 +619,7 @@ def scan(text: str, _depth: int = 0) -> list[Finding]:
     """Every secret found, in order, without overlaps."""
     if "[REDACTED:" in text:
         text = _MARKER.sub(lambda m: "x" * len(m.group()), text)
-    low = text.lower()
+    low = text.replace("İ", "I").lower()  # (as long as the text: `İ` is two letters lower)
     woken_rules, woken = _woken(low)
     found: list[Finding] = []
     for index in woken_rules:
@@ -624,6 +629,8 @@ def scan(text: str, _depth: int = 0) -> list[Finding]:
             if start < end and check(text[start:end]):
                 if named and _named_plainly(text, start):
                     continue
+                if kind == "PIN" and postcode(text, m.start(), start, end):
+                    continue  # ("PIN code 560001, Bengaluru")
                 found.append(Finding(kind, start, end))
     found += _assignments(text, woken)
     if "prose" in woken:

@@ -30,6 +30,7 @@ class Words:
     alarm: str = ""  # as `lock`, but four digits may be the time it rings (`alarm: 0630`)
     thing: str = ""  # what a code opens (stems: `safe` for safen, `tresor` for Zimmertresor)
     lead: str = ""  # words between the name and its value: "is", "now", "changed to"
+    first: str = ""  # words after a value opening the line, before the name ("X az új jelszó")
     after: str = ""  # a copula after the value, in a language that ends with the verb (`है`)
     bare: bool = True  # the value may follow the name with nothing between: "heslo X"
     joined: bool = False  # a word may end a compound: `adminlösenord`, Arabic `وكلمة`, CJK
@@ -61,7 +62,7 @@ LANGUAGES: dict[str, Words] = {
         lock=r"safe\b|keypad\b|padlock\b|locker\b|bike\s+lock\b|combination\s+lock\b|lock\b",
         alarm=r"alarm\b",
         thing=r"door|gate|garage|alarm|safe\b|keypad|lock|intercom|building|entrance|entry|"
-        r"shed|mailbox|storage|bike",
+        r"shed|mailbox|storage|bike|atm\b",
         lead=r"is|was|are|now|it's|'s|’s|(?:set|changed|reset|updated)\s+to|becomes|"
         r"opens\s+with|unlocks\s+with",
     ),
@@ -109,7 +110,7 @@ LANGUAGES: dict[str, Words] = {
         password=r"kodeord(?:et|ene)?|wi-?fi-?kode(?:n)?|"
         r"wi-?fi-?adgangskode(?:n)?|netværksnøgle(?:n)?",
         either=r"adgangskode(?:n|r|rne)?",
-        pin=r"pin-?kode(?:n)?|dørkode(?:n)?|portkode(?:n)?|alarmkode(?:n)?|låsekode(?:n)?",
+        pin=r"pin-?kode(?:n)?|d[øo]rkode(?:n)?|portkode(?:n)?|alarmkode(?:n)?|l[åa]sekode(?:n)?",
         phrase=r"adgangssætning(?:en)?|kodesætning(?:en)?",
         code=r"kode(?:n|r|rne)?\b",
         lock=r"pengeskab(?:et)?|safen\b|hængelås(?:en)?|cykellås(?:en)?|kodelås(?:en)?",
@@ -148,7 +149,7 @@ LANGUAGES: dict[str, Words] = {
         lead=r"είναι|ήταν|σε|τώρα|έγινε",
     ),
     "es": Words(
-        password=r"contraseñas?\b",
+        password=r"contraseñas?\b|contrasenas?\b",
         either=r"clave\b",  # (a card's PIN too)
         pin=r"pin\b|c[oó]digo\s+(?:pin|secreto|de\s+seguridad|del?\s+(?:la\s+)?(?:portal|puerta|"
         r"alarma|garaje|caja\s+fuerte|candado|acceso|desbloqueo|entrada|trastero|buzón|"
@@ -177,8 +178,8 @@ LANGUAGES: dict[str, Words] = {
         joined=True,
     ),
     "fi": Words(
-        password=r"salasan\w*|tunnussan\w*|verkkoavai\w*",
-        pin=r"pin(?:-?koodi\w*)?\b|tunnuslu\w*|ovikoodi\w*|porttikoodi\w*|hälytyskoodi\w*|"
+        password=r"salasan\w*|salis\w*|tunnussan\w*|verkkoavai\w*",
+        pin=r"pin(?:-?koodi\w*)?\b|tunnuslu\w*|ovikoodi\w*|porttikoodi\w*|h[äa]lytyskoodi\w*|"
         r"avauskoodi\w*|lukkokoodi\w*",
         phrase=r"tunnuslau\w*|salasanalau\w*",
         code=r"koodi\w*",
@@ -187,7 +188,7 @@ LANGUAGES: dict[str, Words] = {
         alarm=r"hälytin\w*|hälyttim\w*",
         thing=r"ovi|oven|portti|portin|rappu|porras|hälyt|tallelokero|kassakaap|kaappi|lukko|"
         r"lukon|lokero|posti|varasto|autotalli|pyörä",
-        lead=r"on|oli|nyt|vaihdettu|muutettu",
+        lead=r"on|oli|nyt|vaihdettu|muutettu|muotoon",
         joined=True,
     ),
     "fr": Words(
@@ -195,7 +196,7 @@ LANGUAGES: dict[str, Words] = {
         r"sécurité)\b",
         pin=r"code\s+pin\b|pin\b|digicode\b|code\s+(?:de\s+la\s+porte|du\s+portail|d'accès|"
         r"d'entrée|de\s+l'alarme|du\s+cadenas|du\s+coffre|de\s+l'immeuble|du\s+garage|"
-        r"de\s+l'interphone|de\s+déverrouillage|de\s+la\s+carte|secret|confidentiel)|"
+        r"de\s+l'interphone|de\s+déverrouillage|de\s+la\s+carte|secret|confidentiel)(?:-fort)?|"
         r"combinaison\b",
         phrase=r"phrase\s+(?:secrète|de\s+passe)\b",
         code=r"code\b",
@@ -215,7 +216,7 @@ LANGUAGES: dict[str, Words] = {
         lock=r"כספת|מנעול|לוקר|ארונית",
         alarm=r"אזעקה",
         thing=r"דלת|שער|אזעקה|כספת|מנעול|לוקר|ארונית|בניין|חניה|לובי|אינטרקום|אופניים",
-        lead=r"היא|הוא|זה|זו|עכשיו|כעת",
+        lead=r"היא|הוא|זה|זו|עכשיו|כעת|ל-|ל־",
         joined=True,
     ),
     "hi": Words(
@@ -240,6 +241,7 @@ LANGUAGES: dict[str, Words] = {
         thing=r"ajtó|ajto|kapu|riasztó|széf|trezor|lakat|zár|szekrény|garázs|kaputelefon|"
         r"lépcsőház|bejárat|postaláda|kerékpár|bicikli",
         lead=r"most|lett|mostantól",
+        first=r"az|a",
         joined=True,
     ),
     "id": Words(
@@ -252,7 +254,7 @@ LANGUAGES: dict[str, Words] = {
         lock=r"brankas\b|gembok\b|loker\b",
         alarm=r"alarm\b",
         thing=r"pintu|pagar|gerbang|alarm|brankas|gembok|kunci|loker|lemari|garasi|gedung|sepeda",
-        lead=r"adalah|ialah|yaitu|yakni|jadi|sekarang|diganti|diubah|itu|ini",
+        lead=r"adalah|ialah|yaitu|yakni|jadi|menjadi|sekarang|diganti|diubah|itu|ini",
     ),
     "it": Words(
         password=r"password\b|parola\s+d'ordine\b|parola\s+chiave\b|chiave\s+(?:wi-?fi|wpa2?|"
@@ -266,7 +268,7 @@ LANGUAGES: dict[str, Words] = {
         alarm=r"allarme\b|antifurto\b",
         thing=r"cancell|porta|portone|allarme|antifurto|cassaforte|lucchett|armadiett|garage|"
         r"citofono|bici|ingresso|palazzo",
-        lead=r"è|é|e'|era|sarà|ora|adesso|diventa|rimane|resta|messo|messa",
+        lead=r"è|é|e'|era|sarà|ora|adesso|diventa|rimane|resta|messo|messa|in",
     ),
     "ja": Words(
         password=r"パスワード|パスコード",
@@ -284,6 +286,7 @@ LANGUAGES: dict[str, Words] = {
     ),
     "ko": Words(
         password=r"패스워드|암호(?![화문학])",
+        phrase=r"패스프레이즈|암호\s?문구|비밀\s?문구",
         either=r"비밀\s?번호|비번|도어락\s*번호|현관\s*번호",
         pin=r"pin\b|핀\s*번호",
         code=r"번호|코드",
@@ -291,7 +294,8 @@ LANGUAGES: dict[str, Words] = {
         alarm=r"경보기",
         thing=r"현관|도어락|금고|자물쇠|사물함|경보|알람|게이트|자전거|대문|출입문|보관함|번호키",
         lead=r"은|는|이|가|으로|로",
-        after=r"이에요|예요|입니다|이야|이다|임",
+        first=r"이게|이건|이거",
+        after=r"이에요|예요|입니다|이야|이다|임|으로|로",
         joined=True,
     ),
     "ms": Words(
@@ -317,12 +321,12 @@ LANGUAGES: dict[str, Words] = {
         alarm=r"alarm\b",
         thing=r"deur|poort|alarm|kluis|slot|garage|berging|brievenbus|fietsenstalling|fiets|hek|"
         r"portiek|ingang",
-        lead=r"is|was|luidt|wordt|nu|naar|op|blijft",
+        lead=r"is|was|luidt|wordt|nu|naar|op|blijft|in",
         joined=True,
     ),
     "no": Words(
         password=r"passord(?:et|ene)?|nettverksnøkkel(?:en)?",
-        pin=r"pin-?kode(?:n)?|dørkode(?:n)?|portkode(?:n)?|alarmkode(?:n)?|låsekode(?:n)?|"
+        pin=r"pin-?kode(?:n)?|d[øo]rkode(?:n)?|portkode(?:n)?|alarmkode(?:n)?|l[åa]sekode(?:n)?|"
         r"tallkode(?:n)?",
         phrase=r"passordfrase(?:n)?|passfrase(?:n)?",
         code=r"kode(?:n|r|ne)?\b",
@@ -371,10 +375,10 @@ LANGUAGES: dict[str, Words] = {
         alarm=r"alarm(?:a|ă|ei)?\b",
         thing=r"ușă|usa|ușii|usii|ușa|poart|interfon|alarm|seif|lacăt|lacat|dulap|garaj|bloc|"
         r"scar|intrare|cutie|biciclet",
-        lead=r"este|e|era|acum|devine|pus|setat|la",
+        lead=r"este|e|era|acum|devine|pus|setat|la|în|in",
     ),
     "ru": Words(
-        password=r"парол(?:ь|я|ю|ем|е|и|ей)\b",
+        password=r"парол(?:ь|я|ю|ем|е|и|ей)\b|пасс\b",
         pin=r"пин(?:-?код\w*)?\b|pin\b|код\s+(?:от|для|к)\s+(?:домофона|двери|подъезда|сейфа|"
         r"сигнализации|калитки|ворот|замка|шкафчика|ячейки|гаража|квартиры)\b|код\s+доступа\b|"
         r"код\s+разблокировки\b|секретный\s+код\b",
@@ -398,7 +402,7 @@ LANGUAGES: dict[str, Words] = {
         lead=r"je|sú|znie|bolo|bol|teraz|na|zostáva",
     ),
     "sv": Words(
-        password=r"lösenord(?:et|en)?|lösen\b|wifi-?nyckel(?:n)?\b",
+        password=r"lösenord(?:et|en)?|losenord(?:et|en)?|lösen\b|wifi-?nyckel(?:n)?\b",
         pin=r"pin(?:-?kod(?:en)?)?\b|larmkod(?:en)?|portkod(?:en)?|dörrkod(?:en)?|"
         r"säkerhetskod(?:en)?|upplåsningskod(?:en)?|kod(?:en)?\s+till\s+(?:dörren|porten|larmet|"
         r"kassaskåpet|boxen|förrådet|garaget|cykellåset|hänglåset)\b|kombination(?:en)?\b",
@@ -413,7 +417,7 @@ LANGUAGES: dict[str, Words] = {
     ),
     "th": Words(
         password=r"รหัสผ่าน|พาสเวิร์ด|พาสเวิด|รหัสไวไฟ|รหัสวายฟาย",
-        pin=r"รหัสพิน|พิน|รหัสบัตร|รหัสเอทีเอ็ม|รหัสปลดล็อก",
+        pin=r"รหัสพิน|พิน|รหัสบัตร|รหัสเอทีเอ็ม|รหัส\s*atm|รหัสปลดล็อก",
         phrase=r"วลีรหัสผ่าน|วลีรหัส|วลีลับ",
         wifi=r"ไวไฟ|วายฟาย",
         code=r"รหัส",
@@ -434,16 +438,17 @@ LANGUAGES: dict[str, Words] = {
         alarm=r"alarm\b",
         thing=r"pinto|gate|safe|alarm|locker|kandado|padlock|kaha|garahe|gusali|bisikleta|bahay",
         lead=r"ay|ng|ngayon",
+        first=r"ang",
     ),
     "tr": Words(
         # (also without its ş, as typed on a keyboard without it)
         password=r"parola\w*",
-        either=r"şifre\w*|sifre\w*",
+        either=r"şifre(?!li|len|le)\w*|sifre(?!li|len|le)\w*",  # (not şifreli: encrypted)
         pin=r"pin(?:\s+kodu)?\b|kapı\s+(?:kodu|şifresi)\b|alarm\s+(?:kodu|şifresi)\b|"
         r"kasa\s+(?:kodu|şifresi)\b|kilit\s+(?:kodu|şifresi)\b|giriş\s+kodu\b|güvenlik\s+kodu\b",
         phrase=r"parola\s+öbeği\b",
         code=r"kod(?:u|unu|um|umuz)?\b",
-        lock=r"kasa\w*|kilit\w*|asma\s+kilit\w*|dolab\w*",
+        lock=r"kasa\w*|kilit\w*|kilid\w*|asma\s+kilit\w*|dolab\w*",
         alarm=r"alarm\w*",
         thing=r"kapı|kapi|alarm|kasa|kilit|dolap|dolab|garaj|bina|bisiklet|otopark|giriş",
         lead=r"artık|şu|şimdi|oldu",
@@ -464,12 +469,12 @@ LANGUAGES: dict[str, Words] = {
     ),
     "vi": Words(
         password=r"mk\b|pass\s+wi-?fi\b",
-        either=r"mật\s+khẩu\b|mật\s+mã\b",  # (an ATM card's PIN too)
+        either=r"mật\s+khẩu\b|mật\s+mã\b|mat\s+khau\b|mat\s+ma\b",  # (an ATM card's PIN too)
         pin=r"mã\s+pin\b|pin\b|mã\s+(?:cửa|két|khóa|mở\s+cửa|mở\s+khóa|báo\s+động|bảo\s+mật|"
         r"cổng)\b",
         phrase=r"câu\s+mật\s+khẩu\b|cụm\s+mật\s+khẩu\b",
         code=r"mã\b",
-        lock=r"két\s+sắt\b|ổ\s+khóa\b|tủ\s+đồ\b",
+        lock=r"két\s+sắt\b|ổ\s+khóa\b|khóa\s+(?:xe|số|cửa|tủ)\b|khoá\s+(?:xe|số|cửa|tủ)\b|tủ\s+đồ\b",
         alarm=r"báo\s+động\b",
         thing=r"cửa|cổng|két|khóa|khoá|báo\s+động|tủ|nhà\s+xe|tòa\s+nhà|toà\s+nhà|xe\s+đạp|"
         r"chung\s+cư",

@@ -51,7 +51,9 @@ _THING = re.compile(
     r"politique|pol[ií]tica|polityka|"
     # a code that names a thing (Greek κωδικός is a password and any code): product, customer,
     # order, course, parcel, error, discount
-    r"προϊόντος|πελάτη|παραγγελίας|μαθήματος|αποστολής|σφάλματος|έκπτωσης|κουπονιού)(?!\w)",
+    r"προϊόντος|πελάτη|παραγγελίας|μαθήματος|αποστολής|σφάλματος|έκπτωσης|κουπονιού|"
+    # ... and Arabic, Persian `رمز` a postcode, an error's, a check's
+    r"البريدي|بريدي|الخطأ|خطأ|التحقق|پستی|خطا|تأیید|تایید)(?!\w)",
     re.I,
 )
 # Digits of the scripts a PIN is written in besides ASCII: Arabic-Indic, Persian, Devanagari,
@@ -65,9 +67,12 @@ _VALUE = re.compile(
     r"|(?P<token>[!#-&(-~\u00c0-\u024f" + _DIGITS + r"]{1,4096})"
 )
 _SHAPED = re.compile(r"[^A-Za-z]|[a-z][A-Z]|[A-Z].*[A-Z]")  # a digit, a symbol or mixed case
-# `user=postgres`: the `name=value` rules read it (a name in one case or camelCase: `cP=8H9X…`
-# is a password)
-_ASSIGNED = re.compile(r"(?:[a-z_][a-z0-9_.-]*|[A-Z_][A-Z0-9_.-]*|[a-z]+(?:[A-Z][a-z0-9]+)+)=")
+# `user=postgres`: the `name=value` rules read it (a name of a setting: `cP=8H9X…`, `EJDF=a3aF…`
+# are passwords)
+_ASSIGNED = re.compile(
+    r"(?i)(?=[\w.-]*(?:user|name|login|pass|pw|key|token|secret|host|port|db|id|mail|auth|[_.]))"
+    r"[a-z_][\w.-]*="
+)
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _PIN = re.compile(r"[#*]?\d{4,8}[#*]?|\d{4,6}[A-Za-z]|\d{1,3}(?:[-–]\d{1,3}){2,4}")
 # A combination said digit by digit ("8 1 4"), and a number with a case ending ("2719-re",
@@ -117,7 +122,7 @@ _LEADING = re.compile(r"[^\S\n]*(?P<v>[!#-&(-~]{6,64})(?P<gap>[^\n]*)$")
 _PARTICLE = re.compile(r"\s*[がは是이가는은]")
 _LABEL = re.compile(r"[^\S\n]*[:：=]?[*_]{0,2}[^\S\n]*")  # "Passwort:", "**PIN:**" ending a line
 _PROSE = re.compile(r"\s|[^\x00-\x7f]")
-_SOMETHING = re.compile(r"\S{4}|[\"“„«「『‹]")
+_SOMETHING = re.compile(r"\S{4}|[\"“„«「『‹]|\d \d \d")
 _WINDOW = 90  # characters after the word where its value may start
 _GAP = 60  # at most this many between the word and its value
 _KINDS = ("phrase", "pin", "either", "password", "wifi", "lock", "alarm", "code")
@@ -189,7 +194,8 @@ def _words() -> re.Pattern:
             for a in _alternatives(getattr(words, kind))
             if a
         },
-        key=lambda a: (-len(a), a),
+        # (the longest start first: Turkish `parola\s+öbeği` before Romanian `parol(?:a|ă)`)
+        key=lambda a: (-max(map(len, _literal(a))), -len(a), a),
     )
     by_first: dict[str, list[str]] = {}
     for a in alternatives:
@@ -224,10 +230,11 @@ def _meaning(word: str) -> _Meaning:
     # (a lead of a language without blanks between words needs none before it: "…ทดสอบเป็น X")
     unspaced = "|".join(w.lead for w in leading if w.lead and not w.spaced) or "(?!)"
     after = "|".join(w.after for w in languages if w.after)
+    first = "|".join(w.first for w in languages if w.first) or "(?!)"
     return _Meaning(
         kinds[0][0] if kinds else "password",
         re.compile(rf"(?:{_MARKS}|(?<![^\W\d_])(?:{alternatives})|{unspaced})\s*$", re.I),
-        re.compile(rf"\s*(?:[—–-]\s|(?:{alternatives}|{unspaced})(?![^\W\d_]))", re.I),
+        re.compile(rf"\s*(?:[—–-]\s|(?:{alternatives}|{unspaced}|{first})(?![^\W\d_]))", re.I),
         re.compile(rf"[^\S\n]*(?:{after})(?![^\W\d_])", re.I) if after else None,
         any(w.bare for w in languages),
         any(w.joined for w in languages),
@@ -259,8 +266,8 @@ def spoken(text: str, password: Callable[[str], bool]) -> list[tuple[str, int, i
     judges whether a single value looks like a chosen password."""
     if _PROSE.search(text) is None:
         return []  # no blank and no letter beyond ASCII: a token, a key, base64, not a sentence
-    low = text.lower()
-    if len(low) != len(text):  # a letter whose lower case is longer (`İ`): search as it is
+    low = text.replace("İ", "I").lower()  # (Turkish `ŞİFRE`: `İ` is two letters in lower case)
+    if len(low) != len(text):  # another letter whose lower case is longer: search as it is
         low, search = text, re.compile(_words().pattern, re.I)
     else:
         search = _words()
@@ -304,8 +311,10 @@ def _aside(kind: str, then: str) -> bool:
     """Whether a word of kind `then` after one of `kind` is an aside, read past for the value:
     a Wi-Fi's name after another word, a lock after a code, a PIN or a password ("senha do
     alarme da loja 159357", "Frase-passe do cofre: …")."""
-    return (kind != "wifi" and then == "wifi") or (
-        kind not in ("lock", "alarm") and then in ("lock", "alarm")
+    return (
+        (kind != "wifi" and then == "wifi")
+        or (kind not in ("lock", "alarm") and then in ("lock", "alarm"))
+        or (kind not in _NUMBERS and then == "code")  # "…ổ đĩa mã hóa: X" (encrypted)
     )
 
 
@@ -361,12 +370,42 @@ def _number(
             return None  # (`alarm: 0630` rings at half past six)
     if kind == "code" and not _opens(text, word, start):
         return None
+    if postcode(text, word.start(), start, end):
+        return None
     # "PIN changed in 2023"; "La clave del curso 2024": a year, not a PIN (a password's word
     # says a PIN is a year only after a colon or a copula)
-    year = kind == "either" and _YEAR.fullmatch(value) and not meaning.lead.search(gap)
-    if _WHEN.search(gap) or year:
+    year = _YEAR.fullmatch(value)
+    if year and (_WHEN.search(gap) or kind == "either" and not meaning.lead.search(gap)):
         return None
     return "PIN", start, end
+
+
+# India's postcode is a "PIN code" of six digits ("PIN code 110001, Delhi"): said with a place
+_PLACE = re.compile(
+    r"(?i)address|addr\b|postal|post\s+office|india|delhi|mumbai|bengaluru|bangalore|"
+    r"chennai|kolkata|hyderabad|pune|road|nagar|street|sector|district|पता|पोस्ट|डाक|दिल्ली|"
+    r"मुंबई|नगर|रोड|ज़िला|जिला"
+)
+_CARD = re.compile(r"(?i)card|atm|bank|sim\b|debit|credit|phone|कार्ड|एटीएम|बैंक|फ़ोन|फोन|मोबाइल")
+_NEXT_PLACE = re.compile(r",?\s*(?:[A-Z][a-z]|(?!है|हैं|था|थी|और)[\u0900-\u097f])")
+
+
+_PIN_CODE = re.compile(r"(?i)pin[\s-]+code|पिन\s+कोड")
+
+
+def postcode(text: str, name: int, start: int, end: int) -> bool:
+    """Whether the six digits at `start:end`, after a "PIN code" named at `name`, are India's
+    postcode: a place or an address near them, no card, bank or phone ("पिन कोड 110001
+    दिल्ली", "PIN code: 560001, Bengaluru")."""
+    value = text[start:end]
+    if not (value.isdigit() and len(value) == 6 and value[0] != "0"):
+        return False
+    if not _PIN_CODE.match(text, name):
+        return False
+    around = text[max(0, name - 40) : end + 40]
+    if _CARD.search(text, max(0, name - 40), start):
+        return False
+    return _PLACE.search(around) is not None or _NEXT_PLACE.match(text, end) is not None
 
 
 def _after(
@@ -385,6 +424,8 @@ def _after(
                 end -= 1
             while start < end and text[start] in "([=:":
                 start += 1
+            if text[start : start + 1] == "-" and text[start - 1 : start].isalpha():
+                start += 1  # Hebrew `ל-X`: to X
             value = text[start:end]
             if value.isalpha() and (value.islower() or value[1:].islower()):
                 # a plain word is no value (and most words after a password's name are plain):
@@ -410,7 +451,7 @@ def _after(
                     and not (kind == "wifi" and (_BAND.search(value) or _MAKER.fullmatch(value)))
                     and password(value)
                 )
-        elif text[m.start() - 1].isalnum() or text[m.end() : m.end() + 1].isalnum():
+        elif _closing(text, m):
             at = m.start() + 1  # a quote that closes (`"password": "…"`), not one that opens
             continue
         else:
@@ -423,7 +464,8 @@ def _after(
             if kind in _NUMBERS:
                 ok = False
             else:
-                ok = _phrase(value) if " " in value or not value.isascii() else password(value)
+                spaced = " " in value or not value.isascii()
+                ok = _phrase(value, kind == "phrase") if spaced else password(value)
         at = m.end()
         if not ok:
             if len(value) <= 2 and not any(c.isalnum() for c in value):
@@ -444,7 +486,8 @@ def _after(
             loose is None
             and meaning.after is not None
             and meaning.after.match(text, m.end())
-            and _PLAIN_GAP.fullmatch(gap)
+            and (not gap.strip() or _PLAIN_GAP.fullmatch(" " + gap.lstrip()))
+            and _WITH.search(gap) is None
         ):
             loose = (_kind(kind, value), start, end)  # "رمز وای‌فای خونه X هست"
     return loose
@@ -487,6 +530,13 @@ def _below(
     return None
 
 
+def _closing(text: str, m: re.Match) -> bool:
+    """Whether a quoted match's quotes close a value rather than open one: a letter or a digit
+    of code just before it (`"password": "…"`) or just after it (but Korean `"X"로`)."""
+    before, after = text[m.start() - 1 : m.start()], text[m.end() : m.end() + 1]
+    return (before.isascii() and before.isalnum()) or (after.isascii() and after.isalnum())
+
+
 def trivial_pin(value: str) -> bool:
     """A PIN of one digit over and over or counting (`0000`, `1234`): a default or an example
     ("the default PIN is 0000, change it"), not someone's secret."""
@@ -508,16 +558,18 @@ def _marked(gap: str) -> bool:
     )
 
 
-def _phrase(value: str) -> bool:
-    """Words in quotes that make a passphrase: four to twelve, or a run of CJK or kana (not a
-    rule for one, "at least five random words", nor a place, "on the fridge")."""
+def _phrase(value: str, named: bool = False) -> bool:
+    """Words in quotes that make a passphrase: four to twelve (three of some length after a
+    passphrase's name, as Finnish and Bengali say it), or a run of CJK or kana (not a rule for
+    one, "at least five random words", nor a place, "on the fridge")."""
     if _words().search(value.lower()) or _RULE_TALK.search(value):
         return False
     if any(p in value.lower() for p in ("<", "...", "…", "your")):
         return False
     words = value.split()
     if len(words) > 1:
-        return 4 <= len(words) <= 12 and words[0].lower() not in _WHERE
+        least = 3 if named and len(value) >= (16 if value.isascii() else 10) else 4
+        return least <= len(words) <= 12 and words[0].lower() not in _WHERE
     # (Thai and Devanagari vowels are marks, not letters: "ช้างเดินข้ามสะพาน")
     return len(value) >= 6 and all(
         (c.isalpha() or unicodedata.category(c).startswith("M")) and not c.isascii() for c in value
@@ -544,6 +596,21 @@ def _kind(kind: str, value: str) -> str:
     return "passphrase" if kind == "phrase" or " " in value else "password"
 
 
+def _nominal(text: str, word: re.Match, meaning: _Meaning) -> bool:
+    """Whether `word` ends a clause with no verb, or with its language's copula at its end:
+    "X okul portalının yeni şifresi.", "X رمز جدید پرتال مدرسه است" (a language whose verb comes
+    last; in English "Python3 hashes the password." has its verb before)."""
+    if meaning.after is None:
+        return False
+    clause = _CLAUSE.match(text, word.end()).group()
+    if not clause.strip():
+        return True
+    return len(clause) <= 40 and re.search(rf"(?:{meaning.after.pattern})\s*$", clause) is not None
+
+
+_CLAUSE = re.compile(r"[^.!?。！？\n,،]*")
+
+
 def _before(
     text: str, word: re.Match, meaning: _Meaning, password: Callable[[str], bool]
 ) -> tuple[str, int, int] | None:
@@ -560,7 +627,7 @@ def _before(
         return None
     gap = m.group("gap")
     particle = _PARTICLE.match(gap)
-    if particle is None and meaning.first.match(gap) is None:
+    if particle is None and meaning.first.match(gap) is None and not _nominal(text, word, meaning):
         return None
     if len(gap) > (14 if particle else 70) or len(gap.split()) > 8:
         return None

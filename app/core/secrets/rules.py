@@ -29,6 +29,13 @@ _OTHER_CODE = (
     r"\b[a-z]{4}(?: [a-z]{4}){3}\b|\b[A-Z0-9]{5}(?:-[A-Z0-9]{5}){2,5}\b)"
 )
 
+# Words before "key" that name no service: the key is an index, an object's name, a hash, a
+# public key's fingerprint
+_NOT_VENDOR = (
+    r"(?!(?:S3|Redis|Cache|Primary|Public|SSH|GPG|PGP|Object|Sort|Partition|Row|Foreign|Hash|"
+    r"Host|Signing|Idempotency|Lookup|Map|Dedup|Trace|ETag|Etag|Request|Commit|Correlation|"
+    r"Checksum|Content|The|This|That|My|Our|Your|A|An|New|Old|Unique|Composite|Shard|Routing)\b)"
+)
 # "1." or "2)": what a numbered list holds
 _NUMBERED = "|".join(f"{digit}{mark}" for digit in "0123456789" for mark in ".)")
 
@@ -80,8 +87,9 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b",
     ),
     (
-        "GitLab token", "", "glpat-|gldt-|glrt-|glptt-|glft-|glsoat-|glcbt-|glimt-|gloas-",
-        rf"\bgl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|oas)-[A-Za-z0-9_-]{{20,300}}{_END}",
+        "GitLab token", "",
+        "glpat-|gldt-|glrt-|glptt-|glft-|glsoat-|glcbt-|glimt-|gloas-|glagent-|glwt-|glffct-",
+        rf"\bgl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|oas|agent|wt|ffct)-[A-Za-z0-9_-]{{20,300}}{_END}",
     ),
     (
         "Bitbucket/Atlassian token", "", "atbb|atatt3|atctt3",
@@ -223,7 +231,11 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("Twilio API key", "", "sk", r"\bSK[0-9a-f]{32}\b"),
     ("Resend key", "", "re_", r"\bre_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}\b"),
     ("Fireworks key", "", "fw_", r"\bfw_[A-Za-z0-9]{24}\b"),
-    ("Dropbox token", "", "sl.", rf"\bsl\.[\w-]{{130,}}{_END}"),
+    ("Dropbox token", "", "sl.", rf"\bsl\.(?:u\.)?[\w-]{{130,}}{_END}"),
+    ("crates.io token", "", "cio", r"\bcio[A-Za-z0-9]{32}\b"),
+    ("Twitter bearer token", "random", "aaaaaaaaaaaaaaaaaaaaa", r"\bA{21,22}[A-Za-z0-9%]{30,200}"),
+    ("Backblaze key", "random", "k00", r"\bK00\d[A-Za-z0-9/+]{27}(?![A-Za-z0-9/+])"),
+    ("1Password secret key", "", "a3-", r"\bA3-[A-Z0-9]{6}-[A-Z0-9]{6}(?:-[A-Z0-9]{5}){4}\b"),
     (
         "HubSpot token", "", "pat-",
         r"\bpat-(?:na|eu|ap)\d-[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}\b",
@@ -456,6 +468,8 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?<!\S)--?(?:password|passwd|pass|pwd|token|api-key|secret|passphrase)(?:=|\s+)" + _V,
     ),
     ("password", "password", "sqlcmd", r"\bsqlcmd\b[^\n]{0,120}?\s-P\s*" + _V),
+    # a user, then the password: `ipmitool -U ADMIN -P X`, `racadm -u root -p X`, `bcp … -U sa -P X`
+    ("password", "password", "-u & -p", r"\s-(?:U\s+\S+\s+-P|u\s+\S+\s+-p)\s+" + _V),
     # archives: `7z a -pSECRET`, `rar a -hpSECRET`, `zip -P SECRET`
     (
         "password", "password", "7z|rar",
@@ -576,6 +590,13 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"given\s+to|between)\b[^\n:=\[\]]{0,50}?)?"
         r"(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:is|was))?\s*[:=]?\s*"
         r"[\"']?(?P<s>[A-Za-z0-9+/_.=-]{16,200})",
+    ),
+    (  # a service's key by its name, hex and all ("Azure OpenAI key (east us): 3f9a…"), but
+        # not a key that is an index, an object's name or a public key's fingerprint
+        "API key", "random or hex", "key",
+        r"(?<![\w-])(?:" + _NOT_VENDOR + r"[A-Z][\w.-]*\s+){1,3}"
+        r"(?:API\s+|api\s+)?key\b(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:for|of)\b[^\n:=]{0,40}?)?"
+        r"\s*(?:\bis\b|:|=)\s*[\"']?(?P<s>[0-9a-f]{32,64}|[0-9A-F]{32,64})\b",
     ),
     (
         "secret", "bare random", "key",  # (a site key is in every page: reCAPTCHA's, hCaptcha's)
