@@ -38,7 +38,8 @@ _NAMED = re.compile(
     r"bruger(?:navn)?|bruker(?:navn)?|käyttäjä(?:tunnus)?|felhasználó(?:név)?|utilizator|"
     r"používateľ|gumagamit|netværk|nettverk|verkko|hálózat|rețea|rangkaian|sieť|user\s+id)"
     r"|名[称稱前]|网络|網路|ネットワーク|네트워크|이름|아이디|नाम|यूज़र|ユーザー|用户|用戶|사용자|"
-    r"ব্যবহারকারী|ইউজার|نام\s*کاربری|کاربر|ชื่อผู้ใช้|ผู้ใช้|เครือข่าย|شبکه|নেটও(?:\u09df|\u09af\u09bc)ার্ক)"
+    r"ব্যবহারকারী|ইউজার|نام\s*کاربری|کاربر|ชื่อผู้ใช้|ผู้ใช้|เครือข่าย|شبکه|"
+    r"নেটও(?:\u09df|\u09af\u09bc)ার্ক)"
     r"\s*(?:[:：=]|\bis\b|是|は)?\s*$",
     re.I,
 )

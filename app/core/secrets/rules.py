@@ -573,8 +573,8 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ),
     (
         "PIN", "pin", "pin|passcode|code",
-        r"(?i)\b(?:pin(?![\s-]*pads?\b)|passcode|(?:door|gate|alarm|garage|safe|keypad|lock)(?:\s+(?:disarm|arm|entry|"
-        r"access|unlock|master))?\s+code|code\s+(?:for|to)"
+        r"(?i)\b(?:pin(?![\s-]*pads?\b)|passcode|(?:door|gate|alarm|garage|safe|keypad|lock)"
+        r"(?:\s+(?:disarm|arm|entry|access|unlock|master))?\s+code|code\s+(?:for|to)"
         r"\s+the\s+(?:door|gate|alarm|garage|safe|keypad|lock)\w*(?:\s+\w+)?)\b[^\n\d]{0,40}?"
         r"(?<!\d)(?P<s>\d{4,8}[#*]?)(?!\d)",
     ),
