@@ -49,7 +49,8 @@ _CODES = "|".join(
 # `dør` in Dørkoden, `tresor` in Zimmertresor)
 LANGUAGES: dict[str, Words] = {
     "en": Words(
-        password=r"password|pasword|passwrod|passowrd|passwd\b|pswd\b|login\b|wi-?fi\s+key\b|"
+        password=r"password|pasword|passwrod|passowrd|paswrd|pssword|passwd\b|pswd\b|login\b|"
+        r"wi-?fi\s+key\b|"
         r"network\s+key\b|wpa2?\s+key\b|pre-?shared\s+key\b|psk\b|shared\s+secret\b|"
         r"community\s+string\b",
         pin=r"pin\d?(?:\s+(?:code|number))?\b|puk\d?(?:\s+code)?\b|passcode\b|combination\b|"
@@ -59,7 +60,7 @@ LANGUAGES: dict[str, Words] = {
         r"lockbox|padlock)\b",
         phrase=r"pass\s?phrase|secret\s+phrase\b",
         code=r"code\b",
-        lock=r"safe\b|keypad\b|padlock\b|locker\b|bike\s+lock\b|combination\s+lock\b|lock\b",
+        lock=r"safe\b|keypad\b|padlock\b|locker\b|bike\s+lock\b|lock\b",
         alarm=r"alarm\b",
         thing=r"door|gate|garage|alarm|safe\b|keypad|lock|intercom|building|entrance|entry|"
         r"shed|mailbox|storage|bike|atm\b",
@@ -77,6 +78,7 @@ LANGUAGES: dict[str, Words] = {
         lock=r"خزن[ةه]|خزان[ةه]|قفل",
         alarm=r"إنذار|انذار",
         thing=r"باب|بواب|خزن|خزان|قفل|إنذار|انذار|مبنى|عمار|مدخل|كراج|جراج|صندوق|دراج",
+        wifi=r"واي\s?فاي|وايفاي",
         lead=r"هي|هو|هى|أصبحت|أصبح|صارت|الآن|الان|إلى|الى",
         joined=True,
     ),
@@ -88,7 +90,8 @@ LANGUAGES: dict[str, Words] = {
         code=r"কোড|নম্বর|নাম্বার",
         lock=r"তালা|সেফ|লকার|সিন্দুক|ভল্ট",
         alarm=r"অ্যালার্ম|এলার্ম",
-        thing=r"দরজা|গেট|তালা|লকার|সেফ|সিন্দুক|অ্যালার্ম|এলার্ম|বিল্ডিং|ভবন|আলমারি|গ্যারেজ|সাইকেল",
+        thing=r"দরজা|গেট|তালা|লকার|সেফ|সিন্দুক|অ্যালার্ম|এলার্ম|বিল্ডিং|ভবন|আলমারি|গ্যারেজ|সাইকেল|"
+        r"dorja|darja|tala\b",
         lead=r"হলো|হল|হচ্ছে|বদলে|এখন|করে|দি(?:\u09df|\u09af\u09bc)ে",
         after=r"হলো|হল|আছে|রাখা|করেছি|করা|দি(?:\u09df|\u09af\u09bc)েছি",
         joined=True,
@@ -110,14 +113,15 @@ LANGUAGES: dict[str, Words] = {
         password=r"kodeord(?:et|ene)?|wi-?fi-?kode(?:n)?|"
         r"wi-?fi-?adgangskode(?:n)?|netværksnøgle(?:n)?",
         either=r"adgangskode(?:n|r|rne)?",
-        pin=r"pin-?kode(?:n)?|d[øo]rkode(?:n)?|portkode(?:n)?|alarmkode(?:n)?|l[åa]sekode(?:n)?",
+        pin=r"pin-?kode(?:n)?|d[øo]rkode(?:n)?|portkode(?:n)?|alarmkode(?:n)?|l[åa]sekode(?:n)?|"
+        r"kodelås(?:en)?|kombination(?:en)?\b",
         phrase=r"adgangssætning(?:en)?|kodesætning(?:en)?",
         code=r"kode(?:n|r|rne)?\b",
-        lock=r"pengeskab(?:et)?|safen\b|hængelås(?:en)?|cykellås(?:en)?|kodelås(?:en)?",
+        lock=r"pengeskab(?:et)?|safen\b|hængelås(?:en)?|cykellås(?:en)?|skab(?:et)?\b",
         alarm=r"alarm(?:en)?\b",
         thing=r"dør|port|alarm|safe|pengeskab|lås|skab|garage|opgang|indgang|postkasse|låge|"
         r"cykel|boks",
-        lead=r"er|var|bliver|blev|hedder|nu|til|på|lyder",
+        lead=r"er|var|bliver|blev|hedder|nu|til|på|lyder|med",
         joined=True,
     ),
     "de": Words(
@@ -142,7 +146,7 @@ LANGUAGES: dict[str, Words] = {
         either=r"κωδικ\w*",  # (a card's PIN too)
         pin=r"pin\b",
         phrase=r"φράση\s+πρόσβασης|συνθηματική\s+φράση",
-        lock=r"χρηματοκιβώτι\w*|λουκέτ\w*|θυρίδ\w*|κλειδαρι\w*",
+        lock=r"χρηματοκιβώτι\w*|λουκέτ\w*|θυρίδ\w*|κλειδαρι\w*|ντουλάπ\w*",
         alarm=r"συναγερμ\w*",
         thing=r"πόρτ|εξώπορτ|συναγερμ|χρηματοκιβώτι|θυρίδ|λουκέτ|κλειδαρι|ντουλάπ|γκαράζ|κτίρι|"
         r"είσοδ|αυλόπορτ",
@@ -183,10 +187,11 @@ LANGUAGES: dict[str, Words] = {
         r"avauskoodi\w*|lukkokoodi\w*",
         phrase=r"tunnuslau\w*|salasanalau\w*",
         code=r"koodi\w*",
-        lock=r"tallelokero\w*|kassakaap\w*|riippulukko\w*|riippulukon\b|lukko\b|lukon\b|"
-        r"lokero\w*",
-        alarm=r"hälytin\w*|hälyttim\w*",
-        thing=r"ovi|oven|portti|portin|rappu|porras|hälyt|tallelokero|kassakaap|kaappi|lukko|"
+        # (not a compound with koodi, the code's word: `hälytinkoodi`)
+        lock=r"tallelokero(?!\w*koodi)\w*|kassakaap(?!\w*koodi)\w*|riippulukko(?!\w*koodi)\w*|"
+        r"riippulukon\b|lukko\b|lukon\b|lokero(?!\w*koodi)\w*",
+        alarm=r"hälytin\b|hälyttim(?!\w*koodi)\w*",
+        thing=r"ovi|oven|portti|portin|rappu|porras|hälyt|halyt|tallelokero|kassakaap|kaap|lukko|"
         r"lukon|lokero|posti|varasto|autotalli|pyörä",
         lead=r"on|oli|nyt|vaihdettu|muutettu|muotoon",
         joined=True,
@@ -216,6 +221,7 @@ LANGUAGES: dict[str, Words] = {
         lock=r"כספת|מנעול|לוקר|ארונית",
         alarm=r"אזעקה",
         thing=r"דלת|שער|אזעקה|כספת|מנעול|לוקר|ארונית|בניין|חניה|לובי|אינטרקום|אופניים",
+        wifi=r"וויפי|ויפי|וואי\s?פאי",
         lead=r"היא|הוא|זה|זו|עכשיו|כעת|ל-|ל־",
         joined=True,
     ),
@@ -226,18 +232,20 @@ LANGUAGES: dict[str, Words] = {
         code=r"कोड",
         lock=r"तिजोरी|लॉकर|ताला|सेफ",
         alarm=r"अलार्म",
-        thing=r"दरवाज|गेट|अलार्म|तिजोरी|लॉकर|ताला|सेफ|बिल्डिंग|इमारत|गैरेज|साइकिल",
+        thing=r"दरवाज|गेट|अलार्म|तिजोरी|लॉकर|ताला|सेफ|बिल्डिंग|इमारत|गैरेज|साइकिल|darwaz|tijori|"
+        r"taala|tala\b",
         lead=r"बदलकर|अब",
         after=r"है|हैं|था|hai",
         joined=True,
     ),
     "hu": Words(
         password=r"jelsz[óoa]\w*",
-        pin=r"pin(?:\s*-?kód\w*)?\b",
         phrase=r"jelmondat\w*",
         code=r"kód\w*",
-        lock=r"széf\w*|lakat\w*|számzár\w*|kódzár\w*|trezor\w*",
-        alarm=r"riasztó\w*",
+        # (not a compound with kód, the code's word: `riasztókódja`)
+        lock=r"széf(?!\w*kód)\w*|lakat(?!\w*kód)\w*|trezor(?!\w*kód)\w*|szekrény(?!\w*kód)\w*",
+        pin=r"pin(?:\s*-?kód\w*)?\b|számzár\w*|kódzár\w*",
+        alarm=r"riasztó(?!\w*kód)\w*",
         thing=r"ajtó|ajto|kapu|riasztó|széf|trezor|lakat|zár|szekrény|garázs|kaputelefon|"
         r"lépcsőház|bejárat|postaláda|kerékpár|bicikli",
         lead=r"most|lett|mostantól",
@@ -272,10 +280,10 @@ LANGUAGES: dict[str, Words] = {
     ),
     "ja": Words(
         password=r"パスワード|パスコード",
-        pin=r"暗証番号|暗証コード|pinコード|pin\b|ロック解除コード|解除コード|解錠番号|ロック番号",
         phrase=r"パスフレーズ|合言葉",
         code=r"コード|番号|ナンバー",
-        lock=r"金庫|南京錠|ロッカー|ダイヤル錠",
+        pin=r"暗証番号|暗証コード|pinコード|pin\b|ロック解除コード|解除コード|解錠番号|ロック番号|ダイヤル錠",
+        lock=r"金庫|南京錠|ロッカー",
         alarm=r"警報|アラーム",
         thing=r"ドア|玄関|門|金庫|ロッカー|南京錠|鍵|錠|オートロック|アラーム|警報|ゲート|自転車|"
         r"セキュリティ|ポスト",
@@ -293,7 +301,7 @@ LANGUAGES: dict[str, Words] = {
         lock=r"금고|자물쇠|사물함|번호키",
         alarm=r"경보기",
         thing=r"현관|도어락|금고|자물쇠|사물함|경보|알람|게이트|자전거|대문|출입문|보관함|번호키",
-        lead=r"은|는|이|가|으로|로",
+        lead=r"은|는|이|가|으로|로|이제|지금",
         first=r"이게|이건|이거",
         after=r"이에요|예요|입니다|이야|이다|임|으로|로",
         joined=True,
@@ -327,14 +335,14 @@ LANGUAGES: dict[str, Words] = {
     "no": Words(
         password=r"passord(?:et|ene)?|nettverksnøkkel(?:en)?",
         pin=r"pin-?kode(?:n)?|d[øo]rkode(?:n)?|portkode(?:n)?|alarmkode(?:n)?|l[åa]sekode(?:n)?|"
-        r"tallkode(?:n)?",
+        r"tallkode(?:n)?|kodelås(?:en)?|kombinasjon(?:en)?\b",
         phrase=r"passordfrase(?:n)?|passfrase(?:n)?",
         code=r"kode(?:n|r|ne)?\b",
-        lock=r"safen\b|pengeskap(?:et)?|hengelås(?:en)?|sykkellås(?:en)?|kodelås(?:en)?",
+        lock=r"safen\b|pengeskap(?:et)?|hengelås(?:en)?|sykkellås(?:en)?|skap(?:et)?\b",
         alarm=r"alarm(?:en)?\b",
         thing=r"dør|port|alarm|safe|pengeskap|lås|skap|garasje|oppgang|inngang|postkasse|sykkel|"
         r"bod",
-        lead=r"er|var|blir|ble|heter|nå|til|på|lyder",
+        lead=r"er|var|blir|ble|heter|nå|til|på|lyder|med",
         joined=True,
     ),
     "pl": Words(
@@ -355,12 +363,24 @@ LANGUAGES: dict[str, Words] = {
         r"cofre|alarme|cadeado|prédio)|da\s+porta|de\s+acesso|de\s+entrada)\b",
         phrase=r"frase\s+(?:secreta|-?senha|de\s+senha)\b|frase[- ]passe\b",
         code=r"c[oó]digo\b",
-        lock=r"cofre\b|cadeado\b|cacifo\b",
+        lock=r"cofre\b|cadeado\b|cacifo\b|arm[áa]rio\b",
         alarm=r"alarme\b",
         thing=r"porta|portão|portao|alarme|cofre|cadeado|garagem|cacifo|armário|prédio|predio|"
-        r"condomínio|interfone|bicicleta|entrada|portaria",
+        r"condomínio|interfone|bicicleta|entrada|portaria|multibanco|cart[ãa]o",
         lead=r"é|era|será|agora|para|pra|fica|ficou|virou|continua|com",
     ),
+    # Japanese says パス for a password ("NASのパス -> X"), and for a path: only before a colon,
+    # an arrow or a particle
+    "ja-pass": Words(
+        password=r"パス(?![ワコフポタケスロー])",
+        lead=r"は|が|って",
+        bare=False,
+        joined=True,
+        spaced=False,
+    ),
+    # Spanish says "contra" for a password ("contra del NAS -> X"), a word for "against" too: only
+    # before a colon, an arrow or a copula
+    "es-contra": Words(password=r"contra\b", lead=r"es|era|ahora", bare=False),
     # Portuguese says "a pass" for a PIN or a password ("A pass do tablet é 2713"): only after
     # a copula, or "pass" in any language would take the number after it
     "pt-pass": Words(
@@ -370,21 +390,22 @@ LANGUAGES: dict[str, Words] = {
         password=r"parol(?:a|ă|e|ei|ele)\b",
         pin=r"pin(?:-?ul(?:ui)?)?\b",
         phrase=r"fraz(?:a|ă)\s+(?:de\s+acces|secret(?:ă|a)|parol(?:ă|a))\b",
-        code=r"cod(?:ul|uri|urile|ului)?\b",
-        lock=r"seif(?:ul|ului)?\b|lacăt(?:ul)?\b|lacat(?:ul)?\b",
+        code=r"cod(?:ul|uri|urile|ului)?\b|cifru\w*|combinați\w*|combinati\w*",
+        lock=r"seif(?:ul|ului)?\b|lac[ăa]t\w*|dulap\w*",
         alarm=r"alarm(?:a|ă|ei)?\b",
-        thing=r"ușă|usa|ușii|usii|ușa|poart|interfon|alarm|seif|lacăt|lacat|dulap|garaj|bloc|"
+        thing=r"ușă|usa|ușii|usii|ușa|poart|porț|porti|interfon|alarm|seif|lacăt|lacat|dulap|garaj|bloc|"
         r"scar|intrare|cutie|biciclet",
         lead=r"este|e|era|acum|devine|pus|setat|la|în|in",
     ),
     "ru": Words(
         password=r"парол(?:ь|я|ю|ем|е|и|ей)\b|пасс\b",
-        pin=r"пин(?:-?код\w*)?\b|pin\b|код\s+(?:от|для|к)\s+(?:домофона|двери|подъезда|сейфа|"
+        pin=r"пин(?:-?код\w*)?\b|pin\b|кодов\w*\s+замок\b|код\s+(?:от|для|к)\s+(?:домофона|двери|подъезда|сейфа|"
         r"сигнализации|калитки|ворот|замка|шкафчика|ячейки|гаража|квартиры)\b|код\s+доступа\b|"
         r"код\s+разблокировки\b|секретный\s+код\b",
         phrase=r"кодов(?:ая|ую|ой)\s+фраз\w*|парольн(?:ая|ую|ой)\s+фраз\w*|кодовое\s+слово\b",
+        either=r"комбинаци\w*",
         code=r"код\w*",
-        lock=r"сейф\w*|кодовый\s+замок\b|навесной\s+замок\b|замок\b|замка\b|шкафчик\w*|ячейк\w*",
+        lock=r"сейф\w*|навесной\s+замок\b|замок\b|замка\b|шкафчик\w*|ячейк\w*",
         alarm=r"сигнализаци\w*",
         thing=r"двер|подъезд|домофон|сейф|сигнализац|замок|замк|калитк|ворот|шкафчик|ячейк|"
         r"гараж|велосипед|вход",
@@ -404,15 +425,16 @@ LANGUAGES: dict[str, Words] = {
     "sv": Words(
         password=r"lösenord(?:et|en)?|losenord(?:et|en)?|lösen\b|wifi-?nyckel(?:n)?\b",
         pin=r"pin(?:-?kod(?:en)?)?\b|larmkod(?:en)?|portkod(?:en)?|dörrkod(?:en)?|"
-        r"säkerhetskod(?:en)?|upplåsningskod(?:en)?|kod(?:en)?\s+till\s+(?:dörren|porten|larmet|"
+        r"säkerhetskod(?:en)?|upplåsningskod(?:en)?|grindkod(?:en)?|kodlås(?:et)?|"
+        r"kod(?:en)?\s+till\s+(?:dörren|porten|larmet|"
         r"kassaskåpet|boxen|förrådet|garaget|cykellåset|hänglåset)\b|kombination(?:en)?\b",
         phrase=r"lösenfras(?:en)?",
         code=r"kod(?:en|er|erna)?\b",
-        lock=r"kassaskåp(?:et)?|värdeskåp(?:et)?|hänglås(?:et)?|cykellås(?:et)?|kodlås(?:et)?",
+        lock=r"kassaskåp(?:et)?|värdeskåp(?:et)?|hänglås(?:et)?|cykellås(?:et)?|skåp(?:et)?\b",
         alarm=r"larm(?:et)?\b",
         thing=r"dörr|port|larm|kassaskåp|värdeskåp|skåp|lås|box|förråd|garage|brevlåda|entré|"
         r"cykel",
-        lead=r"är|var|blir|blev|heter|nu|till",
+        lead=r"är|var|blir|blev|heter|nu|till|med",
         joined=True,
     ),
     "th": Words(
@@ -421,7 +443,7 @@ LANGUAGES: dict[str, Words] = {
         phrase=r"วลีรหัสผ่าน|วลีรหัส|วลีลับ",
         wifi=r"ไวไฟ|วายฟาย",
         code=r"รหัส",
-        lock=r"ตู้เซฟ|เซฟ|แม่กุญแจ|ล็อกเกอร์",
+        lock=r"ตู้เซฟ|เซฟ|แม่กุญแจ|ล็อกเกอร์|ล็อคเกอร์",
         alarm=r"สัญญาณกันขโมย|กันขโมย",
         thing=r"ประตู|เซฟ|กันขโมย|สัญญาณ|กุญแจ|ล็อกเกอร์|ล็อคเกอร์|อาคาร|รั้ว|โรงรถ|จักรยาน|ตู้",
         lead=r"คือ|เป็น|ตอนนี้",
@@ -456,12 +478,13 @@ LANGUAGES: dict[str, Words] = {
     ),
     "uk": Words(
         password=r"парол(?:ь|я|ю|ем|і|ів)\b",
-        pin=r"пін(?:-?код\w*)?\b|код\s+(?:від|до|для)\s+(?:домофона|домофону|дверей|під'їзду|"
+        pin=r"пін(?:-?код\w*)?\b|кодов\w*\s+замок\b|код\s+(?:від|до|для)\s+(?:домофона|домофону|дверей|під'їзду|"
         r"сейфа|сигналізації|замка|воріт|гаража|квартири)\b|код\s+доступу\b|"
         r"код\s+розблокування\b|секретний\s+код\b",
         phrase=r"кодов(?:а|у|ої)\s+фраз\w*|парольн(?:а|у|ої)\s+фраз\w*|фраза-пароль\w*",
         code=r"код\w*",
-        lock=r"сейф\w*|кодовий\s+замок\b|замок\b|замка\b|шафк\w*",
+        lock=r"сейф\w*|замок\b|замка\b|шафк\w*",
+        either=r"комбінаці\w*",
         alarm=r"сигналізаці\w*",
         thing=r"двер|під'їзд|під’їзд|домофон|сейф|сигналізац|замок|замк|хвіртк|ворі|ворот|шафк|"
         r"гараж|велосипед|вхід",
@@ -483,10 +506,10 @@ LANGUAGES: dict[str, Words] = {
     "zh": Words(
         password=r"口令",
         either=r"密码|密碼|门禁码|門禁碼|开锁码|開鎖碼|帳密|账密",
-        pin=r"pin[码碼]|解除码|解除碼|解锁码|解鎖碼|开门码|開門碼",
+        pin=r"pin[码碼]|解除码|解除碼|解锁码|解鎖碼|开门码|開門碼|密码锁|密碼鎖",
         phrase=r"密码短语|密碼短語|密语|密語|助记词|助記詞",
         code=r"号码|號碼|码|碼",
-        lock=r"保险箱|保險箱|保险柜|保險櫃|密码锁|密碼鎖|挂锁|掛鎖|储物柜|儲物櫃",
+        lock=r"保险箱|保險箱|保险柜|保險櫃|挂锁|掛鎖|储物柜|儲物櫃|柜子|櫃子",
         alarm=r"报警器|報警器|警报器|警報器",
         thing=r"门|門|保险|保險|报警|報警|警报|警報|锁|鎖|柜|櫃|车库|車庫|大楼|大樓|单车|單車|"
         r"自行车|自行車",
@@ -499,7 +522,7 @@ LANGUAGES: dict[str, Words] = {
     # `WIFI:T:WPA;…` is a QR code's payload, read by its own rule)
     "*": Words(
         password=r"pwd?\b|psw\b|passw\b|pword\b",
-        wifi=r"wi-?fi\b(?![-:])|wlan\b(?!-)|вай-?фай|واي\s?فاي|וויפי|ויפי|वाई-?फाई|ワイファイ|와이파이|"
+        wifi=r"wi-?fi\b(?!-|:[a-z]:)|wlan\b(?!-)|вай-?фай|واي\s?فاي|וויפי|ויפי|वाई-?फाई|ワイファイ|와이파이|"
         r"无线网|無線網路",
         bare=False,
         everywhere=True,

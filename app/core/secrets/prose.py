@@ -325,9 +325,11 @@ def _prose(text: str, word: re.Match, meaning: _Meaning) -> bool:
     end of another word (`spinning`) where the language makes no compounds."""
     start, end = word.span()
     before = text[start - 1 : start] if start else ""
+    start_ascii = text[start].isascii()
     return (
         before not in ("_", ".", "/", "@", "$", "=", "\\", "{")
-        and not (before.isalpha() and not meaning.joined)
+        # (a letter of another script is a word's end: "別荘のWi-Fi", "民宿wifi")
+        and not (before.isalpha() and not meaning.joined and before.isascii() == start_ascii)
         and _JOINED.match(text, end) is None
         and not text.startswith("--", max(0, start - 2))
         and _THING.match(text, end) is None
@@ -358,12 +360,16 @@ def _number(
         end, value = spaced.end(), spaced.group()
     elif suffixed:
         end, value = start + suffixed.end("n"), suffixed.group("n")
-    if any(c.isdigit() for c in gap) or not _PIN.fullmatch(value) and not spaced:
+    if not _PIN.fullmatch(value) and not spaced:
+        return False if kind in ("either", "code") else None  # (a password may follow)
+    if any(c.isdigit() for c in gap):
         return None if kind != "either" else False
     if trivial_pin(value):
         return None if kind != "either" else False
     said = gap.rstrip(" \t\"'“„«「『‹(*_")
     set_to = _marked(gap) or meaning.lead.search(said) is not None or suffixed is not None
+    # ("Warehouse alarm disarms with 923290", "Le cadenas s'ouvre avec 3-7-8")
+    set_to = set_to or _WITH_END.search(said) is not None
     if kind in ("lock", "alarm"):
         if not set_to or _YEAR.fullmatch(value) or _UNIT.match(text, end):
             return None
@@ -375,8 +381,14 @@ def _number(
         return None
     # "PIN changed in 2023"; "La clave del curso 2024": a year, not a PIN (a password's word
     # says a PIN is a year only after a colon or a copula)
-    year = _YEAR.fullmatch(value)
-    if year and (_WHEN.search(gap) or kind == "either" and not meaning.lead.search(gap)):
+    # "PIN changed in 2023"; "Combination lock sold out, 2024 edition": a year in another
+    # clause (but "PINCODE TELEFOON OMA 1947" is one); "La clave del curso 2024": a password's
+    # word says a PIN is a year only after a colon or a copula
+    if _YEAR.fullmatch(value) and (
+        _WHEN.search(gap)
+        or not set_to
+        and (_BREAK.search(gap) is not None or kind == "either" and not meaning.lead.search(gap))
+    ):
         return None
     return "PIN", start, end
 
@@ -407,6 +419,28 @@ def postcode(text: str, name: int, start: int, end: int) -> bool:
     if _CARD.search(text, max(0, name - 40), start):
         return False
     return _PLACE.search(around) is not None or _NEXT_PLACE.match(text, end) is not None
+
+
+_BREAK = re.compile(r"[,;.!?]")
+_SPECIAL = re.compile(r"[^\w\s.]|_")
+_WITH_END = re.compile(_WITH.pattern + r"\s*$", re.I)
+
+
+def _coded(
+    text: str, word: re.Match, meaning: _Meaning, gap: str, value: str, password: Callable
+) -> bool:
+    """Whether a code's word names a password: after a colon or an arrow, mixed case or a
+    symbol (not a promo code in capitals, `WINTER10`), and not an error's or a promo's code."""
+    said = gap.rstrip(" \t\"'“„«「『‹(*_")
+    led = meaning.lead.search(said) is not None
+    return (
+        # (after a copula, only with a symbol: "koden til Netflix er nu Lantern_Pepper67")
+        (_marked(gap) or led and _SPECIAL.search(value) is not None)
+        and value.upper() != value
+        and (_SYMBOL.search(value) is not None or value.lower() != value)
+        and _NO_LOCK.search(text[max(0, word.start() - 30) : word.end()]) is None
+        and password(value)
+    )
 
 
 def _after(
@@ -440,9 +474,12 @@ def _after(
                 number = _number(text, start, end, value, gap, word, meaning)
                 if number is not False:
                     return number
-                kind = "password"  # `비밀번호 정책: 12자`: a password may still follow
+                if kind == "either":
+                    kind = "password"  # `비밀번호 정책: 12자`: a password may still follow
             if kind in _NUMBERS:
-                ok = False  # (a lock's or a code's word takes no password)
+                # a lock's word takes no password; a code's, after a colon or an arrow, one
+                # that was chosen ("kode til NAS -> Fjord*Willow88", Thai `รหัส NAS -> X`)
+                ok = kind == "code" and _coded(text, word, meaning, gap, value, password)
             elif value.isdigit():
                 ok = len(value) >= 8  # digits alone: a FRITZ!Box's 20-digit key, not a year
             else:  # (a plain word is no password: not worth the judge's time)
@@ -479,7 +516,8 @@ def _after(
         if _NAMED.search(gap) and (kind == "wifi" or not _NAMED.match(gap.lstrip())):
             continue  # a name ("…, user deploy01 is"), but "Das Passwort heißt X" is the password
         said = gap.rstrip(" \t\"'“„«「『‹(*_")  # (and markdown: `**Passwort:** X`)
-        if (meaning.bare and not said.strip()) or meaning.lead.search(said):
+        paren = gap.rstrip().endswith("(") and not said.strip()  # "wifi (X)"
+        if (meaning.bare and not said.strip()) or paren or meaning.lead.search(said):
             return _kind(kind, value), start, end
         if loose is None and meaning.bare and kind != "phrase" and _loose(text, gap, value, end):
             loose = (_kind(kind, value), start, end)
@@ -506,11 +544,14 @@ def _below(
     if rest.rstrip().endswith((".", "?", "!", "。", "？", "！")) or ":" in rest.rstrip()[:-1]:
         return None
     at = newline + 1
-    for _ in range(2):
+    for _ in range(3):
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
         line = text[at:end]
         value = line.strip()
+        if not value and end < len(text):  # (a blank line between: "Passwort\n\nX")
+            at = end + 1
+            continue
         if value and " " not in value:
             start = at + line.index(value)
             stop = start + len(value)
@@ -628,12 +669,20 @@ def _before(
         return None
     gap = m.group("gap")
     particle = _PARTICLE.match(gap)
-    if particle is None and meaning.first.match(gap) is None and not _nominal(text, word, meaning):
+    # "Harbor2024! (new router password)"
+    paren = gap.lstrip().startswith("(") and ")" in text[word.end() : word.end() + 40]
+    if (
+        particle is None
+        and not paren
+        and meaning.first.match(gap) is None
+        and not _nominal(text, word, meaning)
+    ):
         return None
     if len(gap) > (14 if particle else 70) or len(gap.split()) > 8:
         return None
     if any(c.isdigit() for c in gap) or _WITH.search(gap):
         return None
-    if _SHAPED.search(m.group("v")) and password(m.group("v")):
+    value = m.group("v")
+    if _SHAPED.search(value) and password(value):
         return "password", m.start("v"), m.end("v")
     return None

@@ -233,6 +233,8 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("Fireworks key", "", "fw_", r"\bfw_[A-Za-z0-9]{24}\b"),
     ("Dropbox token", "", "sl.", rf"\bsl\.(?:u\.)?[\w-]{{130,}}{_END}"),
     ("crates.io token", "", "cio", r"\bcio[A-Za-z0-9]{32}\b"),
+    ("Facebook token", "random", "eaa", r"\bEAA[B-Z][A-Za-z0-9]{90,400}\b"),
+    ("GitLab runner token", "", "gr1348941", r"\bGR1348941[\w-]{20,50}"),
     ("Twitter bearer token", "random", "aaaaaaaaaaaaaaaaaaaaa", r"\bA{21,22}[A-Za-z0-9%]{30,200}"),
     ("Backblaze key", "random", "k00", r"\bK00\d[A-Za-z0-9/+]{27}(?![A-Za-z0-9/+])"),
     ("1Password secret key", "", "a3-", r"\bA3-[A-Z0-9]{6}-[A-Z0-9]{6}(?:-[A-Z0-9]{5}){4}\b"),
