@@ -47,7 +47,10 @@ _NAMED = re.compile(
 _THING = re.compile(
     r"\s*(?:managers?|policy|policies|rules?|requirements?|hints?|resets?|fields?|hash(?:es)?|"
     r"length|strength|generators?|complexity|expiry|expiration|rotation|reuse|vaults?|hashing|"
-    r"prompts?|dialogs?|screens?|forms?|inputs?|pads?|terminals?|readers?|models?|"
+    r"prompts?|dialogs?|screens?|forms?|inputs?|pads?|terminals?|readers?|models?|pages?|"
+    r"flows?|buttons?|links?|urls?|attempts?|issues?|bugs?|problems?|errors?|failures?|"
+    r"reviews?|coverage|quality|style|snippets?|examples?|samples?|blocks?|comments?|editors?|"
+    r"owners?|base|generation|smells?|"
     r"gestionnaires?|gestor(?:es)?|gerenciador(?:es)?|менеджер\w*|richtlinie\w*|beleid|"
     r"politique|pol[ií]tica|polityka|"
     # a code that names a thing (Greek κωδικός is a password and any code): product, customer,
@@ -94,7 +97,7 @@ _MAKER = re.compile(
     r"livebox|freebox|sfr|bbox|orange|ziggo|kpn|telia|telenor|bthub|sky|virgin|xfinity|att|"
     r"spectrum|movistar|jazztel|tim|fastweb|vivo|claro|asus|tenda|xiaomi|mercusys|upc|"
     r"eero|ubiquiti|unifi|totolink|digi|turkcell|superonline|viettel|fpt|vnpt|indihome|"
-    r"biznet|jio|airtel)[-_ ]?[A-Za-z0-9]*"
+    r"biznet|jio|airtel)[-_ !]?[A-Za-z0-9]*"
 )
 # How a rule for passwords talks: "at least 12 characters", "mindestens fünf Wörter"
 _RULE_TALK = re.compile(
@@ -120,6 +123,8 @@ _SYMBOL = re.compile(r"[^\w\s]")
 # A value that opens its line before a dash, a particle or a copula and the word:
 # "Tapuach!Zahav22 — זו הסיסמה", "Hanabi_2016 がパスワード", "Lanzhou#1962是我的密码"
 _LEADING = re.compile(r"[^\S\n]*(?P<v>[!#-&(-~]{6,64})(?P<gap>[^\n]*)$")
+_ADJACENT = re.compile(r"(?<!\S)(?P<v>[!#-&(-~]{8,64})[ \t]+$")
+_STRONG = re.compile(r"(?=.*\d)(?=.*[a-z])(?=.*(?:[A-Z]|[^\w\s]))")  # a digit, a letter, more
 _PARTICLE = re.compile(r"\s*[がは是이가는은]")
 _LABEL = re.compile(r"[^\S\n]*[:：=]?[*_]{0,2}[^\S\n]*")  # "Passwort:", "**PIN:**" ending a line
 _PROSE = re.compile(r"\s|[^\x00-\x7f]")
@@ -127,6 +132,7 @@ _SOMETHING = re.compile(r"\S{4}|[\"“„«「『‹]|\d \d \d")
 _WINDOW = 90  # characters after the word where its value may start
 _GAP = 60  # at most this many between the word and its value
 _KINDS = ("phrase", "pin", "either", "password", "wifi", "lock", "alarm", "code")
+_END = r"(?![0-9_a-z\u00c0-\u024f\u0370-\u052f])"  # the end of a Latin, Greek, Cyrillic word
 
 
 def _alternatives(pattern: str) -> list[str]:
@@ -201,7 +207,8 @@ def _words() -> re.Pattern:
     by_first: dict[str, list[str]] = {}
     for a in alternatives:
         assert a[0].isalpha() and a[1:2] not in ("?", "*", "+", "{"), a  # a letter, taken alone
-        by_first.setdefault(a[0], []).append(a[1:])
+        # a word's end is a letter of its own script, not kana or hangul: "Wi-Fiは", "PIN은"
+        by_first.setdefault(a[0], []).append(a[1:].replace(r"\b", _END))
     return re.compile("|".join(f"{c}(?:{'|'.join(rest)})" for c, rest in by_first.items()))
 
 
@@ -259,7 +266,12 @@ _NO_LOCK = re.compile(
     r"xác\s+minh|otp|تأیید|تایید|التحقق|אימות|सत्यापन|確認|인증|验证|驗證|ยืนยัน)"
     r"[\w\s-]{0,12}$"
 )
-_UNIT = re.compile(r"\s*(?:mm|cm|m|km|kg|g|lbs?|%|€|\$|eur|usd|kr|zł|ft|x|px|mb|gb|kb)\b", re.I)
+# A number that counts or measures ("1200 lines", "2500 per month", "1200 kg"): no PIN
+_UNIT = re.compile(
+    r"\s*(?:mm|cm|m|km|kg|g|lbs?|%|€|\$|eur|euros?|usd|dollars?|kr|zł|ft|x|px|mb|gb|kb|per|a\s+"
+    r"month|lines?|items?|people|users?|files?|rows?|pages?|words?|times|pieces?)(?![^\W\d_])",
+    re.I,
+)
 
 
 def spoken(text: str, password: Callable[[str], bool]) -> list[tuple[str, int, int]]:
@@ -370,8 +382,10 @@ def _number(
     set_to = _marked(gap) or meaning.lead.search(said) is not None or suffixed is not None
     # ("Warehouse alarm disarms with 923290", "Le cadenas s'ouvre avec 3-7-8")
     set_to = set_to or _WITH_END.search(said) is not None
+    if _UNIT.match(text, end):
+        return None
     if kind in ("lock", "alarm"):
-        if not set_to or _YEAR.fullmatch(value) or _UNIT.match(text, end):
+        if not set_to or _YEAR.fullmatch(value):
             return None
         if kind == "alarm" and value.isdigit() and len(value) == 4:
             return None  # (`alarm: 0630` rings at half past six)
@@ -423,6 +437,14 @@ def postcode(text: str, name: int, start: int, end: int) -> bool:
 
 _BREAK = re.compile(r"[,;.!?]")
 _SPECIAL = re.compile(r"[^\w\s.]|_")
+_JOINING = re.compile(r"[!#$%&*+=?@^~_]")  # (not a dash: "Py3-compatible")
+# "is", in the languages whose word for a code also says a password (Danish `koden`, Thai
+# `รหัส`): a preposition would lead to a place ("the code is in src_main2")
+_COPULA = re.compile(
+    r"(?:(?<![^\W\d_])(?:is|er|är|ar|es|est|ist|je|on|là|é|è|это|jest|este|είναι|adalah|ialah|"
+    r"ay|nu)|คือ|เป็น|是|は)\s*$",
+    re.I,
+)
 _WITH_END = re.compile(_WITH.pattern + r"\s*$", re.I)
 
 
@@ -432,10 +454,10 @@ def _coded(
     """Whether a code's word names a password: after a colon or an arrow, mixed case or a
     symbol (not a promo code in capitals, `WINTER10`), and not an error's or a promo's code."""
     said = gap.rstrip(" \t\"'“„«「『‹(*_")
-    led = meaning.lead.search(said) is not None
+    led = _COPULA.search(said) is not None
     return (
         # (after a copula, only with a symbol: "koden til Netflix er nu Lantern_Pepper67")
-        (_marked(gap) or led and _SPECIAL.search(value) is not None)
+        (_marked(gap) or led and _JOINING.search(value) is not None)
         and value.upper() != value
         and (_SYMBOL.search(value) is not None or value.lower() != value)
         and _NO_LOCK.search(text[max(0, word.start() - 30) : word.end()]) is None
@@ -638,6 +660,16 @@ def _kind(kind: str, value: str) -> str:
     return "passphrase" if kind == "phrase" or " " in value else "password"
 
 
+def _scrambled(value: str) -> bool:
+    """A symbol in it, or letters and digits that change case and kind often, as a generated
+    password does (`FrmJ2n86rA4cnA`; not a product, `Windows11`, `GalaxyS23Ultra`)."""
+    changes = sum(
+        a.isupper() != b.isupper() or a.isdigit() != b.isdigit()
+        for a, b in zip(value, value[1:], strict=False)
+    )
+    return _SPECIAL.search(value) is not None or (len(value) >= 12 and changes >= 6)
+
+
 def _nominal(text: str, word: re.Match, meaning: _Meaning) -> bool:
     """Whether `word` ends a clause with no verb, or with its language's copula at its end:
     "X okul portalının yeni şifresi.", "X رمز جدید پرتال مدرسه است" (a language whose verb comes
@@ -662,6 +694,12 @@ def _before(
     at = word.start()
     earliest = max(0, at - 120)  # the value, a dash and a few words: no further
     line = text.rfind("\n", earliest, at) + 1
+    if meaning.after is not None and (m := _ADJACENT.search(text, earliest, at)):
+        # a language whose verb comes last says the value just before the word, anywhere in
+        # the line: "root ve FrmJ2n86rA4cnA şifresiyle giriyorsun"
+        value = m.group("v")
+        if _STRONG.search(value) and _scrambled(value) and password(value):
+            return "password", m.start("v"), m.end("v")
     if line == 0 and earliest > 0:
         return None
     m = _LEADING.match(text, line, at)
