@@ -315,7 +315,8 @@ _STOP = frozenset(
     "those by from as not no you your we our i my me they them he she his her but if then than "
     "so do does did use used must should can could will would may might at least every each "
     "more most less than into over under about after before when where which who what how "
-    "why there here have has had get set one two three four five six seven eight nine ten "
+    "why there here have has had get set one two three four five six seven eight nine ten see "
+    "siehe voir ver vedi zie "
     "words word characters letters digits random long".split()
 )
 

@@ -125,9 +125,10 @@ LANGUAGES: dict[str, Words] = {
         joined=True,
     ),
     "de": Words(
-        password=r"passw(?:ort|örter)|kennw(?:ort|örter)|wlan-?(?:schlüssel|key)|"
-        r"wifi-?(?:schlüssel|key)|wi-fi-?(?:schlüssel|key)|netzwerk-?schlüssel|wpa2?-?schlüssel",
-        pin=r"pin(?:-?code|-?nummer)?\b|geheimzahl|türcode|tür-code|torcode|alarmcode|"
+        password=r"passw(?:ort|örter)|kennw(?:ort|örter)|wlan-?(?:schl(?:ü|ue|u)ssel|key)|"
+        r"wifi-?(?:schl(?:ü|ue|u)ssel|key)|wi-fi-?(?:schlüssel|key)|netzwerk-?schl(?:ü|ue)ssel|"
+        r"wpa2?-?schlüssel",
+        pin=r"pin(?:-?code|-?nummer)?\b|geheimzahl|türcode|tuercode|tür-code|torcode|alarmcode|"
         r"zugangscode|tresorcode|garagencode|schlosscode|hauscode|zahlenschloss|kombination\b|"
         r"entsperrcode|sicherheitscode|zahlencode|code\s+(?:für|vom|von|zur|zum)\s+(?:die\s+|den\s+"
         r"|das\s+)?(?:tür|tor|haustür|garage|tresor|alarm|safe|schloss|briefkasten|keller)",
@@ -468,7 +469,7 @@ LANGUAGES: dict[str, Words] = {
         either=r"şifre(?!li|len|le)\w*|sifre(?!li|len|le)\w*",  # (not şifreli: encrypted)
         pin=r"pin(?:\s+kodu)?\b|kapı\s+(?:kodu|şifresi)\b|alarm\s+(?:kodu|şifresi)\b|"
         r"kasa\s+(?:kodu|şifresi)\b|kilit\s+(?:kodu|şifresi)\b|giriş\s+kodu\b|güvenlik\s+kodu\b",
-        phrase=r"parola\s+öbeği\b",
+        phrase=r"parola\s+(?:öbeği|cümlesi)\b|şifre\s+cümlesi\b|gizli\s+cümle\b",
         code=r"kod(?:u|unu|um|umuz)?\b",
         lock=r"kasa\w*|kilit\w*|kilid\w*|asma\s+kilit\w*|dolab\w*",
         alarm=r"alarm\w*",

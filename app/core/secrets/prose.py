@@ -486,10 +486,11 @@ def _after(
             value = text[start:end]
             if value.isalpha() and (value.islower() or value[1:].islower()):
                 # a plain word is no value (and most words after a password's name are plain):
-                # it only takes the value's place after a colon ("Passwort: siehe Tresor")
+                # it only takes the value's place after a colon ("Passwort: siehe Tresor"),
+                # where a passphrase's words may start, unquoted
                 at = m.end()
                 if _marked(text[max(word_end, start - 4) : start]):
-                    return None
+                    return _unquoted(text, start, stop) if kind == "phrase" else None
                 continue
             gap = text[word_end:start]
             if kind in ("either", *_NUMBERS) and any(c.isdigit() for c in value):
@@ -552,6 +553,22 @@ def _after(
         ):
             loose = (_kind(kind, value), start, end)  # "رمز وای‌فای خونه X هست"
     return loose
+
+
+_WORDS_TO_END = re.compile(r"[^\W\d_][^\W\d_ '’-]*(?: [^\W\d_][^\W\d_'’-]*){2,11}")
+
+
+def _unquoted(text: str, start: int, stop: int) -> tuple[str, int, int] | None:
+    """A passphrase's words after its name and a colon, without quotes, to the end of the
+    line: "Şifreleme parola öbeği: kırmızı kedi çatıda uyuyor"."""
+    m = _WORDS_TO_END.match(text, start, stop)
+    if m is None or _ENDS.match(text, m.end()) is None or not _phrase(m.group(), True):
+        return None
+    if m.group().isascii() or m.group().split()[0].lower() in _SEE:
+        return (
+            None  # (plain English words: the rule for passphrases reads them, stop words and all)
+        )
+    return "passphrase", m.start(), m.end()
 
 
 def _below(
@@ -641,6 +658,7 @@ def _phrase(value: str, named: bool = False) -> bool:
 
 
 _WHERE = frozenset("on in at under behind inside next auf im unter hinter sur dans sous".split())
+_SEE = frozenset("see siehe voir ver vedi zie se katso lásd vezi см див patrz viz".split())
 
 
 def _loose(text: str, gap: str, value: str, end: int) -> bool:
