@@ -61,13 +61,13 @@ _THING = re.compile(
     re.I,
 )
 # Digits of the scripts a PIN is written in besides ASCII: Arabic-Indic, Persian, Devanagari,
-# Bengali, Thai ("کد دزدگیر ۶۹۰۳۱۵")
-_DIGITS = "\u0660-\u0669\u06f0-\u06f9\u0966-\u096f\u09e6-\u09ef\u0e50-\u0e59"
+# Bengali, Thai, full-width ("کد دزدگیر ۶۹۰۳۱۵", "暗証番号は５０４７")
+_DIGITS = "\u0660-\u0669\u06f0-\u06f9\u0966-\u096f\u09e6-\u09ef\u0e50-\u0e59\uff10-\uff19"
 _JOINED = re.compile(r"[._/@-]\w|_")  # `password_digest`, `password-stdin`, `passwords.com`
 # A value: quoted (words and all), or a run of printable ASCII and Latin letters (CJK, Cyrillic
 # and the rest end it: "密码是Lanzhou#1962，别外传")
 _VALUE = re.compile(
-    r"(?P<open>[\"“„«「『‹'‘])(?P<quoted>[^\"“”„«»「」『』‹›'‘’\n]{1,200})[\"“”»」』›'’]"
+    r"(?P<open>[\"“„«»「『‹'‘‚《])(?P<quoted>[^\"“”„«»「」『』‹›'‘’‚《》\n]{1,200})[\"“”»«」』›'’《》]"
     r"|(?P<token>[!#-&(-~\u00c0-\u024f" + _DIGITS + r"]{1,4096})"
 )
 _SHAPED = re.compile(r"[^A-Za-z]|[a-z][A-Z]|[A-Z].*[A-Z]")  # a digit, a symbol or mixed case
@@ -78,7 +78,11 @@ _ASSIGNED = re.compile(
     r"[a-z_][\w.-]*="
 )
 _YEAR = re.compile(r"(?:19|20)\d\d")
-_PIN = re.compile(r"[#*]?\d{4,8}[#*]?|\d{4,6}[A-Za-z]|\d{1,3}(?:[-–]\d{1,3}){2,4}")
+# (and a code with a letter, as a door's keypad takes it: `27B41`, `4821B`, `A4821`)
+_PIN = re.compile(
+    r"[#*]?\d{4,8}[#*]?|\d{4,6}[A-Za-z]|[A-Za-z]\d{4,6}|\d{2,4}[A-Za-z]\d{1,4}|"
+    r"\d{1,3}(?:[-–]\d{1,3}){2,4}"
+)
 # A combination said digit by digit ("8 1 4"), and a number with a case ending ("2719-re",
 # Turkish "3615'e": onto, to)
 _SPACED_PIN = re.compile(r"\d{1,2}(?: \d{1,2}){2,7}(?![\w-])")
@@ -118,7 +122,7 @@ _WITH = re.compile(
     r"עם|مع|से|hashed|encrypted|protected)(?!\S)",
     re.I,
 )
-_ENDS = re.compile(r"\s*(?:$|\n|[,;!(—–]|\s[-—–]\s)")
+_ENDS = re.compile(r"\s*(?:$|\n|[,;!(—–，、；！。،]|\s[-—–]\s)")
 _SYMBOL = re.compile(r"[^\w\s]")
 # A value that opens its line before a dash, a particle or a copula and the word:
 # "Tapuach!Zahav22 — זו הסיסמה", "Hanabi_2016 がパスワード", "Lanzhou#1962是我的密码"
@@ -269,7 +273,8 @@ _NO_LOCK = re.compile(
 # A number that counts or measures ("1200 lines", "2500 per month", "1200 kg"): no PIN
 _UNIT = re.compile(
     r"\s*(?:mm|cm|m|km|kg|g|lbs?|%|€|\$|eur|euros?|usd|dollars?|kr|zł|ft|x|px|mb|gb|kb|per|a\s+"
-    r"month|lines?|items?|people|users?|files?|rows?|pages?|words?|times|pieces?)(?![^\W\d_])",
+    r"month|lines?|items?|people|users?|files?|rows?|pages?|words?|times|pieces?|s|secs?|"
+    r"seconds?|mins?|minutes?|hours?|days?|weeks?|months?|years?)(?![^\W\d_])",
     re.I,
 )
 
@@ -435,7 +440,7 @@ def postcode(text: str, name: int, start: int, end: int) -> bool:
     return _PLACE.search(around) is not None or _NEXT_PLACE.match(text, end) is not None
 
 
-_BREAK = re.compile(r"[,;.!?]")
+_BREAK = re.compile(r"[,;.!?，。；！？،]")
 _SPECIAL = re.compile(r"[^\w\s.]|_")
 _JOINING = re.compile(r"[!#$%&*+=?@^~_]")  # (not a dash: "Py3-compatible")
 # "is", in the languages whose word for a code also says a password (Danish `koden`, Thai
@@ -446,6 +451,20 @@ _COPULA = re.compile(
     re.I,
 )
 _WITH_END = re.compile(_WITH.pattern + r"\s*$", re.I)
+
+
+def _digits(text: str, end: int, value: str, gap: str, meaning: _Meaning) -> bool:
+    """Whether digits after a password's word and a colon or a copula are its value: not a
+    year, a count (`1200 lines`), a default (`0000`) or a number after another."""
+    said = gap.rstrip(" \t\"'“„«「『‹(*_")
+    return (
+        (_marked(gap) or meaning.lead.search(said) is not None)
+        and not any(c.isdigit() for c in gap)
+        and not trivial_pin(value)
+        and _YEAR.fullmatch(value) is None
+        and _UNIT.match(text, end) is None
+        and _WHEN.search(gap) is None
+    )
 
 
 def _coded(
@@ -503,6 +522,10 @@ def _after(
                 # a lock's word takes no password; a code's, after a colon or an arrow, one
                 # that was chosen ("kode til NAS -> Fjord*Willow88", Thai `รหัส NAS -> X`)
                 ok = kind == "code" and _coded(text, word, meaning, gap, value, password)
+            elif value.isdigit() and 4 <= len(value) < 8 and kind == "password":
+                # a device's password may be digits, said after a colon or a copula ("La
+                # contraseña de la tablet es 2713"), but not a year or a count
+                ok = _digits(text, end, value, gap, meaning)
             elif value.isdigit():
                 ok = len(value) >= 8  # digits alone: a FRITZ!Box's 20-digit key, not a year
             else:  # (a plain word is no password: not worth the judge's time)
@@ -555,6 +578,7 @@ def _after(
     return loose
 
 
+_REMARK = re.compile(r"(?:\s+\(.*|\s+[—–-]\s.*|,\s.*)$")
 _WORDS_TO_END = re.compile(r"[^\W\d_][^\W\d_ '’-]*(?: [^\W\d_][^\W\d_'’-]*){2,11}")
 
 
@@ -591,6 +615,8 @@ def _below(
         if not value and end < len(text):  # (a blank line between: "Passwort\n\nX")
             at = end + 1
             continue
+        # the value alone, or before a remark: "Winterreifen!2025 (das alte geht nicht mehr)"
+        value = _REMARK.sub("", value)
         if value and " " not in value:
             start = at + line.index(value)
             stop = start + len(value)
@@ -643,8 +669,11 @@ def _phrase(value: str, named: bool = False) -> bool:
     """Words in quotes that make a passphrase: four to twelve (three of some length after a
     passphrase's name, as Finnish and Bengali say it), or a run of CJK or kana (not a rule for
     one, "at least five random words", nor a place, "on the fridge")."""
-    if _words().search(value.lower()) or _RULE_TALK.search(value):
-        return False
+    if _RULE_TALK.search(value) or any(
+        _meaning(w.group()).kind in ("password", "pin", "either", "phrase", "wifi")
+        for w in _words().finditer(value.lower())
+    ):
+        return False  # (talk about a password; a lock or a door may be in a passphrase)
     if any(p in value.lower() for p in ("<", "...", "…", "your")):
         return False
     words = value.split()
@@ -700,7 +729,7 @@ def _nominal(text: str, word: re.Match, meaning: _Meaning) -> bool:
     return len(clause) <= 40 and re.search(rf"(?:{meaning.after.pattern})\s*$", clause) is not None
 
 
-_CLAUSE = re.compile(r"[^.!?。！？\n,،]*")
+_CLAUSE = re.compile(r"[^.!?。！？\n,،，、]*")
 
 
 def _before(

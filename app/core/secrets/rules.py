@@ -495,6 +495,11 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?:=|\s+)" + _V,
     ),
     ("password", "password", "redis-cli", r"\bredis-cli\b[^\n]{0,120}?\s(?:-a|--pass)\s+" + _V),
+    # redis-cli's prompt: `127.0.0.1:6379> AUTH default X`
+    (
+        "password", "password", "auth ",
+        r"(?m)(?:^|>[ \t]*)AUTH[ \t]+(?:\w+[ \t]+)?" + _V + r"[ \t]*$",
+    ),
     ("password", "password", "ldap", r"\bldap\w*\b[^\n]{0,200}?\s-w\s+" + _V),
     (
         "password", "password", "storepass|keypass",
