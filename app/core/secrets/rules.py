@@ -29,11 +29,22 @@ _OTHER_CODE = (
     r"\b[a-z]{4}(?: [a-z]{4}){3}\b|\b[A-Z0-9]{5}(?:-[A-Z0-9]{5}){2,5}\b)"
 )
 
+# Words before "key" that name no service: the key is an index, an object's name, a hash, a
+# public key's fingerprint
+_NOT_VENDOR = (
+    r"(?!(?:S3|Redis|Cache|Primary|Public|SSH|GPG|PGP|Object|Sort|Partition|Row|Foreign|Hash|"
+    r"Host|Signing|Idempotency|Lookup|Map|Dedup|Trace|ETag|Etag|Request|Commit|Correlation|"
+    r"Checksum|Content|The|This|That|My|Our|Your|A|An|New|Old|Unique|Composite|Shard|Routing)\b)"
+)
+# "1." or "2)": what a numbered list holds
+_NUMBERED = "|".join(f"{digit}{mark}" for digit in "0123456789" for mark in ".)")
+
 # (kind, check, keywords, regex). `check` says what the matched value must also pass: ""
 # nothing but not being a placeholder or a documented example (the shape says it all);
 # "random" must look generated; "password" must look chosen (digits or symbols, not plain
 # words, not a template); "pin" digits; "basic" base64 of user:password. `keywords` ("a|b"):
-# the rule runs only if one of them is in the lowercased text (cheap on megabytes of text).
+# the rule runs only if one of them is in the lowercased text (all are found in one pass);
+# "a|b & c": one of a and b, and c too (a seed phrase's word list needs a line break).
 RULES: tuple[tuple[str, str, str, str], ...] = (
     (
         "private key", "pem", "private key",
@@ -76,8 +87,9 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b",
     ),
     (
-        "GitLab token", "", "glpat-|gldt-|glrt-|glptt-|glft-|glsoat-|glcbt-|glimt-|gloas-",
-        rf"\bgl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|oas)-[A-Za-z0-9_-]{{20,300}}{_END}",
+        "GitLab token", "",
+        "glpat-|gldt-|glrt-|glptt-|glft-|glsoat-|glcbt-|glimt-|gloas-|glagent-|glwt-|glffct-",
+        rf"\bgl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|oas|agent|wt|ffct)-[A-Za-z0-9_-]{{20,300}}{_END}",
     ),
     (
         "Bitbucket/Atlassian token", "", "atbb|atatt3|atctt3",
@@ -93,14 +105,14 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"[A-Za-z0-9]{20,300}",
     ),
     (
-        "Discord bot token", "", "",
+        "Discord bot token", "", ".",
         r"(?<![\w.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![\w.-])",
     ),
     (
         "Discord webhook", "", "discord",
         r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{60,300}",
     ),
-    ("Telegram bot token", "random", "", rf"(?:\b|(?<=bot))\d{{8,10}}:[A-Za-z0-9_-]{{35}}{_END}"),
+    ("Telegram bot token", "random", ":", rf"(?:\b|(?<=bot))\d{{8,10}}:[A-Za-z0-9_-]{{35}}{_END}"),
     (
         "Stripe key", "", "sk_live_|sk_test_|rk_live_|rk_test_|whsec_",
         r"\b(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,300}|whsec_[A-Za-z0-9]{24,300})\b",
@@ -219,7 +231,13 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("Twilio API key", "", "sk", r"\bSK[0-9a-f]{32}\b"),
     ("Resend key", "", "re_", r"\bre_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}\b"),
     ("Fireworks key", "", "fw_", r"\bfw_[A-Za-z0-9]{24}\b"),
-    ("Dropbox token", "", "sl.", rf"\bsl\.[\w-]{{130,}}{_END}"),
+    ("Dropbox token", "", "sl.", rf"\bsl\.(?:u\.)?[\w-]{{130,}}{_END}"),
+    ("crates.io token", "", "cio", r"\bcio[A-Za-z0-9]{32}\b"),
+    ("Facebook token", "random", "eaa", r"\bEAA[B-Z][A-Za-z0-9]{90,400}\b"),
+    ("GitLab runner token", "", "gr1348941", r"\bGR1348941[\w-]{20,50}"),
+    ("Twitter bearer token", "random", "aaaaaaaaaaaaaaaaaaaaa", r"\bA{21,22}[A-Za-z0-9%]{30,200}"),
+    ("Backblaze key", "random", "k00", r"\bK00\d[A-Za-z0-9/+]{27}(?![A-Za-z0-9/+])"),
+    ("1Password secret key", "", "a3-", r"\bA3-[A-Z0-9]{6}-[A-Z0-9]{6}(?:-[A-Z0-9]{5}){4}\b"),
     (
         "HubSpot token", "", "pat-",
         r"\bpat-(?:na|eu|ap)\d-[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}\b",
@@ -272,7 +290,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?P<s>\[(?:\s*\d{1,3}\s*,){63}\s*\d{1,3}\s*\])",
     ),
     (
-        "seed phrase", "words", "wallet|seed|mnemonic|recovery|backup|semilla|frase|phrase",
+        "seed phrase", "words", "wallet|seed|mnemonic|recovery|backup|semilla|frase|phrase & \n",
         r"(?i:wallet|seed|mnemonic|recovery|backup|semilla|frase|phrase)[^\n]{0,80}\n\s*"
         r"(?P<s>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})\b",
     ),
@@ -285,6 +303,12 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         "Plaid token", "", "access-",
         r"\baccess-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}"
         r"-[0-9a-f]{4}-[0-9a-f]{12}\b",
+    ),
+    (  # a catch hook's URL lets anyone post into the flow: Zapier, IFTTT, Make
+        "webhook URL", "", "hooks.zapier.com|maker.ifttt.com|make.com|integromat.com",
+        r"https://(?:hooks\.zapier\.com/hooks/catch/\d+/[A-Za-z0-9]+/?|maker\.ifttt\.com/"
+        r"trigger/[^\s/]+/with/key/[A-Za-z0-9_-]{16,}|hook\.(?:\w+\.)?(?:make|integromat)\.com/"
+        r"[a-z0-9]{20,})",
     ),
     (
         "Teams webhook", "", "webhook.office.com",
@@ -363,7 +387,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"[a-z2-7]{4}(?: [a-z2-7]{4}){3,7})\b",
     ),
     (
-        "recovery code", "", "recovery|backup|rescue",
+        "recovery code", "", "recovery|backup|rescue & code",
         r"(?i)\b(?:recovery|backup|rescue)(?:[\s_-]+verification)?[\s_-]+codes?\b"
         r"(?:[^\n]{0,60}?|[^\n]{0,60}\n[^\n]{0,60}\n)(?:\n\s*)?(?P<s>\b"
         r"(?:[a-z0-9]{5}-[a-z0-9]{5}|\d{4} \d{4}|\d{8}|[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,7})\b"
@@ -371,7 +395,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,7})\b)*)",
     ),
     (
-        "recovery code", "", "recovery|backup|rescue",
+        "recovery code", "", "recovery|backup|rescue & code",
         r"(?i:\b(?:recovery|backup|rescue)[\s_-]+codes?\b)[^\n]{0,40}?[:：]?\s*(?P<s>"
         + _OTHER_CODE
         + r"(?:[ \t]*[\n,;][ \t]*"
@@ -443,9 +467,27 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ("password", "password", "docker", r"\bdocker\s+login\b[^\n]{0,80}?\s-p\s+" + _V),
     (
         "password", "password", "-pass|-pwd|-token|-api-key|-secret",
-        r"(?<!\S)--?(?:password|passwd|pass|pwd|token|api-key|secret)(?:=|\s+)" + _V,
+        r"(?<!\S)--?(?:password|passwd|pass|pwd|token|api-key|secret|passphrase)(?:=|\s+)" + _V,
     ),
     ("password", "password", "sqlcmd", r"\bsqlcmd\b[^\n]{0,120}?\s-P\s*" + _V),
+    # a user, then the password: `ipmitool -U ADMIN -P X`, `racadm -u root -p X`, `bcp … -U sa -P X`
+    ("password", "password", "-u & -p", r"\s-(?:U\s+\S+\s+-P|u\s+\S+\s+-p)\s+" + _V),
+    # archives: `7z a -pSECRET`, `rar a -hpSECRET`, `zip -P SECRET`
+    (
+        "password", "password", "7z|rar",
+        r"\b(?:7z|7za|7zz|7zr|rar|unrar|winrar)\b[^\n]{0,80}?\s-h?p(?=[^\s-])" + _V,
+    ),
+    ("password", "password", "zip", r"\b(?:zip|unzip|zipcloak)\b[^\n]{0,80}?\s-P\s+" + _V),
+    (
+        "password", "password", "openssl & pass:|-k ",
+        r"\bopenssl\b[^\n]{0,160}?\s(?:-(?:pass|passin|passout)\s+pass:|-k\s+)" + _V,
+    ),
+    # a password piped to a command that reads it: `echo 'X' | sudo -S …`, `| passwd --stdin`
+    (
+        "password", "password", "echo|printf & sudo|stdin",
+        r"\b(?:echo|printf)\s+(?:-[ne]+\s+)?" + _V + r"\s*\|\s*(?:sudo\s+(?:-\w+\s+)*-S\b|"
+        r"(?:sudo\s+)?\S*passwd\s+--stdin\b|[^\n|]{0,120}--password-stdin\b)",
+    ),
     ("password", "password", "mosquitto", r"\bmosquitto_\w+\b[^\n]{0,160}?\s-P\s+" + _V),
     (
         "password", "password", "mongo",
@@ -453,6 +495,11 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?:=|\s+)" + _V,
     ),
     ("password", "password", "redis-cli", r"\bredis-cli\b[^\n]{0,120}?\s(?:-a|--pass)\s+" + _V),
+    # redis-cli's prompt: `127.0.0.1:6379> AUTH default X`
+    (
+        "password", "password", "auth ",
+        r"(?m)(?:^|>[ \t]*)AUTH[ \t]+(?:\w+[ \t]+)?" + _V + r"[ \t]*$",
+    ),
     ("password", "password", "ldap", r"\bldap\w*\b[^\n]{0,200}?\s-w\s+" + _V),
     (
         "password", "password", "storepass|keypass",
@@ -522,7 +569,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?P<s>[a-z]{2,10}(?:[ -][a-z]{2,10}){3,23})\b",
     ),
     (
-        "seed phrase", "words", "seed|mnemonic|phrase|wallet|backup|recovery",
+        "seed phrase", "words", "seed|mnemonic|phrase|wallet|backup|recovery & " + _NUMBERED,
         r"(?i:seed|mnemonic|phrase|wallet|backup|recovery)[^\n]{0,60}?"
         r"(?P<s>(?:\n?\s*\d{1,2}[.)]\s*[a-z]{3,8}\b){12,24})",
     ),
@@ -533,8 +580,8 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
     ),
     (
         "PIN", "pin", "pin|passcode|code",
-        r"(?i)\b(?:pin|passcode|(?:door|gate|alarm|garage|safe|keypad|lock)(?:\s+(?:disarm|arm|entry|"
-        r"access|unlock|master))?\s+code|code\s+(?:for|to)"
+        r"(?i)\b(?:pin(?![\s-]*pads?\b)|passcode|(?:door|gate|alarm|garage|safe|keypad|lock)"
+        r"(?:\s+(?:disarm|arm|entry|access|unlock|master))?\s+code|code\s+(?:for|to)"
         r"\s+the\s+(?:door|gate|alarm|garage|safe|keypad|lock)\w*(?:\s+\w+)?)\b[^\n\d]{0,40}?"
         r"(?<!\d)(?P<s>\d{4,8}[#*]?)(?!\d)",
     ),
@@ -551,14 +598,22 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:is|was))?\s*[:=]?\s*"
         r"[\"']?(?P<s>[A-Za-z0-9+/_.=-]{16,200})",
     ),
+    (  # a service's key by its name, hex and all ("Azure OpenAI key (east us): 3f9a…"), but
+        # not a key that is an index, an object's name or a public key's fingerprint
+        "API key", "random or hex", "key",
+        r"(?<![\w-])(?:" + _NOT_VENDOR + r"[A-Z][\w.-]*\s+){1,3}"
+        r"(?:API\s+|api\s+)?key\b(?:\s*\([^)\n]{0,40}\))?(?:\s+(?:for|of)\b[^\n:=]{0,40}?)?"
+        r"\s*(?:\bis\b|:|=)\s*[\"']?(?P<s>[0-9a-f]{32,64}|[0-9A-F]{32,64})\b",
+    ),
     (
         "secret", "bare random", "key",  # (a site key is in every page: reCAPTCHA's, hCaptcha's)
-        r"(?i)(?<!site[ -])(?<!public )(?<!publishable )\bkey\b(?:\s+(?:is|was))?\s*[:=]?\s*"
+        r"(?i)(?<!site[ -])(?<!public )(?<!publishable )\bkey\b"
+        r"(?:\s+(?:for|of|to|from)\b[^\n:=\[\]]{0,40}?)?(?:\s+(?:is|was))?\s*[:=]?\s*"
         r"[\"']?(?P<s>[A-Za-z0-9+/_.=-]{16,200})",
     ),
     # A quoted random literal: a key passed straight to a client, `cohere.Client("…")`.
     (
-        "secret", "quoted random", "",
+        "secret", "quoted random", "\"|'",
         r"(?<!sitekey=)(?<!siteKey=)(?P<q>[\"'])(?P<s>[A-Za-z0-9_-]{32,200})(?P=q)",
     ),
 )  # fmt: skip
