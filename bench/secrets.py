@@ -38,11 +38,14 @@ SETS = [
     ("third holdout", "holdout3_secrets.jsonl", "holdout3_benign.jsonl"),
     ("fourth holdout, tuning half", "holdout4_tune_secrets.jsonl", "holdout4_tune_benign.jsonl"),
     ("fourth holdout, check half", "holdout4_check_secrets.jsonl", "holdout4_check_benign.jsonl"),
+    ("fifth holdout, tuning half", "holdout5_tune_secrets.jsonl", "holdout5_tune_benign.jsonl"),
+    ("fifth holdout, check half", "holdout5_check_secrets.jsonl", "holdout5_check_benign.jsonl"),
 ]
 # Measured once each: the detector before issue 8 (dabf90d) on the main corpus; the issue-8 rules
 # on the holdout and on the fresh corpus (issue 21, 2c3297e), and the rules extended against it
 # on the second holdout (ecd29e2) and the third (14fedb5), each before its misses were fixed;
-# the fourth (issue 40) against the rules of c9d03ba, its tuning half worked on, its check half not.
+# the fourth (issue 40) against the rules of c9d03ba and the fifth against those of 9518333, their
+# tuning halves worked on, their check halves not.
 FIRST_RUNS = [
     ("before issue 8, 2026-11-23", "main corpus", "63.9 % (108/169)", "17.7 % (60/339)"),
     ("2026-11-23", "holdout", "90.2 % (37/41)", "1.2 % (1/81)"),
@@ -51,6 +54,8 @@ FIRST_RUNS = [
     ("2026-11-25", "third holdout", "92.3 % (216/234)", "3.3 % (6/180)"),
     ("2026-11-28", "fourth holdout, tuning half", "55.9 % (147/263)", "2.2 % (5/226)"),
     ("2026-11-28", "fourth holdout, check half", "57.4 % (151/263)", "1.3 % (3/226)"),
+    ("2026-11-28", "fifth holdout, tuning half", "73.9 % (289/391)", "0.7 % (2/274)"),
+    ("2026-11-28", "fifth holdout, check half", "69.3 % (271/391)", "0.7 % (2/273)"),
 ]
 
 

@@ -28,14 +28,17 @@ BENIGN = _load("benign.jsonl", "holdout_benign.jsonl")
 # caught and 1.21 % flagged; 92.3 % and 3.33 %), then the rules were extended again
 FRESH_SECRETS = _load("fresh_secrets.jsonl", "holdout2_secrets.jsonl", "holdout3_secrets.jsonl")
 FRESH_BENIGN = _load("fresh_benign.jsonl", "holdout2_benign.jsonl", "holdout3_benign.jsonl")
-# Issue 40: a fourth, by a helper that had seen neither the rules nor the tests (passwords said
-# in prose in 23 languages), split in two halves: the rules were extended against the tuning
-# half; the check half was only measured, never read (first runs: 55.9 % caught, 2.2 %
-# flagged; 57.4 %, 1.3 %). Its texts stay out of every failure message.
-FOURTH = {
-    "tuning": (_load("holdout4_tune_secrets.jsonl"), _load("holdout4_tune_benign.jsonl")),
-    "check": (_load("holdout4_check_secrets.jsonl"), _load("holdout4_check_benign.jsonl")),
+# Issue 40: a fourth and a fifth, each by a helper that had seen neither the rules, the tests
+# nor the corpora before it (passwords said in prose in 23 and in 35 languages), each split in
+# two halves: the rules were extended against the tuning halves; the check halves were only
+# measured, never read (first runs: fourth 55.9 % caught, 2.2 % flagged and 57.4 %, 1.3 %;
+# fifth 73.9 %, 0.7 % and 69.3 %, 0.7 %). A check half's texts stay out of every message.
+HOLDOUTS = {
+    (name, half): (_load(f"{name}_{part}_secrets.jsonl"), _load(f"{name}_{part}_benign.jsonl"))
+    for name in ("holdout4", "holdout5")
+    for half, part in (("tuning", "tune"), ("check", "check"))
 }
+PROSE_LANGUAGES = {"holdout4": 23, "holdout5": 35}
 
 
 def _caught(secret: dict) -> bool:
@@ -72,49 +75,68 @@ def test_the_fresh_corpora_are_caught_at_97_percent_with_at_most_1_percent_flagg
     assert len(flagged) <= 0.01 * len(FRESH_BENIGN), "\n".join(flagged)
 
 
-def _rates(half: str) -> tuple[list[str], list[str]]:
-    """The missed secrets and the flagged benign texts of a half of the fourth holdout."""
-    secrets, benign = FOURTH[half]
+def _rates(name: str, half: str) -> tuple[list[str], list[str]]:
+    """The missed secrets and the flagged benign texts of a half of a holdout."""
+    secrets, benign = HOLDOUTS[name, half]
     missed = [f"{s['kind']}: {s['text'][:80]}" for s in secrets if not _caught(s)]
     flagged = [b["text"][:80] for b in benign if scan(b["text"])]
     return missed, flagged
 
 
-# The check half, measured twice: 90.9 % caught, 1.3 % flagged once the tuning half was done
-# (6eab053); 92.0 % (242/263) and 1.3 % (3/226) at the end (fbbb4c5), short of the goal. Its
-# misses were not read, so they stay until another corpus shows what they are. strict: the
-# day it passes, this mark goes.
-_SHORT = pytest.mark.xfail(strict=True, reason="check half: 92.0 % caught, 1.3 % flagged")
+@pytest.mark.parametrize("name", PROSE_LANGUAGES)
+def test_each_holdout_as_a_whole_is_caught_at_97_percent_with_at_most_1_percent_flagged(name):
+    # GIVEN both halves of a holdout: the issue's measure of a fresh corpus once worked on
+    missed = [m for half in ("tuning", "check") for m in _rates(name, half)[0]]
+    flagged = [f for half in ("tuning", "check") for f in _rates(name, half)[1]]
+    n_secrets = sum(len(HOLDOUTS[name, half][0]) for half in ("tuning", "check"))
+    n_benign = sum(len(HOLDOUTS[name, half][1]) for half in ("tuning", "check"))
+    n_missed, n_flagged = len(missed), len(flagged)
+    assert n_missed <= 0.03 * n_secrets, f"{n_missed} missed"
+    assert n_flagged <= 0.01 * n_benign, f"{n_flagged} flagged"
 
 
-@pytest.mark.parametrize("half", ["tuning", pytest.param("check", marks=_SHORT)])
-def test_the_fourth_holdout_is_caught_at_97_percent_with_at_most_1_percent_flagged(half):
-    secrets, benign = FOURTH[half]
+# The check halves, measured at the end of each round of work on the tuning halves: the fourth's
+# 90.9 % caught, 1.3 % flagged (6eab053), 92.0 % and 1.3 % (fbbb4c5), 94.3 % (248/263) and 1.3 %
+# (3/226) after the fifth's tuning half (e407d33); the fifth's 94.1 % (368/391) and 0.4 % (1/273)
+# then. Short of the goal on text the rules were not shaped to. Their misses were not read, so
+# they stay until another corpus shows what they are. strict: the day one passes, its mark goes.
+_SHORT = pytest.mark.xfail(strict=True, reason="check halves: 94.3 % and 94.1 % caught")
+
+
+@pytest.mark.parametrize(
+    "name, half",
+    [(name, "tuning") for name in PROSE_LANGUAGES]
+    + [pytest.param(name, "check", marks=_SHORT) for name in PROSE_LANGUAGES],
+)
+def test_a_holdouts_half_is_caught_at_97_percent_with_at_most_1_percent_flagged(name, half):
+    secrets, benign = HOLDOUTS[name, half]
     assert len(secrets) >= 250 and len(benign) >= 200
-    missed, flagged = _rates(half)
+    missed, flagged = _rates(name, half)
     # (counts, not lists: pytest would print a check half's texts)
     n_missed, n_flagged = len(missed), len(flagged)
     assert n_missed <= 0.03 * len(secrets), _shown(half, missed)
     assert n_flagged <= 0.01 * len(benign), _shown(half, flagged)
 
 
-def test_the_fourth_holdouts_check_half_does_not_fall_below_its_last_measure():
-    # THEN at least the 242 of 263 caught and at most the 3 of 226 flagged of its last measure
-    missed, flagged = _rates("check")
-    n_missed, n_flagged = len(missed), len(flagged)
-    assert n_missed <= 263 - 242, _shown("check", missed)
-    assert n_flagged <= 3, _shown("check", flagged)
+@pytest.mark.parametrize("name, caught, flagged", [("holdout4", 248, 3), ("holdout5", 368, 1)])
+def test_a_check_half_does_not_fall_below_its_last_measure(name, caught, flagged):
+    # THEN at least as many caught and at most as many flagged as at its last measure
+    missed, wrongly = _rates(name, "check")
+    n_secrets = len(HOLDOUTS[name, "check"][0])
+    n_missed, n_flagged = len(missed), len(wrongly)
+    assert n_missed <= n_secrets - caught, _shown("check", missed)
+    assert n_flagged <= flagged, _shown("check", wrongly)
 
 
-@pytest.mark.parametrize("half", FOURTH)
-def test_passwords_said_in_prose_are_caught_in_at_least_12_of_23_languages(half):
+@pytest.mark.parametrize("name, half", HOLDOUTS)
+def test_passwords_said_in_prose_are_caught_in_at_least_12_languages(name, half):
     # GIVEN the passwords, PINs and passphrases said in prose, by language
     by_language: dict[str, list[dict]] = {}
-    for s in FOURTH[half][0]:
+    for s in HOLDOUTS[name, half][0]:
         if s.get("prose"):
             by_language.setdefault(s.get("lang", "en"), []).append(s)
     n_languages = len(by_language)
-    assert n_languages == 23
+    assert n_languages == PROSE_LANGUAGES[name]
     # THEN all of a language's are caught, in at least 12 languages
     whole = sorted(lang for lang, said in by_language.items() if all(map(_caught, said)))
     said = [s for in_one in by_language.values() for s in in_one]
@@ -131,7 +153,7 @@ def test_redact_removes_every_caught_secret_and_the_result_scans_clean():
         assert s["secret"] not in redacted, redacted
         assert "[REDACTED:" in redacted
         assert scan(redacted) == [], redacted
-    for half, (secrets, _) in FOURTH.items():
+    for (_, half), (secrets, _) in HOLDOUTS.items():
         for s in secrets:
             if not scan(s["text"]):
                 continue
