@@ -19,9 +19,9 @@ RULES = CAPTURE_RULES
 RULE_HELP = {
     "remember": '"remember that …", "note that …", "keep in mind …"',
     "from-now-on": '"from now on …", "going forward …"',
-    "always-never": '"always …", "never …", "don\'t ever …"',
+    "always-never": '"always …", "never …", "make sure you always …", "don\'t call X directly"',
     "prefer": '"I prefer …", "we\'d rather …", "our convention is …"',
-    "correction": '"no, use X instead of Y"',
+    "correction": '"no, use X instead of Y", "our CI runs on X, not Y"',
     "fixed-command": "a command that failed and then worked (its error is a keyword)",
 }
 MIN_CHARS = 12
@@ -61,13 +61,16 @@ _FROM_NOW_ON = re.compile(
     re.I,
 )
 _ALWAYS_NEVER = re.compile(
-    r"^(?:please\s+|and\s+|also\s+)?(?:always|never|don'?t ever|do not ever)\s+"
-    r"(?P<verb>[a-z]+)\b(?P<what>.*)$",
+    r"^(?:please\s+|and\s+|also\s+)?(?:(?:make|be)\s+sure\s+(?:that\s+)?(?:you\s+|to\s+|we\s+)?)?"
+    r"(?:always|never|don['’]?t ever|do not ever)\s+(?P<verb>[a-z]+)\b(?P<what>.*)$"
+    # "don't call X directly", "do not push to main anymore": a standing "don't" says so
+    r"|^(?:please\s+|and\s+|also\s+)?(?:don['’]?t|do not)\s+(?P<dont>[a-z]+)\b"
+    r".*\b(?:directly|anymore|any more|ever again|again)\b[^,;]*$",
     re.I,
 )
 _PREFER = re.compile(
-    r"^(?:i|we)\s+(?:(?:much|strongly|really|generally)\s+)?"
-    r"(?:prefer|(?:'d|would) rather|always use|never use|like to use|want you to use)\b"
+    r"^(?:i|we)(?:\s*['’]d\s+|\s+)(?:(?:much|strongly|really|generally|far)\s+)?"
+    r"(?:prefer|(?:would\s+)?rather|always use|never use|like to use|want you to use)\b"
     r"(?!\s+(?:the\s+)?(?:first|second|third|last|former|latter|above|previous|other|this|"
     r"that|these|those|your|option|version|approach|one)\b).+$"
     r"|^(?:my|our) (?:preference|convention|rule|style) (?:is|here is)\b.+$"
@@ -78,6 +81,11 @@ _CORRECTION = re.compile(
     r"^(?:(?:no|nope|wrong|not quite|actually)\b[,.!:;]?\s+)?"
     r"(?:(?:please|you should|we)\s+)?(?P<verb>use|run|call|prefer|it'?s|it is)\s+"
     r"(?P<right>[^,]+?),?\s+(?:instead of|rather than|not)\s+(?P<wrong>[^,]+?)[.!]?$",
+    re.I,
+)
+# A fact about the person's setup, said against another: "our CI runs on X, not Y"
+_SETUP = re.compile(
+    r"^(?:our|we(?:['’]re| are)? (?:on|using|use))\b[^,;]{2,80}?,?\s+not\s+[^,;]{1,60}?[.!]?$",
     re.I,
 )
 _TASK = re.compile(r"\b(?:let'?s|let us|this (?:task|pr|commit|time|once)|right now|today)\b", re.I)
@@ -133,8 +141,10 @@ def _statement(sentence: str) -> Statement | None:
         verb = "It is" if verb.startswith("it") else verb.capitalize()
         right, wrong = m["right"].strip(), m["wrong"].strip()
         return Statement("correction", f"{verb} {right} instead of {wrong}.")
-    if (m := _ALWAYS_NEVER.match(sentence)) and m["verb"].lower() in VERBS:
+    if (m := _ALWAYS_NEVER.match(sentence)) and (m["verb"] or m["dont"]).lower() in VERBS:
         return Statement("always-never", _tidy(sentence))
+    if _SETUP.match(sentence):
+        return Statement("correction", _tidy(sentence))
     if (m := _PREFER.match(sentence)) and (not m["habit"] or m["habit"].lower() in VERBS):
         return Statement("prefer", _tidy(sentence))
     return None

@@ -40,6 +40,18 @@ MNEMO = Path(sys.executable).parent / "mnemo"
         ("We always deploy from the main branch.", "prefer", None),
         ("Going forward, all new modules need type hints.", "from-now-on", None),
         ("nope, it's Postgres 16 not 15", "correction", "It is Postgres 16 instead of 15."),
+        # issue 42, item 6: missed by the rules before
+        ("I'd rather you use pnpm than npm.", "prefer", None),
+        (
+            "we’d much rather keep functions small",
+            "prefer",
+            "We’d much rather keep functions small.",
+        ),
+        ("Make sure you always run the linter before committing.", "always-never", None),
+        ("make sure to never commit .env files", "always-never", None),
+        ("Don't call the payments API directly.", "always-never", None),
+        ("do not push to main anymore", "always-never", "Do not push to main anymore."),
+        ("Our CI runs on GitHub Actions, not Jenkins.", "correction", None),
     ],
 )
 def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
@@ -71,6 +83,11 @@ def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
         "/compact remember that x",  # a slash command
         "fix the failing test in the importer",  # nothing lasting
         "remember that",  # nothing said
+        "I'd rather the second one.",  # a choice between the agent's options
+        "don't call it yet, we need the schema first",  # the task at hand
+        "Make sure you run the tests",
+        "our CI runs on tuesdays?",
+        "Don't worry about the docs for now.",
     ],
 )
 def test_the_rules_leave_questions_code_and_tasks_alone(prompt):
