@@ -689,3 +689,43 @@ TOPICS = (
     "calendar", "wiki", "CI", "release", "onboarding", "hiring", "budget", "travel",
     "security", "compliance", "analytics", "design", "support", "docs", "sales",
 )  # fmt: skip
+
+
+# ---- issue 42, item 4 -------------------------------------------------------------------
+ALL_NINE = ("claude", "codex", "gemini", "cursor", "vscode", "zed", "cline", "goose", "continue")
+
+
+def test_uninstall_leaves_no_folder_and_no_copy_mnemo_made(tmp_path, mnemo_home):
+    # GIVEN a home where only Codex was ever used, its config holding a token
+    home = tmp_path / "user"
+    (home / ".codex").mkdir(parents=True)
+    codex = b'model = "o4"\n\n[shell_environment_policy.set]\nGH_TOKEN = "not-a-real-token"\n'
+    (home / ".codex" / "config.toml").write_bytes(codex)
+    before = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
+    # WHEN Mnemo is wired into all nine agents (twice: a second install writes again), then out
+    for action in ("install", "install", "uninstall"):
+        done = _mnemo(home, action, *ALL_NINE)
+        assert done.returncode == 0, done.stdout + done.stderr
+    # THEN the home is as it was: no agent folder Mnemo made, no backup or original left
+    after = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
+    assert after == before
+    assert (home / ".codex" / "config.toml").read_bytes() == codex
+    # AND a later install finds only the agent the user has (none is on this PATH), not
+    # eight more by folders Mnemo had made
+    env = {**_env(home), "PATH": str(Path(sys.executable).parent) + os.pathsep + "/usr/bin:/bin"}
+    again = subprocess.run(
+        [str(MNEMO), "agents", "install"], env=env, capture_output=True, text=True, timeout=180
+    )
+    assert again.returncode == 0, again.stderr
+    assert {line.split(":")[0] for line in again.stdout.splitlines()} == {"Codex CLI"}
+
+
+def test_uninstall_keeps_a_folder_the_agent_has_used_since(tmp_path, mnemo_home):
+    home = tmp_path / "user"
+    home.mkdir()
+    assert _mnemo(home, "install", "gemini").returncode == 0
+    (home / ".gemini" / "history").mkdir()  # the agent ran meanwhile
+    (home / ".gemini" / "history" / "chat.json").write_text("{}")
+    assert _mnemo(home, "uninstall", "gemini").returncode == 0
+    assert not (home / ".gemini" / "settings.json").exists()
+    assert (home / ".gemini" / "history" / "chat.json").read_text() == "{}"
