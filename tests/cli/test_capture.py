@@ -139,6 +139,9 @@ def _inbox() -> list[dict]:
 @pytest.fixture
 def helper(mnemo_home):
     assert _run("remember", "We deploy the billing service with Helm on Fridays").returncode == 0
+    # the session's start starts the helper, as in an agent (a cold prompt gets 2 s at most)
+    start = {"session_id": "s0", "cwd": str(REPO), "hook_event_name": "SessionStart"}
+    assert _run("hook", "session-start", input=json.dumps(start)).returncode == 0
     yield mnemo_home
     _run("hook", "stop")
 
