@@ -16,6 +16,11 @@ MAX_INPUT = 32_000_000  # an event's JSON (a prompt with pasted files); longer i
 MAX_OUTPUT = 20_000  # of a tool's output: its end names the error
 MAX_PROMPT = 8_000  # what of a prompt is searched and read by the rules
 GEMINI_EVENT_NAMES = {"session-start": "SessionStart", "prompt": "BeforeAgent"}
+# What an agent puts into a prompt's text beside the person's words: Gemini CLI puts the
+# session-start hooks' context (Mnemo's own block among them) before the first prompt as
+# `<hook_context>…</hook_context>`, and its own setup as `<session_context>`; Claude Code
+# marks what it adds `<system-reminder>` or `<user-prompt-submit-hook>`.
+INJECTED = ("hook_context", "session_context", "system-reminder", "user-prompt-submit-hook")
 
 
 def parse(raw: bytes) -> dict:
@@ -25,6 +30,32 @@ def parse(raw: bytes) -> dict:
     except (ValueError, RecursionError):
         return {}
     return plain(value) if isinstance(value, dict) else {}
+
+
+def own_words(prompt: str) -> str:
+    """A prompt without what an agent injected into it (`INJECTED` blocks, wherever they
+    are; one whose end was cut off runs to the end): what the person typed, the only text
+    Mnemo searches for and reads statements from. Mnemo's own memories, handed back in the
+    first prompt, are neither searched for nor observed again."""
+    kept, at, cut = [], 0, False
+    ahead = {tag: prompt.find(f"<{tag}>") for tag in INJECTED}  # each tag's next start
+    while True:
+        for tag, found in ahead.items():
+            if 0 <= found < at:  # (inside a block just cut: looked for again past it)
+                ahead[tag] = prompt.find(f"<{tag}>", at)
+        starts = [(found, tag) for tag, found in ahead.items() if found >= 0]
+        if not starts:
+            kept.append(prompt[at:])
+            break
+        start, tag = min(starts)
+        kept.append(prompt[at:start])
+        cut = True
+        end = prompt.find(f"</{tag}>", start)
+        if end < 0:
+            break
+        at = end + len(tag) + 3
+        ahead[tag] = prompt.find(f"<{tag}>", at)
+    return "".join(kept).strip() if cut else prompt
 
 
 def session_of(event: dict) -> str:
@@ -61,8 +92,9 @@ def plain(event: dict) -> dict:
                 "hook_event_name", "tool_name"):  # fmt: skip
         if (text := _text(event.get(key), 4096)) is not None:
             out[key] = text
-    if (prompt := _text(event.get("prompt"), MAX_PROMPT)) is not None:
-        out["prompt"] = prompt
+    prompt = event.get("prompt")
+    if isinstance(prompt, str) and (text := _text(own_words(prompt), MAX_PROMPT)) is not None:
+        out["prompt"] = text
     if (error := _text(event.get("error"), MAX_OUTPUT)) is not None:
         out["error"] = error
     roots = event.get("workspace_roots")

@@ -63,7 +63,7 @@ def running_pid() -> int | None:
                 try:
                     fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
                 except BlockingIOError:
-                    return int((f.read().split() or ["0"])[0]) or None
+                    return int((f.read().strip("\0").split() or ["0"])[0]) or None
                 fcntl.flock(f, fcntl.LOCK_UN)
     except (OSError, ValueError):
         return None
@@ -304,6 +304,8 @@ def serve() -> int:
     except BlockingIOError:
         return 0  # another helper serves this data folder
     path, server = _listen()
+    # (from the start: a helper killed before it could empty the file left its lines there)
+    lock.seek(0)
     lock.truncate(0)
     lock.write(f"{os.getpid()}\n{path}\n")  # hooks of another environment find it here
     lock.flush()

@@ -34,8 +34,12 @@ VERSION = f"{__version__}:{int(os.stat(__file__).st_mtime)}"
 EVENTS = ("session-start", "prompt", "tool")
 AGENTS = ("claude", "codex", "gemini", "cursor")
 MAX_INPUT = 32_000_000  # an event's bytes (a prompt with pasted files); longer is not read
-WAIT_S = {"session-start": 30.0, "prompt": 4.0, "tool": 4.0}  # for a helper just started
-ANSWER_S = 60.0  # for an answer once connected (the first waits for the model to load)
+# How long a hook waits for its answer, start-up of a helper included. The agents kill a hook
+# after their own timeout (Claude Code, Gemini CLI and Cursor: 60 s by default; Codex: 600 s);
+# a person waits on every prompt, so a prompt (and a tool's event) gets at most 2 s and goes
+# without memories after that, said on standard error.
+DEADLINE_S = {"session-start": 30.0, "prompt": 2.0, "tool": 2.0}
+MISSES = 2  # a helper that missed this many deadlines in a row (alive but stuck) is replaced
 
 
 def fast_path() -> str | None:
@@ -128,19 +132,34 @@ def _connect(path: str, timeout: float) -> _socket.socket | None:
     return conn
 
 
-def ask(event: str, agent: str, raw: bytes, path: str | None = None) -> tuple[str, bytes]:
+def _left(deadline: float) -> float:
+    return max(0.01, deadline - time.monotonic())
+
+
+def ask(
+    event: str, agent: str, raw: bytes, path: str | None = None, deadline: float | None = None
+) -> tuple[str, bytes]:
     """The helper's answer to one event: ("ok", output), ("restart", b""), ("error",
-    message), or ("none", b"") when no helper answers at `path`."""
-    conn = _connect(path or socket_path(), 2.0)
+    message), ("none", b"") when no helper answers at `path`, or ("late", b"") when one
+    took the connection but did not answer by `deadline` (time.monotonic())."""
+    if deadline is None:
+        deadline = time.monotonic() + DEADLINE_S.get(event, 2.0)
+    conn = _connect(path or socket_path(), min(2.0, _left(deadline)))
     if conn is None:
         return "none", b""
+    chunks = []
     try:
-        conn.settimeout(ANSWER_S)
+        conn.settimeout(_left(deadline))
         conn.sendall(f"MNEMO-HOOK {VERSION} {event} {agent}\n".encode() + raw)
         conn.shutdown(_socket.SHUT_WR)
-        chunks = []
-        while chunk := conn.recv(65536):
+        while True:
+            conn.settimeout(_left(deadline))
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
             chunks.append(chunk)
+    except TimeoutError:
+        return "late", b""
     finally:
         conn.close()
     status, _, rest = b"".join(chunks).partition(b"\n")
@@ -152,11 +171,62 @@ def ask(event: str, agent: str, raw: bytes, path: str | None = None) -> tuple[st
     return ("restart", b"") if word == "restart" else ("none", b"")
 
 
-def _ask_any(event: str, agent: str, raw: bytes, path: str) -> tuple[str, bytes]:
-    reply = ask(event, agent, raw, path)
+def _ask_any(event: str, agent: str, raw: bytes, path: str, deadline: float) -> tuple[str, bytes]:
+    reply = ask(event, agent, raw, path, deadline)
     if reply[0] == "none" and (other := advertised()) not in (None, path):
-        reply = ask(event, agent, raw, other)
+        reply = ask(event, agent, raw, other, deadline)
     return reply
+
+
+def _stopped(pid: int) -> bool:
+    """Whether the process is stopped (SIGSTOP, a debugger): it will not answer."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b") ", 1)[1][:1] in (b"T", b"t")
+    except (OSError, IndexError):
+        return False
+
+
+def _forget(path: str) -> bool:
+    """Remove a file if it is there (`contextlib` would cost every prompt its import)."""
+    try:
+        os.unlink(path)
+    except OSError:
+        return False
+    return True
+
+
+def _missed(path: str) -> bool:
+    """The running helper took a request and did not answer in time: counted (beside its
+    socket); stopped, or stuck for MISSES requests in a row, it is killed and a new one
+    started for the next prompt. Whether it was replaced."""
+    from app.agents import helper  # (the slow path: a deadline was missed)
+
+    pid = helper.running_pid()
+    if pid is None or pid == os.getpid():
+        return False
+    misses = path + ".misses"
+    try:
+        with open(misses) as f:
+            last_pid, count = (int(w) for w in f.read().split())
+    except (OSError, ValueError):
+        last_pid, count = 0, 0
+    count = count + 1 if last_pid == pid else 1
+    if count < MISSES and not _stopped(pid):
+        fd = os.open(misses, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{pid} {count}")
+        return False
+    import signal
+
+    try:
+        os.kill(pid, signal.SIGKILL)  # (the lock it holds says it is the helper)
+    except OSError:
+        return False
+    _wait(lambda: helper.running_pid() != pid, 5.0)
+    _forget(misses)
+    start_helper()
+    return True
 
 
 def helper_command() -> list[str]:
@@ -185,18 +255,23 @@ def start_helper():
 
 
 def ask_or_start(event: str, agent: str, raw: bytes) -> tuple[str, bytes]:
-    """Ask the helper; none there (or an older one that stepped down): start one and wait up
-    to WAIT_S for it. ("none", b"") when no helper answered in time."""
+    """Ask the helper; none there (or an older one that stepped down): start one and wait for
+    it until the event's deadline (DEADLINE_S). ("none", b"") when no helper answered in
+    time; ("late", b"") when the running one did not (it is replaced if stuck: `_missed`)."""
     if not hasattr(os, "geteuid") or not hasattr(_socket, "AF_UNIX"):
         return "unsupported", b""  # Windows: no helper; the session block is made here
+    deadline = time.monotonic() + DEADLINE_S[event]
     path = socket_path()
-    reply = _ask_any(event, agent, raw, path)
+    reply = _ask_any(event, agent, raw, path, deadline)
+    if reply[0] == "late":
+        return ("replaced" if _missed(path) else "late"), b""
     if reply[0] not in ("none", "restart"):
+        if os.path.exists(path + ".misses"):  # it answers again: its misses are forgotten
+            _forget(path + ".misses")
         return reply
     if reply[0] == "restart":  # it is exiting: wait for its socket to go
-        _wait(lambda: not os.path.exists(path), 5.0)
+        _wait(lambda: not os.path.exists(path), min(5.0, _left(deadline)))
     proc = start_helper()
-    deadline = time.monotonic() + WAIT_S[event]
     tries = 0
     while time.monotonic() < deadline:
         # The helper started here listens at `path` (reading the lock file each time costs a
@@ -204,10 +279,14 @@ def ask_or_start(event: str, agent: str, raw: bytes) -> tuple[str, bytes]:
         # could not listen there, is found through the lock file, looked at now and then
         tries += 1
         elsewhere = proc.poll() == 0 or fast_path() is None or tries % 10 == 0
-        reply = _ask_any(event, agent, raw, path) if elsewhere else ask(event, agent, raw, path)
-        if reply[0] not in ("none", "restart"):
+        reply = (
+            _ask_any(event, agent, raw, path, deadline)
+            if elsewhere
+            else ask(event, agent, raw, path, deadline)
+        )
+        if reply[0] not in ("none", "restart", "late"):
             return reply
-        if proc.poll() not in (None, 0):  # it failed
+        if reply[0] == "late" or proc.poll() not in (None, 0):  # still loading; or it failed
             return "none", b""
         time.sleep(0.01)
     return "none", b""
@@ -255,6 +334,11 @@ def run(event: str, agent: str, raw: bytes) -> bytes:
     text = ""
     if status == "error":
         _say(out.decode("utf-8", "replace"))
+    elif status in ("late", "replaced"):  # the agent's time is spent: nothing made here
+        _say(
+            f"the memory helper did not answer in {DEADLINE_S[event]:.0f} s; no memories this "
+            + ("time (it was stuck: a new one is starting)" if status == "replaced" else "time")
+        )
     else:
         try:
             text = _in_process(event, events.parse(raw))

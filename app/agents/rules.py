@@ -19,9 +19,9 @@ RULES = CAPTURE_RULES
 RULE_HELP = {
     "remember": '"remember that …", "note that …", "keep in mind …"',
     "from-now-on": '"from now on …", "going forward …"',
-    "always-never": '"always …", "never …", "don\'t ever …"',
+    "always-never": '"always …", "never …", "make sure you always …", "don\'t call X directly"',
     "prefer": '"I prefer …", "we\'d rather …", "our convention is …"',
-    "correction": '"no, use X instead of Y"',
+    "correction": '"no, use X instead of Y", "our CI runs on X, not Y"',
     "fixed-command": "a command that failed and then worked (its error is a keyword)",
 }
 MIN_CHARS = 12
@@ -30,7 +30,8 @@ MOST_PER_PROMPT = 3
 FIX_WINDOW_S = 15 * 60  # a failure and the success that fixed it, this close together
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_SENTENCE_END = re.compile(r"(?<=[.!;?])\s+(?=[A-Z\"'(])|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!;?])\s+(?=[\w\"'(`])|\n+")
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|incl|esp)\.|\b[A-Za-z]\.)$", re.I)
 _SPACE = re.compile(r"\s+")
 _BULLET = re.compile(r"^(?:[-*\u2022]|\d+[.)])\s+")  # a list item's mark
 # What an instruction starts with after "always" / "never": a verb as one says it to someone
@@ -49,7 +50,7 @@ VERBS = frozenset(
 
 _REMEMBER = re.compile(
     r"^(?:please\s+|pls\s+|and\s+)?(?:remember|note|keep in mind|don'?t forget|never forget)"
-    r"(?:\s+that|\s*:|\s*,)\s*(?P<what>.+)$",
+    r"(?:\s+that|\s*:|\s*,|\s+(?=(?:we|our|i|my)\s))\s*(?P<what>.+)$",
     re.I,
 )
 _REMEMBER_TO = re.compile(
@@ -61,13 +62,16 @@ _FROM_NOW_ON = re.compile(
     re.I,
 )
 _ALWAYS_NEVER = re.compile(
-    r"^(?:please\s+|and\s+|also\s+)?(?:always|never|don'?t ever|do not ever)\s+"
-    r"(?P<verb>[a-z]+)\b(?P<what>.*)$",
+    r"^(?:please\s+|and\s+|also\s+)?(?:(?:make|be)\s+sure\s+(?:that\s+)?(?:you\s+|to\s+|we\s+)?)?"
+    r"(?:always|never|don['’]?t ever|do not ever)\s+(?P<verb>[a-z]+)\b(?P<what>.*)$"
+    # "don't call X directly", "do not push to main anymore": a standing "don't" says so
+    r"|^(?:please\s+|and\s+|also\s+)?(?:don['’]?t|do not)\s+(?P<dont>[a-z]+)\b"
+    r".*\b(?:directly|anymore|any more|ever again|again)\b[^,;]*$",
     re.I,
 )
 _PREFER = re.compile(
-    r"^(?:i|we)\s+(?:(?:much|strongly|really|generally)\s+)?"
-    r"(?:prefer|(?:'d|would) rather|always use|never use|like to use|want you to use)\b"
+    r"^(?:i|we)(?:\s*['’]d\s+|\s+(?:am\s+)?)(?:(?:much|strongly|really|generally|far)\s+)?"
+    r"(?:prefer|(?:would\s+)?rather|always use|never use|like to use|want you to use)\b"
     r"(?!\s+(?:the\s+)?(?:first|second|third|last|former|latter|above|previous|other|this|"
     r"that|these|those|your|option|version|approach|one)\b).+$"
     r"|^(?:my|our) (?:preference|convention|rule|style) (?:is|here is)\b.+$"
@@ -80,7 +84,68 @@ _CORRECTION = re.compile(
     r"(?P<right>[^,]+?),?\s+(?:instead of|rather than|not)\s+(?P<wrong>[^,]+?)[.!]?$",
     re.I,
 )
-_TASK = re.compile(r"\b(?:let'?s|let us|this (?:task|pr|commit|time|once)|right now|today)\b", re.I)
+# A fact about the person's setup, said against another: "our CI runs on X, not Y"
+_SETUP = re.compile(
+    r"^(?:our|we(?:['’]re| are)? (?:on|using|use))\b[^,;]{2,80}?,?\s+not\s+[^,;]{1,60}?[.!]?$",
+    re.I,
+)
+_TASK = re.compile(
+    r"\b(?:let'?s|let us|this (?:task|pr|commit|time|once|one|change|diff|file|function|test)"
+    r"|right now|today|for now|for the moment|yet|after you change it)\b",
+    re.I,
+)
+# What is wrong with the work now (a failing test, a bug): found, not a rule for later
+_STATE = re.compile(r"\b(?:failing|fails|failed|broken|crash(?:es|ed|ing)?|flaky|bug)\b", re.I)
+# Words a person opens a sentence with before what they state: not the statement
+_LEAD = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|also|and|but|btw|fyi|pls|plz|please|oh|heads up|for the record"
+    r"|one more thing(?: for the future)?|context for this whole project)\b[,:!\u2014-]*\s+)+",
+    re.I,
+)
+# A lasting word anywhere in the sentence: a "don't" or a request holding one stands
+_LASTING = re.compile(
+    r"\b(?:always|alwyas|allways|never|ever|anymore|any more|directly|going (?:forward|fwd)"
+    r"|from now on|in (?:the )?future|for the future|from here on|in (?:this|our|the) "
+    r"(?:repo|project|codebase|team|code ?base|monorepo)|in new (?:code|modules|files)"
+    r"|we (?:use|always|never|don['’]?t|dont|do not)|whenever (?:you|we))\b",
+    re.I,
+)
+# A fact about the person or the project, as told for the record ("fyi, the main branch is
+# protected", "for the record, I'm on an M2 mac")
+_FACT = re.compile(
+    r"^(?:it['’]?s|this is|we['’]re|we are|i['’]?m|i am|the\s+\S+(?:\s+\S+)?\s+(?:is|are))\s.+$",
+    re.I,
+)
+_ASK_AFTER = re.compile(
+    r",\s*(?:so\s+)?(?:fix|can you|could you|please|pls|now|then|and then|anyway)\b[^,]*$", re.I
+)
+_STOP = re.compile(r"^(?:stop|quit)\s+(?P<doing>[a-z]+ing)\b.+$", re.I)
+_HATE = re.compile(r"^i (?:really )?(?:hate|can'?t stand|don'?t like) (?:it )?when you\b.+$", re.I)
+_SWITCHED = re.compile(
+    r"^we(?:['’]ve| have)? (?:moved|switched|migrated|changed)\b.*\bto\b.+$", re.I
+)
+_TEAM = re.compile(
+    r"^(?:(?:in|for) (?:this|our) (?:repo|project|codebase|team|monorepo)\b,?\s+"
+    r"(?:we|all|every|no|nothing)\b.+"
+    r"|(?:we|i) (?:use|write|keep|name|put|follow|stick to)\b.+"
+    r"|we (?:don['’]?t|dont|do not) (?:use|write|do|add|put|allow|run)\b.+"
+    r"|our (?:house style|convention|style|naming|policy|rule)s? (?:is|are)\b.+"
+    r"|(?:please\s+)?prefer\s+.+\s+(?:over|to|instead of)\s+.+)$",
+    re.I,
+)
+_OUR_SETUP = re.compile(
+    r"^our\s+(?:[\w./`-]+\s+){1,4}(?:is|are|uses?|runs?(?: on)?|lives? in|has|have|"
+    r"(?:is|are) (?:named|called|on|in|hosted))\b.+$",
+    re.I,
+)
+# "no no, the package manager is yarn berry, not yarn classic"; "it's not MySQL, it's MariaDB"
+_SAID_NO = re.compile(
+    r"^(?:(?:no+|nope|wrong|not quite|actually|wait)\b[,.!:;]?\s+)+(?:no,?\s+)?"
+    r"(?:(?:the|our)\s+[\w ./`-]{2,60}?\s+(?:is|are|runs? on|lives? in)\s+.+?,?\s+not\s+.+"
+    r"|it['’]?s not\s+.+?,\s*it['’]?s\s+.+)$"
+    r"|^it['’]?s not\s+[^,]+,\s*it['’]?s\s+.+$",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -96,11 +161,15 @@ def sentences(prompt: str) -> list[str]:
     """The prompt's sentences outside code blocks and quoted lines, whitespace collapsed."""
     text = _FENCE.sub("\n", prompt)
     lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith((">", "    ", "\t"))]
-    out = []
+    out: list[str] = []
+    glued = False  # the part before ended with an abbreviation ("e.g."): the same sentence
     for part in _SENTENCE_END.split("\n".join(lines)):
         sentence = _BULLET.sub("", _SPACE.sub(" ", part).strip())
-        if sentence:
+        if sentence and glued and out:
+            out[-1] = f"{out[-1]} {sentence}"
+        elif sentence:
             out.append(sentence)
+        glued = bool(sentence) and bool(_ABBREVIATION.search(sentence)) and "\n" not in part
     return out
 
 
@@ -112,19 +181,46 @@ def _tidy(text: str) -> str:
 
 
 def _statement(sentence: str) -> Statement | None:
-    if sentence.endswith("?") or not MIN_CHARS <= len(sentence) <= MAX_CHARS:
+    asked = sentence.endswith("?")
+    if not MIN_CHARS <= len(sentence) <= MAX_CHARS:
         return None
     if _TASK.search(sentence):  # about the work at hand, not lasting
         return None
-    if m := _REMEMBER.match(sentence):
+    if asked:  # a question, unless it asks for a standing habit ("could you always …?")
+        standing = re.match(r"^(?:could|can|would) you (?:please )?always\b", sentence, re.I)
+        if not standing or not re.search(
+            r"\b(?:please|pls|going forward|from now on|in future)\b", sentence, re.I
+        ):  # "can you always use tabs?" may ask whether it can
+            return None
+        return Statement("always-never", _tidy(sentence.rstrip("?")))
+    sentence = _ASK_AFTER.sub("", sentence)  # "…, fix the file you just wrote": the task
+    core = _LEAD.sub("", sentence)
+    if len(core) < MIN_CHARS:
+        return None
+    found = _rule(core, sentence)
+    told = re.match(
+        r"^(?:fyi|for the record|heads up|context for this whole project)\b", sentence, re.I
+    )
+    if found is None and told and _FACT.match(core) and not _STATE.search(core):
+        found = Statement("prefer", _tidy(sentence))
+    if found is not None and found.rule in ("remember", "correction") and _STATE.search(core):
+        return None  # "note: the failing test is …": the state of the work, not a rule
+    return found
+
+
+def _rule(core: str, sentence: str) -> Statement | None:
+    """The rule a sentence (`core`: without its lead words) states as lasting, if any."""
+    if m := _REMEMBER.match(core):
         what = m["what"].strip()
         return Statement("remember", _tidy(what)) if len(what) >= MIN_CHARS else None
-    if m := _REMEMBER_TO.match(sentence):
+    if m := _REMEMBER_TO.match(core):
         return Statement("remember", _tidy(m["what"]))
-    if _FROM_NOW_ON.match(sentence):
+    if _FROM_NOW_ON.match(core):
         return Statement("from-now-on", _tidy(sentence))
-    if m := _CORRECTION.match(sentence):
-        said_no = sentence.lower().startswith(("no", "nope", "wrong", "not quite", "actually"))
+    if _SAID_NO.match(core):
+        return Statement("correction", _tidy(sentence))
+    if m := _CORRECTION.match(core):
+        said_no = core.lower().startswith(("no", "nope", "wrong", "not quite", "actually"))
         if not said_no and m["verb"].lower() not in ("use", "run", "call", "prefer"):
             return None  # "it's X not Y" is a correction only after a "no"
         if len(m["wrong"].split()) > 6:
@@ -133,10 +229,29 @@ def _statement(sentence: str) -> Statement | None:
         verb = "It is" if verb.startswith("it") else verb.capitalize()
         right, wrong = m["right"].strip(), m["wrong"].strip()
         return Statement("correction", f"{verb} {right} instead of {wrong}.")
-    if (m := _ALWAYS_NEVER.match(sentence)) and m["verb"].lower() in VERBS:
+    if (m := _ALWAYS_NEVER.match(core)) and (m["verb"] or m["dont"]).lower() in VERBS:
         return Statement("always-never", _tidy(sentence))
-    if (m := _PREFER.match(sentence)) and (not m["habit"] or m["habit"].lower() in VERBS):
+    if _SETUP.match(core) or _SWITCHED.match(core) or _OUR_SETUP.match(core):
+        return Statement("correction" if " not " in core else "prefer", _tidy(sentence))
+    if (m := _PREFER.match(core)) and (not m["habit"] or m["habit"].lower() in VERBS):
         return Statement("prefer", _tidy(sentence))
+    if _TEAM.match(core) or _HATE.match(core):
+        return Statement("prefer", _tidy(sentence))
+    if (m := _STOP.match(core)) and not core.lower().startswith(("stop the", "quit the")):
+        return Statement("always-never", _tidy(sentence))
+    if re.match(r"^whenever (?:you|we)\b", core, re.I):
+        return Statement("always-never", _tidy(sentence))
+    lasting = _LASTING.search(core)
+    if not lasting or re.search(r"\bnever mind\b|\bgoing forward with\b", core, re.I):
+        return None
+    if re.match(r"^(?:don['’]?t|do not|alwyas|make sure)\b", core, re.I):  # (always: above)
+        return Statement("always-never", _tidy(sentence))
+    if re.search(r"\b(?:going (?:forward|fwd)|from now on|in future)\b", core, re.I):
+        return Statement("from-now-on", _tidy(sentence))
+    if lasting[0].lower() not in ("never", "ever") and re.match(
+        r"^(?:use|write|keep|put|add|run|name)\b", core, re.I
+    ):
+        return Statement("always-never", _tidy(sentence))
     return None
 
 

@@ -527,12 +527,15 @@ def _install_file(
     if edit.changed:
         data = edit.data()
         _check_only_ours(edit, data, agent, parts, _ours(command, agent), hook_path)
+        made = _missing_folders(path)
         configs.write(path, data, edit.before)
         wrote_last = record.get("wrote")
         if not record or wrote_last != (configs.digest(edit.before) if edit.before else None):
             # First touch, or the file changed since Mnemo last wrote it: what is there now
             # is what an uninstall may put back (never an older version)
             record = {"created": edit.before is None, "entries": {}}
+            if made:  # folders the agent never made: an uninstall takes them away if empty
+                record["made"] = [str(folder) for folder in made]
             original = path.with_name(path.name + ".mnemo-original")
             if edit.before is not None:
                 configs.put(original, edit.before, path.stat().st_mode & 0o777)
@@ -574,6 +577,31 @@ def install(
     return done
 
 
+def _missing_folders(path: Path) -> list[Path]:
+    """The folders above `path` that do not exist yet, deepest first."""
+    missing, folder = [], path.parent
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
+def _leave_no_trace(path: Path) -> None:
+    """After an uninstall: the copies Mnemo kept beside `path` go (a backup of a config may
+    hold a token)."""
+    for suffix in (configs.BACKUP_SUFFIX, ".mnemo-original"):
+        with contextlib.suppress(FileNotFoundError):
+            path.with_name(path.name + suffix).unlink()
+
+
+def _remove_folders(made: list[str]) -> None:
+    """The folders Mnemo made for configs it has now removed, deepest first, each only when
+    it is empty: what an agent or the user put there since stays, and its folders with it."""
+    for folder in sorted(set(made), key=lambda f: -len(Path(f).parts)):
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
+
+
 def _restore(path: Path, current: bytes, created: bool) -> str:
     """Put back a file as it was before Mnemo changed it ('' when that is unknown)."""
     original = path.with_name(path.name + ".mnemo-original")
@@ -594,16 +622,22 @@ def _uninstall_file(
     command: list[str],
     state: dict,
     project: Path | None = None,
+    made: list[str] | None = None,
 ) -> list[Outcome]:
+    """Take Mnemo's entries out of one file; the folders Mnemo made for it join `made`."""
     record = state.get(str(path))
+    if record and made is not None:
+        made += record.get("made", [])
     current = configs.read_bytes(path)
     if current is None:
         state.pop(str(path), None)
+        _leave_no_trace(path)
         return []
     if record and record.get("wrote") == configs.digest(current):
         restored = _restore(path, current, bool(record.get("created")))
         if restored:
             state.pop(str(path), None)
+            _leave_no_trace(path)
             return [Outcome(agent.key, path, "restored", restored)]
     edit = _Edit(path, _format(path))
     known = list((record or {}).get("entries", {}).values()) + [agent.entry(command)]
@@ -629,9 +663,7 @@ def _uninstall_file(
         configs.write(path, data, current)
         out.append(Outcome(agent.key, path, "removed", ", ".join(parts)))
     state.pop(str(path), None)
-    original = path.with_name(path.name + ".mnemo-original")
-    if original.exists():  # changed since: no use now
-        original.unlink()
+    _leave_no_trace(path)  # (the copy from before: changed since, no use now)
     return out
 
 
@@ -641,15 +673,17 @@ def uninstall(
     """Take Mnemo's entries out again; a file as Mnemo left it gets its old bytes back."""
     command = mnemo_command()
     done: list[Outcome] = []
+    made: list[str] = []
     with _locked():
         state = _state()
         for agent in chosen(names) if names else list(AGENTS):
             for path, parts in _files(agent, project, hooks).items():
                 try:
-                    done += _uninstall_file(agent, path, parts, command, state, project)
+                    done += _uninstall_file(agent, path, parts, command, state, project, made)
                 except InputError as exc:
                     done.append(Outcome(agent.key, path, "refused", str(exc)))
         _save_state(state)
+        _remove_folders(made)
     return done
 
 

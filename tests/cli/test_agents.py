@@ -4,10 +4,12 @@ out again without touching anything else (issue 25, item 1)."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import subprocess
 import sys
+import threading
 import tomllib
 from pathlib import Path
 
@@ -584,3 +586,146 @@ def test_yaml_configs_edited_after_the_install_lose_only_mnemos_entry(home):
     assert goose.read_text() == GOOSE + "# added by me later\n"
     assert cont.read_text() == CONTINUE + "# added by me later\n"
     assert "mnemo" not in yaml.safe_load(goose.read_text())["extensions"]
+
+
+# ---- issue 42, item 1: a real Gemini CLI run, its model API a local recorder ----------------
+class _ModelAPI(http.server.BaseHTTPRequestHandler):
+    """Gemini's API as far as one prompt needs it: every request body kept, "ok" answered."""
+
+    bodies: list[dict] = []
+
+    def do_POST(self):  # noqa: N802 (http.server's name)
+        size = int(self.headers.get("Content-Length") or 0)
+        type(self).bodies.append(json.loads(self.rfile.read(size) or b"{}"))
+        answer = {
+            "candidates": [
+                {"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}
+            ],
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1},
+        }
+        sse = "alt=sse" in self.path
+        data = (f"data: {json.dumps(answer)}\r\n\r\n" if sse else json.dumps(answer)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream" if sse else "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def model_api():
+    _ModelAPI.bodies = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ModelAPI)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", _ModelAPI.bodies
+    server.shutdown()
+
+
+def _said_to_the_model(bodies: list[dict]) -> str:
+    return "\n".join(
+        part.get("text", "")
+        for body in bodies
+        for content in body.get("contents", [])
+        for part in content.get("parts", [])
+    )
+
+
+def test_a_real_gemini_runs_first_prompt_gets_the_memory_its_question_is_about(home, model_api):
+    url, bodies = model_api
+    env = {**_env(home), "GEMINI_API_KEY": "not-a-key", "GOOGLE_GEMINI_BASE_URL": url}
+    (home / ".gemini" / "settings.json").write_text(
+        json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}})
+    )
+    assert _mnemo(home, "install", "gemini").returncode == 0
+
+    def mnemo(*args: str, given: str | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(MNEMO), *args], input=given, env=env, cwd=home / "project",
+            capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+
+    # GIVEN the memory a question will be about, then more recent ones that fill the block
+    lasagne = "Grandma's lasagne needs three layers of béchamel and a pinch of nutmeg."
+    assert mnemo("remember", lasagne).returncode == 0
+    notes = "\n\n".join(
+        f"# {topic}\n\nAlways check the {topic} runbook before changing the {topic} setup; "
+        f"its owner signs off on every {topic} change, and the last review found {n} issues "
+        "that were fixed in the following sprint with a short write-up for the team."
+        for n, topic in enumerate(TOPICS)
+    )
+    (home / "notes.md").write_text(notes)
+    assert mnemo("import", str(home / "notes.md")).returncode == 0
+    block = json.loads(mnemo("context", "--json", "--max-chars", "9000").stdout)
+    assert lasagne not in [e["text"] for e in block["entries"]]  # the session block lacks it
+    # WHEN the person's first prompt in a real Gemini CLI asks about it, stating a rule too
+    said = (
+        "From now on, write all new scripts in TypeScript. "
+        "How many layers of béchamel does grandma's lasagne need?"
+    )
+    try:
+        run = subprocess.run(
+            ["gemini", "-m", "gemini-2.5-flash", "-p", said], env=env, cwd=home / "project",
+            capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+    finally:
+        stopped = mnemo("hook", "stop")
+    assert run.returncode == 0 and "ok" in run.stdout, run.stdout + run.stderr
+    assert stopped.returncode == 0, stopped.stderr
+    # THEN the model got the session block and, for this prompt, the memory asked about
+    sent = _said_to_the_model(bodies)
+    assert "## Memories from earlier sessions" in sent
+    assert "## Memories that may bear on this prompt" in sent and lasagne in sent, sent[-3000:]
+    # AND the person's rule waits for review, and nothing of the block
+    waiting = json.loads(mnemo("inbox", "--json").stdout)
+    assert [c["text"] for c in waiting] == ["From now on, write all new scripts in TypeScript."]
+
+
+TOPICS = (
+    "billing", "search", "payments", "mobile", "backup", "monitoring", "logging", "alerting",
+    "staging", "CDN", "DNS", "VPN", "firewall", "database", "cache", "queue", "mail",
+    "calendar", "wiki", "CI", "release", "onboarding", "hiring", "budget", "travel",
+    "security", "compliance", "analytics", "design", "support", "docs", "sales",
+)  # fmt: skip
+
+
+# ---- issue 42, item 4 -------------------------------------------------------------------
+ALL_NINE = ("claude", "codex", "gemini", "cursor", "vscode", "zed", "cline", "goose", "continue")
+
+
+def test_uninstall_leaves_no_folder_and_no_copy_mnemo_made(tmp_path, mnemo_home):
+    # GIVEN a home where only Codex was ever used, its config holding a token
+    home = tmp_path / "user"
+    (home / ".codex").mkdir(parents=True)
+    codex = b'model = "o4"\n\n[shell_environment_policy.set]\nGH_TOKEN = "not-a-real-token"\n'
+    (home / ".codex" / "config.toml").write_bytes(codex)
+    before = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
+    # WHEN Mnemo is wired into all nine agents (twice: a second install writes again), then out
+    for action in ("install", "install", "uninstall"):
+        done = _mnemo(home, action, *ALL_NINE)
+        assert done.returncode == 0, done.stdout + done.stderr
+    # THEN the home is as it was: no agent folder Mnemo made, no backup or original left
+    after = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
+    assert after == before
+    assert (home / ".codex" / "config.toml").read_bytes() == codex
+    # AND a later install finds only the agent the user has (none is on this PATH), not
+    # eight more by folders Mnemo had made
+    env = {**_env(home), "PATH": str(Path(sys.executable).parent) + os.pathsep + "/usr/bin:/bin"}
+    again = subprocess.run(
+        [str(MNEMO), "agents", "install"], env=env, capture_output=True, text=True, timeout=180
+    )
+    assert again.returncode == 0, again.stderr
+    assert {line.split(":")[0] for line in again.stdout.splitlines()} == {"Codex CLI"}
+
+
+def test_uninstall_keeps_a_folder_the_agent_has_used_since(tmp_path, mnemo_home):
+    home = tmp_path / "user"
+    home.mkdir()
+    assert _mnemo(home, "install", "gemini").returncode == 0
+    (home / ".gemini" / "history").mkdir()  # the agent ran meanwhile
+    (home / ".gemini" / "history" / "chat.json").write_text("{}")
+    assert _mnemo(home, "uninstall", "gemini").returncode == 0
+    assert not (home / ".gemini" / "settings.json").exists()
+    assert (home / ".gemini" / "history" / "chat.json").read_text() == "{}"

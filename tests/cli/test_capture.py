@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from app.agents.events import own_words
 from app.agents.rules import CommandWatch, error_id, statements
 from tests.conftest import REPO, wait
 
@@ -39,6 +40,18 @@ MNEMO = Path(sys.executable).parent / "mnemo"
         ("We always deploy from the main branch.", "prefer", None),
         ("Going forward, all new modules need type hints.", "from-now-on", None),
         ("nope, it's Postgres 16 not 15", "correction", "It is Postgres 16 instead of 15."),
+        # issue 42, item 6: missed by the rules before
+        ("I'd rather you use pnpm than npm.", "prefer", None),
+        (
+            "we’d much rather keep functions small",
+            "prefer",
+            "We’d much rather keep functions small.",
+        ),
+        ("Make sure you always run the linter before committing.", "always-never", None),
+        ("make sure to never commit .env files", "always-never", None),
+        ("Don't call the payments API directly.", "always-never", None),
+        ("do not push to main anymore", "always-never", "Do not push to main anymore."),
+        ("Our CI runs on GitHub Actions, not Jenkins.", "correction", None),
     ],
 )
 def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
@@ -70,6 +83,11 @@ def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
         "/compact remember that x",  # a slash command
         "fix the failing test in the importer",  # nothing lasting
         "remember that",  # nothing said
+        "I'd rather the second one.",  # a choice between the agent's options
+        "don't call it yet, we need the schema first",  # the task at hand
+        "Make sure you run the tests",
+        "our CI runs on tuesdays?",
+        "Don't worry about the docs for now.",
     ],
 )
 def test_the_rules_leave_questions_code_and_tasks_alone(prompt):
@@ -121,6 +139,9 @@ def _inbox() -> list[dict]:
 @pytest.fixture
 def helper(mnemo_home):
     assert _run("remember", "We deploy the billing service with Helm on Fridays").returncode == 0
+    # the session's start starts the helper, as in an agent (a cold prompt gets 2 s at most)
+    start = {"session_id": "s0", "cwd": str(REPO), "hook_event_name": "SessionStart"}
+    assert _run("hook", "session-start", input=json.dumps(start)).returncode == 0
     yield mnemo_home
     _run("hook", "stop")
 
@@ -304,3 +325,79 @@ def test_inbox_ids_ambiguous_or_repeated(helper):
     assert twice.returncode == 0 and twice.stdout.count("Stored") == 1, twice.stdout
     empty = _run("inbox", "accept", "")
     assert empty.returncode == 1 and "not waiting in the inbox: ''" in empty.stderr
+
+
+# ---- issue 42, item 1 --------------------------------------------------------------------
+RULES_STORED = (
+    "Always run ruff before committing.",
+    "Never push directly to the main branch.",
+    "We always squash merge pull requests.",
+    "Remember that the CI runs on Tuesdays.",
+)
+
+
+def _observed() -> dict[str, int]:
+    listed = json.loads(_run("list", "--json", "--limit", "100").stdout)
+    return {m["text"]: m["observation_count"] for m in listed}
+
+
+def test_gemini_first_prompt_is_searched_and_read_without_the_session_block_it_carries(
+    helper, tmp_path
+):
+    # GIVEN memories stated like rules, handed to Gemini CLI by the session-start hook (in a
+    # folder that is no repository: the block holds what is most prominent)
+    for text in RULES_STORED:
+        assert _run("remember", text).returncode == 0, text
+    start = {
+        "session_id": "g1",
+        "cwd": str(tmp_path),
+        "hook_event_name": "SessionStart",
+        "timestamp": "2026-11-28T08:00:00Z",
+        "source": "startup",
+    }
+    started = _run("hook", "session-start", "--agent", "gemini", input=json.dumps(start))
+    block = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert all(text in block for text in RULES_STORED), block
+    # AND a memory stored meanwhile (another agent wrote it), so the block does not hold it
+    lasagne = "Grandma's lasagne needs three layers of béchamel"
+    assert _run("remember", lasagne).returncode == 0
+    before = _observed()
+    # WHEN the first prompt comes as Gemini CLI sends it: the block before the person's words
+    said = (
+        "From now on, write all new scripts in TypeScript. "
+        "How many layers of béchamel does grandma's lasagne need?"
+    )
+    event = {**start, "hook_event_name": "BeforeAgent"}
+    event["prompt"] = f"<hook_context>{block}</hook_context>\n\n{said}"
+    done = _run("hook", "prompt", "--agent", "gemini", input=json.dumps(event))
+    # THEN the memory the question is about is handed over
+    assert done.returncode == 0, done.stderr
+    added = json.loads(done.stdout).get("hookSpecificOutput", {}).get("additionalContext", "")
+    assert "béchamel" in added, done.stdout
+    # AND the person's statement waits for review, none of the block's
+    waiting = wait(lambda: [c for c in _inbox() if "TypeScript" in c["text"]] and _inbox())
+    assert [c["text"] for c in waiting] == ["From now on, write all new scripts in TypeScript."]
+    assert "<hook_context>" not in waiting[0]["said"] and "ruff" not in waiting[0]["said"]
+    # AND the block's memories were not counted as observed again
+    assert _observed() == before
+
+
+@pytest.mark.parametrize(
+    ("prompt", "own"),
+    [
+        # Gemini CLI's first prompt: the session-start context, then the person's words
+        ("<hook_context>## Memories\n\nAlways run ruff.</hook_context>\n\nfix it", "fix it"),
+        ("<session_context>\nThis is the Gemini CLI.\n</session_context>\nhi there", "hi there"),
+        # what Claude Code marks as its own, wherever it is
+        ("deploy it <system-reminder>Always x.</system-reminder> now", "deploy it  now"),
+        ("a<user-prompt-submit-hook>b</user-prompt-submit-hook>", "a"),
+        # a block cut off (a prompt longer than what is read) runs to the end
+        ("ask <hook_context>Always run ruff before committing.", "ask"),
+        ("<hook_context>" * 3, ""),
+        # a person's own text is left exactly as typed
+        ("  why does <div> break?  ", "  why does <div> break?  "),
+    ],
+)
+def test_what_an_agent_injected_into_a_prompt_is_not_the_persons_words(prompt, own):
+    assert own_words(prompt) == own
+    assert statements(own_words(prompt)) == statements(own)
