@@ -2,9 +2,10 @@
 
 YAML (Goose, Continue) goes through ruamel.yaml's round trip, which keeps comments and order.
 JSON is read strictly: a syntax error is refused, never rewritten, since the broken part
-would be lost. A file with comments (JSONC: Zed's and VS Code's settings) is edited as text:
-Mnemo's one member is inserted or cut out where it belongs and everything else, comments
-included, stays byte for byte (`Jsonc`). TOML goes through tomlkit, which keeps comments and
+would be lost. Every JSON file, with comments (JSONC: Zed's, VS Code's and Gemini CLI's
+settings) or without, is edited as text: what Mnemo changes (its server, its hooks, an item
+added to or cut from an event's list) is put in or cut out where it belongs in the file's own
+indentation, and everything else, comments and layout included, stays byte for byte (`Jsonc`). TOML goes through tomlkit, which keeps comments and
 layout. Every write is atomic, keeps the file's mode, and leaves the
 previous version beside it (`NAME.mnemo-backup`).
 """
@@ -86,34 +87,36 @@ def is_jsonc(data: bytes | None) -> bool:
 
 
 def jsonc_edit(path: Path, data: bytes, before: dict, after: dict, name: str) -> bytes:
-    """The new bytes of a JSONC file whose value goes from `before` to `after`, where only
-    members named `name` of top-level objects may differ: those are put in or cut out as
-    text, everything else left byte for byte. InputError for any other change."""
+    """The new bytes of a JSON file (with or without comments) whose value goes from `before`
+    to `after`, edited as text: what changed is put in, cut out or replaced where it is (an
+    array's items one by one), in the file's own indentation, and every other byte stays.
+    InputError when that cannot be done without losing a comment."""
     text = _text(path, data)
     doc = Jsonc(path, text)
-    for key in sorted(set(before) | set(after)):
-        old, new = before.get(key, {}), after.get(key, {})
-        if old == new:
-            continue
-        if not (isinstance(old, dict) and isinstance(new, dict)) or {
-            k for k in set(old) | set(new) if old.get(k) != new.get(k)
-        } - {name}:
-            raise InputError(
-                f"{path} has comments (JSONC): Mnemo can put only its `{name}` entry in it; "
-                "not changed"
-            )
-        if name in new:
-            doc.put([key], name, new[name])
-        else:
-            doc.remove([key], name)
     try:
+        doc.change([], before, after)
         same = Jsonc(path, doc.text).value() == after
-    except (ValueError, InputError):
+    except (ValueError, InputError, StopIteration):
         same = False
     if not same:
-        raise InputError(f"{path}: Mnemo could not edit its comments-and-all safely; not changed")
+        raise InputError(
+            f"{path} has comments (JSONC) Mnemo could not keep while putting in its `{name}` "
+            "entry; not changed"
+        )
     bom = "\ufeff" if data.startswith(b"\xef\xbb\xbf") else ""
     return (bom + doc.text).encode("utf-8")
+
+
+def json_edit(path: Path, data: bytes | None, before: dict, after: dict, name: str) -> bytes:
+    """A plain JSON file's new bytes: edited as text like JSONC (a minimal change in its own
+    layout: one-line arrays stay on one line, tabs stay tabs), or, where that cannot be done,
+    written whole in its indentation (nothing is lost: it has no comments)."""
+    if data is None or not data.strip():
+        return dump_json(path, after, data)
+    try:
+        return jsonc_edit(path, data, before, after, name)
+    except InputError:
+        return dump_json(path, after, data)
 
 
 def load_json(path: Path, data: bytes | None) -> dict[str, Any]:
@@ -392,6 +395,21 @@ class Jsonc:
                 return None
         return position
 
+    def _newline(self) -> str:
+        return "\r\n" if "\r\n" in self.text else "\n"
+
+    def _indent_inside(self, at: int, depth: int) -> str:
+        """The indentation of a line inside the container opening at `at` (`depth` deep):
+        its first item's, or the file's own unit (a tab, 4 spaces…) times the depth."""
+        for kind, a, _ in self._tokens(self.text[at + 1 :]):
+            if kind == "comment" or kind in "}]":
+                break
+            line = self.text.rfind("\n", 0, at + 1 + a)
+            lead = self.text[line + 1 : at + 1 + a]
+            return lead if not lead.strip() else ""
+        unit = re.search(r"\n([ \t]+)[\"{\[]", self.text)
+        return (unit.group(1) if unit else "  ") * depth
+
     def put(self, keys: list[str], name: str, member: Any) -> None:
         """Put `"name": member` first in the object at `keys` (made if missing), replacing
         a member of that name."""
@@ -403,17 +421,175 @@ class Jsonc:
                 continue
             for key in reversed(keys[depth:]):
                 inner = json.dumps(key) + ": {" + inner + "}"
-            _, members = self._members(at)
+            closing, members = self._members(at)
+            one_line = "\n" not in self.text[at : (members[0][1] if members else closing)]
+            if one_line:  # a one-line object stays on one line: put before its first member
+                where = members[0][1] if members else at + 1
+                comma = ", " if members else ""
+                self.text = self.text[:where] + inner + comma + self.text[where:]
+                return
+            indent = self._indent_inside(at, depth + 1)
+            unit = self._unit()
+            pretty = json.dumps({name: member}, ensure_ascii=False, indent=unit)
+            inner = "\n".join(line[len(unit) :] for line in pretty.splitlines()[1:-1])
+            for key in reversed(keys[depth:]):
+                body = "\n".join(unit + line for line in inner.splitlines())
+                inner = json.dumps(key) + ": {\n" + body + "\n}"
+            inner = inner.replace("\n", self._newline() + indent)
             comma = "," if members else ""
-            newline = "\r\n" if "\r\n" in self.text else "\n"
-            self.text = self.text[: at + 1] + newline + "  " + inner + comma + self.text[at + 1 :]
+            lead = self._newline() + indent
+            self.text = self.text[: at + 1] + lead + inner + comma + self.text[at + 1 :]
             return
         raise ValueError("no object to put it in")
 
-    def remove(self, keys: list[str], name: str) -> bool:
+    def _unit(self) -> str:
+        """The file's indentation step (its first indented line's), two spaces if none."""
+        found = re.search(r"\n([ \t]+)[\"{\[/]", self.text)
+        return found.group(1) if found else "  "
+
+    def _cut_last(self, previous_end: int, start: int, end: int) -> None:
+        """Cut the last item or member (`start`-`end`) and the comma after the one before it
+        (which ends at `previous_end`), leaving a remark between the two where it is."""
+        comma = next(
+            previous_end + a
+            for kind, a, _ in self._tokens(self.text[previous_end:start])
+            if kind == ","
+        )
+        line = self.text.rfind("\n", 0, start)
+        if line > comma and not self.text[line + 1 : start].strip():
+            start = line - (1 if self.text[line - 1] == "\r" else 0)
+        if self.has_comments(self.text[start:end]):
+            raise ValueError("a comment is in what would be cut")
+        between = self.text[comma + 1 : start]
+        between = between if between.strip() else ""  # ", " on one line goes with it
+        self.text = self.text[:comma] + between + self.text[end:]
+
+    def change(self, keys: list[str], old: dict, new: dict) -> None:
+        """Make the object at `keys` go from `old` to `new` member by member: a member cut
+        out, put in, changed inside (objects, arrays whose items were added or taken away)
+        or, a scalar or another array, its value replaced in place."""
+        for name in [n for n in old if n not in new]:
+            self.remove(keys, name, prune=False)
+        for name, value in new.items():
+            if name not in old:
+                self.put(keys, name, value)
+            elif old[name] == value:
+                continue
+            elif isinstance(old[name], dict) and isinstance(value, dict):
+                self.change([*keys, name], old[name], value)
+            elif isinstance(old[name], list) and isinstance(value, list):
+                self._change_items(keys, name, old[name], value)
+            else:
+                self._replace(keys, name, value)
+
+    def _value_at(self, keys: list[str], name: str) -> tuple[int, int]:
+        """Where the value of member `name` of the object at `keys` starts and ends."""
+        at = self._object_at(keys)
+        if at is None:
+            raise ValueError("no such object")
+        _, members = self._members(at)
+        key, key_at, end, _ = next(m for m in members if m[0] == name)
+        tokens = [t for t in self._tokens(self.text[key_at:end]) if t[0] != "comment"]
+        return key_at + tokens[2][1], end  # (the key, the colon, then the value)
+
+    def _replace(self, keys: list[str], name: str, value: Any) -> None:
+        start, end = self._value_at(keys, name)
+        if self.has_comments(self.text[start:end]):
+            raise ValueError("a comment is in what would be replaced")
+        self.text = self.text[:start] + json.dumps(value, ensure_ascii=False) + self.text[end:]
+
+    def _items(self, start: int) -> tuple[int, list[tuple[int, int, int | None]]]:
+        """The array whose "[" is at `start`: where it ends, and each item (where it starts,
+        ends, and where its comma ends or None)."""
+        depth, items, first, last = 0, [], None, 0
+        for kind, a, b in self._tokens(self.text[start:]):
+            a, b = start + a, start + b
+            if kind == "comment":
+                continue
+            if kind in "{[":
+                depth += 1
+                if depth == 2 and first is None:
+                    first = a
+                if depth > 1:
+                    continue
+                continue
+            if kind in "}]":
+                depth -= 1
+                if depth == 0:
+                    if first is not None:
+                        items.append((first, last, None))
+                    return b, items
+                last = b
+                continue
+            if depth == 1 and kind == ",":
+                if first is not None:
+                    items.append((first, last, b))
+                first = None
+                continue
+            if depth == 1 and first is None:
+                first = a
+            last = b
+        raise ValueError("an array is not closed")
+
+    def _change_items(self, keys: list[str], name: str, old: list, new: list) -> None:
+        """Items appended at the end, or items taken away (the others in order): as text;
+        any other change replaces the array."""
+        start, _ = self._value_at(keys, name)
+        if self.text[start] != "[":
+            raise ValueError("not an array")
+        end, items = self._items(start)
+        if new[: len(old)] == old:  # appended
+            added = ", ".join(json.dumps(v, ensure_ascii=False) for v in new[len(old) :])
+            if not items:
+                self.text = self.text[: start + 1] + added + self.text[start + 1 :]
+                return
+            last_start, last_end, _ = items[-1]
+            between = self.text[items[-2][2] if len(items) > 1 else start + 1 : last_start]
+            if "\n" in between:  # one item a line: the new ones too, after the last one's
+                line = self.text.rfind("\n", 0, last_start)  # remark on its line, if any
+                indent = self.text[line + 1 : last_start]
+                added = ("," + self._newline() + indent).join(
+                    json.dumps(v, ensure_ascii=False) for v in new[len(old) :]
+                )
+                line_end = self.text.find("\n", last_end)
+                rest = self.text[last_end : line_end if line_end >= 0 else len(self.text)]
+                after = last_end
+                if rest.strip().startswith("//") and line_end >= 0:
+                    after = line_end - (1 if self.text[line_end - 1] == "\r" else 0)
+                self.text = (
+                    self.text[:last_end] + "," + self.text[last_end:after] + self._newline()
+                    + indent + added + self.text[after:]
+                )  # fmt: skip
+            else:
+                self.text = self.text[:last_end] + ", " + added + self.text[last_end:]
+            return
+        kept, n = [], 0
+        for i, value in enumerate(old):
+            if n < len(new) and new[n] == value:
+                kept.append(i)
+                n += 1
+        if n != len(new):
+            self._replace(keys, name, new)
+            return
+        for i in reversed([i for i in range(len(old)) if i not in kept]):
+            item_start, item_end, comma = items[i]
+            if comma is None and i > 0:
+                self._cut_last(items[i - 1][1], item_start, item_end)
+                end, items = self._items(start)
+                continue
+            cut_start, cut_end = item_start, comma if comma is not None else item_end
+            if self.has_comments(self.text[cut_start:cut_end]):
+                raise ValueError("a comment is in what would be cut")
+            line = self.text.rfind("\n", 0, cut_start)
+            if line >= 0 and not self.text[line + 1 : cut_start].strip():
+                cut_start = line - (1 if line and self.text[line - 1] == "\r" else 0)
+            self.text = self.text[:cut_start] + self.text[cut_end:]
+            end, items = self._items(start)
+
+    def remove(self, keys: list[str], name: str, prune: bool = True) -> bool:
         """Cut `"name": …` out of the object at `keys` with its comma and its line's
-        indentation (what `put` added goes byte for byte), and a container it leaves empty;
-        whether it was there."""
+        indentation (what `put` added goes byte for byte), and (`prune`) a container it
+        leaves empty; whether it was there."""
         at = self._object_at(keys)
         if at is None:
             return False
@@ -421,19 +597,24 @@ class Jsonc:
         for n, (key, start, end, comma) in enumerate(members):
             if key != name:
                 continue
-            if comma is not None:
-                cut_start, cut_end = start, comma
-            elif n > 0:  # the last, without a comma: the one before loses its comma
-                cut_start, cut_end = members[n - 1][2], end
-            else:
-                cut_start, cut_end = start, end
+            if comma is None and n > 0:  # the last: the one before loses its comma
+                self._cut_last(members[n - 1][2], start, end)
+                if prune and keys and len(members) == 1:
+                    self.remove(keys[:-1], keys[-1])
+                return True
+            cut_start, cut_end = start, comma if comma is not None else end
+            if comma is not None and self.text[cut_start - 1] in "{[":  # one line: its space
+                while self.text[cut_end : cut_end + 1] == " ":
+                    cut_end += 1
             line_start = self.text.rfind("\n", 0, cut_start)
             if line_start >= 0 and not self.text[line_start + 1 : cut_start].strip():
                 cut_start = line_start  # the newline and indentation before it
                 if cut_start and self.text[cut_start - 1] == "\r":
                     cut_start -= 1
+            if self.has_comments(self.text[cut_start:cut_end]):
+                raise ValueError("a comment is in what would be cut")
             self.text = self.text[:cut_start] + self.text[cut_end:]
-            if keys and len(members) == 1:
+            if prune and keys and len(members) == 1:
                 self.remove(keys[:-1], keys[-1])
             return True
         return False

@@ -307,6 +307,8 @@ class _Edit:
             return
         load = {"toml": configs.load_toml, "yaml": configs.load_yaml}.get(self.fmt)
         self.value = (load or configs.load_json)(self.path, self.before)
+        if self.fmt == "json":
+            self.original = json.loads(json.dumps(self.value))  # (a copy: edits change value)
 
     def data(self) -> bytes:
         if self.fmt == "yaml":
@@ -319,7 +321,7 @@ class _Edit:
             return configs.jsonc_edit(
                 self.path, self.before, self.original, _plain(self.value), NAME
             )
-        return configs.dump_json(self.path, self.value, self.before)
+        return configs.json_edit(self.path, self.before, self.original, self.value, NAME)
 
 
 def _wanted(command: list[str], agent: Agent) -> dict[str, tuple[str, str | None]]:

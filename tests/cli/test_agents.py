@@ -105,6 +105,7 @@ def test_install_wires_real_claude_codex_and_gemini_and_uninstall_restores_every
     for event, what in (("SessionStart", "session-start"), ("BeforeAgent", "prompt")):
         line = f"{MNEMO} hook {what} --agent gemini"
         assert gemini["hooks"][event] == [{"hooks": [{"type": "command", "command": line}]}]
+    assert (home / ".claude.json.mnemo-backup").exists()  # the previous version, beside it
     # AND a second install changes nothing
     wired = _snapshot(home)
     again = _mnemo(home, "install", "claude", "codex", "gemini")
@@ -113,7 +114,7 @@ def test_install_wires_real_claude_codex_and_gemini_and_uninstall_restores_every
     gone = _mnemo(home, "uninstall", "claude", "codex", "gemini")
     assert gone.returncode == 0, gone.stderr
     assert _snapshot(home) == before, gone.stdout
-    assert (home / ".claude.json.mnemo-backup").exists()  # the previous version, beside it
+    assert not list(home.rglob("*.mnemo-*"))  # (issue 42: no copy left behind either)
 
 
 def test_the_real_agents_connect_to_mnemo_and_list_it_no_more_after_uninstall(home):
@@ -166,8 +167,10 @@ def test_a_config_with_comments_keeps_every_comment(home):
     wired = vscode.read_text()
     # THEN its entry went in beside theirs, every comment and comma kept
     assert "// my servers" in wired and "/* work */" in wired
-    ours = f'"mnemo": {{"type": "stdio", "command": "{MNEMO}", "args": ["mcp"]}}'
-    assert wired == theirs.replace('"servers": {', '"servers": {\n  ' + ours + ",", 1)
+    # (in the file's own indentation, theirs untouched: issue 42)
+    ours = json.dumps({"type": "stdio", "command": str(MNEMO), "args": ["mcp"]}, indent=2)
+    ours = '"mnemo": ' + ours.replace("\n", "\n    ")
+    assert wired == theirs.replace('"servers": {', '"servers": {\n    ' + ours + ",", 1)
     status = json.loads(_mnemo(home, "status", "--no-check", "--json").stdout)
     assert next(r for r in status if r["agent"] == "vscode")["server"] == "wired"
     # AND after the user edits elsewhere in it, an uninstall still takes out only Mnemo's entry
@@ -336,7 +339,6 @@ def test_toml_dotted_keys_are_kept_or_the_file_is_refused(home):
         b'{"a": NaN}',
         b'{"a": 1, "a": 2}',  # one would be lost
         b'{"name": "Jos\xe9"}',  # not UTF-8
-        b'{"x": "\\ud800"}',  # a lone surrogate cannot be written back
         b"[" * 100_000 + b"]" * 100_000,
     ],
 )
@@ -348,6 +350,18 @@ def test_json_mnemo_could_not_write_back_as_it_was_is_refused(home, content):
         assert "Traceback" not in done.stderr, done.stderr
         assert gemini.read_bytes() == content
     assert _mnemo(home, "install", "gemini").returncode == 1
+
+
+def test_json_is_edited_as_text_so_what_is_odd_in_it_stays_as_written(home):
+    # a lone surrogate cannot be encoded again: written whole, the file was refused (issue 42:
+    # edited as text, only Mnemo's member is written)
+    gemini = home / ".gemini" / "settings.json"
+    content = b'{"x": "\\ud800", "ui": {"theme": "x"}}'
+    gemini.write_bytes(content)
+    assert _mnemo(home, "install", "gemini").returncode == 0
+    assert b'"x": "\\ud800"' in gemini.read_bytes()
+    assert _mnemo(home, "uninstall", "gemini").returncode == 0
+    assert gemini.read_bytes() == content
 
 
 def test_uninstall_goes_on_past_a_file_it_cannot_read(home):
@@ -729,3 +743,57 @@ def test_uninstall_keeps_a_folder_the_agent_has_used_since(tmp_path, mnemo_home)
     assert _mnemo(home, "uninstall", "gemini").returncode == 0
     assert not (home / ".gemini" / "settings.json").exists()
     assert (home / ".gemini" / "history" / "chat.json").read_text() == "{}"
+
+
+# ---- issue 42, item 5 -------------------------------------------------------------------
+GEMINI_JSONC = """{
+  // my theme
+  "theme": "Dracula",
+  "hooks": {
+    "SessionStart": [
+      {"hooks": [{"type": "command", "command": "echo hi"}]} // mine
+    ]
+  },
+  /* servers */
+  "mcpServers": {"other": {"command": "x", "args": ["a", "b"]}}
+}
+"""
+
+
+def test_a_gemini_settings_file_with_comments_gets_mnemos_server_and_hooks(home):
+    # GIVEN Gemini's settings.json with comments (Gemini CLI reads them)
+    gemini = home / ".gemini" / "settings.json"
+    gemini.write_text(GEMINI_JSONC)
+    # WHEN Mnemo is wired in
+    done = _mnemo(home, "install", "gemini")
+    # THEN it is, beside every comment and the user's own hook, which keeps its remark
+    assert done.returncode == 0, done.stdout + done.stderr
+    wired = gemini.read_text()
+    for kept in ("// my theme", "/* servers */", '"theme": "Dracula"', '"args": ["a", "b"]'):
+        assert kept in wired
+    assert '{"hooks": [{"type": "command", "command": "echo hi"}]}, // mine\n' in wired
+    status = json.loads(_mnemo(home, "status", "--no-check", "--json").stdout)
+    gemini_status = next(r for r in status if r["agent"] == "gemini")
+    assert gemini_status["server"] == "wired", gemini_status
+    # AND the real Gemini CLI reads it and lists Mnemo's server
+    assert "mnemo:" in _tool(home, "gemini", "mcp", "list")
+    # AND an uninstall after the user edited elsewhere takes out only Mnemo's entries
+    gemini.write_text(wired.replace('"Dracula"', '"Nord"'))
+    assert _mnemo(home, "uninstall", "gemini").returncode == 0
+    assert gemini.read_text() == GEMINI_JSONC.replace('"Dracula"', '"Nord"')
+
+
+def test_plain_json_keeps_its_own_layout_tabs_and_one_line_arrays(home):
+    # GIVEN VS Code's mcp.json indented with tabs, with a one-line array
+    vscode = home / ".config" / "Code" / "User" / "mcp.json"
+    vscode.parent.mkdir(parents=True)
+    theirs = '{\n\t"servers": {\n\t\t"gh": {"url": "https://x"}\n\t},\n\t"inputs": [1, 2, 3]\n}\n'
+    vscode.write_text(theirs)
+    # WHEN Mnemo is wired in
+    assert _mnemo(home, "install", "vscode").returncode == 0
+    wired = vscode.read_text()
+    # THEN only its entry was added, in tabs; every line of theirs is as it was
+    assert '\t"inputs": [1, 2, 3]\n' in wired and '\t\t"gh": {"url": "https://x"}\n' in wired
+    added = [line for line in wired.splitlines() if line not in theirs.splitlines()]
+    assert added and all(line.startswith("\t\t") for line in added), added
+    assert json.loads(wired)["servers"]["mnemo"]["command"] == str(MNEMO)
