@@ -50,6 +50,13 @@ def mnemo_command() -> list[str]:
     return [sys.executable, "-m", "app"]
 
 
+def command_for(project: Path | None) -> list[str]:
+    """The command a config names: this installation's, by its absolute path, in the user's
+    own configs; plain `mnemo`, found on PATH, in a project's (a team commits them: a path
+    of this machine would start nothing on a teammate's)."""
+    return ["mnemo"] if project is not None else mnemo_command()
+
+
 def _user_config() -> Path:
     """Where desktop apps keep their settings (VS Code's `Code/User` lives under it)."""
     if sys.platform == "darwin":
@@ -554,7 +561,7 @@ def install(
     names: list[str] | None = None, project: Path | None = None, hooks: bool = True
 ) -> list[Outcome]:
     """Merge Mnemo's MCP server (and session-start hook) into each agent's config."""
-    command = mnemo_command()
+    command = command_for(project)
     agents = chosen(names)
     if not agents:
         raise InputError(
@@ -563,6 +570,14 @@ def install(
             + "); name one: mnemo agents install claude"
         )
     done: list[Outcome] = []
+    if project is not None and shutil.which("mnemo") is None:
+        done.append(
+            Outcome(
+                agents[0].key, Path(), "note",
+                "the project's configs start `mnemo` from PATH, and it is not on this one: "
+                f"put {mnemo_command()[0]}'s folder on PATH (or install the package)",
+            )
+        )  # fmt: skip
     with _locked():
         state = _state()
         for agent in agents:
@@ -673,7 +688,7 @@ def uninstall(
     names: list[str] | None = None, project: Path | None = None, hooks: bool = True
 ) -> list[Outcome]:
     """Take Mnemo's entries out again; a file as Mnemo left it gets its old bytes back."""
-    command = mnemo_command()
+    command = command_for(project)
     done: list[Outcome] = []
     made: list[str] = []
     with _locked():
@@ -746,8 +761,9 @@ def _trust_state(
 def status(project: Path | None = None, check: bool = True) -> list[dict[str, Any]]:
     """Per agent: present, where its config is, whether Mnemo's server and hook are in it
     (this installation's, or another's), and whether this installation's server answers.
-    Only Mnemo's own command is ever started: a config's entry may name any program."""
-    command = mnemo_command()
+    Only Mnemo's own command is ever started: a config's entry may name any program (a
+    project's `mnemo` is checked by running this installation)."""
+    command = command_for(project)
     answer: list[str | None] = []
     read: dict[Path, _Edit] = {}  # Gemini's server and hook share one file: read once
 
@@ -772,7 +788,7 @@ def status(project: Path | None = None, check: bool = True) -> list[dict[str, An
                     row["server"] = "wired" if mine else "another entry named mnemo"
                     if mine and check:
                         if not answer:
-                            answer.append(answers([*command, "mcp"]))
+                            answer.append(answers([*mnemo_command(), "mcp"]))
                         row["answers"], row["problem"] = answer[0] is None, answer[0]
             hook_path = agent.hook_file(project)
             if hook_path is not None:

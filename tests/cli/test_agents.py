@@ -184,7 +184,8 @@ def test_a_project_gets_its_own_configs(home):
     done = _mnemo(home, "install", "--project", str(project), "claude", "codex", "cursor", "vscode")
     assert done.returncode == 0, done.stderr
     assert "Codex CLI: skipped" in done.stdout  # it reads ~/.codex/config.toml only
-    entry = {"type": "stdio", "command": str(MNEMO), "args": ["mcp"]}
+    # (a team commits these: `mnemo` from PATH, never this machine's path; issue 42)
+    entry = {"type": "stdio", "command": "mnemo", "args": ["mcp"]}
     assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["mnemo"] == {
         **entry,
         "env": {},
@@ -194,11 +195,32 @@ def test_a_project_gets_its_own_configs(home):
     )
     assert json.loads((project / ".vscode" / "mcp.json").read_text())["servers"]["mnemo"] == entry
     hook = json.loads((project / ".claude" / "settings.json").read_text())
-    line = f"{MNEMO} hook session-start --agent claude"
+    line = "mnemo hook session-start --agent claude"
     assert hook["hooks"]["SessionStart"][0]["hooks"][0]["command"] == line
+    assert str(MNEMO.parent) not in "".join(p.read_text() for p in project.rglob("*.json"))
     assert not (home / ".codex" / "config.toml").read_text().count("mnemo")
+    status = json.loads(_mnemo(home, "status", "--project", str(project), "--json").stdout)
+    claude = next(r for r in status if r["agent"] == "claude")
+    assert claude["server"] == "wired" and claude["answers"] is True, claude
     assert _mnemo(home, "uninstall", "--project", str(project)).returncode == 0
     assert sorted(p.name for p in project.rglob("*") if p.is_file() and "mnemo" not in p.name) == []
+
+
+def test_a_project_install_says_when_mnemo_is_not_on_path(home):
+    project = home / "project"
+    bare = {**_env(home), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [str(MNEMO), "agents", "install", "--project", str(project), "vscode"],
+        env=bare, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "start `mnemo` from PATH, and it is not on this one" in done.stdout, done.stdout
+    on_path = {**bare, "PATH": f"{MNEMO.parent}:/usr/bin:/bin"}
+    again = subprocess.run(
+        [str(MNEMO), "agents", "install", "--project", str(project), "cursor"],
+        env=on_path, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert again.returncode == 0 and "not on this one" not in again.stdout, again.stdout
 
 
 def test_no_agent_found_says_how_to_name_one(tmp_path, mnemo_home):
