@@ -5,9 +5,10 @@ JSON is read strictly: a syntax error is refused, never rewritten, since the bro
 would be lost. Every JSON file, with comments (JSONC: Zed's, VS Code's and Gemini CLI's
 settings) or without, is edited as text: what Mnemo changes (its server, its hooks, an item
 added to or cut from an event's list) is put in or cut out where it belongs in the file's own
-indentation, and everything else, comments and layout included, stays byte for byte (`Jsonc`). TOML goes through tomlkit, which keeps comments and
-layout. Every write is atomic, keeps the file's mode, and leaves the
-previous version beside it (`NAME.mnemo-backup`).
+indentation, and everything else, comments and layout included, stays byte for byte (`Jsonc`).
+TOML goes through tomlkit, which keeps comments and layout; a table Mnemo takes out again is
+cut as text, so the remarks above the table after it stay (`toml_cut`). Every write is
+atomic, keeps the file's mode, and leaves the previous version beside it (`NAME.mnemo-backup`).
 """
 
 from __future__ import annotations
@@ -170,6 +171,63 @@ def dump_json(path: Path, value: dict[str, Any], before: bytes | None) -> bytes:
         return (bom + text + (ending if newline else "")).encode("utf-8")
     except (UnicodeEncodeError, RecursionError):
         raise InputError(f"{path} holds text that cannot be written back; not changed") from None
+
+
+_HEADER = re.compile(r"^\s*\[\[?(?P<key>[^\]]+)\]\]?\s*(?:#.*)?$")
+
+
+def toml_cut(data: bytes, after: dict[str, Any]) -> bytes | None:
+    """A TOML file with the tables its value lost (Mnemo's, on an uninstall) cut out as text:
+    a table's lines from its header to the next one, but not the remarks right above that
+    next header (the user's, about what follows: tomlkit counts them in the table before,
+    and a table removed through it took them along). None when the text is not the value
+    `after` then (another change, an inline table): the caller writes through tomlkit."""
+    import tomllib
+
+    try:
+        text = data.decode("utf-8-sig")
+        lines = text.splitlines(keepends=True)
+        headers = []
+        for n, line in enumerate(lines):
+            found = _HEADER.match(line)
+            if found:
+                headers.append((n, tomllib.loads(f"[{found['key']}]\n")))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+
+    def kept(path: dict) -> bool:  # whether the table a header names is still in `after`
+        value: Any = after
+        while isinstance(path, dict) and path:
+            ((key, path),) = path.items()
+            if not isinstance(value, dict) or key not in value:
+                return False
+            value = value[key]
+        return True
+
+    cut = [False] * len(lines)
+    for i, (n, path) in enumerate(headers):
+        if kept(path):
+            continue
+        end = headers[i + 1][0] if i + 1 < len(headers) else len(lines)
+        top = end
+        while top > n + 1 and (
+            lines[top - 1].lstrip().startswith("#") or not lines[top - 1].strip()
+        ):
+            top -= 1
+        if any(lines[k].lstrip().startswith("#") for k in range(top, end)):
+            while top < end and not lines[top].strip():
+                top += 1  # the blank lines before the remarks go with the table
+        else:
+            top = end
+        for k in range(n, top):
+            cut[k] = True
+    new = "".join(line for line, gone in zip(lines, cut, strict=True) if not gone)
+    try:
+        same = tomllib.loads(new) == after
+    except tomllib.TOMLDecodeError:
+        same = False
+    bom = "\ufeff" if data.startswith(b"\xef\xbb\xbf") else ""
+    return (bom + new).encode("utf-8") if same else None
 
 
 def load_toml(path: Path, data: bytes | None):

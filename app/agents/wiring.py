@@ -323,7 +323,8 @@ class _Edit:
         if self.fmt == "toml":
             import tomlkit
 
-            return tomlkit.dumps(self.value).encode()
+            cut = configs.toml_cut(self.before, _plain(self.value)) if self.before else None
+            return cut if cut is not None else tomlkit.dumps(self.value).encode()
         if self.fmt == "jsonc":
             return configs.jsonc_edit(
                 self.path, self.before, self.original, _plain(self.value), NAME

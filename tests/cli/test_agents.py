@@ -819,3 +819,17 @@ def test_plain_json_keeps_its_own_layout_tabs_and_one_line_arrays(home):
     added = [line for line in wired.splitlines() if line not in theirs.splitlines()]
     assert added and all(line.startswith("\t\t") for line in added), added
     assert json.loads(wired)["servers"]["mnemo"]["command"] == str(MNEMO)
+
+
+def test_a_remark_after_mnemos_codex_tables_survives_an_uninstall(home):
+    codex = home / ".codex" / "config.toml"
+    assert _mnemo(home, "install", "codex").returncode == 0
+    # WHEN the user appends a table of their own, with a remark above it
+    mine = '\n# fast profile, for quick questions\n[profiles.fast]\nmodel = "o4-mini"\n'
+    codex.write_text(codex.read_text() + mine)
+    assert _mnemo(home, "uninstall", "codex").returncode == 0
+    # THEN Mnemo's tables are gone, and their remark is still above their table
+    text = codex.read_text()
+    assert "mnemo" not in text and "hooks.state" not in text
+    assert '# fast profile, for quick questions\n[profiles.fast]\nmodel = "o4-mini"\n' in text
+    assert text.startswith('# my codex settings\nmodel = "o4"  # keep me\n')
