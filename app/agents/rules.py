@@ -23,6 +23,7 @@ RULE_HELP = {
     "prefer": '"I prefer …", "we\'d rather …", "our convention is …"',
     "correction": '"no, use X instead of Y", "our CI runs on X, not Y"',
     "fixed-command": "a command that failed and then worked (its error is a keyword)",
+    "agent-file": "an item of an agent's memory file (CLAUDE.md, AGENTS.md, …), imported",
 }
 MIN_CHARS = 12
 MAX_CHARS = 400  # a longer "sentence" is a paste, not a statement

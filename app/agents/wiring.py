@@ -309,7 +309,7 @@ class _Edit:
         self.before = configs.read_bytes(self.path)
         if self.fmt == "json" and configs.is_jsonc(self.before):
             self.fmt = "jsonc"
-            self.value = configs.Jsonc(self.path, self.before.decode("utf-8-sig")).value()
+            self.value = configs.jsonc_value(self.path, self.before)
             self.original = _plain(self.value)
             return
         load = {"toml": configs.load_toml, "yaml": configs.load_yaml}.get(self.fmt)
@@ -457,6 +457,12 @@ def _without_ours(
             value.pop(agent.servers)
     if "hook" in parts:
         hooks.drop(value, ours)
+        events = value.get("hooks")
+        if isinstance(events, dict):  # (the user's empty lists: as Mnemo's leave none)
+            for name in [name for name, items in events.items() if items == []]:
+                del events[name]
+            if not events:
+                value.pop("hooks")
         if agent.flat and value == {"version": 1}:
             value.pop("version")
     if "trust" in parts and hook_path is not None:

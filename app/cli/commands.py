@@ -531,7 +531,7 @@ def inbox(args: Namespace) -> int:
     if args.action == "list":
         if args.ids or args.all or args.text:
             raise InputError("mnemo inbox lists every candidate; to act on some: accept or reject")
-        waiting = engine.inbox()
+        waiting = engine.inbox_from(_source(args.source)) if args.source else engine.inbox()
         if args.json:
             print(json.dumps([c.to_dict() for c in waiting], ensure_ascii=False))
         elif not waiting:
@@ -540,11 +540,20 @@ def inbox(args: Namespace) -> int:
             seen = f", said {c.seen}×" if c.seen > 1 else ""
             where = f", {visible(c.project)}" if c.project else ""
             near = f", close to {c.similar}" if c.similar else ""
-            print(f"{c.id}  [{c.rule}{where}{seen}{near}] {visible(c.text)}")
+            came = f", from {visible(_home_relative(Path(c.source)))}" if c.source else ""
+            print(f"{c.id}  [{c.rule}{where}{seen}{near}{came}] {visible(c.text)}")
         return 0
-    if bool(args.ids) == args.all:
-        raise InputError(f"name the candidates to {args.action} (ids from `mnemo inbox`), or --all")
-    ids = [c.id for c in engine.inbox(limit=1000)] if args.all else args.ids
+    if (bool(args.ids) + args.all + bool(args.source)) != 1:
+        raise InputError(
+            f"name the candidates to {args.action} (ids from `mnemo inbox`), or --all, or "
+            "--source FILE"
+        )
+    if args.source:
+        ids = [c.id for c in engine.inbox_from(_source(args.source))]
+        if not ids:
+            raise InputError(f"nothing imported from {args.source} waits in the inbox")
+    else:
+        ids = [c.id for c in engine.inbox(limit=1000)] if args.all else args.ids
     if args.action == "reject":
         if args.text:
             raise InputError("--text is for accept")
@@ -557,6 +566,53 @@ def inbox(args: Namespace) -> int:
     for result in [] if args.json else done:
         how = "Stored" if result.status == Remembered.STORED else "Counted again (known already):"
         print(f"{how} {result.memory.id}  {visible(result.memory.display_title)}")
+    return 0
+
+
+def _source(given: str) -> str:
+    """A file named on the command line as `mnemo agents import` recorded it."""
+    return str(Path(given).expanduser().resolve())
+
+
+def agents_import(args: Namespace) -> int:
+    """mnemo agents import [--project DIR] [--dry-run]"""
+    from app.agents import history
+
+    project = Path(args.project).expanduser().resolve() if args.project else None
+    if project is not None and not project.is_dir():
+        raise InputError(f"--project {args.project}: no such folder")
+    found = history.sources(Path.home(), project)
+    if not found:
+        print("No agent memory file or past session found (looked in ~/.claude, ~/.codex, "
+              "~/.gemini" + (f" and {project}" if project else "") + ")")  # fmt: skip
+        return 0
+    bar = sys.stderr is not None and sys.stderr.isatty() and not args.json
+
+    def progress(done: int, total: int, path: Path) -> None:
+        if bar:
+            filled = round(30 * done / total)
+            print(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} files",
+                  end="" if done < total else "\n", file=sys.stderr, flush=True)  # fmt: skip
+
+    engine = None if args.dry_run else _engine()
+    tally = history.take(engine, found, dry_run=args.dry_run, progress=progress)
+    counts = tally.counts or {}
+    if args.json:
+        print(json.dumps({"files": tally.files, **counts, "problems": tally.problems or []}))
+        return 0
+    for problem in tally.problems or []:
+        print(f"mnemo: {problem}", file=sys.stderr)
+    if args.dry_run:
+        print(f"Would propose up to {counts.get('found', 0)} statements from {tally.files} files")
+        return 0
+    words = {"proposed": "proposed for review", "again": "waiting already (counted again)",
+             "observed": "known already (counted as seen again)",
+             "known": "taken from the same file before", "rejected": "rejected by you before",
+             "secret": "holding a secret (not kept)"}  # fmt: skip
+    said = [f"{counts[k]} {v}" for k, v in words.items() if counts.get(k)]
+    print(f"Read {tally.files} files: " + ("; ".join(said) if said else "nothing to propose"))
+    if counts.get("proposed"):
+        print("Review them: mnemo inbox (accept or reject a file's at once: --source FILE)")
     return 0
 
 

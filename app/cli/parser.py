@@ -282,6 +282,10 @@ def _agent_commands(sub) -> None:
     )  # fmt: skip
     p.add_argument("ids", nargs="*", metavar="ID", help="candidates (an id's start is enough)")
     p.add_argument("--all", action="store_true", help="every candidate waiting")
+    p.add_argument(
+        "--source", metavar="FILE",
+        help="every candidate waiting that `mnemo agents import` took from this file",
+    )  # fmt: skip
     p.add_argument("--text", help="accept one candidate with this text instead (an edit)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--window", action="store_true", help="open it in the desktop app")
@@ -308,6 +312,17 @@ def _agent_commands(sub) -> None:
         a.add_argument("--project", metavar="DIR", help="the project's config, not the user's")
         a.add_argument("--no-hooks", action="store_true", help="the MCP server only (no hooks)")
         a.set_defaults(func=commands.agents)
+    a = asub.add_parser(
+        "import",
+        help="propose what your agents already know (CLAUDE.md, AGENTS.md, GEMINI.md, Cursor "
+        "rules, past sessions of Claude Code, Codex and Gemini CLI) into the inbox",
+    )
+    a.add_argument("--project", metavar="DIR", help="also this project's memory files")
+    a.add_argument(
+        "--dry-run", action="store_true", help="say what would be proposed, keep nothing"
+    )
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(func=commands.agents_import)
     a = asub.add_parser("status", help="what is wired where, and whether the server answers")
     a.add_argument("--project", metavar="DIR", help="the project's config, not the user's")
     a.add_argument("--no-check", action="store_true", help="do not start the MCP server")

@@ -525,6 +525,19 @@ class Engine:
         review (`Writer.capture`)."""
         return self._writer.capture(candidate, self._inbox, auto)
 
+    def capture_imported(self, candidate: Candidate) -> str:
+        """A statement read in an agent's file (`candidate.source`): captured like a hook's
+        (`capture`) the first time, "known" when these words came from that file before."""
+        if self._inbox.imported(candidate.source, candidate.text):
+            return "known"
+        what, _ = self._writer.capture(candidate, self._inbox, auto=False)
+        self._inbox.record_import(candidate.source, candidate.text)
+        return what
+
+    def inbox_from(self, source: str) -> list[Candidate]:
+        """The candidates waiting that were imported from the file `source`."""
+        return self._inbox.from_source(source)
+
     def inbox(self, limit: int = 200, offset: int = 0) -> list[Candidate]:
         """Candidates waiting for review, newest first."""
         return self._inbox.pending(check_limit(limit), offset)

@@ -47,6 +47,12 @@ class InboxDialog(QtWidgets.QDialog):
         self.reject_button = QtWidgets.QPushButton("Reject", objectName="inboxReject")
         self.reject_button.setToolTip("Drop them; the same words are not proposed again")
         self.reject_button.clicked.connect(self.reject_selected)
+        self.same_file = QtWidgets.QPushButton("Select the whole file", objectName="inboxSameFile")
+        self.same_file.setToolTip(
+            "Select every candidate imported from the same agent file (mnemo agents import), "
+            "to accept or reject them at once"
+        )
+        self.same_file.clicked.connect(self.select_same_file)
         close = QtWidgets.QPushButton("Close", objectName="inboxClose")
         close.clicked.connect(self.close)
 
@@ -60,6 +66,7 @@ class InboxDialog(QtWidgets.QDialog):
         buttons = QtWidgets.QHBoxLayout()
         buttons.addWidget(self.accept_button)
         buttons.addWidget(self.reject_button)
+        buttons.addWidget(self.same_file)
         buttons.addStretch(1)
         buttons.addWidget(close)
         layout = QtWidgets.QVBoxLayout(self)
@@ -93,7 +100,10 @@ class InboxDialog(QtWidgets.QDialog):
         for candidate in candidates:
             where = f" · {candidate.project}" if candidate.project else ""
             seen = f" · said {candidate.seen}×" if candidate.seen > 1 else ""
-            item = QtWidgets.QListWidgetItem(f"{candidate.text}\n{candidate.rule}{where}{seen}")
+            came = f" · {candidate.agent}, {_file(candidate.source)}" if candidate.source else ""
+            item = QtWidgets.QListWidgetItem(
+                f"{candidate.text}\n{candidate.rule}{where}{seen}{came}"
+            )
             item.setData(Qt.UserRole, candidate.id)
             item.setToolTip(candidate.said or candidate.text)
             self.list.addItem(item)
@@ -119,12 +129,27 @@ class InboxDialog(QtWidgets.QDialog):
         self.text.setEnabled(candidate is not None)
         said = candidate.said if candidate else ""
         lines = [f"You wrote: “{said}”"] if said else []
+        if candidate is not None and candidate.source:
+            when = f", {candidate.said_at[:10]}" if candidate.said_at else ""
+            lines.append(f"From {candidate.agent}: {candidate.source}{when}")
+        self.same_file.setEnabled(candidate is not None and bool(candidate.source))
         if candidate is not None and candidate.similar:
             lines.append(f"Close to a memory you have ({candidate.similar}): accepting keeps both")
         self.said.setText("\n".join(lines))
 
     def _selected_ids(self) -> list[str]:
         return [item.data(Qt.UserRole) for item in self.list.selectedItems()]
+
+    def select_same_file(self) -> None:
+        """Select every candidate from the current one's file (an import's), and say how many."""
+        row = self.list.currentRow()
+        if not 0 <= row < len(self.candidates) or not self.candidates[row].source:
+            return
+        source = self.candidates[row].source
+        for n, candidate in enumerate(self.candidates):
+            self.list.item(n).setSelected(candidate.source == source)
+        count = sum(c.source == source for c in self.candidates)
+        self.status.setText(f"{count} selected from {_file(source)}: accept or reject them")
 
     # ---- acting ------------------------------------------------------------------------
     def accept_selected(self) -> None:
@@ -164,3 +189,9 @@ class InboxDialog(QtWidgets.QDialog):
     def _failed(self, message: str) -> None:
         self.status.setText(message)
         self.load()
+
+
+def _file(source: str) -> str:
+    """A file's name with its folder, short enough for a list's line."""
+    parts = source.replace("\\", "/").split("/")
+    return "/".join(parts[-2:])

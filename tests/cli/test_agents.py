@@ -833,3 +833,110 @@ def test_a_remark_after_mnemos_codex_tables_survives_an_uninstall(home):
     assert "mnemo" not in text and "hooks.state" not in text
     assert '# fast profile, for quick questions\n[profiles.fast]\nmodel = "o4-mini"\n' in text
     assert text.startswith('# my codex settings\nmodel = "o4"  # keep me\n')
+
+
+# ---- issue 42: mnemo agents import --------------------------------------------------------
+def _jsonl(path: Path, *lines: dict | str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+
+
+def test_agents_import_proposes_what_the_agents_were_told_as_lasting(home, model_api):
+    url, _ = model_api
+    env = {**_env(home), "GEMINI_API_KEY": "not-a-key", "GOOGLE_GEMINI_BASE_URL": url}
+
+    def mnemo(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(MNEMO), *args], env=env, cwd=home / "project",
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+
+    # GIVEN a Gemini CLI session, really run (its transcript as Gemini CLI 0.61 writes it)
+    (home / ".gemini" / "settings.json").write_text(
+        json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}})
+    )
+    said = "Never push directly to the main branch. What does the deploy script do?"
+    run = subprocess.run(
+        ["gemini", "-m", "gemini-2.5-flash", "-p", said], env=env, cwd=home / "project",
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert list((home / ".gemini" / "tmp").glob("*/chats/session-*.json*"))
+    # AND Claude Code's and Codex's transcripts in their documented shapes, memory files
+    (home / ".claude" / "CLAUDE.md").write_text(
+        "# Style\n\n- Always write commit messages in the imperative mood.\n"
+        "- Use `uv` for Python environments, never pip.\n\n```sh\nrm -rf build\n```\n"
+    )
+    claude = home / ".claude" / "projects" / "-home-u-billing" / "c1.jsonl"
+    _jsonl(
+        claude,
+        {"type": "user", "cwd": "/home/u/billing", "sessionId": "c1",
+         "timestamp": "2026-11-20T09:00:00Z",
+         "message": {"role": "user", "content": "From now on, write all new scripts in "
+                     "TypeScript. Fix the flaky test."}},
+        {"type": "assistant", "sessionId": "c1",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "Always x."}]}},
+        {"type": "user", "isMeta": True, "sessionId": "c1",
+         "message": {"role": "user", "content": "Caveat: remember that this is injected"}},
+        {"type": "user", "sessionId": "c1", "message": {"role": "user", "content": [
+            {"type": "tool_result", "content": "remember that a tool said this"}]}},
+        {"type": "user", "cwd": "/home/u/billing", "sessionId": "c1",
+         "timestamp": "2026-11-20T09:05:00Z", "message": {"role": "user", "content": [
+             {"type": "text", "text": "Our CI runs on GitHub Actions, not Jenkins."}]}},
+        {"type": "user", "sessionId": "c1", "message": {"role": "user", "content":
+         "remember that the staging db password is Tq7#mZp2!vLx9"}},
+        "{not json",
+    )  # fmt: skip
+    day = home / ".codex" / "sessions" / "2026" / "11" / "21"
+    _jsonl(
+        day / "rollout-2026-11-21T10-00-00-x1.jsonl",
+        {"timestamp": "2026-11-21T10:00:00Z", "type": "session_meta",
+         "payload": {"id": "x1", "cwd": "/home/u/shop", "cli_version": "0.169.0"}},
+        {"timestamp": "2026-11-21T10:00:00Z", "type": "response_item", "payload": {
+            "type": "message", "role": "user",
+            "content": [{"type": "input_text",
+                         "text": "<environment_context>Always y.</environment_context>"}]}},
+        {"timestamp": "2026-11-21T10:00:01Z", "type": "event_msg", "payload": {
+            "type": "user_message", "message": "I'd rather you use pnpm than npm. Add zod.",
+            "kind": "plain"}},
+    )  # fmt: skip
+    (home / "project" / "AGENTS.md").write_text("Run `make check` before every commit.\n")
+    # WHEN the user imports what their agents know
+    done = mnemo("agents", "import", "--project", str(home / "project"))
+    # THEN each lasting statement waits for review, with the agent, project, session, date and
+    # file it came from; nothing else (the agent's words, a tool's, an injected note, a task)
+    assert done.returncode == 0, done.stderr
+    assert "c1.jsonl: 1 line(s) not readable, skipped" in done.stderr
+    assert "1 holding a secret (not kept)" in done.stdout, done.stdout
+    waiting = json.loads(mnemo("inbox", "--json").stdout)
+    by_text = {c["text"]: c for c in waiting}
+    assert set(by_text) == {
+        "Never push directly to the main branch.",
+        "From now on, write all new scripts in TypeScript.",
+        "Our CI runs on GitHub Actions, not Jenkins.",
+        "I'd rather you use pnpm than npm.",
+        "Always write commit messages in the imperative mood.",
+        "Use `uv` for Python environments, never pip.",
+        "Run `make check` before every commit.",
+    }, sorted(by_text)
+    ts = by_text["From now on, write all new scripts in TypeScript."]
+    assert (ts["agent"], ts["project"], ts["session"]) == ("claude", "billing", "c1")
+    assert ts["said_at"] == "2026-11-20T09:00:00Z" and ts["source"] == str(claude)
+    pnpm = by_text["I'd rather you use pnpm than npm."]
+    assert (pnpm["agent"], pnpm["project"], pnpm["session"]) == ("codex", "shop", "x1")
+    gemini = by_text["Never push directly to the main branch."]
+    assert gemini["agent"] == "gemini" and gemini["project"] == "project" and gemini["session"]
+    assert by_text["Run `make check` before every commit."]["project"] == "project"
+    # AND the secret is kept nowhere
+    stored = b"".join(
+        p.read_bytes() for p in Path(os.environ["MNEMO_HOME"]).rglob("*") if p.is_file()
+    )
+    assert b"Tq7#mZp2" not in stored
+    # WHEN it runs again THEN nothing new is proposed or counted
+    again = mnemo("agents", "import", "--project", str(home / "project"))
+    assert "7 taken from the same file before" in again.stdout, again.stdout
+    assert json.loads(mnemo("inbox", "--json").stdout) == waiting
+    # AND a whole file's proposals are accepted at once
+    accepted = mnemo("inbox", "accept", "--source", str(home / ".claude" / "CLAUDE.md"))
+    assert accepted.stdout.count("Stored") == 2, accepted.stdout + accepted.stderr
+    assert len(json.loads(mnemo("inbox", "--json").stdout)) == 5

@@ -86,3 +86,35 @@ def test_a_capture_arriving_while_one_is_shown_keeps_it_shown(qtbot, worker, set
     qtbot.waitUntil(lambda: dialog.list.count() == 2, timeout=15_000)
     assert dialog.text.toPlainText() == "The VPN config lives in ops/vpn."
     assert dialog.text.isEnabled()
+
+
+def test_a_files_imported_candidates_are_accepted_at_once(qtbot, worker, settings, embedder):
+    # GIVEN three statements imported from an agent's memory file and one a hook captured
+    engine = Engine(settings=settings, embedder=embedder)
+    try:
+        for text in ("Use uv, never pip.", "Squash merge every pull request.", "Tabs, not spaces."):
+            candidate = Candidate(text, "agent-file", agent="claude", source="/h/.claude/CLAUDE.md")
+            assert engine.capture_imported(candidate) == "proposed"
+        engine.capture(Candidate("The VPN config lives in ops/vpn.", "remember", agent="codex"))
+    finally:
+        engine.close()
+    manager = Manager(worker, settings)
+    qtbot.addWidget(manager)
+    manager.show()
+    manager.show_inbox()
+    dialog = manager.inbox_dialog
+    qtbot.waitUntil(lambda: dialog.list.count() == 4, timeout=10_000)
+    # WHEN one of the file's is current and the whole file is selected
+    row = next(n for n, c in enumerate(dialog.candidates) if c.source)
+    dialog.list.setCurrentRow(row)
+    assert "From claude: /h/.claude/CLAUDE.md" in dialog.said.text()
+    assert ".claude/CLAUDE.md" in dialog.list.item(row).text()
+    qtbot.mouseClick(dialog.same_file, QtCore.Qt.LeftButton)
+    assert len(dialog.list.selectedItems()) == 3
+    assert dialog.status.text().startswith("3 selected from .claude/CLAUDE.md")
+    # THEN one click accepts the three, and the hook's candidate still waits
+    qtbot.mouseClick(dialog.accept_button, QtCore.Qt.LeftButton)
+    qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=15_000)
+    assert dialog.status.text() == "Stored 3 as memories"
+    assert dialog.candidates[0].text == "The VPN config lives in ops/vpn."
+    assert not dialog.same_file.isEnabled()  # (it came from no file)

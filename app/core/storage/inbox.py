@@ -35,6 +35,8 @@ class Candidate:
     id: str = ""
     created_at: str = ""
     seen: int = 1
+    source: str = ""  # the agent's file it was imported from ('' for a hook's capture)
+    said_at: str = ""  # when it was said there, if known
 
     def to_dict(self) -> dict:
         return {
@@ -48,10 +50,16 @@ class Candidate:
             "created_at": self.created_at,
             "seen": self.seen,
             "similar": self.similar,
+            "session": self.session,
+            "source": self.source,
+            "said_at": self.said_at,
         }
 
 
-_COLUMNS = "id, text, rule, keywords, agent, project, session, said, created_at, seen, similar"
+_COLUMNS = (
+    "id, text, rule, keywords, agent, project, session, said, created_at, seen, similar, "
+    "source, said_at"
+)
 _PUNCTUATION = re.compile(r"[^\w]+")
 
 
@@ -62,14 +70,15 @@ def words_hash(text: str) -> str:
 
 
 def _candidate(row: tuple) -> Candidate:
-    id_, text, rule, keywords, agent, project, session, said, created_at, seen, similar = row
+    id_, text, rule, keywords, agent, project, session, said, created_at, seen, similar = row[:11]
     try:
         words = [str(w) for w in json.loads(keywords or "[]")]
     except ValueError:
         words = []
     return Candidate(
-        text, rule, words, agent, project, session, said, similar, id_, created_at, seen
-    )
+        text, rule, words, agent, project, session, said, similar, id_, created_at, seen,
+        row[11], row[12],
+    )  # fmt: skip
 
 
 class Inbox:
@@ -96,8 +105,8 @@ class Inbox:
             candidate.created_at = now()
             conn.execute(
                 "INSERT INTO inbox (id, text_hash, status, text, rule, keywords, agent, "
-                "project, session, said, created_at, seen, similar) "
-                "VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)",
+                "project, session, said, created_at, seen, similar, source, said_at) "
+                "VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
                 (
                     candidate.id,
                     digest,
@@ -110,9 +119,35 @@ class Inbox:
                     candidate.said[:SAID_CHARS],
                     candidate.created_at,
                     candidate.similar,
+                    candidate.source,
+                    candidate.said_at,
                 ),
             )
         return "proposed"
+
+    def from_source(self, source: str) -> list[Candidate]:
+        """The candidates waiting that were imported from the file `source`."""
+        rows = self.db.query(
+            f"SELECT {_COLUMNS} FROM inbox WHERE status = 'pending' AND source = ? ORDER BY rowid",
+            (source,),
+        )
+        return [_candidate(r) for r in rows]
+
+    def imported(self, source: str, text: str) -> bool:
+        """Whether these words were taken from the file `source` before (`mnemo agents
+        import` run again adds nothing and counts nothing twice)."""
+        rows = self.db.query(
+            "SELECT 1 FROM agent_imports WHERE source = ? AND text_hash = ?",
+            (source, words_hash(text)),
+        )
+        return bool(rows)
+
+    def record_import(self, source: str, text: str) -> None:
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO agent_imports (source, text_hash, at) VALUES (?, ?, ?)",
+                (source, words_hash(text), now()),
+            )
 
     def rejected(self, text: str) -> bool:
         """Whether the user said no to these words before."""

@@ -384,6 +384,19 @@ def m014_sync_trust(db: apsw.Connection) -> None:
     )
 
 
+def m015_inbox_sources(db: apsw.Connection) -> None:
+    """Where a candidate came from beyond the hook (`mnemo agents import`: the agent's file,
+    and when it was said there), so a whole file's proposals are reviewed at once; and which
+    statements were taken from which file already, so an import run again adds nothing."""
+    db.execute("ALTER TABLE inbox ADD COLUMN source TEXT NOT NULL DEFAULT ''")
+    db.execute("ALTER TABLE inbox ADD COLUMN said_at TEXT NOT NULL DEFAULT ''")
+    db.execute("CREATE INDEX inbox_source ON inbox(source) WHERE source != ''")
+    db.execute(
+        "CREATE TABLE agent_imports (source TEXT NOT NULL, text_hash TEXT NOT NULL, "
+        "at TEXT NOT NULL, PRIMARY KEY (source, text_hash)) WITHOUT ROWID"
+    )
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
@@ -399,6 +412,7 @@ MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m012_sync,
     m013_float16_vectors,
     m014_sync_trust,
+    m015_inbox_sources,
 )
 
 
