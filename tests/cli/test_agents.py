@@ -940,3 +940,57 @@ def test_agents_import_proposes_what_the_agents_were_told_as_lasting(home, model
     accepted = mnemo("inbox", "accept", "--source", str(home / ".claude" / "CLAUDE.md"))
     assert accepted.stdout.count("Stored") == 2, accepted.stdout + accepted.stderr
     assert len(json.loads(mnemo("inbox", "--json").stdout)) == 5
+
+
+# ---- found by the attack on JSON edited as text (issue 42) --------------------------------
+@pytest.mark.parametrize(
+    "content", ['{ // c\n  "a": "unterminated\n}\n', '{ // c\n  "a": 1 / 2\n}\n', "{ /* open\n"]
+)
+def test_a_commented_file_broken_further_on_is_refused_in_one_line(home, content):
+    gemini = home / ".gemini" / "settings.json"
+    gemini.write_text(content)
+    for args in (("install", "gemini"), ("uninstall",), ("status", "--no-check")):
+        done = _mnemo(home, *args)
+        assert "Traceback" not in done.stderr, done.stderr
+        assert gemini.read_text() == content
+    refused = _mnemo(home, "install", "gemini").stdout
+    assert "refused" in refused and "not changed" in refused, refused
+
+
+def test_an_empty_hooks_object_of_the_users_does_not_refuse_the_install(home):
+    settings = home / ".claude" / "settings.json"
+    settings.write_text('{\n  "model": "opus",\n  "hooks": {}\n}\n')
+    done = _mnemo(home, "install", "claude")
+    assert done.returncode == 0 and "refused" not in done.stdout, done.stdout
+    assert "SessionStart" in json.loads(settings.read_text())["hooks"]
+
+
+def test_an_older_mnemos_hook_is_updated_where_it_is_beside_a_remark(home):
+    cursor = home / ".cursor" / "hooks.json"
+    cursor.parent.mkdir()
+    cursor.write_text(
+        '{\n  "version": 1,\n  "hooks": {\n    "sessionStart": [\n'
+        '      {"command": "./my.sh"}, // mine\n'
+        '      {"command": "/opt/old/bin/mnemo hook session-start --agent cursor"}\n'
+        "    ]\n  }\n}\n"
+    )
+    assert _mnemo(home, "install", "cursor").returncode == 0
+    text = cursor.read_text()
+    assert '      {"command": "./my.sh"}, // mine\n' in text and "/opt/old" not in text
+    new = f'      {{"command": "{MNEMO} hook session-start --agent cursor"}}\n'
+    assert new in text, text
+
+
+def test_a_remark_before_the_users_last_hook_is_not_copied(home):
+    gemini = home / ".gemini" / "settings.json"
+    theirs = (
+        '{\n  "theme": "a",\n  "hooks": {\n    "SessionStart": [\n'
+        '      /* greet */ {"hooks": [{"type": "command", "command": "echo hi"}]}\n'
+        "    ]\n  }\n}\n"
+    )
+    gemini.write_text(theirs)
+    assert _mnemo(home, "install", "gemini").returncode == 0
+    assert gemini.read_text().count("/* greet */") == 1
+    gemini.write_text(gemini.read_text().replace('"a"', '"b"'))
+    assert _mnemo(home, "uninstall", "gemini").returncode == 0
+    assert gemini.read_text().replace('  "mcpServers": {},\n', "") == theirs.replace('"a"', '"b"')
