@@ -51,7 +51,7 @@ def test_the_agents_page_wires_and_takes_out_an_agent(
     qtbot.mouseClick(page.unwire, QtCore.Qt.LeftButton)
     qtbot.waitUntil(lambda: page.table.item(codex, 2).text() == "absent", timeout=10_000)
     assert config.read_text() == '# mine\nmodel = "o4"\n'
-    assert Path(str(config) + ".mnemo-backup").exists()
+    assert not Path(str(config) + ".mnemo-backup").exists()  # (no copy left: issue 42)
 
 
 def test_nothing_selected_says_what_to_do(qtbot, worker, settings, tmp_path, monkeypatch):
