@@ -181,6 +181,12 @@ async def stdio_transport(
             sdk_stdio._open_stdout_diversion,  # noqa: SLF001
         )
         releases.append(release)
+    from app import mcp_greeting
+
+    greeted = mcp_greeting.first  # what `mnemo mcp` read (and answered) before the SDK loaded
+    mcp_greeting.first = None
+    if greeted is not None and greeted.prefix:
+        stdin = _Prefixed(greeted.prefix, stdin)
     read_send, read_stream = create_context_streams[SessionMessage | Exception](0)
     write_stream, write_receive = create_context_streams[SessionMessage](0)
     lines_send, lines_receive = anyio.create_memory_object_stream[tuple[bytes, bool] | None](8)
@@ -246,10 +252,18 @@ async def stdio_transport(
         await read_send.aclose()  # the server's loop sees the end of its input
 
     async def writer() -> None:
+        nonlocal greeted
         gone = False
         async with write_receive:
             async for item in write_receive:
                 requests.answered(item.message)
+                if greeted is not None and greeted.key is not None and _answers(item, greeted):
+                    result = item.message.result
+                    if isinstance(result, dict):
+                        mcp_greeting.keep(greeted.key, json.loads(json.dumps(result)))
+                    early, greeted = greeted.answered, None
+                    if early:
+                        continue  # answered before the SDK loaded: not twice
                 if gone:
                     continue  # answers still count (the end of input waits for them)
                 data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
@@ -281,6 +295,32 @@ async def stdio_transport(
         for release in releases:
             if release is not None:
                 release()
+
+
+def _answers(item: SessionMessage, greeted: Any) -> bool:
+    """Whether an outgoing message is the SDK's answer to the `initialize` read early."""
+    message = item.message
+    return isinstance(message, JSONRPCResponse) and message.id == greeted.request_id
+
+
+class _Prefixed:
+    """A binary stream that gives `prefix` first (what was read before the SDK loaded),
+    then the stream's own bytes; `readline(limit)` as `read_line` uses it."""
+
+    def __init__(self, prefix: bytes, stream: BinaryIO) -> None:
+        self._prefix, self._stream = prefix, stream
+
+    def readline(self, limit: int = -1) -> bytes:
+        if not self._prefix:
+            return self._stream.readline(limit)
+        cut = self._prefix.find(b"\n") + 1 or len(self._prefix)
+        if 0 <= limit < cut:
+            cut = limit
+        line, self._prefix = self._prefix[:cut], self._prefix[cut:]
+        if line.endswith(b"\n") or (0 <= limit <= len(line)):
+            return line
+        more = self._stream.readline(limit - len(line) if limit >= 0 else -1)
+        return line + more
 
 
 def _write(stream: BinaryIO, data: bytes) -> None:

@@ -735,3 +735,55 @@ def test_sigusr1_writes_the_servers_stacks_and_it_goes_on_answering(mnemo_home, 
         assert server.reply(timeout=10) == {"jsonrpc": "2.0", "id": 7, "result": {}}
     finally:
         server.close()
+
+
+# ---- issue 42, item 7 ---------------------------------------------------------------------
+def test_initialize_is_answered_before_the_sdk_loads_with_what_this_code_answered_before(
+    mnemo_home, tmp_path
+):
+    kept = paths.state_dir() / "mcp-initialize.json"
+    # GIVEN a first start: the SDK answers, and its answer is kept
+    first = _RawServer(tmp_path / "first.txt")
+    try:
+        answer = first.initialize()
+    finally:
+        first.close()
+    assert json.loads(kept.read_text()) and answer["result"]["serverInfo"]["name"] == "mnemo"
+    # WHEN what is kept differs from what the SDK says (marked here, to see who answered)
+    ((key, result),) = json.loads(kept.read_text()).items()
+    kept.write_text(json.dumps({key: {**result, "instructions": "kept-answer-marker"}}))
+    second = _RawServer(tmp_path / "second.txt")
+    try:
+        early = second.initialize()
+        second.call(1, "list_recent", {})
+        listed = second.reply(60)
+    finally:
+        second.close()
+    # THEN the next start answered from what was kept (before the SDK), once, and served on
+    assert early["result"]["instructions"] == "kept-answer-marker"
+    assert listed["id"] == 1 and not listed["result"]["isError"]
+    # AND the SDK's own answer replaced it: the start after answers as the SDK does
+    third = _RawServer(tmp_path / "third.txt")
+    try:
+        again = third.initialize()
+    finally:
+        third.close()
+    assert again == answer
+
+
+def test_a_kept_answer_naming_another_server_is_never_given(mnemo_home, tmp_path):
+    first = _RawServer(tmp_path / "first.txt")
+    try:
+        answer = first.initialize()
+    finally:
+        first.close()
+    kept = paths.state_dir() / "mcp-initialize.json"
+    ((key, result),) = json.loads(kept.read_text()).items()
+    planted = {**result, "serverInfo": {"name": "evil", "version": "1"}, "instructions": "x"}
+    kept.write_text(json.dumps({key: planted}))
+    second = _RawServer(tmp_path / "second.txt")
+    try:
+        again = second.initialize()
+    finally:
+        second.close()
+    assert again == answer
