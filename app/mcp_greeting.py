@@ -36,14 +36,23 @@ class First:
 first: First | None = None  # set by `greet`, read by the transport
 
 
-def _key(protocol: str) -> str:
-    """This code's answer for a protocol version: Mnemo's version and MCP modules, the SDK."""
+def _key(protocol: str) -> str | None:
+    """This code's answer for a protocol version: Mnemo's version and MCP modules and the
+    SDK by their files (a bundle: its program's), or None when they cannot be looked at."""
     import importlib.util
+    import sys
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    stamps = [os.stat(os.path.join(here, name)).st_mtime_ns for name in _MODULES]
-    spec = importlib.util.find_spec("mcp")
-    sdk = os.stat(spec.origin).st_mtime_ns if spec is not None and spec.origin else 0
+    try:
+        if getattr(sys, "frozen", False):  # (a bundle holds no source files to look at)
+            stamps = [os.stat(sys.executable).st_mtime_ns]
+            sdk = 0
+        else:
+            here = os.path.dirname(os.path.abspath(__file__))
+            stamps = [os.stat(os.path.join(here, name)).st_mtime_ns for name in _MODULES]
+            spec = importlib.util.find_spec("mcp")
+            sdk = os.stat(spec.origin).st_mtime_ns if spec is not None and spec.origin else 0
+    except (OSError, ImportError, ValueError):
+        return None
     return json.dumps([__version__, stamps, sdk, protocol])
 
 
@@ -113,6 +122,8 @@ def greet(fd_in: int = 0, fd_out: int = 1) -> First:
     if type(message.get("id")) not in (int, str) or not isinstance(protocol, str):
         return first
     first.request_id, first.key = message["id"], _key(protocol)
+    if first.key is None:
+        return first
     result = _kept().get(first.key)
     if not _usable(result, protocol):
         return first

@@ -22,9 +22,14 @@ def main(argv: list[str] | None = None) -> int:
 
         return hook(argv[first + 1 :])  # (it always exits 0 for the agent, output or not)
     if argv[first:] == ["mcp"] and sys.stdin is not None and not sys.stdin.isatty():
+        import contextlib
+
         from app import mcp_greeting  # an agent starts it: `initialize` answered before
 
-        mcp_greeting.greet()  # the SDK loads (0.7 s), when this code answered it before
+        # the SDK loads (0.7 s), when this code answered it before; never keeps the server
+        # from starting: what was read is kept (`mcp_greeting.first`) and the SDK answers
+        with contextlib.suppress(Exception):
+            mcp_greeting.greet()
     if sys.stdout is None:  # `mnemo list >&-`: no output could be written, so nothing is done
         if sys.stderr is not None:
             print("mnemo: error: standard output is closed; nothing was done", file=sys.stderr)
