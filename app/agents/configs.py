@@ -581,8 +581,6 @@ class Jsonc:
                 depth += 1
                 if depth == 2 and first is None:
                     first = a
-                if depth > 1:
-                    continue
                 continue
             if kind in "}]":
                 depth -= 1
