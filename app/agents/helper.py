@@ -161,9 +161,14 @@ class Helper:
         session = events.session_of(data)
         seen = self.sessions.shown(session) if session else set()
         try:
-            text, ids = self.runner.submit(
-                lambda engine: _work(engine, event, agent, data, frozenset(seen)), INTERACTIVE
-            ).result(timeout=60)
+            text, ids = (
+                self.runner.submit(
+                    lambda engine: _work(engine, event, agent, data, frozenset(seen)),
+                    INTERACTIVE,
+                ).result(timeout=60)
+                if _asks(event, agent)
+                else ("", [])  # (a tool call: the agent waits for nothing of the engine)
+            )
         except MnemoError as exc:
             return f"error {exc}\n".encode()
         except Exception as exc:  # a bug: logged with its traceback, said in one line
@@ -180,6 +185,11 @@ class Helper:
         return b"ok\n" + events.render(agent, event, text).encode("utf-8", "replace")
 
 
+def _asks(event: str, agent: str) -> bool:
+    """Whether the event's answer holds memories (else the reply goes out at once)."""
+    return event == "session-start" or (event == "prompt" and agent != "cursor")
+
+
 def _work(engine, event: str, agent: str, data: dict, seen: frozenset) -> tuple[str, list[str]]:
     """What one hook event asks of the engine: the block to inject (and the ids in it)."""
     if event == "session-start":
@@ -187,7 +197,7 @@ def _work(engine, event: str, agent: str, data: dict, seen: frozenset) -> tuple[
             cwd=events.folder_of(data), max_chars=SESSION_CHARS.get(agent, 9_000), track=False
         )
         return block.markdown(), [m.id for m, _, _ in block.fit().entries]
-    if event == "prompt" and agent != "cursor":  # Cursor's prompt hook may not add context
+    if _asks(event, agent):  # (Cursor's prompt hook may not add context)
         prompt = data.get("prompt")
         return engine.prompt_context(prompt if isinstance(prompt, str) else "", seen, track=False)
     return "", []

@@ -623,10 +623,12 @@ class Engine:
         progress: Callable[[int, int], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
         count_total: bool = True,
+        give_way: Callable[[], bool] | None = None,
     ) -> int:
         """Embed every live memory whose vectors are missing or stale; returns how many
-        (`Indexer.backfill`: `should_stop` is asked between batches and slices)."""
-        return self._indexer.backfill(batch_size, progress, should_stop, count_total)
+        (`Indexer.backfill`: `should_stop` is asked between batches and slices, `give_way`
+        also during a model's pass)."""
+        return self._indexer.backfill(batch_size, progress, should_stop, count_total, give_way)
 
     def needs_backfill(self) -> bool:
         """Whether any live memory still lacks current vectors or keyword labels."""

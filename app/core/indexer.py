@@ -17,7 +17,13 @@ import numpy as np
 from app.core.errors import ModelError
 from app.core.labels import make_labels
 from app.core.memory import Memory, content_hash
-from app.core.model.embedder import LABEL_CHUNKS, Embedded, EmbeddingModel, TokenChunk
+from app.core.model.embedder import (
+    LABEL_CHUNKS,
+    Embedded,
+    EmbeddingModel,
+    Interrupted,
+    TokenChunk,
+)
 from app.core.storage.db import Database
 from app.core.storage.store import Store
 
@@ -116,15 +122,30 @@ class Indexer:
         progress: Callable[[int, int], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
         count_total: bool = True,
+        give_way: Callable[[], bool] | None = None,
     ) -> int:
         """Embed every live memory whose vectors are missing or stale; returns how many.
 
-        `should_stop` is asked before each batch; `count_total` = False skips counting the
-        work first (the caller knows it) and passes 0 as the total to `progress`.
+        `should_stop` is asked before each batch; `give_way` also while the model decodes
+        one (a model that can stop half way gives the pass up, and it is done again in the
+        next call: what someone waits for never waits for a memory's pass); `count_total` =
+        False skips counting the work first (the caller knows it) and passes 0 as the total
+        to `progress`.
         """
         model = self._model()
         if model is None:
             raise ModelError(f"cannot backfill: {self._problem()}")
+        with model.giving_way(give_way):
+            return self._backfill(model, batch_size, progress, should_stop, count_total)
+
+    def _backfill(
+        self,
+        model: EmbeddingModel,
+        batch_size: int,
+        progress: Callable[[int, int], None] | None,
+        should_stop: Callable[[], bool] | None,
+        count_total: bool,
+    ) -> int:
         model_id = model.info.model_id
         total = 0
         if count_total:
@@ -149,7 +170,11 @@ class Indexer:
                     vecs = new_vectors.get(memory.id)
                     if vecs is None:
                         vecs = self._store.vectors_of(memory.id, model_id, model.info.dimension)
-                    labels[memory.id] = self.labels(memory, vecs, tokens.get(memory.id))
+                    try:
+                        labels[memory.id] = self.labels(memory, vecs, tokens.get(memory.id))
+                    except Interrupted:  # (its own pass for labels): the rest next time
+                        stopped = True
+                        break
             with self._db.write():
                 for memory in fresh:
                     self._store.save_vectors(
@@ -176,7 +201,10 @@ class Indexer:
         token vectors, and whether `should_stop` cut the batch short."""
         fresh = [m for _, m, has in batch if not has]
         short = [m for m in fresh if len(m.embed_text) <= SLICE_ABOVE_CHARS]
-        embedded = model.embed_documents_with_tokens([m.embed_text for m in short])
+        try:
+            embedded = model.embed_documents_with_tokens([m.embed_text for m in short])
+        except Interrupted:  # nothing of the batch is whole
+            return [], {}, {}, True
         new_vectors = {m.id: vectors for m, (vectors, _) in zip(short, embedded, strict=True)}
         tokens = {m.id: chunks for m, (_, chunks) in zip(short, embedded, strict=True)}
         for memory in fresh:  # a long one slice by slice: a search waits one slice at most
@@ -201,10 +229,13 @@ class Indexer:
             if sliced.parts and should_stop and should_stop():
                 return None
             start = len(sliced.parts) * SLICE_CHUNKS
-            vectors, kept = model.embed_sequences(
-                sliced.sequences[start : start + SLICE_CHUNKS],
-                keep_tokens=max(0, LABEL_CHUNKS - start),
-            )
+            try:
+                vectors, kept = model.embed_sequences(
+                    sliced.sequences[start : start + SLICE_CHUNKS],
+                    keep_tokens=max(0, LABEL_CHUNKS - start),
+                )
+            except Interrupted:  # the slices done are kept for the next call
+                return None
             sliced.parts.append(vectors)
             sliced.chunks.extend(kept)
         self.sliced = None

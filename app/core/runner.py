@@ -492,6 +492,14 @@ class Runner:
         self.submit(lambda engine: engine.prepare_search(), BACKGROUND)
         self.backfill()
 
+    def _someone_waits(self) -> bool:
+        """Whether an interactive call (or the stop) is queued (asked during a model's pass:
+        the queue's lock is held for a look at its first item)."""
+        if self._stopping:
+            return True
+        with self._queue.mutex:
+            return bool(self._queue.queue) and self._queue.queue[0][0] <= INTERACTIVE
+
     def _backfill_step(self) -> None:
         with self._lock:
             self._backfill_queued = False
@@ -515,8 +523,11 @@ class Runner:
                 batch_size=BACKFILL_BATCH,
                 progress=progress,
                 count_total=False,
-                # Yield after each batch (a slice of a long text) when anything else waits.
+                # Yield after each batch (a slice of a long text) when anything else waits,
+                # and give up the model's pass half way when someone waits (a search, a
+                # prompt): it is done again next time.
                 should_stop=lambda: self._stopping or not self._queue.empty(),
+                give_way=self._someone_waits,
             )
         except MnemoError as exc:
             log.warning("backfill stopped: %s", exc)

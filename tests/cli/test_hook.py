@@ -378,3 +378,47 @@ def test_a_cold_prompt_waits_at_most_its_deadline(memories):
     assert "helm rollback" in done.stdout or "is starting" in done.stderr, done.stderr
     # AND the helper it started answers the next one
     wait(lambda: "helm rollback" in _hook("prompt", "claude", _prompt("billing?", "s2")).stdout)
+
+
+def test_a_tool_event_is_answered_while_the_engine_is_busy(embedder, mnemo_home):
+    # Issue 42, item 3: every tool hook (Claude Code runs two per tool call) waited for the
+    # engine's thread, behind the backfill's pass, to be told "nothing to add"
+    import socket
+    import threading
+
+    from app.agents import helper, hook
+    from app.core.engine import Engine
+    from app.core.runner import INTERACTIVE, Runner
+
+    runner = Runner(lambda: Engine(embedder=embedder))
+    runner.start()
+    gate = threading.Event()
+    left, right = socket.socketpair()
+    try:
+        busy = runner.submit(lambda e: gate.wait(60), INTERACTIVE)  # the engine is busy
+        serving = helper.Helper(left, runner, 60)
+        event = {"session_id": "t", "cwd": str(REPO), "hook_event_name": "PostToolUse",
+                 "tool_name": "Bash", "tool_input": {"command": "ls"}}  # fmt: skip
+        request = f"MNEMO-HOOK {hook.VERSION} tool claude\n{json.dumps(event)}".encode()
+        answered = []
+        asking = threading.Thread(target=lambda: answered.append(serving.handle(request)))
+        asking.start()
+        # THEN the agent has its answer while the engine is still busy
+        wait(lambda: answered, timeout=30, what="the tool hook's answer")
+        assert answered == [b"ok\n"] and not busy.done()
+        # AND a prompt still waits for the engine (it needs its memories)
+        prompt = {"session_id": "t", "cwd": str(REPO), "hook_event_name": "UserPromptSubmit",
+                  "prompt": "billing deploy?"}  # fmt: skip
+        request = f"MNEMO-HOOK {hook.VERSION} prompt claude\n{json.dumps(prompt)}".encode()
+        asking = threading.Thread(target=lambda: answered.append(serving.handle(request)))
+        asking.start()
+        asking.join(0.5)
+        assert len(answered) == 1
+        gate.set()
+        wait(lambda: len(answered) == 2, timeout=30, what="the prompt's answer")
+        assert answered[1].startswith(b"ok\n")
+    finally:
+        gate.set()
+        assert runner.stop(30)
+        left.close()
+        right.close()

@@ -124,3 +124,64 @@ def test_a_word_held_only_deep_in_a_long_memory_is_found_in_every_mode(engine):
     engine.remember("The roadmap for the garden: a new shed", force=True)
     common = engine.recall("roadmap garden shed", mode="keyword", track=False).results
     assert common and common[0].memory.text.startswith("The roadmap for the garden")
+
+
+def test_the_model_gives_up_a_pass_half_way_when_someone_waits(engine, embedder, store):
+    # Issue 42, item 3: while the hook helper embedded an import's backlog, a prompt
+    # waited for the pass in progress (two abstracts: p95 129 ms of 230 ms). The real
+    # model is asked between two steps of its graph whether to go on.
+    notes = [
+        "Sea kayak log: paddled from the harbour to the lighthouse, wind 4 Bft from the west, "
+        f"crossing {i} took forty minutes and the swell built after noon near the reef"
+        for i in range(3)
+    ]
+    ids = [engine.remember(n, force=True, embed=False).memory.id for n in notes]
+    asked = []
+
+    def give_way() -> bool:
+        asked.append(1)
+        return len(asked) > 20  # a someone arrives while the first pass runs
+
+    before = embedder.given_way
+    # WHEN someone waits during the pass THEN it is given up: nothing of it is stored
+    assert engine.backfill(batch_size=2, give_way=give_way) == 0
+    assert embedder.given_way == before + 1
+    assert len(asked) == 21  # asked again and again inside one pass, not only between
+    assert engine.vector_status()["missing"] == 3
+    # AND a query is never given up, whoever waits
+    with embedder.giving_way(lambda: True):
+        assert embedder.embed_query("kayak").shape == (embedder.info.dimension,)
+    # AND the next backfill embeds everything as a pass never interrupted would
+    assert engine.backfill() == 3 and not engine.needs_backfill()
+    for memory_id in ids:
+        text = engine.get(memory_id).embed_text
+        kept = store.vectors_of(memory_id, embedder.info.model_id)
+        assert np.allclose(kept, embedder.embed_documents([text])[0], atol=5e-4)  # float16
+        assert engine.get(memory_id).keywords
+
+
+def test_a_long_memory_s_slices_survive_a_pass_given_up(engine, embedder, store):
+    text = "Alpine moss field guide. " + PARAGRAPH * 200
+    stored = engine.remember(text, force=True, embed=False).memory
+    slices = []
+    real = embedder.decode
+
+    def counted(sequences, interactive=False, keep=0):
+        out = real(sequences, interactive, keep)
+        slices.append(len(sequences))
+        return out
+
+    embedder.decode = counted
+    try:
+        asked = []
+        # WHEN the third slice's pass is given up
+        engine.backfill(give_way=lambda: asked.append(1) or len(slices) >= 2)
+        assert len(slices) == 2 and embedder.given_way >= 1
+        # THEN the two slices made are kept: the next backfill goes on from the third
+        assert engine.backfill() == 1
+        whole = len(embedder.document_sequences(stored.embed_text))
+        assert len(slices) == whole
+    finally:
+        del embedder.decode
+    kept = store.vectors_of(stored.id, embedder.info.model_id)
+    assert np.allclose(kept, embedder.embed_documents([stored.embed_text])[0], atol=5e-4)

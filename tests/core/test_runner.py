@@ -12,6 +12,7 @@ from app.core.errors import ConflictError, NotFoundError
 from app.core.indexer import LONG_TEXT_CHARS
 from app.core.memory import Change
 from app.core.runner import BACKGROUND, INTERACTIVE, NORMAL, Listener, Runner, embed_now
+from tests.conftest import wait
 
 
 class Noted(Listener):
@@ -201,3 +202,31 @@ def test_a_reader_the_journal_no_longer_reaches_is_told_anything_changed(store, 
         last, changes = engine.changes_since(head)
         assert changes is None and last == store.journal_head()
         assert engine.changes_since(last) == (last, [])
+
+
+def test_a_call_made_during_the_backfill_waits_for_no_memory_s_pass(runner, embedder):
+    # Issue 42, item 3: the hook helper's prompts waited for the backfill's pass in
+    # progress (p50 70 ms, p95 129 ms at 600-character notes); now that pass gives way
+    abstract = (
+        "Regulatory T cells restrain autoimmunity in the gut; in mice lacking the receptor "
+        "the colon showed inflammation within weeks, and transfer of wild-type cells "
+        "restored tolerance, which suggests a role for the microbiota in their induction. "
+    )
+    notes = [f"Study {i}. {abstract * 2}" for i in range(40)]
+    runner.submit(
+        lambda e: [e.remember(n, force=True, embed=False) for n in notes], writes=True
+    ).result(60)
+    before = embedder.given_way
+    wait(lambda: runner.submit(lambda e: e.vector_status()["embedded"], INTERACTIVE).result(30),
+         what="the backfill's first notes")  # fmt: skip
+    # WHEN calls arrive while it embeds THEN a pass in progress is given up for them
+    for _ in range(40):
+        runner.submit(lambda e: e.count(), INTERACTIVE).result(30)
+        if embedder.given_way > before:
+            break
+        threading.Event().wait(0.05)
+    assert embedder.given_way > before
+    # AND the backfill still embeds every note
+    wait(lambda: not runner.submit(lambda e: e.needs_backfill()).result(30), timeout=300,
+         what="the backfill to finish")  # fmt: skip
+    assert runner.submit(lambda e: e.vector_status()).result(30)["embedded"] == 40

@@ -12,6 +12,7 @@ is tokenized, truncated (queries) or chunked (memories) here before llama.cpp de
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -19,6 +20,7 @@ import re
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -233,15 +235,33 @@ class FreeCores:
         return self._answer
 
 
+class Interrupted(Exception):
+    """A batch decode gave way to waiting work (`EmbeddingModel.giving_way`): nothing it
+    computed is returned; the caller runs it again later."""
+
+
 class EmbeddingModel(ABC):
     """What Mnemo needs of an embedding model: L2-normalized float32 vectors for queries and
     for memories (one per chunk), and the token vectors keyword labels are read from.
 
     A model implements `decode` and calls `_windows` once its tokenizer works; `_tokens`
-    (words to ids), `spare_core` and `close` have defaults a model may replace.
+    (words to ids), `spare_core` and `close` have defaults a model may replace. A model that
+    can stop a batch half way (`Embedder`) asks `give_way` while it decodes one.
     """
 
     info: ModelInfo
+    give_way: Callable[[], bool] | None = None
+    given_way = 0  # batch decodes given up so far
+
+    @contextlib.contextmanager
+    def giving_way(self, check: Callable[[], bool] | None) -> Iterator[None]:
+        """While inside: a batch decode (never a query) stops as soon as `check()` says
+        something waits, raising `Interrupted` (a prompt then waits for no memory's pass)."""
+        self.give_way = check
+        try:
+            yield
+        finally:
+            self.give_way = None
 
     @abstractmethod
     def decode(
@@ -389,6 +409,7 @@ class Embedder(EmbeddingModel):
         self._free = FreeCores()
         self._threads = 1  # what the context runs with now (it starts with one)
         self._lock = threading.Lock()
+        self._batch_running = False  # a batch (not a query) is being decoded
         n_ctx = min(info.trained_context, MAX_CONTEXT)
         if gpu_layers and native.llama_supports_gpu_offload():
             try:
@@ -408,6 +429,12 @@ class Embedder(EmbeddingModel):
         bare = self._llm.tokenize(b"a", add_bos=False)
         start = next(i for i in range(len(with_special)) if with_special[i : i + len(bare)] == bare)
         self._windows(with_special[:start], with_special[start + len(bare) :])
+        self._llm.on_abort(self._abort_asked)
+
+    def _abort_asked(self) -> bool:
+        """llama.cpp's question between two steps of a decode: give up this one?"""
+        check = self.give_way
+        return self._batch_running and check is not None and check()
 
     @staticmethod
     def _open(info: ModelInfo, n_ctx: int, gpu_layers: int) -> llama.Model:
@@ -465,7 +492,9 @@ class Embedder(EmbeddingModel):
         def flush() -> None:
             nonlocal done
             llm.ctx.kv_cache_clear()
-            llm.ctx.decode(llm.batch)
+            if llm.decode() == llama.ABORTED:
+                self.given_way += 1
+                raise Interrupted
             n_tokens = sum(len(seq) for seq in batch)
             ptr = llm.embeddings()
             tokens = np.ctypeslib.as_array(ptr, shape=(n_tokens, dim))
@@ -487,22 +516,26 @@ class Embedder(EmbeddingModel):
 
         with self._lock:
             self._use_threads(interactive)
+            self._batch_running = not interactive
             llm.batch.reset()
             used = 0
-            for seq in sequences:
-                if len(seq) > self._llm.n_batch:  # our chunking guarantees this never happens
-                    raise AssertionError(f"sequence of {len(seq)} tokens exceeds the batch")
-                if batch and (
-                    used + len(seq) > self._llm.n_batch or len(batch) >= self._llm.n_seq_max
-                ):
+            try:
+                for seq in sequences:
+                    if len(seq) > self._llm.n_batch:  # our chunking guarantees it never is
+                        raise AssertionError(f"sequence of {len(seq)} tokens exceeds the batch")
+                    if batch and (
+                        used + len(seq) > self._llm.n_batch or len(batch) >= self._llm.n_seq_max
+                    ):
+                        flush()
+                        used = 0
+                    llm.batch.add_sequence(seq, len(batch), True)
+                    batch.append(seq)
+                    used += len(seq)
+                if batch:
                     flush()
-                    used = 0
-                llm.batch.add_sequence(seq, len(batch), True)
-                batch.append(seq)
-                used += len(seq)
-            if batch:
-                flush()
-            llm.ctx.kv_cache_clear()
+            finally:
+                self._batch_running = False
+                llm.ctx.kv_cache_clear()
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.maximum(norms, 1e-12), kept
 

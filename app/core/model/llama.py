@@ -18,6 +18,7 @@ import logging
 import sys
 import threading
 
+ABORTED = 2  # what llama_decode returns when the abort callback said so
 _lock = threading.RLock()
 _backend: list[bool] = []  # llama_backend_init ran (once a process)
 _log_callback: list = []  # ours, kept alive for as long as llama.cpp may call it
@@ -158,6 +159,29 @@ class Model:
         self.n_batch = n_ctx
         self.n_seq_max = context.n_seq_max
         self.n_embd = native.llama_model_n_embd(self.model.model)
+        self._abort = None  # the callback llama.cpp holds (kept alive with the context)
+
+    def on_abort(self, asked) -> None:
+        """Let `asked()` end a decode early: llama.cpp's CPU backend calls it between two
+        steps of the graph (about 150 times in a 60 ms decode, each a few microseconds);
+        when it answers True, `decode` gives up and returns `ABORTED`."""
+
+        @self.native.ggml_abort_callback
+        def callback(_data) -> bool:
+            try:
+                return bool(asked())
+            except Exception:  # noqa: BLE001 - never let a question break the decode
+                return False
+
+        self._abort = callback
+        self.native.llama_set_abort_callback(self.ctx.ctx, callback, None)
+
+    def decode(self) -> int:
+        """Run the batch; llama.cpp's answer: 0, `ABORTED`, or another failure (raised)."""
+        code = self.native.llama_decode(self.ctx.ctx, self.batch.batch)
+        if code not in (0, ABORTED):
+            raise RuntimeError(f"llama_decode returned {code}")
+        return code
 
     def tokenize(self, text: bytes, add_bos: bool) -> list[int]:
         return self.model.tokenize(text, add_bos, False)
