@@ -50,15 +50,18 @@ VERBS = frozenset(
 )
 
 _REMEMBER = re.compile(
-    r"^(?:please\s+|pls\s+|and\s+)?(?:remember|note|keep in mind|don'?t forget|never forget)"
-    r"(?:\s+that|\s*:|\s*,|\s+(?=(?:we|our|i|my)\s))\s*(?P<what>.+)$",
+    r"^(?:please\s+|pls\s+|and\s+)?(?:remember|remeber|rember|note|keep in mind"
+    r"|don'?t forget|never forget)"
+    r"(?:\s+that|\s*:|\s*,|\s+(?=(?:we|our|i|my)\s|(?:i['’]m|we['’]re|i am|we are)\b)"
+    r"|\s+(?=the\s+[\w ./`-]{2,50}?\s+(?:is|are|runs?|needs?|uses?|lives?)\b))"
+    r"\s*(?P<what>.+)$",
     re.I,
 )
 _REMEMBER_TO = re.compile(
     r"^(?:please\s+|and\s+)?(?:remember|don'?t forget)\s+to\s+(?P<what>\w.+)$", re.I
 )
 _FROM_NOW_ON = re.compile(
-    r"^(?:and\s+|also\s+|ok(?:ay)?,?\s+)?(?:(?:from now on|henceforth)\b,?"
+    r"^(?:and\s+|also\s+|ok(?:ay)?,?\s+)?(?:please\s+)?(?:(?:from now(?: on)?|henceforth)\b,?"
     r"|(?:going forward|from here on|in (?:the )?future|for all future \w+),)\s*(?P<what>.+)$",
     re.I,
 )
@@ -73,8 +76,8 @@ _ALWAYS_NEVER = re.compile(
 _PREFER = re.compile(
     r"^(?:i|we)(?:\s*['’]d\s+|\s+(?:am\s+)?)(?:(?:much|strongly|really|generally|far)\s+)?"
     r"(?:prefer|(?:would\s+)?rather|always use|never use|like to use|want you to use)\b"
-    r"(?!\s+(?:the\s+)?(?:first|second|third|last|former|latter|above|previous|other|this|"
-    r"that|these|those|your|option|version|approach|one)\b).+$"
+    r"(?!\s+(?:the\s+(?:\w+\s+)?)?(?:first|second|third|last|former|latter|above|previous|"
+    r"other|this|that(?!\s+(?:you|we)\b)|these|those|your|option|version|approach|one)\b).+$"
     r"|^(?:my|our) (?:preference|convention|rule|style) (?:is|here is)\b.+$"
     r"|^we (?:always|never|usually) (?P<habit>[a-z]+)\b.+$",
     re.I,
@@ -87,7 +90,19 @@ _CORRECTION = re.compile(
 )
 # A fact about the person's setup, said against another: "our CI runs on X, not Y"
 _SETUP = re.compile(
-    r"^(?:our|we(?:['’]re| are)? (?:on|using|use))\b[^,;]{2,80}?,?\s+not\s+[^,;]{1,60}?[.!]?$",
+    r"^(?:our|we(?:['’]re| are)? (?:on|using|use))\b[^,;]{2,80}?,?\s+not\s+[^,;]{1,60}?[.!]?$"
+    r"|^(?:the|this)\s+[\w ./`()-]{2,60}?\s+(?:is|are|runs? on|lives? in|uses?)\s+[^,;]{1,80}?"
+    r",?\s+not\s+(?:the\s+)?[^,;]{1,60}?(?:\s*[—–-]+\s*.+)?[.!]?$",
+    re.I,
+)
+# Where things of the setup are, what they run on (the environments of a developer's work)
+_ENVIRONMENT = re.compile(
+    r"^(?:the|our|this)\s+(?:[\w.`-]+\s+){0,2}(?:env|environment|server|servers|cluster|ci"
+    r"|pipeline|runners?|database|db|repo|repository|project|monorepo|codebase|backend"
+    r"|frontend|api|staging|prod|production|build|app|dev server|machine|laptop)\s+"
+    r"(?:is|are|uses?|runs?(?: on)?|needs?|has|lives? in|deploys?|is hosted)\b.+$"
+    r"|^[\w./` -]{2,40}\s+(?:lives?|go(?:es)?|belongs?)\s+(?:in|next to|under|inside|beside)\b.+$"
+    r"|^(?:the|our) team(?:['’]s)?\s+(?:rule|convention|decided|agreed|uses?|prefers?|policy)\b.+$",
     re.I,
 )
 _TASK = re.compile(
@@ -96,11 +111,19 @@ _TASK = re.compile(
     re.I,
 )
 # What is wrong with the work now (a failing test, a bug): found, not a rule for later
-_STATE = re.compile(r"\b(?:failing|fails|failed|broken|crash(?:es|ed|ing)?|flaky|bug)\b", re.I)
+_STATE = re.compile(
+    r"\b(?:failing|fails|failed|broken|crash(?:es|ed|ing)?|flaky|bug"
+    r"|(?:is|are|was|were|looks?|seems?|got)\s+(?:\w+\s+)?(?:slow|green|red|passing|stuck|hanging"
+    r"|timing out))\b",
+    re.I,
+)
 # Words a person opens a sentence with before what they state: not the statement
 _LEAD = re.compile(
     r"^(?:(?:ok(?:ay)?|so|also|and|but|btw|fyi|pls|plz|please|oh|heads up|for the record"
-    r"|one more thing(?: for the future)?|context for this whole project)\b[,:!\u2014-]*\s+)+",
+    r"|one more thing(?: for the future)?|context for this whole project|just so you know"
+    r"|just so we['’]re clear|(?:also )?for (?:future|later) reference|for your information"
+    r"|i['’]ve told you (?:this )?before|as i said before|sorry,? i was wrong(?: earlier)?|just)"
+    r"\b\s*[,:!\u2014\u2013-]*\s+)+",
     re.I,
 )
 # A lasting word anywhere in the sentence: a "don't" or a request holding one stands
@@ -108,13 +131,16 @@ _LASTING = re.compile(
     r"\b(?:always|alwyas|allways|never|ever|anymore|any more|directly|going (?:forward|fwd)"
     r"|from now on|in (?:the )?future|for the future|from here on|in (?:this|our|the) "
     r"(?:repo|project|codebase|team|code ?base|monorepo)|in new (?:code|modules|files)"
-    r"|we (?:use|always|never|don['’]?t|dont|do not)|whenever (?:you|we))\b",
+    r"|we (?:use|always|never|don['’]?t|dont|do not)|whenever (?:you|we)"
+    r"|unless (?:i|we) (?:ask|say|tell)|we['’]re (?:trying to get rid of|getting rid of|"
+    r"moving away from|phasing out|deprecating))\b",
     re.I,
 )
 # A fact about the person or the project, as told for the record ("fyi, the main branch is
 # protected", "for the record, I'm on an M2 mac")
 _FACT = re.compile(
-    r"^(?:it['’]?s|this is|we['’]re|we are|i['’]?m|i am|the\s+\S+(?:\s+\S+)?\s+(?:is|are))\s.+$",
+    r"^(?:it['’]?s|this is|we['’]re|we are|i['’]?m|i am|i['’]m using|i use"
+    r"|(?:the|all|every|my|our)\s+\S+(?:\s+\S+){0,2}\s+(?:is|are|runs?|uses?|lives?))\s.+$",
     re.I,
 )
 _ASK_AFTER = re.compile(
@@ -128,7 +154,8 @@ _SWITCHED = re.compile(
 _TEAM = re.compile(
     r"^(?:(?:in|for) (?:this|our) (?:repo|project|codebase|team|monorepo)\b,?\s+"
     r"(?:we|all|every|no|nothing)\b.+"
-    r"|(?:we|i) (?:use|write|keep|name|put|follow|stick to)\b.+"
+    r"|(?:we|i) (?:use|write|keep|name|put|follow|stick to|deploy|host|ship|release|store"
+    r"|build with|test with|squash|rebase)\b.+"
     r"|we (?:don['’]?t|dont|do not) (?:use|write|do|add|put|allow|run)\b.+"
     r"|our (?:house style|convention|style|naming|policy|rule)s? (?:is|are)\b.+"
     r"|(?:please\s+)?prefer\s+.+\s+(?:over|to|instead of)\s+.+)$",
@@ -142,7 +169,7 @@ _OUR_SETUP = re.compile(
 # "no no, the package manager is yarn berry, not yarn classic"; "it's not MySQL, it's MariaDB"
 _SAID_NO = re.compile(
     r"^(?:(?:no+|nope|wrong|not quite|actually|wait)\b[,.!:;]?\s+)+(?:no,?\s+)?"
-    r"(?:(?:the|our)\s+[\w ./`-]{2,60}?\s+(?:is|are|runs? on|lives? in)\s+.+?,?\s+not\s+.+"
+    r"(?:(?:(?:the|our)\s+)?[\w ./`-]{2,60}?\s+(?:is|are|runs? on|lives? in)\s+.+?,?\s+not\s+.+"
     r"|it['’]?s not\s+.+?,\s*it['’]?s\s+.+)$"
     r"|^it['’]?s not\s+[^,]+,\s*it['’]?s\s+.+$",
     re.I,
@@ -189,10 +216,11 @@ def _statement(sentence: str) -> Statement | None:
         return None
     if asked:  # a question, unless it asks for a standing habit ("could you always …?")
         standing = re.match(r"^(?:could|can|would) you (?:please )?always\b", sentence, re.I)
-        if not standing or not re.search(
-            r"\b(?:please|pls|going forward|from now on|in future)\b", sentence, re.I
-        ):  # "can you always use tabs?" may ask whether it can
-            return None
+        later = re.search(r"\b(?:going forward|from now on|in future)\b", sentence, re.I)
+        if later and re.match(r"^(?:could|can|would) you (?:please )?(?:mind )?", sentence, re.I):
+            return Statement("from-now-on", _tidy(sentence.rstrip("?")))
+        if not standing or not re.search(r"\b(?:please|pls)\b", sentence, re.I):
+            return None  # "can you always use tabs?" may ask whether it can
         return Statement("always-never", _tidy(sentence.rstrip("?")))
     sentence = _ASK_AFTER.sub("", sentence)  # "…, fix the file you just wrote": the task
     core = _LEAD.sub("", sentence)
@@ -200,8 +228,11 @@ def _statement(sentence: str) -> Statement | None:
         return None
     found = _rule(core, sentence)
     told = re.match(
-        r"^(?:fyi|for the record|heads up|context for this whole project)\b", sentence, re.I
-    )
+        r"^(?:fyi|for the record|heads up|context for this whole project|just so you know"
+        r"|just so we['’]re clear|(?:also )?for (?:future|later) reference)\b",
+        sentence,
+        re.I,
+    ) or re.search(r"\b(?:btw|fyi)[.!]?$", sentence, re.I)
     if found is None and told and _FACT.match(core) and not _STATE.search(core):
         found = Statement("prefer", _tidy(sentence))
     if found is not None and found.rule in ("remember", "correction") and _STATE.search(core):
@@ -213,10 +244,14 @@ def _rule(core: str, sentence: str) -> Statement | None:
     """The rule a sentence (`core`: without its lead words) states as lasting, if any."""
     if m := _REMEMBER.match(core):
         what = m["what"].strip()
+        if re.match(r"^(?:this|it)\b", what, re.I):  # "remember: this is a draft": the task
+            return None
         return Statement("remember", _tidy(what)) if len(what) >= MIN_CHARS else None
     if m := _REMEMBER_TO.match(core):
         return Statement("remember", _tidy(m["what"]))
-    if _FROM_NOW_ON.match(core):
+    if m := _FROM_NOW_ON.match(core):
+        if re.match(r"^(?:the|this|it)\b[^,]*\bshould\b", m["what"], re.I):
+            return None  # "from now on the endpoint should return 404": the code's spec
         return Statement("from-now-on", _tidy(sentence))
     if _SAID_NO.match(core):
         return Statement("correction", _tidy(sentence))
@@ -232,9 +267,14 @@ def _rule(core: str, sentence: str) -> Statement | None:
         return Statement("correction", f"{verb} {right} instead of {wrong}.")
     if (m := _ALWAYS_NEVER.match(core)) and (m["verb"] or m["dont"]).lower() in VERBS:
         return Statement("always-never", _tidy(sentence))
-    if _SETUP.match(core) or _SWITCHED.match(core) or _OUR_SETUP.match(core):
+    setup = _SETUP.match(core) or _SWITCHED.match(core) or _OUR_SETUP.match(core)
+    if (setup or _ENVIRONMENT.match(core)) and not _STATE.search(core):
         return Statement("correction" if " not " in core else "prefer", _tidy(sentence))
-    if (m := _PREFER.match(core)) and (not m["habit"] or m["habit"].lower() in VERBS):
+    if (
+        (m := _PREFER.match(core))
+        and (not m["habit"] or m["habit"].lower() in VERBS)
+        and not re.search(r"\bhere[.!]?$", core, re.I)  # "… than add a retry here"
+    ):
         return Statement("prefer", _tidy(sentence))
     if _TEAM.match(core) or _HATE.match(core):
         return Statement("prefer", _tidy(sentence))
@@ -242,9 +282,13 @@ def _rule(core: str, sentence: str) -> Statement | None:
         return Statement("always-never", _tidy(sentence))
     if re.match(r"^whenever (?:you|we)\b", core, re.I):
         return Statement("always-never", _tidy(sentence))
+    if re.match(r"^no\s+\w[^,]*,\s*(?:ever|anywhere|please)[.!]?$", core, re.I):
+        return Statement("always-never", _tidy(sentence))  # "no emojis in commits, ever"
     lasting = _LASTING.search(core)
     if not lasting or re.search(r"\bnever mind\b|\bgoing forward with\b", core, re.I):
         return None
+    if re.search(r"\b(?:that|which|who)\s+(?:\w+\s+)?$", core[: lasting.start()], re.I):
+        return None  # "a function that always rounds up": what the code does
     if re.match(r"^(?:don['’]?t|do not|alwyas|make sure)\b", core, re.I):  # (always: above)
         return Statement("always-never", _tidy(sentence))
     if re.search(r"\b(?:going (?:forward|fwd)|from now on|in future)\b", core, re.I):

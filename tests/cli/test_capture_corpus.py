@@ -53,11 +53,11 @@ def test_the_corpus_is_as_big_as_the_issue_asks():
     assert sum(bool(r["lasting"]) for r in rows) >= 100  # and as many with nothing lasting
 
 
-# The check half, measured once at the end of the work on the tuning half (the rules of the
-# commit that added this test): 88.1 % precise (37/42), 56.9 % kept (37/65); before that work
-# 72.2 % and 20.0 % (f822457), and 72.7 % and 12.3 % before this issue (04d40a6). Its prompts
-# were not read. strict: the day it passes, this mark goes.
-_SHORT = pytest.mark.xfail(strict=True, reason="check half: 88.1 % precise, 56.9 % kept")
+# The check half (a second helper's 130 prompts, data/capture/README.md), measured once with
+# the rules of the commit that added it: 80.8 % precise (21/26), 30.4 % kept (21/69); the
+# rules before that commit: 76.5 % (13/17) and 18.8 % (13/69). Its prompts were not read.
+# strict: the day it passes, this mark goes.
+_SHORT = pytest.mark.xfail(strict=True, reason="check half: 80.8 % precise, 30.4 % kept")
 
 
 @pytest.mark.parametrize("half", ["tune", pytest.param("check", marks=_SHORT)])
@@ -69,4 +69,4 @@ def test_capture_is_90_percent_precise_and_keeps_85_percent(half):
 
 def test_the_check_half_does_not_fall_below_its_last_measure():
     right, proposed, kept, labelled = _measure("check")
-    assert kept >= 37 and proposed - right <= 5, (right, proposed, kept, labelled)
+    assert kept >= 21 and proposed - right <= 5, (right, proposed, kept, labelled)
