@@ -13,6 +13,7 @@ start answers with it. Anything else on the first line: nothing is answered earl
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -73,14 +74,83 @@ def _kept() -> dict:
 
 
 def keep(key: str, result: dict) -> None:
-    """Keep the SDK's answer under `key` (only this one: another code's are of no use)."""
+    """Keep the SDK's answer under `key`, beside this same code's answers to other protocol
+    versions (agents speak different ones); another code's are of no use and go. Servers
+    starting together (`prepare`) take turns (a lock file beside it)."""
     from app.core import paths
 
+    code = _code(key)
     try:
-        data = json.dumps({key: result})
-        paths.replace_file(_path(), lambda f: f.write(data))
+        with _turn(paths):
+            kept = {k: v for k, v in _kept().items() if _code(k) == code}
+            kept[key] = result
+            data = json.dumps(kept)
+            paths.replace_file(_path(), lambda f: f.write(data))
     except (OSError, TypeError, ValueError):
         pass  # the next start answers late, as before
+
+
+@contextlib.contextmanager
+def _turn(paths):
+    """Hold the kept answers' lock (POSIX; elsewhere one at a time is not ensured)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    lock = _path().with_suffix(".lock")
+    with os.fdopen(paths.private_file(lock, os.O_RDWR | os.O_CREAT), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+def _code(key: str) -> object:
+    """The code part of a key (all but its protocol version)."""
+    try:
+        value = json.loads(key)
+    except (ValueError, RecursionError):
+        return None
+    return value[:-1] if isinstance(value, list) and value else None
+
+
+def prepare(command: list[str], timeout: float = 60.0) -> int:
+    """Have `command` (this installation's `mnemo`) answer `initialize` once for each
+    protocol version the SDK negotiates that this code has no answer kept for, so that an
+    agent's very first start after `mnemo agents install` is answered at once too. The
+    servers start together (each keeps its own answer); how many were asked."""
+    import subprocess
+
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    kept = _kept()
+    started = []
+    for protocol in HANDSHAKE_PROTOCOL_VERSIONS:
+        key = _key(protocol)
+        if key is None or _usable(kept.get(key), protocol):
+            continue
+        hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": protocol, "capabilities": {},
+            "clientInfo": {"name": "mnemo-agents-install", "version": __version__}}}  # fmt: skip
+        try:
+            server = subprocess.Popen(
+                [*command, "mcp"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        except OSError:
+            break  # (the agents start it as before: their first start answers late)
+        started.append(server)
+        with contextlib.suppress(OSError):
+            server.stdin.write(json.dumps(hello).encode() + b"\n")
+            server.stdin.close()  # it answers what it was asked, then ends
+    for server in started:
+        try:
+            server.wait(timeout)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    return len(started)
 
 
 def _usable(result: object, protocol: str) -> bool:

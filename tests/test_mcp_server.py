@@ -284,14 +284,14 @@ class _RawServer:
         assert line is not None, "the server closed stdout"
         return json.loads(line)
 
-    def initialize(self) -> dict:
+    def initialize(self, protocol: str = "2025-06-18") -> dict:
         self.send(
             {
                 "jsonrpc": "2.0",
                 "id": 0,
                 "method": "initialize",
                 "params": {
-                    "protocolVersion": "2025-06-18",
+                    "protocolVersion": protocol,
                     "capabilities": {},
                     "clientInfo": {"name": "raw-test", "version": "1"},
                 },
@@ -787,3 +787,47 @@ def test_a_kept_answer_naming_another_server_is_never_given(mnemo_home, tmp_path
     finally:
         second.close()
     assert again == answer
+
+
+def test_the_answers_to_each_protocol_version_are_kept_side_by_side(mnemo_home, tmp_path):
+    # Claude Code, Codex and Gemini CLI speak different protocol versions: keeping only the
+    # last answer made each agent's start replace the other's, and every start was slow
+    kept = paths.state_dir() / "mcp-initialize.json"
+    answers = {}
+    for n, protocol in enumerate(("2025-06-18", "2025-03-26")):
+        server = _RawServer(tmp_path / f"{n}.txt")
+        try:
+            answers[protocol] = server.initialize(protocol)
+        finally:
+            server.close()
+    by_protocol = {json.loads(k)[-1]: v for k, v in json.loads(kept.read_text()).items()}
+    assert set(by_protocol) == {"2025-06-18", "2025-03-26"}
+    assert all(by_protocol[p] == a["result"] for p, a in answers.items())
+
+
+def test_agents_install_keeps_the_answer_an_agents_first_start_gives(mnemo_home, tmp_path):
+    home = tmp_path / "user"
+    home.mkdir()
+    (home / ".claude.json").write_text("{}")
+    env = {**os.environ, "HOME": str(home)}
+    env.pop("XDG_CONFIG_HOME", None)
+    kept = paths.state_dir() / "mcp-initialize.json"
+    assert not kept.exists()
+    # WHEN the agents are wired
+    done = subprocess.run([sys.executable, "-m", "app", "agents", "install", "claude"], env=env,
+                          cwd=REPO, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # THEN an answer for every protocol version the SDK negotiates is kept already
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    answers = json.loads(kept.read_text())
+    assert sorted(json.loads(k)[-1] for k in answers) == sorted(HANDSHAKE_PROTOCOL_VERSIONS)
+    # AND the agent's very first start answers from it (marked, to see who answered)
+    kept.write_text(
+        json.dumps({k: {**v, "instructions": "kept-marker"} for k, v in answers.items()})
+    )
+    server = _RawServer(tmp_path / "first.txt")
+    try:
+        assert server.initialize()["result"]["instructions"] == "kept-marker"
+    finally:
+        server.close()

@@ -657,6 +657,12 @@ def agents(args: Namespace) -> int:
         print(f"{names[change.agent]}: {change.what}{where}{detail}")
     if not done:
         print("nothing to change")
+    wired = [c for c in done if c.what in ("added", "updated", "already")]
+    if args.agents_command == "install" and wired:
+        from app import mcp_greeting
+
+        # the server's answer to `initialize` kept now: the agents' first start is quick too
+        mcp_greeting.prepare(wiring.mnemo_command())
     refused = [c for c in done if c.what == "refused"]
     return 1 if refused else 0
 
