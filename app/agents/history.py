@@ -7,10 +7,11 @@ each sentence of a paragraph, outside code and headings); a transcript's prompts
 the capture rules (`rules.statements`), after what the agent injected into them is cut
 (`events.own_words`). Formats read (2026-11): Claude Code `~/.claude/projects/*/*.jsonl`
 (`{"type": "user", "message": {"content": …}, "cwd", "sessionId", "timestamp"}`); Codex
-`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl` (`session_meta`, then `event_msg`
-`user_message` lines); Gemini CLI `~/.gemini/tmp/*/chats/session-*.jsonl` (a header line,
-then messages `{"type": "user", "content": [{"text"}]}`; older `.json` files hold them in
-`messages`). A line or a file that is not what it should be is skipped and counted.
+`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl` (`session_meta`, then `event_msg` lines:
+`user_message`, or since 0.169 `item_completed` with a `UserMessage` item); Gemini CLI
+`~/.gemini/tmp/*/chats/session-*.jsonl` (a header line, then messages
+`{"type": "user", "content": [{"text"}]}`; older `.json` files hold them in `messages`). A
+line or a file that is not what it should be is skipped and counted.
 """
 
 from __future__ import annotations
@@ -190,11 +191,33 @@ def _codex(path: Path) -> tuple[list[_Prompt], int]:
             project, session = _name(payload.get("cwd")), str(payload.get("id") or "")
         elif line.get("type") == "turn_context" and payload.get("cwd"):
             project = _name(payload.get("cwd")) or project
-        elif line.get("type") == "event_msg" and payload.get("type") == "user_message":
-            text = payload.get("message")
-            if isinstance(text, str):
+        elif line.get("type") == "event_msg":
+            text = _codex_user_text(payload)
+            if text is not None:
                 prompts.append(_Prompt(text, project, session, str(line.get("timestamp") or "")))
     return prompts, bad
+
+
+def _codex_user_text(payload: dict) -> str | None:
+    """What the person typed, from a Codex event: `user_message` (up to 0.1xx) or an
+    `item_completed` `UserMessage` (0.169); not the `response_item`s, which also carry
+    the environment and instructions Codex puts in the user's role."""
+    if payload.get("type") == "user_message":
+        text = payload.get("message")
+        return text if isinstance(text, str) else None
+    item = payload.get("item")
+    if payload.get("type") != "item_completed" or not isinstance(item, dict):
+        return None
+    if item.get("type") != "UserMessage" or not isinstance(item.get("content"), list):
+        return None
+    texts = [
+        part["text"]
+        for part in item["content"]
+        if isinstance(part, dict)
+        and part.get("type") == "text"
+        and isinstance(part.get("text"), str)
+    ]
+    return "\n".join(texts) if texts else None
 
 
 def _gemini(path: Path) -> tuple[list[_Prompt], int]:

@@ -717,6 +717,17 @@ def test_a_real_gemini_runs_first_prompt_gets_the_memory_its_question_is_about(h
     # AND the person's rule waits for review, and nothing of the block
     waiting = json.loads(mnemo("inbox", "--json").stdout)
     assert [c["text"] for c in waiting] == ["From now on, write all new scripts in TypeScript."]
+    # AND Gemini's own record of the session, read by `mnemo agents import` into a new data
+    # folder, proposes the same rule, not the memories Mnemo put into that first prompt
+    fresh = {**env, "MNEMO_HOME": str(home.parent / "fresh")}
+    done = subprocess.run([str(MNEMO), "agents", "import"], env=fresh, cwd=home / "project",
+                          capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    imported = json.loads(subprocess.run([str(MNEMO), "inbox", "--json"], env=fresh,
+                                         capture_output=True, text=True).stdout)  # fmt: skip
+    assert [(c["text"], c["agent"]) for c in imported] == [
+        ("From now on, write all new scripts in TypeScript.", "gemini")
+    ]
 
 
 TOPICS = (
@@ -994,3 +1005,130 @@ def test_a_remark_before_the_users_last_hook_is_not_copied(home):
     gemini.write_text(gemini.read_text().replace('"a"', '"b"'))
     assert _mnemo(home, "uninstall", "gemini").returncode == 0
     assert gemini.read_text().replace('  "mcpServers": {},\n', "") == theirs.replace('"a"', '"b"')
+
+
+# ---- issue 42: real Claude Code and Codex runs against a local model API -----------------
+class _AnthropicAndOpenAI(http.server.BaseHTTPRequestHandler):
+    """Anthropic's Messages API and OpenAI's Responses API as far as one prompt needs them
+    (what Claude Code 2.1 and Codex 0.169 call): every request body kept, "ok" answered."""
+
+    protocol_version = "HTTP/1.1"
+    bodies: list[dict] = []
+
+    def do_HEAD(self):  # noqa: N802 (Claude Code checks that the API answers at all)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self):  # noqa: N802
+        size = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(size) or b"{}")
+        type(self).bodies.append(body)
+        if self.path.startswith("/v1/responses"):
+            usage = {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}
+            events = [
+                {"type": "response.created", "response": {"id": "r1"}},
+                {"type": "response.output_item.done", "item": {
+                    "type": "message", "role": "assistant", "id": "m1",
+                    "content": [{"type": "output_text", "text": "ok"}]}},
+                {"type": "response.completed", "response": {"id": "r1", "usage": usage}},
+            ]  # fmt: skip
+        elif body.get("stream"):
+            events = [
+                {"type": "message_start", "message": {
+                    "id": "m1", "type": "message", "role": "assistant", "model": body["model"],
+                    "content": [], "stop_reason": None, "stop_sequence": None,
+                    "usage": {"input_tokens": 1, "output_tokens": 1}}},
+                {"type": "content_block_start", "index": 0,
+                 "content_block": {"type": "text", "text": ""}},
+                {"type": "content_block_delta", "index": 0,
+                 "delta": {"type": "text_delta", "text": "ok"}},
+                {"type": "content_block_stop", "index": 0},
+                {"type": "message_delta", "delta": {"stop_reason": "end_turn",
+                 "stop_sequence": None}, "usage": {"output_tokens": 1}},
+                {"type": "message_stop"},
+            ]  # fmt: skip
+        else:
+            events = None
+        if events is None:
+            answer = {"id": "m1", "type": "message", "role": "assistant", "stop_reason": "end_turn",
+                      "model": body.get("model"), "content": [{"type": "text", "text": "ok"}],
+                      "usage": {"input_tokens": 1, "output_tokens": 1}}  # fmt: skip
+            data, kind = json.dumps(answer).encode(), "application/json"
+        else:
+            text = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+            data, kind = text.encode(), "text/event-stream"
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [s for item in value for s in _strings(item)] if isinstance(value, list) else []
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex"])
+def test_a_real_claude_and_codex_prompt_gets_its_memory_and_their_transcripts_import(
+    home, cli, tmp_path
+):
+    _AnthropicAndOpenAI.bodies = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _AnthropicAndOpenAI)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    env = {**_env(home), "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-not-a-key",
+           "MODEL_API_KEY": "x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}  # fmt: skip
+    codex = home / ".codex" / "config.toml"  # Codex's own settings: the local model API
+    codex.write_text(
+        codex.read_text().replace('model = "o4"', 'model = "gpt-5"\nmodel_provider = "local"')
+        + f'\n[model_providers.local]\nname = "local"\nbase_url = "{url}/v1"\n'
+        'wire_api = "responses"\nenv_key = "MODEL_API_KEY"\n'
+    )
+    project = home / "project"
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+
+    def mnemo(*args: str, **more: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(MNEMO), *args], env={**env, **more}, cwd=project,
+                              capture_output=True, text=True, timeout=180)  # fmt: skip
+
+    lasagne = "Grandma's lasagne needs three layers of béchamel and a pinch of nutmeg."
+    assert mnemo("remember", lasagne).returncode == 0
+    assert _mnemo(home, "install", cli).returncode == 0
+    said = (
+        "From now on, write all new scripts in TypeScript. "
+        "How many layers of béchamel does grandma's lasagne need?"
+    )
+    command = {"claude": ["claude", "-p", said],
+               "codex": ["codex", "exec", "--skip-git-repo-check", said]}[cli]  # fmt: skip
+    try:
+        # WHEN the person asks the real agent about a memory, stating a rule too
+        run = subprocess.run(command, env=env, cwd=project, capture_output=True, text=True,
+                             timeout=300)  # fmt: skip
+    finally:
+        stopped = mnemo("hook", "stop")
+        server.shutdown()
+    assert run.returncode == 0 and "ok" in run.stdout, run.stdout + run.stderr
+    assert stopped.returncode == 0, stopped.stderr
+    # THEN what reached the model holds the memory the prompt is about, from Mnemo's hook
+    sent = "\n".join(s for body in _AnthropicAndOpenAI.bodies for s in _strings(body))
+    assert "Memories that may bear on this prompt" in sent and lasagne in sent, sent[-3000:]
+    # AND the person's rule waits for review
+    waiting = json.loads(mnemo("inbox", "--json").stdout)
+    assert [c["text"] for c in waiting] == ["From now on, write all new scripts in TypeScript."]
+    # AND the agent's own transcript of the run, read by `mnemo agents import` into a new
+    # data folder, proposes the same rule with where and when it was said
+    fresh = str(tmp_path / "fresh")
+    assert mnemo("agents", "import", MNEMO_HOME=fresh).returncode == 0
+    (imported,) = json.loads(mnemo("inbox", "--json", MNEMO_HOME=fresh).stdout)
+    assert imported["text"] == "From now on, write all new scripts in TypeScript."
+    assert imported["agent"] == cli and imported["project"] == "project"
+    assert imported["session"] and imported["said_at"].startswith("20")
+    assert imported["source"].startswith(str(home / f".{cli}"))
