@@ -13,7 +13,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from app.core.engine import Engine
 from app.core.errors import MnemoError
-from app.core.runner import Runner
+from app.core.runner import INTERACTIVE, Runner
 from app.mcp_transport import stdio_transport
 
 log = logging.getLogger("app.mcp_server")
@@ -25,7 +25,8 @@ EXIT_GRACE = 1.0  # seconds to let threads finish at exit (the SDK client waits 
 
 class EngineThread:
     """The MCP server's door to the core's Runner (`app/core/runner.py`): the one engine
-    thread every tool call runs on, by arrival, with the backfill between calls."""
+    thread every tool call runs on, by arrival, with the backfill between calls (an agent
+    waits for each call: the backfill gives way to it)."""
 
     def __init__(self, engine: Engine | None = None) -> None:
         factory: Callable[[], Engine] = Engine if engine is None else (lambda: engine)
@@ -36,7 +37,7 @@ class EngineThread:
         """`fn(engine)` on the engine thread; a known problem (MnemoError) becomes a ToolError."""
         self.runner.start()
         try:
-            return await asyncio.wrap_future(self.runner.submit(fn))
+            return await asyncio.wrap_future(self.runner.submit(fn, INTERACTIVE))
         except MnemoError as exc:
             raise ToolError(str(exc)) from None
 

@@ -41,6 +41,7 @@ INTERACTIVE, NORMAL, BACKGROUND = 0, 1, 2
 # Short notes a backfill step embeds: with labels from the same pass, 2 at a time embed as
 # fast as 32 (165 notes/s) and a search waits for at most two notes' decode.
 BACKFILL_BATCH = 2
+GIVE_WAY_IN_ROW = 3
 EXTERNAL_POLL_S = 2.0  # how often the runner asks whether another process wrote
 SNAPSHOT_LOOK_S = 600.0  # how often it looks whether the periodic snapshot is due
 _STOP, _LOAD, _BACKFILL, _RETRY = "stop", "load", "backfill", "retry"  # the runner's own jobs
@@ -109,6 +110,7 @@ class Runner:
         self._backfill_total = 0
         self._backfill_done = 0
         self._backfill_queued = False
+        self._given_way = 0  # backfill passes given up in a row
         self._seen_version: int | None = None
         self._journal = 0  # the last journal entry read (`Engine.changes_since`)
         self._next_poll = 0.0
@@ -493,12 +495,15 @@ class Runner:
         self.backfill()
 
     def _someone_waits(self) -> bool:
-        """Whether an interactive call (or the stop) is queued (asked during a model's pass:
-        the queue's lock is held for a look at its first item)."""
+        """Whether an interactive call that is still wanted (or the stop) is queued (asked
+        during a model's pass, with the queue's lock held for a look)."""
         if self._stopping:
             return True
         with self._queue.mutex:
-            return bool(self._queue.queue) and self._queue.queue[0][0] <= INTERACTIVE
+            return any(
+                priority <= INTERACTIVE and (future is None or not future.cancelled())
+                for priority, _, _, future, _ in self._queue.queue
+            )
 
     def _backfill_step(self) -> None:
         with self._lock:
@@ -518,6 +523,7 @@ class Runner:
                 self._backfill_done + done, max(self._backfill_total, self._backfill_done + done)
             )
 
+        given_way_before = engine.embedder.given_way
         try:
             done = engine.backfill(
                 batch_size=BACKFILL_BATCH,
@@ -527,11 +533,15 @@ class Runner:
                 # and give up the model's pass half way when someone waits (a search, a
                 # prompt): it is done again next time.
                 should_stop=lambda: self._stopping or not self._queue.empty(),
-                give_way=self._someone_waits,
+                # (after GIVE_WAY_IN_ROW passes given up in a row, one is finished: calls
+                # arriving faster than a pass never leave the backfill without progress)
+                give_way=self._someone_waits if self._given_way < GIVE_WAY_IN_ROW else None,
             )
         except MnemoError as exc:
             log.warning("backfill stopped: %s", exc)
             return
+        gave_way = engine.embedder.given_way > given_way_before
+        self._given_way = self._given_way + 1 if gave_way and not done else 0
         self._backfill_done += done
         self._read_journal()  # its labels: the progress and the last Change say it
         if engine.needs_backfill() and not self._stopping:

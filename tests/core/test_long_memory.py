@@ -7,6 +7,7 @@ counts the sequences it decodes, so a slice kept for the next call is seen from 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from app.core import indexer
 
@@ -185,3 +186,22 @@ def test_a_long_memory_s_slices_survive_a_pass_given_up(engine, embedder, store)
         del embedder.decode
     kept = store.vectors_of(stored.id, embedder.info.model_id)
     assert np.allclose(kept, embedder.embed_documents([stored.embed_text])[0], atol=5e-4)
+
+
+def test_ctrl_c_during_a_pass_that_may_give_way_is_not_lost(engine, embedder):
+    # helper-9's review: llama.cpp asks Python between two steps of its graph, and a
+    # KeyboardInterrupt raised there was printed and dropped by ctypes: the pass went on
+    engine.remember("Sea kayak log: wind from the west, crossing took forty minutes", embed=False)
+    asked = []
+
+    def interrupted() -> bool:
+        asked.append(1)
+        if len(asked) == 5:
+            raise KeyboardInterrupt
+        return False
+
+    with pytest.raises(KeyboardInterrupt):
+        engine.backfill(give_way=interrupted)
+    assert len(asked) == 5  # raised at once, not after the pass
+    # AND the model goes on working, the memory embedded by the next backfill
+    assert engine.backfill() == 1 and not engine.needs_backfill()

@@ -230,3 +230,31 @@ def test_a_call_made_during_the_backfill_waits_for_no_memory_s_pass(runner, embe
     wait(lambda: not runner.submit(lambda e: e.needs_backfill()).result(30), timeout=300,
          what="the backfill to finish")  # fmt: skip
     assert runner.submit(lambda e: e.vector_status()).result(30)["embedded"] == 40
+
+
+def test_calls_arriving_faster_than_a_pass_never_stop_the_backfill(runner, embedder):
+    # helper-9's review: a pass given up for every call made no progress at all while calls
+    # kept arriving faster than one pass (an agent's tool hooks, a status refreshed)
+    notes = [f"Field note {i}. " + "The alpine moss grows on the north side of boulders. " * 8
+             for i in range(6)]  # fmt: skip
+    runner.submit(
+        lambda e: [e.remember(n, force=True, embed=False) for n in notes], writes=True
+    ).result(60)
+    flooding = threading.Event()
+
+    def flood() -> None:
+        while not flooding.is_set():
+            runner.submit(lambda e: None, INTERACTIVE)
+            flooding.wait(0.005)
+
+    before = embedder.given_way
+    thread = threading.Thread(target=flood)
+    thread.start()
+    try:
+        # THEN notes are embedded while the calls go on arriving
+        wait(lambda: runner.submit(lambda e: e.vector_status()["embedded"]).result(30) >= 3,
+             timeout=120, what="notes embedded during the flood")  # fmt: skip
+        assert embedder.given_way > before  # (passes were given up for the calls meanwhile)
+    finally:
+        flooding.set()
+        thread.join()

@@ -409,7 +409,6 @@ class Embedder(EmbeddingModel):
         self._free = FreeCores()
         self._threads = 1  # what the context runs with now (it starts with one)
         self._lock = threading.Lock()
-        self._batch_running = False  # a batch (not a query) is being decoded
         n_ctx = min(info.trained_context, MAX_CONTEXT)
         if gpu_layers and native.llama_supports_gpu_offload():
             try:
@@ -429,12 +428,6 @@ class Embedder(EmbeddingModel):
         bare = self._llm.tokenize(b"a", add_bos=False)
         start = next(i for i in range(len(with_special)) if with_special[i : i + len(bare)] == bare)
         self._windows(with_special[:start], with_special[start + len(bare) :])
-        self._llm.on_abort(self._abort_asked)
-
-    def _abort_asked(self) -> bool:
-        """llama.cpp's question between two steps of a decode: give up this one?"""
-        check = self.give_way
-        return self._batch_running and check is not None and check()
 
     @staticmethod
     def _open(info: ModelInfo, n_ctx: int, gpu_layers: int) -> llama.Model:
@@ -492,7 +485,7 @@ class Embedder(EmbeddingModel):
         def flush() -> None:
             nonlocal done
             llm.ctx.kv_cache_clear()
-            if llm.decode() == llama.ABORTED:
+            if llm.decode(asked) == llama.ABORTED:
                 self.given_way += 1
                 raise Interrupted
             n_tokens = sum(len(seq) for seq in batch)
@@ -514,9 +507,9 @@ class Embedder(EmbeddingModel):
             llm.batch.reset()
             batch.clear()
 
+        asked = None if interactive else self.give_way  # (a query never gives way)
         with self._lock:
             self._use_threads(interactive)
-            self._batch_running = not interactive
             llm.batch.reset()
             used = 0
             try:
@@ -534,7 +527,6 @@ class Embedder(EmbeddingModel):
                 if batch:
                     flush()
             finally:
-                self._batch_running = False
                 llm.ctx.kv_cache_clear()
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.maximum(norms, 1e-12), kept

@@ -159,26 +159,37 @@ class Model:
         self.n_batch = n_ctx
         self.n_seq_max = context.n_seq_max
         self.n_embd = native.llama_model_n_embd(self.model.model)
-        self._abort = None  # the callback llama.cpp holds (kept alive with the context)
+        self._asked = None  # what a decode under way asks whether to go on (or None)
+        self._raised: BaseException | None = None  # what that question raised (Ctrl+C)
 
-    def on_abort(self, asked) -> None:
-        """Let `asked()` end a decode early: llama.cpp's CPU backend calls it between two
-        steps of the graph (about 150 times in a 60 ms decode, each a few microseconds);
-        when it answers True, `decode` gives up and returns `ABORTED`."""
-
-        @self.native.ggml_abort_callback
+        @native.ggml_abort_callback
         def callback(_data) -> bool:
             try:
-                return bool(asked())
-            except Exception:  # noqa: BLE001 - never let a question break the decode
-                return False
+                return bool(self._asked())
+            except BaseException as exc:  # noqa: BLE001 - kept, raised once the decode ends
+                self._raised = exc
+                return True
 
-        self._abort = callback
-        self.native.llama_set_abort_callback(self.ctx.ctx, callback, None)
+        self._abort = callback  # (kept alive as long as llama.cpp may call it)
+        self._no_abort = native.ggml_abort_callback()  # NULL: llama.cpp asks nothing
 
-    def decode(self) -> int:
-        """Run the batch; llama.cpp's answer: 0, `ABORTED`, or another failure (raised)."""
-        code = self.native.llama_decode(self.ctx.ctx, self.batch.batch)
+    def decode(self, asked=None) -> int:
+        """Run the batch; llama.cpp's answer: 0, or `ABORTED` when `asked()` said to stop
+        (it is called between two steps of the graph, about 150 times in a 60 ms decode, only
+        during this decode: another decode runs no Python); another failure is raised."""
+        native = self.native
+        if asked is not None:
+            self._asked, self._raised = asked, None
+            native.llama_set_abort_callback(self.ctx.ctx, self._abort, None)
+        try:
+            code = native.llama_decode(self.ctx.ctx, self.batch.batch)
+        finally:
+            if asked is not None:
+                native.llama_set_abort_callback(self.ctx.ctx, self._no_abort, None)
+                self._asked = None
+        if self._raised is not None:
+            raised, self._raised = self._raised, None
+            raise raised
         if code not in (0, ABORTED):
             raise RuntimeError(f"llama_decode returned {code}")
         return code
