@@ -75,32 +75,48 @@ def _kept() -> dict:
 
 def keep(key: str, result: dict) -> None:
     """Keep the SDK's answer under `key`, beside this same code's answers to other protocol
-    versions (agents speak different ones); another code's are of no use and go. Servers
-    starting together (`prepare`) take turns (a lock file beside it)."""
+    versions (agents speak different ones); another code's are of no use and go. Nothing is
+    written when that is what is kept already (every start but the first); servers starting
+    together (`prepare`) take turns on a lock file beside it, for at most a second."""
     from app.core import paths
 
     code = _code(key)
+
+    def wanted(kept: dict) -> dict:
+        return {**{k: v for k, v in kept.items() if _code(k) == code}, key: result}
+
     try:
+        if wanted(kept := _kept()) == kept:
+            return
         with _turn(paths):
-            kept = {k: v for k, v in _kept().items() if _code(k) == code}
-            kept[key] = result
-            data = json.dumps(kept)
+            data = json.dumps(wanted(_kept()))
             paths.replace_file(_path(), lambda f: f.write(data))
-    except (OSError, TypeError, ValueError):
+    except (OSError, TypeError, ValueError, TimeoutError):
         pass  # the next start answers late, as before
 
 
 @contextlib.contextmanager
-def _turn(paths):
-    """Hold the kept answers' lock (POSIX; elsewhere one at a time is not ensured)."""
+def _turn(paths, within: float = 1.0):
+    """Hold the kept answers' lock (POSIX; elsewhere `prepare` starts one server at a time);
+    TimeoutError when another holds it longer than `within` seconds."""
     try:
         import fcntl
     except ImportError:
         yield
         return
+    import time
+
     lock = _path().with_suffix(".lock")
     with os.fdopen(paths.private_file(lock, os.O_RDWR | os.O_CREAT), "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the kept answers are locked") from None
+                time.sleep(0.01)
         yield
 
 
@@ -117,16 +133,34 @@ def prepare(command: list[str], timeout: float = 60.0) -> int:
     """Have `command` (this installation's `mnemo`) answer `initialize` once for each
     protocol version the SDK negotiates that this code has no answer kept for, so that an
     agent's very first start after `mnemo agents install` is answered at once too. The
-    servers start together (each keeps its own answer); how many were asked."""
+    servers start together (one after the other where there is no lock file to share) and
+    each keeps its own answer; all within `timeout`. How many were asked."""
     import subprocess
+    import time
 
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+    try:
+        import fcntl  # noqa: F401 - only whether servers can take turns on the lock
+
+        together = True
+    except ImportError:
+        together = False
+    deadline = time.monotonic() + timeout
     kept = _kept()
-    started = []
+    started: list[subprocess.Popen] = []
+
+    def finish(servers: list[subprocess.Popen]) -> None:
+        for server in servers:
+            try:
+                server.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+
     for protocol in HANDSHAKE_PROTOCOL_VERSIONS:
         key = _key(protocol)
-        if key is None or _usable(kept.get(key), protocol):
+        if key is None or _usable(kept.get(key), protocol) or time.monotonic() > deadline:
             continue
         hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": protocol, "capabilities": {},
@@ -144,12 +178,9 @@ def prepare(command: list[str], timeout: float = 60.0) -> int:
         with contextlib.suppress(OSError):
             server.stdin.write(json.dumps(hello).encode() + b"\n")
             server.stdin.close()  # it answers what it was asked, then ends
-    for server in started:
-        try:
-            server.wait(timeout)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        if not together:
+            finish([server])
+    finish(started)
     return len(started)
 
 

@@ -181,7 +181,9 @@ def _claude(path: Path) -> tuple[list[_Prompt], int]:
 
 
 def _codex(path: Path) -> tuple[list[_Prompt], int]:
-    prompts, bad, project, session = [], 0, None, ""
+    # (a file that records the words both ways, as `user_message` and as a `UserMessage`
+    # item, gives them once: the items, when there are any)
+    prompts, items, bad, project, session = [], [], 0, None, ""
     for line in _lines(path):
         if line is None:
             bad += 1
@@ -194,8 +196,9 @@ def _codex(path: Path) -> tuple[list[_Prompt], int]:
         elif line.get("type") == "event_msg":
             text = _codex_user_text(payload)
             if text is not None:
-                prompts.append(_Prompt(text, project, session, str(line.get("timestamp") or "")))
-    return prompts, bad
+                said = _Prompt(text, project, session, str(line.get("timestamp") or ""))
+                (prompts if payload.get("type") == "user_message" else items).append(said)
+    return items or prompts, bad
 
 
 def _codex_user_text(payload: dict) -> str | None:

@@ -662,7 +662,11 @@ def agents(args: Namespace) -> int:
         from app import mcp_greeting
 
         # the server's answer to `initialize` kept now: the agents' first start is quick too
-        mcp_greeting.prepare(wiring.mnemo_command())
+        try:
+            mcp_greeting.prepare(wiring.mnemo_command())
+        except (ImportError, OSError) as exc:  # the configs are written: say it, go on
+            say(f"the MCP server's first answer was not kept ({exc}): an agent's first start "
+                "may take a second longer")  # fmt: skip
     refused = [c for c in done if c.what == "refused"]
     return 1 if refused else 0
 

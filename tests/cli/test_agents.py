@@ -910,6 +910,12 @@ def test_agents_import_proposes_what_the_agents_were_told_as_lasting(home, model
         {"timestamp": "2026-11-21T10:00:01Z", "type": "event_msg", "payload": {
             "type": "user_message", "message": "I'd rather you use pnpm than npm. Add zod.",
             "kind": "plain"}},
+        # (Codex 0.169 records the same words as an item too: read once)
+        {"timestamp": "2026-11-21T10:00:01Z", "type": "event_msg", "payload": {
+            "type": "item_completed", "thread_id": "x1", "turn_id": "t1", "item": {
+                "type": "UserMessage", "id": "u1",
+                "content": [{"type": "text",
+                             "text": "I'd rather you use pnpm than npm. Add zod."}]}}},
     )  # fmt: skip
     (home / "project" / "AGENTS.md").write_text("Run `make check` before every commit.\n")
     # WHEN the user imports what their agents know
@@ -935,6 +941,7 @@ def test_agents_import_proposes_what_the_agents_were_told_as_lasting(home, model
     assert ts["said_at"] == "2026-11-20T09:00:00Z" and ts["source"] == str(claude)
     pnpm = by_text["I'd rather you use pnpm than npm."]
     assert (pnpm["agent"], pnpm["project"], pnpm["session"]) == ("codex", "shop", "x1")
+    assert pnpm["seen"] == 1
     gemini = by_text["Never push directly to the main branch."]
     assert gemini["agent"] == "gemini" and gemini["project"] == "project" and gemini["session"]
     assert by_text["Run `make check` before every commit."]["project"] == "project"
