@@ -61,7 +61,8 @@ _REMEMBER_TO = re.compile(
     r"^(?:please\s+|and\s+)?(?:remember|don'?t forget)\s+to\s+(?P<what>\w.+)$", re.I
 )
 _FROM_NOW_ON = re.compile(
-    r"^(?:and\s+|also\s+|ok(?:ay)?,?\s+)?(?:please\s+)?(?:(?:from now(?: on)?|henceforth)\b,?"
+    r"^(?:and\s+|also\s+|ok(?:ay)?,?\s+)?(?:please\s+)?(?:(?:from now on|from now(?= always)"
+    r"|henceforth)\b,?"
     r"|(?:going forward|from here on|in (?:the )?future|for all future \w+),)\s*(?P<what>.+)$",
     re.I,
 )
@@ -89,22 +90,57 @@ _CORRECTION = re.compile(
     re.I,
 )
 # A fact about the person's setup, said against another: "our CI runs on X, not Y"
+# The parts of a developer's setup a lasting fact is said of ("the default branch", "the CI
+# runners", "the staging DB"), up to two words before one of them
+_PART = (
+    r"(?:[\w.`-]+\s+){0,2}(?:env|environment|server|servers|cluster|ci|pipeline|runners?"
+    r"|database|db|repo|repository|monorepo|codebase|backend|frontend|staging|prod|production"
+    r"|dev server|branch|registry|secrets|package manager|node|python|runtime|os|shell|editor"
+    r"|linter|formatter|logs|tests)"
+)
 _SETUP = re.compile(
     r"^(?:our|we(?:['’]re| are)? (?:on|using|use))\b[^,;]{2,80}?,?\s+not\s+[^,;]{1,60}?[.!]?$"
-    r"|^(?:the|this)\s+[\w ./`()-]{2,60}?\s+(?:is|are|runs? on|lives? in|uses?)\s+[^,;]{1,80}?"
+    rf"|^(?:the|this|our)\s+{_PART}\s+(?:is|are|runs? on|lives? in|uses?)\s+[^,;]{{1,80}}?"
     r",?\s+not\s+(?:the\s+)?[^,;]{1,60}?(?:\s*[—–-]+\s*.+)?[.!]?$",
     re.I,
 )
 # Where things of the setup are, what they run on (the environments of a developer's work)
 _ENVIRONMENT = re.compile(
-    r"^(?:the|our|this)\s+(?:[\w.`-]+\s+){0,2}(?:env|environment|server|servers|cluster|ci"
-    r"|pipeline|runners?|database|db|repo|repository|project|monorepo|codebase|backend"
-    r"|frontend|api|staging|prod|production|build|app|dev server|machine|laptop)\s+"
-    r"(?:is|are|uses?|runs?(?: on)?|needs?|has|lives? in|deploys?|is hosted)\b.+$"
-    r"|^[\w./` -]{2,40}\s+(?:lives?|go(?:es)?|belongs?)\s+(?:in|next to|under|inside|beside)\b.+$"
+    rf"^(?:the|our|this)\s+{_PART}\s+(?:runs? on|uses|is hosted (?:on|in|at)|lives? (?:in|on)"
+    r"|deploys? (?:to|with|from)|(?:is|are) (?:on|in) (?:version|v?\d))\b.+$"
+    r"|^(?:tests|docs|migrations|fixtures|configs?|scripts|types|styles|assets)\s+"
+    r"(?:live|belong|go)\s+(?:in|next to|under|inside|beside)\b.+$"
     r"|^(?:the|our) team(?:['’]s)?\s+(?:rule|convention|decided|agreed|uses?|prefers?|policy)\b.+$",
     re.I,
 )
+# What is wrong or passing now (a fact said of the setup with it is the work's state, not a
+# lasting fact), and a task asked after a comma ("…, merge them")
+_NOW = re.compile(
+    r"\b(?:but|why|again|wrong|blank|empty|down|unreachable|missing|stale|too (?:much|many|slow)"
+    r"|out of date|since|duplicate|twice|forever|no longer works?|anymore\?)\b",
+    re.I,
+)
+_THEN_TASK = re.compile(
+    r",\s*(?:so\s+|and\s+|then\s+)?(?:please\s+)?(?!(?:make|be) sure\b)(?P<verb>[a-z]+)\b[^,]*$",
+    re.I,
+)
+_TASK_VERBS = VERBS | {
+    "merge",
+    "delete",
+    "list",
+    "trim",
+    "find",
+    "upgrade",
+    "drain",
+    "replace",
+    "fix",
+    "move",
+    "profile",
+    "finish",
+    "clean",
+    "refactor",
+    "investigate",
+}
 _TASK = re.compile(
     r"\b(?:let'?s|let us|this (?:task|pr|commit|time|once|one|change|diff|file|function|test)"
     r"|right now|today|for now|for the moment|yet|after you change it)\b",
@@ -154,8 +190,8 @@ _SWITCHED = re.compile(
 _TEAM = re.compile(
     r"^(?:(?:in|for) (?:this|our) (?:repo|project|codebase|team|monorepo)\b,?\s+"
     r"(?:we|all|every|no|nothing)\b.+"
-    r"|(?:we|i) (?:use|write|keep|name|put|follow|stick to|deploy|host|ship|release|store"
-    r"|build with|test with|squash|rebase)\b.+"
+    r"|(?:we|i) (?:use|write|keep|name|put|follow|stick to)\b.+"
+    r"|we (?:deploy|host|ship|release|build with|test with|squash|rebase)\b.+"
     r"|we (?:don['’]?t|dont|do not) (?:use|write|do|add|put|allow|run)\b.+"
     r"|our (?:house style|convention|style|naming|policy|rule)s? (?:is|are)\b.+"
     r"|(?:please\s+)?prefer\s+.+\s+(?:over|to|instead of)\s+.+)$",
@@ -216,7 +252,7 @@ def _statement(sentence: str) -> Statement | None:
         return None
     if asked:  # a question, unless it asks for a standing habit ("could you always …?")
         standing = re.match(r"^(?:could|can|would) you (?:please )?always\b", sentence, re.I)
-        later = re.search(r"\b(?:going forward|from now on|in future)\b", sentence, re.I)
+        later = re.search(r"\b(?:going forward|from now on|in future)\s*\?$", sentence, re.I)
         if later and re.match(r"^(?:could|can|would) you (?:please )?(?:mind )?", sentence, re.I):
             return Statement("from-now-on", _tidy(sentence.rstrip("?")))
         if not standing or not re.search(r"\b(?:please|pls)\b", sentence, re.I):
@@ -238,6 +274,15 @@ def _statement(sentence: str) -> Statement | None:
     if found is not None and found.rule in ("remember", "correction") and _STATE.search(core):
         return None  # "note: the failing test is …": the state of the work, not a rule
     return found
+
+
+def _a_fact(core: str) -> bool:
+    """Whether a fact said of the setup lasts: not what is wrong now, not followed by a task
+    ("…, merge them"; "…, make sure you never …" is a rule and stays)."""
+    if _STATE.search(core) or _NOW.search(core):
+        return False
+    task = _THEN_TASK.search(core)
+    return not (task and task["verb"].lower() in _TASK_VERBS and not _LASTING.search(task[0]))
 
 
 def _rule(core: str, sentence: str) -> Statement | None:
@@ -267,8 +312,12 @@ def _rule(core: str, sentence: str) -> Statement | None:
         return Statement("correction", f"{verb} {right} instead of {wrong}.")
     if (m := _ALWAYS_NEVER.match(core)) and (m["verb"] or m["dont"]).lower() in VERBS:
         return Statement("always-never", _tidy(sentence))
-    setup = _SETUP.match(core) or _SWITCHED.match(core) or _OUR_SETUP.match(core)
-    if (setup or _ENVIRONMENT.match(core)) and not _STATE.search(core):
+    # "our CI runs on X, not Y, so ignore the Jenkinsfile": the fact, and what follows of it
+    said_against = _SETUP.match(re.sub(r",\s*so\s+.*$", "", core))
+    if said_against and not (_STATE.search(core) or _NOW.search(core)):
+        return Statement("correction", _tidy(sentence))
+    setup = _SWITCHED.match(core) or _OUR_SETUP.match(core) or _ENVIRONMENT.match(core)
+    if setup and _a_fact(core):
         return Statement("correction" if " not " in core else "prefer", _tidy(sentence))
     if (
         (m := _PREFER.match(core))
@@ -276,7 +325,7 @@ def _rule(core: str, sentence: str) -> Statement | None:
         and not re.search(r"\bhere[.!]?$", core, re.I)  # "… than add a retry here"
     ):
         return Statement("prefer", _tidy(sentence))
-    if _TEAM.match(core) or _HATE.match(core):
+    if (_TEAM.match(core) and _a_fact(core)) or _HATE.match(core):
         return Statement("prefer", _tidy(sentence))
     if (m := _STOP.match(core)) and not core.lower().startswith(("stop the", "quit the")):
         return Statement("always-never", _tidy(sentence))

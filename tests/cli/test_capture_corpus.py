@@ -53,11 +53,12 @@ def test_the_corpus_is_as_big_as_the_issue_asks():
     assert sum(bool(r["lasting"]) for r in rows) >= 100  # and as many with nothing lasting
 
 
-# The check half (a second helper's 130 prompts, data/capture/README.md), measured once with
-# the rules of the commit that added it: 80.8 % precise (21/26), 30.4 % kept (21/69); the
-# rules before that commit: 76.5 % (13/17) and 18.8 % (13/69). Its prompts were not read.
-# strict: the day it passes, this mark goes.
-_SHORT = pytest.mark.xfail(strict=True, reason="check half: 80.8 % precise, 30.4 % kept")
+# The check half (a second helper's 130 prompts, data/capture/README.md), measured with the
+# rules of the commit that added it: 80.8 % precise (21/26), 30.4 % kept (21/69); again after
+# helper-9's review took out what made everyday tasks into facts (the prompts below): 82.6 %
+# (19/23) and 27.5 % (19/69). The rules before: 76.5 % (13/17) and 18.8 % (13/69). Its
+# prompts were not read. strict: the day it passes, this mark goes.
+_SHORT = pytest.mark.xfail(strict=True, reason="check half: 82.6 % precise, 27.5 % kept")
 
 
 @pytest.mark.parametrize("half", ["tune", pytest.param("check", marks=_SHORT)])
@@ -69,4 +70,51 @@ def test_capture_is_90_percent_precise_and_keeps_85_percent(half):
 
 def test_the_check_half_does_not_fall_below_its_last_measure():
     right, proposed, kept, labelled = _measure("check")
-    assert kept >= 21 and proposed - right <= 5, (right, proposed, kept, labelled)
+    assert kept >= 19 and proposed - right <= 4, (right, proposed, kept, labelled)
+
+
+# Everyday tasks said like facts of the setup (helper-9 found 31 of 34 such prompts captured
+# by rules that took "the X is/has/needs …" for a fact; these were written after that): none
+# is proposed
+TASKS = [
+    "The server is down again.",
+    "The app needs a dark mode toggle.",
+    "The repo has two copies of utils.py, merge them.",
+    "The problem is in parse(), not in tokenize().",
+    "I store the session token in localStorage but it disappears after a reload, why?",
+    "Can you tell me what happens in future versions?",
+    "From now until Friday I'm mostly in meetings, so keep the PR small.",
+    "The new helper goes in app/core/util.py.",
+    "The API returns 500 when the body is empty.",
+    "The build takes forever on my laptop.",
+    "The backend uses too much memory after the last change, can you profile it?",
+    "The frontend is blank after login.",
+    "The database has a duplicate row for user 42, delete it.",
+    "The tests are in the wrong folder, move them to tests/unit.",
+    "Our staging server is unreachable since this morning.",
+    "The project uses a lot of deprecated calls, list them.",
+    "We deploy tomorrow, so finish the migration today.",
+    "We store too many logs, trim the retention in the config.",
+    "The cache is stale after deploys, add a purge step.",
+    "The ci pipeline runs twice for every push, find out why.",
+    "The docs are out of date for the login endpoint.",
+    "The env file is missing the STRIPE key, add a placeholder.",
+    "The dev server runs but the page is empty.",
+    "This repo has no README, write one.",
+    "The production build is 4 MB, can we make it smaller?",
+    "The queue is full of dead letters, drain it.",
+    "The function should return None, not raise.",
+    "Move the config into settings.py, not in main.py.",
+    "The machine has 8 GB of RAM, is that enough for this model?",
+    "We use the old API in two places, replace them.",
+    "Our tests run on every push but they take 20 minutes.",
+    "The migration lives in the wrong folder.",
+    "From now on the button should be blue.",
+    "Write it so it never blocks the UI thread.",
+    "The cluster is on version 1.27, upgrade the manifests accordingly.",
+]
+
+
+@pytest.mark.parametrize("prompt", TASKS)
+def test_a_task_said_like_a_fact_is_not_proposed(prompt):
+    assert statements(own_words(prompt)) == []
