@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 
@@ -9,6 +10,7 @@ import pytest
 
 from app.core.labels import GENERIC
 from app.core.search.context import balanced, feature_paragraph, signals
+from tests.conftest import REPO
 from tests.core.test_recall import DEPLOY, PARSER, TESTING
 
 KNOWLEDGE_BANK = """# Anti-patterns
@@ -296,3 +298,40 @@ def test_one_token_repeated_is_embedded_and_labelled(engine, tmp_path):
     (tmp_path / "more.md").write_text("# More\n\n" + "B" * 1500 + "\n")
     engine.import_paths([tmp_path / "more.md"])
     assert engine.backfill() == 1
+
+
+SCIFACT = REPO.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
+
+
+def test_the_session_block_ends_where_relevance_ends(engine, tmp_path):
+    # Issue 41, item 4: in a billing-api repository with 10,000 memories the block held 20
+    # entries, "2 partial, 18 weak", 13 of them biomedical abstracts: weak matches padded it
+    # up to the limit in every session of every agent
+    billing = [
+        "billing-api: every migration under migrations/ must be reversible (write its down "
+        "step); we roll back billing schema changes often",
+        "billing-api integration tests in tests/integration need the Stripe mock running on "
+        "port 12111 before pytest starts",
+    ]
+    ids = {engine.remember(text, force=True).memory.id for text in billing}
+    engine.remember("Grandma's lasagne needs three layers of béchamel", force=True)
+    engine.remember("The frontend team uses Tailwind and Storybook for components", force=True)
+    with SCIFACT.open() as corpus:
+        for line, _ in zip(corpus, range(150), strict=False):
+            doc = json.loads(line)
+            engine.remember(f"{doc['title']}. {doc['text'][:500]}", force=True)
+    (tmp_path / "billing-api" / "tests" / "integration").mkdir(parents=True)
+    (tmp_path / "billing-api" / "migrations").mkdir()
+    _git_repo(tmp_path / "billing-api", ["README.md", "tests/integration/test_invoices.py",
+                                         "migrations/0003_add_tax.py"])  # fmt: skip
+    # WHEN an agent's session starts in that repository
+    block = engine.context(cwd=tmp_path / "billing-api", track=False)
+    # THEN the block holds what is about the repository and nothing else: no weak padding
+    shown = {m.id for m, _ in block.memories}
+    assert shown and shown <= ids, [m.text[:60] for m, _ in block.memories]
+    assert "weak" not in block.markdown().splitlines()[-1]
+    # AND a pinned memory is there whatever the signals (the person chose it)
+    pinned = engine.remember("Always answer in British English", force=True).memory
+    engine.edit(pinned.id, pinned=True)
+    again = engine.context(cwd=tmp_path / "billing-api", track=False)
+    assert pinned.id in {m.id for m, _ in again.memories}

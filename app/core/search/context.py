@@ -3,9 +3,11 @@
 Context signals (repository name, recently changed files, a feature description) form a
 query; every live memory is scored (vector, keyword, prominence). When there are signals and
 the query is about nothing stored (`ranking.about_something`, the same decision as recall's)
-the block is empty; otherwise it is filled best first, every category among the memories at
-least partly about the query getting a few entries, and the diagnostic line names how many
-shown are strong, partial and weak matches. The memories shown count as recalled.
+the block holds only the pinned ones; otherwise the memories at least partly about the query (weak
+ones only when nearly as close as the best; and the pinned ones), best first, every category
+among them getting a few entries, never padded with weak matches up to the limit; the
+diagnostic line names how many shown are strong, partial and weak matches. The memories
+shown count as recalled.
 The block is fitted to a character budget (`ContextBlock.fit`): Claude Code cuts hook output
 at about 10,000 characters, so long memories are shortened with a pointer to `mnemo show`.
 """
@@ -342,6 +344,12 @@ def balanced(order: list[int], categories: list[str], limit: int) -> list[int]:
     return sorted(chosen, key=rank.__getitem__)
 
 
+# A weak match stays in the block when its score is at least this share of the best one's
+# (the parser notes of a parser session scored 0.29-0.33 beside a best of 0.64, the nearest
+# other note 0.27; unrelated abstracts in a billing-api session 0.02 beside 0.74)
+NEAR_BEST = 0.45
+
+
 def build_context(
     store: Store,
     meaning: Meaning,
@@ -383,6 +391,7 @@ def build_context(
         max_obs,
         datetime.now(UTC),
     )
+    pinned = np.array([bool(r[4]) for r in rows])
     vector = np.zeros(len(rows))  # relevance by meaning, calibrated (ranking.py)
     keyword = np.zeros(len(rows))  # relevance by keywords, calibrated
     cosine, crowd, found = None, None, None
@@ -435,17 +444,21 @@ def build_context(
             rare_word=plan is not None and rare_word([p.docs for p in plan.phrases], plan.total),
         )
         answered = about_something(evidence)
-        # Every category among the memories at least partly about the query gets a few
-        # entries; the rest of the limit goes best first, weak matches included.
-        partly = combined.score >= PARTIAL
+        # Only memories at least partly about the query, those nearly as close as the best
+        # (a weak parser note beside partial ones), and those the person pinned, every
+        # category among them getting a few entries: the block ends where relevance ends, and
+        # `limit` is a most, never a target (weak matches padded 18 of 20 entries, issue 41)
+        near_best = combined.score >= NEAR_BEST * float(combined.score.max())
+        partly = (combined.score >= PARTIAL) | (near_best & (combined.score > 0)) | pinned
     else:  # no signals: prominence alone chooses, as designed
         score = prominence
         answered, partly = True, np.ones(len(rows), dtype=bool)
-    # Best first; a memory that shares nothing with the query (score 0) is no match at all.
-    order = [int(i) for i in np.lexsort((seqs, -score)) if score[i] > 0] if answered else []
+    # Best first; a memory that shares nothing with the query (score 0) is no match at all,
+    # unless pinned: the pinned ones come after the relevant ones
+    ranked = [int(i) for i in np.lexsort((seqs, -score))]
+    order = [i for i in ranked if score[i] > 0] if answered else []
+    order += [i for i in ranked if pinned[i] and not (answered and score[i] > 0)]
     picked = balanced([i for i in order if partly[i]], [r[6] for r in rows], limit)
-    taken = set(picked)
-    picked += [i for i in order if i not in taken][: limit - len(picked)]
     picked.sort(key={i: n for n, i in enumerate(order)}.__getitem__)
     memories = store.by_seqs(int(seqs[i]) for i in picked)
     block.memories = [
