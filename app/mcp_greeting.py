@@ -20,6 +20,11 @@ from dataclasses import dataclass
 
 from app import __version__
 
+try:
+    import fcntl  # servers started together take turns on the kept answers (POSIX)
+except ImportError:
+    fcntl = None
+
 MAX_FIRST = 1 << 20  # what of the input is read before the SDK takes over
 _MODULES = ("mcp_greeting.py", "mcp_server.py", "mcp_runtime.py", "mcp_transport.py")
 
@@ -99,9 +104,7 @@ def keep(key: str, result: dict) -> None:
 def _turn(paths, within: float = 1.0):
     """Hold the kept answers' lock (POSIX; elsewhere `prepare` starts one server at a time);
     TimeoutError when another holds it longer than `within` seconds."""
-    try:
-        import fcntl
-    except ImportError:
+    if fcntl is None:
         yield
         return
     import time
@@ -140,12 +143,6 @@ def prepare(command: list[str], timeout: float = 60.0) -> int:
 
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-    try:
-        import fcntl  # noqa: F401 - only whether servers can take turns on the lock
-
-        together = True
-    except ImportError:
-        together = False
     deadline = time.monotonic() + timeout
     kept = _kept()
     started: list[subprocess.Popen] = []
@@ -178,7 +175,7 @@ def prepare(command: list[str], timeout: float = 60.0) -> int:
         with contextlib.suppress(OSError):
             server.stdin.write(json.dumps(hello).encode() + b"\n")
             server.stdin.close()  # it answers what it was asked, then ends
-        if not together:
+        if fcntl is None:  # (no lock to take turns on: one after the other)
             finish([server])
     finish(started)
     return len(started)

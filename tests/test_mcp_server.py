@@ -737,17 +737,22 @@ def test_sigusr1_writes_the_servers_stacks_and_it_goes_on_answering(mnemo_home, 
         server.close()
 
 
+def _first_answer(stderr_path, protocol: str = "2025-06-18") -> dict:
+    """A new server's answer to `initialize` (then it is closed)."""
+    server = _RawServer(stderr_path)
+    try:
+        return server.initialize(protocol)
+    finally:
+        server.close()
+
+
 # ---- issue 42, item 7 ---------------------------------------------------------------------
 def test_initialize_is_answered_before_the_sdk_loads_with_what_this_code_answered_before(
     mnemo_home, tmp_path
 ):
     kept = paths.state_dir() / "mcp-initialize.json"
     # GIVEN a first start: the SDK answers, and its answer is kept
-    first = _RawServer(tmp_path / "first.txt")
-    try:
-        answer = first.initialize()
-    finally:
-        first.close()
+    answer = _first_answer(tmp_path / "first.txt")
     assert json.loads(kept.read_text()) and answer["result"]["serverInfo"]["name"] == "mnemo"
     # WHEN what is kept differs from what the SDK says (marked here, to see who answered)
     ((key, result),) = json.loads(kept.read_text()).items()
@@ -763,29 +768,17 @@ def test_initialize_is_answered_before_the_sdk_loads_with_what_this_code_answere
     assert early["result"]["instructions"] == "kept-answer-marker"
     assert listed["id"] == 1 and not listed["result"]["isError"]
     # AND the SDK's own answer replaced it: the start after answers as the SDK does
-    third = _RawServer(tmp_path / "third.txt")
-    try:
-        again = third.initialize()
-    finally:
-        third.close()
+    again = _first_answer(tmp_path / "third.txt")
     assert again == answer
 
 
 def test_a_kept_answer_naming_another_server_is_never_given(mnemo_home, tmp_path):
-    first = _RawServer(tmp_path / "first.txt")
-    try:
-        answer = first.initialize()
-    finally:
-        first.close()
+    answer = _first_answer(tmp_path / "first.txt")
     kept = paths.state_dir() / "mcp-initialize.json"
     ((key, result),) = json.loads(kept.read_text()).items()
     planted = {**result, "serverInfo": {"name": "evil", "version": "1"}, "instructions": "x"}
     kept.write_text(json.dumps({key: planted}))
-    second = _RawServer(tmp_path / "second.txt")
-    try:
-        again = second.initialize()
-    finally:
-        second.close()
+    again = _first_answer(tmp_path / "second.txt")
     assert again == answer
 
 
@@ -795,11 +788,7 @@ def test_the_answers_to_each_protocol_version_are_kept_side_by_side(mnemo_home, 
     kept = paths.state_dir() / "mcp-initialize.json"
     answers = {}
     for n, protocol in enumerate(("2025-06-18", "2025-03-26")):
-        server = _RawServer(tmp_path / f"{n}.txt")
-        try:
-            answers[protocol] = server.initialize(protocol)
-        finally:
-            server.close()
+        answers[protocol] = _first_answer(tmp_path / f"{n}.txt", protocol)
     by_protocol = {json.loads(k)[-1]: v for k, v in json.loads(kept.read_text()).items()}
     assert set(by_protocol) == {"2025-06-18", "2025-03-26"}
     assert all(by_protocol[p] == a["result"] for p, a in answers.items())
@@ -826,8 +815,4 @@ def test_agents_install_keeps_the_answer_an_agents_first_start_gives(mnemo_home,
     kept.write_text(
         json.dumps({k: {**v, "instructions": "kept-marker"} for k, v in answers.items()})
     )
-    server = _RawServer(tmp_path / "first.txt")
-    try:
-        assert server.initialize()["result"]["instructions"] == "kept-marker"
-    finally:
-        server.close()
+    assert _first_answer(tmp_path / "first.txt")["result"]["instructions"] == "kept-marker"

@@ -276,10 +276,15 @@ def _statement(sentence: str) -> Statement | None:
     return found
 
 
+def _said_now(core: str) -> bool:
+    """Whether a sentence says how things are now (a failing test, a server down again)."""
+    return bool(_STATE.search(core) or _NOW.search(core))
+
+
 def _a_fact(core: str) -> bool:
     """Whether a fact said of the setup lasts: not what is wrong now, not followed by a task
     ("…, merge them"; "…, make sure you never …" is a rule and stays)."""
-    if _STATE.search(core) or _NOW.search(core):
+    if _said_now(core):
         return False
     task = _THEN_TASK.search(core)
     return not (task and task["verb"].lower() in _TASK_VERBS and not _LASTING.search(task[0]))
@@ -314,7 +319,7 @@ def _rule(core: str, sentence: str) -> Statement | None:
         return Statement("always-never", _tidy(sentence))
     # "our CI runs on X, not Y, so ignore the Jenkinsfile": the fact, and what follows of it
     said_against = _SETUP.match(re.sub(r",\s*so\s+.*$", "", core))
-    if said_against and not (_STATE.search(core) or _NOW.search(core)):
+    if said_against and not _said_now(core):
         return Statement("correction", _tidy(sentence))
     setup = _SWITCHED.match(core) or _OUR_SETUP.match(core) or _ENVIRONMENT.match(core)
     if setup and _a_fact(core):
