@@ -138,6 +138,43 @@ def questions(chat: dict, unit_of: dict[str, str]) -> list[dict]:
     return out
 
 
+_DAY_ASKS = (
+    "What did we talk about on {day} {month} {year}?",
+    "What topic did we discuss on {month} {day}, {year}?",
+    "On {month} {day} {year}, what did we chat about?",
+    "What did we talk about on {day}.{mm}.{year}?",
+)
+_ENDS_ASKS = {
+    "first": "What did we talk about in our first conversation?",
+    "last": "What was our last conversation about?",
+}
+
+
+def day_questions(chat: dict, unit_of: dict[str, str]) -> list[dict]:
+    """Questions written here, from the dates alone: each session's day named (four
+    wordings in turn), its units the evidence ("what did we talk about on 7 January 2024");
+    and the first and the last conversation. A day with two sessions has both."""
+    by_day: dict[str, set[str]] = {}
+    for _n, date, turns in sessions(chat):
+        units = {unit_of[t["dia_id"]] for t in turns if t["dia_id"] in unit_of}
+        by_day.setdefault(date[:10], set()).update(units)
+    out = []
+    for i, (day, units) in enumerate(sorted(by_day.items())):
+        when = datetime.fromisoformat(day)
+        ask = _DAY_ASKS[i % len(_DAY_ASKS)].format(
+            day=when.day, month=when.strftime("%B"), year=when.year, mm=f"{when.month:02d}"
+        )
+        out.append({"question": ask, "evidence": sorted(units), "category": "day"})
+    days = sorted(by_day)
+    for end, day in (("first", days[0]), ("last", days[-1])):
+        out.append(
+            {"question": _ENDS_ASKS[end], "evidence": sorted(by_day[day]), "category": "day"}
+        )
+    for q in out:
+        q["dated"], q["generated"] = True, True
+    return out
+
+
 def _words(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
 
@@ -248,6 +285,11 @@ def recall_at(ranked: list[str], evidence: list[str], k: int) -> float:
     return len(set(ranked[:k]) & set(evidence)) / len(evidence)
 
 
+def day_share(ranked: list[str], evidence: list[str], k: int = 5) -> float:
+    """Share of the top k from the day asked about, of what that day could fill."""
+    return len(set(ranked[:k]) & set(evidence)) / min(k, len(evidence))
+
+
 def summary(ranked: list[list[str]], qs: list[dict]) -> dict:
     """R@5, R@10, the share of questions with no result and with fewer than 5, by slice."""
 
@@ -264,9 +306,17 @@ def summary(ranked: list[list[str]], qs: list[dict]) -> dict:
         row["n"] = n
         return row
 
-    every = range(len(qs))
-    out = {"all": of(list(every))}
+    every = [i for i in range(len(qs)) if not qs[i].get("generated")]
+    out = {"all": of(every)}
     out["names a date"] = of([i for i in every if qs[i]["dated"]])
+    asked = [i for i in range(len(qs)) if qs[i].get("generated")]
+    if asked:
+        out["day"] = {
+            "n": len(asked),
+            "hit@5": sum(bool(set(ranked[i][:5]) & set(qs[i]["evidence"])) for i in asked)
+            / len(asked),
+            "share@5": sum(day_share(ranked[i], qs[i]["evidence"]) for i in asked) / len(asked),
+        }
     for name in CATEGORIES.values():
         out[name] = of([i for i in every if qs[i]["category"] == name])
     return out
@@ -299,7 +349,7 @@ def main() -> None:
         jobs, qs_all, bm25_all, split = [], [], [], []
         for number, chat in chats(args.data, numbers):
             records, unit_of = memories(chat, unit, threads=args.threads and unit == "turn")
-            qs = questions(chat, unit_of)
+            qs = questions(chat, unit_of) + day_questions(chat, unit_of)
             key = f"realtalk{number}-{unit}" + ("-threads" if args.threads else "")
             jobs.append(
                 {
@@ -343,6 +393,12 @@ def main() -> None:
                 )
                 for cat in CATEGORIES.values():
                     line += f" | {cat} {row[cat]['R@5']:.3f}" if row.get(cat) else ""
+                if row.get("day"):
+                    day = row["day"]
+                    line += (
+                        f" | asks for a day (n={day['n']}) hit@5 {day['hit@5']:.3f} "
+                        f"share@5 {day['share@5']:.3f}"
+                    )
                 if "offtopic" in row:
                     line += f" | off-topic answered {row['offtopic']:.1%}"
                 print(line)

@@ -525,6 +525,41 @@ def read_query(query: str, now: datetime | None = None) -> TimedQuery:
     return TimedQuery(rest=query)
 
 
+_ENDS = re.compile(
+    r"\b(?:(?:our|my|your)\s+(?P<end>first|last|latest|most recent|previous|earliest)\s+"
+    r"(?:conversation|chat|session|talk|discussion|exchange)s?"
+    r"|the\s+(?P<the>first|last|latest|most recent|previous|earliest)\s+"
+    r"(?:conversation|chat)s?(?!\s+(?:of|on|in|about|with)\b)"
+    r"|the\s+(?P<time>first|last)\s+time\s+(?:we|i|you)\s+(?:talked|spoke|chatted))\b",
+    re.I,
+)
+
+
+def read_ends(query: str) -> tuple[str, str, str] | None:
+    """A query naming the first or the last conversation ("what did we talk about in our
+    first conversation", "the last time we talked"): ('first' or 'last', the words, the
+    rest of the query); None otherwise. Which day that is depends on what is stored."""
+    match = _ENDS.search(query)
+    if match is None:
+        return None
+    end = (match.group("end") or match.group("the") or match.group("time")).lower()
+    before = _DANGLING.sub("", query[: match.start()]).rstrip(" ,")
+    rest = " ".join(f"{before} {query[match.end() :].lstrip(' ,')}".split())
+    return ("first" if end in ("first", "earliest") else "last"), match.group(0), rest
+
+
+def day_of(stamp: str, text: str) -> Window | None:
+    """The local day holding an ISO stamp, as a window named by `text`."""
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except (TypeError, ValueError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    day = moment.astimezone().date()
+    return _window(day, day + timedelta(days=1), text, _now(None))
+
+
 def read_bound(value: str, now: datetime | None = None, end: bool = False) -> str | None:
     """A whole `--since` (or, with `end`, `--until`) value in words as an ISO UTC stamp:
     the start of its window (`--since "last week"`: last Monday) or its exclusive end

@@ -139,9 +139,11 @@ def _gather(
     filters: Filters,
     prefix: bool,
     window: dates.Window | None,
+    exact: dates.Window | None = None,
 ) -> _Gathered:
     """The best `pool` memories by meaning and by keywords (and, with a window, the best
-    made in it), each with its cosine and BM25."""
+    made in it, and every memory made in the `exact` time named when they are few), each
+    with its cosine and BM25."""
     embedding = _embedding(meaning, text, wanted)
     keyword_hits: dict[int, float] = {}
     plan = fts.KeywordPlan(expression=None)
@@ -183,9 +185,10 @@ def _gather(
             vector_hits.update(hits)
     if plan.exact_identifier and keyword_hits:
         vector_hits = {}  # `E_CONN_RESET`: the memories that hold it, not look-alikes
+    made_then = _made_then(store, filters, window, exact, pool) if wanted != "keyword" else []
     if lookup is not None:
-        lookup.fill(list(keyword_hits))  # their cosines, read in one pass
-    seqs = dict.fromkeys([*vector_hits, *keyword_hits])
+        lookup.fill([*keyword_hits, *made_then])  # their cosines, read in one pass
+    seqs = dict.fromkeys([*vector_hits, *keyword_hits, *made_then])
     memories = store.by_seqs(seqs, filters)
     candidates = []
     for seq in seqs:
@@ -203,6 +206,21 @@ def _gather(
 
 def _within(window: dates.Window) -> tuple[str | None, str | None]:
     return window.since, window.until
+
+
+def _made_then(
+    store: Store, filters: Filters, near: dates.Window | None, exact: dates.Window | None, pool: int
+) -> list[int]:
+    """The memories made in the very time a query names, when they are few enough to all be
+    candidates (a day of a conversation): whatever their cosine, the day's own memories are
+    ranked, not only those close enough to the rest of the question to be found by it (the
+    turns of April 27th lost to those of the 28th that were)."""
+    if near is None or exact is None:
+        return []
+    scope = replace(filters, within=_within(exact))
+    if store.count(scope) > pool:
+        return []
+    return list(store.seqs_matching(scope))
 
 
 def _held_whole(
@@ -314,12 +332,15 @@ def _with_threads(
 
 
 # What a question about a time asks besides the time: "what did I note yesterday", "show me
-# last week", "what happened in 2023" ask for what was stored then, nothing more.
+# last week", "what happened in 2023", "what topic did we talk about on April 27th" ask for
+# what was stored then, nothing more.
 _ASKING = frozenset(
     """note notes noted memory memories remember remembered happen happens happened happening
     show list tell thing things anything everything something stuff write wrote written
     store stored save saved say said log logged record recorded jot jotted do did done
-    get got add added entry entries""".split()
+    get got add added entry entries talk talked talking discuss discussed discussing
+    discussion discussions conversation conversations chat chats chatted chatting topic
+    topics subject subjects speak spoke spoken mention mentioned told""".split()
 )
 
 
@@ -354,6 +375,20 @@ def _only_time(
     return RecallResult(query=query, mode=mode, results=results, notice=notice, window=window)
 
 
+def _timed(store: Store, filters: Filters, query: str, now: datetime | None) -> dates.TimedQuery:
+    """The time a query names and the rest of it: a time in words (`dates.read_query`), or
+    the day of the first or the last conversation, as what is stored says."""
+    timed = dates.read_query(query, now)
+    ends = dates.read_ends(query) if timed.window is None else None
+    if ends is None:
+        return timed
+    end, words, rest = ends
+    order = "created_at ASC" if end == "first" else "created_at DESC"
+    edge = store.listing(filters, order=order, limit=1)
+    window = dates.day_of(edge[0].created_at, words) if edge else None
+    return dates.TimedQuery(rest=rest, window=window) if window else timed
+
+
 def _usable_mode(wanted: str, meaning: Meaning, notices: list[str]) -> str:
     """The mode asked for, or keywords (with a notice saying why) when meaning is
     unavailable."""
@@ -383,10 +418,12 @@ def _decide(
     filters: Filters,
     weights: Weights,
     lookup: object | None,  # vectors.ScoreLookup, as in Gathered
+    exact: dates.Window | None = None,
 ) -> list[Scored]:
     """The answer (ADR 0009): nothing for a query about nothing stored; else every
     candidate with its thread's turns and its band, those matching in nothing but a low
-    cosine left out in a collection of many subjects, those of the time named first."""
+    cosine left out in a collection of many subjects; those made in the time named first,
+    then those made near it (its neighbours), then the rest."""
     crowd = lookup.crowd if lookup is not None else None
     raised = crowd_raised(evidence)
     for r in ranked:
@@ -411,9 +448,15 @@ def _decide(
         # not yesterday's dishwasher note); in one all about the query's subject (one chat,
         # one project) closeness still ranks it (REALTALK per session: R@5 0.74 -> 0.76)
         ranked = [r for r in ranked if r.relevance >= NEGLIGIBLE]
-    if near is not None:  # made in (or near) the time the query named: first
-        ranked = sorted(ranked, key=lambda r: not r.in_window)
+    if near is not None:  # made in the time the query named first, then near it
+        ranked = sorted(ranked, key=lambda r: (not _made_in(r, exact), not r.in_window))
     return ranked
+
+
+def _made_in(r: Scored, window: dates.Window | None) -> bool:
+    return window is not None and (
+        window.contains(r.memory.created_at) or window.contains(r.memory.updated_at)
+    )
 
 
 def _spellings(store: Store, corrections: dict[str, str], ranked: list[Scored]) -> list[str]:
@@ -461,7 +504,7 @@ def recall(
         return RecallResult(
             query=query, mode=wanted, notice="no memory passes the filters given (dates, tags…)"
         )
-    timed = dates.read_query(query, now)
+    timed = _timed(store, filters, query, now)
     window, near, text = timed.window, None, query
     if window is not None:
         # People tell of a day in the days after it ("yesterday I made pasta"), and a
@@ -477,7 +520,7 @@ def recall(
         else:
             text = timed.rest
 
-    gathered = _gather(store, meaning, settings, text, wanted, pool, filters, prefix, near)
+    gathered = _gather(store, meaning, settings, text, wanted, pool, filters, prefix, near, window)
     candidates = _calibrate(gathered.candidates, gathered, store, settings, wanted)
     weights = _weights(wanted, settings)
     ranked = combine(candidates, weights)
@@ -491,7 +534,7 @@ def recall(
         personal=personal(text),
         rare_word=rare_word([p.docs for p in gathered.plan.phrases], gathered.plan.total),
     )
-    ranked = _decide(ranked, evidence, near, store, filters, weights, lookup)[:limit]
+    ranked = _decide(ranked, evidence, near, store, filters, weights, lookup, window)[:limit]
 
     notices += _spellings(store, gathered.plan.corrections, ranked)
     if wanted != "keyword" and meaning.available and meaning.missing:
