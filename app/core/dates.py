@@ -314,6 +314,14 @@ def _days(text: str, today: datetime, point: bool = False) -> tuple[date, date] 
         return day - timedelta(days=2), day - timedelta(days=1)
     if t == "the day after tomorrow":
         return day + timedelta(days=2), day + timedelta(days=3)
+    if m := re.fullmatch(r"(\d\d?)\.(\d\d?)\.((?:19|20)?\d\d)", t):
+        # Dots write the day first (10.01.2024 is 10 January), where slashes are ambiguous
+        year = int(m[3]) + (2000 if len(m[3]) == 2 else 0)
+        try:
+            first = date(year, int(m[2]), int(m[1]))
+        except ValueError:
+            return None
+        return first, first + timedelta(days=1)
     if m := re.fullmatch(r"the (week|month|year) before last", t):
         return _span(m[1], _shift(m[1], day, -2))
     if m := re.fullmatch(r"(?:(last|this|next|previous) )?weekend|the weekend", t):
