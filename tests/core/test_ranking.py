@@ -18,6 +18,7 @@ from app.core.search.ranking import (
     Scored,
     Weights,
     about_something,
+    band_among,
     band_of,
     chance_cosine,
     combine,
@@ -170,7 +171,7 @@ def test_bands_name_what_a_score_says():
 
 
 def test_a_query_is_answered_when_anything_speaks_for_it():
-    # A memory at least partly about it
+    # Keywords alone (no meaning): a memory at least partly about it
     assert about_something(Evidence(best=0.4))
     # Nothing partly about it, and nothing else speaks for it: a query about nothing
     nothing = Evidence(best=0.2, best_cosine=0.2, crowd_centre=0.03, collection=60)
@@ -187,10 +188,34 @@ def test_a_query_is_answered_when_anything_speaks_for_it():
     big = Evidence(best=0.2, best_cosine=0.36, crowd_centre=0.0, collection=100_000)
     assert not about_something(big)
     assert chance_cosine(60) < chance_cosine(1_000) < chance_cosine(100_000)
-    # The user's own things: a weak match is enough ("what did we agree for next quarter")
-    assert about_something(Evidence(best=0.2, best_cosine=0.2, crowd_centre=0.03, collection=60,
-                                    personal=True))  # fmt: skip
+    # The user's own things: a weak match is enough ("what did we agree for next quarter",
+    # its answer among 56 notes: cosine 0.21, and nothing else near it)
+    assert about_something(Evidence(best=0.21, best_cosine=0.212, crowd_centre=0.05,
+                                    collection=56, personal=True, standout=0.212))  # fmt: skip
     assert not about_something(Evidence(best=0.1, personal=True))
+
+
+def test_two_weak_witnesses_of_different_memories_are_no_answer_at_size():
+    # Issue 41: among 5,000 memories, "how to remove red wine stains from a carpet" met a
+    # memory 0.49 'partly' about it (a weak cosine and a weak keyword combined) and was
+    # answered; so was any word held by five memories ("cat" found `cat --help`)
+    stains = Evidence(best=0.49, best_cosine=0.28, crowd_centre=0.0, collection=5_000,
+                      standout=0.05, agreement=0.15, keyword_best=0.28)  # fmt: skip
+    assert not about_something(stains)
+    cat = Evidence(best=0.3, best_cosine=0.25, crowd_centre=0.0, collection=5_000,
+                   rare_word=True, standout=0.04, agreement=0.1, keyword_best=0.45)  # fmt: skip
+    assert not about_something(cat)
+    # The same evidence among 60 memories is a fair answer: chance gives the best of 60 less
+    assert about_something(Evidence(best=0.49, best_cosine=0.28, crowd_centre=0.0,
+                                    collection=60, standout=0.2, agreement=0.15))  # fmt: skip
+    # Meaning and keywords agreeing on one memory answer at any size
+    agreed = Evidence(best=0.7, best_cosine=0.38, crowd_centre=0.0, collection=5_000,
+                      standout=0.15, agreement=0.45, keyword_best=0.5)  # fmt: skip
+    assert about_something(agreed)
+    # So do words that clearly say so (a rare word of a memory, a codename it was given)
+    words = Evidence(best=0.64, best_cosine=0.1, crowd_centre=0.0, collection=5_000,
+                     keyword_best=0.64)  # fmt: skip
+    assert about_something(words)
 
 
 def test_personal_questions_speak_of_the_user():
@@ -248,3 +273,17 @@ def test_a_keyword_match_far_from_meaning_needs_clear_words():
     # far and weak: dropped; far but clear (one rare word, a label): kept; near: kept;
     # no vectors yet (NaN): kept, found by keywords
     assert unsupported(cos, kw, 0.15).tolist() == [True, False, False, False]
+
+
+def test_strong_means_meaning_and_keywords_agree_on_the_best():
+    # Issue 41: "what's the capital of Australia?" got 'human capital in Australia' banded
+    # strong (0.76): a shared topic and shared words, little shared meaning
+    assert band_among(0.76, vector=0.35, keyword=0.63, best=0.76) is Band.PARTIAL
+    # Both witnesses agree, and it is the best: strong
+    assert band_among(0.8, vector=0.55, keyword=0.6, best=0.8) is Band.STRONG
+    # Meaning alone saying so clearly is enough
+    assert band_among(0.75, vector=0.75, keyword=0.0, best=0.75) is Band.STRONG
+    # A strong score well below the best answer is partial; weak and partial stay as they are
+    assert band_among(0.7, vector=0.6, keyword=0.6, best=0.9) is Band.PARTIAL
+    assert band_among(0.5, vector=0.1, keyword=0.6, best=0.9) is Band.PARTIAL
+    assert band_among(0.2, vector=0.1, keyword=0.1, best=0.9) is Band.WEAK

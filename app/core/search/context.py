@@ -32,6 +32,8 @@ from app.core.search.ranking import (
     Evidence,
     Weights,
     about_something,
+    agreement_of,
+    band_among,
     band_of,
     combine_arrays,
     cosine_crowd,
@@ -40,6 +42,7 @@ from app.core.search.ranking import (
     prominence_array,
     rare_word,
     searchable,
+    standout_of,
     unsupported,
     vector_relevance,
     weights_from,
@@ -442,6 +445,9 @@ def build_context(
             collection=int(found.sum()) if cosine is not None else 0,
             personal=personal(query),
             rare_word=plan is not None and rare_word([p.docs for p in plan.phrases], plan.total),
+            standout=standout_of(cosine) if cosine is not None else 0.0,
+            agreement=agreement_of(vector, keyword),
+            keyword_best=float(keyword.max()) if len(keyword) else 0.0,
         )
         answered = about_something(evidence)
         # Only memories at least partly about the query, those nearly as close as the best
@@ -465,5 +471,15 @@ def build_context(
         (memories[int(seqs[i])], float(score[i])) for i in picked if int(seqs[i]) in memories
     ]
     if query:
-        block.bands = {m.id: band_of(s) for m, s in block.memories}
+        best = float(score.max()) if len(score) else 0.0
+        hybrid = use_meaning and combined.weights.vector > 0 and combined.weights.keyword > 0
+        block.bands = {
+            memories[int(seqs[i])].id: (
+                band_among(float(score[i]), float(vector[i]), float(keyword[i]), best)
+                if hybrid
+                else band_of(float(score[i]))
+            )
+            for i in picked
+            if int(seqs[i]) in memories
+        }
     return block

@@ -29,6 +29,8 @@ from app.core.search.ranking import (
     Scored,
     Weights,
     about_something,
+    agreement_of,
+    band_among,
     band_of,
     combine,
     crowd_raised,
@@ -38,6 +40,7 @@ from app.core.search.ranking import (
     prominence_of,
     rare_word,
     searchable,
+    standout_of,
     unsupported,
     vector_relevance,
     weights_from,
@@ -438,8 +441,12 @@ def _decide(
         ranked = []  # a query about nothing stored: nothing, rather than the least bad
     elif ranked:
         ranked = _with_threads(ranked, store, filters, weights, lookup, crowd or (0.0, 1.0))
+    best = max((r.score for r in ranked), default=0.0)
+    hybrid = weights.vector > 0 and weights.keyword > 0
     for r in ranked:
-        r.band = band_of(r.score)
+        r.band = (
+            band_among(r.score, r.vector_norm, r.keyword_norm, best) if hybrid else band_of(r.score)
+        )
         r.in_window = near is not None and (
             near.contains(r.memory.created_at) or near.contains(r.memory.updated_at)
         )
@@ -528,6 +535,11 @@ def recall(
         collection=len(meaning.index) if meaning.index is not None else 0,
         personal=personal(text),
         rare_word=rare_word([p.docs for p in gathered.plan.phrases], gathered.plan.total),
+        standout=standout_of(np.array([np.nan if c.vector is None else c.vector for c in ranked])),
+        agreement=agreement_of(
+            np.array([c.vector_norm for c in ranked]), np.array([c.keyword_norm for c in ranked])
+        ),
+        keyword_best=max((c.keyword_norm for c in ranked), default=0.0),
     )
     ranked = _decide(ranked, evidence, near, store, filters, weights, lookup)[:limit]
 
