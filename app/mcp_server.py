@@ -138,9 +138,10 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
         query: str, limit: int = 10, category: str | None = None, project: str | None = None
     ) -> dict:
         """Search memories by meaning and keywords, best first. Each result has a score from
-        0 to 1 that means the same for every query and its band: `strong` (0.6+, says what
-        was asked), `partial` (partly about it) or `weak` (shares a little with it: check
-        before relying on it). A date in the query ("on 16 June 2023", "last week") puts
+        0 to 1 that means the same for every query and its band: `strong` (says what was
+        asked: 0.6+, meaning and words agreeing, the best match or nearly), `partial` (partly
+        about it, or only its topic) or `weak` (shares a little with it: check before
+        relying on it). A date in the query ("on 16 June 2023", "last week") puts
         what was stored then first. An empty list means nothing stored is about the query."""
         required(query=query)
 

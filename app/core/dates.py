@@ -537,8 +537,9 @@ _ENDS = re.compile(
     r"\b(?:(?:our|my|your)\s+(?P<end>first|last|latest|most recent|previous|earliest)\s+"
     r"(?:conversation|chat|session|talk|discussion|exchange)s?"
     r"|the\s+(?P<the>first|last|latest|most recent|previous|earliest)\s+"
-    r"(?:conversation|chat)s?(?!\s+(?:of|on|in|about|with)\b)"
-    r"|the\s+(?P<time>first|last)\s+time\s+(?:we|i|you)\s+(?:talked|spoke|chatted))\b",
+    r"(?:conversation|chat)s?"
+    r"|the\s+(?P<time>first|last)\s+time\s+(?:we|you)\s+(?:talked|spoke|chatted))\b"
+    r"(?!\s+(?:of|on|in|with|from|to|for|at|token|export|file|id)\b)",
     re.I,
 )
 
@@ -556,16 +557,19 @@ def read_ends(query: str) -> tuple[str, str, str] | None:
     return ("first" if end in ("first", "earliest") else "last"), match.group(0), rest
 
 
-def day_of(stamp: str, text: str) -> Window | None:
-    """The local day holding an ISO stamp, as a window named by `text`."""
+def day_of(stamp: str, text: str, now: datetime | None = None) -> Window | None:
+    """The day holding an ISO stamp (in `now`'s zone, the system's by default), as a window
+    named by `text`."""
     try:
         moment = datetime.fromisoformat(stamp)
     except (TypeError, ValueError):
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    day = moment.astimezone().date()
-    return _window(day, day + timedelta(days=1), text, _now(None))
+    today = _now(now)
+    local = getattr(today, "_mnemo_local", False)
+    day = (moment.astimezone() if local else moment.astimezone(today.tzinfo)).date()
+    return _window(day, day + timedelta(days=1), text, today)
 
 
 def read_bound(value: str, now: datetime | None = None, end: bool = False) -> str | None:

@@ -281,8 +281,9 @@ def test_strong_means_meaning_and_keywords_agree_on_the_best():
     assert band_among(0.76, vector=0.35, keyword=0.63, best=0.76) is Band.PARTIAL
     # Both witnesses agree, and it is the best: strong
     assert band_among(0.8, vector=0.55, keyword=0.6, best=0.8) is Band.STRONG
-    # Meaning alone saying so clearly is enough
+    # Meaning alone saying so clearly is enough, and so are words holding nearly all asked
     assert band_among(0.75, vector=0.75, keyword=0.0, best=0.75) is Band.STRONG
+    assert band_among(0.8, vector=0.1, keyword=0.8, best=0.8) is Band.STRONG
     # A strong score well below the best answer is partial; weak and partial stay as they are
     assert band_among(0.7, vector=0.6, keyword=0.6, best=0.9) is Band.PARTIAL
     assert band_among(0.5, vector=0.1, keyword=0.6, best=0.9) is Band.PARTIAL

@@ -32,6 +32,7 @@ from app.core.search.ranking import (
     Evidence,
     Weights,
     about_something,
+    agreed,
     agreement_of,
     band_among,
     band_of,
@@ -471,12 +472,13 @@ def build_context(
         (memories[int(seqs[i])], float(score[i])) for i in picked if int(seqs[i]) in memories
     ]
     if query:
-        best = float(score.max()) if len(score) else 0.0
+        agrees = [agreed(float(v), float(k)) for v, k in zip(vector, keyword, strict=True)]
+        best = max((float(s) for s, a in zip(score, agrees, strict=True) if a), default=0.0)
         hybrid = use_meaning and combined.weights.vector > 0 and combined.weights.keyword > 0
         block.bands = {
             memories[int(seqs[i])].id: (
                 band_among(float(score[i]), float(vector[i]), float(keyword[i]), best)
-                if hybrid
+                if hybrid and found[i]
                 else band_of(float(score[i]))
             )
             for i in picked

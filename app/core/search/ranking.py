@@ -68,6 +68,7 @@ class Scored:
     score: float = 0.0  # relevance with prominence's near-tie share: the order, the bar
     band: Band | None = None  # what the score says (`band_of`)
     in_window: bool = False  # made in the time the query named (`dates`)
+    found: bool = True  # found by the query (not only made on the day it named)
 
 
 def _days_since(stamp: str, now: datetime) -> float:
@@ -280,7 +281,7 @@ def combine(candidates: list[Scored], weights: Weights) -> list[Scored]:
 class Band(StrEnum):
     """How strong a match is, in words every surface shows (popup, CLI, MCP, context)."""
 
-    STRONG = "strong"  # says what was asked (score 0.6 or more)
+    STRONG = "strong"  # says what was asked (0.6+, the signals agreeing: `band_among`)
     PARTIAL = "partial"  # partly about it (0.38 to 0.6)
     WEAK = "weak"  # shares a little with it: shown dimmed, after the others
 
@@ -293,21 +294,30 @@ def band_of(score: float) -> Band:
 
 
 # Strong says the memory holds what was asked, not that it shares its topic (issue 41): with
-# both signals, meaning and keywords must agree on it (or meaning alone say so clearly), and
-# it must be the best answer or nearly. Among 5,000 mixed memories 32 % of strong results were
-# answers with the score alone, 67 % so (bench/precision.py, tuning half).
+# both signals, meaning and keywords must agree on it (or either alone say so clearly), and
+# it must be the best such answer or nearly. Among 5,000 mixed memories 32 % of strong
+# results were answers with the score alone, 67 % so (bench/precision.py, tuning half).
 STRONG_AGREEMENT = 0.5
 STRONG_MEANING = 0.7
+STRONG_WORDS = 0.75  # keyword relevance of a memory holding nearly all the query's words
 STRONG_NEAR_BEST = 0.05
 
 
+def agreed(vector: float, keyword: float) -> bool:
+    """Whether meaning and keywords agree that a memory holds what was asked (both 0.5+),
+    or one of them says so clearly (meaning 0.7+, or keywords 0.75+)."""
+    return (
+        min(vector, keyword) >= STRONG_AGREEMENT
+        or vector >= STRONG_MEANING
+        or keyword >= STRONG_WORDS
+    )
+
+
 def band_among(score: float, vector: float, keyword: float, best: float) -> Band:
-    """The band of a hybrid match: `band_of`, but strong only when meaning and keywords
-    agree on it (both relevances 0.5+, or meaning 0.7+) and its score is within 0.05 of the
-    best; else partial."""
+    """The band of a hybrid match: `band_of`, but strong only when the signals agree on it
+    (`agreed`) and its score is within 0.05 of the best agreed one (`best`); else partial."""
     band = band_of(score)
-    agreed = min(vector, keyword) >= STRONG_AGREEMENT or vector >= STRONG_MEANING
-    if band is Band.STRONG and not (agreed and score >= best - STRONG_NEAR_BEST):
+    if band is Band.STRONG and not (agreed(vector, keyword) and score >= best - STRONG_NEAR_BEST):
         return Band.PARTIAL
     return band
 

@@ -29,6 +29,7 @@ from app.core.search.ranking import (
     Scored,
     Weights,
     about_something,
+    agreed,
     agreement_of,
     band_among,
     band_of,
@@ -201,8 +202,11 @@ def _gather(
         vector = vector_hits.get(seq)
         if vector is None and lookup is not None:
             vector = lookup.get(seq)
+        found = seq in vector_hits or seq in keyword_hits  # not only made on the day named
         candidates.append(
-            Scored(memory=memory, seq=seq, vector=vector, keyword=keyword_hits.get(seq))
+            Scored(
+                memory=memory, seq=seq, vector=vector, keyword=keyword_hits.get(seq), found=found
+            )
         )
     return _Gathered(candidates, plan, lookup, best_cosine)
 
@@ -379,16 +383,19 @@ def _only_time(
 
 
 def _timed(store: Store, filters: Filters, query: str, now: datetime | None) -> dates.TimedQuery:
-    """The time a query names and the rest of it: a time in words (`dates.read_query`), or
-    the day of the first or the last conversation, as what is stored says."""
+    """The time a query names and the rest of it: a time in words (`dates.read_query`), or,
+    for a question asking only what was said then, the day of the first or the last
+    conversation, as what is stored says."""
     timed = dates.read_query(query, now)
     ends = dates.read_ends(query) if timed.window is None else None
     if ends is None:
         return timed
     end, words, rest = ends
+    if not only_time(rest):  # "the last time we talked about the dentist": the dentist
+        return timed
     order = "created_at ASC" if end == "first" else "created_at DESC"
     edge = store.listing(filters, order=order, limit=1)
-    window = dates.day_of(edge[0].created_at, words) if edge else None
+    window = dates.day_of(edge[0].created_at, words, now) if edge else None
     return dates.TimedQuery(rest=rest, window=window) if window else timed
 
 
@@ -421,6 +428,7 @@ def _decide(
     filters: Filters,
     weights: Weights,
     lookup: object | None,  # vectors.ScoreLookup, as in Gathered
+    exact_identifier: bool = False,
 ) -> list[Scored]:
     """The answer (ADR 0009): nothing for a query about nothing stored; else every
     candidate with its thread's turns and its band, those matching in nothing but a low
@@ -436,16 +444,23 @@ def _decide(
         )
     # A time named, and a memory of then that matches the rest of the question (or a
     # collection all about its subject, as a chat): answered, whatever else says.
-    dated = near is not None and (raised or any(r.in_window and r.relevance > 0 for r in ranked))
+    dated = near is not None and (
+        raised or any(r.in_window and r.relevance > 0 and r.found for r in ranked)
+    )
     if not ranked or not (dated or about_something(evidence)):
         ranked = []  # a query about nothing stored: nothing, rather than the least bad
     elif ranked:
         ranked = _with_threads(ranked, store, filters, weights, lookup, crowd or (0.0, 1.0))
-    best = max((r.score for r in ranked), default=0.0)
-    hybrid = weights.vector > 0 and weights.keyword > 0
+    # Strong in hybrid: the signals agree, on the best agreed match or nearly; a memory with
+    # no vectors yet (or an exact identifier's match) is banded by its score, as in keyword
+    # mode
+    hybrid = weights.vector > 0 and weights.keyword > 0 and not exact_identifier
+    best = max((r.score for r in ranked if agreed(r.vector_norm, r.keyword_norm)), default=0.0)
     for r in ranked:
         r.band = (
-            band_among(r.score, r.vector_norm, r.keyword_norm, best) if hybrid else band_of(r.score)
+            band_among(r.score, r.vector_norm, r.keyword_norm, best)
+            if hybrid and r.vector is not None
+            else band_of(r.score)
         )
         r.in_window = near is not None and (
             near.contains(r.memory.created_at) or near.contains(r.memory.updated_at)
@@ -532,7 +547,11 @@ def recall(
         best=max((c.relevance for c in ranked), default=0.0),
         best_cosine=gathered.best_cosine if wanted != "keyword" else None,
         crowd_centre=crowd[0] if crowd is not None and wanted != "keyword" else None,
-        collection=len(meaning.index) if meaning.index is not None else 0,
+        collection=(
+            store.count(filters)
+            if filters.active
+            else (len(meaning.index) if meaning.index is not None else 0)
+        ),
         personal=personal(text),
         rare_word=rare_word([p.docs for p in gathered.plan.phrases], gathered.plan.total),
         standout=standout_of(np.array([np.nan if c.vector is None else c.vector for c in ranked])),
@@ -541,7 +560,9 @@ def recall(
         ),
         keyword_best=max((c.keyword_norm for c in ranked), default=0.0),
     )
-    ranked = _decide(ranked, evidence, near, store, filters, weights, lookup)[:limit]
+    ranked = _decide(
+        ranked, evidence, near, store, filters, weights, lookup, gathered.plan.exact_identifier
+    )[:limit]
 
     notices += _spellings(store, gathered.plan.corrections, ranked)
     if wanted != "keyword" and meaning.available and meaning.missing:
