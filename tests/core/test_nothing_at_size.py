@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from app.core.memory import Memory
-
 DATA = Path(__file__).parent / "data"
 
 
@@ -28,24 +26,22 @@ def notebook(tmp_path_factory, embedder):
     os.environ["MNEMO_HOME"] = str(home)
     engine = Engine(embedder=embedder)
     notes = json.loads((DATA / "precision" / "notebook.json").read_text(encoding="utf-8"))
-    memories = [Memory(id="", title=n["title"], text=n["text"], source="import") for n in notes]
-    personal = [
-        json.loads(line)
-        for line in (DATA / "recall_eval" / "memories.jsonl").read_text("utf-8").splitlines()
-        if line.strip()
-    ]
-    memories += [
-        Memory(
-            id="",
-            title=m["title"],
-            text=m["text"],
-            tags=m["tags"],
-            category=m["category"],
-            references=[m["id"]],
-        )
-        for m in personal
-    ]
-    engine._store.insert_many(memories[:1500] + memories[-len(personal) :])
+    records = [{"title": n["title"], "text": n["text"]} for n in notes[:1500]]
+    for line in (DATA / "recall_eval" / "memories.jsonl").read_text("utf-8").splitlines():
+        if line.strip():
+            m = json.loads(line)
+            records.append(
+                {
+                    "title": m["title"],
+                    "text": m["text"],
+                    "tags": m["tags"],
+                    "category": m["category"],
+                    "references": [m["id"]],
+                }
+            )
+    path = home / "collection.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    engine.import_paths([path])
     engine.backfill(batch_size=64)
     yield engine
     engine.close()

@@ -26,6 +26,7 @@ from app.core.search.ranking import (
     keyword_relevance,
     personal,
     prominence,
+    rare_name,
     vector_relevance,
 )
 
@@ -288,3 +289,19 @@ def test_strong_means_meaning_and_keywords_agree_on_the_best():
     assert band_among(0.7, vector=0.6, keyword=0.6, best=0.9) is Band.PARTIAL
     assert band_among(0.5, vector=0.1, keyword=0.6, best=0.9) is Band.PARTIAL
     assert band_among(0.2, vector=0.1, keyword=0.1, best=0.9) is Band.WEAK
+
+
+def test_a_rare_name_or_code_is_a_clue_a_rare_plain_word_is_not():
+    from app.core.storage.fts import Phrase
+
+    def phrases(*held):
+        return [Phrase(words=[w], stems=[w], docs=n) for w, n in held]
+
+    # SciFact's "CCL19 is absent within dLNs." among 5,183 abstracts: CCL19 names a thing
+    assert rare_name("CCL19 is absent within dLNs.", phrases(("ccl19", 3), ("absent", 90)), 5183)
+    assert rare_name("0-dimensional biomaterials", [Phrase(["0", "dimensional"], [], 2)], 5183)
+    # "cat" among shell notes is as rare, but a plain word
+    assert not rare_name("my cat's kidney test", phrases(("cat", 3), ("kidney", 40)), 5183)
+    # a name held by many memories, or by none, is no clue
+    assert not rare_name("BRCA1 mutations", phrases(("brca1", 60)), 5183)
+    assert not rare_name("XJ9 robot", phrases(("xj9", 0)), 5183)

@@ -41,6 +41,7 @@ from app.core.search.ranking import (
     keyword_relevance,
     personal,
     prominence_array,
+    rare_name,
     rare_word,
     searchable,
     standout_of,
@@ -449,6 +450,7 @@ def build_context(
             standout=standout_of(cosine) if cosine is not None else 0.0,
             agreement=agreement_of(vector, keyword),
             keyword_best=float(keyword.max()) if len(keyword) else 0.0,
+            rare_name=plan is not None and rare_name(query, plan.phrases, plan.total),
         )
         answered = about_something(evidence)
         # Only memories at least partly about the query, those nearly as close as the best

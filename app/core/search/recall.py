@@ -39,6 +39,7 @@ from app.core.search.ranking import (
     keyword_relevance,
     personal,
     prominence_of,
+    rare_name,
     rare_word,
     searchable,
     standout_of,
@@ -559,6 +560,7 @@ def recall(
             np.array([c.vector_norm for c in ranked]), np.array([c.keyword_norm for c in ranked])
         ),
         keyword_best=max((c.keyword_norm for c in ranked), default=0.0),
+        rare_name=rare_name(text, gathered.plan.phrases, gathered.plan.total),
     )
     ranked = _decide(
         ranked, evidence, near, store, filters, weights, lookup, gathered.plan.exact_identifier
