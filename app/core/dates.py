@@ -120,12 +120,9 @@ class Window:
 
     def contains(self, stamp: str) -> bool:
         """Whether an ISO UTC stamp (as Mnemo stores times) lies in the window."""
-        try:
-            moment = datetime.fromisoformat(stamp)
-        except (TypeError, ValueError):
+        moment = _instant(stamp)
+        if moment is None:
             return False
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
         return (self.start is None or moment >= self.start) and (
             self.end is None or moment < self.end
         )
@@ -161,6 +158,15 @@ class Window:
         if first == last:
             return _day(first)
         return f"{_day(first)} – {_day(last)}"
+
+
+def _instant(stamp: str) -> datetime | None:
+    """An ISO stamp as an aware instant (UTC when it names no zone); None if unreadable."""
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except (TypeError, ValueError):
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -516,6 +522,13 @@ def _read(match: re.Match, now: datetime, point: bool = False) -> Window | None:
     return None if days is None else _window(days[0], days[1], text, now)
 
 
+def _rest(query: str, match: re.Match) -> str:
+    """The query without the time words matched (and a preposition left dangling)."""
+    before = _DANGLING.sub("", query[: match.start()]).rstrip(" ,")
+    after = query[match.end() :].lstrip(" ,")
+    return " ".join(f"{before} {after}".split())
+
+
 def read_query(query: str, now: datetime | None = None) -> TimedQuery:
     """The first time expression of a query and the rest of it (the time words and any
     preposition left dangling removed)."""
@@ -526,10 +539,7 @@ def read_query(query: str, now: datetime | None = None) -> TimedQuery:
         window = _read(match, moment)
         if window is None:
             continue
-        before = _DANGLING.sub("", query[: match.start()]).rstrip(" ,")
-        after = query[match.end() :].lstrip(" ,")
-        rest = " ".join(f"{before} {after}".split())
-        return TimedQuery(rest=rest, window=window)
+        return TimedQuery(rest=_rest(query, match), window=window)
     return TimedQuery(rest=query)
 
 
@@ -552,20 +562,16 @@ def read_ends(query: str) -> tuple[str, str, str] | None:
     if match is None:
         return None
     end = (match.group("end") or match.group("the") or match.group("time")).lower()
-    before = _DANGLING.sub("", query[: match.start()]).rstrip(" ,")
-    rest = " ".join(f"{before} {query[match.end() :].lstrip(' ,')}".split())
-    return ("first" if end in ("first", "earliest") else "last"), match.group(0), rest
+    end = "first" if end in ("first", "earliest") else "last"
+    return end, match.group(0), _rest(query, match)
 
 
 def day_of(stamp: str, text: str, now: datetime | None = None) -> Window | None:
     """The day holding an ISO stamp (in `now`'s zone, the system's by default), as a window
     named by `text`."""
-    try:
-        moment = datetime.fromisoformat(stamp)
-    except (TypeError, ValueError):
+    moment = _instant(stamp)
+    if moment is None:
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
     today = _now(now)
     local = getattr(today, "_mnemo_local", False)
     day = (moment.astimezone() if local else moment.astimezone(today.tzinfo)).date()

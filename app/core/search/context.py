@@ -474,8 +474,8 @@ def build_context(
         (memories[int(seqs[i])], float(score[i])) for i in picked if int(seqs[i]) in memories
     ]
     if query:
-        agrees = [agreed(float(v), float(k)) for v, k in zip(vector, keyword, strict=True)]
-        best = max((float(s) for s, a in zip(score, agrees, strict=True) if a), default=0.0)
+        agrees = agreed(vector, keyword)
+        best = float(score[agrees].max()) if agrees.any() else 0.0
         hybrid = use_meaning and combined.weights.vector > 0 and combined.weights.keyword > 0
         block.bands = {
             memories[int(seqs[i])].id: (

@@ -303,13 +303,14 @@ STRONG_WORDS = 0.75  # keyword relevance of a memory holding nearly all the quer
 STRONG_NEAR_BEST = 0.05
 
 
-def agreed(vector: float, keyword: float) -> bool:
+def agreed(vector, keyword):
     """Whether meaning and keywords agree that a memory holds what was asked (both 0.5+),
-    or one of them says so clearly (meaning 0.7+, or keywords 0.75+)."""
+    or one of them says so clearly (meaning 0.7+, or keywords 0.75+); of one memory or of
+    arrays of them."""
     return (
-        min(vector, keyword) >= STRONG_AGREEMENT
-        or vector >= STRONG_MEANING
-        or keyword >= STRONG_WORDS
+        (np.minimum(vector, keyword) >= STRONG_AGREEMENT)
+        | (np.asarray(vector) >= STRONG_MEANING)
+        | (np.asarray(keyword) >= STRONG_WORDS)
     )
 
 
