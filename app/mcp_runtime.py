@@ -31,7 +31,7 @@ class EngineThread:
     def __init__(self, engine: Engine | None = None) -> None:
         factory: Callable[[], Engine] = Engine if engine is None else (lambda: engine)
         # The model loads on first use (a search or a store), not at start
-        self.runner = Runner(factory, load_model=False, close_engine=engine is None)
+        self.runner = Runner(factory, load_model=False, close_engine=engine is None, kind="mcp")
 
     async def run(self, fn: Callable[[Engine], T]) -> T:
         """`fn(engine)` on the engine thread; a known problem (MnemoError) becomes a ToolError."""
@@ -63,6 +63,9 @@ class MnemoServer(MCPServer):
         # mcp 2.x keeps its low-level server private; pyproject pins mcp < 3 and
         # tests/test_mcp_server.py drives this path through a real subprocess.
         lowlevel = self._lowlevel_server
+        # The engine thread from the start, not at the first tool call: it does the
+        # database's background work when this process is the one that does (`duties.py`)
+        self.engine_thread.runner.start()
         async with stdio_transport() as (read_stream, write_stream):
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 

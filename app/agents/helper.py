@@ -319,7 +319,7 @@ def serve() -> int:
     lock.truncate(0)
     lock.write(f"{os.getpid()}\n{path}\n")  # hooks of another environment find it here
     lock.flush()
-    runner = Runner(load_model=True)
+    runner = Runner(load_model=True, kind="helper")
     runner.start()
     helper = Helper(server, runner, idle_seconds())
 

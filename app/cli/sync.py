@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from argparse import Namespace
+from collections.abc import Iterator
 
 from app.cli.commands import _backfill, _engine
 from app.cli.output import progress_bar, say
+from app.core import duties
+from app.core.duties import Duties
 from app.core.errors import InputError
 from app.core.sync.syncer import Pass
 
@@ -72,10 +76,24 @@ def init(args: Namespace) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _as_owner(engine) -> Iterator[Duties]:
+    """A pass a person asked for runs here; while no other process does the background work
+    (no app, MCP server or helper runs), this command does it, and says so to the others."""
+    claim = Duties(engine.database_path, "cli")
+    claim.held()
+    try:
+        yield claim
+    finally:
+        claim.let_go()
+
+
 def now(args: Namespace) -> int:
     """mnemo sync now"""
     engine = _engine()
-    result = engine.sync.now(_progress)
+    with _as_owner(engine) as claim:
+        result = engine.sync.now(_progress)
+        claim.note_pass(result.summary())
     progress_bar.end()
     _report(result)
     _embed(args, engine, result)
@@ -94,6 +112,7 @@ def status(args: Namespace) -> int:
         return 0
     print(f"Folder: {state['folder']}")
     print(f"This device: {state['name']} ({state['device']}), key {state['key']}")
+    print(duties.describe(state["owner"]))
     if not state["approved"]:
         print(
             "  not approved yet by your other devices: what it writes waits there until you "
@@ -291,7 +310,9 @@ def _short(text: str, most: int = 80) -> str:
 
 def compact(args: Namespace) -> int:
     """mnemo sync compact"""
-    path = _engine().sync.compact()
+    engine = _engine()
+    with _as_owner(engine):
+        path = engine.sync.compact()
     print(f"Snapshot written: {path} ({path.stat().st_size / 2**20:.1f} MB)")
     return 0
 

@@ -12,7 +12,10 @@ owns the Engine (connection and model) on its thread, and:
   embedded slice by slice there, so a search waits one chunk at most (`embed_now` is the one
   rule for what a write embeds at once);
 - tells its `Listener` what happened: the model's state, backfill progress, each write's
-  `Change`, writes by other processes (`PRAGMA data_version`) and settings they saved.
+  `Change`, writes by other processes (`PRAGMA data_version`) and settings they saved;
+- does the database's background work (sync passes, the periodic snapshot) when its
+  process is the one that does (`duties.py`: one process per database, the others take over
+  within a poll when it ends), and otherwise tells its listener of the owner's passes.
 
 The listener's methods run on the runner's thread: a Qt front end turns them into signals
 (`gui/worker.py`), never touching a widget there.
@@ -29,11 +32,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from app.core import duties
+from app.core.duties import Duties
 from app.core.engine import Engine, SettingsChange
 from app.core.errors import LockedError, MnemoError
 from app.core.indexer import LONG_TEXT_CHARS
 from app.core.memory import Change
 from app.core.settings import MODEL_KEYS
+from app.core.sync.ledger import Pass
 
 log = logging.getLogger(__name__)
 
@@ -96,12 +102,17 @@ class Runner:
         start_thread: Callable[[Callable[[], None], str], Any] = _thread,
         load_model: bool = True,
         close_engine: bool = True,
+        kind: str = "app",
     ):
         self._factory = engine_factory
         self.listener = listener or Listener()
         self._start_thread = start_thread
         self._load_first = load_model  # load the model at start (else on first use)
         self._close_engine = close_engine  # False: the engine was handed in, its owner closes
+        self.kind = kind  # what this process is, for `duties.py`: app, mcp, helper, cli
+        self._duties: Duties | None = None  # made once the engine is open
+        self._owner_pass: str | None = None  # the owner's last pass told to the listener
+        self._sync_asked = False  # a person asked for a pass (runs here, owner or not)
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
         self._order = itertools.count()
         self._latest: dict[str, concurrent.futures.Future] = {}
@@ -231,7 +242,8 @@ class Runner:
                 if time.monotonic() >= self._next_poll:  # between calls, also when busy
                     self._let_go_if_asked()
                     self._notice_elsewhere()
-                    self._snapshot_if_due()
+                    if self._owns_duties():
+                        self._snapshot_if_due()
                     self._sync_if_due()
                     self._next_poll = time.monotonic() + self.poll_s
                 if item is None:
@@ -248,6 +260,8 @@ class Runner:
                 else:
                     self._call(fn, future, writes)
         finally:
+            if self._duties is not None:
+                self._duties.let_go()  # the next process to look takes the work over
             if self._close_engine:
                 self.engine.close()
 
@@ -337,7 +351,8 @@ class Runner:
                 log.exception("reporting a change failed")
             if any(c.kind not in ("usage", "settings", "purge") for c in changes):
                 self.backfill()  # counts, settings and purges leave nothing to embed
-            self._sync_if_due()  # a change made here goes to the sync folder at once
+            self._sync_if_due()  # a change made here goes to the sync folder at once (by
+            # this process when it does the background work, else at the owner's next poll)
 
     def _let_go_if_asked(self) -> MnemoError | None:
         """Let go of the database while another process replaces it (`mnemo encrypt`, a
@@ -368,19 +383,43 @@ class Runner:
         except OSError as exc:
             log.warning("the periodic snapshot was not taken: %s", exc.strerror or exc)
 
+    def _owns_duties(self) -> bool:
+        """Whether this process does the database's background work (taking it over when
+        no process does)."""
+        if self._duties is None:
+            self._duties = Duties(self.engine.database_path, self.kind)
+        return self._duties.held()
+
     def sync_soon(self) -> None:
         """A sync pass at the next poll, whether or not anything moved (the tray's Sync
-        now; any thread)."""
+        now; any thread): run here, whichever process does the background work."""
         self._sync_mark = None
+        self._sync_asked = True
+        self._next_poll = 0.0
+        self._queue.put((NORMAL, next(self._order), _RETRY, None, False))
+
+    def look_soon(self) -> None:
+        """Look at the next poll whether a sync pass is due (the sync folder changed; any
+        thread): made by the process that does the background work."""
         self._next_poll = 0.0
         self._queue.put((NORMAL, next(self._order), _RETRY, None, False))
 
     def _sync_if_due(self) -> None:
         """A sync pass when this database or the sync folder moved since the last one (at
-        start too): a change here is written within a poll, one that arrived is applied."""
+        start too), by the process that does the background work (or where a person asked
+        for one): a change here is written within a poll, one that arrived is applied. The
+        other processes hear of the owner's passes."""
         try:
             if not self.engine.sync.configured():
                 return
+        except (MnemoError, OSError) as exc:
+            self._sync_failed(None, exc)
+            return
+        if not self._sync_asked and not self._owns_duties():
+            self._follow_owner()
+            return
+        self._sync_asked = False
+        try:
             mark = self.engine.sync.mark()
         except (MnemoError, OSError) as exc:
             self._sync_failed(None, exc)
@@ -389,30 +428,56 @@ class Runner:
             return
         try:
             result = self.engine.sync.now()
-            # Where the folder and the journal stood before the pass, not after: a log
-            # another device grew (or a write another process made) while the pass ran would
-            # be taken for seen and wait for the next move. The pass's own changes move the
-            # journal, so one more pass follows, and finds nothing.
-            self._sync_mark = mark
+            # Where the folder stood before the pass, not after: a log another device grew
+            # while the pass ran would be taken for seen and wait for the next move. The
+            # journal's part says what waits to be written, which the pass settled in its
+            # own transactions (a write made since moves it again).
+            self._sync_mark = self.engine.sync.settled(mark)
         except (MnemoError, OSError) as exc:
             self._sync_failed(mark, exc)
             return
         self._sync_problem = ""
-        summary = {
-            "written": result.written,
-            "read": result.read,
-            "applied": result.applied,
-            "conflicts": result.conflicts,
-            "problem": "",
-            # for a person, said once each: a device that waits for approval, removals held
-            "new_devices": list(result.new_devices),
-            "held": dict(result.held),
-        }
-        self.listener.synced(summary)
+        self._tell_pass(result.summary())
         if result.applied:
             self.listener.written_elsewhere(self._read_journal() or [Change("content")])
             if self.model_id:
                 self.backfill()
+
+    def _tell_pass(self, summary: dict) -> None:
+        """Tell the listener of a pass made here, and the other processes when this one
+        does the background work."""
+        owner = self._duties is not None and bool(self._duties.note_pass(summary))
+        log.info(
+            "sync pass (%s): wrote %d, read %d, applied %d%s",
+            "this process does the background work" if owner else "asked for here",
+            summary["written"],
+            summary["read"],
+            summary["applied"],
+            f"; {summary['problem']}" if summary["problem"] else "",
+        )
+        self.listener.synced({**summary, "by": self.kind, "here": True})
+
+    def _follow_owner(self) -> None:
+        """Tell the listener of a pass the process doing the background work made (a device
+        waiting, removals held, a problem), once each."""
+        record = duties.read(self.engine.database_path)
+        last = (record or {}).get("last_pass")
+        if not last or last.get("n") == self._owner_pass:
+            return
+        first = self._owner_pass is None
+        self._owner_pass = str(last.get("n"))
+        if first and not last.get("problem"):
+            return  # (from before this process started: said already, or seen in status)
+        summary = {
+            "written": int(last.get("written") or 0),
+            "read": int(last.get("read") or 0),
+            "applied": int(last.get("applied") or 0),
+            "conflicts": int(last.get("conflicts") or 0),
+            "problem": str(last.get("problem") or ""),
+            "new_devices": [str(d) for d in last.get("new_devices") or []],
+            "held": {str(k): v for k, v in dict(last.get("held") or {}).items()},
+        }
+        self.listener.synced({**summary, "by": str(record.get("kind")), "here": False})
 
     def _sync_failed(self, mark: tuple | None, exc: Exception) -> None:
         """Say once why sync cannot run (a folder not mounted); tried again at the next
@@ -424,17 +489,7 @@ class Runner:
         if self._sync_problem != text:
             self._sync_problem = text
             log.warning("sync: %s", text)
-            self.listener.synced(
-                {
-                    "written": 0,
-                    "read": 0,
-                    "applied": 0,
-                    "conflicts": 0,
-                    "problem": text,
-                    "new_devices": [],
-                    "held": {},
-                }
-            )
+            self._tell_pass(Pass().summary(problem=text))
 
     def _model_is(self, state: str, detail: str) -> None:
         self.model_state = (state, detail)

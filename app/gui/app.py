@@ -118,7 +118,7 @@ class MnemoApp(QtCore.QObject):
         # is the fallback: a watcher can miss changes on network folders)
         self._sync_watch = QtCore.QFileSystemWatcher(self)
         self._sync_soon = QtCore.QTimer(self, singleShot=True, interval=300)
-        self._sync_soon.timeout.connect(self.worker.runner.sync_soon)
+        self._sync_soon.timeout.connect(self.worker.runner.look_soon)
         self._sync_watch.directoryChanged.connect(lambda _: self._sync_soon.start())
         self._sync_watch.fileChanged.connect(lambda _: self._sync_soon.start())
         self._watch_sync_folder()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 
+from app.core import duties
 from app.core.display import age
 from app.gui.qt import Qt, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
@@ -230,6 +231,7 @@ class SyncPage(QtWidgets.QWidget):
             if status["rebuilding"]
             else f"Changes here not written yet: {status['pending']}",
             f"Arrived, not applied yet: {status['waiting_bytes']:,} bytes",
+            duties.describe(status.get("owner")),
         ]
         for problem in [
             p for p in status["problems"] if p["kind"] not in ("conflict", "held", "device")

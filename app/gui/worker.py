@@ -89,7 +89,7 @@ class Worker(QtCore.QObject, Listener):
         self._callbacks: dict[int, tuple[Callable | None, Callable | None]] = {}
         self._channel_requests: dict[str, int] = {}
         self._thread: _Loop | None = None
-        self.runner = Runner(engine_factory, listener=self, start_thread=self._qthread)
+        self.runner = Runner(engine_factory, listener=self, start_thread=self._qthread, kind="app")
         # Queued even from the GUI thread: a call's callbacks are registered after `submit`
         queued = QtCore.Qt.QueuedConnection
         self.finished.connect(self._deliver_result, queued)

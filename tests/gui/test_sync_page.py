@@ -5,6 +5,8 @@ when it last synced; Stop asks first."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from app.core.engine import Engine
@@ -67,6 +69,9 @@ def test_start_syncing_shows_the_other_device_and_brings_its_memories(qtbot, wor
     names = {page.devices.topLevelItem(i).text(0) for i in range(2)}
     assert names == {"desktop", "laptop (this device)"}
     assert "Syncing" in page.state.text() and not page.start_button.isEnabled()
+    # which process makes the passes in the background: this app (issue 43)
+    qtbot.waitUntil(lambda: f"pid {os.getpid()}" in page.details.text(), timeout=10_000)
+    assert "Background passes: the desktop app" in page.details.text()
     found = []
     worker.call(lambda e: e.recall("where is the spare key").results, found.append)
     qtbot.waitUntil(lambda: bool(found), timeout=10_000)

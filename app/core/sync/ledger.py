@@ -31,6 +31,20 @@ class Pass:
     held: dict[str, int] = field(default_factory=dict)  # device → removals held for a person
     conflicted: list[str] = field(default_factory=list)  # memories edited apart, this pass
 
+    def summary(self, problem: str = "") -> dict:
+        """What a front end is told of it (`Listener.synced`; `duties.py` records it for the
+        other processes): plain numbers and names, no memory text."""
+        return {
+            "written": self.written,
+            "read": self.read,
+            "applied": self.applied,
+            "conflicts": self.conflicts,
+            "problem": problem,
+            # for a person, said once each: a device that waits for approval, removals held
+            "new_devices": list(self.new_devices),
+            "held": dict(self.held),
+        }
+
 
 def record_of(memory: Memory) -> dict:
     """The synced fields of a memory."""

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from app.core import duties
 from app.core.errors import InputError, PlainCopyRefused, StoreError
 from app.core.settings import Settings
 from app.core.storage.db import Database
@@ -176,9 +177,16 @@ class SyncService:
         """Changes when a sync pass is due (this database or the folder moved); cheap."""
         return self._syncer().mark()
 
+    @staticmethod
+    def settled(mark: tuple) -> tuple:
+        """`mark` as a pass that started from it leaves things: nothing here waits to be
+        written (the folder's part stays as it was, so what grew during the pass is due)."""
+        return (0, *mark[1:])
+
     def status(self) -> dict:
-        """The sync folder, its devices, what waits and the latest problems."""
-        return self._syncer().status()
+        """The sync folder, its devices, what waits, the latest problems, and which process
+        does the background passes (`owner`: None when none runs)."""
+        return {**self._syncer().status(), "owner": duties.owner(self._db.path)}
 
     def compact(self) -> Path:
         """Write this device's snapshot of the sync folder now (`sync/snapshot.py`)."""

@@ -270,9 +270,9 @@ class Syncer(Intake, Ledger, Holding):
         self._db.set_meta("sync_pruned_for", seen)
 
     def mark(self) -> tuple:
-        """What a pass would start from: the journal's head and every other device's log
-        and device file sizes and times (a few stat calls; a device file says whom it
-        approved); a pass is due when it moved."""
+        """What a pass would start from: how far the journal moved since the last pass and
+        every other device's log and device file sizes and times (a few stat calls; a
+        device file says whom it approved); a pass is due when it moved."""
         folder = self._folder()
         # only trusted devices' files move it (one more device's folder does, once): a
         # device nobody approved cannot make passes run by writing
@@ -291,10 +291,15 @@ class Syncer(Intake, Ledger, Holding):
                     continue
                 logs.append((log_file.path.name, stat.st_size, stat.st_mtime_ns))
         for device in folder.devices():
+            if device == folder.device:  # (written by this device's own passes)
+                continue
             with contextlib.suppress(OSError):
                 stat = (folder.root / "devices" / device / "device.json").stat()
                 logs.append((device, stat.st_size, stat.st_mtime_ns))
-        return self._journal_head(), tuple(logs), tuple(folder.all_devices())
+        # what waits to be written here: the journal moved past where the last pass left it
+        # (saved in the pass's own transaction; a pass applying what arrived moves both)
+        waiting = max(0, self._journal_head() - int(self._db.get_meta("sync_journal", "0")))
+        return waiting, tuple(logs), tuple(folder.all_devices())
 
     def _unread(self, folder: Folder) -> int:
         offsets = self._offsets()

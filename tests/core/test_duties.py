@@ -1,0 +1,199 @@
+"""One process does a database's background work (issue 43): of several runners on one
+database (the desktop app, MCP servers, the hook helper), only the one holding the lock on
+`<database>.duties` runs sync passes; the others hear of its passes; when it ends another
+takes over within a poll; `sync status` names it. Real runners on real SQLite files sharing
+a real sync folder with a second device; the word model. (Several runners in one process:
+`flock` locks belong to each open file, so they exclude each other as processes do; the
+real processes are in tests/test_background_owner.py.)"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from app.core import duties
+from app.core.duties import Duties
+from app.core.engine import Engine
+from app.core.runner import Listener, Runner
+from app.core.settings import Settings
+from tests.conftest import wait
+
+
+class Heard(Listener):
+    def __init__(self) -> None:
+        self.passes: list[dict] = []
+        self.lock = threading.Lock()
+
+    def synced(self, summary: dict) -> None:
+        with self.lock:
+            self.passes.append(summary)
+
+
+@pytest.fixture
+def one_database(tmp_path, word_model):
+    """This device's database with sync set up, a second device on the same folder, and a
+    way to start runners (counting the passes each one runs) on this device's database."""
+    folder = tmp_path / "shared"
+    here_settings, here_db = tmp_path / "here.json", tmp_path / "here.db"
+
+    def engine(name: str) -> Engine:
+        return Engine(Settings(tmp_path / f"{name}.json"), tmp_path / f"{name}.db", word_model)
+
+    with engine("here") as e:
+        e.sync.init(str(folder), "here")
+    with engine("laptop") as e:
+        e.sync.init(str(folder), "laptop")
+    with engine("here") as e:  # the laptop is this person's: approved here
+        e.sync.now()
+        for device in e.sync.devices():
+            if device["state"] == "pending":
+                e.sync.approve(device["id"])
+    started: list[tuple[Runner, Heard, list[int]]] = []
+
+    def start(kind: str) -> tuple[Runner, Heard, list[int]]:
+        ran: list[int] = []
+
+        def made() -> Engine:
+            e = Engine(Settings(here_settings), here_db, word_model)
+            real = e.sync.now
+
+            def counted(*args, **kwargs):
+                ran.append(1)
+                return real(*args, **kwargs)
+
+            e.sync.now = counted
+            return e
+
+        heard = Heard()
+        runner = Runner(made, listener=heard, load_model=False, kind=kind)
+        runner.poll_s = 0.1
+        runner.start()
+        started.append((runner, heard, ran))
+        return runner, heard, ran
+
+    def from_laptop(text: str) -> str:
+        with engine("laptop") as e:
+            memory_id = e.remember(text, embed=False).memory.id
+            e.sync.now()
+        return memory_id
+
+    yield start, from_laptop, here_db
+    for runner, _, _ in started:
+        runner.stop(30)
+
+
+def _arrived(runner: Runner, memory_id: str) -> bool:
+    try:
+        return runner.submit(lambda e: e.get(memory_id).text).result(10) is not None
+    except Exception:
+        return False
+
+
+def test_of_three_runners_on_one_database_one_runs_the_passes_and_sync_status_names_it(
+    one_database,
+):
+    start, from_laptop, database = one_database
+    # GIVEN the desktop app and two MCP servers running on one database
+    app, app_heard, app_ran = start("app")
+    wait(lambda: app_ran, 10, "the app's first pass")
+    first_mcp, first_heard, first_ran = start("mcp")
+    second_mcp, _, second_ran = start("mcp")
+    # WHEN another device writes, three times
+    for n in range(3):
+        memory_id = from_laptop(f"Note {n} from the laptop: the boat is at pier {n}.")
+        wait(lambda m=memory_id: _arrived(first_mcp, m), 20, "the laptop's note")
+    # THEN only the first to start ran passes (before issue 43: each runner ran its own)
+    assert len(app_ran) >= 2 and first_ran == [] and second_ran == [], (
+        len(app_ran),
+        first_ran,
+        second_ran,
+    )
+    # AND the others heard of them (the tray of an app that is not the owner says so)
+    wait(
+        lambda: any(p["applied"] and not p["here"] for p in first_heard.passes),
+        10,
+        "the MCP server to hear of the app's pass",
+    )
+    assert all(p["by"] == "app" for p in first_heard.passes)
+    # AND sync status names the owner: this process, the desktop app
+    status = app.submit(lambda e: e.sync.status()).result(10)
+    assert status["owner"]["pid"] == os.getpid() and status["owner"]["kind"] == "app"
+    assert status["owner"]["what"] == "the desktop app"
+
+
+def test_when_the_owner_ends_another_runner_takes_over_within_a_poll(one_database):
+    start, from_laptop, database = one_database
+    app, _, app_ran = start("app")
+    wait(lambda: app_ran, 10, "the app's first pass")
+    mcp, _, mcp_ran = start("mcp")
+    assert duties.owner(database)["kind"] == "app"
+    # WHEN the app quits
+    assert app.stop(30)
+    # THEN the MCP server does the background work: it names itself, and runs the passes
+    wait(lambda: (duties.owner(database) or {}).get("kind") == "mcp", 5, "the MCP server")
+    memory_id = from_laptop("Written while only the MCP server runs.")
+    wait(lambda: _arrived(mcp, memory_id), 20, "the laptop's note through the MCP server")
+    assert mcp_ran
+
+
+def test_a_person_asking_for_a_pass_gets_it_where_they_asked(one_database):
+    # The tray's "Sync now" in an app that is not the owner runs a pass there (a person
+    # asked); a change in the sync folder alone does not
+    start, _, _ = one_database
+    mcp, _, mcp_ran = start("mcp")
+    wait(lambda: mcp_ran, 10, "the MCP server's first pass")
+    app, heard, app_ran = start("app")
+    app.look_soon()
+    app.sync_soon()
+    wait(lambda: app_ran, 10, "the asked-for pass")
+    assert len(app_ran) == 1
+    wait(lambda: any(p["here"] for p in heard.passes), 10, "the pass to be told")
+
+
+def test_no_empty_pass_follows_one_that_wrote(one_database):
+    # Before issue 43 a pass that wrote moved the journal it was marked from: one more
+    # pass followed, which found nothing
+    start, _, _ = one_database
+    app, heard, app_ran = start("app")
+    wait(lambda: app_ran, 10, "the first pass")
+    before = len(app_ran)
+    # (embedded as it is stored: a backfill's labels would move the journal, a pass due)
+    app.submit(lambda e: e.remember("Written here."), writes=True).result(10)
+    wait(lambda: len(app_ran) > before, 10, "the pass that writes it")
+    counted = len(app_ran)
+    threading.Event().wait(1.0)  # ten polls (nothing to wait for: nothing must happen)
+    assert len(app_ran) == counted, heard.passes
+
+
+def test_a_record_that_is_not_ours_names_no_owner_and_is_never_followed(tmp_path):
+    database = tmp_path / "mnemo.db"
+    lock = duties.lock_path(database)
+    for planted in (b"", b"\x00\x00", b"[1, 2]", b'{"pid": "1; rm -rf"}', b"{" * 100_000):
+        lock.write_bytes(planted)
+        assert duties.owner(database) is None
+    # a link planted where the record goes is never followed (nor written through)
+    lock.unlink()
+    target = tmp_path / "elsewhere"
+    target.write_text("theirs")
+    lock.symlink_to(target)
+    claim = Duties(database, "app")
+    assert not claim.held()
+    assert target.read_text() == "theirs"
+
+
+def test_the_claim_is_given_back_and_taken_by_the_next(tmp_path):
+    database = tmp_path / "mnemo.db"
+    first, second = Duties(database, "helper"), Duties(database, "mcp")
+    assert first.held() and not second.held()
+    first.note_pass({"written": 1, "read": 0, "applied": 0, "conflicts": 0, "problem": ""})
+    seen = duties.owner(database)
+    assert seen["kind"] == "helper" and seen["last_pass"]["written"] == 1
+    assert os.stat(duties.lock_path(database)).st_mode & 0o777 == 0o600
+    first.let_go()
+    assert duties.owner(database) is None  # (its record stays: the last pass made)
+    assert second.held()
+    taken = duties.owner(database)
+    assert taken["kind"] == "mcp" and taken["last_pass"]["written"] == 1
+    second.let_go()
