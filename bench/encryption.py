@@ -145,10 +145,10 @@ def _import_s(passphrase: str | None) -> float:
 
 
 def _snapshot_s(db: Path) -> float:
-    from app.core.vault import snapshot
+    from app.core.vault import backups
 
     started = time.perf_counter()
-    snap = snapshot.take(db, keep=1)
+    snap = backups.take(db, keep=1)
     took = time.perf_counter() - started
     snap.path.unlink()
     (snap.path.parent / (snap.path.name + ".key")).unlink()

@@ -84,14 +84,14 @@ def test_encrypted_database_and_everything_beside_it_hold_no_memory_content(
     assert _files_holding(marker, mnemo_home), "the marker is findable before (the test works)"
 
     engine = Engine(embedder=engine.embedder)
-    recovery = engine.encrypt("passphrase", PASSPHRASE)
-    assert engine.encrypted
+    recovery = engine.vault.encrypt("passphrase", PASSPHRASE)
+    assert engine.vault.encrypted
     keys.remember_passphrase(paths.database_path(), PASSPHRASE)
     engine.remember(f"{marker} added after, with its own title", title=f"{marker} late")
     hits = engine.recall("where is the spare key of the flat").results
     assert hits and marker in hits[0].memory.text
     engine.backfill()
-    engine.backup()
+    engine.vault.backup()
     engine.close()
 
     assert _files_holding(marker, mnemo_home) == []
@@ -103,7 +103,7 @@ def test_encrypted_database_and_everything_beside_it_hold_no_memory_content(
     assert len(recovery.split("-")) == 11
     again = Engine(embedder=engine.embedder)
     try:
-        assert again.encrypted and again.count() == 4
+        assert again.vault.encrypted and again.count() == 4
         assert again.vector_index().loaded_from == "cache"  # the sealed copy, unsealed
     finally:
         again.close()
@@ -117,15 +117,15 @@ def test_encrypt_rotate_decrypt_keep_every_memory_and_the_old_key_no_longer_open
     before = {m.id: (m.text, m.title, m.tags) for m in word_engine.listing(limit=10)}
     db_path = paths.database_path()
 
-    first = keys.parse_recovery(word_engine.encrypt("passphrase", PASSPHRASE))
+    first = keys.parse_recovery(word_engine.vault.encrypt("passphrase", PASSPHRASE))
     keys.remember_passphrase(db_path, PASSPHRASE)
-    second = keys.parse_recovery(word_engine.rotate_key())
+    second = keys.parse_recovery(word_engine.vault.rotate_key())
     assert first != second
     assert {m.id: (m.text, m.title, m.tags) for m in word_engine.listing(limit=10)} == before
     with pytest.raises(WrongKeyError):
         Engine.unlock(keys.recovery_text(first), "passphrase", PASSPHRASE)
-    word_engine.decrypt()
-    assert not word_engine.encrypted
+    word_engine.vault.decrypt()
+    assert not word_engine.vault.encrypted
     assert db_path.read_bytes()[:16] == b"SQLite format 3\x00"
     assert sorted(m.id for m in word_engine.listing(limit=10)) == sorted(ids)
     assert {m.id: (m.text, m.title, m.tags) for m in word_engine.listing(limit=10)} == before
@@ -188,10 +188,10 @@ def test_exports_and_the_mirror_are_refused_while_encrypted_unless_the_user_says
     mirror = tmp_path / "mirror"
     word_engine.apply_settings({"mirror_dir": str(mirror)})
     with pytest.raises(InputError, match="turn it off first"):
-        word_engine.encrypt("passphrase", PASSPHRASE)
-    assert not word_engine.encrypted
+        word_engine.vault.encrypt("passphrase", PASSPHRASE)
+    assert not word_engine.vault.encrypted
     word_engine.apply_settings({"mirror_dir": ""})
-    word_engine.encrypt("passphrase", PASSPHRASE)
+    word_engine.vault.encrypt("passphrase", PASSPHRASE)
     keys.remember_passphrase(paths.database_path(), PASSPHRASE)
     with pytest.raises(InputError, match="mirror would write every memory in the clear"):
         word_engine.apply_settings({"mirror_dir": str(mirror)})
@@ -205,16 +205,16 @@ def test_exports_and_the_mirror_are_refused_while_encrypted_unless_the_user_says
 
 def test_a_snapshot_restores_with_counts_and_keeps_the_database_before(word_engine, mnemo_home):
     ids = _fill(word_engine, "SNAP")
-    word_engine.encrypt("passphrase", PASSPHRASE)
+    word_engine.vault.encrypt("passphrase", PASSPHRASE)
     keys.remember_passphrase(paths.database_path(), PASSPHRASE)
-    snap = word_engine.backup()
+    snap = word_engine.vault.backup()
     assert snap.path.read_bytes()[:16] != b"SQLite format 3\x00"  # encrypted like the database
     word_engine.forget(ids[:2])
     word_engine.remember("written after the snapshot")
-    second = word_engine.rotate_key()  # the snapshot keeps the key of its time
-    checked = word_engine.check_backup(snap.path)
+    second = word_engine.vault.rotate_key()  # the snapshot keeps the key of its time
+    checked = word_engine.vault.check_backup(snap.path)
     assert checked.counts == {"memories": 3, "trashed": 0}
-    aside, found = word_engine.restore_backup(checked)
+    aside, found = word_engine.vault.restore_backup(checked)
     assert found == {"memories": 3, "trashed": 0}
     assert sorted(m.id for m in word_engine.listing(limit=10)) == sorted(ids)
     # restored under the current key: the new recovery key opens it
@@ -227,7 +227,7 @@ def test_a_snapshot_restores_with_counts_and_keeps_the_database_before(word_engi
     damaged = mnemo_home / "damaged.db"
     damaged.write_bytes(b"SQLite format 3\x00" + os.urandom(8192))
     with pytest.raises(InputError):
-        word_engine.check_backup(damaged)
+        word_engine.vault.check_backup(damaged)
 
 
 def test_an_open_runner_lets_go_while_another_process_encrypts_and_reopens_after(
@@ -252,7 +252,7 @@ def test_an_open_runner_lets_go_while_another_process_encrypts_and_reopens_after
         )
         assert done.returncode == 0, done.stderr
         assert runner.submit(lambda e: e.count()).result(timeout=30) == 1
-        assert runner.submit(lambda e: e.encrypted).result(timeout=30)
+        assert runner.submit(lambda e: e.vault.encrypted).result(timeout=30)
         runner.submit(lambda e: e.remember("written after the switch")).result(timeout=30)
     finally:
         runner.stop()
@@ -284,11 +284,11 @@ def test_a_switch_waits_for_a_process_that_does_not_let_go_and_changes_nothing(
     try:
         assert holder.stdout.readline() == b"open\n"
         with pytest.raises(Exception, match="still has the database open"):
-            word_engine.encrypt("passphrase", PASSPHRASE)
+            word_engine.vault.encrypt("passphrase", PASSPHRASE)
     finally:
         holder.kill()
         holder.wait()
-    assert not word_engine.encrypted
+    assert not word_engine.vault.encrypted
     assert word_engine.count() == 1
     assert paths.database_path().read_bytes()[:16] == b"SQLite format 3\x00"
     assert not keys.KeyFile.read(paths.database_path()).encrypted
@@ -393,7 +393,7 @@ def test_the_desktop_app_on_an_encrypted_database_writes_no_memory_content_anywh
     under MNEMO_HOME (data, logs, cache, settings, state) holds the marker afterwards."""
     marker = _marker()
     _fill(engine, marker)
-    engine.encrypt("passphrase", PASSPHRASE)
+    engine.vault.encrypt("passphrase", PASSPHRASE)
     engine.close()
     env = {
         **os.environ,
@@ -533,10 +533,10 @@ def test_every_file_of_encryption_and_snapshots_is_ours_alone_whatever_the_umask
     old = os.umask(0)
     try:
         word_engine.remember("private under any umask")
-        word_engine.encrypt("passphrase", PASSPHRASE)
-        snap = word_engine.backup()
-        word_engine.restore_backup(word_engine.check_backup(snap.path))
-        word_engine.rotate_key()
+        word_engine.vault.encrypt("passphrase", PASSPHRASE)
+        snap = word_engine.vault.backup()
+        word_engine.vault.restore_backup(word_engine.vault.check_backup(snap.path))
+        word_engine.vault.rotate_key()
     finally:
         os.umask(old)
     seen = []
@@ -560,7 +560,7 @@ def test_the_sealed_vector_copy_is_rebuilt_after_a_new_key_or_damage_and_doctor_
 
     monkeypatch.setattr(vector_module, "QUANTIZE_ABOVE", 0)  # a copy for four memories
     _fill(engine, "SEALED")
-    engine.encrypt("passphrase", PASSPHRASE)
+    engine.vault.encrypt("passphrase", PASSPHRASE)
     engine.close()
 
     def reopen() -> tuple[str, list]:
@@ -574,7 +574,7 @@ def test_the_sealed_vector_copy_is_rebuilt_after_a_new_key_or_damage_and_doctor_
     assert reopen() == ("database", [])  # read once from the database, then sealed
     assert reopen() == ("cache", [])
     rotating = Engine(embedder=engine.embedder)
-    rotating.rotate_key()
+    rotating.vault.rotate_key()
     rotating.close()
     assert reopen()[0] == "database"  # the old key's copy does not open: rebuilt
     assert reopen()[0] == "cache"
@@ -589,9 +589,9 @@ def test_the_sealed_vector_copy_is_rebuilt_after_a_new_key_or_damage_and_doctor_
 def test_the_periodic_snapshot_comes_when_due_and_only_after_a_change(word_engine, mnemo_home):
     word_engine.remember("snapshotted daily")
     word_engine.apply_settings({"backup_every_hours": 1})
-    first = word_engine.backup_if_due()
-    assert first is not None and len(word_engine.backups()) == 1
-    assert word_engine.backup_if_due() is None  # younger than an hour
+    first = word_engine.vault.backup_if_due()
+    assert first is not None and len(word_engine.vault.backups()) == 1
+    assert word_engine.vault.backup_if_due() is None  # younger than an hour
     old = time.time() - 7200  # the snapshot is two hours old now, and nothing was written
     os.utime(first.path, (old, old))
     renamed = first.path.with_name(
@@ -602,7 +602,7 @@ def test_the_periodic_snapshot_comes_when_due_and_only_after_a_change(word_engin
     for part in paths.database_path().parent.glob("mnemo.db*"):
         if part.is_file():
             os.utime(part, (old - 60, old - 60))
-    assert word_engine.backup_if_due() is None  # nothing changed since: not taken again
+    assert word_engine.vault.backup_if_due() is None  # nothing changed since: not taken again
     word_engine.remember("a change")
-    assert word_engine.backup_if_due() is not None
-    assert len(word_engine.backups()) == 2
+    assert word_engine.vault.backup_if_due() is not None
+    assert len(word_engine.vault.backups()) == 2

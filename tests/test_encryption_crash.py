@@ -27,7 +27,7 @@ MEMORIES = 3000
 CHILD = """
 import sys
 from pathlib import Path
-from app.core.vault import cipher, snapshot
+from app.core.vault import backups, cipher
 db, action = Path(sys.argv[1]), sys.argv[2]
 print("go", flush=True)
 if action == "encrypt":
@@ -37,7 +37,7 @@ elif action == "rotate":
 elif action == "decrypt":
     cipher.decrypt(db)
 else:
-    snapshot.take(db, keep=3)
+    backups.take(db, keep=3)
 print("done", flush=True)
 """
 

@@ -116,21 +116,21 @@ def test_encrypt_also_encrypts_the_clear_snapshots_and_the_database_kept_by_a_re
     word_engine, mnemo_home
 ):
     word_engine.remember("SNAPMARKER in a snapshot taken before encryption")
-    snap = word_engine.backup()
-    aside, _ = word_engine.restore_backup(word_engine.check_backup(snap.path))
+    snap = word_engine.vault.backup()
+    aside, _ = word_engine.vault.restore_backup(word_engine.vault.check_backup(snap.path))
     assert b"SNAPMARKER" in snap.path.read_bytes() and b"SNAPMARKER" in aside.read_bytes()
-    word_engine.encrypt("passphrase", PASSPHRASE)
+    word_engine.vault.encrypt("passphrase", PASSPHRASE)
     held = [p for p in mnemo_home.rglob("*") if p.is_file() and b"SNAPMARKER" in p.read_bytes()]
     assert held == []
     assert keys.KeyFile.read(snap.path).encrypted and keys.KeyFile.read(aside).encrypted
-    assert word_engine.check_backup(snap.path).counts["memories"] == 1
+    assert word_engine.vault.check_backup(snap.path).counts["memories"] == 1
 
 
 def test_opening_while_switches_run_never_lands_on_the_file_being_replaced(word_engine):
     """Connections opened over and over while the key is rotated: each one opens (waiting
     while a switch runs), none sees a wrong key, a read-only file or a missing one."""
     word_engine.remember("read while the key changes")
-    word_engine.encrypt("passphrase", PASSPHRASE)
+    word_engine.vault.encrypt("passphrase", PASSPHRASE)
     os.environ["MNEMO_PASSPHRASE"] = PASSPHRASE
     problems, stop = [], threading.Event()
 
@@ -163,8 +163,8 @@ def test_opening_while_switches_run_never_lands_on_the_file_being_replaced(word_
 def test_odd_inputs_are_one_line_each(word_engine, mnemo_home, tmp_path):
     home = {"MNEMO_HOME": str(mnemo_home)}
     word_engine.remember("odd inputs")
-    recovery = word_engine.encrypt("passphrase", PASSPHRASE)
-    snap = word_engine.backup()
+    recovery = word_engine.vault.encrypt("passphrase", PASSPHRASE)
+    snap = word_engine.vault.backup()
     word_engine.close()
     pw = {**home, "MNEMO_PASSPHRASE": PASSPHRASE}
 
@@ -207,7 +207,7 @@ def test_odd_inputs_are_one_line_each(word_engine, mnemo_home, tmp_path):
 
 def test_a_passphrase_from_a_pipe_is_read_once_for_the_whole_command(word_engine, mnemo_home):
     word_engine.remember("a pipe gives its passphrase once")
-    word_engine.encrypt("passphrase", PASSPHRASE)
+    word_engine.vault.encrypt("passphrase", PASSPHRASE)
     word_engine.close()
     script = f'exec {sys.executable} -m app --passphrase-file <(printf "%s\\n" "$P") backup'
     done = subprocess.run(
@@ -223,7 +223,7 @@ def test_a_passphrase_from_a_pipe_is_read_once_for_the_whole_command(word_engine
 
 def test_a_fifo_nobody_writes_to_is_not_waited_on_forever(word_engine, mnemo_home, tmp_path):
     word_engine.remember("no writer")
-    word_engine.encrypt("passphrase", PASSPHRASE)
+    word_engine.vault.encrypt("passphrase", PASSPHRASE)
     word_engine.close()
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -235,7 +235,7 @@ def test_a_fifo_nobody_writes_to_is_not_waited_on_forever(word_engine, mnemo_hom
 
 def test_rotating_to_a_new_passphrase_takes_it_from_mnemo_new_passphrase(word_engine):
     word_engine.remember("a new passphrase")
-    word_engine.encrypt("passphrase", PASSPHRASE)
+    word_engine.vault.encrypt("passphrase", PASSPHRASE)
     word_engine.close()
     env = {"MNEMO_PASSPHRASE": PASSPHRASE, "MNEMO_NEW_PASSPHRASE": "the new passphrase"}
     done = run_cli("encrypt", "--rotate", "--passphrase", env=env)

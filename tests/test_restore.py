@@ -24,7 +24,7 @@ def snap(word_engine):
     """A snapshot of a database of 40 memories (plain), and the engine."""
     for n in range(40):
         word_engine.remember(f"note {n} about the amber harbor and the cedar fjord", embed=False)
-    return word_engine.backup().path
+    return word_engine.vault.backup().path
 
 
 def _edit(path, *sql: str) -> None:
@@ -96,7 +96,7 @@ def test_a_trigger_planted_in_a_snapshot_is_refused_and_never_runs(snap, word_en
 def test_anything_beyond_the_schema_mnemo_makes_is_refused(snap, word_engine, sql, words):
     _edit(snap, "PRAGMA legacy_alter_table = ON", *sql)
     with pytest.raises(InputError, match="not restored"):
-        word_engine.check_backup(snap)
+        word_engine.vault.check_backup(snap)
     _refused(snap, words)
 
 
@@ -115,9 +115,9 @@ def test_a_snapshot_from_an_older_schema_restores_and_is_brought_up_to_date(word
         (stamp, stamp),
     )
     conn.close()
-    checked = word_engine.check_backup(old)
+    checked = word_engine.vault.check_backup(old)
     assert checked.counts == {"memories": 1, "trashed": 0}
-    word_engine.restore_backup(checked)
+    word_engine.vault.restore_backup(checked)
     assert word_engine.get("old1").text == "written by an older Mnemo"
 
 
@@ -178,9 +178,9 @@ def test_a_whole_snapshot_still_restores_every_memory(snap, word_engine, tmp_pat
     copy = tmp_path / "copy.db"
     shutil.copy(snap, copy)
     word_engine.remember("written after the snapshot", embed=False)
-    checked = word_engine.check_backup(copy)
+    checked = word_engine.vault.check_backup(copy)
     assert checked.counts == {"memories": 40, "trashed": 0}
-    _, found = word_engine.restore_backup(checked)
+    _, found = word_engine.vault.restore_backup(checked)
     assert found == {"memories": 40, "trashed": 0}
     assert word_engine.count() == 40
 
@@ -195,8 +195,8 @@ def test_a_snapshot_whose_keyword_index_is_damaged_is_refused(snap, word_engine)
         "VALUES (99999, 'ghost', 'ghost text', '', '[]')",
     )
     word_engine.remember("written after the snapshot", embed=False)
-    checked = word_engine.check_backup(snap)
+    checked = word_engine.vault.check_backup(snap)
     with pytest.raises(InputError, match="keyword index"):
-        word_engine.restore_backup(checked)
+        word_engine.vault.restore_backup(checked)
     assert word_engine.count() == 41  # nothing was replaced
     assert not list(paths.database_path().parent.glob("*.before-restore-*"))

@@ -303,7 +303,7 @@ def stats(args: Namespace) -> int:
 def model_info(args: Namespace) -> int:
     """mnemo model info"""
     engine = _engine()
-    info = engine.model_info()
+    info = engine.model.info()
     data = {
         "name": info.name,
         "id": info.model_id,
@@ -340,7 +340,7 @@ def model_list(args: Namespace) -> int:
     if args.json:
         print(json.dumps(entries, ensure_ascii=False))
         return 0
-    current = _engine().model_path().resolve()
+    current = _engine().model.path().resolve()
     for m, entry in zip(catalog.catalog(), entries, strict=True):
         size = f"{m.size / 1e6:.0f} MB" if m.size else "size ?"
         state = ""

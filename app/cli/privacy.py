@@ -87,7 +87,7 @@ def encrypt(args: Namespace) -> int:
         if args.rotate:
             passphrase = new_passphrase(rotating=True) if args.passphrase else None
             with signals_held():  # a Ctrl+C waits: never a new key nobody was shown
-                recovery = engine.rotate_key(passphrase)
+                recovery = engine.vault.rotate_key(passphrase)
                 _show_recovery(
                     recovery, f"{db_path} now has a new key; the old one opens it no more."
                 )
@@ -100,7 +100,7 @@ def encrypt(args: Namespace) -> int:
                 passphrase = new_passphrase()
         kept = "sealed by your passphrase" if passphrase else "kept in the OS keyring"
         with signals_held():
-            recovery = engine.encrypt("passphrase" if passphrase else "keyring", passphrase)
+            recovery = engine.vault.encrypt("passphrase" if passphrase else "keyring", passphrase)
             _show_recovery(
                 recovery,
                 f"Encrypted {db_path} (ChaCha20-Poly1305); its key is {kept}.\n"
@@ -115,7 +115,7 @@ def encrypt(args: Namespace) -> int:
 def decrypt(args: Namespace) -> int:
     """mnemo decrypt"""
     with Engine() as engine, signals_held():
-        engine.decrypt()
+        engine.vault.decrypt()
         print(f"{engine.database_path} is no longer encrypted.")
     return 0
 
@@ -133,12 +133,12 @@ def backup(args: Namespace) -> int:
     """mnemo backup [--list]"""
     with Engine() as engine:
         if args.list:
-            for snap in engine.backups():
+            for snap in engine.vault.backups():
                 size = f"{snap.size / 2**20:8.1f} MB"
                 print(f"{snap.taken:%Y-%m-%d %H:%M:%S} UTC  {size}  {snap.path}")
             return 0
-        snap = engine.backup()
-        state = "encrypted" if engine.encrypted else "not encrypted"
+        snap = engine.vault.backup()
+        state = "encrypted" if engine.vault.encrypted else "not encrypted"
     print(f"Snapshot written ({state}, {snap.size / 2**20:.1f} MB): {snap.path}")
     return 0
 
@@ -147,12 +147,12 @@ def restore_file(args: Namespace, path: Path) -> int:
     """mnemo restore FILE: a snapshot in place of the database, the current one kept."""
     recovery = _recovery_key(args) if args.recovery_key_file else None
     with Engine() as engine:
-        checked = engine.check_backup(path, recovery)
+        checked = engine.vault.check_backup(path, recovery)
         say(
             f"{path} is whole: {checked.counts['memories']} memories and "
             f"{checked.counts['trashed']} in the trash; restoring it"
         )
-        aside, found = engine.restore_backup(checked)
+        aside, found = engine.vault.restore_backup(checked)
     print(
         f"Restored {found['memories']} memories ({found['trashed']} in the trash) from {path}; "
         f"the database before is kept as {aside}"

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,15 +13,10 @@ import numpy as np
 from app.core import health, paths
 from app.core.errors import InputError, MnemoError, ModelError, PlainCopyRefused
 from app.core.indexer import Indexer
+from app.core.loaded_model import LoadedModel
 from app.core.memory import Change, Memory
-from app.core.model.embedder import (
-    Embedder,
-    ModelInfo,
-    checked,
-    inspect_model,
-    model_identity,
-    remember_checked,
-)
+from app.core.model.embedder import Embedder
+from app.core.search import neighbours
 from app.core.search.context import (
     DEFAULT_MAX_CHARS,
     PROMPT_LIMIT,
@@ -34,6 +27,7 @@ from app.core.search.context import (
     prompt_block,
 )
 from app.core.search.meaning import NO_MEANING, Meaning, assess
+from app.core.search.neighbours import NearPair
 from app.core.search.ranking import Band, Weights, weights_from
 from app.core.search.recall import RecallResult, recall
 from app.core.search.vectors import VectorIndex
@@ -42,28 +36,13 @@ from app.core.storage import knowledge, transfer
 from app.core.storage.db import Database
 from app.core.storage.inbox import Candidate, Inbox
 from app.core.storage.store import Filters, Store
-from app.core.sync import restart
 from app.core.sync.folder import Folder
 from app.core.sync.service import SyncService
-from app.core.vault import cipher, handoff, keys, snapshot
+from app.core.vault import service as vault
+from app.core.vault.service import Vault
 from app.core.writer import RememberResult, Writer
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class NearPair:
-    """Two memories whose meaning is nearly the same (`Engine.duplicate_pairs`)."""
-
-    a: Memory
-    b: Memory
-    similarity: float  # the cosine of their closest chunks
-    share: float  # how much of both the match covers: 1.0 whole, 0.01 a start of a long one
-
-    @property
-    def partial(self) -> bool:
-        """One holds the other (or a part of it), rather than both saying the same."""
-        return self.share < 0.5
 
 
 @dataclass
@@ -100,16 +79,12 @@ class Engine:
         self._settings = settings or Settings()
         self._db = Database(database or paths.database_path())
         self._store = Store(self._db)
-        self._embedder: Embedder | None = embedder
-        self._model_error: str | None = None
-        self._model_tried = embedder is not None
-        self._owns_embedder = embedder is None
-        if embedder is not None:
-            self._record_model(embedder.info)
-        self._index: VectorIndex | None = None
+        # the model and its vectors (loaded on first use); encryption and snapshots
+        self.model = LoadedModel(self._db, self._store, self._settings, embedder)
+        self.vault = Vault(self._db, self._settings, self._forget_reads)
         self._live_count: tuple[tuple, int] | None = None
         self._indexer = Indexer(
-            self._db, self._store, lambda: self.embedder, lambda: self._model_error
+            self._db, self._store, lambda: self.model.embedder, lambda: self.model.error
         )
         self._inbox = Inbox(self._db)
         # sync through a shared folder: one service for this engine's database (ADR 0015)
@@ -118,7 +93,7 @@ class Engine:
             self._store,
             self._settings,
             lambda values: self.apply_settings(values),  # (looked up when called: on
-            self._known_model_id,  # the thread that calls)
+            self.model.known_id,  # the thread that calls)
             lambda memory_id, **changes: self.edit(memory_id, **changes),
         )
         self._writer = Writer(
@@ -127,7 +102,7 @@ class Engine:
             self._indexer,
             self._settings,
             lambda vectors: self.similar(vectors),
-            lambda: self._model_error,
+            lambda: self.model.error,
         )
 
     # ---- settings (this engine is their one owner in the process) --------------------
@@ -153,18 +128,8 @@ class Engine:
         current = self._settings.as_dict()
         model_keys_changed = any(k in checked and checked[k] != current[k] for k in MODEL_KEYS)
         if model_keys_changed:
-            trial = {**current, **checked}
             try:
-                path = _model_path(trial["model_path"])
-                info = inspect_model(path, trial["query_prefix"], trial["document_prefix"])
-                if path != self.model_path():
-                    # Its weights too, not only the header: a file cut off mid-download
-                    # has good metadata and fails only here; and what it gives
-                    trial_model = Embedder(info, threads=1)
-                    problem = trial_model.check()
-                    trial_model.close()
-                    if problem is not None:
-                        raise ModelError(f"{path} is not usable: {problem}")
+                self.model.check({**current, **checked})
             except ModelError as exc:
                 raise InputError(f"model not switched: {exc}") from None
         if checked.get("sync_folder") and checked["sync_folder"] != current["sync_folder"]:
@@ -185,114 +150,31 @@ class Engine:
         result = SettingsChange(changed)
         if set(changed) & set(MODEL_KEYS):
             log.info("model settings changed (%s): reloading the model", ", ".join(changed))
-            embedder = self.reload_model()
+            embedder = self.model.reload()
             result.model_reloaded = True
-            result.model_error = self._model_error
+            result.model_error = self.model.error
             result.model_name = embedder.info.name if embedder else ""
         return result
 
-    # ---- the model -----------------------------------------------------------------
-    def model_path(self) -> Path:
-        """The GGUF file in use: MNEMO_MODEL, the setting, or the bundled default."""
-        return _model_path(self._settings["model_path"])
-
-    def model_info(self) -> ModelInfo:
-        """The model's metadata, without loading it (ModelError if unusable)."""
-        return inspect_model(
-            self.model_path(), self._settings["query_prefix"], self._settings["document_prefix"]
-        )
-
+    # ---- the model (`engine.model`) ----------------------------------------------------
     @property
     def embedder(self) -> Embedder | None:
         """The loaded model, or None (see `model_error`) if it cannot be loaded."""
-        if not self._model_tried:
-            self._model_tried = True
-            try:
-                info = self.model_info()
-                identity = model_identity(info)  # the file as loaded, for remember_checked
-                embedder = Embedder(
-                    info,
-                    self._settings["model_threads"],
-                    self._settings["model_gpu_layers"],
-                )
-                # Once a file passed, it is not checked again until it changes (15 ms of
-                # every cold start; `mnemo doctor` always checks)
-                if not checked(embedder.info):
-                    problem = embedder.check()
-                    if problem is not None:
-                        embedder.close()
-                        raise ModelError(f"the model {embedder.info.path} is not usable: {problem}")
-                    remember_checked(embedder.info, identity)
-                self._embedder = embedder
-                self._record_model(self._embedder.info)
-            except ModelError as exc:
-                self._model_error = str(exc)
-                log.warning("%s", exc)
-        return self._embedder
+        return self.model.embedder
 
     @property
     def model_error(self) -> str | None:
         """Why the model is unavailable, if it is."""
-        return self._model_error
-
-    def reload_model(self) -> Embedder | None:
-        """Forget the loaded model (after a settings change) and load it again."""
-        if self._embedder is not None and self._owns_embedder:
-            self._embedder.close()
-        self._owns_embedder = True
-        if self._index is not None:
-            self._index.close()
-        self._embedder, self._model_error, self._model_tried, self._index = None, None, False, None
-        return self.embedder
-
-    def _record_model(self, info: ModelInfo) -> None:
-        previous = self._db.get_meta("model_id")
-        if previous == info.model_id or self._db.read_only:
-            return
-        if previous:
-            log.info(
-                "model changed from %s to %s: vectors will be re-embedded", previous, info.model_id
-            )
-        with self._db.write():
-            self._db.set_meta("model_id", info.model_id)
-            self._db.set_meta("model_name", info.name)
-            self._db.set_meta("model_dimension", str(info.dimension))
-            self._db.set_meta("model_sha256", info.sha256)
-            self._db.set_meta("model_path", str(info.path))
+        return self.model.error
 
     @property
     def model_id(self) -> str:
         """The current model's id ('' when the model is unavailable)."""
-        embedder = self.embedder
-        return embedder.info.model_id if embedder else ""
+        return self.model.id
 
     def vector_index(self) -> VectorIndex | None:
         """The in-memory vectors of the current model, refreshed from the database."""
-        embedder = self.embedder
-        if embedder is None:
-            return None
-        if self._index is None:
-            db_path = self._db.path
-            # The memory-mapped copy of the vectors lives beside the database (not for a
-            # read-only one, nor one in memory).
-            # An encrypted database's copy is sealed under a key derived from its own, and
-            # read into memory whole (ADR 0014); a clear one a crash left is wiped first.
-            cache = None if self.read_only else cipher.vector_copy(db_path)
-            if self._db.encrypted and cache is not None:
-                for clear in ("*.q8.npy", "*.scale.npy", "*.f32.npy"):  # f32: before m013
-                    cipher.wipe(cache, clear)
-            self._index = VectorIndex(
-                embedder.info.model_id, embedder.info.dimension, cache, self._db.vector_key
-            )
-        self._index.refresh(self._store)
-        return self._index
-
-    def prepare_search(self) -> None:
-        """Load the vectors and make what a search needs before the first one (the app does
-        this in the background once the model is loaded)."""
-        index = self.vector_index()
-        if index is not None:
-            index.prepare()
+        return self.model.index()
 
     def changed_elsewhere(self) -> int:
         """A number that changes when another connection (the CLI, an agent's MCP server)
@@ -321,7 +203,7 @@ class Engine:
         recall, context and health)."""
         embedder = self.embedder
         index = self.vector_index() if embedder is not None else None
-        return assess(embedder, self._model_error, index, self._live())
+        return assess(embedder, self.model.error, index, self._live())
 
     def vector_status(self) -> dict[str, int]:
         """How many live memories have current, stale or no vectors ({} without a model)."""
@@ -437,11 +319,11 @@ class Engine:
         limit: int = 200,
     ) -> list[tuple[Memory, bool]]:
         """(memory, has current vectors) for one page of the manager's table."""
-        return self._store.page(filters or Filters(), order, offset, limit, self._known_model_id())
+        return self._store.page(filters or Filters(), order, offset, limit, self.model.known_id())
 
     def embedded(self, ids: Iterable[str]) -> set[str]:
         """Which of these memories have vectors from the current model."""
-        return self._store.embedded_ids(list(ids), self._known_model_id())
+        return self._store.embedded_ids(list(ids), self.model.known_id())
 
     def filter_values(self, limit: int = 500) -> dict[str, list[str]]:
         """The categories, tags, projects and sources in use (for filter lists)."""
@@ -450,19 +332,13 @@ class Engine:
     def overview(self) -> dict:
         """Counts and the model's name for a status bar, without loading the model."""
         counts = self._store.counts()
-        model_id = self._known_model_id()
+        model_id = self.model.known_id()
         return {
             **counts,
             "model_name": self._db.get_meta("model_name", "no model"),
             "model_dimension": self._db.get_meta("model_dimension", "?"),
             "embedded": self._store.embedded_count(model_id) if model_id else 0,
         }
-
-    def _known_model_id(self) -> str:
-        """The model id the database last recorded (no model load needed)."""
-        if self._embedder is not None:
-            return self._embedder.info.model_id
-        return self._db.get_meta("model_id", "") or ""
 
     # ---- writing (the write path is `writer.Writer`) ----------------------------------
     def similar(
@@ -473,18 +349,8 @@ class Engine:
         k: int = 6,
     ) -> list[tuple[Memory, float]]:
         """Live memories whose best chunk is close to any of these vectors, closest first."""
-        index = self.vector_index()
-        if index is None or vectors is None or not len(vectors):
-            return []
         floor = self._settings["related_threshold"] if minimum is None else minimum
-        best: dict[int, float] = {}
-        for vec in vectors[:8]:
-            hits, _ = index.top(vec, k + 1, None, floor)
-            for seq, score in hits:
-                best[seq] = max(best.get(seq, -1.0), score)
-        found = self._store.by_seqs(best)
-        pairs = [(found[s], best[s]) for s in best if s in found and found[s].id != exclude]
-        return sorted(pairs, key=lambda p: -p[1])[:k]
+        return neighbours.similar(self.vector_index(), self._store, vectors, exclude, floor, k)
 
     def remember(self, text: str, **fields) -> RememberResult:
         """Store a memory, count it again, merge it or hold it back (`Writer.remember`)."""
@@ -641,16 +507,7 @@ class Engine:
         if index is None:
             raise ModelError(f"finding duplicates needs the model: {self.model_error}")
         floor = self._settings["duplicate_threshold"] if threshold is None else threshold
-        pairs = index.near_pairs(floor, limit)
-        found = self._store.by_seqs({s for a, b, _, _ in pairs for s in (a, b)})
-        dismissed = self._store.not_duplicates()
-        return [
-            NearPair(found[a], found[b], score, share)
-            for a, b, score, share in pairs
-            if a in found
-            and b in found
-            and tuple(sorted((found[a].id, found[b].id))) not in dismissed
-        ]
+        return neighbours.near_pairs(index, self._store, floor, limit)
 
     def not_duplicates(self, a: str, b: str) -> None:
         """The user says these two are not duplicates: `duplicate_pairs` lists them no more."""
@@ -667,7 +524,7 @@ class Engine:
         out = {"database": str(self._db.path), **counts}
         out["categories"] = self._store.category_counts()
         try:
-            info = self.model_info()
+            info = self.model.info()
             out["model"] = {
                 "name": info.name,
                 "id": info.model_id,
@@ -679,8 +536,8 @@ class Engine:
         except MnemoError as exc:
             out["model"] = {"error": str(exc)}
         out["schema_version"] = int(self._db.get_meta("schema_version", "0"))
-        out["encryption"] = self.encryption_status()
-        snaps = self.backups()
+        out["encryption"] = self.vault.status()
+        snaps = self.vault.backups()
         out["snapshots"] = {
             "count": len(snaps),
             "newest": snaps[0].taken.isoformat() if snaps else None,
@@ -705,117 +562,21 @@ class Engine:
             index.drop_copy()
         return health.repair(self._db)
 
-    # ---- encryption at rest, and letting go of the database (ADR 0014) -----------------
-    @contextlib.contextmanager
-    def _let_go(self) -> Iterator[None]:
-        """Close the database (and the vectors read from it) for a switch; open it again
-        after, whatever the switch did."""
-        if self._index is not None:
-            self._index.close()
-            self._index = None
+    # ---- encryption at rest and snapshots (`engine.vault`, ADR 0014) -------------------
+    def _forget_reads(self) -> None:
+        """What was read from the database goes (it is let go of for a switch)."""
+        self.model.forget_index()
         self._live_count = None
-        self._db.release()
-        try:
-            yield
-        finally:
-            self._db.reopen()
 
     def hand_off(self) -> bool:
-        """If another process is replacing the database (encrypt, restore...), let go of it
-        until it is done and open the new one; whether it did. Also opens it again after a
-        failed reopen (a locked keyring since unlocked). Cheap when there is nothing to do."""
-        if not self._db.switch_wanted():
-            if self._db.released:
-                self._db.reopen()
-                return True
-            return False
-        with self._let_go():
-            handoff.wait(self._db.path)
-        return True
+        """Let go of the database while another process replaces it (`Vault.hand_off`)."""
+        return self.vault.hand_off()
 
-    @property
-    def encrypted(self) -> bool:
-        """Whether the database is encrypted at rest."""
-        return self._db.encrypted
-
-    def encrypt(self, store: str | None = None, passphrase: str | None = None) -> str:
-        """Encrypt the database in place (every Mnemo process lets go meanwhile); the
-        recovery key, to show once."""
-        if self._settings["mirror_dir"]:
-            raise InputError(
-                f"the markdown mirror writes every memory in the clear to "
-                f"{self._settings['mirror_dir']}; turn it off first (mnemo settings "
-                "mirror_dir ''), then encrypt (nothing was changed)"
-            )
-        with self._let_go():
-            return cipher.encrypt(self._db.path, store, passphrase)
-
-    def rotate_key(self, passphrase: str | None = None) -> str:
-        """Re-encrypt under a new key; the new recovery key."""
-        with self._let_go():
-            return cipher.rotate(self._db.path, passphrase)
-
-    def decrypt(self) -> None:
-        """Write the database back in the clear."""
-        with self._let_go():
-            cipher.decrypt(self._db.path)
-
-    def backup(self) -> snapshot.Snapshot:
-        """A snapshot of the database now, in the backups folder (pruned to the setting)."""
-        return snapshot.take(self._db.path, self._settings["backups_kept"])
-
-    def backup_if_due(self) -> snapshot.Snapshot | None:
-        """A snapshot if the newest is older than the setting says (the runner asks when
-        idle); None when not due or another process is taking it."""
-        return snapshot.due(
-            self._db.path, self._settings["backup_every_hours"], self._settings["backups_kept"]
-        )
-
-    def backups(self) -> list[snapshot.Snapshot]:
-        """The snapshots, newest first."""
-        return snapshot.listing(self._db.path)
-
-    def check_backup(self, path: Path, recovery: str | None = None) -> snapshot.Checked:
-        """Open and check a snapshot (or a database file) before a restore: what it holds."""
-        return snapshot.check(self._db.path, path, recovery)
-
-    def restore_backup(self, checked: snapshot.Checked) -> tuple[Path, dict[str, int]]:
-        """Put a checked snapshot in place of the database (every Mnemo process lets go);
-        where the database before was kept, and what the restored one holds."""
-        with self._let_go():  # (a device that syncs stays itself and takes the folder's
-            return snapshot.restore(self._db.path, checked, restart.carry)  # history again)
-
-    def encryption_status(self) -> dict:
-        """Whether the database is encrypted and where its key is kept (the Privacy page,
-        `mnemo encrypt --status`)."""
-        return {**keys.describe(self._db.path), "encrypted": self._db.encrypted}
-
-    @staticmethod
-    def keyring_available() -> tuple[bool, str]:
-        """Whether an OS secret store answers for a new key, and its name or why not."""
-        backend, name = keys.secret_store()
-        return backend is not None, name
-
-    @staticmethod
-    def sealed_by_passphrase(database: Path | None = None) -> bool:
-        """Whether the database's key is sealed by a passphrase (the tray then asks it)."""
-        return keys.sealed_by_passphrase(database or paths.database_path())
-
-    @staticmethod
-    def give_passphrase(passphrase: str, database: Path | None = None) -> None:
-        """The passphrase the user typed, kept for this process's life (the tray asks once)."""
-        keys.remember_passphrase(database or paths.database_path(), passphrase)
-
-    @staticmethod
-    def unlock(
-        recovery: str,
-        store: str | None = None,
-        passphrase: str | None = None,
-        database: Path | None = None,
-    ) -> str:
-        """Open an encrypted database on this machine again with its recovery key (no
-        Engine can open it before); where the key is kept now."""
-        return cipher.unlock(database or paths.database_path(), recovery, store, passphrase)
+    # (need no open database: the tray asks them before one can be opened)
+    keyring_available = staticmethod(vault.keyring_available)
+    sealed_by_passphrase = staticmethod(vault.sealed_by_passphrase)
+    give_passphrase = staticmethod(vault.give_passphrase)
+    unlock = staticmethod(vault.unlock)
 
     @property
     def database_path(self) -> Path:
@@ -836,18 +597,5 @@ class Engine:
     def close(self) -> None:
         """Free the model (if this engine loaded it) and close the database; the vectors
         added since start go to the copy the next start maps. Closing twice is harmless."""
-        if self._index is not None:
-            with contextlib.suppress(Exception):  # a cache: never in the way of closing
-                self._index.save(self._store)
-            self._index.close()
-        if self._embedder is not None and self._owns_embedder:
-            self._embedder.close()
-            self._embedder = None
+        self.model.close()
         self._db.close()
-
-
-def _model_path(configured: str) -> Path:
-    """The GGUF file for a `model_path` value: MNEMO_MODEL, the value, or the default."""
-    if os.environ.get("MNEMO_MODEL"):
-        configured = os.environ["MNEMO_MODEL"]
-    return Path(configured).expanduser() if configured else paths.DEFAULT_MODEL

@@ -190,7 +190,7 @@ class Runner:
         self._model_is("loading", "")
 
         def reload(engine: Engine) -> None:
-            engine.reload_model()
+            engine.model.reload()
             self._load_model()
 
         return self.submit(reload, NORMAL)
@@ -377,7 +377,7 @@ class Runner:
             return
         self._next_snapshot_look = time.monotonic() + SNAPSHOT_LOOK_S
         try:
-            self.engine.backup_if_due()
+            self.engine.vault.backup_if_due()
         except MnemoError as exc:
             log.warning("the periodic snapshot was not taken: %s", exc)
         except OSError as exc:
@@ -546,7 +546,7 @@ class Runner:
         self.model_id = embedder.info.model_id
         self._model_is("ready", f"{embedder.info.name} ({embedder.info.dimension}d)")
         # The first search then finds the vectors mapped (a second at 1M memories).
-        self.submit(lambda engine: engine.prepare_search(), BACKGROUND)
+        self.submit(lambda engine: engine.model.prepare(), BACKGROUND)
         self.backfill()
 
     def _someone_waits(self) -> bool:

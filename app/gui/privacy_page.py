@@ -64,7 +64,7 @@ class PrivacyPage(QtWidgets.QWidget):
 
     # ---- state ---------------------------------------------------------------------
     def refresh(self) -> None:
-        self.worker.call(lambda e: e.encryption_status(), self._show, self._failed, INTERACTIVE)
+        self.worker.call(lambda e: e.vault.status(), self._show, self._failed, INTERACTIVE)
 
     def _show(self, status: dict) -> None:
         encrypted = bool(status.get("encrypted"))
@@ -124,7 +124,7 @@ class PrivacyPage(QtWidgets.QWidget):
         store = "passphrase" if passphrase else "keyring"
         self.result.setText("Encrypting…")
         self.worker.call(
-            lambda e: e.encrypt(store, passphrase), self._recovery, self._failed, INTERACTIVE
+            lambda e: e.vault.encrypt(store, passphrase), self._recovery, self._failed, INTERACTIVE
         )
 
     def rotate(self) -> None:
@@ -134,7 +134,7 @@ class PrivacyPage(QtWidgets.QWidget):
             "theirs). You will see the new recovery key once.",
         ):
             return
-        self.worker.call(lambda e: e.rotate_key(), self._recovery, self._failed, INTERACTIVE)
+        self.worker.call(lambda e: e.vault.rotate_key(), self._recovery, self._failed, INTERACTIVE)
 
     def decrypt(self) -> None:
         if not self._sure(
@@ -143,7 +143,10 @@ class PrivacyPage(QtWidgets.QWidget):
         ):
             return
         self.worker.call(
-            lambda e: e.decrypt(), lambda _: self._said("Decrypted."), self._failed, INTERACTIVE
+            lambda e: e.vault.decrypt(),
+            lambda _: self._said("Decrypted."),
+            self._failed,
+            INTERACTIVE,
         )
 
     def _recovery(self, recovery: str) -> None:
@@ -166,7 +169,7 @@ class PrivacyPage(QtWidgets.QWidget):
     # ---- snapshots -----------------------------------------------------------------
     def backup(self) -> None:
         self.worker.call(
-            lambda e: e.backup(),
+            lambda e: e.vault.backup(),
             lambda snap: self._said(f"Snapshot written: {snap.path}"),
             self._failed,
             INTERACTIVE,
@@ -192,7 +195,7 @@ class PrivacyPage(QtWidgets.QWidget):
             ):
                 return
             self.worker.call(
-                lambda e: e.restore_backup(found),
+                lambda e: e.vault.restore_backup(found),
                 lambda out: self._said(
                     f"Restored {out[1]['memories']} memories; the database before is kept "
                     f"as {out[0]}"
@@ -201,7 +204,7 @@ class PrivacyPage(QtWidgets.QWidget):
                 INTERACTIVE,
             )
 
-        self.worker.call(lambda e: e.check_backup(path), checked, self._failed, INTERACTIVE)
+        self.worker.call(lambda e: e.vault.check_backup(path), checked, self._failed, INTERACTIVE)
 
     def _sure(self, title: str, text: str) -> bool:
         answer = QtWidgets.QMessageBox.question(self, title, text)

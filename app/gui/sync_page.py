@@ -146,7 +146,7 @@ class SyncPage(QtWidgets.QWidget):
         def status(engine):
             if engine.sync.configured():
                 return engine.sync.status()
-            return {"off": True, "encrypted": engine.encrypted}
+            return {"off": True, "encrypted": engine.vault.encrypted}
 
         self.worker.call(status, self._show, self._failed, INTERACTIVE, channel="sync-status")
 
@@ -267,7 +267,7 @@ class SyncPage(QtWidgets.QWidget):
         if not folder:
             self._failed("Choose the shared folder first.")
             return
-        self.worker.call(lambda e: e.encrypted, lambda enc: self._start(folder, name, enc))
+        self.worker.call(lambda e: e.vault.encrypted, lambda enc: self._start(folder, name, enc))
 
     def _start(self, folder: str, name: str | None, encrypted: bool) -> None:
         key = self.key.text().strip() or None

@@ -94,7 +94,7 @@ def test_each_write_reports_its_change_and_a_read_reports_none(runner):
 def test_a_long_text_is_embedded_between_calls_and_a_search_waits_one_slice(runner):
     # One rule for every front end (the GUI had 8,000 characters, the MCP server 1,500)
     assert embed_now(LONG_TEXT_CHARS) and not embed_now(LONG_TEXT_CHARS + 1)
-    runner.submit(lambda e: e.prepare_search()).result(30)
+    runner.submit(lambda e: e.model.prepare()).result(30)
     long = " ".join(f"Paragraph {i} of the field guide to alpine mosses." for i in range(1200))
     runner.submit(lambda e: e.remember(long, embed=False), writes=True).result(30)
     # WHEN a search arrives while the backfill embeds the long text slice by slice

@@ -188,12 +188,12 @@ def test_a_restore_does_not_let_held_removals_through(pair):
     """Restoring an older snapshot on a device holding another's wipe applied the wipe
     (the rebuild forgot what was held and did not hold again)."""
     p1, p2, ids = pair
-    snap = p1.backup()
+    snap = p1.vault.backup()
     p2.purge(ids[:70])
     p2.sync.now()
     p1.sync.now()
     assert live(p1) == 120
-    p1.restore_backup(p1.check_backup(snap.path))
+    p1.vault.restore_backup(p1.vault.check_backup(snap.path))
     p1.sync.now()
     assert live(p1) == 120
     assert [h["memories"] for h in p1.sync.held()] == [70]
@@ -206,14 +206,14 @@ def test_a_decision_between_a_restore_and_its_pass_numbers_nothing_twice(pair):
     p2.purge(ids[:70])
     p2.sync.now()
     p1.sync.now()
-    snap = p1.backup()
+    snap = p1.vault.backup()
     p1.edit(ids[100], text="Note 100 edited on p1 after the snapshot.")
     later = [
         p1.remember(f"Written after the snapshot, {n}.", embed=False).memory.id for n in range(5)
     ]
     p1.sync.now()
     p2.sync.now()
-    p1.restore_backup(p1.check_backup(snap.path))
+    p1.vault.restore_backup(p1.vault.check_backup(snap.path))
     p1.sync.refuse_held(p2.sync.status()["device"])
     for _ in range(3):
         p1.sync.now()
@@ -228,8 +228,8 @@ def test_a_decision_between_a_restore_and_its_pass_numbers_nothing_twice(pair):
 
 def test_changes_made_after_a_restore_and_before_its_pass_are_kept(pair):
     p1, p2, ids = pair
-    snap = p1.backup()
-    p1.restore_backup(p1.check_backup(snap.path))
+    snap = p1.vault.backup()
+    p1.vault.restore_backup(p1.vault.check_backup(snap.path))
     p1.edit(ids[3], text="Note 3, edited right after the restore.")
     p1.forget([ids[4]])
     for _ in range(2):

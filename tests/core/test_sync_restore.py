@@ -60,12 +60,12 @@ def test_restoring_a_snapshot_on_a_device_that_syncs_brings_back_what_was_writte
     """Before: p1 kept the old text and the live memory, p2 the edit and the trash, and
     both said "Changes here not written yet: 0 … Wrote 0 operations; read 0" for good."""
     p1, p2, ids = pair
-    snap = p1.backup()
+    snap = p1.vault.backup()
     p1.edit(ids[0], text="Note 0: the harbour opens at seven now.")
     p1.forget([ids[1]])
     p2.edit(ids[2], text="Note 2: edited on p2 after the snapshot.")
     settle(p1, p2)
-    p1.restore_backup(p1.check_backup(snap.path))
+    p1.vault.restore_backup(p1.vault.check_backup(snap.path))
     assert p1.sync.status()["rebuilding"]  # never "in sync" meanwhile
     settle(p1, p2)
     assert state(p1) == state(p2)
@@ -85,13 +85,13 @@ def test_a_snapshot_from_before_sync_was_on_brings_nothing_purged_back(tmp_path,
     p1, p2 = device(tmp_path, "p1", word_model), device(tmp_path, "p2", word_model)
     gone = p1.remember("A note that will be purged.", embed=False).memory.id
     stays = p1.remember("A note that stays.", embed=False).memory.id
-    snap = p1.backup()  # sync not set up yet
+    snap = p1.vault.backup()  # sync not set up yet
     p1.sync.init(str(folder), "p1")
     p2.sync.init(str(folder), "p2")
     approve_waiting(p1)
     p2.purge([gone])
     settle(p1, p2)
-    p1.restore_backup(p1.check_backup(snap.path))
+    p1.vault.restore_backup(p1.vault.check_backup(snap.path))
     settle(p1, p2)
     for engine in (p1, p2):
         with pytest.raises(NotFoundError):
@@ -110,7 +110,7 @@ def test_restoring_over_a_damaged_database_converges(pair, tmp_path):
     import apsw
 
     p1, p2, ids = pair
-    snap = p1.backup()
+    snap = p1.vault.backup()
     p1.edit(ids[3], text="Note 3: written after the snapshot.")
     settle(p1, p2)
     path = p1.database_path
@@ -124,15 +124,13 @@ def test_restoring_over_a_damaged_database_converges(pair, tmp_path):
         conn = apsw.Connection(str(path))
         if sql.startswith("CREATE"):
             conn.execute("PRAGMA writable_schema = ON")
-            conn.execute(
-                "UPDATE sqlite_master SET sql = ? WHERE name = 'memories_updated'", (sql,)
-            )
+            conn.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'memories_updated'", (sql,))
         else:
             conn.execute(sql)
         conn.close()
     p1 = device(tmp_path, "p1", p2.embedder)
     assert not all(ok for ok, _ in p1.health())  # damaged: marked, writes refused
-    p1.restore_backup(p1.check_backup(snap.path))
+    p1.vault.restore_backup(p1.vault.check_backup(snap.path))
     settle(p1, p2)
     assert state(p1) == state(p2)
     assert p1.get(ids[3]).text == "Note 3: written after the snapshot."

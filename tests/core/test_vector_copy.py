@@ -65,7 +65,7 @@ def test_rows_added_since_the_copy_are_read_from_the_database(embedder):
     first.close()
     # another process (the CLI, an agent) adds a memory and never writes the copy
     other = _fresh(embedder)
-    other._index = None
+    other.model.forget_index()
     added = other.remember(NOTES[3], force=True).memory
     other._db.close()
 

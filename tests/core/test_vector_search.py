@@ -237,7 +237,7 @@ def test_recall_gives_the_same_answers_either_way(collection, monkeypatch):
     assert collection.vector_index().quantized
     monkeypatch.setattr(vectors, "QUANTIZE_ABOVE", 10**9)
     collection.vector_index().drop_copy()
-    collection._index = None  # read again from the database: float32 rows this time
+    collection.model.forget_index()  # read again from the database: float32 rows this time
     exact = answers()
     assert not collection.vector_index().quantized
     assert any(with_int8)

@@ -19,7 +19,7 @@ PASSPHRASE = "a passphrase for the tray"
 def encrypted(embedder, mnemo_home, monkeypatch):
     engine = Engine(embedder=embedder)
     engine.remember("the boiler's service code is in the red folder")
-    engine.encrypt("passphrase", PASSPHRASE)
+    engine.vault.encrypt("passphrase", PASSPHRASE)
     engine.close()
     keys._remembered.clear()  # a new process: the passphrase is not known yet
     yield
@@ -99,7 +99,7 @@ def test_the_manager_exports_an_encrypted_database_only_once_the_user_says_yes(
     from app.gui.worker import Worker
 
     engine = Engine(embedder=embedder)
-    engine.encrypt("passphrase", PASSPHRASE)  # (this process keeps the passphrase)
+    engine.vault.encrypt("passphrase", PASSPHRASE)  # (this process keeps the passphrase)
     engine.close()
     worker = Worker(lambda: Engine(settings=settings, embedder=embedder))
     try:

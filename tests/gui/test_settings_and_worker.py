@@ -308,7 +308,11 @@ def test_the_vectors_are_ready_before_the_first_search(qtbot, worker, monkeypatc
     qtbot.waitUntil(lambda: worker.model_id != "", timeout=10_000)
     seen = []
     worker.call(  # queued behind the background work the model's arrival started
-        lambda e: (e._index is not None, e._index and e._index.quantized, e._index and e._index._n),
+        lambda e: (
+            (index := e.model.index_read) is not None,
+            index and index.quantized,
+            index and index._n,
+        ),
         seen.append,
         priority=BACKGROUND,
     )
