@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from app.core import health, paths
-from app.core.errors import InputError, MnemoError, ModelError, PlainCopyRefused
+from app.core import health, loaded_model, paths
+from app.core.errors import InputError, ModelError
 from app.core.indexer import Indexer
 from app.core.loaded_model import LoadedModel
 from app.core.memory import Change, Memory
@@ -31,7 +30,7 @@ from app.core.search.neighbours import NearPair
 from app.core.search.ranking import Band, Weights, weights_from
 from app.core.search.recall import RecallResult, recall
 from app.core.search.vectors import VectorIndex
-from app.core.settings import MODEL_KEYS, Settings
+from app.core.settings import MODEL_KEYS, Settings, SettingsChange
 from app.core.storage import knowledge, transfer
 from app.core.storage.db import Database
 from app.core.storage.inbox import Candidate, Inbox
@@ -43,16 +42,6 @@ from app.core.vault.service import Vault
 from app.core.writer import RememberResult, Writer
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class SettingsChange:
-    """What `apply_settings` did: the keys that changed and the model's state after it."""
-
-    changed: list[str]
-    model_reloaded: bool = False
-    model_error: str | None = None
-    model_name: str = ""
 
 
 def check_limit(limit) -> int:
@@ -302,10 +291,7 @@ class Engine:
 
     def recent(self, limit: int = 10) -> list[Memory]:
         """Pinned memories first, then the most recently changed (the popup's empty query)."""
-        pinned = self._store.listing(Filters(pinned=True), limit=limit)
-        seen = {m.id for m in pinned}
-        rest = [m for m in self._store.listing(limit=limit) if m.id not in seen]
-        return (pinned + rest)[:limit]
+        return self._store.recent(limit)
 
     def count(self, filters: Filters | None = None) -> int:
         """How many memories pass `filters` (live ones when none)."""
@@ -331,14 +317,7 @@ class Engine:
 
     def overview(self) -> dict:
         """Counts and the model's name for a status bar, without loading the model."""
-        counts = self._store.counts()
-        model_id = self.model.known_id()
-        return {
-            **counts,
-            "model_name": self._db.get_meta("model_name", "no model"),
-            "model_dimension": self._db.get_meta("model_dimension", "?"),
-            "embedded": self._store.embedded_count(model_id) if model_id else 0,
-        }
+        return health.overview(self._db, self._store, self.model.known_id())
 
     # ---- writing (the write path is `writer.Writer`) ----------------------------------
     def similar(
@@ -352,9 +331,30 @@ class Engine:
         floor = self._settings["related_threshold"] if minimum is None else minimum
         return neighbours.similar(self.vector_index(), self._store, vectors, exclude, floor, k)
 
-    def remember(self, text: str, **fields) -> RememberResult:
+    def remember(
+        self,
+        text: str,
+        *,
+        title: str | None = None,
+        category: str | None = None,
+        tags: str | list[str] | None = None,
+        project: str | None = None,
+        reasoning: str | None = None,
+        source: str = "manual",
+        references: str | list[str] | None = None,
+        confidence: str = "medium",
+        merge: bool = False,
+        force: bool = False,
+        embed: bool = True,
+        secrets: str = "refuse",
+        link_similar: bool = False,
+        thread: str | None = None,
+    ) -> RememberResult:
         """Store a memory, count it again, merge it or hold it back (`Writer.remember`)."""
-        return self._writer.remember(text, **fields)
+        return self._writer.remember(
+            text, title, category, tags, project, reasoning, source, references, confidence,
+            merge, force, embed, secrets, link_similar, thread,
+        )  # fmt: skip
 
     def merge(self, ids: list[str]) -> Memory:
         """Merge memories into a new one that keeps every distinct statement; the sources
@@ -365,9 +365,31 @@ class Engine:
         """Undo a merge: its sources come back exactly as they were; the restored ids."""
         return self._writer.unmerge(merged_id)
 
-    def edit(self, memory_id: str, **changes) -> Memory:
-        """Change a memory's fields, checked like `remember` (`Writer.edit`)."""
-        return self._writer.edit(memory_id, **changes)
+    def edit(
+        self,
+        memory_id: str,
+        *,
+        title: str | None = None,
+        text: str | None = None,
+        reasoning: str | None = None,
+        category: str | None = None,
+        tags: str | list[str] | None = None,
+        references: str | list[str] | None = None,
+        source_project: str | None = None,
+        confidence: str | None = None,
+        pinned: bool | None = None,
+        keywords: str | list[str] | None = None,
+        thread: str | None = None,
+        secrets: str = "refuse",
+        embed: bool = True,
+        expect: dict | None = None,
+    ) -> Memory:
+        """Change the fields given (None: left as it is), checked like `remember`; `expect`:
+        fields as the caller read them, else ConflictError (`Writer.edit`)."""
+        changes = dict(title=title, text=text, reasoning=reasoning, category=category, tags=tags,
+            references=references, source_project=source_project, confidence=confidence,
+            pinned=pinned, keywords=keywords, thread=thread)  # fmt: skip
+        return self._writer.edit(memory_id, secrets, embed, expect, **changes)
 
     def forget(self, ids: list[str]) -> list[str]:
         """Move memories to the trash."""
@@ -453,7 +475,7 @@ class Engine:
     ) -> Iterator[str]:
         """The export, piece by piece (one line per memory for JSONL). `plain`: the user
         said yes to plain text out of an encrypted database."""
-        self._refuse_plain_copy(plain)
+        transfer.refuse_plain_copy(self._db.encrypted, plain)
         return transfer.export(self._store, fmt, include_trash)
 
     def export_to(
@@ -465,23 +487,10 @@ class Engine:
         plain: bool = False,
     ) -> int:
         """Write an export to a file atomically; returns how many memories it holds."""
-        self._refuse_plain_copy(plain)
+        transfer.refuse_plain_copy(self._db.encrypted, plain)
         return transfer.export_to(self._store, path, fmt, include_trash, progress)
 
-    def _refuse_plain_copy(self, plain: bool) -> None:
-        if self._db.encrypted and not plain:
-            raise PlainCopyRefused(
-                "the database is encrypted and an export is plain text that anyone with the "
-                "file can read; say so to export anyway (mnemo export --plain), or make an "
-                "encrypted snapshot instead: mnemo backup"
-            )
-
-    @staticmethod
-    def convert_model(src: Path, out: Path, kind: str = "f16", name: str | None = None) -> Path:
-        """Convert a sentence-transformers BERT folder to a GGUF file (slow: seconds)."""
-        from app.core.model.converter import convert
-
-        return convert(Path(src), Path(out), kind, name)
+    convert_model = staticmethod(loaded_model.convert)  # a BERT folder to a GGUF file
 
     def backfill(
         self,
@@ -520,29 +529,14 @@ class Engine:
     # ---- overview ------------------------------------------------------------------
     def stats(self) -> dict:
         """Counts, model and database facts for `mnemo stats` and the status bar."""
-        counts = self._store.counts()
-        out = {"database": str(self._db.path), **counts}
-        out["categories"] = self._store.category_counts()
-        try:
-            info = self.model.info()
-            out["model"] = {
-                "name": info.name,
-                "id": info.model_id,
-                "path": str(info.path),
-                "dimension": info.dimension,
-                "window": info.window,
-            }
-            out.update(self._store.vector_counts(info.model_id))
-        except MnemoError as exc:
-            out["model"] = {"error": str(exc)}
-        out["schema_version"] = int(self._db.get_meta("schema_version", "0"))
-        out["encryption"] = self.vault.status()
+        facts = health.stats(self._db, self._store, self.model.info)
         snaps = self.vault.backups()
-        out["snapshots"] = {
-            "count": len(snaps),
-            "newest": snaps[0].taken.isoformat() if snaps else None,
+        newest = snaps[0].taken.isoformat() if snaps else None
+        return {
+            **facts,
+            "encryption": self.vault.status(),
+            "snapshots": {"count": len(snaps), "newest": newest},
         }
-        return out
 
     def health(self) -> list[tuple[bool, str]]:
         """(passed, description) for each `mnemo doctor` check."""

@@ -2,13 +2,45 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import apsw
 
-from app.core.errors import StoreError
+from app.core.errors import MnemoError, StoreError
+from app.core.model.embedder import ModelInfo
 from app.core.search.meaning import Meaning
 from app.core.storage.db import Database, now
 from app.core.storage.migrations import valid_row
 from app.core.storage.store import COLUMNS, Store, row_to_memory
+
+
+def stats(db: Database, store: Store, model_info: Callable[[], ModelInfo]) -> dict:
+    """Counts, the model's facts (without loading it) and the schema, for `mnemo stats`."""
+    out = {"database": str(db.path), **store.counts(), "categories": store.category_counts()}
+    try:
+        info = model_info()
+        out["model"] = {
+            "name": info.name,
+            "id": info.model_id,
+            "path": str(info.path),
+            "dimension": info.dimension,
+            "window": info.window,
+        }
+        out.update(store.vector_counts(info.model_id))
+    except MnemoError as exc:
+        out["model"] = {"error": str(exc)}
+    out["schema_version"] = int(db.get_meta("schema_version", "0"))
+    return out
+
+
+def overview(db: Database, store: Store, model_id: str) -> dict:
+    """Counts and the model's name for a status bar, without loading the model."""
+    return {
+        **store.counts(),
+        "model_name": db.get_meta("model_name", "no model"),
+        "model_dimension": db.get_meta("model_dimension", "?"),
+        "embedded": store.embedded_count(model_id) if model_id else 0,
+    }
 
 
 def checks(db: Database, store: Store, meaning: Meaning) -> list[tuple[bool, str]]:

@@ -188,6 +188,13 @@ class LoadedModel:
             self._embedder = None
 
 
+def convert(src: Path, out: Path, kind: str = "f16", name: str | None = None) -> Path:
+    """Convert a sentence-transformers BERT folder to a GGUF file (slow: seconds)."""
+    from app.core.model.converter import convert as converted  # (numpy work: only here)
+
+    return converted(Path(src), Path(out), kind, name)
+
+
 def model_path(configured: str) -> Path:
     """The GGUF file for a `model_path` value: MNEMO_MODEL, the value, or the default."""
     if os.environ.get("MNEMO_MODEL"):

@@ -433,6 +433,16 @@ def _not_a_number(name: str) -> object:
 _NOT_A_NUMBER = object()
 
 
+@dataclass
+class SettingsChange:
+    """What `Engine.apply_settings` did: the keys that changed and the model's state after."""
+
+    changed: list[str]
+    model_reloaded: bool = False
+    model_error: str | None = None
+    model_name: str = ""
+
+
 class Settings:
     """The user's settings: declared defaults overlaid with the settings file.
 

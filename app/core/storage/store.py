@@ -418,6 +418,13 @@ class Store:
             )
         return out
 
+    def recent(self, limit: int = 10) -> list[Memory]:
+        """Pinned memories first, then the most recently changed (the popup's empty query)."""
+        pinned = self.listing(Filters(pinned=True), limit=limit)
+        seen = {m.id for m in pinned}
+        rest = [m for m in self.listing(limit=limit) if m.id not in seen]
+        return (pinned + rest)[:limit]
+
     def count(self, filters: Filters) -> int:
         """How many memories pass `filters`."""
         where, args = filters.sql()

@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from app.core.errors import InputError, MnemoError, NotFoundError, SecretError, StoreError
+from app.core.errors import (
+    InputError,
+    MnemoError,
+    NotFoundError,
+    PlainCopyRefused,
+    SecretError,
+    StoreError,
+)
 from app.core.memory import (
     Memory,
     clean_text,
@@ -283,6 +290,17 @@ def _apply_versioned(store: Store, memory: Memory) -> str:
         if trashed:
             store.set_deleted([memory.id], bool(memory.deleted_at))
     return "updated"
+
+
+def refuse_plain_copy(encrypted: bool, plain: bool) -> None:
+    """PlainCopyRefused for an export of an encrypted database unless the user said yes to
+    plain text (`plain`)."""
+    if encrypted and not plain:
+        raise PlainCopyRefused(
+            "the database is encrypted and an export is plain text that anyone with the "
+            "file can read; say so to export anyway (mnemo export --plain), or make an "
+            "encrypted snapshot instead: mnemo backup"
+        )
 
 
 def export(store: Store, fmt: str = "jsonl", include_trash: bool = False) -> Iterator[str]:
