@@ -119,3 +119,39 @@ def test_the_app_and_two_mcp_servers_sync_in_one_process_and_hand_over_when_it_d
                 app.kill()
                 app.wait()
         output.close()
+
+
+@pytest.mark.slow
+def test_an_owner_that_is_stopped_is_stood_in_for_and_status_says_so(
+    mnemo_home: Path, tmp_path: Path
+):
+    # Before: an owner stopped with Ctrl+Z (an agent suspended with its MCP server) kept
+    # the lock and did nothing: no process synced until it ran again, and status said all
+    # was well
+    _mnemo("sync", "init", str(tmp_path / "shared"), "--name", "desk")
+    first = _RawServer(tmp_path / "first.err")
+    second = _RawServer(tmp_path / "second.err")
+    try:
+        first.initialize()
+        wait(lambda: (_owner() or {}).get("pid") == first.proc.pid, 60, "the first to own")
+        second.initialize()
+        os.kill(first.proc.pid, signal.SIGSTOP)
+        try:
+            _mnemo("remember", "Written while the owner is stopped.")
+            standing_in = (second.proc.pid, "standing in for a stopped owner")
+            wait(lambda: _passes()[standing_in] >= 1, 30, "the second to stand in")
+            text = _mnemo("sync", "status").stdout
+            assert f"pid {first.proc.pid}" in text and "it is stopped" in text
+        finally:
+            os.kill(first.proc.pid, signal.SIGCONT)
+        # THEN once it runs again it does the work again, and the other stops standing in
+        wait(lambda: not (_owner() or {}).get("stopped", True), 10, "the owner to run again")
+        before = _passes()[standing_in]
+        owner_pass = (first.proc.pid, "this process does the background work")
+        counted = _passes()[owner_pass]
+        _mnemo("remember", "Written once the owner runs again.")
+        wait(lambda: _passes()[owner_pass] > counted, 30, "the owner's pass")
+        assert _passes()[standing_in] == before
+    finally:
+        first.close()
+        second.close()

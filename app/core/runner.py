@@ -111,6 +111,8 @@ class Runner:
         self._close_engine = close_engine  # False: the engine was handed in, its owner closes
         self.kind = kind  # what this process is, for `duties.py`: app, mcp, helper, cli
         self._duties: Duties | None = None  # made once the engine is open
+        self._stand_in: Duties | None = None  # for an owner that is stopped
+        self._cannot_open = False  # the database could not be opened again after a switch
         self._owner_pass: str | None = None  # the owner's last pass told to the listener
         self._sync_asked = False  # a person asked for a pass (runs here, owner or not)
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
@@ -240,11 +242,7 @@ class Runner:
                 except queue.Empty:
                     item = None
                 if time.monotonic() >= self._next_poll:  # between calls, also when busy
-                    self._let_go_if_asked()
-                    self._notice_elsewhere()
-                    if self._owns_duties():
-                        self._snapshot_if_due()
-                    self._sync_if_due()
+                    self._look_around()
                     self._next_poll = time.monotonic() + self.poll_s
                 if item is None:
                     continue
@@ -260,10 +258,23 @@ class Runner:
                 else:
                     self._call(fn, future, writes)
         finally:
-            if self._duties is not None:
-                self._duties.let_go()  # the next process to look takes the work over
+            self._let_go_of_duties()  # the next process to look takes the work over
             if self._close_engine:
                 self.engine.close()
+
+    def _look_around(self) -> None:
+        """What the runner does at each poll: let go of a database being replaced, notice
+        other processes' writes, and the background work when it is this process's. A bug
+        here is logged and the thread goes on serving (a record planted in the duties file
+        once stopped a server for good)."""
+        try:
+            self._let_go_if_asked()
+            self._notice_elsewhere()
+            if self._owns_duties():
+                self._snapshot_if_due()
+            self._sync_if_due()
+        except Exception:
+            log.exception("a background look failed")
 
     def _open_engine(self) -> bool:
         """Make the engine; while the database is locked (encrypted, its key not at hand) or
@@ -360,12 +371,17 @@ class Runner:
         the problem if the new file cannot be opened (a key not at hand)."""
         try:
             if not self.engine.hand_off():
+                self._cannot_open = False
                 return None
             self._journal = self.engine.journal_head()
             self._seen_version = None
         except MnemoError as exc:
-            log.warning("the database cannot be opened again after a switch: %s", exc)
+            if not self._cannot_open:
+                log.warning("the database cannot be opened again after a switch: %s", exc)
+            self._cannot_open = True  # the background work goes to a process that can
+            self._let_go_of_duties()
             return exc
+        self._cannot_open = False
         self.listener.written_elsewhere([Change("content")])
         if self.model_id:
             self.backfill()
@@ -385,10 +401,29 @@ class Runner:
 
     def _owns_duties(self) -> bool:
         """Whether this process does the database's background work (taking it over when
-        no process does)."""
+        no process does, and standing in for an owner that is stopped); never while its
+        database cannot be opened."""
+        if self._cannot_open:
+            return False
         if self._duties is None:
-            self._duties = Duties(self.engine.database_path, self.kind)
-        return self._duties.held()
+            database = self.engine.database_path
+            self._duties = Duties(database, self.kind)
+            self._stand_in = Duties(database, self.kind, ".duties-standin")
+        if self._duties.held():
+            self._stand_in.let_go()
+            return True
+        record = duties.read(self.engine.database_path)
+        if record and record.get("stopped"):  # Ctrl+Z on its agent: one other stands in
+            if self._stand_in.held():
+                return True
+        else:
+            self._stand_in.let_go()
+        return False
+
+    def _let_go_of_duties(self) -> None:
+        for claim in (self._duties, self._stand_in):
+            if claim is not None:
+                claim.let_go()
 
     def sync_soon(self) -> None:
         """A sync pass at the next poll, whether or not anything moved (the tray's Sync
@@ -447,9 +482,14 @@ class Runner:
         """Tell the listener of a pass made here, and the other processes when this one
         does the background work."""
         owner = self._duties is not None and bool(self._duties.note_pass(summary))
+        standing_in = not owner and self._stand_in is not None and self._stand_in.holding
         log.info(
             "sync pass (%s): wrote %d, read %d, applied %d%s",
-            "this process does the background work" if owner else "asked for here",
+            "this process does the background work"
+            if owner
+            else "standing in for a stopped owner"
+            if standing_in
+            else "asked for here",
             summary["written"],
             summary["read"],
             summary["applied"],
@@ -462,22 +502,14 @@ class Runner:
         waiting, removals held, a problem), once each."""
         record = duties.read(self.engine.database_path)
         last = (record or {}).get("last_pass")
-        if not last or last.get("n") == self._owner_pass:
+        if not last or last["n"] == self._owner_pass:
             return
         first = self._owner_pass is None
-        self._owner_pass = str(last.get("n"))
-        if first and not last.get("problem"):
+        self._owner_pass = last["n"]
+        if first and not last["problem"]:
             return  # (from before this process started: said already, or seen in status)
-        summary = {
-            "written": int(last.get("written") or 0),
-            "read": int(last.get("read") or 0),
-            "applied": int(last.get("applied") or 0),
-            "conflicts": int(last.get("conflicts") or 0),
-            "problem": str(last.get("problem") or ""),
-            "new_devices": [str(d) for d in last.get("new_devices") or []],
-            "held": {str(k): v for k, v in dict(last.get("held") or {}).items()},
-        }
-        self.listener.synced({**summary, "by": str(record.get("kind")), "here": False})
+        summary = {k: last[k] for k in Pass().summary()}
+        self.listener.synced({**summary, "by": record["kind"], "here": False})
 
     def _sync_failed(self, mark: tuple | None, exc: Exception) -> None:
         """Say once why sync cannot run (a folder not mounted); tried again at the next

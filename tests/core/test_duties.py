@@ -8,6 +8,8 @@ real processes are in tests/test_background_owner.py.)"""
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import threading
 
@@ -16,6 +18,7 @@ import pytest
 from app.core import duties
 from app.core.duties import Duties
 from app.core.engine import Engine
+from app.core.errors import LockedError
 from app.core.runner import Listener, Runner
 from app.core.settings import Settings
 from tests.conftest import wait
@@ -167,20 +170,126 @@ def test_no_empty_pass_follows_one_that_wrote(one_database):
     assert len(app_ran) == counted, heard.passes
 
 
-def test_a_record_that_is_not_ours_names_no_owner_and_is_never_followed(tmp_path):
+def test_a_record_that_is_not_ours_names_no_owner(tmp_path):
     database = tmp_path / "mnemo.db"
     lock = duties.lock_path(database)
-    for planted in (b"", b"\x00\x00", b"[1, 2]", b'{"pid": "1; rm -rf"}', b"{" * 100_000):
+    for planted in (b"", b"\x00\x00", b"[1, 2]", b'{"pid": "1; rm -rf"}', b"[" * 100_000):
         lock.write_bytes(planted)
         assert duties.owner(database) is None
-    # a link planted where the record goes is never followed (nor written through)
-    lock.unlink()
+
+
+@pytest.mark.parametrize("planted", ["link", "folder", "pipe"])
+def test_a_lock_file_that_cannot_be_used_leaves_the_work_to_every_process_and_says_so(
+    tmp_path, planted, caplog
+):
+    # Before: a folder, a link or a pipe at the lock's path left the background work to no
+    # process at all (no pass, no snapshot, status said none ran), and a pipe hung
+    # `mnemo sync status` for good
+    database = tmp_path / "mnemo.db"
+    lock = duties.lock_path(database)
     target = tmp_path / "elsewhere"
     target.write_text("theirs")
-    lock.symlink_to(target)
-    claim = Duties(database, "app")
-    assert not claim.held()
-    assert target.read_text() == "theirs"
+    {
+        "link": lambda: lock.symlink_to(target),
+        "folder": lock.mkdir,
+        "pipe": lambda: os.mkfifo(lock),
+    }[planted]()
+    first, second = Duties(database, "app"), Duties(database, "mcp")
+    with caplog.at_level(logging.INFO, logger="app.core.duties"):
+        for _ in range(5):
+            assert first.held() and second.held()  # each does its own, as before issue 43
+    said = [r for r in caplog.records if "cannot be used" in r.getMessage()]
+    assert len(said) == 2  # once per process, not at every poll
+    assert target.read_text() == "theirs"  # never written through
+    found = []
+    reading = threading.Thread(target=lambda: found.append(duties.owner(database)), daemon=True)
+    reading.start()
+    reading.join(5)
+    assert found, "reading the record hung"
+    assert "every Mnemo process" in duties.describe(found[0])
+
+
+def test_a_record_with_fields_of_the_wrong_type_is_read_as_what_it_can_be(tmp_path):
+    database = tmp_path / "mnemo.db"
+    claim = Duties(database, "mcp")
+    assert claim.held()
+    planted = {
+        "pid": os.getpid(),
+        "kind": ["app"],
+        "since": 1e20,
+        "last_pass": {"n": 7, "written": "lots", "held": [1, 2], "problem": {"x": 1}},
+    }
+    data = json.dumps(planted).encode()
+    fd = os.open(duties.lock_path(database), os.O_WRONLY)
+    os.pwrite(fd, data, 0)
+    os.ftruncate(fd, len(data))
+    os.close(fd)
+    seen = duties.owner(database)
+    assert seen["kind"] == "?" and seen["since"] == 0.0
+    assert seen["last_pass"]["written"] == 0 and seen["last_pass"]["held"] == {}
+    assert seen["last_pass"]["problem"] == "" and seen["last_pass"]["n"] == ""
+    assert duties.describe(seen).startswith("Background passes: a Mnemo process")  # no error
+    claim.let_go()
+
+
+def test_a_runner_hearing_of_a_planted_pass_goes_on_serving(one_database):
+    # Before: a well-formed record with a count that was not a number raised in the
+    # runner's poll and ended its thread: that MCP server never answered again
+    start, _, database = one_database
+    owner = Duties(database, "mcp")
+    assert owner.held()
+    owner.note_pass({"written": 1, "read": 0, "applied": 0, "conflicts": 0, "problem": ""})
+    app, heard, _ = start("app")
+    fd = os.open(duties.lock_path(database), os.O_WRONLY)
+    data = json.dumps(
+        {
+            "pid": os.getpid(),
+            "kind": "mcp",
+            "last_pass": {"n": "y", "written": "lots", "held": [1], "problem": "planted"},
+        }
+    ).encode()
+    os.pwrite(fd, data, 0)
+    os.ftruncate(fd, len(data))
+    os.close(fd)
+    wait(lambda: any(p["problem"] == "planted" for p in heard.passes), 10, "the planted pass")
+    told = next(p for p in heard.passes if p["problem"] == "planted")
+    assert told["written"] == 0 and told["held"] == {} and not told["here"]
+    assert app.submit(lambda e: e.count()).result(10) >= 0  # still serving
+    owner.let_go()
+
+
+def test_an_owner_whose_lock_file_was_removed_gives_way_to_the_one_there_now(tmp_path):
+    # Before: removing the file while its owner ran let a second process lock a new one,
+    # and both made passes
+    database = tmp_path / "mnemo.db"
+    first, second = Duties(database, "app"), Duties(database, "mcp")
+    assert first.held()
+    duties.lock_path(database).unlink()
+    assert second.held()
+    assert not first.held()
+    assert duties.owner(database)["kind"] == "mcp"
+    second.let_go()
+    assert first.held()
+
+
+def test_a_runner_that_cannot_open_the_database_again_lets_another_do_the_work(one_database):
+    # Before: an owner whose database was encrypted meanwhile (its key not at hand) kept
+    # the lock; no other process synced, and its "connection closed" reached the tray
+    start, from_laptop, database = one_database
+    blocked = threading.Event()
+
+    def cannot_open():
+        raise LockedError("the database is encrypted with a passphrase, and none was given")
+
+    app, _, app_ran = start("app")
+    wait(lambda: app_ran, 10, "the app's first pass")
+    app.submit(lambda e: setattr(e, "hand_off", cannot_open)).result(10)
+    blocked.set()
+    mcp, _, mcp_ran = start("mcp")
+    wait(lambda: (duties.owner(database) or {}).get("kind") == "mcp", 10, "the MCP server")
+    memory_id = from_laptop("Written while the app cannot open the database.")
+    wait(lambda: _arrived(mcp, memory_id), 20, "the laptop's note through the MCP server")
+    assert mcp_ran
 
 
 def test_the_claim_is_given_back_and_taken_by_the_next(tmp_path):
