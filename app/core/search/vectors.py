@@ -9,31 +9,22 @@ is scanned as int8 (each row scaled by its own largest number) with NumKong's SI
 and the best candidates are rescored exactly from the database's own rows, read by rowid
 (SQLite's incremental blob reads: 0.6 µs a row). Its int8 rows are kept beside the database
 (`mnemo.db.vectors/`, a quarter of float32's bytes) and memory-mapped at the next start:
-reading 100k vectors back from SQLite and quantizing them took about a second. The copy is
-never trusted blindly: it is used only while the database's generation is the one it was
-written at, its last embedding row still holds the same vector, sampled rows are the
-quantized database rows, and rows added since are read from the database.
+reading 100k vectors back from SQLite and quantizing them took about a second. The copy
+(`vector_copy.py`) is never trusted blindly: it is used only while it still describes the
+database, and rows added since are read from the database.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
 import logging
-import os
-import re
-import secrets
-import stat
-import zlib
 from pathlib import Path
 
 import numpy as np
 
-from app.core import paths
 from app.core.search.ranking import cosine_crowd
 from app.core.search.rows import Rows, give_back, quantize
-from app.core.storage.store import Store, decode_vector, decode_vectors
+from app.core.search.vector_copy import VectorCopy
+from app.core.storage.store import Store, decode_vectors
 
 try:  # SIMD int8 dot products; without it every collection is scanned in float32
     import numkong
@@ -50,8 +41,6 @@ RESCORE = 256
 CROWD_SAMPLE = 16_384
 TOP_SAMPLE = 4096  # values sampled for the cut `largest` partitions above
 SCAN_BLOCK = 65_536  # int8 rows scored at a time (their scores stay in the cache)
-CACHE_FORMAT = 2  # 1: float32 rows (a second copy of every vector); 2: int8 rows and scales
-SEAL_MAGIC = b"MNEMO-SEALED-VECTORS-1\n"
 READ_BATCH = 8192  # vector rows read from the database at a time
 DECODE_BLOCK = 4096  # of them decoded to float32 (and quantized) at a time
 # After reading this many rows (in one read or several) the C heap's free memory goes back
@@ -64,103 +53,9 @@ TRIM_AFTER = 1024
 # start (rewriting 40 MB after each `mnemo remember` at 100k memories would cost more).
 REWRITE_ABOVE = 10_000
 REWRITE_SHARE = 20
-# At open the copy is checked on SAMPLE_AT_OPEN rows against the database (one statement;
-# each row a random read of a cold disk: 32 of them took 74 ms at 100k), and whole (a CRC of
-# every array, 4 GB/s, reading the rows the first scan reads anyway) when its int8 rows are
-# at most CHECK_WHOLE_BELOW bytes (about 170,000 memories); `mnemo doctor` checks all.
-SAMPLE_AT_OPEN = 16
-CHECK_WHOLE_BELOW = 64 << 20
 # The int8 scores of two rows are within about 0.01 of their cosine (0.003 typical): the
 # duplicate finder confirms every pair within this of its threshold on the exact rows.
 NEAR_MARGIN = 0.02
-
-
-def _regular(path: Path) -> bool:
-    """Whether `path` is a regular file (not a FIFO, a device or a link to one)."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
-
-
-SEAL_BLOCK = 65536  # rows sealed together (AES-256-GCM, a nonce and a tag each)
-
-
-def _seal_aad(index: int, rows: int, dim: int, dtype: str) -> bytes:
-    return f"mnemo vector copy|{dtype}|block {index}|{rows}x{dim}".encode()
-
-
-def _write_sealed(f, blocks, key: bytes, dim: int, dtype: str) -> None:
-    """Write row blocks sealed by `key` (an encrypted database's copy: ADR 0014)."""
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-    aead = AESGCM(key)
-    f.write(SEAL_MAGIC)
-    index, pending, held = 0, [], 0
-
-    def seal(rows: np.ndarray) -> None:
-        nonlocal index
-        nonce = secrets.token_bytes(12)
-        f.write(nonce)
-        data = rows.astype(dtype).tobytes()
-        f.write(aead.encrypt(nonce, data, _seal_aad(index, len(rows), dim, dtype)))
-        index += 1
-
-    for block in blocks:  # regrouped: every sealed block but the last holds SEAL_BLOCK rows
-        pending.append(block)
-        held += len(block)
-        while held >= SEAL_BLOCK:
-            joined = np.concatenate(pending) if len(pending) > 1 else pending[0]
-            seal(joined[:SEAL_BLOCK])
-            rest = joined[SEAL_BLOCK:]
-            pending, held = ([rest] if len(rest) else []), len(rest)
-    if held:
-        seal(np.concatenate(pending) if len(pending) > 1 else pending[0])
-
-
-def _read_sealed(path: Path, key: bytes, rows: int, dim: int, dtype: str) -> np.ndarray:
-    """The rows of a sealed copy, unsealed into memory (never a mapping of clear text);
-    InvalidTag (another key, a changed byte) or ValueError when they are not whole."""
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-    aead = AESGCM(key)
-    out = np.empty((rows, dim), dtype=dtype)
-    rows_out = memoryview(out).cast("B")
-    row_bytes = dim * out.itemsize
-    buffer = memoryview(bytearray(min(rows, SEAL_BLOCK) * row_bytes + 16))
-    with open(path, "rb", buffering=0) as f:
-        if f.read(len(SEAL_MAGIC)) != SEAL_MAGIC:
-            raise ValueError("not a sealed vector copy")
-        for index, start in enumerate(range(0, rows, SEAL_BLOCK)):
-            count = min(SEAL_BLOCK, rows - start)
-            nonce = f.read(12)
-            sealed = buffer[: count * row_bytes + 16]
-            if len(nonce) != 12 or f.readinto(sealed) != len(sealed):
-                raise ValueError("the sealed copy is shorter than its rows")
-            # straight into the matrix: no second copy of the rows
-            target = rows_out[start * row_bytes : (start + count) * row_bytes]
-            aead.decrypt_into(nonce, sealed, _seal_aad(index, count, dim, dtype), target)
-        if f.read(1):
-            raise ValueError("the sealed copy is longer than its rows")
-    return out
-
-
-def _crc(blocks, crc: int = 0) -> int:
-    """CRC-32 of arrays in turn (the int8 rows a block at a time, then the scales, seqs and
-    rowids): 4 GB/s."""
-    for block in blocks:
-        crc = zlib.crc32(np.ascontiguousarray(block).data, crc)
-    return crc
-
-
-def _crc_problem(meta: dict, *arrays: np.ndarray) -> str | None:
-    """What the copy's checksum says (None: it matches, or a sealed copy has none)."""
-    if "crc32" not in meta:
-        return None
-    q8, *more = arrays
-    rows = (q8[start : start + 65536] for start in range(0, len(q8), 65536))
-    crc = _crc(more, _crc(rows))
-    return None if crc == meta["crc32"] else "its checksum does not match its rows"
 
 
 class VectorIndex:
@@ -175,11 +70,10 @@ class VectorIndex:
     ):
         self.model_id = model_id
         self.dim = dim
-        self.cache_dir = cache_dir  # None: no copy on disk (tests, a read-only database)
-        # An encrypted database's copy is sealed (AES-256-GCM) and read into memory whole
-        self.seal_key = seal_key
+        # The int8 rows kept beside the database (no `cache_dir`: none; tests, a read-only
+        # database); an encrypted database's is sealed and read into memory whole
+        self.copy = VectorCopy(model_id, dim, cache_dir, seal_key)
         self.loaded_from = ""  # "cache" or "database": how the last full load was made
-        self.damage: str | None = None  # what was wrong with a copy found damaged (rebuilt)
         self._store: Store | None = None  # where rows are read exactly (set by `refresh`)
         self._generation: int | None = None
         self._untrimmed = 0  # rows read since the C heap was last trimmed (TRIM_AFTER)
@@ -334,236 +228,58 @@ class VectorIndex:
             give_back()
             self._untrimmed = 0
 
-    # ---- the copy on disk ----------------------------------------------------------
-    def _meta_path(self) -> Path | None:
-        if self.cache_dir is None:
-            return None
-        return self.cache_dir / (re.sub(r"[^A-Za-z0-9_.-]", "_", self.model_id) + ".json")
-
-    @staticmethod
-    def _row_digest(store: Store, rowid: int) -> str:
-        """A fingerprint of one embedding row's vector ('' if the row is gone)."""
-        blob = store.vector_blob(rowid) if rowid else b""
-        return hashlib.sha256(blob or b"").hexdigest()[:16]
-
-    def _open_copy(self, meta: dict):
-        """(int8 rows, scales, seqs, rowids) of the copy `meta` describes; ValueError when
-        its files are not what it says."""
-        names = (meta["q8"], meta["scale"], meta["seqs"], meta["rowids"])
-        for name in names:
-            if not _regular(self.cache_dir / name):
-                raise ValueError(f"{name} is not a regular file")
-        rows = meta["rows"]
-        if self.seal_key is not None:
-            q8 = _read_sealed(self.cache_dir / names[0], self.seal_key, rows, self.dim, "i1")
-            scale = _read_sealed(self.cache_dir / names[1], self.seal_key, rows, 1, "<f4")
-            scale = scale[:, 0].astype(np.float32)
-        else:
-            q8 = np.load(self.cache_dir / names[0], mmap_mode="r")
-            scale = np.load(self.cache_dir / names[1]).astype(np.float32, copy=False)
-        owner = np.load(self.cache_dir / names[2]).astype(np.int64, copy=False)
-        rowid = np.load(self.cache_dir / names[3]).astype(np.int64, copy=False)
-        if (
-            q8.dtype != np.int8
-            or q8.shape != (rows, self.dim)
-            or scale.shape != (rows,)
-            or owner.shape != (rows,)
-            or rowid.shape != (rows,)
-        ):
-            raise ValueError("its size does not match its description")
-        return q8, scale, owner, rowid
+    # ---- the copy on disk (`vector_copy.py`) -------------------------------------------
+    @property
+    def damage(self) -> str | None:
+        """What was wrong with a copy found damaged (then rebuilt), if one was."""
+        return self.copy.damage
 
     def _load_copy(self, store: Store, top: int, generation: int) -> bool:
         """Map the copy on disk if it still describes this database; False if not."""
-        meta_path = self._meta_path()
-        if meta_path is None or numkong is None or not meta_path.exists():
+        found = self.copy.load(store, top, generation) if numkong is not None else None
+        if found is None:
             return False
-        try:
-            if not _regular(meta_path):  # a FIFO put there would hang the read
-                raise ValueError(f"{meta_path.name} is not a regular file")
-            meta = json.loads(meta_path.read_text())
-            if meta.get("format") != CACHE_FORMAT:  # float32 rows a version before wrote:
-                self.drop_copy()  # a second copy of every vector, made again as int8
-                return False
-            if (
-                bool(meta.get("sealed")) != (self.seal_key is not None)
-                or meta.get("model_id") != self.model_id
-                or meta.get("dim") != self.dim
-                or meta.get("generation") != generation
-                or meta.get("top_rowid", 0) > top
-                or meta.get("last_row") != self._row_digest(store, meta.get("top_rowid", 0))
-            ):
-                return False
-            q8, scale, owner, rowid = self._open_copy(meta)
-            whole = q8.nbytes <= CHECK_WHOLE_BELOW  # a changed byte anywhere is seen: a few
-            problem = _crc_problem(meta, q8, scale, owner, rowid) if whole else None
-            if problem is None:  # rows then say it was made from this very database
-                sample = SAMPLE_AT_OPEN // 4 if whole and "crc32" in meta else SAMPLE_AT_OPEN
-                problem = self._check_rows(store, q8, scale, owner, rowid, sample)
-            if problem is not None:
-                log.warning(
-                    "the vector copy in %s is damaged (%s): rebuilt", self.cache_dir, problem
-                )
-                self.damage = problem
-                return False
-        except Exception as exc:  # noqa: BLE001 - any damage (a mangled header raised
-            # tokenize.TokenError) only means the copy is not used
-            log.info("vector copy in %s not used: %s", self.cache_dir, exc)
-            self.damage = f"it could not be read ({type(exc).__name__})"
-            return False
+        q8, scale, owner, rowid, rows, top_rowid = found
         self._reset()
         self._float = None
-        self._q8_base, self._scale_base, self._n_base = q8, scale, meta["rows"]
+        self._q8_base, self._scale_base, self._n_base = q8, scale, rows
         self._owner, self._rowid = owner, rowid
-        self._n, self._top_rowid = meta["rows"], meta["top_rowid"]
+        self._n, self._top_rowid = rows, top_rowid
         self._saved_rows = self._n
         return True
-
-    def _check_rows(
-        self,
-        store: Store,
-        q8: np.ndarray,
-        scale: np.ndarray,
-        owner: np.ndarray,
-        rowid: np.ndarray,
-        sample: int,
-    ) -> str | None:
-        """What is wrong with the copy's rows, checked on `sample` rows evenly spaced (and the
-        last): each the quantized vector the database holds at its rowid, for its memory
-        and this model. None when nothing is."""
-        rows = len(owner)
-        if not rows:
-            return None
-        picks = np.unique(np.linspace(0, rows - 1, min(sample, rows)).astype(np.int64))
-        held = store.vector_rows_by_id([int(rowid[i]) for i in picks])  # one statement
-        for i in picks.tolist():
-            seq, model_id, blob = held.get(int(rowid[i]), (None, "", b""))
-            if seq != int(owner[i]) or model_id != self.model_id:
-                return f"row {i} is not the database's vector for its memory"
-            try:
-                want_q8, want_scale = quantize(decode_vector(blob, self.dim)[None, :])
-            except ValueError:
-                return f"row {i} is not the database's vector for its memory"
-            if not (np.array_equal(np.asarray(q8[i]), want_q8[0]) and scale[i] == want_scale[0]):
-                return f"row {i} is not the database's vector"
-        return None
 
     def verify(self, store: Store) -> str | None:
         """Every row of the copy on disk checked (`mnemo doctor`): None when it is sound or
         there is none, else what is wrong with it."""
-        meta_path = self._meta_path()
-        if meta_path is None or not meta_path.exists():
-            return None
-        try:
-            if not _regular(meta_path):
-                return f"{meta_path.name} is not a regular file"
-            meta = json.loads(meta_path.read_text())
-            if meta.get("format") != CACHE_FORMAT:
-                return "it is of an older format (float32 rows: a second copy of each vector)"
-            q8, scale, owner, rowid = self._open_copy(meta)
-            if not (np.isfinite(scale).all() and (scale > 0).all()):
-                return "its scales are not all positive numbers"
-            return _crc_problem(meta, q8, scale, owner, rowid) or self._check_rows(
-                store, q8, scale, owner, rowid, 256
-            )
-        except Exception as exc:  # noqa: BLE001 - whatever is wrong, it is damaged
-            return f"it cannot be read ({type(exc).__name__}: {exc})"[:200]
-
-    def close(self) -> None:
-        """Forget the database (the rows stay readable; a new `refresh` gives it again)."""
-        self._store = None
+        return self.copy.verify(store)
 
     def drop_copy(self) -> None:
         """Delete the copy on disk (the next start writes it again from the database)."""
-        meta_path = self._meta_path()
-        if meta_path is None:
-            return
-        for path in [
-            meta_path,
-            *self.cache_dir.glob(f"{meta_path.stem}.*.npy"),
-            *self.cache_dir.glob(f"{meta_path.stem}.*.sealed"),
-        ]:
-            with contextlib.suppress(OSError):
-                path.unlink()
+        self.copy.drop()
 
     def save(self, store: Store) -> None:
         """Write the int8 rows beside the database for the next start (a small collection
-        has no copy: it is read from the database); a read-only or full disk just means no
-        copy. Each write has files of its own, named in the JSON that is renamed into place
-        last, so two processes saving at once never mix their files."""
-        meta_path = self._meta_path()
-        if (
-            meta_path is None
-            or self._generation is None
-            or not self.quantized
-            or self._saved_rows == self._n
-        ):
+        has no copy: it is read from the database; `VectorCopy.write`)."""
+        if self._generation is None or not self.quantized or self._saved_rows == self._n:
             return
         added = self._n - self._saved_rows
         if self._saved_rows >= 0 and self._n > REWRITE_ABOVE and added * REWRITE_SHARE < self._n:
             return  # the copy on disk is close enough: the next start reads the rest
         live = self._owner[: self._n] >= 0
-        stem = f"{meta_path.stem}.{os.getpid()}-{secrets.token_hex(4)}"
-        sealed = self.seal_key is not None
-        meta = {
-            "format": CACHE_FORMAT,
-            "model_id": self.model_id,
-            "dim": self.dim,
-            "generation": self._generation,
-            "top_rowid": self._top_rowid,
-            "last_row": self._row_digest(store, self._top_rowid),
-            "rows": int(live.sum()),
-            "q8": f"{stem}.q8.sealed" if sealed else f"{stem}.q8.npy",
-            "scale": f"{stem}.scale.sealed" if sealed else f"{stem}.scale.npy",
-            "seqs": f"{stem}.seq.npy",
-            "rowids": f"{stem}.rowid.npy",
-        }
-        if sealed:
-            meta["sealed"] = True
         kept = {  # what is written besides the rows, each once
             "scale": self._scales()[live],
             "seqs": np.ascontiguousarray(self._owner[: self._n][live]),
             "rowids": np.ascontiguousarray(self._rowid[: self._n][live]),
         }
-        written: list[Path] = []
-        try:
-            paths.private_dir(self.cache_dir)
-            written.append(self.cache_dir / meta["q8"])
-            with os.fdopen(paths.private_file(written[-1]), "wb") as f:
-                if sealed:  # its tags check it: no checksum of the rows
-                    blocks = self._live_blocks(live, SEAL_BLOCK)
-                    _write_sealed(f, blocks, self.seal_key, self.dim, "i1")
-                else:
-                    header = {"descr": "|i1", "fortran_order": False,
-                              "shape": (meta["rows"], self.dim)}  # fmt: skip
-                    np.lib.format.write_array_header_1_0(f, header)
-                    crc = 0
-                    for block in self._live_blocks(live, 16384):  # never a second copy
-                        f.write(block.data)
-                        crc = _crc([block], crc)
-                    meta["crc32"] = _crc(kept.values(), crc)
-            for key, values in kept.items():
-                written.append(self.cache_dir / meta[key])
-                with os.fdopen(paths.private_file(written[-1]), "wb") as f:
-                    if sealed and key == "scale":
-                        _write_sealed(f, [values[:, None]], self.seal_key, 1, "<f4")
-                    else:
-                        np.save(f, values)
-            paths.replace_file(meta_path, lambda f: json.dump(meta, f))
+        rows, top = int(live.sum()), self._top_rowid
+        if self.copy.write(
+            store, self._generation, top, rows, kept, lambda size: self._live_blocks(live, size)
+        ):
             self._saved_rows = self._n
-        except Exception as exc:  # noqa: BLE001 - a cache: any failure means no copy
-            log.info("vector copy not written to %s: %s", self.cache_dir, exc)
-            for path in written:
-                with contextlib.suppress(OSError):
-                    path.unlink(missing_ok=True)
-            return
-        # Older copies of this model go (a reader that mapped one keeps its mapping).
-        kept = {meta[key] for key in ("q8", "scale", "seqs", "rowids")}
-        for pattern in (f"{meta_path.stem}.[0-9]*-*.npy", f"{meta_path.stem}.[0-9]*-*.sealed"):
-            for old in self.cache_dir.glob(pattern):
-                if old.name not in kept:
-                    with contextlib.suppress(OSError):
-                        old.unlink()
+
+    def close(self) -> None:
+        """Forget the database (the rows stay readable; a new `refresh` gives it again)."""
+        self._store = None
 
     def _live_blocks(self, live: np.ndarray, size: int):
         """The int8 rows still in use, `size` rows at a time (each one array)."""
@@ -845,8 +561,8 @@ class VectorIndex:
         approximate = self._approximate(query) if self._n else None
         seqs, best = approximate if approximate is not None else self.scores(query)
         if not np.isfinite(best).all():  # damage the checks at open did not sample
-            log.warning("the vector copy in %s holds non-finite numbers: dropped", self.cache_dir)
-            self.damage = "it held numbers that are not finite"
+            log.warning("the vector copy in %s holds non-finite numbers: dropped", self.copy.folder)
+            self.copy.damage = "it held numbers that are not finite"
             self.drop_copy()
             best = np.nan_to_num(best, nan=-1.0, posinf=-1.0, neginf=-1.0)
         crowd = cosine_crowd(_sample(best))
