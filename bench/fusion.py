@@ -29,9 +29,11 @@ def candidates(engine, queries) -> list[dict]:
     for qid, text in queries.items():
         qvec = meaning.embedder.embed_query(text)
         hits, lookup = meaning.index.top(qvec, 50, None, engine.settings["min_similarity"])
-        plan = store.keyword_plan(text)
+        plan = store.keywords.plan(text)
         keyword = (
-            dict(store.keyword_search(plan.expression, Filters(), 50, common_only=plan.common_only))
+            dict(
+                store.keywords.search(plan.expression, Filters(), 50, common_only=plan.common_only)
+            )
             if plan.expression
             else {}
         )

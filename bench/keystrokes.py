@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.keystrokes [--sizes 100000 1000000] [--before REV]
 
-The popup searches at every keystroke: `Store.keyword_plan(text, prefix=True)` and the
+The popup searches at every keystroke: `KeywordIndex.plan(text, prefix=True)` and the
 keyword searches a hybrid recall makes of it (the word being typed as a prefix, and as
 itself). bench.speed's 12 queries are typed a letter at a time on bench.keywords' tiers;
 the answers a keystroke leaves are kept for the next (as in the app), forgotten before
@@ -33,12 +33,12 @@ store = Store(Database(paths.database_path()))
 
 
 def keystroke(text):
-    plan = store.keyword_plan(text, prefix=True)
+    plan = store.keywords.plan(text, prefix=True)
     if plan.expression:
-        store.keyword_search(plan.expression, Filters(), 50, common_only=plan.common_only,
+        store.keywords.search(plan.expression, Filters(), 50, common_only=plan.common_only,
                              parts=plan.parts)
     if plan.exact_expression:
-        store.keyword_search(plan.exact_expression, Filters(), 50, parts=plan.exact_parts)
+        store.keywords.search(plan.exact_expression, Filters(), 50, parts=plan.exact_parts)
 
 
 for q in queries:  # the pages read once
@@ -49,7 +49,7 @@ for _ in range(3):
     times = []
     for q in queries:
         store._keyword_version = None  # a query typed afresh: nothing kept
-        store._lexicon._docs_at = None
+        store.keywords._lexicon._docs_at = None
         for i in range(1, len(q) + 1):
             started = time.process_time()
             keystroke(q[:i])

@@ -6,7 +6,7 @@ bench.speed's synthetic memories (20-60 words of a Zipf vocabulary; topic words 
 200+), texts only, built once into bench/.cache/keywords-N. Per query, CPU ms of this
 process (median over rounds), quiet and with one core busy:
 
-- **Mnemo**: the keyword stage of a recall, `Store.keyword_plan` and `Store.keyword_search`
+- **Mnemo**: the keyword stage of a recall, `KeywordIndex.plan` and `KeywordIndex.search`
   for 50, with its word counts and answers forgotten before each query (a query typed
   afresh; typing again hits both);
 - **before**: the same with every match ranked (`parts=None`: not narrowed), the code before
@@ -66,17 +66,17 @@ def _cpu_ms(fn) -> float:
 def _measure(store, queries: list[str], rounds: int) -> dict[str, dict[str, list[float]]]:
     from app.core.storage.store import Filters
 
-    plans = {q: store.keyword_plan(q) for q in queries}
+    plans = {q: store.keywords.plan(q) for q in queries}
     sides: dict[str, dict[str, list[float]]] = {
         s: {q: [] for q in queries} for s in ("mnemo", "wall", "before", "bare250", "bare50")
     }
 
     def stage(q: str, narrow: bool) -> None:
-        store._lexicon._docs_at = None  # word counts forgotten: the query typed afresh
+        store.keywords._lexicon._docs_at = None  # word counts forgotten: the query typed afresh
         store._keyword_version = None  # and no answer kept
-        plan = store.keyword_plan(q)
+        plan = store.keywords.plan(q)
         if plan.expression:
-            store.keyword_search(
+            store.keywords.search(
                 plan.expression,
                 Filters(),
                 K,
@@ -109,10 +109,10 @@ def _agreement(store, queries: list[str]) -> float:
 
     same = []
     for q in queries:
-        plan = store.keyword_plan(q)
+        plan = store.keywords.plan(q)
         store._keyword_version = None
-        narrowed = store.keyword_search(plan.expression, Filters(), K, parts=plan.parts)
-        whole = store.keyword_search(plan.expression, Filters(), K, parts=None)
+        narrowed = store.keywords.search(plan.expression, Filters(), K, parts=plan.parts)
+        whole = store.keywords.search(plan.expression, Filters(), K, parts=None)
         same.append(len({s for s, _ in narrowed} & {s for s, _ in whole}))
     return statistics.mean(same)
 

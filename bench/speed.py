@@ -183,7 +183,7 @@ def measure_size(n: int) -> dict:
     matches = [
         engine._db.query(
             "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
-            (engine._store.keyword_plan(q).expression,),
+            (engine._store.keywords.plan(q).expression,),
         )[0][0]
         for q in QUERIES
     ]
@@ -245,10 +245,10 @@ def stages(engine, queries: list[str] = QUERIES) -> dict:
             qvec = embedder.embed_query(q)
             times["embed"].append(time.perf_counter() - t)
             t = time.perf_counter()
-            plan = store.keyword_plan(q)
+            plan = store.keywords.plan(q)
             keyword = []
             if plan.expression:
-                keyword = store.keyword_search(plan.expression, Filters(), 50)
+                keyword = store.keywords.search(plan.expression, Filters(), 50)
             times["fts"].append(time.perf_counter() - t)
             t = time.perf_counter()
             hits, _ = index.top(qvec, 50, None, minimum)

@@ -7,8 +7,8 @@ CPU ms of this thread, medians over bench.speed's 12 queries (keywords) or 8 ran
 queries (vectors) and `--runs` rounds, quiet and with one core busy.
 
 - **Keyword stage at 10k** (bench.keywords' collection, its word counts and answers
-  forgotten before each query, as there): the plan (`Store.keyword_plan`), of it the count
-  of each word's memories (one fts5vocab query), the search (`Store.keyword_search`), of it
+  forgotten before each query, as there): the plan (`KeywordIndex.plan`), of it the count
+  of each word's memories (one fts5vocab query), the search (`KeywordIndex.search`), of it
   the FTS5 query alone with its two bm25() a row (the text's own score for the labels'
   share) and with one; bare FTS5 (one bm25(), the 200 rows Mnemo reads) is the reference.
 - **Vector stage at 300k and 1M** (bench.vectors' collections): `VectorIndex.top`, of it the
@@ -47,7 +47,8 @@ def _cpu(fn) -> float:
 
 def _keyword_rows(runs: int, load: str) -> list[tuple]:
     from app.core.storage.db import Database
-    from app.core.storage.store import KEYWORD_COLUMN_WEIGHTS, Filters, Store, _bm25_weights
+    from app.core.storage.keywords import KEYWORD_COLUMN_WEIGHTS, _bm25_weights
+    from app.core.storage.store import Filters, Store
 
     home, _ = keywords_home(10_000)  # bench.keywords' collection, built once if missing
     work = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
@@ -81,13 +82,13 @@ def _keyword_rows(runs: int, load: str) -> list[tuple]:
     try:
         for _ in range(runs):
             for q in QUERIES:
-                store._lexicon._docs_at = None  # as bench.keywords: the query typed afresh
+                store.keywords._lexicon._docs_at = None  # as bench.keywords: the query typed afresh
                 store._keyword_version = None
                 held = {}
-                plan_ms = _cpu(lambda q=q, held=held: held.update(plan=store.keyword_plan(q)))
+                plan_ms = _cpu(lambda q=q, held=held: held.update(plan=store.keywords.plan(q)))
                 plan = held["plan"]
                 search_ms = _cpu(
-                    lambda p=plan: store.keyword_search(
+                    lambda p=plan: store.keywords.search(
                         p.expression, Filters(), K, common_only=p.common_only, parts=p.parts
                     )
                 )

@@ -41,7 +41,7 @@ HOSTILE = [
 
 
 def _plan(store, text, prefix=False):
-    return store.keyword_plan(text, prefix=prefix).expression
+    return store.keywords.plan(text, prefix=prefix).expression
 
 
 def test_the_plan_quotes_every_phrase_and_drops_operators(store):
@@ -69,7 +69,7 @@ def test_hostile_strings_run_as_match_without_error(store):
         for prefix in (False, True):
             expression = _plan(store, text, prefix=prefix)
             if expression is not None:
-                store.keyword_search(expression, Filters(), 10)
+                store.keywords.search(expression, Filters(), 10)
 
 
 @settings(
@@ -83,7 +83,7 @@ def test_any_text_is_a_valid_match_expression(store, text):
     expression = _plan(store, text, prefix=True)
     if expression is not None:
         assert expression.startswith('"')
-        store.keyword_search(expression, Filters(), 5)
+        store.keywords.search(expression, Filters(), 5)
 
 
 def _ids(store, hits) -> set[str]:
@@ -102,22 +102,22 @@ def _deploy_notes(store, n: int = 40) -> list[Memory]:
 def test_a_word_in_most_memories_is_not_searched_next_to_a_rarer_one(store):
     # GIVEN 40 memories that all say "deploy" and 2 that say "rollback"
     notes = _deploy_notes(store)
-    plan = store.keyword_plan("deploy rollback")
+    plan = store.keywords.plan("deploy rollback")
     # THEN FTS5 is asked for "rollback" only: ranking every memory for "deploy" would
     # change no order (its idf is FTS5's floor) and costs a pass over the whole index
     assert plan.expression == '"rollback"' and not plan.common_only
-    hits = store.keyword_search(plan.expression, Filters(), 10)
+    hits = store.keywords.search(plan.expression, Filters(), 10)
     assert _ids(store, hits) == {notes[5].id, notes[30].id}
 
 
 def test_a_query_of_only_common_words_ranks_a_bounded_pool_of_the_newest(store, monkeypatch):
-    from app.core.storage import store as store_module
+    from app.core.storage import keywords as keywords_module
 
     notes = _deploy_notes(store)
-    plan = store.keyword_plan("deploy number")
+    plan = store.keywords.plan("deploy number")
     assert plan.common_only and plan.expression is not None
-    monkeypatch.setattr(store_module, "COMMON_POOL", 10)
-    hits = store.keyword_search(plan.expression, Filters(), 3, common_only=True)
+    monkeypatch.setattr(keywords_module, "COMMON_POOL", 10)
+    hits = store.keywords.search(plan.expression, Filters(), 3, common_only=True)
     # only the 12 newest (max(pool, 4 × limit)) were ranked: the rest were never scored
     newest = {m.id for m in notes[-12:]}
     assert len(hits) == 3 and _ids(store, hits) <= newest
@@ -125,7 +125,7 @@ def test_a_query_of_only_common_words_ranks_a_bounded_pool_of_the_newest(store, 
 
 
 def test_labels_count_once_next_to_the_text_and_fully_alone_on_every_path(store):
-    from app.core.storage.store import LABEL_SHARE
+    from app.core.storage.keywords import LABEL_SHARE
 
     store = store
     both = store.insert(Memory(id="", text="tarragon goes in the sauce", keywords=["tarragon"]))
@@ -146,7 +146,7 @@ def test_labels_count_once_next_to_the_text_and_fully_alone_on_every_path(store)
     assert raw[seq[alone.id]][1] == 0  # only its labels match
     for filters, common in ((Filters(), False), (Filters(category="note"), False),
                             (Filters(), True)):  # fmt: skip
-        hits = dict(store.keyword_search('"tarragon"', filters, 10, common_only=common))
+        hits = dict(store.keywords.search('"tarragon"', filters, 10, common_only=common))
         # the labels repeat the text's word: counted a quarter, not twice over
         assert hits[seq[both.id]] == pytest.approx(t + LABEL_SHARE * (f - t))
         # a keyword given to a memory whose text lacks it still counts in full
@@ -165,12 +165,12 @@ def test_a_label_the_text_lacks_counts_in_full_next_to_a_word_the_text_holds(sto
         [Memory(id="", text=f"filler note {i}" + (" deploy" if i < 7 else "")) for i in range(22)]
     )
     seq = dict(store.db.query("SELECT id, seq FROM memories"))
-    hits = store.keyword_search('"orion" OR "deploy"', Filters(), 10)
+    hits = store.keywords.search('"orion" OR "deploy"', Filters(), 10)
     assert [s for s, _ in hits][:2] == [seq[both.id], seq[label.id]]
     # while a label that repeats a word of the text still counts a quarter
     dup = store.insert(Memory(id="", text="orion deploy notes", keywords=["orion"]))
     seq = dict(store.db.query("SELECT id, seq FROM memories"))
-    scores = dict(store.keyword_search('"orion" OR "deploy"', Filters(), 10))
+    scores = dict(store.keywords.search('"orion" OR "deploy"', Filters(), 10))
     assert scores[seq[dup.id]] > scores[seq[both.id]] > scores[seq[label.id]]
 
 
@@ -179,14 +179,14 @@ def test_many_matches_are_ranked_within_sqlites_variable_limit(store, monkeypatc
     # trash in one IN (…) passed SQLite's limit of 32,766 variables and failed.
     import apsw
 
-    from app.core.storage import store as store_module
+    from app.core.storage import db as db_module
 
     store = store
     store.insert_many([Memory(id="", text=f"zebra sighting number {i}") for i in range(300)])
     store.insert_many([Memory(id="", text=f"other note {i}") for i in range(400)])
     store.db.conn.limit(apsw.SQLITE_LIMIT_VARIABLE_NUMBER, 100)
-    monkeypatch.setattr(store_module, "IN_SLICE", 90)
-    hits = store.keyword_search('"zebra"', Filters(), 250)
+    monkeypatch.setattr(db_module, "IN_SLICE", 90)
+    hits = store.keywords.search('"zebra"', Filters(), 250)
     assert len(hits) == 250
 
 
@@ -217,16 +217,18 @@ def test_a_word_being_typed_that_no_memory_holds_leaves_the_exact_search_alike(s
     # keystroke at a million). Left out, the expression is the same and its answer kept.
     for text in ("deploy the login page", "deploy again after lunch", "login issues today"):
         store.insert(Memory(id="", text=text))
-    plans = [store.keyword_plan(typed, prefix=True) for typed in ("deploy lo", "deploy logi")]
+    plans = [store.keywords.plan(typed, prefix=True) for typed in ("deploy lo", "deploy logi")]
     for plan in plans:
         assert plan.expression is not None and "*" in plan.expression
         assert plan.exact_expression == '"deploy"'
         assert [phrase for phrase, _ in plan.exact_parts] == ['"deploy"']
     # a word typed whole is still searched as itself
-    assert '"login"' in store.keyword_plan("deploy login", prefix=True).exact_expression
+    assert '"login"' in store.keywords.plan("deploy login", prefix=True).exact_expression
     # and what the exact search finds is what it found: the memories holding deploy
-    before = store.keyword_search('"deploy" OR "lo"', Filters(), 10)
-    now = store.keyword_search(plans[0].exact_expression, Filters(), 10, parts=plans[0].exact_parts)
+    before = store.keywords.search('"deploy" OR "lo"', Filters(), 10)
+    now = store.keywords.search(
+        plans[0].exact_expression, Filters(), 10, parts=plans[0].exact_parts
+    )
     assert now == before and len(now) == 2
 
 

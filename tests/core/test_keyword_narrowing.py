@@ -88,27 +88,27 @@ def _ranked(statements: list[tuple[str, tuple]]) -> list[str]:
 
 
 def test_a_narrowed_search_ranks_as_the_full_ranking_does(store):
-    plan = store.keyword_plan("alpha bravo delta zircon")
+    plan = store.keywords.plan("alpha bravo delta zircon")
     assert sum(docs for _, docs in plan.parts) > fts.SCORE_ALL
     seen = _statements(store)
-    narrowed = store.keyword_search(plan.expression, Filters(), 3, parts=plan.parts)
+    narrowed = store.keywords.search(plan.expression, Filters(), 3, parts=plan.parts)
     store.db.conn.exec_trace = None
     assert _ranked(seen) == fts.narrowing(plan.parts, plan.total, 15)
     assert len(_ranked(seen)) == 4  # zircon; with the others; bravo, then alpha with others
-    whole = store.keyword_search(plan.expression, Filters(), 3, parts=None)
+    whole = store.keywords.search(plan.expression, Filters(), 3, parts=None)
     assert narrowed == whole
     texts = store.by_seqs([seq for seq, _ in narrowed])
     assert all("zircon" in texts[seq].text for seq, _ in narrowed)
 
 
 def test_a_narrowed_search_with_filters_ranks_as_the_full_ranking_does(store):
-    plan = store.keyword_plan("alpha bravo")
+    plan = store.keywords.plan("alpha bravo")
     filters = Filters(include_deleted=True)
     seen = _statements(store)
-    narrowed = store.keyword_search(plan.expression, filters, 3, parts=plan.parts)
+    narrowed = store.keywords.search(plan.expression, filters, 3, parts=plan.parts)
     store.db.conn.exec_trace = None
     assert _ranked(seen) == ['"bravo" AND "alpha"']
-    whole = store.keyword_search(plan.expression, filters, 3, parts=None)
+    whole = store.keywords.search(plan.expression, filters, 3, parts=None)
     assert narrowed == whole
     texts = store.by_seqs([seq for seq, _ in narrowed], filters)
     assert all("alpha" in texts[s].text and "bravo" in texts[s].text for s, _ in narrowed)
@@ -117,15 +117,15 @@ def test_a_narrowed_search_with_filters_ranks_as_the_full_ranking_does(store):
 def test_too_few_narrowed_rows_ranks_every_match(store):
     # charlie and delta are never together (the estimate takes them for independent), so
     # the narrowed rows are zircon's 6, fewer than the pool: every match is ranked.
-    plan = store.keyword_plan("charlie delta zircon")
+    plan = store.keywords.plan("charlie delta zircon")
     assert fts.narrowing(plan.parts, plan.total, 15) is not None
     seen = _statements(store)
-    hits = store.keyword_search(plan.expression, Filters(), 3, parts=plan.parts)
+    hits = store.keywords.search(plan.expression, Filters(), 3, parts=plan.parts)
     store.db.conn.exec_trace = None
     narrow = fts.narrowing(plan.parts, plan.total, 15)
     assert _ranked(seen) == [*narrow, plan.expression]
     assert len(hits) == 3
-    assert hits == store.keyword_search(plan.expression, Filters(), 3, parts=None)
+    assert hits == store.keywords.search(plan.expression, Filters(), 3, parts=None)
 
 
 def test_recall_at_scale_finds_the_memory_holding_every_word(store, monkeypatch):
@@ -141,26 +141,26 @@ def test_recall_at_scale_finds_the_memory_holding_every_word(store, monkeypatch)
 
 
 def test_trash_seen_between_searches_and_from_another_connection(store):
-    plan = store.keyword_plan("zircon")
-    first = store.keyword_search(plan.expression, Filters(), 10)
+    plan = store.keywords.plan("zircon")
+    first = store.keywords.search(plan.expression, Filters(), 10)
     assert len(first) == 6
     victim = store.by_seqs([first[0][0]])[first[0][0]]
     store.set_deleted([victim.id], True)
-    after = store.keyword_search(plan.expression, Filters(), 10)
+    after = store.keywords.search(plan.expression, Filters(), 10)
     assert first[0][0] not in dict(after) and len(after) == 5
     other = Store(Database(paths.database_path()))  # another process's connection
     second = store.by_seqs([after[0][0]])[after[0][0]]
     other.set_deleted([second.id], True)
     other.db.close()
-    assert after[0][0] not in dict(store.keyword_search(plan.expression, Filters(), 10))
+    assert after[0][0] not in dict(store.keywords.search(plan.expression, Filters(), 10))
 
 
 def test_word_counts_follow_writes_from_another_connection(store):
-    assert store.keyword_plan("quokka").phrases[0].docs == 0
+    assert store.keywords.plan("quokka").phrases[0].docs == 0
     other = Store(Database(paths.database_path()))
     other.insert(Memory(id="", text="a quokka in the garden"))
     other.db.close()
-    assert store.keyword_plan("quokka").phrases[0].docs == 1
+    assert store.keywords.plan("quokka").phrases[0].docs == 1
 
 
 @pytest.mark.parametrize("own", [True, False])
@@ -170,18 +170,18 @@ def test_common_words_score_as_fts5_bm25_without_counting_their_memories(
     # Every memory holds both words (each in half the memories or more): in a large
     # collection they are ranked by Mnemo's own scorer, which must give FTS5's bm25() to
     # the last digit, labels apart; in a small one by bm25() itself.
-    from app.core.storage import store as store_module
+    from app.core.storage import keywords as keywords_module
 
-    monkeypatch.setattr(store_module, "OWN_SCORER_ABOVE", 0 if own else 10**9)
+    monkeypatch.setattr(keywords_module, "OWN_SCORER_ABOVE", 0 if own else 10**9)
     s = Store(Database(paths.database_path()))
     seen = _statements(s)
     for i in range(30):
         body = "common word " * (1 + i % 4) + " ".join(f"w{i}x{j}" for j in range(i % 7))
         s.insert(Memory(id="", text=body, title="common" if i % 3 else "", tags=["word"]))
     s.set_keywords(s.by_seqs([3])[3].id, ["common"])
-    plan = s.keyword_plan("common word")
+    plan = s.keywords.plan("common word")
     assert plan.common_only
-    hits = s.keyword_search(plan.expression, Filters(), 30, common_only=True, parts=plan.parts)
+    hits = s.keywords.search(plan.expression, Filters(), 30, common_only=True, parts=plan.parts)
     assert any(fts.SCORER in sql for sql, _ in seen) == own
     s.db.conn.exec_trace = None
     expected = s.db.query(
@@ -201,7 +201,7 @@ def test_very_common_words_are_counted_from_a_sample_in_a_large_collection(store
     monkeypatch.setattr(fts, "SAMPLED_ABOVE", 100)
     monkeypatch.setattr(fts, "SAMPLE_WIDTH", 40)
     seen = _statements(store)
-    plan = store.keyword_plan("note zircon alpha")
+    plan = store.keywords.plan("note zircon alpha")
     store.db.conn.exec_trace = None
     docs = {p.words[0]: p.docs for p in plan.phrases}
     assert docs["zircon"] == 6  # rare in the sample: counted exactly
@@ -214,11 +214,11 @@ def test_very_common_words_are_counted_from_a_sample_in_a_large_collection(store
 
 def test_short_prefixes_are_words_in_a_large_collection(store, monkeypatch):
     assert [fts.shortest_prefix(n) for n in (5_000, 50_000, 1_000_000)] == [1, 2, 3]
-    assert store.keyword_plan("zi", prefix=True).expression == '"zi" *'  # 600 memories
+    assert store.keywords.plan("zi", prefix=True).expression == '"zi" *'  # 600 memories
     monkeypatch.setattr(fts, "shortest_prefix", lambda total: 3)
-    assert store.keyword_plan("zi", prefix=True).expression is None  # no word `zi`
-    assert store.keyword_plan("zir", prefix=True).expression == '"zir" *'
-    assert store.keyword_plan("a", prefix=True).expression is None  # a stop word, dropped
+    assert store.keywords.plan("zi", prefix=True).expression is None  # no word `zi`
+    assert store.keywords.plan("zir", prefix=True).expression == '"zir" *'
+    assert store.keywords.plan("a", prefix=True).expression is None  # a stop word, dropped
 
 
 def test_phrases_about_as_common_are_treated_alike():
@@ -229,7 +229,7 @@ def test_phrases_about_as_common_are_treated_alike():
 
 
 def test_own_scorer_only_for_single_words_that_hold_the_idf_floor():
-    from app.core.storage.store import _own_scorer
+    from app.core.storage.keywords import _own_scorer
 
     assert _own_scorer([('"common"', 900_000), ('"word"', 800_000)], 1_000_000)
     assert not _own_scorer([('"common"', 900_000)], 10_000)  # small: FTS5's bm25() is cheaper
@@ -240,24 +240,24 @@ def test_own_scorer_only_for_single_words_that_hold_the_idf_floor():
 
 def test_a_prefix_is_as_long_as_its_stem(store, monkeypatch):
     store.insert(Memory(id="", text="water the plants"))
-    assert store.keyword_plan("was", prefix=True).expression == '"was" *'  # `wa*`: water
+    assert store.keywords.plan("was", prefix=True).expression == '"was" *'  # `wa*`: water
     monkeypatch.setattr(fts, "shortest_prefix", lambda total: 3)
-    assert store.keyword_plan("was", prefix=True).expression is None  # `wa*`: 2 letters
-    assert store.keyword_plan("note", prefix=True).expression == '"note" *'
+    assert store.keywords.plan("was", prefix=True).expression is None  # `wa*`: 2 letters
+    assert store.keywords.plan("note", prefix=True).expression == '"note" *'
 
 
 def test_nothing_read_in_a_rolled_back_write_is_kept(store):
-    plan = store.keyword_plan("zircon")
-    seq = store.keyword_search(plan.expression, Filters(), 10)[0][0]
+    plan = store.keywords.plan("zircon")
+    seq = store.keywords.search(plan.expression, Filters(), 10)[0][0]
     victim = store.by_seqs([seq])[seq]
     with pytest.raises(RuntimeError), store.db.write():
         store.set_deleted([victim.id], True)
         store.insert(Memory(id="", text="a quokka in the garden"))
-        assert seq not in dict(store.keyword_search(plan.expression, Filters(), 10))
-        assert store.keyword_plan("quokka").phrases[0].docs == 1
+        assert seq not in dict(store.keywords.search(plan.expression, Filters(), 10))
+        assert store.keywords.plan("quokka").phrases[0].docs == 1
         raise RuntimeError("rolled back")
-    assert seq in dict(store.keyword_search(plan.expression, Filters(), 10))
-    assert store.keyword_plan("quokka").phrases[0].docs == 0
+    assert seq in dict(store.keywords.search(plan.expression, Filters(), 10))
+    assert store.keywords.plan("quokka").phrases[0].docs == 0
 
 
 def test_a_word_common_in_one_period_only_is_counted_exactly(store, monkeypatch):
@@ -265,7 +265,7 @@ def test_a_word_common_in_one_period_only_is_counted_exactly(store, monkeypatch)
     monkeypatch.setattr(fts, "SAMPLE_WIDTH", 40)
     for i in range(100):  # the latest 100 memories, all about one thing
         store.insert(Memory(id="", text=f"burst {i} of the launch week"))
-    docs = {p.words[0]: p.docs for p in store.keyword_plan("burst charlie").phrases}
+    docs = {p.words[0]: p.docs for p in store.keywords.plan("burst charlie").phrases}
     assert docs["burst"] == 100  # in every memory of the last span, in none before
     assert abs(docs["charlie"] - 150) <= 15  # a quarter of every span: estimated
 
@@ -273,7 +273,7 @@ def test_a_word_common_in_one_period_only_is_counted_exactly(store, monkeypatch)
 def test_the_word_being_typed_as_itself_has_its_own_count(store):
     for i in range(30):
         store.insert(Memory(id="", text=f"zirconium sample {i}"))
-    plan = store.keyword_plan("alpha zircon", prefix=True)
+    plan = store.keywords.plan("alpha zircon", prefix=True)
     assert dict(plan.parts)['"zircon" *'] == 36  # zircon and zirconium
     assert dict(plan.exact_parts)['"zircon"'] == 6  # zircon alone
 
@@ -286,10 +286,10 @@ def test_planning_a_query_never_reads_every_memory(store, monkeypatch):
     monkeypatch.setattr(fts, "SAMPLED_ABOVE", 100)
     monkeypatch.setattr(fts, "SAMPLE_WIDTH", 40)
     seen = _statements(store)
-    store.keyword_plan("note zircon alpha")
+    store.keywords.plan("note zircon alpha")
     store.insert(Memory(id="", text="note written after the first plan"))
     seen.clear()
-    store.keyword_plan("note zircon alpha bravo")  # after a write: counted again
+    store.keywords.plan("note zircon alpha bravo")  # after a write: counted again
     store.db.conn.exec_trace = None
     scans = []
     for sql, bindings in seen:

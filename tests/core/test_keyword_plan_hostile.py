@@ -75,10 +75,10 @@ def _texts_of(store: Store, hits: list[tuple[int, float]]) -> list[str]:
 
 
 def _search(store: Store, query: str, prefix: bool = False) -> list[str]:
-    plan = store.keyword_plan(query, prefix=prefix)
+    plan = store.keywords.plan(query, prefix=prefix)
     if plan.expression is None:
         return []
-    return _texts_of(store, store.keyword_search(plan.expression, Filters(), 10))
+    return _texts_of(store, store.keywords.search(plan.expression, Filters(), 10))
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ def test_an_index_out_of_sync_does_not_crash_the_plan(engine, store):
             "INSERT INTO memories_fts(rowid, title, text) VALUES (?, '', 'zebra stripes')", (rowid,)
         )
     # THEN searching still works: idf() is not asked for log of a negative number
-    plan = store.keyword_plan("zebra")  # ValueError: math domain error
+    plan = store.keywords.plan("zebra")  # ValueError: math domain error
     assert math.isfinite(plan.ideal)
     result = engine.recall("zebra", mode="keyword", track=False)
     assert [r.memory.text for r in result.results] == ["zebra crossing rules"]
@@ -113,13 +113,13 @@ def test_the_vocabulary_table_survives_a_rolled_back_transaction(store, nested):
     with pytest.raises(RuntimeError), store.db.write():
         if nested:
             with store.db.write():
-                assert store.keyword_plan("kubernetes").expression
+                assert store.keywords.plan("kubernetes").expression
                 raise RuntimeError("inner failure")
-        assert store.keyword_plan("kubernetes").expression
+        assert store.keywords.plan("kubernetes").expression
         raise RuntimeError("failure")
     # THEN the rollback took temp.mnemo_vocab with it, but later plans still work
     # (today: apsw.SQLError "no such table: temp.mnemo_vocab" for the Engine's life)
-    assert store.keyword_plan("kubernetes").expression == '"kubernetes"'
+    assert store.keywords.plan("kubernetes").expression == '"kubernetes"'
 
 
 @pytest.mark.parametrize(
@@ -139,7 +139,7 @@ def test_typing_a_word_keeps_finding_its_memory_at_every_keystroke(store, word, 
     for end in range(4, len(word) + 1):
         typed = word[:end]
         if not any(t.startswith(memory) for t in _search(store, typed, prefix=True)):
-            lost.append((typed, store.keyword_plan(typed, prefix=True).expression))
+            lost.append((typed, store.keywords.plan(typed, prefix=True).expression))
     assert lost == []
 
 
@@ -148,7 +148,7 @@ def test_typing_a_stop_word_that_starts_a_word_finds_it(store, typed, memory):
     # "she" on the way to "shell", "over" on the way to "overflow": the last, unfinished
     # word is a prefix, not a stop word (once a space follows, it is one again)
     assert any(t.startswith(memory) for t in _search(store, typed, prefix=True))
-    assert store.keyword_plan(typed + " ", prefix=True).expression is None
+    assert store.keywords.plan(typed + " ", prefix=True).expression is None
 
 
 @pytest.mark.parametrize(
@@ -183,7 +183,7 @@ def test_a_correction_left_out_of_a_long_query_is_not_announced(store):
     # is not proofread (bounded cost), so nothing is corrected or announced
     _add(store, [f"kubernetes note about subject{i}" for i in range(40)])
     query = "kuberntes " + " ".join(f"subject{i}" for i in range(40))
-    plan = store.keyword_plan(query)
+    plan = store.keywords.plan(query)
     assert plan.left_out == 8 and plan.corrections == {}
     # THEN it is not reported as matched: only corrections that were searched are
     for typed, stem in plan.corrections.items():
@@ -194,11 +194,11 @@ def test_a_correction_is_found_after_an_edit_that_keeps_the_count(engine, store)
     # The Lexicon caches corrections per word until the number of memories changes: an
     # edit (or an insert and a purge by another process) leaves it stale.
     _add(store, ["Kubernetes staging deploy", "horses in the field"])
-    assert store.keyword_plan("zebrra").corrections == {}  # nothing near: cached
+    assert store.keywords.plan("zebrra").corrections == {}  # nothing near: cached
     horses = engine.recall("horses", mode="keyword", track=False).results[0].memory
     engine.edit(horses.id, text="zebras in the field")
-    assert store.keyword_plan("zebra").expression == '"zebra"'
-    assert store.keyword_plan("zebrra").corrections == {"zebrra": "zebra"}
+    assert store.keywords.plan("zebra").expression == '"zebra"'
+    assert store.keywords.plan("zebrra").corrections == {"zebrra": "zebra"}
 
 
 def test_a_pasted_page_of_unknown_words_plans_quickly(store):
@@ -208,14 +208,14 @@ def test_a_pasted_page_of_unknown_words_plans_quickly(store):
     # (README.md pasted into a 5,000-memory collection: 0.5 s; 1,000 words: 7 s). The
     # correction cache only helps the next keystroke, not the first search.
     _add(store, TEXTS)
-    store.keyword_plan("warm up")
+    store.keywords.plan("warm up")
     rng = random.Random(0)
     page = " ".join(
         "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(6, 12)))
         for _ in range(300)
     )
     started = time.perf_counter()
-    store.keyword_plan(page)
+    store.keywords.plan(page)
     assert time.perf_counter() - started < 0.3
 
 
@@ -257,16 +257,18 @@ HOSTILE_TEXT = st.one_of(
 )
 @given(text=HOSTILE_TEXT, prefix=st.booleans())
 def test_any_text_plans_to_a_valid_match_expression(store, text, prefix):
-    plan = store.keyword_plan(text, prefix=prefix)
+    plan = store.keywords.plan(text, prefix=prefix)
     if plan.expression is not None:
         store.db.conn.execute(
             "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (plan.expression,)
         ).fetchall()
-        store.keyword_search(plan.expression, Filters(), 5)
+        store.keywords.search(plan.expression, Filters(), 5)
     assert math.isfinite(plan.ideal) and plan.ideal >= 0
     assert plan.left_out >= 0
     typed = {w.lower() for w in fts.words(text)}
-    known = store._lexicon.docs([s for w in plan.corrections for s in store._lexicon.stems(w)])
+    known = store.keywords._lexicon.docs(
+        [s for w in plan.corrections for s in store.keywords._lexicon.stems(w)]
+    )
     for word in plan.corrections:
         assert word in typed  # a correction is of a word the user typed …
         assert not known  # … that no memory holds
@@ -283,25 +285,25 @@ def test_any_text_plans_to_a_valid_match_expression(store, text, prefix):
     )
 )
 def test_words_the_collection_holds_are_never_corrected(store, words):
-    assert store.keyword_plan(" ".join(words)).corrections == {}
-    assert store.keyword_plan(" ".join(words) + " ", prefix=True).corrections == {}
+    assert store.keywords.plan(" ".join(words)).corrections == {}
+    assert store.keywords.plan(" ".join(words) + " ", prefix=True).corrections == {}
 
 
 @pytest.mark.parametrize(
     "query", ["E0501", "E_CONN_RESETT", "abc123def", "values-stagin.yaml", "12345", "x2y"]
 )
 def test_identifiers_are_never_corrected(store, query):
-    assert store.keyword_plan(query).corrections == {}
-    assert store.keyword_plan(query, prefix=True).corrections == {}
+    assert store.keywords.plan(query).corrections == {}
+    assert store.keywords.plan(query, prefix=True).corrections == {}
 
 
 def test_huge_queries_and_words_plan_quickly(store):
     for query in ["lorem " * 20_000, "a" * 100_000, '"' * 100_000, "x" * 10_000, "é" * 50_000]:
         started = time.perf_counter()
-        plan = store.keyword_plan(query, prefix=True)
+        plan = store.keywords.plan(query, prefix=True)
         assert time.perf_counter() - started < 1.0, query[:20]
         if plan.expression:
-            store.keyword_search(plan.expression, Filters(), 5)
+            store.keywords.search(plan.expression, Filters(), 5)
 
 
 def _check(result) -> None:
@@ -334,20 +336,20 @@ def test_hostile_queries_score_within_0_and_1_with_meaning(store, engine):
 def test_a_read_only_database_plans_and_corrects(store, engine):
     ro = Store(Database(store.db.path, read_only=True))
     assert ro.db.read_only
-    plan = ro.keyword_plan("kuberntes")
+    plan = ro.keywords.plan("kuberntes")
     assert plan.corrections == {"kuberntes": "kubernet"}
-    assert _texts_of(ro, ro.keyword_search(plan.expression, Filters(), 5))[0].startswith("Kube")
-    assert ro.keyword_plan("kube", prefix=True).expression == '"kube" *'
+    assert _texts_of(ro, ro.keywords.search(plan.expression, Filters(), 5))[0].startswith("Kube")
+    assert ro.keywords.plan("kube", prefix=True).expression == '"kube" *'
     ro.db.close()
 
 
 def test_the_plan_sees_what_another_connection_wrote(store, engine):
-    assert store.keyword_plan("zebra").expression is None  # the vocab table exists now
+    assert store.keywords.plan("zebra").expression is None  # the vocab table exists now
     other = Store(Database(store.db.path))
     _add(other, ["zebra crossing rules"])
     other.db.close()
-    assert store.keyword_plan("zebra").expression == '"zebra"'
-    assert store.keyword_plan("zebrra").corrections == {"zebrra": "zebra"}
+    assert store.keywords.plan("zebra").expression == '"zebra"'
+    assert store.keywords.plan("zebrra").corrections == {"zebrra": "zebra"}
 
 
 def test_cli_recall_with_hostile_queries(engine):
@@ -380,13 +382,13 @@ def test_cli_recall_with_hostile_queries(engine):
 )
 def test_real_words_and_cased_identifiers_are_never_corrected(store, query, held):
     _add(store, [held, "Something else entirely about gardening"])
-    assert store.keyword_plan(query).corrections == {}
-    assert store.keyword_plan(query + " ", prefix=True).corrections == {}
+    assert store.keywords.plan(query).corrections == {}
+    assert store.keywords.plan(query + " ", prefix=True).corrections == {}
     if query[1:] != query[1:].lower():
         # an identifier being typed is not shortened to a stem either (found in review:
         # the popup searched `userId` as `user*`); a word being typed is, on purpose
         # (test_typing_a_word_keeps_finding_its_memory_at_every_keystroke)
-        typed = store.keyword_plan(query, prefix=True)
+        typed = store.keywords.plan(query, prefix=True)
         last = typed.phrases[-1]
         assert last.prefix and last.corrected is None and typed.corrections == {}
 
@@ -394,7 +396,7 @@ def test_real_words_and_cased_identifiers_are_never_corrected(store, query, held
 def test_misspelt_words_are_still_corrected(store):
     _add(store, ["Kubernetes staging deploy", "Postgres pool", "Receive webhooks"])
     for typo in ("kuberntes", "postgress", "recieve", "webhok"):
-        assert typo in store.keyword_plan(typo).corrections, typo
+        assert typo in store.keywords.plan(typo).corrections, typo
 
 
 def test_without_the_bundled_model_typos_are_still_corrected_and_it_is_said_once(
@@ -408,6 +410,6 @@ def test_without_the_bundled_model_typos_are_still_corrected_and_it_is_said_once
     _add(store, ["Kubernetes staging deploy"])
     with caplog.at_level("WARNING"):
         for _ in range(3):
-            assert "kuberntes" in store.keyword_plan("kuberntes").corrections
+            assert "kuberntes" in store.keywords.plan("kuberntes").corrections
     assert sum("English word list" in r.getMessage() for r in caplog.records) == 1
     assert fts._DICTIONARY is None  # not cached empty: the model may come back

@@ -235,7 +235,7 @@ def test_the_query_is_embedded_while_the_keyword_search_runs(corpus, monkeypatch
     keywords_started = threading.Event()
     seen: dict[str, object] = {}
     embedder = corpus.embedder
-    real_embed, real_search = embedder.embed_query, corpus._store.keyword_search
+    real_embed, real_search = embedder.embed_query, corpus._store.keywords.search
 
     def embed(text):
         seen["embedding thread"] = threading.current_thread().name
@@ -247,7 +247,7 @@ def test_the_query_is_embedded_while_the_keyword_search_runs(corpus, monkeypatch
         return real_search(*args, **kwargs)
 
     monkeypatch.setattr(embedder, "embed_query", embed)
-    monkeypatch.setattr(corpus._store, "keyword_search", search)
+    monkeypatch.setattr(corpus._store.keywords, "search", search)
     monkeypatch.setattr(embedder, "spare_core", lambda: True)
     result = corpus.recall("parser error handling", track=False)
     assert result.results and seen["keywords ran meanwhile"] is True

@@ -73,9 +73,9 @@ def test_a_paragraph_long_query_keeps_its_rarest_words(store):
             store.insert(Memory(id="", text=f"a note about subject{i} and more"))
     store.insert(Memory(id="", text="the quokka enclosure opens at noon"))
     paragraph = " ".join(f"subject{i}" for i in range(40)) + " quokka"
-    plan = store.keyword_plan(paragraph)
+    plan = store.keywords.plan(paragraph)
     assert plan.left_out == 41 - 32 and '"quokka"' in plan.expression
-    hits = store.keyword_search(plan.expression, Filters(), 5)
+    hits = store.keywords.search(plan.expression, Filters(), 5)
     best = store.by_seqs([hits[0][0]])[hits[0][0]]
     assert best.text.startswith("the quokka")
 

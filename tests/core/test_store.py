@@ -23,7 +23,7 @@ def store(mnemo_home) -> Store:
 
 
 def _fts_ids(store: Store, expression: str) -> list[str]:
-    hits = store.keyword_search(expression, Filters(), 10)
+    hits = store.keywords.search(expression, Filters(), 10)
     found = store.by_seqs([seq for seq, _ in hits])
     return [found[seq].id for seq, _ in hits]
 

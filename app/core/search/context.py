@@ -411,10 +411,10 @@ def build_context(
         block.vector_matches = int((vector > 0).sum())
     plan = None
     if query:
-        plan = store.keyword_plan(query)
+        plan = store.keywords.plan(query)
         if plan.expression:
             hits = dict(
-                store.keyword_search(
+                store.keywords.search(
                     plan.expression,
                     Filters(),
                     10_000,

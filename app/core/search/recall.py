@@ -155,10 +155,10 @@ def _gather(
     scopes = [filters] if window is None else [filters, replace(filters, within=_within(window))]
     try:
         if wanted in ("hybrid", "keyword"):
-            plan = store.keyword_plan(text, prefix=prefix)
+            plan = store.keywords.plan(text, prefix=prefix)
             if plan.expression:
                 for scope in scopes:
-                    hits = store.keyword_search(
+                    hits = store.keywords.search(
                         plan.expression,
                         scope,
                         pool,
@@ -168,7 +168,7 @@ def _gather(
                     keyword_hits.update(hits)
             if plan.exact_expression:  # the word being typed, as itself: the better score
                 for scope in scopes:
-                    exact = store.keyword_search(
+                    exact = store.keywords.search(
                         plan.exact_expression, scope, pool, parts=plan.exact_parts
                     )
                     for seq, bm25 in exact:
@@ -251,7 +251,7 @@ def _held_whole(
         return k
     seqs = {candidates[i].seq for i in low}
     for p in phrases:
-        seqs &= store.holding(p.match(exact=True), list(seqs))
+        seqs &= store.keywords.holding(p.match(exact=True), list(seqs))
         if not seqs:
             return k
     out = k.copy()
@@ -486,7 +486,7 @@ def _spellings(store: Store, corrections: dict[str, str], ranked: list[Scored]) 
         " ".join([r.memory.title, r.memory.text, *r.memory.tags, *(r.memory.keywords or [])])
         for r in ranked[:5]
     ]
-    spelled = {typed: store.spelled(stem, texts) for typed, stem in corrections.items()}
+    spelled = {typed: store.keywords.spelled(stem, texts) for typed, stem in corrections.items()}
     said = [f"“{t}” as “{w}”" for t, w in spelled.items() if w]
     return ["matched " + ", ".join(said)] if said else []
 

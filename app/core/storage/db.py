@@ -442,3 +442,13 @@ class Database:
         """Close the connection (checkpointing the WAL)."""
         with contextlib.suppress(apsw.Error):
             self.conn.close()
+
+
+IN_SLICE = 500  # values per `IN (…)` (SQLite allows at most 32,766 variables)
+
+
+def in_slices(values: list) -> Iterator[tuple[list, str]]:
+    """(slice, its `?,?,…` placeholders) for an `IN (…)` over any number of values."""
+    for start in range(0, len(values), IN_SLICE):
+        part = values[start : start + IN_SLICE]
+        yield part, ",".join("?" * len(part))
