@@ -187,13 +187,14 @@ def peers_built(work: Path, data: Path) -> None:
     import numpy as np
 
     from app.core.storage.db import Database
-    from app.core.storage.store import Store, decode_vectors
+    from app.core.storage.store import Store
+    from app.core.storage.vector_rows import decode_vectors
     from bench import peers
 
     if (data / "vectors.npy").exists():
         return
     store = Store(Database(work / "home" / "data" / "mnemo.db"))
-    rows = store.vector_rows(store.db.get_meta("model_id"))
+    rows = store.vectors.rows(store.db.get_meta("model_id"))
     dim = len(rows[0][2]) // 2
     matrix = decode_vectors([b for _, seq, b in rows if seq], dim)
     del rows

@@ -177,7 +177,7 @@ def compare_vectors(sizes: list[int], rounds: int, k: int = 50) -> list[tuple]:
         from app.core import paths
         from app.core.engine import Engine
         from app.core.model.embedder import Embedder
-        from app.core.storage.store import decode_vectors
+        from app.core.storage.vector_rows import decode_vectors
 
         embedder = Embedder.load(paths.DEFAULT_MODEL)
         engine = Engine(embedder=embedder)

@@ -78,7 +78,7 @@ def prepare(data: Path):
         for start in range(0, len(memories), 500):
             engine._store.insert_many(memories[start : start + 500])
         print(f"imported {len(corpus)} documents in {time.perf_counter() - started:.1f} s")
-    missing = engine._store.vector_counts(engine.embedder.info.model_id)["missing"]
+    missing = engine._store.vectors.counts(engine.embedder.info.model_id)["missing"]
     if missing:
         started = time.perf_counter()
         done = engine.backfill(

@@ -44,7 +44,7 @@ mode, steps = sys.argv[1], int(sys.argv[2])
 info = inspect_model(paths.DEFAULT_MODEL)
 engine = Engine()  # no model loaded: the index needs only its id and dimension
 real = engine._store
-top, generation = real.vector_watermark()
+top, generation = real.vectors.watermark()
 
 
 class Arriving(Store):
@@ -61,7 +61,7 @@ class Arriving(Store):
         return self.db.query(sql, (model_id, self.visible))[0][0]
 
     def vector_rows(self, model_id, after_rowid=0, limit=-1):
-        rows = Store.vector_rows(self, model_id, after_rowid, limit)
+        rows = Store.vectors.rows(self, model_id, after_rowid, limit)
         return [r for r in rows if r[0] <= self.visible]
 
 

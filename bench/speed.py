@@ -93,7 +93,7 @@ def build(n: int, home: Path, model_id: str | None, dim: int) -> dict:
     `model_id`), cached on disk by the caller; how long each part took, in seconds."""
     from app.core import paths
     from app.core.storage.db import Database, now
-    from app.core.storage.store import VECTOR_DTYPE
+    from app.core.storage.vector_rows import VECTOR_DTYPE
 
     os.environ["MNEMO_HOME"] = str(home)
     db = Database(paths.database_path())
@@ -122,7 +122,7 @@ def build(n: int, home: Path, model_id: str | None, dim: int) -> dict:
             count = min(100_000, n - begin)
             vecs = rng.normal(size=(count, dim)).astype(np.float32)
             vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-            stored = vecs.astype(VECTOR_DTYPE)  # as Store.save_vectors writes them
+            stored = vecs.astype(VECTOR_DTYPE)  # as VectorRows.save writes them
             with db.write() as conn:
                 conn.executemany(
                     "INSERT INTO embeddings(memory_id, chunk, model_id, content_hash, vector) "
@@ -223,10 +223,10 @@ def measure_size(n: int) -> dict:
 
 def float_matrix(engine) -> np.ndarray:
     """Every stored vector of the engine's model as one float32 matrix (a peer's scan)."""
-    from app.core.storage.store import decode_vectors
+    from app.core.storage.vector_rows import decode_vectors
 
     dim = engine.embedder.info.dimension
-    rows = engine._store.vector_rows(engine.model_id)
+    rows = engine._store.vectors.rows(engine.model_id)
     return decode_vectors([blob for _, seq, blob in rows if seq is not None], dim)
 
 
@@ -707,7 +707,7 @@ def int8_against_truth(home: Path, queries: list[str], k: int, truth: Path) -> d
     loss); and the largest cosine difference of a hit."""
     from app.core.engine import Engine
     from app.core.search import vectors
-    from app.core.storage.store import decode_vectors
+    from app.core.storage.vector_rows import decode_vectors
 
     os.environ["MNEMO_HOME"] = str(home)
     quantize = vectors.QUANTIZE_ABOVE
@@ -717,7 +717,7 @@ def int8_against_truth(home: Path, queries: list[str], k: int, truth: Path) -> d
         index = engine.vector_index()
         assert index.quantized
         owner, rows = truth_vectors(engine, truth)
-        stored = engine._store.vector_rows(engine.model_id)
+        stored = engine._store.vectors.rows(engine.model_id)
         stored_owner = np.array([seq for _, seq, _ in stored if seq is not None])
         stored_rows = decode_vectors([b for _, seq, b in stored if seq is not None], index.dim)
         found = {"int8 10": [], f"int8 {k}": [], "f16 10": [], f"f16 {k}": []}

@@ -96,7 +96,7 @@ def _home(n: int) -> Path:
     from app.core import paths
     from app.core.model.embedder import inspect_model
     from app.core.storage.db import Database, now
-    from app.core.storage.store import encode_vector
+    from app.core.storage.vector_rows import encode_vector
 
     info = inspect_model(paths.DEFAULT_MODEL)
     home = HERE / ".cache" / f"vectors-{n}-{info.model_id.replace('@', '-')}"

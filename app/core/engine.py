@@ -197,7 +197,7 @@ class Engine:
     def vector_status(self) -> dict[str, int]:
         """How many live memories have current, stale or no vectors ({} without a model)."""
         model_id = self.model_id
-        return self._store.vector_counts(model_id) if model_id else {}
+        return self._store.vectors.counts(model_id) if model_id else {}
 
     def weights(self) -> Weights:
         """The hybrid weights from the settings."""
@@ -309,7 +309,7 @@ class Engine:
 
     def embedded(self, ids: Iterable[str]) -> set[str]:
         """Which of these memories have vectors from the current model."""
-        return self._store.embedded_ids(list(ids), self.model.known_id())
+        return self._store.vectors.embedded_ids(list(ids), self.model.known_id())
 
     def filter_values(self, limit: int = 500) -> dict[str, list[str]]:
         """The categories, tags, projects and sources in use (for filter lists)."""

@@ -26,7 +26,7 @@ def stats(db: Database, store: Store, model_info: Callable[[], ModelInfo]) -> di
             "dimension": info.dimension,
             "window": info.window,
         }
-        out.update(store.vector_counts(info.model_id))
+        out.update(store.vectors.counts(info.model_id))
     except MnemoError as exc:
         out["model"] = {"error": str(exc)}
     out["schema_version"] = int(db.get_meta("schema_version", "0"))
@@ -39,7 +39,7 @@ def overview(db: Database, store: Store, model_id: str) -> dict:
         **store.counts(),
         "model_name": db.get_meta("model_name", "no model"),
         "model_dimension": db.get_meta("model_dimension", "?"),
-        "embedded": store.embedded_count(model_id) if model_id else 0,
+        "embedded": store.vectors.embedded_count(model_id) if model_id else 0,
     }
 
 
@@ -105,7 +105,7 @@ def checks(db: Database, store: Store, meaning: Meaning) -> list[tuple[bool, str
                 )
             )
     if embedder is not None:
-        counts = store.vector_counts(embedder.info.model_id)
+        counts = store.vectors.counts(embedder.info.model_id)
         out.append(
             (
                 counts["missing"] + counts["stale"] == 0,

@@ -85,7 +85,7 @@ class Indexer:
         if embedded is None or model is None:
             return
         vectors, chunks = embedded
-        self._store.save_vectors(
+        self._store.vectors.save(
             memory.id, model.info.model_id, content_hash(memory.embed_text), vectors
         )
         if memory.keywords is None:
@@ -95,7 +95,7 @@ class Indexer:
     def lacks_vectors(self, memory: Memory) -> bool:
         """Whether a memory has no vectors from the model in use (none when it is missing)."""
         model = self._model()
-        return model is not None and self._store.vectors_of(memory.id, model.info.model_id) is None
+        return model is not None and self._store.vectors.of(memory.id, model.info.model_id) is None
 
     def labels(
         self, memory: Memory, vectors: np.ndarray, chunks: list[TokenChunk] | None = None
@@ -149,7 +149,7 @@ class Indexer:
         model_id = model.info.model_id
         total = 0
         if count_total:
-            counts = self._store.vector_counts(model_id)
+            counts = self._store.vectors.counts(model_id)
             total = counts["missing"] + counts["stale"]
         done, after = 0, 0
         while not (should_stop and should_stop()):
@@ -169,7 +169,7 @@ class Indexer:
                         break
                     vecs = new_vectors.get(memory.id)
                     if vecs is None:
-                        vecs = self._store.vectors_of(memory.id, model_id, model.info.dimension)
+                        vecs = self._store.vectors.of(memory.id, model_id, model.info.dimension)
                     try:
                         labels[memory.id] = self.labels(memory, vecs, tokens.get(memory.id))
                     except Interrupted:  # (its own pass for labels): the rest next time
@@ -177,7 +177,7 @@ class Indexer:
                         break
             with self._db.write():
                 for memory in fresh:
-                    self._store.save_vectors(
+                    self._store.vectors.save(
                         memory.id, model_id, content_hash(memory.embed_text), new_vectors[memory.id]
                     )
                 for memory_id, words in labels.items():

@@ -43,7 +43,7 @@ def test_a_long_memory_is_embedded_in_slices_that_resume_where_they_stopped(
     assert embedder.decoded == len(sequences)  # each chunk once, labels from the same pass
     assert engine.vector_status() == {"embedded": 1, "stale": 0, "missing": 0}
     whole = embedder.embed_documents([stored.embed_text])[0]
-    kept = store.vectors_of(stored.id, embedder.info.model_id)
+    kept = store.vectors.of(stored.id, embedder.info.model_id)
     assert kept.shape == whole.shape and np.allclose(kept, whole, atol=5e-4)  # float16
     hits = engine.recall("zanzibar ferry timetable").results
     assert hits and hits[0].memory.id == stored.id
@@ -60,7 +60,7 @@ def test_a_changed_text_starts_its_slices_again(word_engine, store, word_model):
     embedder.decoded = 0
     assert engine.backfill() == 1 and engine.vector_status()["missing"] == 0
     assert embedder.decoded == new_sequences  # the old text's slice was not used
-    kept = store.vectors_of(edited.id, embedder.info.model_id)
+    kept = store.vectors.of(edited.id, embedder.info.model_id)
     assert np.allclose(kept, embedder.embed_documents([edited.embed_text])[0], atol=5e-4)
 
 
@@ -156,7 +156,7 @@ def test_the_model_gives_up_a_pass_half_way_when_someone_waits(engine, embedder,
     assert engine.backfill() == 3 and not engine.needs_backfill()
     for memory_id in ids:
         text = engine.get(memory_id).embed_text
-        kept = store.vectors_of(memory_id, embedder.info.model_id)
+        kept = store.vectors.of(memory_id, embedder.info.model_id)
         assert np.allclose(kept, embedder.embed_documents([text])[0], atol=5e-4)  # float16
         assert engine.get(memory_id).keywords
 
@@ -184,7 +184,7 @@ def test_a_long_memory_s_slices_survive_a_pass_given_up(engine, embedder, store)
         assert len(slices) == whole
     finally:
         del embedder.decode
-    kept = store.vectors_of(stored.id, embedder.info.model_id)
+    kept = store.vectors.of(stored.id, embedder.info.model_id)
     assert np.allclose(kept, embedder.embed_documents([stored.embed_text])[0], atol=5e-4)
 
 

@@ -91,7 +91,7 @@ def test_acceptance_1b_ranking_with_hand_made_vectors(mnemo_home, store):
                 updated_at=stamp,
             )
         )
-        store.save_vectors(memory.id, model_id, "h", _unit_with_cosine(query, cosine, rng)[None, :])
+        store.vectors.save(memory.id, model_id, "h", _unit_with_cosine(query, cosine, rng)[None, :])
     result = engine.recall("unrelated words", limit=25, track=False)
     top = [r.memory.category for r in result.results]
     assert top.count("parser") >= 18

@@ -155,7 +155,7 @@ def test_a_50000_word_memory_is_stored_chunked_embedded_and_found(engine, store)
     text = filler * (repeats // 2) + needle + filler * (repeats - repeats // 2)
     assert len(text.split()) >= 50_000
     memory = engine.remember(text, title="Minutes").memory
-    vectors = store.vectors_of(memory.id, engine.embedder.info.model_id)
+    vectors = store.vectors.of(memory.id, engine.embedder.info.model_id)
     windows = engine.embedder.document_sequences(memory.embed_text)
     assert vectors.shape[0] == len(windows) > 200  # chunked, every chunk embedded
     engine.remember("Buy oat milk and coffee beans", force=True)

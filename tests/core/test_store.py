@@ -99,11 +99,11 @@ def test_content_edit_drops_vectors_metadata_edit_keeps_them(store):
     import numpy as np
 
     m = store.insert(Memory(id="", text="vectors here"))
-    store.save_vectors(m.id, "model-a", "h", np.ones((2, 4), dtype=np.float32) / 2)
+    store.vectors.save(m.id, "model-a", "h", np.ones((2, 4), dtype=np.float32) / 2)
     store.update(m.id, tags=["keep"], pinned=True)
-    assert store.vectors_of(m.id, "model-a").shape == (2, 4)
+    assert store.vectors.of(m.id, "model-a").shape == (2, 4)
     store.update(m.id, text="vectors changed")
-    assert store.vectors_of(m.id, "model-a") is None
+    assert store.vectors.of(m.id, "model-a") is None
 
 
 def test_updated_at_changes_only_on_content(store):
@@ -220,23 +220,23 @@ def test_vectors_are_stored_once_as_float16_and_read_back_as_float32(store):
     # Issue 24: 2 bytes a number (the database held float32 and a copy beside it did too)
     import numpy as np
 
-    from app.core.storage.store import decode_vector
+    from app.core.storage.vector_rows import decode_vector
 
     m = store.insert(Memory(id="", text="half the bytes"))
     vectors = np.random.default_rng(1).normal(size=(2, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    store.save_vectors(m.id, "model-a", "h", vectors)
+    store.vectors.save(m.id, "model-a", "h", vectors)
     sizes = store.db.query("SELECT length(vector) FROM embeddings WHERE memory_id = ?", (m.id,))
     assert [s[0] for s in sizes] == [768, 768]
-    back = store.vectors_of(m.id, "model-a", 384)
+    back = store.vectors.of(m.id, "model-a", 384)
     assert back.dtype == np.float32 and np.abs(back - vectors).max() < 1e-3
     assert np.array_equal(back, vectors.astype(np.float16).astype(np.float32))
     # AND rows read by rowid, as rescoring does, are the same numbers
     rowids = np.array([r[0] for r in store.db.query("SELECT rowid FROM embeddings")])
     out = np.empty((2, 384), dtype=np.float32)
-    assert store.read_vectors(rowids, out) and np.array_equal(out, back)
-    assert not store.read_vectors(np.array([rowids.max() + 1]), out[:1])  # a row gone
-    assert not store.read_vectors(rowids, np.empty((2, 100), np.float32))  # another size
+    assert store.vectors.read_into(rowids, out) and np.array_equal(out, back)
+    assert not store.vectors.read_into(np.array([rowids.max() + 1]), out[:1])  # a row gone
+    assert not store.vectors.read_into(rowids, np.empty((2, 100), np.float32))  # another size
     # AND a float32 row (written before m013) is still read by its length
     assert np.array_equal(decode_vector(vectors[0].tobytes(), 384), vectors[0])
     with pytest.raises(ValueError):
@@ -250,8 +250,8 @@ def test_a_number_float16_cannot_hold_is_refused_and_nothing_is_stored(store):
 
     m = store.insert(Memory(id="", text="too large"))
     with pytest.raises(ModelError):
-        store.save_vectors(m.id, "model-a", "h", np.full((1, 4), 1e6, dtype=np.float32))
-    assert store.vectors_of(m.id, "model-a") is None
+        store.vectors.save(m.id, "model-a", "h", np.full((1, 4), 1e6, dtype=np.float32))
+    assert store.vectors.of(m.id, "model-a") is None
 
 
 def test_the_migration_halves_float32_rows_and_tells_readers_to_reload(store):
@@ -271,7 +271,7 @@ def test_the_migration_halves_float32_rows_and_tells_readers_to_reload(store):
     again = Database(paths.database_path())  # the next start applies it
     assert again.query("SELECT length(vector) FROM embeddings")[0][0] == 768
     assert np.array_equal(
-        Store(again).vectors_of(m.id, "model-a", 384)[0],
+        Store(again).vectors.of(m.id, "model-a", 384)[0],
         vector.astype(np.float16).astype(np.float32),
     )
     assert again.get_meta("vector_generation") != generation

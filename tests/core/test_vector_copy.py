@@ -233,7 +233,7 @@ def test_the_database_is_read_in_batches_that_skip_trashed_memories(embedder, mo
     first.forget([ids[1]])
     # a memory of three chunks: its rows straddle two batches of 2
     long = first.remember("Trim the roses in late winter, above an outward bud. " * 70).memory
-    chunks = len(first._store.vectors_of(long.id, first.model_id))
+    chunks = len(first._store.vectors.of(long.id, first.model_id))
     assert chunks >= 3
     first.remember("The newest note is trashed", force=True)
     first.forget([first.recall("newest note trashed", mode="keyword").results[0].memory.id])
@@ -248,9 +248,9 @@ def test_the_database_is_read_in_batches_that_skip_trashed_memories(embedder, mo
         assert engine._store.by_seqs([hits[0][0]], _live()).popitem()[1].id == long.id
         # AND with nothing new, a search reads nothing again (the newest row is trashed)
         reads = []
-        real = engine._store.vector_rows
+        real = engine._store.vectors.rows
         monkeypatch.setattr(
-            engine._store, "vector_rows", lambda *a, **k: reads.append(a) or real(*a, **k)
+            engine._store.vectors, "rows", lambda *a, **k: reads.append(a) or real(*a, **k)
         )
         engine.vector_index()
         assert reads == []

@@ -18,7 +18,8 @@ from app.core.engine import Engine
 from app.core.memory import Memory
 from app.core.search import vectors
 from app.core.storage.db import Database
-from app.core.storage.store import Store, decode_vector, encode_vector
+from app.core.storage.store import Store
+from app.core.storage.vector_rows import VectorRows, decode_vector, encode_vector
 
 SCIFACT = Path(__file__).parents[3] / "shared" / "data" / "scifact"
 QUERIES = [
@@ -79,7 +80,7 @@ def _db_scores(engine, query):
     """(seqs, best-chunk cosine) of every memory from the database's own rows, one by one:
     the reference the index must agree with."""
     best: dict[int, float] = {}
-    for _, seq, blob in Store(Database(engine.database_path)).vector_rows(engine.model_id):
+    for _, seq, blob in Store(Database(engine.database_path)).vectors.rows(engine.model_id):
         if seq is not None:
             best[seq] = max(best.get(seq, -2.0), float(decode_vector(blob) @ query))
     seqs = np.array(sorted(best), dtype=np.int64)
@@ -329,9 +330,9 @@ def test_rescoring_reads_the_databases_rows_and_the_copy_holds_no_float_rows(
         data = sum(p.stat().st_size for p in folder.glob("*.npy"))
         assert data <= rows * (dim + 4 + 16) + 4 * 256  # int8, a scale, a seq, a rowid a row
         reads = []
-        real = Store.read_vectors
+        real = VectorRows.read_into
         monkeypatch.setattr(
-            Store, "read_vectors", lambda s, r, out: reads.append(len(r)) or real(s, r, out)
+            VectorRows, "read_into", lambda s, r, out: reads.append(len(r)) or real(s, r, out)
         )
         for text in QUERIES:
             query = embedder.embed_query(text)
@@ -350,7 +351,7 @@ def test_rescoring_a_row_another_process_replaced_uses_its_new_vector(collection
     first = index.top(query, 1)[0][0]
     other = Store(Database(collection.database_path))  # another process's connection
     memory = other.by_seqs([first[0]])[first[0]]
-    other.save_vectors(memory.id, collection.model_id, "re-embedded", -query[None, :])
+    other.vectors.save(memory.id, collection.model_id, "re-embedded", -query[None, :])
     other.db.close()
     hits, lookup = collection.vector_index().top(query, 300)
     assert first[0] not in [seq for seq, _ in hits[:290]]

@@ -27,7 +27,8 @@ import numpy as np
 
 from app.core import paths
 from app.core.search.rows import quantize
-from app.core.storage.store import Store, decode_vector
+from app.core.storage.store import Store
+from app.core.storage.vector_rows import decode_vector
 
 log = logging.getLogger("app.core.search.vectors")  # (its lines read as before)
 
@@ -148,7 +149,7 @@ class VectorCopy:
     @staticmethod
     def row_digest(store: Store, rowid: int) -> str:
         """A fingerprint of one embedding row's vector ('' if the row is gone)."""
-        blob = store.vector_blob(rowid) if rowid else b""
+        blob = store.vectors.blob(rowid) if rowid else b""
         return hashlib.sha256(blob or b"").hexdigest()[:16]
 
     def _open(self, meta: dict):
@@ -234,7 +235,7 @@ class VectorCopy:
         if not rows:
             return None
         picks = np.unique(np.linspace(0, rows - 1, min(sample, rows)).astype(np.int64))
-        held = store.vector_rows_by_id([int(rowid[i]) for i in picks])  # one statement
+        held = store.vectors.rows_by_id([int(rowid[i]) for i in picks])  # one statement
         for i in picks.tolist():
             seq, model_id, blob = held.get(int(rowid[i]), (None, "", b""))
             if seq != int(owner[i]) or model_id != self.model_id:

@@ -24,7 +24,8 @@ import numpy as np
 from app.core.search.ranking import cosine_crowd
 from app.core.search.rows import Rows, give_back, quantize
 from app.core.search.vector_copy import VectorCopy
-from app.core.storage.store import Store, decode_vectors
+from app.core.storage.store import Store
+from app.core.storage.vector_rows import decode_vectors
 
 try:  # SIMD int8 dot products; without it every collection is scanned in float32
     import numkong
@@ -185,7 +186,7 @@ class VectorIndex:
     def refresh(self, store: Store) -> None:
         """Bring the rows up to date with the database (cheap when nothing changed)."""
         self._store = store
-        top, generation = store.vector_watermark()
+        top, generation = store.vectors.watermark()
         if generation != self._generation:
             self._reset()
             self._generation = generation
@@ -195,7 +196,7 @@ class VectorIndex:
                     self._read(store, top)
             else:
                 self.loaded_from = "database"
-                self._reserve(store.vector_count(self.model_id))
+                self._reserve(store.vectors.count(self.model_id))
                 self._read(store, top)
                 if self.quantized:
                     self.save(store)
@@ -204,7 +205,7 @@ class VectorIndex:
                     if self._saved_rows == self._n:
                         self._reset()
                         if not self._load_copy(store, top, generation):  # rare: read again
-                            self._reserve(store.vector_count(self.model_id))
+                            self._reserve(store.vectors.count(self.model_id))
                             self._read(store, top)
         elif top > self._top_rowid:
             self._read(store, top)
@@ -216,7 +217,7 @@ class VectorIndex:
         are another model's or a trashed memory's, the next refresh reads nothing."""
         held, after = self._n, self._top_rowid
         while True:
-            rows = store.vector_rows(self.model_id, after, READ_BATCH)
+            rows = store.vectors.rows(self.model_id, after, READ_BATCH)
             self._append([r for r in rows if r[1] is not None], held)
             if rows:
                 after = rows[-1][0]
@@ -319,7 +320,7 @@ class VectorIndex:
         if self._float is not None:
             return self._float.take(rows)[0]
         out = np.empty((len(rows), self.dim), dtype=np.float32)
-        if self._store is not None and self._store.read_vectors(self._rowid[rows], out):
+        if self._store is not None and self._store.vectors.read_into(self._rowid[rows], out):
             return out
         # another process changed the rows since the last refresh: the next one reloads
         log.info("vector rows changed under the index: int8 scores used until it reloads")
