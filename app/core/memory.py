@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import unicodedata
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -386,19 +385,27 @@ class Change:
         if self.kind not in CHANGE_KINDS:
             raise ValueError(f"unknown change kind {self.kind!r}")
 
-    def to_json(self) -> str:
-        return json.dumps({"kind": self.kind, "ids": list(self.ids)})
+    # What each kind means, decided here once (as Anki's OpChanges): the runner, the Qt
+    # worker and every view ask these, never the kind's name.
+    @property
+    def reloads_lists(self) -> bool:
+        """Lists of memories shown must be read again (a use, a setting or the inbox
+        changes no list: counts are updated in place)."""
+        return self.kind not in ("usage", "settings", "inbox")
 
-    @classmethod
-    def from_json(cls, text: str) -> Change:
-        data = json.loads(text)
-        return cls(data["kind"], tuple(data["ids"]))
+    @property
+    def needs_embedding(self) -> bool:
+        """Memories may now lack vectors or labels: the backfill looks (a use, a setting, a
+        purge or the inbox leave nothing to embed)."""
+        return self.kind not in ("usage", "settings", "purge", "inbox")
 
-    @staticmethod
-    def all_to_json(changes: list[Change]) -> str:
-        """One write's changes as one string (what crosses a thread in one signal)."""
-        return json.dumps([{"kind": c.kind, "ids": list(c.ids)} for c in changes])
+    @property
+    def only_counts(self) -> bool:
+        """Only these memories' counts moved (a copy, an agent's recall): rows shown of
+        them are read again in place."""
+        return self.kind == "usage"
 
-    @classmethod
-    def all_from_json(cls, text: str) -> list[Change]:
-        return [cls(d["kind"], tuple(d["ids"])) for d in json.loads(text)]
+    @property
+    def moves_inbox(self) -> bool:
+        """The capture inbox changed (a statement proposed, accepted or rejected)."""
+        return self.kind == "inbox"

@@ -360,8 +360,8 @@ class Runner:
                 self.listener.wrote(changes)
             except Exception:
                 log.exception("reporting a change failed")
-            if any(c.kind not in ("usage", "settings", "purge") for c in changes):
-                self.backfill()  # counts, settings and purges leave nothing to embed
+            if any(c.needs_embedding for c in changes):
+                self.backfill()
             self._sync_if_due()  # a change made here goes to the sync folder at once (by
             # this process when it does the background work, else at the owner's next poll)
 
@@ -552,7 +552,7 @@ class Runner:
         if not changes:  # read already, with a write of this process's
             return
         self.listener.written_elsewhere(changes)
-        written = any(c.kind != "usage" for c in changes)
+        written = any(c.needs_embedding for c in changes)
         if written and self.model_id and self.engine.needs_backfill():  # (never loads a model)
             self.backfill()
 

@@ -547,10 +547,9 @@ class MnemoApp(QtCore.QObject):
             if wanted:
                 self._sync_watch.addPaths(wanted)
 
-    def _on_synced(self, summary: str) -> None:
+    def _on_synced(self, moved: dict) -> None:
         """A sync pass ran (or could not): the tray's sync line says so."""
         self._watch_sync_folder()
-        moved = json.loads(summary)
         if moved["problem"]:
             self._sync = f"Sync: {moved['problem']}"
         else:

@@ -86,8 +86,8 @@ class InboxDialog(QtWidgets.QDialog):
             channel="inbox-load",
         )
 
-    def _on_changes(self, changes: str) -> None:
-        if any(c.kind == "inbox" for c in Change.all_from_json(changes)):
+    def _on_changes(self, changes: list[Change]) -> None:
+        if any(c.moves_inbox for c in changes):
             self.load()
 
     def _loaded(self, candidates: list[Candidate]) -> None:

@@ -563,14 +563,14 @@ class Manager(QtWidgets.QMainWindow):
     def _show_inbox_count(self, count: int) -> None:
         self.inbox_action.setText(f"Inbox ({count})" if count else "Inbox")
 
-    def _on_change(self, changes: str) -> None:
+    def _on_change(self, changes: list[Change]) -> None:
         """A use (a copy from the popup, an agent's recall) changes only counts: the rows
         shown of those memories are read again in place; nothing else is reloaded. A
         capture changes the inbox's count."""
-        if any(c.kind == "inbox" for c in Change.all_from_json(changes)):
+        if any(c.moves_inbox for c in changes):
             self._count_inbox()
         shown = {m.id for _, m in self.table_model.loaded_rows()}
-        used = [c for c in Change.all_from_json(changes) if c.kind == "usage"]
+        used = [c for c in changes if c.only_counts]
         ids = [i for c in used for i in c.ids if i in shown]
         if not ids:
             return

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import itertools
-import json
 import logging
 import threading
 from collections.abc import Callable
@@ -70,11 +69,11 @@ class Worker(QtCore.QObject, Listener):
     modelState = Signal(str, str)  # "loading" | "ready" | "unavailable", detail
     backfillProgress = Signal(int, int)  # done, total (0, 0 when finished)
     changed = Signal()  # memories were written (anything but a use): views should refresh
-    changes = Signal(str)  # after every write: Change.all_to_json(), kinds and memory ids
+    changes = Signal(object)  # after every write: list[Change] (frozen: safe to share)
     progress = Signal(str, int, int)  # job, done, total (0 = unknown) for imports, exports
     settingsChanged = Signal(str)  # comma-separated keys another process changed on disk
     changedElsewhere = Signal()  # another process (the CLI, an agent) wrote, not only a use
-    syncMoved = Signal(str)  # a sync pass ran: its summary as JSON (`Listener.synced`)
+    syncMoved = Signal(object)  # a sync pass ran: its summary, a new dict (`Listener.synced`)
 
     def __init__(
         self, engine_factory: Callable[[], Engine] = Engine, parent=None, start: bool = True
@@ -117,17 +116,17 @@ class Worker(QtCore.QObject, Listener):
     def wrote(self, changes: list[Change]) -> None:  # Listener
         # One signal of each per write: a second queued emission reaching a slot already
         # disconnected (a test's waitSignal) found its object gone (PySide6).
-        self.changes.emit(Change.all_to_json(changes))
-        if any(c.kind not in ("usage", "settings", "inbox") for c in changes):  # a count, a
-            self.changed.emit()  # setting or the inbox: no list of memories to reload
+        self.changes.emit(list(changes))
+        if any(c.reloads_lists for c in changes):
+            self.changed.emit()
 
     def written_elsewhere(self, changes: list[Change]) -> None:  # Listener
-        self.changes.emit(Change.all_to_json(changes))  # an agent's recall: counts in place
-        if any(c.kind not in ("usage", "inbox") for c in changes):
+        self.changes.emit(list(changes))  # an agent's recall: counts in place
+        if any(c.reloads_lists for c in changes):
             self.changedElsewhere.emit()
 
     def synced(self, summary: dict) -> None:  # Listener
-        self.syncMoved.emit(json.dumps(summary))
+        self.syncMoved.emit(dict(summary))
 
     def settings_taken(self, keys: list[str]) -> None:  # Listener
         self.settingsChanged.emit(",".join(keys))

@@ -258,3 +258,25 @@ def test_calls_arriving_faster_than_a_pass_never_stop_the_backfill(runner, embed
     finally:
         flooding.set()
         thread.join()
+
+
+def test_what_each_kind_of_change_means_is_decided_in_one_place():
+    # (issue 43: five places decided it with different lists: the runner twice, the Qt
+    # worker twice, the manager and the inbox window)
+    from app.core.memory import CHANGE_KINDS
+
+    meaning = {
+        kind: (c.reloads_lists, c.needs_embedding, c.only_counts, c.moves_inbox)
+        for kind in CHANGE_KINDS
+        for c in [Change(kind)]
+    }
+    assert meaning == {
+        "content": (True, True, False, False),
+        "metadata": (True, True, False, False),
+        "usage": (False, False, True, False),
+        "trash": (True, True, False, False),
+        "purge": (True, False, False, False),
+        "settings": (False, False, False, False),
+        "model": (True, True, False, False),
+        "inbox": (False, False, False, True),
+    }

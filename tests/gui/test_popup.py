@@ -158,7 +158,7 @@ def test_copy_counts_as_a_recall_through_the_worker(qtbot, worker, settings, see
     copied = popup.model.rows[0].memory.id
     assert engine.get(copied).recall_count == 1
     # the database says what the write was, whatever the caller declared: a use of it
-    assert Change.all_from_json(change.args[0]) == [Change("usage", (copied,))]
+    assert change.args[0] == [Change("usage", (copied,))]
 
 
 def _hybrid_rows(qtbot, popup, text: str) -> list:
