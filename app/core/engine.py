@@ -168,7 +168,7 @@ class Engine:
     def changed_elsewhere(self) -> int:
         """A number that changes when another connection (the CLI, an agent's MCP server)
         commits to the database: `PRAGMA data_version`. Cheap enough to poll."""
-        return int(self._db.query("PRAGMA data_version")[0][0])
+        return self._db.moved()[0]
 
     def journal_head(self) -> int:
         """The database's last change (`changes_since` reads what came after it)."""
@@ -182,7 +182,7 @@ class Engine:
 
     def _live(self) -> int:
         """How many live memories there are (cached until the database changes)."""
-        version = (self._db.query("PRAGMA data_version")[0][0], self._db.conn.total_changes())
+        version = self._db.moved()
         if self._live_count is None or self._live_count[0] != version:
             self._live_count = (version, self._store.live_count())
         return self._live_count[1]

@@ -454,3 +454,27 @@ def test_float_rows_in_several_parts_become_the_same_int8_rows(monkeypatch):
     want_q8, want_scale = vectors.quantize(stored)
     assert np.array_equal(index._q8_block(0, 6_000), want_q8)
     assert np.array_equal(index._scales(), want_scale)
+
+
+def test_a_refresh_when_nothing_moved_reads_no_table(store):
+    # One "what moved since" check (issue 43, `Database.moved`): the index, the keyword
+    # index, the trash and the live count ask the same question the same way; a refresh
+    # with nothing written since asks it and reads nothing else
+    store.insert(Memory(id="", text="a memory with a vector"))
+    memory = store.listing()[0]
+    store.vectors.save(memory.id, "m", "digest", np.ones((1, 8), dtype=np.float32))
+    index = vectors.VectorIndex("m", 8)
+    index.refresh(store)
+    assert len(index) == 1
+    seen: list[str] = []
+    store.db.conn.exec_trace = lambda _cursor, sql, _bindings: seen.append(sql) or True
+    try:
+        index.refresh(store)
+    finally:
+        store.db.conn.exec_trace = None
+    assert seen == ["PRAGMA data_version"]
+    store.insert(Memory(id="", text="a second memory"))  # a write moves it: read again
+    second = next(m for m in store.listing() if m.id != memory.id)
+    store.vectors.save(second.id, "m", "digest", np.ones((1, 8), dtype=np.float32))
+    index.refresh(store)
+    assert len(index) == 2

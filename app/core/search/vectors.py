@@ -77,6 +77,7 @@ class VectorIndex:
         self.loaded_from = ""  # "cache" or "database": how the last full load was made
         self._store: Store | None = None  # where rows are read exactly (set by `refresh`)
         self._generation: int | None = None
+        self._moved_at: tuple | None = None  # the database as the last refresh saw it
         self._untrimmed = 0  # rows read since the C heap was last trimmed (TRIM_AFTER)
         self._reset()
 
@@ -177,7 +178,7 @@ class VectorIndex:
                 at += len(block)
         except BaseException:  # out of memory, Ctrl-C: the float rows are gone in part
             self._reset()
-            self._generation = None  # the next refresh reads every row again
+            self._generation = self._moved_at = None  # the next refresh reads every row again
             raise
         self._float, self._q8_tail, self._n_base = None, tail, 0
         self._q8_base = np.empty((0, self.dim), dtype=np.int8)
@@ -186,6 +187,9 @@ class VectorIndex:
     def refresh(self, store: Store) -> None:
         """Bring the rows up to date with the database (cheap when nothing changed)."""
         self._store = store
+        moved = store.db.moved()  # the database's one "what moved since" check
+        if moved == self._moved_at:
+            return
         top, generation = store.vectors.watermark()
         if generation != self._generation:
             self._reset()
@@ -209,6 +213,7 @@ class VectorIndex:
                             self._read(store, top)
         elif top > self._top_rowid:
             self._read(store, top)
+        self._moved_at = moved
 
     def _read(self, store: Store, top: int) -> None:
         """Append the model's rows after the last one held, READ_BATCH at a time (a million

@@ -27,6 +27,7 @@ import math
 import re
 import struct
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import apsw
@@ -36,6 +37,7 @@ from rapidfuzz.process import extract
 from app.core import paths
 from app.core.errors import ModelError
 from app.core.model.gguf_meta import read_strings
+from app.core.storage import db
 
 log = logging.getLogger(__name__)
 
@@ -278,8 +280,11 @@ def idf(docs: int, total: int) -> float:
 class Lexicon:
     """Document frequencies and spelling corrections from one connection's FTS5 index."""
 
-    def __init__(self, conn: apsw.Connection):
+    def __init__(
+        self, conn: apsw.Connection, moved: Callable[[], tuple[int, int, int]] | None = None
+    ):
         self._conn = conn
+        self.state = moved or db.moves(conn)  # what moved since: the Database's one check
         self._tokenize = None
         self._ready = False
         self._corrected: dict[str, tuple[str, int] | None] = {}  # word → correction
@@ -287,7 +292,6 @@ class Lexicon:
         self._docs: dict[str, int] = {}  # stem → memories holding it (`docs`)
         self._docs_at: tuple[int, int, int] | None = None  # the index state they were counted in
         self._spans: tuple[tuple[int, int, int], list[tuple[int, int, int]]] | None = None
-        self._uncommitted = 0  # see `state`
         self._total: tuple[tuple[int, int, int], int] | None = None  # (index state, row count)
 
     def _prepare(self) -> None:
@@ -319,16 +323,6 @@ class Lexicon:
             text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False
         )
         return [t[0] for t in tokens]
-
-    def state(self) -> tuple[int, int, int]:
-        """Changes when this connection or another one writes (cheap: no table is read);
-        inside a transaction, at every call (what it reads may yet be rolled back, and a
-        rollback leaves the change count as it was)."""
-        version = self._conn.execute("PRAGMA data_version").fetchall()[0][0]
-        if self._conn.in_transaction:
-            self._uncommitted += 1
-            return int(version), self._conn.total_changes(), self._uncommitted
-        return int(version), self._conn.total_changes(), 0
 
     def total(self) -> int:
         """How many rows the index holds (BM25's N), read again only after a write: from

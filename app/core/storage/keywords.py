@@ -65,7 +65,7 @@ class KeywordIndex:
 
     def __init__(self, db: Database):
         self.db = db
-        self._lexicon = fts.Lexicon(db.conn)  # reads nothing until a query is planned
+        self._lexicon = fts.Lexicon(db.conn, db.moved)  # reads nothing until a query is planned
         fts.register_scorer(db.conn)
         # The last keyword answers, kept while the database is as it was when they came
         self._keyword_answers: dict[tuple, list[tuple[int, float]]] = {}
@@ -129,7 +129,7 @@ class KeywordIndex:
 
     def _changes(self) -> tuple[int, int, int]:
         """Changes after any write to the database (`fts.Lexicon.state`)."""
-        return self._lexicon.state()
+        return self.db.moved()
 
     def _search(
         self,
