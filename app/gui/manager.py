@@ -10,22 +10,19 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from app.core import paths
 from app.core.display import age, fields_line, isolated
-from app.core.errors import ConflictError, NotFoundError, PlainCopyRefused, TrashedError
+from app.core.errors import ConflictError, NotFoundError, TrashedError
 from app.core.memory import Change, Memory
 from app.core.runner import embed_now
 from app.core.search.recall import RecallResult
-from app.core.storage import transfer
 from app.core.storage.store import Filters
 from app.core.writer import RememberResult
-from app.gui import window_state
+from app.gui import manager_layout, window_state
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
+from app.gui.transfers import Transfers
 from app.gui.worker import INTERACTIVE, Worker
 
 PAGE = 200
-REPORT_SECONDS = 15  # how long an import's summary stays in the status bar
-REPORT_LINES = 500  # skipped lines listed in the import report
 EDITOR_CHARS = 100_000  # a longer text opens by its start, read-only, until asked for whole
 HEADERS = ("Title", "Category", "Tags", "Created", "Updated", "Recalls", "Embedding")
 SORT_COLUMNS = ("title", "category", "tags", "created_at", "updated_at", "recall_count", None)
@@ -214,25 +211,6 @@ def tags_typed(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
 
 
-class TagCompleter(QtWidgets.QCompleter):
-    """Completes the tag being typed after the last comma, keeping the ones before it."""
-
-    def __init__(self, field: QtWidgets.QLineEdit):
-        super().__init__(field)
-        self.setModel(QtCore.QStringListModel(self))
-        self.setCaseSensitivity(Qt.CaseInsensitive)
-        self.setFilterMode(Qt.MatchContains)
-        field.setCompleter(self)
-
-    def splitPath(self, path: str) -> list[str]:  # noqa: N802 - Qt API
-        return [path.rsplit(",", 1)[-1].strip()]
-
-    def pathFromIndex(self, index) -> str:  # noqa: N802 - Qt API
-        typed = self.widget().text()
-        before = [t.strip() for t in typed.split(",")[:-1] if t.strip()]
-        return ", ".join([*before, index.data()])
-
-
 class Manager(QtWidgets.QMainWindow):
     """The manager window."""
 
@@ -257,21 +235,10 @@ class Manager(QtWidgets.QMainWindow):
         self._overview: dict | None = None
         self.last_search: RecallResult | None = None
 
-        bar = self._build_filter_bar()
-        self._build_table()
-        self.editor = self._build_editor()
-        split = self.splitter = QtWidgets.QSplitter(objectName="managerSplitter")
-        split.addWidget(self.table)
-        split.addWidget(self.editor)
-        split.setSizes([720, 380])
-        central = QtWidgets.QWidget()
-        layout = QtWidgets.QVBoxLayout(central)
-        layout.addLayout(bar)
-        layout.addWidget(split, 1)
-        self.setCentralWidget(central)
-        self._build_toolbar()
-
-        self._build_status_bar()
+        self.transfers = Transfers(self)  # imports and exports
+        self.inbox_dialog = None
+        self.conflicts_dialog = None
+        manager_layout.set_up(self)  # the widgets, as Qt Designer's setupUi
         self._pending_row: int | None = None  # selected before its page arrived
         self._connect(worker)
         window_state.restore("manager", self, self.splitter, self.table)
@@ -281,70 +248,6 @@ class Manager(QtWidgets.QMainWindow):
         self._fill_filters()
         self._update_status()
         self._count_inbox()
-
-    # ---- building --------------------------------------------------------------------
-    def _build_filter_bar(self) -> QtWidgets.QHBoxLayout:
-        """The search box, its mode, the filters and the trash switch."""
-        self.search = QtWidgets.QLineEdit(objectName="managerSearch")
-        self.search.setPlaceholderText("Search (meaning and keywords)…")
-        self.search.setClearButtonEnabled(True)
-        self.mode = QtWidgets.QComboBox(objectName="managerMode")
-        self.mode.addItems(["hybrid", "semantic", "keyword"])
-        self.filters = {}
-        bar = QtWidgets.QHBoxLayout()
-        bar.addWidget(self.search, 3)
-        bar.addWidget(self.mode)
-        for name in ("category", "project", "source"):
-            box = QtWidgets.QComboBox(objectName=f"filter_{name}")
-            box.setMinimumWidth(110)
-            self.filters[name] = box
-            bar.addWidget(box)
-        # Tags are typed (completed from the known ones) and combine: "work, urgent" shows
-        # memories carrying both.
-        self.tag_filter = QtWidgets.QLineEdit(objectName="filter_tags")
-        self.tag_filter.setPlaceholderText("tags: a, b")
-        self.tag_filter.setClearButtonEnabled(True)
-        self.tag_filter.setMinimumWidth(150)
-        self.tag_completer = TagCompleter(self.tag_filter)
-        bar.insertWidget(bar.count() - 2, self.tag_filter)
-        self.trash = QtWidgets.QCheckBox("Trash", objectName="showTrash")
-        bar.addWidget(self.trash)
-        return bar
-
-    def _build_table(self) -> None:
-        """The table of memories, over the lazily read model."""
-        self.table = QtWidgets.QTableView(objectName="memoryTable")
-        self.table.setModel(self.table_model)
-        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectRows)
-        self.table.setSortingEnabled(True)
-        self.table.sortByColumn(4, Qt.DescendingOrder)
-        self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setDefaultSectionSize(26)
-        header = self.table.horizontalHeader()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, QtWidgets.QHeaderView.Stretch)
-        # Dates fit "11 months ago"; the title takes what is left.
-        width_of = self.table.fontMetrics().horizontalAdvance
-        dates = width_of("11 months ago") + 16
-        for column, width in enumerate((0, 100, 110, dates, dates, 60, 80)):
-            if width:
-                self.table.setColumnWidth(column, width)
-        self.table.setAlternatingRowColors(True)
-        self.table.setWordWrap(False)  # a long title is cut mid-word with "…", not to "Book …"
-
-    def _build_status_bar(self) -> None:
-        """The counts, the undo button and the backfill's progress."""
-        self.status_label = QtWidgets.QLabel(objectName="managerStatus")
-        self.progress = QtWidgets.QProgressBar(objectName="backfillProgress")
-        widest = self.progress.fontMetrics().horizontalAdvance("embedding 9999999/9999999")
-        self.progress.setFixedWidth(widest + 48)  # the text is never clipped
-        self.progress.setVisible(False)
-        self.undo_button = QtWidgets.QPushButton("Undo", objectName="undoDelete")
-        self.undo_button.setVisible(False)
-        self.undo_button.clicked.connect(self.undo_delete)
-        self.statusBar().addWidget(self.status_label, 1)
-        self.statusBar().addPermanentWidget(self.undo_button)
-        self.statusBar().addPermanentWidget(self.progress)
 
     def _connect(self, worker: Worker) -> None:
         """Timers, the widgets' signals, the worker's reports and the shortcuts."""
@@ -379,77 +282,6 @@ class Manager(QtWidgets.QMainWindow):
         # Changes made by the CLI or an agent show up here within two seconds (the worker
         # watches the database for the whole app).
         worker.changedElsewhere.connect(self._changed_elsewhere)
-
-    def _build_editor(self) -> QtWidgets.QWidget:
-        box = QtWidgets.QWidget(objectName="editor")
-        form = QtWidgets.QFormLayout(box)
-        self.f_title = QtWidgets.QLineEdit(objectName="editTitle")
-        self.f_text = QtWidgets.QPlainTextEdit(objectName="editText")
-        self.f_reasoning = QtWidgets.QPlainTextEdit(objectName="editReasoning")
-        self.f_reasoning.setMaximumHeight(70)
-        self.f_category = QtWidgets.QComboBox(objectName="editCategory")
-        self.f_category.setEditable(True)
-        self.f_category.addItems(self.settings["categories"])
-        self.f_tags = QtWidgets.QLineEdit(objectName="editTags")
-        self.f_keywords = QtWidgets.QLineEdit(objectName="editKeywords")
-        self.f_references = QtWidgets.QLineEdit(objectName="editReferences")
-        self.f_project = QtWidgets.QLineEdit(objectName="editProject")
-        self.f_confidence = QtWidgets.QComboBox(objectName="editConfidence")
-        self.f_confidence.addItems(["low", "medium", "high"])
-        self.f_pinned = QtWidgets.QCheckBox("Pinned", objectName="editPinned")
-        self.f_info = QtWidgets.QLabel(objectName="editInfo")
-        self.f_info.setWordWrap(True)
-        self.save_button = QtWidgets.QPushButton("Save", objectName="saveMemory")
-        self.save_button.clicked.connect(self.save_current)
-        form.addRow("Title", self.f_title)
-        self.whole_text_button = QtWidgets.QPushButton(objectName="wholeText")
-        self.whole_text_button.clicked.connect(self._load_whole_text)
-        self.whole_text_button.hide()
-        text_box = QtWidgets.QWidget()
-        text_column = QtWidgets.QVBoxLayout(text_box)
-        text_column.setContentsMargins(0, 0, 0, 0)
-        text_column.addWidget(self.f_text)
-        text_column.addWidget(self.whole_text_button)
-        form.addRow("Text", text_box)
-        form.addRow("Reasoning", self.f_reasoning)
-        form.addRow("Category", self.f_category)
-        form.addRow("Tags", self.f_tags)
-        form.addRow("Keywords", self.f_keywords)
-        form.addRow("References", self.f_references)
-        form.addRow("Project", self.f_project)
-        form.addRow("Confidence", self.f_confidence)
-        form.addRow("", self.f_pinned)
-        form.addRow("", self.f_info)
-        form.addRow("", self.save_button)
-        return box
-
-    def _build_toolbar(self) -> None:
-        bar = self.addToolBar("Memories")
-        bar.setObjectName("managerToolbar")
-        bar.setMovable(False)
-        for name, text, slot, shortcut in (
-            ("actionNew", "New", self.new_memory, QtGui.QKeySequence.New),
-            ("actionDelete", "Delete", self.delete_selected, None),
-            ("actionRestore", "Restore", self.restore_selected, None),
-            ("actionEmptyTrash", "Empty trash…", self.empty_trash, None),
-            ("actionMerge", "Merge selected", self.merge_selected, None),
-            ("actionDuplicates", "Find duplicates", self.find_duplicates, "Ctrl+Shift+D"),
-            ("actionImport", "Import…", self.import_dialog, None),
-            ("actionImportFolder", "Import folder…", self.import_folder_dialog, None),
-            ("actionExport", "Export…", self.export_dialog, None),
-            ("actionConflicts", "Conflicts", self.show_conflicts, "Ctrl+Shift+C"),
-            ("actionInbox", "Inbox", self.show_inbox, None),
-        ):
-            action = bar.addAction(text, slot)
-            action.setObjectName(name)
-            if shortcut:
-                action.setShortcut(shortcut)
-        self.inbox_action = bar.actions()[-1]
-        self.inbox_action.setToolTip("What your agents captured, to accept or reject")
-        self.inbox_dialog = None
-        self.conflicts_dialog = None
-        conflicts = bar.actions()[-2]
-        conflicts.setToolTip("Memories edited on two of your devices apart, to review")
 
     # ---- browsing --------------------------------------------------------------------
     def _fill_filters(self) -> None:
@@ -1074,139 +906,23 @@ class Manager(QtWidgets.QMainWindow):
         dialog = DuplicatesDialog(pairs, self.worker, self)
         dialog.show()
 
-    # ---- import / export -------------------------------------------------------------
-    def import_dialog(self) -> None:
-        """Choose markdown/JSONL files to import."""
-        files, _ = QtWidgets.QFileDialog.getOpenFileNames(
-            self, "Import memories", "", "Markdown, text or JSONL (*.md *.markdown *.txt *.jsonl)"
-        )
-        if files:
-            self.import_paths([Path(f) for f in files])
-
-    def import_folder_dialog(self) -> None:
-        """Choose a folder: every markdown, text and JSONL file in it (and below) is imported."""
-        folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Import a folder of notes")
-        if folder:
-            self.import_paths([Path(folder)])
-
+    # ---- import / export (`transfers.py`) -----------------------------------------------
     def import_paths(self, files: list[Path]) -> None:
-        """Import in the background (with a running count); new memories are embedded next."""
-        self.progress.setRange(0, 0)
-        self.progress.setVisible(True)
-        self.statusBar().showMessage(f"Importing {len(files)} file(s)…")
-        report = self.worker.progress.emit
-        self._write(
-            lambda e: e.import_paths(files, progress=lambda n: report("import", n, 0)),
-            self._imported,
-        )
-
-    def _imported(self, result) -> None:
-        self.progress.setVisible(False)
-        updated = f", {result.updated} updated" if result.updated else ""
-        n = len(result.errors)
-        skipped = f"; {n} line{'s' if n != 1 else ''} skipped" if n else ""
-        summary = f"Imported {result.added} new ({result.skipped} already known{updated}{skipped})"
-        # The summary stays while the list refreshes (a search's count would replace it).
-        self._report_until = time.monotonic() + REPORT_SECONDS
-        self.statusBar().showMessage(
-            f"{summary}; embedding them in the background.", REPORT_SECONDS * 1000
-        )
-        if result.errors:
-            self._show_import_report(summary, result.errors)
-
-    def _show_import_report(self, summary: str, errors: list[str]) -> None:
-        """Which lines were skipped and why (file:line: reason), in a window that stays."""
-        box = QtWidgets.QMessageBox(
-            QtWidgets.QMessageBox.Warning, "Mnemo import", f"{summary}.", parent=self
-        )
-        box.setObjectName("importReport")
-        box.setInformativeText(
-            "The skipped lines were not stored at all. Fix them and import the file again: "
-            "what was imported already is not added twice."
-        )
-        shown = errors[:REPORT_LINES]
-        more = len(errors) - len(shown)
-        box.setDetailedText("\n".join(shown) + (self._whole_report(errors) if more else ""))
-        box.setModal(False)
-        box.setAttribute(Qt.WA_DeleteOnClose)
-        self.import_report = box
-        box.show()
-
-    @staticmethod
-    def _whole_report(errors: list[str]) -> str:
-        """The end of a report too long to show: every skipped line goes to a file (private
-        to the user: a reason may quote what was skipped), named here."""
-        more = len(errors) - REPORT_LINES
-        path = paths.state_dir() / "import-skipped.txt"
-        try:
-            paths.replace_file(path, lambda f: f.write("\n".join(errors) + "\n"))
-        except OSError as exc:
-            return f"\n… and {more} more (the whole list could not be written to {path}: {exc})"
-        return f"\n… and {more} more: every skipped line is in {path}"
-
-    def export_dialog(self) -> None:
-        """Export every memory to JSONL (lossless) or markdown."""
-        path, kind = QtWidgets.QFileDialog.getSaveFileName(
-            self,
-            "Export memories",
-            "mnemo-export.jsonl",
-            "JSONL, lossless (*.jsonl);;Markdown (*.md)",
-        )
-        if not path:
-            return
-        self.export_to(
-            Path(path), "markdown" if path.endswith(".md") or "Markdown" in kind else "jsonl"
-        )
+        """Import in the background; new memories are embedded next."""
+        self.transfers.import_paths(files)
 
     def export_to(self, path: Path, fmt: str, plain: bool = False) -> None:
-        """Export in the background with a progress bar; written atomically. Out of an
-        encrypted database only once the user says yes to a plain-text file."""
-        report = self.worker.progress.emit
-
-        def exported(count: int) -> None:
-            self.progress.setVisible(False)
-            self.statusBar().showMessage(f"Exported {count:,} memories to {path}.", 8000)
-
-        def failed(failure) -> None:
-            if not isinstance(getattr(failure, "error", None), PlainCopyRefused):
-                self._failed_write(failure)
-                return
-            self.progress.setVisible(False)
-            answer = QtWidgets.QMessageBox.question(
-                self,
-                "Export in plain text?",
-                "Your memories are encrypted on disk. The export is a plain-text file that "
-                "anyone who gets it can read.\n\nExport anyway?",
-            )
-            if answer == QtWidgets.QMessageBox.Yes:
-                self.export_to(path, fmt, plain=True)
-
-        self.progress.setRange(0, 0)
-        self.progress.setVisible(True)
-        self.worker.call(
-            lambda e: e.export_to(
-                Path(path), fmt, progress=lambda n, t: report("export", n, t), plain=plain
-            ),
-            exported,
-            failed,
-        )
+        """Export in the background with a progress bar (`Transfers.export_to`)."""
+        self.transfers.export_to(path, fmt, plain)
 
     def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt API
-        if any(
-            u.toLocalFile().lower().endswith(transfer.MARKDOWN_SUFFIXES + (".jsonl",))
-            for u in event.mimeData().urls()
-        ):
+        if self.transfers.importable(event.mimeData().urls()):
             event.acceptProposedAction()
 
     def dropEvent(self, event) -> None:  # noqa: N802 - Qt API
-        files = [Path(u.toLocalFile()) for u in event.mimeData().urls() if u.isLocalFile()]
-        files = [
-            f
-            for f in files
-            if f.is_dir() or f.suffix.lower() in (*transfer.MARKDOWN_SUFFIXES, ".jsonl")
-        ]
+        files = self.transfers.importable(event.mimeData().urls())
         if files:
-            self.import_paths(files)
+            self.transfers.import_paths(files)
 
     # ---- results -----------------------------------------------------------------------
     def _failed(self, message: str) -> None:

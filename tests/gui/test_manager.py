@@ -495,7 +495,7 @@ def test_a_long_import_report_keeps_every_skipped_line_in_a_file(
 ):
     # The red team: a report of many skipped lines ended "… and N more", naming none of them
     from app.core import paths
-    from app.gui.manager import REPORT_LINES
+    from app.gui.transfers import REPORT_LINES
 
     notes = tmp_path / "notes.jsonl"
     bad = REPORT_LINES + 40
@@ -522,6 +522,13 @@ def test_dropping_a_folder_imports_the_notes_in_it(qtbot, worker, settings, seed
     manager = _manager(qtbot, worker, settings)
     mime = QtCore.QMimeData()
     mime.setUrls([QtCore.QUrl.fromLocalFile(str(folder))])
+    # the drag is accepted (before: only file names ending .md, .txt or .jsonl were, so a
+    # folder dragged over the window was refused and never dropped; issue 46, 5)
+    enter = QtGui.QDragEnterEvent(
+        QtCore.QPoint(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier
+    )
+    manager.dragEnterEvent(enter)
+    assert enter.isAccepted()
     drop = QtGui.QDropEvent(
         QtCore.QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier
     )
