@@ -17,8 +17,9 @@ from app.core.runner import embed_now
 from app.core.search.recall import RecallResult
 from app.core.storage.store import Filters
 from app.core.writer import RememberResult
-from app.gui import manager_layout, window_state
+from app.gui import conflict_question, manager_layout, window_state
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
+from app.gui.removals import Removals
 from app.gui.transfers import Transfers
 from app.gui.worker import INTERACTIVE, Worker
 
@@ -30,23 +31,6 @@ SORT_COLUMNS = ("title", "category", "tags", "created_at", "updated_at", "recall
 
 # Fields an editor save checks against what it loaded (keywords are also made by the
 # backfill, so a label arriving meanwhile is no conflict).
-# What the conflict question names, in the words it uses
-CONFLICT_FIELDS = {
-    "title": "the title", "text": "the text", "reasoning": "the reasoning",
-    "category": "the category", "tags": "the tags", "references": "the references",
-    "source_project": "the project", "confidence": "the confidence", "pinned": "pinned",
-}  # fmt: skip
-
-
-def _shown(value) -> str:
-    """A field's value as the conflict question shows it."""
-    if isinstance(value, (list, tuple)):
-        return ", ".join(str(v) for v in value)
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return "" if value is None else str(value)
-
-
 CHECKED_FIELDS = (
     "title", "text", "reasoning", "category", "tags", "references", "source_project",
     "confidence", "pinned", "deleted_at",
@@ -225,8 +209,6 @@ class Manager(QtWidgets.QMainWindow):
         self.worker = worker
         self.settings = settings  # read only: the engine owns them
         self.table_model = MemoryTable(worker, self)
-        self._last_deleted: list[str] = []
-        self._last_merge: str | None = None
         self._report_until = 0.0  # until then, an import's summary holds the status bar
         self._text_cut = False  # the editor shows only the start of a huge text
         self.import_report: QtWidgets.QMessageBox | None = None
@@ -236,6 +218,7 @@ class Manager(QtWidgets.QMainWindow):
         self.last_search: RecallResult | None = None
 
         self.transfers = Transfers(self)  # imports and exports
+        self.removals = Removals(self)  # trash, purge, merge, and their undo
         self.inbox_dialog = None
         self.conflicts_dialog = None
         manager_layout.set_up(self)  # the widgets, as Qt Designer's setupUi
@@ -274,8 +257,8 @@ class Manager(QtWidgets.QMainWindow):
         worker.progress.connect(self._on_progress)
         self._model_state = worker.model_state  # (it may have failed before this window)
         worker.modelState.connect(self._on_model_state)
-        QtGui.QShortcut(QtGui.QKeySequence.Delete, self.table, self.delete_selected)
-        QtGui.QShortcut(QtGui.QKeySequence.Undo, self, self.undo_delete)
+        QtGui.QShortcut(QtGui.QKeySequence.Delete, self.table, self.removals.delete_selected)
+        QtGui.QShortcut(QtGui.QKeySequence.Undo, self, self.removals.undo)
         QtGui.QShortcut(QtGui.QKeySequence.Find, self, self.search.setFocus)
         QtGui.QShortcut(QtGui.QKeySequence.Save, self, self.save_current)
         QtGui.QShortcut(QtGui.QKeySequence.Refresh, self, self.list_again)
@@ -685,40 +668,8 @@ class Manager(QtWidgets.QMainWindow):
                 "in the editor: Save again to keep it as a new memory."
             )
             return
-        box = QtWidgets.QMessageBox(
-            QtWidgets.QMessageBox.Warning,
-            "Mnemo",
-            "This memory was changed elsewhere (the command line or an agent) after you "
-            "opened it here.",
-            QtWidgets.QMessageBox.Yes | QtWidgets.QMessageBox.Save | QtWidgets.QMessageBox.Cancel,
-            self,
-        )
-
-        def value(memory: Memory, field: str) -> str:  # a title made from the text is none
-            return _shown(memory.own_title if field == "title" else getattr(memory, field))
-
-        differ = [f for f in CONFLICT_FIELDS if value(loaded, f) != value(other, f)]
-        said = ", ".join(CONFLICT_FIELDS[f] for f in differ) or "nothing you can see"
-        preview = other.text if len(other.text) <= 300 else other.text[:299] + "…"
-        box.setInformativeText(
-            f"Changed there: {said}.\n\nTheir text: “{preview}”\n\n"
-            "Replace it with yours, or keep both: yours is saved as a new memory and the "
-            "other stays as it is now."
-        )
-        mine = changes  # the editor's fields, as they would be saved
-        box.setDetailedText(
-            "\n\n".join(
-                f"{CONFLICT_FIELDS[f].upper()} there:\n{value(other, f)}\n\n"
-                f"{CONFLICT_FIELDS[f].upper()} yours:\n{_shown(mine.get(f, getattr(loaded, f)))}"
-                for f in differ
-            )
-        )
-        box.button(QtWidgets.QMessageBox.Yes).setText("Replace it with mine")
-        box.button(QtWidgets.QMessageBox.Save).setText("Keep both")
-        box.setDefaultButton(QtWidgets.QMessageBox.Cancel)
-        box.setWindowModality(Qt.WindowModal)  # blocks this window only, not the others
-        answer = box.exec()
-        if answer == QtWidgets.QMessageBox.Yes:
+        answer = conflict_question.ask(self, loaded, other, changes)
+        if answer == conflict_question.REPLACE:
             self.worker.call(
                 lambda e: e.edit(memory_id, embed=inline, **changes),
                 self._saved,
@@ -726,7 +677,7 @@ class Manager(QtWidgets.QMainWindow):
                 INTERACTIVE,
                 writes=True,
             )
-        elif answer == QtWidgets.QMessageBox.Save:
+        elif answer == conflict_question.BOTH:
             self._load_whole_text()  # a huge text shown by its start is saved whole
             self._current = None  # the editor's fields go into a new memory
             self.save_current()
@@ -750,126 +701,22 @@ class Manager(QtWidgets.QMainWindow):
         # is never narrowed to this one memory.
         self._keep_selected = memory.id
 
+    # ---- trash, purge and merge (`removals.py`) ----------------------------------------
     def delete_selected(self) -> None:
-        """Move the selected memories to the trash (Undo brings them back); those already
-        in the trash are deleted for good, after a yes."""
-        chosen = self.selected()
-        ids = [m.id for m in chosen if not m.deleted_at]
-        if ids:
-            self._write(lambda e: e.forget(ids), self._deleted)
-        trashed = [m.id for m in chosen if m.deleted_at]
-        if trashed and self._sure_to_purge(len(trashed)):
-            self._write(lambda e: e.purge(trashed), lambda n: self._purged(n, trashed))
-
-    def empty_trash(self) -> None:
-        """Delete every memory in the trash for good, after a yes."""
-        count = (self._overview or {}).get("trash")
-        if count == 0:
-            self.statusBar().showMessage("The trash is empty.", 4000)
-            return
-        if self._sure_to_purge(count):
-            self._write(lambda e: e.empty_trash(), self._purged)
-
-    def _sure_to_purge(self, count: int | None) -> bool:
-        """Ask before deleting for good: Delete or Cancel, Cancel by default."""
-        what = (
-            "every memory in the trash"
-            if count is None
-            else (f"{count:,} {'memory' if count == 1 else 'memories'} from the trash")
-        )
-        box = QtWidgets.QMessageBox(
-            QtWidgets.QMessageBox.Warning,
-            "Mnemo",
-            f"Delete {what} for good?",
-            QtWidgets.QMessageBox.Cancel,
-            self,
-        )
-        box.setObjectName("purgeQuestion")
-        box.setInformativeText(
-            "Their text is erased from the database and its index; this cannot be undone."
-        )
-        delete = box.addButton("Delete for good", QtWidgets.QMessageBox.DestructiveRole)
-        box.setDefaultButton(QtWidgets.QMessageBox.Cancel)
-        box.setWindowModality(Qt.WindowModal)
-        box.exec()
-        return box.clickedButton() is delete
-
-    def _purged(self, count: int, ids: list[str] | None = None) -> None:
-        """`ids` deleted for good (None: the whole trash)."""
-        current = self._current
-        if current is not None and current.deleted_at and (ids is None or current.id in ids):
-            self._load(None)  # it is gone: nothing to edit or save into
-        self.statusBar().showMessage(
-            f"Deleted {count:,} {'memory' if count == 1 else 'memories'} for good.", 8000
-        )
-
-    def _deleted(self, ids: list[str]) -> None:
-        self._let_go(ids)
-        self._last_deleted = list(ids)
-        self._last_merge = None
-        self.undo_button.setText(f"Undo delete ({len(ids)})")
-        self.undo_button.setVisible(True)
-        self.statusBar().showMessage(f"Moved {len(ids)} to the trash.", 8000)
+        """The selected memories to the trash (those in it: deleted for good, after a yes)."""
+        self.removals.delete_selected()
 
     def undo_delete(self) -> None:
-        """Undo the last delete (or merge): the originals come back from the trash."""
-        ids, self._last_deleted = self._last_deleted, []
-        merged, self._last_merge = self._last_merge, None
-        self.undo_button.setVisible(False)
-        if ids:
-            self._write(lambda e: e.restore(ids), self._undone)
-        elif merged:
-            self._write(lambda e: e.unmerge(merged), lambda ids: self._unmerged(merged, ids))
-
-    def _unmerged(self, merged: str, ids: list[str]) -> None:
-        """The merged memory went to the trash: the editor lets go of it (a save would have
-        gone into the trash, where nothing finds it)."""
-        self._let_go([merged])
-        self._undone(ids)
-
-    def _let_go(self, trashed: list[str]) -> None:
-        """The editor lets go of a memory that went to the trash; with unsaved edits it
-        keeps them, and Save stores them as a new memory."""
-        if self._current is None or self._current.id not in trashed:
-            return
-        if not self.editor_dirty():
-            self._load(None)
-            return
-        self._current = None
-        self.f_info.setText("New memory (the one you edited went to the trash)")
-
-    def _undone(self, ids: list[str]) -> None:
-        count = len(ids)
-        self.statusBar().showMessage(
-            f"Brought back {count} {'memory' if count == 1 else 'memories'}.", 5000
-        )
+        """Undo the last delete (or merge)."""
+        self.removals.undo()
 
     def restore_selected(self) -> None:
         """Bring the selected memories back from the trash."""
-        ids = [m.id for m in self.selected() if m.deleted_at]
-        if ids:
-            self._write(lambda e: e.restore(ids), self._undone)
+        self.removals.restore_selected()
 
     def merge_selected(self) -> None:
-        """Merge the selected memories into a new one keeping every statement (the
-        originals go to the trash; Undo brings them back)."""
-        ids = [m.id for m in self.selected()]
-        if len(ids) < 2:
-            self.statusBar().showMessage("Select two or more memories to merge.", 4000)
-            return
-        self._write(lambda e: e.merge(ids), self._merged)
-
-    def _merged(self, memory: Memory) -> None:
-        self._last_merge = memory.id
-        self._last_deleted = []
-        self.undo_button.setText("Undo merge")
-        self.undo_button.setVisible(True)
-        self.statusBar().showMessage(
-            f"Merged into “{memory.display_title}”: every statement is kept; the originals "
-            "are in the trash.",
-            8000,
-        )
-        QtCore.QTimer.singleShot(0, lambda: self.select_memory(memory.id))
+        """Merge the selected memories into a new one keeping every statement."""
+        self.removals.merge_selected()
 
     def find_duplicates(self) -> None:
         """List near-duplicate pairs (cosine ≥ the duplicate threshold) with merge buttons."""

@@ -85,7 +85,7 @@ def _status_bar(window) -> None:
     window.progress.setVisible(False)
     window.undo_button = QtWidgets.QPushButton("Undo", objectName="undoDelete")
     window.undo_button.setVisible(False)
-    window.undo_button.clicked.connect(window.undo_delete)
+    window.undo_button.clicked.connect(window.removals.undo)
     window.statusBar().addWidget(window.status_label, 1)
     window.statusBar().addPermanentWidget(window.undo_button)
     window.statusBar().addPermanentWidget(window.progress)
@@ -143,10 +143,10 @@ def _toolbar(window) -> None:
     bar.setMovable(False)
     for name, text, slot, shortcut in (
         ("actionNew", "New", window.new_memory, QtGui.QKeySequence.New),
-        ("actionDelete", "Delete", window.delete_selected, None),
-        ("actionRestore", "Restore", window.restore_selected, None),
-        ("actionEmptyTrash", "Empty trash…", window.empty_trash, None),
-        ("actionMerge", "Merge selected", window.merge_selected, None),
+        ("actionDelete", "Delete", window.removals.delete_selected, None),
+        ("actionRestore", "Restore", window.removals.restore_selected, None),
+        ("actionEmptyTrash", "Empty trash…", window.removals.empty_trash, None),
+        ("actionMerge", "Merge selected", window.removals.merge_selected, None),
         ("actionDuplicates", "Find duplicates", window.find_duplicates, "Ctrl+Shift+D"),
         ("actionImport", "Import…", window.transfers.import_dialog, None),
         ("actionImportFolder", "Import folder…", window.transfers.import_folder_dialog, None),
