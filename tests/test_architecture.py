@@ -133,10 +133,27 @@ def test_no_app_module_imports_tests():
 def test_core_stays_small_enough_to_see():
     # Issue 23 grouped app/core (31 modules) into search/, storage/ and model/ beside the
     # Engine, its parts (writer, indexer, runner) and the record and its files. A folder that
-    # grows past about 16 modules is grouped again.
+    # grows past about 20 modules is grouped again. (Issue 43: a cap of 16 on app/core with
+    # 16 there pushed every new job into engine.py: a part with one job gets a module of its
+    # own, and what keeps files small is the rule on classes below.)
     folders = [CORE, *(p for p in CORE.iterdir() if (p / "__init__.py").exists())]
     sizes = {str(f.relative_to(APP)): len(list(f.glob("*.py"))) for f in folders}
-    assert sizes["core"] <= 16 and all(n <= 10 for n in sizes.values() if n != sizes["core"]), sizes
+    assert all(n <= 20 for n in sizes.values()), sizes
+
+
+def test_no_class_grows_into_a_room_of_its_own():
+    # Issue 43: the Engine had grown back to 960 lines (93 methods), the Store to 1,162, the
+    # manager window to 1,044. A class past about 600 lines holds more than one job: give
+    # a job its own object (engine.sync, engine.vault, engine.model; store.keywords,
+    # store.vectors; the manager's transfers and removals). engine.py itself stays a facade.
+    classes = {
+        f"{path.relative_to(APP)}:{node.name}": node.end_lineno - node.lineno + 1
+        for path in _modules(APP)
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ClassDef)
+    }
+    assert {name: n for name, n in classes.items() if n > 650} == {}
+    assert len((CORE / "engine.py").read_text().splitlines()) <= 600
 
 
 def test_the_core_folders_import_downwards():

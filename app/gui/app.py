@@ -8,10 +8,8 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from app.core import paths
-from app.core.display import age
 from app.core.engine import Engine
 from app.core.memory import Change, title_from
 from app.core.runner import embed_now
@@ -22,6 +20,7 @@ from app.gui import clipboard, desktop, display_server, hotkey, ipc, paste
 from app.gui.notifier import Notifier
 from app.gui.popup import Popup
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
+from app.gui.sync_tray import SyncTray
 from app.gui.tray import ICON, Tray, icon
 from app.gui.worker import INTERACTIVE, Worker
 
@@ -51,10 +50,7 @@ class MnemoApp(QtCore.QObject):
         self.settings_dialog = None
         self._model_state = ("loading", "")
         self._backfill = (0, 0)
-        self._sync = ""  # the tray's sync line: the last pass, or why it could not run
-        self._sync_details: list[str] = []  # its menu: the other devices, what waits
-        self._sync_details_at = -1e9  # when they were last asked for (time.monotonic)
-        self._told: set[str] = set()  # what waits for a person, said once (a notification)
+        self.sync_tray = SyncTray(self)  # what the tray says and tells of sync
         self._focus_before: int | None = None
         self.duplicate_choice = None  # the open near-duplicate question, if any
         self.secret_box = None  # the open secret question above the popup, if any
@@ -72,7 +68,7 @@ class MnemoApp(QtCore.QObject):
             self.tray.settings_action.triggered.connect(self.show_settings)
             self.tray.unlock_action.triggered.connect(self.unlock)
             self.tray.sync_action.triggered.connect(self.worker.runner.sync_soon)
-            self.tray.sync_menu.aboutToShow.connect(self._ask_sync_details)
+            self.tray.sync_menu.aboutToShow.connect(self.sync_tray.ask_details)
             self.tray.quit_action.triggered.connect(self.quit)
             self.tray.on_left_click(self.show_popup)
             self.tray.show()
@@ -113,15 +109,8 @@ class MnemoApp(QtCore.QObject):
         QtGui.QGuiApplication.instance().focusWindowChanged.connect(self._hold_typing)
         self.worker.modelState.connect(self._on_model_state)
         self.worker.backfillProgress.connect(self._on_backfill)
-        self.worker.syncMoved.connect(self._on_synced)
-        # What arrives in the sync folder is applied within a moment (the runner's 2 s poll
-        # is the fallback: a watcher can miss changes on network folders)
-        self._sync_watch = QtCore.QFileSystemWatcher(self)
-        self._sync_soon = QtCore.QTimer(self, singleShot=True, interval=300)
-        self._sync_soon.timeout.connect(self.worker.runner.look_soon)
-        self._sync_watch.directoryChanged.connect(lambda _: self._sync_soon.start())
-        self._sync_watch.fileChanged.connect(lambda _: self._sync_soon.start())
-        self._watch_sync_folder()
+        self.worker.syncMoved.connect(self.sync_tray.on_synced)
+        self.sync_tray.watch_folder()
         self.worker.settingsChanged.connect(lambda keys: self._settings_applied(keys.split(",")))
         # Settings saved by another process (`mnemo settings KEY VALUE`) apply at once: the
         # folder is watched, as the file is replaced (written beside it, then renamed).
@@ -527,78 +516,6 @@ class MnemoApp(QtCore.QObject):
         self._backfill = (done, total)
         self._refresh_tray()
 
-    def _watch_sync_folder(self) -> None:
-        """Watch the sync folder's device folders and each device's newest log (new files
-        and appends); again after each pass, as logs come and go."""
-        watched = self._sync_watch.directories() + self._sync_watch.files()
-        root = Path(self.settings["sync_folder"] or "/nonexistent") / "devices"
-        wanted = []
-        if root.is_dir():
-            wanted.append(str(root))
-            for device in root.iterdir():
-                if device.is_dir():
-                    wanted.append(str(device))
-                    logs = sorted(device.glob("ops-*.jsonl"))
-                    if logs:
-                        wanted.append(str(logs[-1]))
-        if sorted(wanted) != sorted(watched):
-            if watched:
-                self._sync_watch.removePaths(watched)
-            if wanted:
-                self._sync_watch.addPaths(wanted)
-
-    def _on_synced(self, moved: dict) -> None:
-        """A sync pass ran (or could not): the tray's sync line says so."""
-        self._watch_sync_folder()
-        if moved["problem"]:
-            self._sync = f"Sync: {moved['problem']}"
-        else:
-            stamp = QtCore.QTime.currentTime().toString("HH:mm")
-            got = f", {moved['applied']} changes arrived" if moved["applied"] else ""
-            kept = f", {moved['conflicts']} edited apart (both kept)" if moved["conflicts"] else ""
-            self._sync = f"Synced at {stamp}{got}{kept}"
-            self._tell_about_sync(moved)
-        self._refresh_tray()
-        # The devices and what waits: read at most every 30 s here (a pass runs after each
-        # write), and whenever the menu is opened
-        if time.monotonic() - self._sync_details_at > 30:
-            self._ask_sync_details()
-
-    def _tell_about_sync(self, moved: dict) -> None:
-        """What a pass found that a person must decide: a new device waiting for approval,
-        removals held, memories edited on two devices apart (each said once, when it
-        arrives; Settings → Sync and the manager's Conflicts list them until decided)."""
-        sync = ("Settings → Sync", self.show_sync_settings)
-        new = [d for d in moved.get("new_devices") or () if f"device {d}" not in self._told]
-        if new:
-            self._told.update(f"device {d}" for d in new)
-            count = len(new)
-            self.notify(
-                "A new device wants to sync",
-                f"{count} device{'s' if count > 1 else ''} ({', '.join(new)}) "
-                "wrote to your sync folder: approve it in Settings → Sync if it is yours "
-                "(compare its key); until then nothing it writes is read.",
-                action=sync,
-            )
-        for device, count in (moved.get("held") or {}).items():
-            if f"held {device} {count}" in self._told:
-                continue
-            self._told.add(f"held {device} {count}")
-            self.notify(
-                "Removals held for you",
-                f"Device {device} would remove {count} memories here at once: nothing was "
-                "removed. Apply or keep them in Settings → Sync.",
-                action=sync,
-            )
-        if moved.get("conflicts"):
-            count = moved["conflicts"]
-            self.notify(
-                "Edited on two devices apart",
-                f"{count} memor{'ies were' if count > 1 else 'y was'} edited on two of your "
-                "devices apart: both versions are kept. Review them in the manager.",
-                action=("Review", self.show_conflicts),
-            )
-
     def show_sync_settings(self) -> None:
         """Settings on its Sync page."""
         self.show_settings()
@@ -608,49 +525,6 @@ class MnemoApp(QtCore.QObject):
         """The manager's Conflicts view (memories edited on two devices apart)."""
         self.show_manager()
         self.manager.show_conflicts()
-
-    def _ask_sync_details(self) -> None:
-        self._sync_details_at = time.monotonic()
-        self.worker.call(
-            lambda e: e.sync.status() if e.sync.configured() else None,
-            self._show_sync_devices,
-            lambda _failure: None,  # (said by the pass itself)
-            channel="tray-sync",
-        )
-
-    def _show_sync_devices(self, status: dict | None) -> None:
-        """The tray's sync menu: each other device and when it was last seen, what waits."""
-        lines = []
-        for device in (status or {}).get("devices", []):
-            if device["this"]:
-                continue
-            seen = age(device["seen"]) if device["seen"] else "never"
-            mark = (
-                " (removed)"
-                if device["removed"]
-                else " (waiting for it)"
-                if device.get("behind")
-                else ""
-            )
-            lines.append(f"{device['name']}: last seen {seen}{mark}")
-        if status and status["pending"]:
-            lines.append(f"{status['pending']} changes here not written yet")
-        if status and status["waiting_bytes"]:
-            lines.append(f"{status['waiting_bytes']:,} bytes arrived, not applied yet")
-        if status:
-            problems = [p for p in status["problems"] if p["kind"] != "conflict"]
-            if problems:
-                lines.append(f"Problem: {problems[0]['what'][:120]}")
-        self._sync_details = lines
-        if self.tray is not None:
-            self.tray.set_sync(self._sync, lines)
-        if status:  # (a pass another process ran, an agent's MCP server, says it here too)
-            self._tell_about_sync(
-                {
-                    "new_devices": [d["id"] for d in status["devices"] if d["state"] == "pending"],
-                    "held": {h["device"]: h["memories"] for h in status["held"]},
-                }
-            )
 
     def _refresh_tray(self) -> None:
         if self.tray is None:
@@ -667,8 +541,9 @@ class MnemoApp(QtCore.QObject):
             state, line = "busy", "Mnemo — loading the model"
         else:
             state, line = "ready", f"Mnemo — {detail}"
-        self.tray.set_state(state, f"{line}\n{self._sync}" if self._sync else line)
-        self.tray.set_sync(self._sync)
+        sync = self.sync_tray.line
+        self.tray.set_state(state, f"{line}\n{sync}" if sync else line)
+        self.tray.set_sync(sync)
 
     def status(self) -> dict:
         """What `mnemo status` reports about the running app."""
@@ -689,8 +564,8 @@ class MnemoApp(QtCore.QObject):
             "model_id": self.worker.model_id,
             "tray": self.tray is not None,
             "backfill": list(self._backfill),
-            "sync": self._sync,  # the last sync pass, or why it could not run ("": off)
-            "sync_details": list(self._sync_details),
+            "sync": self.sync_tray.line,  # the last sync pass, or why it could not run
+            "sync_details": list(self.sync_tray.details),
             "last_notification": list(self._last_notification or ()),
             "notifications": self.notifier.via or "none yet",
         }
