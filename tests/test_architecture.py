@@ -207,3 +207,40 @@ def test_every_package_of_the_app_ships_in_the_wheel():
         if "__pycache__" not in p.parts and "resources" not in p.parts
     }
     assert found - listed == set()
+
+
+def test_no_two_modules_import_each_other():
+    # Issue 43: the agents' hook and its helper imported each other (the hook asked the
+    # helper for its pid, the helper the hook for its lock). Imports for type hints only
+    # (under TYPE_CHECKING) and a package's own __init__ do not count.
+    def imported(path: Path) -> set[str]:
+        tree = ast.parse(path.read_text(), str(path))
+        hints = {
+            id(n)
+            for block in ast.walk(tree)
+            if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+            for n in ast.walk(block)
+        }
+        names = set()
+        for node in ast.walk(tree):
+            if id(node) in hints:
+                continue
+            if isinstance(node, ast.Import):
+                names |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+        return names
+
+    def name_of(path: Path) -> str:
+        parts = path.relative_to(APP.parent).with_suffix("").parts
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    modules = {name_of(p): p for p in _modules(APP)}
+    edges = {name: imported(path) & set(modules) - {name} for name, path in modules.items()}
+    pairs = {
+        tuple(sorted((a, b)))
+        for a, targets in edges.items()
+        for b in targets
+        if a in edges[b] and not (a.startswith(b + ".") or b.startswith(a + "."))
+    }
+    assert pairs == set()

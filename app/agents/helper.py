@@ -53,21 +53,7 @@ def idle_seconds() -> float:
 
 
 lock_path = hook.lock_path
-
-
-def running_pid() -> int | None:
-    """The pid of this data folder's helper while one runs, else None."""
-    try:
-        with open(lock_path()) as f:
-            if fcntl is not None:
-                try:
-                    fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    return int((f.read().strip("\0").split() or ["0"])[0]) or None
-                fcntl.flock(f, fcntl.LOCK_UN)
-    except (OSError, ValueError):
-        return None
-    return None
+running_pid = hook.running_pid
 
 
 class Sessions:

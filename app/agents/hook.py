@@ -81,6 +81,25 @@ def lock_path() -> str:
     return str(paths.state_dir() / "hook-helper.lock")
 
 
+def running_pid() -> int | None:
+    """The pid of this data folder's helper while one runs, else None (the slow path: a
+    deadline was missed, `hook status`)."""
+    try:
+        import fcntl
+    except ImportError:  # (Windows: no helper)
+        return None
+    try:
+        with open(lock_path()) as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return int((f.read().strip("\0").split() or ["0"])[0]) or None
+            fcntl.flock(f, fcntl.LOCK_UN)
+    except (OSError, ValueError):
+        return None
+    return None
+
+
 def advertised() -> str | None:
     """The socket the running helper said it listens on (a hook started with another
     XDG_RUNTIME_DIR or TMPDIR computes another path for the same data folder)."""
@@ -200,9 +219,7 @@ def _missed(path: str) -> bool:
     """The running helper took a request and did not answer in time: counted (beside its
     socket); stopped, or stuck for MISSES requests in a row, it is killed and a new one
     started for the next prompt. Whether it was replaced."""
-    from app.agents import helper  # (the slow path: a deadline was missed)
-
-    pid = helper.running_pid()
+    pid = running_pid()
     if pid is None or pid == os.getpid():
         return False
     misses = path + ".misses"
@@ -223,7 +240,7 @@ def _missed(path: str) -> bool:
         os.kill(pid, signal.SIGKILL)  # (the lock it holds says it is the helper)
     except OSError:
         return False
-    _wait(lambda: helper.running_pid() != pid, 5.0)
+    _wait(lambda: running_pid() != pid, 5.0)
     _forget(misses)
     start_helper()
     return True
@@ -374,10 +391,6 @@ def main(argv: list[str]) -> int:
         print(USAGE)
         return 0 if argv else 2
     event, rest = argv[0], argv[1:]
-    if event in ("serve", "stop", "status") and not rest:
-        from app.agents import helper
-
-        return helper.command(event)
     agent = "claude"
     if len(rest) == 2 and rest[0] == "--agent":
         agent = rest[1]

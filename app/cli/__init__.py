@@ -17,6 +17,10 @@ def main(argv: list[str] | None = None) -> int:
             os.environ["MNEMO_PASSPHRASE_FILE"] = argv[first + 1]
             first += 1
         first += 1
+    if argv[first:] in (["hook", "serve"], ["hook", "stop"], ["hook", "status"]):
+        from app.agents import helper  # the resident helper (the hook never imports it)
+
+        return helper.command(argv[first + 1])
     if argv[first : first + 1] == ["hook"]:  # an agent's hook: nothing else loaded
         from app.agents.hook import main as hook
 
