@@ -72,7 +72,7 @@ def _measure(store, queries: list[str], rounds: int) -> dict[str, dict[str, list
     }
 
     def stage(q: str, narrow: bool) -> None:
-        store.keywords._lexicon._docs_at = None  # word counts forgotten: the query typed afresh
+        store.keywords.lexicon._docs_at = None  # word counts forgotten: the query typed afresh
         store._keyword_version = None  # and no answer kept
         plan = store.keywords.plan(q)
         if plan.expression:

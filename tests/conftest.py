@@ -54,9 +54,9 @@ def mnemo_home(tmp_path, monkeypatch) -> Iterator[Path]:
         "PYTHON_KEYRING_BACKEND",
     ):
         monkeypatch.delenv(name, raising=False)
-    keys._remembered.clear()
+    keys.forget_passphrases()
     yield home
-    keys._remembered.clear()
+    keys.forget_passphrases()
 
 
 @pytest.fixture(scope="session")

@@ -37,12 +37,6 @@ def process_state_kept() -> Iterator[None]:
             handler.setLevel(handler_level)
         root.setLevel(level)
         crash.set_notifier(None)
-        if crash._crash_file is not None:
-            crash._crash_file.close()
-            crash._crash_file = None
         if hasattr(signal, "SIGUSR1"):  # the stacks on SIGUSR1: what it did before
             faulthandler.unregister(signal.SIGUSR1)
-        if crash._stacks_file is not None:
-            crash._stacks_file.close()
-            crash._stacks_file = None
-        crash._handler = None
+        crash.close_files()

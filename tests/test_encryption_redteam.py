@@ -41,7 +41,7 @@ def test_an_interrupt_after_the_new_file_is_in_place_keeps_the_key_that_opens_it
     with pytest.raises(KeyboardInterrupt):
         cipher.encrypt(db, "passphrase", PASSPHRASE)
     assert keys.KeyFile.read(db).encrypted
-    keys._remembered.clear()
+    keys.forget_passphrases()
     with pytest.raises(NoKeyError, match="encrypted with a passphrase"):  # not "missing"
         Database(db)
     keys.remember_passphrase(db, PASSPHRASE)  # the next command, given the passphrase
@@ -77,7 +77,7 @@ def test_ctrl_c_during_encrypt_waits_so_an_encrypted_database_always_had_its_key
         encrypted = keys.KeyFile.read(db).encrypted
         if encrypted:
             assert b"Recovery key" in out, (delay, out)
-            keys._remembered.clear()
+            keys.forget_passphrases()
             os.environ["MNEMO_PASSPHRASE"] = PASSPHRASE
             try:
                 cipher.decrypt(db)

@@ -411,17 +411,17 @@ def test_the_desktop_app_logs_no_memory_content(qtbot, running_app, debug_logs, 
 
     # "Remembered: <title>"
     text = f"The {marker} billing service deploys with Helm on Fridays from build-07"
-    app._remember(text, "manual")
+    app.remember_text(text, "manual")
     notified("Remembered")
-    app._remember(text, "manual")
+    app.remember_text(text, "manual")
     notified("Already known")
     # a near-duplicate, merged
-    app._remember(text + "!", "clipboard")
+    app.remember_text(text + "!", "clipboard")
     qtbot.waitUntil(lambda: app.duplicate_choice is not None, timeout=10_000)
     app.duplicate_choice.chosen.emit("merge")
     notified("Merged")
     # a secret, stored redacted
-    app._remember(f"{marker} deploy key is {AWS_KEY}", "clipboard")
+    app.remember_text(f"{marker} deploy key is {AWS_KEY}", "clipboard")
     qtbot.waitUntil(lambda: app.secret_choice is not None, timeout=5000)
     app.secret_choice.chosen.emit("redact")
     notified("Remembered")
@@ -430,7 +430,7 @@ def test_the_desktop_app_logs_no_memory_content(qtbot, running_app, debug_logs, 
     app.remember_clipboard()
     notified("Remembered")
     # a bug on the engine thread whose message quotes the text
-    app._remember(f"{marker} BUG text", "manual")
+    app.remember_text(f"{marker} BUG text", "manual")
     notified("Nothing remembered")
     # an uncaught exception in the GUI whose message quotes a title
     try:

@@ -136,6 +136,16 @@ def previous_crash() -> str | None:
 
 
 # ---- installing ----------------------------------------------------------------------
+def close_files() -> None:
+    """Close the crash and stacks files `install` keeps open and forget the log handler it
+    added (what a process embedding the core, or a test, does before installing again)."""
+    global _crash_file, _stacks_file, _handler
+    for kept in (_crash_file, _stacks_file):
+        if kept is not None:
+            kept.close()
+    _crash_file = _stacks_file = _handler = None
+
+
 def _log_to(path: Path) -> None:
     global _handler
     root = logging.getLogger()

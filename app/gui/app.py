@@ -102,7 +102,7 @@ class MnemoApp(QtCore.QObject):
         )
         self.popup.openMemory.connect(self.show_manager)
         self.popup.openInbox.connect(self.show_inbox)
-        self.popup.rememberText.connect(lambda text: self._remember(text, "manual"))
+        self.popup.rememberText.connect(lambda text: self.remember_text(text, "manual"))
         self.popup.hidden.connect(self._restore_focus)
         self.popup.hidden.connect(self._hold_typing)
         self.popup.focused.connect(self._hand_over_typing)
@@ -355,9 +355,9 @@ class MnemoApp(QtCore.QObject):
         if content.refusal:
             self.notify("Nothing remembered", content.refusal)
             return
-        self._remember(content.text, "clipboard")
+        self.remember_text(content.text, "clipboard")
 
-    def _remember(
+    def remember_text(
         self,
         text: str,
         source: str,
@@ -365,13 +365,16 @@ class MnemoApp(QtCore.QObject):
         force: bool = False,
         secrets: str = "refuse",
     ) -> None:
+        """Store `text` as the popup and Remember clipboard do: a secret in it is asked
+        about first (redact, store as it is, or not at all), a near-duplicate offers a merge,
+        and a notification says what was kept."""
         found = scan(text) if secrets == "refuse" else []
         if found and not self.popup.isVisible():
             # Asked in a window that takes no focus: the user may be typing elsewhere, and
             # a key typed there must never answer (a "y" used to store the copy).
             self._ask_quietly_to_redact(
                 describe(found),
-                lambda: self._remember(text, source, merge, force, secrets="redact"),
+                lambda: self.remember_text(text, source, merge, force, secrets="redact"),
             )
             return
         if found:
@@ -452,7 +455,7 @@ class MnemoApp(QtCore.QObject):
             def chosen(key: str) -> None:
                 self.duplicate_choice = None
                 if key in ("merge", "keep"):
-                    self._remember(
+                    self.remember_text(
                         text, source, merge=key == "merge", force=key == "keep", secrets=secrets
                     )
 

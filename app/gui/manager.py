@@ -442,6 +442,11 @@ class Manager(QtWidgets.QMainWindow):
 
         self.worker.call(fetch, show, self._failed, INTERACTIVE)
 
+    @property
+    def current(self) -> Memory | None:
+        """The memory in the editor (None: a new one, or nothing selected)."""
+        return self._current
+
     def selected(self) -> list[Memory]:
         """The selected memories."""
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})

@@ -376,7 +376,7 @@ class Popup(QtWidgets.QWidget):
         self.blurred = False
         self._trashed = None
         self.paste_wanted = False
-        self.hint.setText(self._hint())
+        self.hint.setText(self.keys_hint())
         self.worker.call(
             lambda e: e.inbox_count(), self._show_inbox_count, None, INTERACTIVE, "popup-inbox"
         )
@@ -524,9 +524,13 @@ class Popup(QtWidgets.QWidget):
     def _set_busy(self, text: str) -> None:
         """Say, in the hint line, that meaning-based results for `text` are still coming."""
         self._meaning_for = text
-        self.hint.setText(f"searching by meaning…  ·  {self._hint()}" if text else self._hint())
+        self.hint.setText(
+            f"searching by meaning…  ·  {self.keys_hint()}" if text else self.keys_hint()
+        )
 
-    def _hint(self) -> str:
+    def keys_hint(self) -> str:
+        """The line of keys under the results (and how many captures wait), when nothing
+        else is said there."""
         keys = HINT_PASTING if self.settings["popup_enter_pastes"] else HINT
         waiting = self.inbox_count
         return f"{waiting} captured from agents: Ctrl+I reviews  ·  {keys}" if waiting else keys
@@ -534,7 +538,7 @@ class Popup(QtWidgets.QWidget):
     def _show_inbox_count(self, count: int) -> None:
         self.inbox_count = count
         if not self._meaning_for:
-            self.hint.setText(self._hint())
+            self.hint.setText(self.keys_hint())
 
     def _hybrid_search(self) -> None:
         text = self.search.text()

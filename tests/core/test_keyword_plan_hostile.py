@@ -266,8 +266,8 @@ def test_any_text_plans_to_a_valid_match_expression(store, text, prefix):
     assert math.isfinite(plan.ideal) and plan.ideal >= 0
     assert plan.left_out >= 0
     typed = {w.lower() for w in fts.words(text)}
-    known = store.keywords._lexicon.docs(
-        [s for w in plan.corrections for s in store.keywords._lexicon.stems(w)]
+    known = store.keywords.lexicon.docs(
+        [s for w in plan.corrections for s in store.keywords.lexicon.stems(w)]
     )
     for word in plan.corrections:
         assert word in typed  # a correction is of a word the user typed …

@@ -174,22 +174,22 @@ def test_a_query_runs_on_one_thread_and_a_batch_on_the_free_cores(tmp_path):
     model = Embedder.load(paths.DEFAULT_MODEL)
     try:
         model.embed_query("warm up")
-        assert model._threads == 1  # a query never waits on a busy core
+        assert model.threads == 1  # a query never waits on a busy core
         if (os.cpu_count() or 1) < 2:
             pytest.skip("one core: nothing to choose")
         spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
         try:
-            model._free.free()  # start the interval
+            model.free_cores.free()  # start the interval
             time.sleep(0.6)
             # THEN a batch leaves the busy core alone
-            assert model._free.free() <= model._free.cores - 1
+            assert model.free_cores.free() <= model.free_cores.cores - 1
             model.embed_documents(["a note about the busy core"])
-            assert 1 <= model._threads <= model._free.cores - 1
+            assert 1 <= model.threads <= model.free_cores.cores - 1
         finally:
             spinner.kill()
             spinner.wait()
         model.embed_query("and queries stay on one thread")
-        assert model._threads == 1
+        assert model.threads == 1
     finally:
         model.close()
 

@@ -51,7 +51,7 @@ def test_the_next_start_maps_the_copy_and_scores_the_same(embedder, mnemo_home):
     try:
         index = second.vector_index()
         assert index.loaded_from == "cache"
-        assert isinstance(index._q8_base, np.memmap)  # mapped, not read into memory
+        assert index.mapped  # mapped, not read into memory
         assert _scores(second, "container keeps rebooting") == expected
     finally:
         second.close()
@@ -186,11 +186,11 @@ def test_the_first_load_ends_mapped_and_new_rows_never_copy_the_matrix(embedder)
     try:
         index = engine.vector_index()
         assert index.loaded_from == "database"
-        assert isinstance(index._q8_base, np.memmap) and index._n_base == 3  # read back mapped
+        assert index.mapped and index.rows_mapped == 3  # read back mapped
         base = index._q8_base
         added = engine.remember(NOTES[3], force=True).memory
         index = engine.vector_index()
-        assert index._q8_base is base and index._n == 4  # THEN the new row went to the tail
+        assert index._q8_base is base and index.rows_held == 4  # THEN the new row went to the tail
         hits, _ = index.top(engine.embedder.embed_query("boiler pressure in bar"), 1)
         assert engine._store.by_seqs([hits[0][0]], _live()).popitem()[1].id == added.id
     finally:
@@ -243,7 +243,9 @@ def test_the_database_is_read_in_batches_that_skip_trashed_memories(embedder, mo
     try:
         index = engine.vector_index()
         assert index.loaded_from == "database" and len(index) == 4
-        assert index._n == 3 + chunks and (index._owner[: index._n] >= 0).all()  # every chunk
+        assert (
+            index.rows_held == 3 + chunks and (index._owner[: index.rows_held] >= 0).all()
+        )  # every chunk
         hits, _ = index.top(engine.embedder.embed_query("pruning rose bushes"), 1)
         assert engine._store.by_seqs([hits[0][0]], _live()).popitem()[1].id == long.id
         # AND with nothing new, a search reads nothing again (the newest row is trashed)

@@ -95,8 +95,8 @@ def _exact_top(engine, query, k):
 
 def test_the_int8_scan_finds_the_exact_scans_hits_with_exact_cosines(collection, embedder):
     index = collection.vector_index()
-    assert vectors.numkong is not None and index.quantized and index._n > 100
-    assert index._float is None  # THEN no float row is held: only int8 ones
+    assert vectors.numkong is not None and index.quantized and index.rows_held > 100
+    assert index.quantized  # THEN no float row is held: only int8 ones
     for text in QUERIES:
         query = embedder.embed_query(text)
         hits, lookup = index.top(query, 4)
@@ -114,7 +114,7 @@ def test_the_int8_scan_finds_the_exact_scans_hits_with_exact_cosines(collection,
 
 def test_a_long_memory_scores_by_its_best_chunk_through_the_int8_scan(collection, embedder):
     index = collection.vector_index()
-    assert len(index) == 300 and not index._one_row_each  # two memories: several chunks
+    assert len(index) == 300 and not index.one_row_each  # two memories: several chunks
     query = embedder.embed_query("liveness probe fails and the pod restarts")
     hits, _ = index.top(query, 5)
     assert _same(hits, _exact_top(collection, query, 5))
@@ -124,11 +124,11 @@ def test_memories_added_after_the_scan_began_are_found(collection, embedder):
     index = collection.vector_index()
     query = embedder.embed_query("boiler pressure between one and one and a half bar")
     index.top(query, 5)
-    held = index._n
+    held = index.rows_held
     stored = collection.remember("The boiler pressure should sit between 1 and 1.5 bar").memory
     index = collection.vector_index()
     hits, _ = index.top(query, 5)
-    assert index._n > held and index._n_base == held  # THEN it went to the int8 tail
+    assert index.rows_held > held and index.rows_mapped == held  # THEN it went to the int8 tail
     rows = Store(Database(collection.database_path)).by_seqs([hits[0][0]])
     assert rows[hits[0][0]].id == stored.id
 
@@ -144,16 +144,16 @@ def test_the_int8_scan_scores_every_row_alike_in_blocks_of_any_size(
     for _ in range(12):
         vecs = rng.standard_normal((250, index.dim)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        index._append([(rowid + i + 1, seq + i + 1, encode_vector(v)) for i, v in enumerate(vecs)])
+        index.append([(rowid + i + 1, seq + i + 1, encode_vector(v)) for i, v in enumerate(vecs)])
         rowid, seq = rowid + 250, seq + 250
     query = embedder.embed_query("boiler pressure")
     index._update_mapping()
-    assert 0 < index._n_base < index._n and len(index._q8_tail._parts) >= 3
+    assert 0 < index.rows_mapped < index.rows_held and len(index._q8_tail._parts) >= 3
     # the reference: each int8 row's dot product with the int8 query, in integers, scaled
     q_scale = float(np.abs(query).max()) / 127
     q8 = np.rint(query / q_scale).astype(np.int64)
-    rows = index._q8_block(0, index._n)
-    reference = (rows.astype(np.int64) @ q8) * index._scales() * q_scale
+    rows = index._q8_block(0, index.rows_held)
+    reference = (rows.astype(np.int64) @ q8) * index.scales() * q_scale
     answers = []
     for block in (7, 333, 10**9):  # blocks that split every part, and one block a part
         monkeypatch.setattr(vectors, "SCAN_BLOCK", block)
@@ -166,13 +166,13 @@ def test_the_int8_scan_scores_every_row_alike_in_blocks_of_any_size(
     np.maximum.at(best_by_row, index._row_mem, reference)
     assert np.allclose(answers[-1], best_by_row, atol=1e-5)
     # AND a row read back by number is the row, in whichever part it lies
-    picks = rng.permutation(index._n)[:500]
-    want = rows[picks] * index._scales()[picks, None]
+    picks = rng.permutation(index.rows_held)[:500]
+    want = rows[picks] * index.scales()[picks, None]
     assert np.array_equal(index._dequantized(picks), want)
     # AND the duplicate finder's products, a part at a time, are those of one array
-    sims = index._block_sims(index._row_parts(), index._scales(), 100, 164)
+    sims = index._block_sims(index._row_parts(), index.scales(), 100, 164)
     whole = vectors.numkong.cdist(rows[100:164], rows, metric="dot", out_dtype="float32")
-    whole = np.asarray(whole) * index._scales()[100:164, None] * index._scales()[None, :]
+    whole = np.asarray(whole) * index.scales()[100:164, None] * index.scales()[None, :]
     assert np.array_equal(sims, whole.astype(np.float32))
 
 
@@ -186,7 +186,7 @@ def test_a_failure_halfway_through_quantizing_leaves_an_index_read_again(monkeyp
     vecs = np.random.default_rng(22).standard_normal((1_200, 16)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     rows = [(i + 1, i + 1, encode_vector(v)) for i, v in enumerate(vecs)]
-    index._append(rows[:900])
+    index.append(rows[:900])
     calls, real = [], vectors.quantize
 
     def failing(block):
@@ -197,11 +197,11 @@ def test_a_failure_halfway_through_quantizing_leaves_an_index_read_again(monkeyp
 
     monkeypatch.setattr(vectors, "quantize", failing)
     with pytest.raises(MemoryError):
-        index._append(rows[900:])
+        index.append(rows[900:])
     # THEN it holds nothing and the next refresh reads every row again
-    assert index._n == 0 and len(index) == 0 and index._generation is None
+    assert index.rows_held == 0 and len(index) == 0 and index._generation is None
     monkeypatch.setattr(vectors, "quantize", real)
-    index._append(rows)
+    index.append(rows)
     seqs, best = index.scores(vecs[5])
     assert index.quantized and len(seqs) == 1_200 and np.all(np.abs(best) <= 1.01)
 
@@ -266,18 +266,18 @@ def test_appending_new_memories_extends_the_mapping_as_a_rebuild_would():
         if step == 25:  # a re-embed of an older memory: rows superseded, built anew
             rowid += 1
             rows.append((rowid, everything[3][1], rng.normal(size=dim).astype("<f4").tobytes()))
-        index._append(rows)
+        index.append(rows)
         everything += rows
         batches.append(rows)
         query = rng.normal(size=dim).astype(np.float32)
         seqs, best = index.scores(query)
         fresh = vectors.VectorIndex("m", 8)
         for batch in batches:  # the same appends, mapped once at the end
-            fresh._append(batch)
+            fresh.append(batch)
         fresh._mapped_rows = 0
         fresh_seqs, fresh_best = fresh.scores(query)
         assert np.array_equal(seqs, fresh_seqs) and np.allclose(best, fresh_best)
-        assert index._one_row_each == fresh._one_row_each
+        assert index.one_row_each == fresh.one_row_each
         positions = np.arange(len(seqs))
         assert np.allclose(index.exact(query, positions), fresh_best, atol=1e-6)
     assert extended == [True] * 38  # all but the first and the re-embed (step 25) extended
@@ -322,8 +322,8 @@ def test_rescoring_reads_the_databases_rows_and_the_copy_holds_no_float_rows(
     engine = Engine(embedder=embedder)
     try:
         index = engine.vector_index()
-        assert index.loaded_from == "cache" and isinstance(index._q8_base, np.memmap)
-        rows, dim = index._n, embedder.info.dimension
+        assert index.loaded_from == "cache" and index.mapped
+        rows, dim = index.rows_held, embedder.info.dimension
         blobs = Database(engine.database_path).query("SELECT length(vector) FROM embeddings")
         assert {b[0] for b in blobs} == {2 * dim}  # float16, once
         folder = mnemo_home / "data" / "mnemo.db.vectors"
@@ -408,7 +408,7 @@ def test_rows_added_a_batch_at_a_time_are_never_held_twice(monkeypatch):
             rows = [(b * batch + i + 1, b * batch + i + 1, blobs[i]) for i in range(batch)]
             int8 = index.quantized  # (the one change from float32 rows is not growing)
             tracemalloc.reset_peak()
-            index._append(rows)
+            index.append(rows)
             held, peak = tracemalloc.get_traced_memory()
             if int8:
                 worst = max(worst, peak - held)  # taken during the append and let go
@@ -448,12 +448,12 @@ def test_float_rows_in_several_parts_become_the_same_int8_rows(monkeypatch):
         rows = [(i + 1, i + 1, encode_vector(vecs[i])) for i in range(start, start + 300)]
         if not index.quantized:
             parts = len(index._float._parts)
-        index._append(rows)
-    assert parts >= 3 and index.quantized and index._n == 6_000
+        index.append(rows)
+    assert parts >= 3 and index.quantized and index.rows_held == 6_000
     stored = np.stack([decode_vector(encode_vector(v)) for v in vecs])  # float16 round trip
     want_q8, want_scale = vectors.quantize(stored)
     assert np.array_equal(index._q8_block(0, 6_000), want_q8)
-    assert np.array_equal(index._scales(), want_scale)
+    assert np.array_equal(index.scales(), want_scale)
 
 
 def test_a_refresh_when_nothing_moved_reads_no_table(store):

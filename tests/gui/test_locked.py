@@ -21,9 +21,9 @@ def encrypted(embedder, mnemo_home, monkeypatch):
     engine.remember("the boiler's service code is in the red folder")
     engine.vault.encrypt("passphrase", PASSPHRASE)
     engine.close()
-    keys._remembered.clear()  # a new process: the passphrase is not known yet
+    keys.forget_passphrases()  # a new process: the passphrase is not known yet
     yield
-    keys._remembered.clear()
+    keys.forget_passphrases()
 
 
 def _answer_dialog(text: str) -> None:
@@ -117,7 +117,7 @@ def test_the_manager_exports_an_encrypted_database_only_once_the_user_says_yes(
         assert len(out.read_text().splitlines()) == 4
     finally:
         worker.stop()
-        keys._remembered.clear()
+        keys.forget_passphrases()
 
 
 class Answers:
@@ -184,4 +184,4 @@ def test_settings_privacy_encrypts_shows_the_recovery_key_snapshots_and_decrypts
         assert counted == [4]
     finally:
         worker.stop()
-        keys._remembered.clear()
+        keys.forget_passphrases()

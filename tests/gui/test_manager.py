@@ -118,7 +118,7 @@ def test_the_trash_is_deleted_for_good_from_the_manager(
         engine.get(seeded["k8s"])
     qtbot.waitUntil(lambda: "Deleted 1 memory for good" in manager.statusBar().currentMessage())
     qtbot.waitUntil(lambda: manager.table_model.rowCount() == 1, timeout=5000)
-    assert manager.f_title.text() == "" and manager._current is None
+    assert manager.f_title.text() == "" and manager.current is None
     # Empty trash takes the rest, after a yes
     qtbot.waitUntil(lambda: "1 in trash" in manager.status_label.text(), timeout=5000)
     with qtbot.waitSignal(worker.changed, timeout=5000):
@@ -172,11 +172,11 @@ def test_after_undo_merge_an_edit_is_never_saved_into_the_trash(
     _merge(qtbot, worker, manager, [seeded["k8s"], seeded["The"]])
     engine = _db(embedder)
     merged_id = engine.get(seeded["k8s"]).merged_into
-    qtbot.waitUntil(lambda: manager._current is not None and manager._current.id == merged_id)
+    qtbot.waitUntil(lambda: manager.current is not None and manager.current.id == merged_id)
     qtbot.waitUntil(lambda: manager.undo_button.text() == "Undo merge", timeout=5000)
     with qtbot.waitSignal(worker.changed, timeout=10_000):
         qtbot.mouseClick(manager.undo_button, Qt.LeftButton)
-    qtbot.waitUntil(lambda: manager._current is None or manager._current.id != merged_id)
+    qtbot.waitUntil(lambda: manager.current is None or manager.current.id != merged_id)
     assert merged_id not in manager.f_info.text()
     # AND an edit saved now lands in a live memory that search finds, not in the trash
     manager.f_text.setPlainText("Quokka sightings are logged in the wildlife notebook")
@@ -334,8 +334,8 @@ def test_ctrl_end_and_the_scrollbar_reach_the_last_memory(qtbot, worker, setting
     qtbot.waitUntil(  # its page read, and the memory in the editor
         lambda: (
             (m := manager.table_model.memory_at(last)) is not None
-            and manager._current is not None
-            and manager._current.id == m.id
+            and manager.current is not None
+            and manager.current.id == m.id
         ),
         timeout=5000,
     )
@@ -400,7 +400,7 @@ def no_questions(monkeypatch):
 
 def _select(qtbot, manager, memory_id):
     manager.select_memory(memory_id)
-    qtbot.waitUntil(lambda: manager._current is not None and manager._current.id == memory_id)
+    qtbot.waitUntil(lambda: manager.current is not None and manager.current.id == memory_id)
 
 
 def test_changes_made_elsewhere_show_up_and_never_eat_an_edit(
@@ -450,11 +450,11 @@ def test_progress_text_fits_and_names_its_job(qtbot, worker, settings, seeded):
     # Issue 12, defect 8: "embedding 12345/100000" was clipped, and an import after a
     # backfill kept saying "embedding".
     manager = _manager(qtbot, worker, settings)
-    manager._on_backfill(12_345, 1_000_000)
+    worker.backfillProgress.emit(12_345, 1_000_000)  # as the runner reports it
     text = manager.progress.text()
     assert text == "embedding 12345/1000000"
     assert manager.progress.fontMetrics().horizontalAdvance(text) < manager.progress.width() - 30
-    manager._on_progress("import", 40, 0)
+    worker.progress.emit("import", 40, 0)
     assert manager.progress.text() in ("", "import")  # a busy bar: no stale "embedding"
     assert manager.progress.format() == "import"
 
@@ -810,4 +810,4 @@ def test_a_memory_opened_from_the_search_says_why_it_is_alone_and_f5_lists_all(
     assert "opened from the search" in manager.statusBar().currentMessage()
     qtbot.keyClick(manager, Qt.Key_F5)
     qtbot.waitUntil(lambda: manager.table_model.rowCount() == 4, timeout=5000)
-    assert manager._current.id == seeded["Parse"]
+    assert manager.current.id == seeded["Parse"]

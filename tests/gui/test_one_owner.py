@@ -269,7 +269,7 @@ def test_the_near_duplicate_question_never_takes_focus_or_keys(qtbot, running_ap
     # in, and a space typed there pressed Merge.
     app = running_app
     near = "k8s pod restart debugging: CrashLoopBackOff came from an OOM kill!"
-    app._remember(near, "clipboard")
+    app.remember_text(near, "clipboard")
     qtbot.waitUntil(lambda: app.duplicate_choice is not None, timeout=10_000)
     choice = app.duplicate_choice
     assert choice.isVisible()  # (that it takes no focus is checked under openbox, tests/e2e)
@@ -308,7 +308,7 @@ def test_a_secret_on_the_clipboard_is_asked_about_without_taking_focus_or_keys(
     # took the focus from the window the user typed in, and a typed "y" stored the copy.
     app = running_app
     token = "ghp_" + "a1B2c3D4e5" * 3 + "F6g7H8"
-    app._remember(f"deploy bot token: {token}", "clipboard")
+    app.remember_text(f"deploy bot token: {token}", "clipboard")
     qtbot.waitUntil(lambda: app.secret_choice is not None, timeout=5000)
     choice = app.secret_choice
     assert choice.isVisible() and app.secret_box is None  # no modal dialog
@@ -356,7 +356,7 @@ def test_a_remembered_title_is_shown_but_not_logged(qtbot, running_app, caplog):
     # Red team (issue 21, low): mnemo.log held memory titles ("Remembered: <title>")
     app = running_app
     caplog.set_level(logging.INFO, logger="app")
-    app._remember("Codename Bluebird ships on the ninth", "clipboard")
+    app.remember_text("Codename Bluebird ships on the ninth", "clipboard")
     qtbot.waitUntil(
         lambda: (app.status()["last_notification"] or [""])[0] == "Remembered", timeout=10_000
     )

@@ -444,7 +444,7 @@ def test_an_exact_id_outranks_the_longer_ids_it_begins(qtbot, worker, settings, 
     popup = _popup(qtbot, worker, settings)
     _type(qtbot, popup, "OPS-216")
     qtbot.waitUntil(
-        lambda: popup.model.query == "OPS-216" and popup.hint.text() == popup._hint(),
+        lambda: popup.model.query == "OPS-216" and popup.hint.text() == popup.keys_hint(),
         timeout=10_000,
     )  # the meaning-based answer is in: the order is settled
     assert popup.model.rows[0].memory.text.startswith("Ticket OPS-216")
@@ -479,7 +479,7 @@ def test_a_memory_trashed_elsewhere_is_not_copied_and_leaves_the_open_popup(
     qtbot.waitUntil(
         lambda: (
             popup.model.query == "killed pod"
-            and popup.hint.text() == popup._hint()
+            and popup.hint.text() == popup.keys_hint()
             and seeded["k8s"] not in [r.memory.id for r in popup.model.rows]
         ),
         timeout=10_000,
@@ -551,7 +551,7 @@ popup._on_text("garden note")
 deadline = time.monotonic() + 60
 while time.monotonic() < deadline and not (
     popup.model.query == "garden note" and len(popup.model.rows) >= 8
-    and popup.hint.text() == popup._hint()
+    and popup.hint.text() == popup.keys_hint()
 ):
     app.processEvents(QtCore.QEventLoop.AllEvents, 50)
 for _ in range(20):

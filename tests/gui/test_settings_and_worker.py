@@ -311,7 +311,7 @@ def test_the_vectors_are_ready_before_the_first_search(qtbot, worker, monkeypatc
         lambda e: (
             (index := e.model.index_read) is not None,
             index and index.quantized,
-            index and index._n,
+            index and index.rows_held,
         ),
         seen.append,
         priority=BACKGROUND,

@@ -456,6 +456,16 @@ class Embedder(EmbeddingModel):
         clean = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", " ", text)
         return self._llm.tokenize(clean.encode("utf-8", errors="replace"), add_bos=False)
 
+    @property
+    def threads(self) -> int:
+        """How many threads the model ran its last pass with (a query: one)."""
+        return self._threads
+
+    @property
+    def free_cores(self) -> FreeCores:
+        """What it asks how many cores are free before a batch."""
+        return self._free
+
     def _use_threads(self, interactive: bool) -> None:
         """One thread for a query (never waits on a busy core); a batch takes the free cores
         (at most `model_threads` when set). Called with the lock held."""

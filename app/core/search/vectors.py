@@ -110,6 +110,30 @@ class VectorIndex:
         """Whether searches scan int8 rows (a large collection) rather than float32."""
         return self._float is None
 
+    # What a test or `mnemo doctor` may look at (read only)
+    @property
+    def rows_held(self) -> int:
+        """How many vector rows are held (a memory's chunks each a row; superseded ones
+        too until the next full load)."""
+        return self._n
+
+    @property
+    def rows_mapped(self) -> int:
+        """How many of them are memory-mapped (or unsealed) from the copy on disk; the rest
+        were read since (the int8 tail)."""
+        return self._n_base
+
+    @property
+    def mapped(self) -> bool:
+        """Whether the int8 rows come mapped from the copy on disk (not read into memory)."""
+        return isinstance(self._q8_base, np.memmap)
+
+    @property
+    def one_row_each(self) -> bool:
+        """Whether every memory has one row (no long memory split into chunks)."""
+        self._update_mapping()
+        return self._one_row_each
+
     def __len__(self) -> int:
         """How many memories have vectors in the index."""
         self._update_mapping()
@@ -123,9 +147,10 @@ class VectorIndex:
         grown[:held] = array[:held]
         return grown
 
-    def _append(self, rows: list[tuple[int, int, bytes]], held: int | None = None) -> None:
-        """Add rows; rows held before (the first `held`, default all) of the same memories
-        are superseded (a re-embed read incrementally)."""
+    def append(self, rows: list[tuple[int, int, bytes]], held: int | None = None) -> None:
+        """Add (embedding rowid, memory seq, vector blob) rows, as `refresh` reads them;
+        rows held before (the first `held`, default all) of the same memories are superseded
+        (a re-embed read incrementally)."""
         if not rows:
             return
         seqs = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
@@ -223,7 +248,7 @@ class VectorIndex:
         held, after = self._n, self._top_rowid
         while True:
             rows = store.vectors.rows(self.model_id, after, READ_BATCH)
-            self._append([r for r in rows if r[1] is not None], held)
+            self.append([r for r in rows if r[1] is not None], held)
             if rows:
                 after = rows[-1][0]
             if len(rows) < READ_BATCH:
@@ -273,7 +298,7 @@ class VectorIndex:
             return  # the copy on disk is close enough: the next start reads the rest
         live = self._owner[: self._n] >= 0
         kept = {  # what is written besides the rows, each once
-            "scale": self._scales()[live],
+            "scale": self.scales()[live],
             "seqs": np.ascontiguousarray(self._owner[: self._n][live]),
             "rowids": np.ascontiguousarray(self._rowid[: self._n][live]),
         }
@@ -305,7 +330,7 @@ class VectorIndex:
             return tail.rows(start - nb, stop - nb)
         return np.concatenate([self._q8_base[start:nb], tail.rows(0, stop - nb)])
 
-    def _scales(self) -> np.ndarray:
+    def scales(self) -> np.ndarray:
         """Every int8 row's scale (a new array)."""
         nb = min(self._n_base, self._n)
         return np.concatenate([self._scale_base[:nb], self._q8_tail.scales(0, self._n - nb)])
@@ -457,7 +482,7 @@ class VectorIndex:
         best: dict[tuple[int, int], float] = {}
         matched: dict[tuple[int, int], tuple[set[int], set[int]]] = {}
         near = threshold - (NEAR_MARGIN if self.quantized else 0.0)
-        parts, scale = self._row_parts(), self._scales() if self.quantized else None
+        parts, scale = self._row_parts(), self.scales() if self.quantized else None
         for start in range(0, self._n, block):
             stop = min(start + block, self._n)
             sims = self._block_sims(parts, scale, start, stop)

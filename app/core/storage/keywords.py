@@ -65,7 +65,7 @@ class KeywordIndex:
 
     def __init__(self, db: Database):
         self.db = db
-        self._lexicon = fts.Lexicon(db.conn, db.moved)  # reads nothing until a query is planned
+        self.lexicon = fts.Lexicon(db.conn, db.moved)  # reads nothing until a query is planned
         fts.register_scorer(db.conn)
         # The last keyword answers, kept while the database is as it was when they came
         self._keyword_answers: dict[tuple, list[tuple[int, float]]] = {}
@@ -74,7 +74,7 @@ class KeywordIndex:
 
     def plan(self, query: str, prefix: bool = False) -> fts.KeywordPlan:
         """What `query` looks for in the keyword index (`fts.Lexicon.plan`)."""
-        return self._lexicon.plan(query, prefix)
+        return self.lexicon.plan(query, prefix)
 
     def holding(self, expression: str, seqs: list[int]) -> set[int]:
         """Which of `seqs` hold a match of one FTS5 `expression` (a phrase of a plan)."""
@@ -89,7 +89,7 @@ class KeywordIndex:
 
     def spelled(self, stem: str, texts: list[str]) -> str | None:
         """How an index stem is written in these texts (`fts.Lexicon.spelled`)."""
-        return self._lexicon.spelled(stem, texts)
+        return self.lexicon.spelled(stem, texts)
 
     def search(
         self,
@@ -119,9 +119,9 @@ class KeywordIndex:
             pool = min(limit * RERANK_POOL, limit + RERANK_EXTRA)
             narrow, own = None, False
             if parts and not common_only:
-                narrow = fts.narrowing(parts, self._lexicon.total(), pool + limit)
+                narrow = fts.narrowing(parts, self.lexicon.total(), pool + limit)
             elif parts:
-                own = _own_scorer(parts, self._lexicon.total())
+                own = _own_scorer(parts, self.lexicon.total())
             self._keyword_answers[key] = self._search(
                 expression, filters, limit, weights, common_only, narrow, own
             )
@@ -268,7 +268,7 @@ class KeywordIndex:
         both = [seq for seq, full, text in rows if text > 0 and full != text]
         if not both:
             return None
-        asked = set(self._lexicon.stems(expression))  # the query's words, as indexed
+        asked = set(self.lexicon.stems(expression))  # the query's words, as indexed
         out: set[int] = set()
         for part, marks in in_slices(both):
             # Labels the text does not spell (one lower-cased copy of each memory's text)
@@ -280,6 +280,6 @@ class KeywordIndex:
                 tuple(part),
             )
             for seq, label in novel:
-                if seq not in out and asked.intersection(self._lexicon.stems(str(label))):
+                if seq not in out and asked.intersection(self.lexicon.stems(str(label))):
                     out.add(seq)
         return out

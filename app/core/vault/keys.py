@@ -110,6 +110,11 @@ def parse_recovery(text: str) -> bytes:
 
 
 # ---- passphrases ----------------------------------------------------------------------
+def forget_passphrases() -> None:
+    """Forget every passphrase given in this process (the next open asks again)."""
+    _remembered.clear()
+
+
 def remember_passphrase(path: Path, passphrase: str) -> None:
     """Keep a passphrase the user typed for this database, for this process's life."""
     _remembered[str(path)] = passphrase
