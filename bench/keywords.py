@@ -73,7 +73,7 @@ def _measure(store, queries: list[str], rounds: int) -> dict[str, dict[str, list
 
     def stage(q: str, narrow: bool) -> None:
         store.keywords.lexicon._docs_at = None  # word counts forgotten: the query typed afresh
-        store._keyword_version = None  # and no answer kept
+        store.keywords._keyword_version = None  # and no answer kept
         plan = store.keywords.plan(q)
         if plan.expression:
             store.keywords.search(
@@ -110,7 +110,7 @@ def _agreement(store, queries: list[str]) -> float:
     same = []
     for q in queries:
         plan = store.keywords.plan(q)
-        store._keyword_version = None
+        store.keywords._keyword_version = None
         narrowed = store.keywords.search(plan.expression, Filters(), K, parts=plan.parts)
         whole = store.keywords.search(plan.expression, Filters(), K, parts=None)
         same.append(len({s for s, _ in narrowed} & {s for s, _ in whole}))

@@ -44,14 +44,37 @@ mode, steps = sys.argv[1], int(sys.argv[2])
 info = inspect_model(paths.DEFAULT_MODEL)
 engine = Engine()  # no model loaded: the index needs only its id and dimension
 real = engine._store
-top, generation = real.vectors.watermark()
+NEW = hasattr(real, "vectors")  # issue 43: the vectors' rows are `store.vectors`
+top, generation = real.vectors.watermark() if NEW else real.vector_watermark()
+
+
+class Visible:
+    # The real vector rows, showing those up to `visible` (a re-embed's rows as written)
+    def __init__(self, rows, visible):
+        self._rows, self._visible = rows, visible
+
+    def __getattr__(self, name):
+        return getattr(self._rows, name)
+
+    def watermark(self):
+        return self._visible(), generation
+
+    def count(self, model_id):
+        sql = "SELECT count(*) FROM embeddings WHERE model_id = ? AND rowid <= ?"
+        return self._rows.db.query(sql, (model_id, self._visible()))[0][0]
+
+    def rows(self, model_id, after_rowid=0, limit=-1):
+        rows = self._rows.rows(model_id, after_rowid, limit)
+        return [r for r in rows if r[0] <= self._visible()]
 
 
 class Arriving(Store):
-    # The real store, showing the rows up to `visible` (a re-embed's rows as written)
+    # The real store, showing the rows up to `visible` (before issue 43 the Store read them)
     def __init__(self):
         self.__dict__.update(real.__dict__)
         self.visible = 0
+        if NEW:
+            self.vectors = Visible(real.vectors, lambda: self.visible)
 
     def vector_watermark(self):
         return self.visible, generation
@@ -61,7 +84,7 @@ class Arriving(Store):
         return self.db.query(sql, (model_id, self.visible))[0][0]
 
     def vector_rows(self, model_id, after_rowid=0, limit=-1):
-        rows = Store.vectors.rows(self, model_id, after_rowid, limit)
+        rows = Store.vector_rows(self, model_id, after_rowid, limit)
         return [r for r in rows if r[0] <= self.visible]
 
 
@@ -80,6 +103,7 @@ started = time.perf_counter()
 if mode == "arrive":
     for step in range(1, steps + 1):
         store.visible = top * step // steps
+        index._moved_at = None  # (nothing is written here: the rows "arrive" by the step)
         index.refresh(store)
         index.top(q, 10)
     arrival_s = time.perf_counter() - started

@@ -83,7 +83,7 @@ def _keyword_rows(runs: int, load: str) -> list[tuple]:
         for _ in range(runs):
             for q in QUERIES:
                 store.keywords.lexicon._docs_at = None  # as bench.keywords: the query typed afresh
-                store._keyword_version = None
+                store.keywords._keyword_version = None
                 held = {}
                 plan_ms = _cpu(lambda q=q, held=held: held.update(plan=store.keywords.plan(q)))
                 plan = held["plan"]

@@ -194,9 +194,9 @@ def read(database: Path) -> dict[str, Any] | None:
     """The record of `database`'s background work, owned now or not ({"owner": bool, ...},
     or {"problem": why the file cannot be used}); None when there is none (no process ever
     did it) or it cannot be read."""
-    if fcntl is None:
-        return None
     path = lock_path(database)
+    if fcntl is None:
+        return {"problem": "this system has no file locks (flock)"}
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | paths.NOFOLLOW)
     except FileNotFoundError:
@@ -270,7 +270,9 @@ def _read(fd: int) -> bytes:
 def _parse(data: bytes) -> dict[str, Any] | None:
     """A record, each field of the type it must have (an empty or half-written record, one
     planted by hand or of another version: None, or the fields that are not dropped)."""
-    try:
+    if data.count(b"[") + data.count(b"{") > 64:  # a record nests two deep: never parsed
+        return None  # (thousands deep, the parser's recursion error left Python's AST
+    try:  # module unable to parse later in the same process, CPython 3.11)
         raw = json.loads(data.decode())
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None

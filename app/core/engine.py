@@ -82,7 +82,7 @@ class Engine:
             self._store,
             self._settings,
             lambda values: self.apply_settings(values),  # (looked up when called: on
-            self.model.known_id,  # the thread that calls)
+            lambda: self.model.known_id(),  # the thread that calls)
             lambda memory_id, **changes: self.edit(memory_id, **changes),
         )
         self._writer = Writer(
@@ -131,15 +131,16 @@ class Engine:
             change.model_error, change.model_name = before.model_error, before.model_name
         return change
 
-    def refresh_settings(self) -> SettingsChange:
-        """Re-read the settings file if another process changed it (before each MCP call)."""
-        return self._settings_changed(self._settings.reload_if_changed())
+    def refresh_settings(self, load_model: bool = True) -> SettingsChange:
+        """Re-read the settings file if another process changed it (before each call); a
+        model changed there is loaded now, or at its first use (`load_model` False)."""
+        return self._settings_changed(self._settings.reload_if_changed(), load_model)
 
-    def _settings_changed(self, changed: list[str]) -> SettingsChange:
+    def _settings_changed(self, changed: list[str], load_model: bool = True) -> SettingsChange:
         result = SettingsChange(changed)
         if set(changed) & set(MODEL_KEYS):
             log.info("model settings changed (%s): reloading the model", ", ".join(changed))
-            embedder = self.model.reload()
+            embedder = self.model.reload(load_model)
             result.model_reloaded = True
             result.model_error = self.model.error
             result.model_name = embedder.info.name if embedder else ""

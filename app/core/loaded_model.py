@@ -113,14 +113,15 @@ class LoadedModel:
             if problem is not None:
                 raise ModelError(f"{path} is not usable: {problem}")
 
-    def reload(self) -> Embedder | None:
-        """Forget the loaded model (after a settings change) and load it again."""
+    def reload(self, load: bool = True) -> Embedder | None:
+        """Forget the loaded model (after a settings change) and load it again (now, or at
+        its first use when not `load`)."""
         if self._embedder is not None and self._owns:
             self._embedder.close()
         self._owns = True
         self.forget_index()
         self._embedder, self._error, self._tried = None, None, False
-        return self.embedder
+        return self.embedder if load else None
 
     def _record(self, info: ModelInfo) -> None:
         previous = self._db.get_meta("model_id")

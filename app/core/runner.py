@@ -270,6 +270,9 @@ class Runner:
         try:
             self._let_go_if_asked()
             self._notice_elsewhere()
+            # (one stat) an idle owner syncs where it was set up; a model changed there is
+            # loaded at its first use when none is in use here (an idle MCP server)
+            self._refresh_settings(load_model=bool(self.model_id))
             if self._owns_duties():
                 self._snapshot_if_due()
             self._sync_if_due()
@@ -556,14 +559,14 @@ class Runner:
         if written and self.model_id and self.engine.needs_backfill():  # (never loads a model)
             self.backfill()
 
-    def _refresh_settings(self) -> None:
+    def _refresh_settings(self, load_model: bool = True) -> None:
         """Take settings another process saved (`mnemo settings`, `mnemo model use`)."""
         try:
-            change = self.engine.refresh_settings()
+            change = self.engine.refresh_settings(load_model)
         except MnemoError as exc:
             log.warning("settings not reloaded: %s", exc)
             return
-        if change.model_reloaded:
+        if change.model_reloaded and load_model:
             self._backfill_total = 0
             self._load_model()
         if change.changed:

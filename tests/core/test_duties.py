@@ -306,3 +306,45 @@ def test_the_claim_is_given_back_and_taken_by_the_next(tmp_path):
     taken = duties.owner(database)
     assert taken["kind"] == "mcp" and taken["last_pass"]["written"] == 1
     second.let_go()
+
+
+def test_an_idle_owner_syncs_once_sync_is_set_up_by_another_process(tmp_path, word_model):
+    # Found in review: an MCP server that owned the background work and got no tool call
+    # never read the settings again, so after sync was set up in the app nobody synced
+    settings, database = tmp_path / "here.json", tmp_path / "here.db"
+    Engine(Settings(settings), database, word_model).close()  # sync off
+    ran: list[int] = []
+
+    def made() -> Engine:
+        e = Engine(Settings(settings), database, word_model)
+        real = e.sync.now
+        e.sync.now = lambda *a, **k: ran.append(1) or real(*a, **k)
+        return e
+
+    server = Runner(made, load_model=False, kind="mcp")
+    server.poll_s = 0.1
+    server.start()
+    try:
+        wait(lambda: (duties.owner(database) or {}).get("kind") == "mcp", 10, "the server")
+        with Engine(Settings(settings), database, word_model) as app:  # the app sets it up
+            app.sync.init(str(tmp_path / "shared"), "desk")
+        counted = len(ran)
+        with Engine(Settings(settings), database, word_model) as other:
+            other.remember("Written once sync was set up elsewhere.", embed=False)
+        wait(lambda: len(ran) > counted, 10, "the idle owner's pass")
+        assert server.model_id == ""  # (and it loaded no model to read the settings)
+    finally:
+        assert server.stop(30)
+
+
+def test_a_closed_database_says_so_when_asked_what_moved(tmp_path):
+    # Found in the suite: the poll's "what moved" on a connection closed for a switch
+    # raised apsw's own error, logged with a traceback every 2 s
+    from app.core.errors import StoreError
+    from app.core.storage.db import Database
+
+    db = Database(tmp_path / "mnemo.db")
+    db.moved()
+    db.release()
+    with pytest.raises(StoreError):
+        db.moved()

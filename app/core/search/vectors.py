@@ -291,7 +291,12 @@ class VectorIndex:
     def save(self, store: Store) -> None:
         """Write the int8 rows beside the database for the next start (a small collection
         has no copy: it is read from the database; `VectorCopy.write`)."""
-        if self._generation is None or not self.quantized or self._saved_rows == self._n:
+        if (
+            self.copy.meta_path() is None  # no copy kept (a read-only database)
+            or self._generation is None
+            or not self.quantized
+            or self._saved_rows == self._n
+        ):
             return
         added = self._n - self._saved_rows
         if self._saved_rows >= 0 and self._n > REWRITE_ABOVE and added * REWRITE_SHARE < self._n:

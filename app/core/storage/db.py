@@ -254,7 +254,10 @@ class Database:
         """The one answer to "has the database changed since?" (`moves`): compare two."""
         if self._moves is None or self._moves_conn is not self.conn:
             self._moves, self._moves_conn = moves(self.conn), self.conn
-        return self._moves()
+        try:
+            return self._moves()
+        except apsw.Error as exc:  # closed for a switch, damaged: a known problem
+            raise _known(exc, self.path) from None
 
     def on_reopen(self, tell: Callable[[], None]) -> None:
         """Call `tell()` after each `reopen` (what holds state of the old connection)."""
