@@ -190,11 +190,11 @@ def owner(database: Path) -> dict[str, Any] | None:
     return record if record and record.get("owner") else None
 
 
-def read(database: Path) -> dict[str, Any] | None:
+def read(database: Path, suffix: str = ".duties") -> dict[str, Any] | None:
     """The record of `database`'s background work, owned now or not ({"owner": bool, ...},
     or {"problem": why the file cannot be used}); None when there is none (no process ever
     did it) or it cannot be read."""
-    path = lock_path(database)
+    path = lock_path(database, suffix)
     if fcntl is None:
         return {"problem": "this system has no file locks (flock)"}
     try:

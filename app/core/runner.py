@@ -113,7 +113,7 @@ class Runner:
         self._duties: Duties | None = None  # made once the engine is open
         self._stand_in: Duties | None = None  # for an owner that is stopped
         self._cannot_open = False  # the database could not be opened again after a switch
-        self._owner_pass: str | None = None  # the owner's last pass told to the listener
+        self._heard: dict[str, str] = {}  # the last pass told of, by the record it was in
         self._sync_asked = False  # a person asked for a pass (runs here, owner or not)
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
         self._order = itertools.count()
@@ -486,6 +486,8 @@ class Runner:
         does the background work."""
         owner = self._duties is not None and bool(self._duties.note_pass(summary))
         standing_in = not owner and self._stand_in is not None and self._stand_in.holding
+        if standing_in:  # (in its own file: the stopped owner's record stays its own)
+            self._stand_in.note_pass(summary)
         log.info(
             "sync pass (%s): wrote %d, read %d, applied %d%s",
             "this process does the background work"
@@ -501,18 +503,20 @@ class Runner:
         self.listener.synced({**summary, "by": self.kind, "here": True})
 
     def _follow_owner(self) -> None:
-        """Tell the listener of a pass the process doing the background work made (a device
-        waiting, removals held, a problem), once each."""
-        record = duties.read(self.engine.database_path)
-        last = (record or {}).get("last_pass")
-        if not last or last["n"] == self._owner_pass:
-            return
-        first = self._owner_pass is None
-        self._owner_pass = last["n"]
-        if first and not last["problem"]:
-            return  # (from before this process started: said already, or seen in status)
-        summary = {k: last[k] for k in Pass().summary()}
-        self.listener.synced({**summary, "by": record["kind"], "here": False})
+        """Tell the listener of a pass the process doing the background work made (or the
+        one standing in for it while it is stopped): a device waiting, removals held, a
+        problem, once each."""
+        for suffix in (".duties", ".duties-standin"):
+            record = duties.read(self.engine.database_path, suffix)
+            last = (record or {}).get("last_pass")
+            if not last or last["n"] == self._heard.get(suffix):
+                continue
+            first = suffix not in self._heard
+            self._heard[suffix] = last["n"]
+            if first and not last["problem"]:
+                continue  # (from before this process started: said already, or in status)
+            summary = {k: last[k] for k in Pass().summary()}
+            self.listener.synced({**summary, "by": record["kind"], "here": False})
 
     def _sync_failed(self, mark: tuple | None, exc: Exception) -> None:
         """Say once why sync cannot run (a folder not mounted); tried again at the next

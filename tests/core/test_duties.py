@@ -348,3 +348,24 @@ def test_a_closed_database_says_so_when_asked_what_moved(tmp_path):
     db.release()
     with pytest.raises(StoreError):
         db.moved()
+
+
+def test_the_passes_of_a_stand_in_are_heard_by_the_other_processes(one_database, monkeypatch):
+    # Found in review: while the owner was stopped, the process standing in made passes that
+    # no other process heard of (the app's tray said nothing of what they found)
+    start, from_laptop, database = one_database
+    owner = Duties(database, "mcp")  # an owner that will not run again soon
+    assert owner.held()
+    monkeypatch.setattr(duties, "stopped", lambda pid: True)
+    first, first_heard, first_ran = start("app")
+    second, second_heard, second_ran = start("mcp")
+    memory_id = from_laptop("Written while the owner is stopped.")
+    wait(lambda: _arrived(first, memory_id) and _arrived(second, memory_id), 20, "the note")
+    assert bool(first_ran) != bool(second_ran)  # one of them stood in
+    other = second_heard if first_ran else first_heard
+    wait(
+        lambda: any(p["applied"] and not p["here"] for p in other.passes),
+        10,
+        "the other to hear of the stand-in's pass",
+    )
+    owner.let_go()
