@@ -273,9 +273,10 @@ class Runner:
             # (one stat) an idle owner syncs where it was set up; a model changed there is
             # loaded at its first use when none is in use here (an idle MCP server)
             self._refresh_settings(load_model=bool(self.model_id))
-            if self._owns_duties():
+            owner = self._owns_duties()
+            if owner:
                 self._snapshot_if_due()
-            self._sync_if_due()
+            self._sync_if_due(owner)
         except Exception:
             log.exception("a background look failed")
 
@@ -442,18 +443,21 @@ class Runner:
         self._next_poll = 0.0
         self._queue.put((NORMAL, next(self._order), _RETRY, None, False))
 
-    def _sync_if_due(self) -> None:
+    def _sync_if_due(self, owner: bool | None = None) -> None:
         """A sync pass when this database or the sync folder moved since the last one (at
         start too), by the process that does the background work (or where a person asked
         for one): a change here is written within a poll, one that arrived is applied. The
-        other processes hear of the owner's passes."""
+        other processes hear of the owner's passes. `owner`: whether this process does the
+        background work, when the caller asked already this poll."""
         try:
             if not self.engine.sync.configured():
                 return
         except (MnemoError, OSError) as exc:
             self._sync_failed(None, exc)
             return
-        if not self._sync_asked and not self._owns_duties():
+        if owner is None:
+            owner = self._owns_duties()
+        if not self._sync_asked and not owner:
             self._follow_owner()
             return
         self._sync_asked = False

@@ -241,7 +241,7 @@ def test_the_index_row_count_is_fts5s_own_and_follows_every_write(mnemo_home):
     from app.core.storage.store import Store
 
     store = Store(Database(paths.database_path()))
-    lexicon = fts.Lexicon(store.db.conn)
+    lexicon = fts.Lexicon(store.db.conn, store.db.moved)
 
     def count() -> int:
         return store.db.query("SELECT count(*) FROM memories")[0][0]

@@ -139,8 +139,7 @@ class Database:
         self.vector_key: bytes | None = None
         self.released = False  # closed for a switch (`release`) and not open again yet
         self._reopened: list[Callable[[], None]] = []  # told when `reopen` connects again
-        self._moves: Callable[[], tuple[int, int, int]] | None = None  # see `moved`
-        self._moves_conn: apsw.Connection | None = None
+        self._uncommitted = 0  # calls to `moved` inside transactions
         self._open(_new, _keys)
 
     def _open(self, new: bool = False, keys_: list[bytes | None] | None = None) -> None:
@@ -251,13 +250,20 @@ class Database:
             tell()
 
     def moved(self) -> tuple[int, int, int]:
-        """The one answer to "has the database changed since?" (`moves`): compare two."""
-        if self._moves is None or self._moves_conn is not self.conn:
-            self._moves, self._moves_conn = moves(self.conn), self.conn
+        """The one answer to "has the database changed since?" (issue 43: the keyword index,
+        the trash, the live count, the runner's poll and the vector index compare two), no
+        table read: `PRAGMA data_version` (another connection committed), this connection's
+        change count and, inside a transaction, a count of the calls (what it reads may yet
+        be rolled back, and a rollback leaves the change count as it was)."""
         try:
-            return self._moves()
+            version = int(self.conn.execute("PRAGMA data_version").fetchall()[0][0])
+            changes, inside = self.conn.total_changes(), self.conn.in_transaction
         except apsw.Error as exc:  # closed for a switch, damaged: a known problem
             raise _known(exc, self.path) from None
+        if not inside:
+            return version, changes, 0
+        self._uncommitted += 1
+        return version, changes, self._uncommitted
 
     def on_reopen(self, tell: Callable[[], None]) -> None:
         """Call `tell()` after each `reopen` (what holds state of the old connection)."""
@@ -463,22 +469,3 @@ def in_slices(values: list) -> Iterator[tuple[list, str]]:
     for start in range(0, len(values), IN_SLICE):
         part = values[start : start + IN_SLICE]
         yield part, ",".join("?" * len(part))
-
-
-def moves(conn: apsw.Connection) -> Callable[[], tuple[int, int, int]]:
-    """What changes when this connection or another one writes (no table is read):
-    `PRAGMA data_version` (another connection committed), this connection's change count,
-    and, inside a transaction, a count of the calls (what it reads may yet be rolled back,
-    and a rollback leaves the change count as it was). The one "what moved since" check of
-    the keyword index, the trash, the live count and the vector index (issue 43)."""
-    uncommitted = 0
-
-    def moved() -> tuple[int, int, int]:
-        nonlocal uncommitted
-        version = int(conn.execute("PRAGMA data_version").fetchall()[0][0])
-        if conn.in_transaction:
-            uncommitted += 1
-            return version, conn.total_changes(), uncommitted
-        return version, conn.total_changes(), 0
-
-    return moved

@@ -37,7 +37,6 @@ from rapidfuzz.process import extract
 from app.core import paths
 from app.core.errors import ModelError
 from app.core.model.gguf_meta import read_strings
-from app.core.storage import db
 
 log = logging.getLogger(__name__)
 
@@ -280,11 +279,9 @@ def idf(docs: int, total: int) -> float:
 class Lexicon:
     """Document frequencies and spelling corrections from one connection's FTS5 index."""
 
-    def __init__(
-        self, conn: apsw.Connection, moved: Callable[[], tuple[int, int, int]] | None = None
-    ):
+    def __init__(self, conn: apsw.Connection, moved: Callable[[], tuple[int, int, int]]):
         self._conn = conn
-        self.state = moved or db.moves(conn)  # what moved since: the Database's one check
+        self.state = moved  # what moved since: `Database.moved`, the one check
         self._tokenize = None
         self._ready = False
         self._corrected: dict[str, tuple[str, int] | None] = {}  # word → correction

@@ -177,11 +177,7 @@ class SyncService:
         """Changes when a sync pass is due (this database or the folder moved); cheap."""
         return self._syncer().mark()
 
-    @staticmethod
-    def settled(mark: tuple) -> tuple:
-        """`mark` as a pass that started from it leaves things: nothing here waits to be
-        written (the folder's part stays as it was, so what grew during the pass is due)."""
-        return (0, *mark[1:])
+    settled = staticmethod(Syncer.settled)  # `mark` as a pass that started from it leaves it
 
     def status(self) -> dict:
         """The sync folder, its devices, what waits, the latest problems, and which process
