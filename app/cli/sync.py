@@ -13,7 +13,7 @@ from app.cli.output import progress_bar, say
 from app.core import duties
 from app.core.duties import Duties
 from app.core.errors import InputError
-from app.core.sync.syncer import Pass
+from app.core.sync.state import Pass
 
 
 def _progress(done: int, total: int) -> None:

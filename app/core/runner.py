@@ -39,7 +39,7 @@ from app.core.errors import LockedError, MnemoError
 from app.core.indexer import LONG_TEXT_CHARS
 from app.core.memory import Change
 from app.core.settings import MODEL_KEYS
-from app.core.sync.ledger import Pass
+from app.core.sync.state import Pass
 
 log = logging.getLogger(__name__)
 

@@ -43,12 +43,17 @@ class LogFile:
 
 
 class Folder:
-    """One sync folder, seen from one device."""
+    """One sync folder, seen from one device, for one pass: its mark and the other
+    devices' folders are read once (what arrives meanwhile is read by the next pass; this
+    device's own folder, which the pass writes, is listed each time)."""
 
-    def __init__(self, root: Path, device: str):
+    def __init__(self, root: Path, device: str, mark: dict | None = None):
         self.root = Path(root)
         self.device = device
         self.own = self.root / "devices" / device
+        self.mark_read = mark  # the folder's mark as this pass read it (`read_mark`)
+        self._all: list[str] | None = None
+        self._entries: dict[str, list[Path]] = {}
         # The devices whose files are read, with their keys (`trust.py`); None: all of
         # them (before trust is known: `mark`, status of a folder not synced yet)
         self.trusted: dict[str, str | None] | None = None
@@ -88,13 +93,17 @@ class Folder:
 
     @staticmethod
     def mark(
-        root: Path, sealed: str | None = None, folder_id: str | None = None, founder=None
+        root: Path,
+        sealed: str | None = None,
+        folder_id: str | None = None,
+        founder=None,
+        read: dict | None = None,
     ) -> dict:
-        """The folder's mark, made first when missing: an id (random unless given: a
-        device that moves to another folder starts over there), whose key seals its files,
-        if any, and the device that made it (`founder`: its id and `trust.Signer`; signed:
-        a device joining trusts it)."""
-        mark = Folder.read_mark(root)
+        """The folder's mark (`read`: as read already), made first when missing: an id
+        (random unless given: a device that moves to another folder starts over there),
+        whose key seals its files, if any, and the device that made it (`founder`: its id
+        and `trust.Signer`; signed: a device joining trusts it)."""
+        mark = read if read is not None else Folder.read_mark(root)
         if mark is None:
             mark = {"mnemo_sync": 1, "id": folder_id or secrets.token_hex(8)}
             if sealed:
@@ -110,7 +119,7 @@ class Folder:
         """Make the folder's mark (once) and this device's folder; what this device made
         here is narrowed to itself (0700 folders, 0600 files) whatever the umask was."""
         try:
-            Folder.mark(self.root, sealed, founder=founder)
+            self.mark_read = Folder.mark(self.root, sealed, founder=founder, read=self.mark_read)
             for folder in (self.root, self.root / "devices", self.own):
                 paths.private_dir(folder)
         except InputError as exc:
@@ -119,11 +128,28 @@ class Folder:
             _narrow(path)
 
     def all_devices(self) -> list[str]:
-        """Every device that has a folder here, trusted or not."""
-        base = self.root / "devices"
-        if not base.is_dir():
-            return []
-        return sorted(p.name for p in base.iterdir() if p.is_dir() and _DEVICE.fullmatch(p.name))
+        """Every device that has a folder here, trusted or not (listed once)."""
+        if self._all is None:
+            base = self.root / "devices"
+            self._all = (
+                sorted(p.name for p in base.iterdir() if p.is_dir() and _DEVICE.fullmatch(p.name))
+                if base.is_dir()
+                else []
+            )
+        return list(self._all)
+
+    def _listed(self, device: str) -> list[Path]:
+        """What a device's folder holds, in name order (another device's: listed once)."""
+        if device in self._entries:
+            return self._entries[device]
+        folder = self.root / "devices" / device
+        try:
+            found = sorted(folder.iterdir()) if folder.is_dir() else []
+        except OSError:
+            found = []
+        if device != self.device:
+            self._entries[device] = found
+        return found
 
     # ---- reading -------------------------------------------------------------------
     def devices(self) -> list[str]:
@@ -137,19 +163,15 @@ class Folder:
     def logs(self) -> Iterator[LogFile]:
         """Every device's operation logs (and conflict copies of them), in name order."""
         for device in self.devices():
-            folder = self.root / "devices" / device
-            for path in sorted(folder.iterdir()):
+            for path in self._listed(device):
                 match = _LOG.fullmatch(path.name)
                 if match and _regular(path):
                     yield LogFile(device, path, bool(match.group(2)))
 
     def segments(self, device: str) -> list[tuple[int, Path]]:
         """A device's own logs (not conflict copies) by the first operation they hold."""
-        folder = self.root / "devices" / device
-        if not folder.is_dir():
-            return []
         found = []
-        for path in folder.iterdir():
+        for path in self._listed(device):
             match = _LOG.fullmatch(path.name)
             if match and not match.group(2) and _regular(path):
                 found.append((int(match.group(1)), path))
@@ -159,7 +181,7 @@ class Folder:
         """Each device's newest snapshot."""
         newest: dict[str, tuple[int, Path]] = {}
         for device in self.devices():
-            for path in (self.root / "devices" / device).iterdir():
+            for path in self._listed(device):
                 match = _SNAPSHOT.fullmatch(path.name)
                 if not match or not _regular(path):
                     continue  # a pipe or a link planted there is never opened

@@ -12,18 +12,27 @@ from pathlib import Path
 from app.core import paths
 from app.core.errors import InputError, MnemoError, SecretError
 from app.core.memory import MAX_COUNT, Memory, guard_secrets, utc_stamp
-from app.core.sync import snapshot, trust
+from app.core.storage.db import Database
+from app.core.sync import oplog, snapshot, trust
 from app.core.sync.folder import MAX_LINE_BYTES, Folder
-from app.core.sync.ledger import BATCH_LINES, LAMPORT_LIMIT, Pass
+from app.core.sync.ledger import BATCH_LINES, LAMPORT_LIMIT, Ledger
+from app.core.sync.state import Pass, PassState, problem
 
 KINDS = ("put", "count", "purge")
 _ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
 
 
 class Intake:
-    """What a pass reads (a part of `Syncer`: its database, store, floor and sealer)."""
+    """What a pass reads (a part of `Syncer`; what it reads, the `Ledger` folds)."""
 
-    def _behind(self, folder: Folder) -> set[str]:
+    def __init__(self, db: Database, sealer: trust.Sealer | None, state: PassState, ledger: Ledger):
+        self._db = db
+        self._sealer = sealer
+        self._state = state
+        self._ledger = ledger
+        self._skipping: set[str] = set()  # logs read inside a line too long to take
+
+    def behind(self, folder: Folder) -> set[str]:
         """Devices whose logs no longer reach back to what this one holds of them (they
         were compacted): read only once a snapshot lets this device start again."""
         behind = set()
@@ -34,11 +43,11 @@ class Intake:
             have = self._db.query(
                 "SELECT COALESCE(MAX(seq), 0) FROM sync_ops WHERE device = ?", (device,)
             )[0][0]
-            if segments[0][0] > max(have, self._floor.get(device, 0)) + 1:
+            if segments[0][0] > max(have, self._state.floor.get(device, 0)) + 1:
                 behind.add(device)
         return behind
 
-    def _starting_snapshot(self, folder: Folder) -> tuple[Path, int, dict, int] | None:
+    def starting_snapshot(self, folder: Folder) -> tuple[Path, int, dict, int] | None:
         """Where a new device goes on starting from a snapshot (a start a kill cut short),
         or the best snapshot when it has nothing from the others yet; else None."""
         going = json.loads(self._db.get_meta("sync_start", "null"))
@@ -55,7 +64,7 @@ class Intake:
                 self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_start'")
         if self._db.query("SELECT 1 FROM sync_ops LIMIT 1"):
             return None  # only a device that holds nothing of this folder yet starts so
-        chosen = snapshot.best(folder, self._sealer, own=self._rebuilding)
+        chosen = snapshot.best(folder, self._sealer, own=self._state.rebuilding)
         if chosen is None:
             return None
         path, covers = chosen
@@ -63,13 +72,13 @@ class Intake:
             offset = len(f.readline())  # after the header
         return path, offset, covers, 1
 
-    def _start_from_snapshot(
+    def start_from_snapshot(
         self, folder: Folder, path: Path, offset: int, covers: dict, line_no: int, result: Pass
     ) -> tuple[Path, int, dict, int] | None:
         """Take the next BATCH_LINES lines of the snapshot a new device starts from (one
         transaction) and fold what they touch; where to go on, None once it is all in."""
-        if not self._rebuilding:  # this device's changes first, as in every batch
-            self._export(folder, result)
+        if not self._state.rebuilding:  # this device's changes first, as in every batch
+            self._ledger.export(folder, result)
         affected: set[str] = set()
         device, number = path.parent.name, snapshot.number_of(path)
         with paths.open_regular(path) as f:
@@ -92,7 +101,7 @@ class Intake:
                     result.read += 1
                     affected.add(memory_id)
             finished = not f.read(1)
-        self._apply(affected, result, write_rows=True)
+        self._ledger.apply(affected, result, write_rows=True)
         if not finished:
             where = {
                 "path": str(path.relative_to(folder.root)),
@@ -103,8 +112,10 @@ class Intake:
             self._db.set_meta("sync_start", json.dumps(where))
             return path, offset, covers, line_no
         # (a rebuild takes this device's own operations from it too: its logs may be gone)
-        self._floor = {d: n for d, n in covers.items() if d != folder.device or self._rebuilding}
-        self._db.set_meta("sync_floor", json.dumps(self._floor))
+        self._state.floor = {
+            d: n for d, n in covers.items() if d != folder.device or self._state.rebuilding
+        }
+        self._db.set_meta("sync_floor", json.dumps(self._state.floor))
         self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_start'")
         return None
 
@@ -150,7 +161,7 @@ class Intake:
                 if isinstance(exc, trust.NotYet)
                 else "not a snapshot line"
             )
-            self._problem(result, "line", f"a line in {where} was skipped: {text}")
+            problem(self._db, result, "line", f"a line in {where} was skipped: {text}")
             return None
         self._db.conn.execute(
             "INSERT OR REPLACE INTO sync_ops(rev, memory_id, device, seq, lamport, kind, body) "
@@ -159,15 +170,15 @@ class Intake:
         )
         return memory_id
 
-    def _read(self, folder: Folder, result: Pass, own: bool) -> bool:
+    def read(self, folder: Folder, result: Pass, own: bool) -> bool:
         """Read new operations (this device's own logs, or the others'), up to
         BATCH_LINES, and fold what they touch; whether more wait."""
-        offsets = self._offsets()
+        offsets = oplog.offsets(self._db)
         self._skipping = set(json.loads(self._db.get_meta("sync_skipping", "[]")))
         affected: set[str] = set()
         budget = BATCH_LINES
         more = False
-        behind = set() if own else self._behind(folder)
+        behind = set() if own else self.behind(folder)
         for log_file in folder.logs():
             if (log_file.device == folder.device) != own or log_file.device in behind:
                 continue
@@ -182,14 +193,15 @@ class Intake:
                     continue
                 lines, end, skipping = Folder.read_from(log_file.path, start, budget, skipping)
             except OSError as exc:
-                self._problem(result, "read", f"cannot read {key}: {exc.strerror or exc}")
+                problem(self._db, result, "read", f"cannot read {key}: {exc.strerror or exc}")
                 continue
             if len(lines) == budget:
                 more = True
             budget -= len(lines)
             for at, line in lines:
                 if line is None:
-                    self._problem(
+                    problem(
+                        self._db,
                         result,
                         "line",
                         f"a line in {key} at byte {at} was skipped: it is longer than "
@@ -214,7 +226,7 @@ class Intake:
             if budget <= 0:
                 more = True
                 break
-        self._apply(affected, result, write_rows=not own or self._rebuilding)
+        self._ledger.apply(affected, result, write_rows=not own or self._state.rebuilding)
         return more
 
     def _take(self, line: bytes, device: str, where: str, result: Pass) -> list[str]:
@@ -235,29 +247,29 @@ class Intake:
             elif self._sealer is not None:  # in an encrypted folder, only sealed lines count
                 raise InputError("it is not sealed with the folder's key")
         except (ValueError, RecursionError):
-            self._problem(result, "line", f"a line in {where} was skipped: not JSON")
+            problem(self._db, result, "line", f"a line in {where} was skipped: not JSON")
             return []
         except InputError as exc:
-            self._problem(result, "line", f"a line in {where} was skipped: {exc}")
+            problem(self._db, result, "line", f"a line in {where} was skipped: {exc}")
             return []
+        known = []  # (an operation of another device than its folder's is refused below)
         if isinstance(op, dict) and op.get("dev") == device:
             seq = op.get("seq")
-            if isinstance(seq, int) and 0 < seq <= self._floor.get(device, 0):
+            if isinstance(seq, int) and 0 < seq <= self._state.floor.get(device, 0):
                 return []  # held already by the snapshot this device started from
-            known = self._db.query("SELECT body FROM sync_ops WHERE rev = ?", (str(op.get("rev")),))
+            known = self._db.query(
+                "SELECT body, memory_id FROM sync_ops WHERE rev = ?", (str(op.get("rev")),)
+            )
             if known and _same(known[0][0], body):
                 return []
         try:
             rev, memory_id, kind, seq, lamport = self._checked(op, device, sealed)
         except (InputError, SecretError) as exc:
-            self._problem(result, "line", f"a line in {where} was skipped: {exc}")
+            problem(self._db, result, "line", f"a line in {where} was skipped: {exc}")
             return []
-        known = self._db.query("SELECT body, memory_id FROM sync_ops WHERE rev = ?", (rev,))
-        touched = [memory_id]
-        if known and _same(known[0][0], body):
-            return []
+        touched = [memory_id]  # (`known`: the operation held under `rev`, as checked)
         if known:
-            self._problem(result, "line", f"two different operations numbered {rev} in {where}")
+            problem(self._db, result, "line", f"two different operations numbered {rev} in {where}")
             if _sha(known[0][0]) <= _sha(body):  # the same one kept on every device
                 return []
             touched.append(known[0][1])  # the one it replaces is folded again without it
@@ -274,7 +286,7 @@ class Intake:
         (InputError when it does not verify, or is missing where the device signs: what it
         wrote before it had a key is read unsigned). A line as Mnemo writes it is checked
         as its bytes are; another layout is parsed and laid out again to be checked."""
-        key = self._keys.get(device)
+        key = self._state.keys.get(device)
         fast = trust.signed_part(line) if key is not None else None
         if fast is not None:
             data, sig = fast
@@ -291,7 +303,7 @@ class Intake:
         """An operation without its signature, once the signature is checked (`_opened`)."""
         if not isinstance(op, dict):
             return op
-        key = self._keys.get(device)
+        key = self._state.keys.get(device)
         if "sig" in op:
             if key is None:
                 raise trust.NotYet(device)  # (its signed device file is on its way)
@@ -299,7 +311,7 @@ class Intake:
                 raise InputError(f"it is not signed by the key approved for device {device}")
             return {k: v for k, v in op.items() if k != "sig"}
         seq = op.get("seq")
-        before = isinstance(seq, int) and 0 < seq < self._signed_from.get(device, 1)
+        before = isinstance(seq, int) and 0 < seq < self._state.signed_from.get(device, 1)
         if key is not None and not before:
             raise InputError(f"it is not signed (device {device} signs what it writes)")
         return op
@@ -352,12 +364,6 @@ class Intake:
             if last is not None and (not isinstance(last, str) or utc_stamp(last) is None):
                 raise InputError("last must be an ISO date/time")
         return op["rev"], memory_id, kind, seq, lamport
-
-    def _covered(self, rev: str) -> bool:
-        """Whether an operation not held here was folded into the snapshot this device
-        started from (then what was made from it is not waiting for it)."""
-        device, _, seq = rev.rpartition(".")
-        return seq.isdigit() and 0 < int(seq) <= self._floor.get(device, 0)
 
 
 def _sha(text: str) -> str:

@@ -17,7 +17,8 @@ from app.core.storage.db import Database
 from app.core.storage.store import Store
 from app.core.sync import trust
 from app.core.sync.folder import Folder
-from app.core.sync.syncer import Pass, Syncer
+from app.core.sync.state import Pass
+from app.core.sync.syncer import Syncer
 
 
 class SyncService:

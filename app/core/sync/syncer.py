@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
-import secrets
 import socket
 import time
 from collections.abc import Callable
@@ -23,73 +21,45 @@ from pathlib import Path
 from app.core.errors import InputError
 from app.core.storage.db import Database, now
 from app.core.storage.store import Store
-from app.core.sync import restart, snapshot, trust
+from app.core.sync import oplog, restart, snapshot, trust
 from app.core.sync.folder import Folder
+from app.core.sync.holding import Holding
 from app.core.sync.intake import Intake
-from app.core.sync.ledger import Holding, Ledger, Pass
-
-log = logging.getLogger(__name__)
+from app.core.sync.ledger import Ledger
+from app.core.sync.state import Identity, Pass, PassState, problem
 
 COMPACT_OPS = 50_000  # operations held since the last snapshot that make a new one due
 SEEN_EVERY_S = 60  # how often device.json's "seen" is refreshed while nothing else changes
-_KEEP_PROBLEMS = 200
 
 
-class Syncer(Intake, Ledger, Holding):
-    """Sync of one database with one folder, as one device: the pass, compaction, status
-    (reading in `intake.py`, folding and writing in `ledger.py`)."""
+class Syncer:
+    """Sync of one database with one folder, as one device: the pass, compaction, status.
+    Its parts share one `PassState` and `Identity` (`state.py`): `Intake` reads the
+    folder, `Ledger` folds what was read and writes this device's changes, `Holding` keeps
+    what waits for a person."""
 
     def __init__(self, db: Database, store: Store, folder: str, name: str, model_id: str = ""):
         self._db = db
         self._store = store
         self._root = Path(folder) if folder else None
-        self._name = name or socket.gethostname()
         self._model_id = model_id
-        self._floor: dict[str, int] = {}  # per device: what the snapshot started from held
         stored = db.get_meta("sync_key")
         self._sealer = trust.Sealer(bytes.fromhex(stored)) if stored else None
-        self._signer_made: trust.Signer | None = None
-        self._rebuilding = False  # taking the folder's history again (`restart.py`)
-        self._removed_by: dict[str, int] = {}  # this pass: live memories each device removed
-        self._live_at_start = 0
-        self._let_through: set[str] = set()  # devices whose held removals a person applied
-        self._keep: set[str] = set()  # memories a rebuild leaves as they are here
-        self._keys: dict[str, str | None] = {}  # the trusted devices' keys, this pass
-        self._signed_from: dict[str, int] = {}
-        self._approved_here = False
+        self._identity = Identity(db, name or socket.gethostname())
+        self._state = PassState()
+        self._holding = Holding(db, self._state, self._identity)
+        self._ledger = Ledger(db, store, self._sealer, self._state, self._identity, self._holding)
+        self._intake = Intake(db, self._sealer, self._state, self._ledger)
 
-    # ---- identity ------------------------------------------------------------------
     @property
     def device(self) -> str:
         """This device's id in the folder, made once per database."""
-        device = self._db.get_meta("sync_device")
-        if not device:
-            device = secrets.token_hex(5)
-            self._db.set_meta("sync_device", device)
-        return device
+        return self._identity.device
 
     @property
     def signer(self) -> trust.Signer:
         """This device's signing key, made once per database (`trust.py`)."""
-        if self._signer_made is None:
-            stored = self._db.get_meta("sync_sign_key")
-            if not stored:
-                stored = trust.Signer.new().hex()
-                with self._db.write():
-                    self._db.set_meta("sync_sign_key", stored)
-                    # what this device wrote before it had a key stays readable unsigned
-                    device = self._db.get_meta("sync_device")
-                    if device:
-                        top = self._db.query(
-                            "SELECT COALESCE(MAX(seq), 0) FROM sync_ops WHERE device = ?",
-                            (device,),
-                        )[0][0]
-                        self._db.set_meta("sync_signed_from", json.dumps({device: top + 1}))
-            self._signer_made = trust.Signer(bytes.fromhex(stored))
-        return self._signer_made
-
-    def _own_signed_from(self, device: str) -> int:
-        return int(json.loads(self._db.get_meta("sync_signed_from", "{}")).get(device, 1))
+        return self._identity.signer
 
     def _trust(self, folder: Folder, result: Pass | None) -> None:
         """Who may write now (`trust.settle`): the folder's reads are limited to them; a
@@ -102,9 +72,9 @@ class Syncer(Intake, Ledger, Holding):
             trust.Devices(self._db),
             folder.device,
             signer,
-            self._name,
+            self._identity.name,
             infos,
-            Folder.read_mark(folder.root),
+            folder.mark_read,
             joining,
             founder_seen=seen,
             record_new=result is not None,
@@ -112,26 +82,27 @@ class Syncer(Intake, Ledger, Holding):
         if settled.founder and not seen:  # whom it trusted as it joined: a later mark
             self._db.set_meta("sync_founder", json.dumps(settled.founder))  # naming another is said
         folder.trusted = settled.trusted
-        self._keys = settled.trusted
-        self._signed_from = {
+        self._state.keys = settled.trusted
+        self._state.signed_from = {
             **settled.signed_from,
-            folder.device: self._own_signed_from(folder.device),
+            folder.device: self._identity.signed_from(folder.device),
         }
-        self._approved_here = settled.approved_here
+        self._state.approved_here = settled.approved_here
         if result is None:
             return
         for device in settled.new:
             result.new_devices.append(device.id)
-            self._problem(
+            problem(
+                self._db,
                 result,
                 "device",
                 f"a new device wants to sync: {device.name or 'unnamed'} ({device.id}, key "
                 f"{trust.fingerprint(device.key)}); its changes wait until you approve it "
                 f"(mnemo sync devices approve {device.id}), or refuse it",
             )
-        for problem in settled.problems:
-            if not self._db.query("SELECT 1 FROM sync_problems WHERE what = ?", (problem,)):
-                self._problem(result, "device", problem)
+        for what in settled.problems:
+            if not self._db.query("SELECT 1 FROM sync_problems WHERE what = ?", (what,)):
+                problem(self._db, result, "device", what)
 
     def _folder(self) -> Folder:
         if self._root is None:
@@ -155,64 +126,62 @@ class Syncer(Intake, Ledger, Holding):
                 "sync through a new folder, or `mnemo sync off` and init again; nothing was "
                 "changed"
             )
-        return Folder(self._root, self.device)
+        return Folder(self._root, self.device, mark)
 
     # ---- a pass --------------------------------------------------------------------
     def run(self, progress: Callable[[int, int], None] | None = None) -> Pass:
         """Write what changed here, apply what arrived; `progress(done, total)` in bytes read.
         A database restored from a snapshot (or copied to another machine) first takes the
         folder's whole history again, its own logs included (`restart.py`)."""
-        self._rebuilding = restart.begin(self._db, self._name)
-        if self._rebuilding:
-            self._signer_made = None  # (a copy has a key of its own now)
-        self._keep = restart.keep(self._db) if self._rebuilding else set()
+        state = self._state
+        state.rebuilding = restart.begin(self._db, self._identity.name)
+        if state.rebuilding:
+            self._identity.forget_signer()  # (a copy has a key of its own now)
+        state.keep = restart.keep(self._db) if state.rebuilding else set()
         folder = self._folder()
         folder.prepare(self._db.get_meta("sync_key_id"), (folder.device, self.signer))
         result = Pass()
-        self._floor = json.loads(self._db.get_meta("sync_floor", "{}"))
-        self._removed_by = {}
-        self._live_at_start = self._db.query(
-            "SELECT COUNT(*) FROM memories WHERE deleted_at IS NULL"
-        )[0][0]
+        state.begin(self._db)
         with self._db.write():
             self._trust(folder, result)
-        more = not self._rebuilding
+        intake, ledger = self._intake, self._ledger
+        more = not state.rebuilding
         while more:  # what a crash left written to this device's logs, not recorded
             with self._db.write():
-                more = self._read(folder, result, own=True)
-        start = self._starting_snapshot(folder)
+                more = intake.read(folder, result, own=True)
+        start = intake.starting_snapshot(folder)
         total = self._unread(folder) + (start[0].stat().st_size - start[1] if start else 0)
         done = 0
         while start is not None:  # a new device: from a snapshot, a batch a transaction
             with self._db.write():
-                start = self._start_from_snapshot(folder, *start, result)
+                start = intake.start_from_snapshot(folder, *start, result)
                 at = start[1] if start else total - self._unread(folder)
             if progress is not None:
                 progress(min(at, total), total)
             done = at
-        more = self._rebuilding
+        more = state.rebuilding
         while more:  # a rebuild reads this device's own history like the others'
             with self._db.write():
-                more = self._read(folder, result, own=True)
+                more = intake.read(folder, result, own=True)
         while True:
             with self._db.write():
                 # This device's changes first: what arrives is folded with them, never over them
-                if not self._rebuilding:
-                    self._export(folder, result)
-                before = sum(self._offsets().values())
-                more = self._read(folder, result, own=False)
-                done += sum(self._offsets().values()) - before
-                self._db.set_meta("sync_journal", str(self._journal_head()))
+                if not state.rebuilding:
+                    ledger.export(folder, result)
+                before = sum(oplog.offsets(self._db).values())
+                more = intake.read(folder, result, own=False)
+                done += sum(oplog.offsets(self._db).values()) - before
+                self._db.set_meta("sync_journal", str(oplog.journal_head(self._db)))
             if progress is not None:
                 progress(min(done, total), total)
             if not more:
                 break
-        if self._rebuilding:  # every log read again: what differs here is written now
+        if state.rebuilding:  # every log read again: what differs here is written now
             restart.finish(self._db)
-            self._rebuilding = False
+            state.rebuilding = False
             with self._db.write():
-                self._export(folder, result)
-                self._db.set_meta("sync_journal", str(self._journal_head()))
+                ledger.export(folder, result)
+                self._db.set_meta("sync_journal", str(oplog.journal_head(self._db)))
         self._write_device(folder)
         if self._db.get_meta("sync_joining"):
             self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_joining'")
@@ -234,11 +203,15 @@ class Syncer(Intake, Ledger, Holding):
         with self._db.write():
             if folder.trusted is None:  # (by itself: only trusted devices' files count)
                 self._trust(folder, None)
-            floor = json.loads(self._db.get_meta("sync_floor", "{}"))
-            self._floor = floor
+            floor = self._state.read_floor(self._db)
             stable = snapshot.stable_floor(folder, removed, snapshot.applied(self._db, floor))
             lines, covers = snapshot.lines(
-                self._db, folder.device, self._operations, floor, stable, self._covered
+                self._db,
+                folder.device,
+                lambda memory_id, covers: oplog.operations(self._db, memory_id, covers),
+                floor,
+                stable,
+                self._state.covered,
             )
             number = covers.get(folder.device, 0)
             if self._sealer is not None:  # the header too: what it covers decides what a
@@ -298,7 +271,7 @@ class Syncer(Intake, Ledger, Holding):
                 logs.append((device, stat.st_size, stat.st_mtime_ns))
         # what waits to be written here: the journal moved past where the last pass left it
         # (saved in the pass's own transaction; a pass applying what arrived moves both)
-        waiting = max(0, self._journal_head() - int(self._db.get_meta("sync_journal", "0")))
+        waiting = max(0, oplog.journal_head(self._db) - int(self._db.get_meta("sync_journal", "0")))
         return waiting, tuple(logs), tuple(folder.all_devices())
 
     @staticmethod
@@ -308,7 +281,7 @@ class Syncer(Intake, Ledger, Holding):
         return (0, *mark[1:])
 
     def _unread(self, folder: Folder) -> int:
-        offsets = self._offsets()
+        offsets = oplog.offsets(self._db)
         total = 0
         for log_file in folder.logs():
             if log_file.device != folder.device:
@@ -319,12 +292,6 @@ class Syncer(Intake, Ledger, Holding):
                 total += max(0, size - offsets.get(str(log_file.path.relative_to(folder.root)), 0))
         return total
 
-    def _offsets(self) -> dict[str, int]:
-        return dict(self._db.query("SELECT path, offset FROM sync_files"))
-
-    def _journal_head(self) -> int:
-        return int(self._db.query("SELECT COALESCE(MAX(seq), 0) FROM changes")[0][0])
-
     # ---- the device file, status, problems -----------------------------------------
     def _write_device(self, folder: Folder) -> None:
         applied = snapshot.applied(self._db, json.loads(self._db.get_meta("sync_floor", "{}")))
@@ -332,14 +299,14 @@ class Syncer(Intake, Ledger, Holding):
         known = trust.Devices(self._db).all()
         info = {
             "id": folder.device,
-            "name": self._name,
+            "name": self._identity.name,
             "model": self._model_id,
             "applied": applied,
             "removed": removed,
             # whom this device trusts and refuses, signed: a device that trusts it
             # follows (one approval by a person is enough for all of them)
             "key": self.signer.public,
-            "signed_from": self._own_signed_from(folder.device),
+            "signed_from": self._identity.signed_from(folder.device),
             # (only what a person decided here: a device trusted by itself, as the founder
             # or from before keys, is nobody's word to pass on)
             "trusts": {
@@ -356,29 +323,17 @@ class Syncer(Intake, Ledger, Holding):
         if stale or {k: old.get(k) for k in info} != info or not old.get("sig"):
             folder.write_device(self.signer.sign({**info, "seen": now()}, trust.DEVICE))
 
-    def _problem(self, result: Pass, kind: str, what: str) -> None:
-        result.problems.append(what)
-        result.kinds.append(kind)
-        log.warning("sync: %s", what if kind != "line" else what.split(":")[0])
-        self._db.conn.execute(
-            "INSERT INTO sync_problems(at, kind, what) VALUES (?, ?, ?)", (now(), kind, what)
-        )
-        self._db.conn.execute(
-            "DELETE FROM sync_problems WHERE seq <= (SELECT MAX(seq) FROM sync_problems) - ?",
-            (_KEEP_PROBLEMS,),
-        )
-
     def status(self) -> dict:
         """Where sync stands: the folder, the devices, what waits, the latest problems."""
         folder = self._folder()
-        self._floor = json.loads(self._db.get_meta("sync_floor", "{}"))
+        self._state.read_floor(self._db)
         if not self._db.read_only and self._db.damage() is None:  # (else: read as it is)
             with self._db.write():
                 self._trust(folder, None)
         known = trust.Devices(self._db).all()
-        behind = self._behind(folder)
+        behind = self._intake.behind(folder)
         cursor = self._db.get_meta("sync_journal")
-        if cursor is None or not self._journal_reaches(int(cursor)):
+        if cursor is None or not oplog.journal_reaches(self._db, int(cursor)):
             pending = len(self._db.query("SELECT id FROM memories"))
         else:
             changed = self._db.query(
@@ -387,7 +342,7 @@ class Syncer(Intake, Ledger, Holding):
                 (int(cursor),),
             )
             # what a pass would write: not keyword labels or vectors made here meanwhile
-            pending = sum(self._differs(memory_id) for (memory_id,) in changed[:5000])
+            pending = sum(self._ledger.differs(memory_id) for (memory_id,) in changed[:5000])
             pending += len(changed) > 5000
         removed = set(json.loads(self._db.get_meta("sync_removed", "[]")))
         counts = dict(self._db.query("SELECT device, COUNT(*) FROM sync_ops GROUP BY device"))
@@ -420,10 +375,10 @@ class Syncer(Intake, Ledger, Holding):
         return {
             "folder": str(folder.root),
             "device": folder.device,
-            "name": self._name,
+            "name": self._identity.name,
             "key": trust.fingerprint(self.signer.public),
             # another device trusts this one (else what it writes waits there for a person)
-            "approved": self._approved_here
+            "approved": self._state.approved_here
             or not [d for d in devices if not d["this"] and d["state"] != "refused"],
             "sealed": self._sealer is not None,  # the folder's files are encrypted
             "devices": devices,
@@ -432,7 +387,7 @@ class Syncer(Intake, Ledger, Holding):
             "waiting_operations": self._db.query(
                 "SELECT COALESCE(SUM(operations), 0) FROM sync_waiting"
             )[0][0],
-            "conflicts": len(self.conflicts()),  # memories edited apart, not resolved yet
+            "conflicts": len(self._holding.conflicts()),  # memories edited apart, not resolved yet
             "problems": [{"at": a, "kind": k, "what": w} for a, k, w in problems],
             # started from another device's snapshot (its logs were compacted)
             "from_snapshot": self._db.get_meta("sync_floor") not in (None, "{}"),
@@ -440,7 +395,7 @@ class Syncer(Intake, Ledger, Holding):
             # takes the folder's history again (`restart.py`)
             "rebuilding": self._db.get_meta("sync_rebuild") is not None,
             # removals held for a person (a device removing many at once; `Holding`)
-            "held": self.held(),
+            "held": self._holding.held(),
         }
 
     def start_over_if_moved(self, folder_id: str) -> bool:
@@ -531,22 +486,20 @@ class Syncer(Intake, Ledger, Holding):
         self._rebuild_first()
         folder = self._folder()
         result = Pass()
-        self._floor = json.loads(self._db.get_meta("sync_floor", "{}"))
-        self._live_at_start = self._db.query(
-            "SELECT COUNT(*) FROM memories WHERE deleted_at IS NULL"
-        )[0][0]
+        state, ledger = self._state, self._ledger
+        state.begin(self._db)
         with self._db.write():
             self._trust(folder, None)
             if device in (folder.device, "here"):
-                here = self._held_here()
+                here = self._holding.held_here()
                 if not here:
                     raise InputError("no removal made here waits for you")
                 self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_held_here'")
                 if apply:  # said by a person now: sent
                     self._store._said(sorted(here))
-                    self._export(folder, result, also=frozenset(here))
+                    ledger.export(folder, result, also=frozenset(here))
                 else:
-                    self._apply(here, result, write_rows=True)
+                    ledger.apply(here, result, write_rows=True)
                 return result
             ids = {
                 r[0]
@@ -560,18 +513,26 @@ class Syncer(Intake, Ledger, Holding):
             self._db.conn.execute(
                 "UPDATE sync_ops SET held = 0 WHERE device = ? AND held = 1", (device,)
             )
-            self._let_through = {device}  # (a person decided: not held again)
+            state.let_through = {device}  # (a person decided: not held again)
             try:
                 if apply:
-                    self._apply(ids, result, write_rows=True)
+                    ledger.apply(ids, result, write_rows=True)
                 else:
-                    self._keep = ids
-                    self._apply(ids, result, write_rows=True)
-                    self._keep = set()
-                    self._export(folder, result, also=frozenset(ids))
+                    state.keep = ids
+                    ledger.apply(ids, result, write_rows=True)
+                    state.keep = set()
+                    ledger.export(folder, result, also=frozenset(ids))
             finally:
-                self._let_through, self._keep = set(), set()
+                state.let_through, state.keep = set(), set()
         return result
+
+    def held(self) -> list[dict]:
+        """What waits for a person: removals held, per device (`Holding.held`)."""
+        return self._holding.held()
+
+    def conflicts(self) -> list[dict]:
+        """Memories edited on two devices apart whose versions wait (`Holding.conflicts`)."""
+        return self._holding.conflicts()
 
     def key_text(self) -> str | None:
         """The folder's sync key as a person copies it (None: its files are plain)."""
