@@ -1,6 +1,6 @@
 """A pass reads each file of the folder once (issue 43): the folder's mark, and each other
 device's folder listed once, however many batches and steps the pass has (it read the mark
-three times and listed another device's folder four or more times). Two real engines on
+three times and listed another device's folder six times). Two real engines on
 real SQLite files sharing one folder; the real files and directories are counted as the
 pass opens and lists them."""
 

@@ -143,10 +143,8 @@ class Folder:
         if device in self._entries:
             return self._entries[device]
         folder = self.root / "devices" / device
-        try:
-            found = sorted(folder.iterdir()) if folder.is_dir() else []
-        except OSError:
-            found = []
+        found = sorted(folder.iterdir()) if folder.is_dir() else []  # (unreadable: raised,
+        # as before a pass listed once: the pass fails and says why)
         if device != self.device:
             self._entries[device] = found
         return found

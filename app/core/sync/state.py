@@ -86,12 +86,15 @@ class PassState:
         return self.floor
 
     def begin(self, db: Database) -> None:
-        """A pass (or a decision on held removals) starts: what it counts against."""
-        self.read_floor(db)
+        """A pass starts: what it counts removals against."""
         self.removed_by = {}
-        self.live_at_start = db.query("SELECT COUNT(*) FROM memories WHERE deleted_at IS NULL")[0][
-            0
-        ]
+        self.count_live(db)
+
+    def count_live(self, db: Database) -> None:
+        """The floor and the live memories now (what a mass removal is measured against)."""
+        self.read_floor(db)
+        live = db.query("SELECT COUNT(*) FROM memories WHERE deleted_at IS NULL")
+        self.live_at_start = live[0][0]
 
     def covered(self, rev: str) -> bool:
         """Whether an operation not held here was folded into the snapshot this device

@@ -487,7 +487,7 @@ class Syncer:
         folder = self._folder()
         result = Pass()
         state, ledger = self._state, self._ledger
-        state.begin(self._db)
+        state.count_live(self._db)  # (the removals the last pass counted still count)
         with self._db.write():
             self._trust(folder, None)
             if device in (folder.device, "here"):
