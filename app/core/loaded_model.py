@@ -100,6 +100,13 @@ class LoadedModel:
             return self._embedder.info.model_id
         return self._db.get_meta("model_id", "") or ""
 
+    def missing(self) -> int:
+        """How many live memories lack vectors from the current model (two index counts:
+        cheap enough to ask after every backfill step, unlike `VectorRows.counts`)."""
+        model_id = self.known_id()
+        live = self._store.live_count()
+        return max(0, live - self._store.vectors.embedded_count(model_id)) if model_id else live
+
     def check(self, trial: dict) -> None:
         """Whether the model that settings `trial` name can be used: its header, and its
         weights when it is another file (one cut off mid-download has good metadata and

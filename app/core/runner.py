@@ -47,6 +47,7 @@ INTERACTIVE, NORMAL, BACKGROUND = 0, 1, 2
 # Short notes a backfill step embeds: with labels from the same pass, 2 at a time embed as
 # fast as 32 (165 notes/s) and a search waits for at most two notes' decode.
 BACKFILL_BATCH = 2
+RECOUNT_S = 0.5  # how often a backfill counts what is missing again (two index counts)
 GIVE_WAY_IN_ROW = 3
 EXTERNAL_POLL_S = 2.0  # how often the runner asks whether another process wrote
 SNAPSHOT_LOOK_S = 600.0  # how often it looks whether the periodic snapshot is due
@@ -122,6 +123,7 @@ class Runner:
         self._stopping = False
         self._backfill_total = 0
         self._backfill_done = 0
+        self._recount_at = 0.0  # when the backfill counts what is missing again
         self._backfill_queued = False
         self._given_way = 0  # backfill passes given up in a row
         self._seen_version: int | None = None
@@ -617,9 +619,12 @@ class Runner:
             self._backfill_done = 0
 
         def progress(done: int, _total: int) -> None:
-            self.listener.backfill_moved(
-                self._backfill_done + done, max(self._backfill_total, self._backfill_done + done)
-            )
+            done += self._backfill_done
+            if done >= self._backfill_total or time.monotonic() >= self._recount_at:
+                # what arrived meanwhile counts too: "done" only when nothing is missing
+                self._backfill_total = done + engine.model.missing()
+                self._recount_at = time.monotonic() + RECOUNT_S
+            self.listener.backfill_moved(done, max(self._backfill_total, done))
 
         given_way_before = engine.embedder.given_way
         try:
@@ -643,6 +648,10 @@ class Runner:
         self._backfill_done += done
         self._read_journal()  # its labels: the progress and the last Change say it
         if engine.needs_backfill() and not self._stopping:
+            # what arrived meanwhile counts too (counted once, the tray said "3188/3188"
+            # with 1,708 still missing)
+            self._backfill_total = self._backfill_done + engine.model.missing()
+            self._recount_at = time.monotonic() + RECOUNT_S
             self.backfill()
         else:
             self._backfill_total = 0

@@ -280,3 +280,42 @@ def test_what_each_kind_of_change_means_is_decided_in_one_place():
         "model": (True, True, False, False),
         "inbox": (False, False, False, True),
     }
+
+
+def test_backfill_progress_counts_memories_that_arrive_while_it_runs(embedder, mnemo_home):
+    # Issue 46, item 4: with memories arriving during a backfill the tray said "embedding
+    # 3188/3188" (finished, it seemed) while 1,708 were still missing: the total was
+    # counted once, at the start. Now no report says done == total while any is missing.
+    reports: list[tuple[int, int]] = []
+
+    class Progress(Noted):
+        def backfill_moved(self, done: int, total: int) -> None:
+            reports.append((done, total))
+
+    run = Runner(lambda: Engine(embedder=embedder), listener=Progress())
+    run.start()
+    try:
+        crops = ("tomato", "bean", "leek", "kale")
+
+        def store(first: int) -> None:
+            notes = [
+                f"Garden log {i}: the {crops[i % 4]} bed number {i * 37} needs {i % 5 + 1} "
+                "litres of water a day in July, more when the wind comes from the south and "
+                "the soil dries out before noon; mulch with straw after the first harvest. " * 3
+                for i in range(first, first + 20)
+            ]
+            run.submit(
+                lambda e: [e.remember(n, force=True, embed=False) for n in notes], writes=True
+            ).result(60)
+
+        store(0)
+        wait(lambda: reports and reports[-1][0] >= 2, timeout=120, what="the first notes")
+        store(20)  # arrive while the backfill runs
+        wait(lambda: reports and reports[-1] == (0, 0), timeout=300, what="the backfill's end")
+        assert run.submit(lambda e: e.vector_status()).result(30)["embedded"] == 40
+    finally:
+        assert run.stop(30)
+    working = [r for r in reports if r != (0, 0)]
+    assert max(total for _, total in working) == 40
+    finished = [r for r in working if r[0] >= r[1]]
+    assert finished == [(40, 40)], working  # "done" only when nothing was missing
