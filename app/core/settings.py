@@ -82,7 +82,11 @@ def checked_hotkey(key: str, value: str) -> str:
             f"setting {key}: {value!r} needs Ctrl, Alt or Super with it (a plain key would "
             "be taken from every window you type in)"
         )
-    return value
+    # as the tray and Settings show it: "ctrl+alt+space" is Ctrl+Alt+Space
+    last = parts[-1]
+    if last.islower() or len(last) == 1:
+        last = last.upper() if len(last) == 1 else last.capitalize()
+    return "+".join([*(m.capitalize() for m in (p.lower() for p in parts[:-1])), last])
 
 
 @dataclass(frozen=True)

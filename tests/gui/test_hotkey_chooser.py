@@ -130,3 +130,15 @@ def test_the_package_keeps_the_names_the_app_uses():
     assert hotkey.parse("Meta+Shift+M") == ({"super", "shift"}, "M")
     assert "mnemo popup" in hotkey.FALLBACK
     assert all(issubclass(cls, hotkey.HotkeyBackend) for cls in BACKENDS)
+
+
+def test_a_key_typed_in_lower_case_is_kept_as_the_tray_shows_keys():
+    # Issue 46, item 8: `mnemo settings hotkey ctrl+alt+space` left the tray saying
+    # "Ctrl+Alt+space"; the setting keeps the key as Qt writes it, whatever its case
+    check = BY_KEY["hotkey"].coerce
+    assert check("ctrl+alt+space") == "Ctrl+Alt+Space"
+    assert check("CTRL + ALT + F5") == "Ctrl+Alt+F5"
+    assert check("super+shift+k") == "Super+Shift+K"
+    assert check("Alt+PgUp") == "Alt+PgUp"  # (a key written in mixed case stays so)
+    with pytest.raises(InputError):
+        check("ctrl+q, k")
