@@ -74,9 +74,10 @@ def _match_pattern(query: str) -> re.Pattern | None:
     words = query_words(query)
     if not words:
         return None
-    return re.compile(
-        r"\b(" + "|".join(re.escape(_stem(w)) for w in words) + r")\w*", re.IGNORECASE
-    )
+    # a number stands whole (3 is not the start of 38); a word by its stem's forms
+    numbers = [re.escape(w) + r"(?!\w)" for w in words if w.isdigit()]
+    stems = [re.escape(_stem(w)) + r"\w*" for w in words if not w.isdigit()]
+    return re.compile(r"\b(?:" + "|".join(numbers + stems) + ")", re.IGNORECASE)
 
 
 def _stem(word: str) -> str:

@@ -32,3 +32,12 @@ def test_a_match_near_the_start_keeps_the_start():
     excerpt, spans = snippet(LONG, "staging cluster", 80)
     assert excerpt.startswith("Our staging cluster") and excerpt.endswith("…")
     assert [excerpt[a:b] for a, b in spans] == ["staging", "cluster"]
+
+
+def test_a_number_is_highlighted_only_where_it_stands_whole():
+    # Issue 46, item 8: "dentist on 3 March" highlighted 38 and 3406 (a number is not a
+    # stem: 3 is not the start of 38); the word it names is still found as itself
+    text = "Phase 3 starts 3 March; room 38, invoice 3406, dentist 12:30"
+    found = [text[a:b] for a, b in match_spans(text, "dentist on 3 March")]
+    assert found == ["3", "3", "March", "dentist"]
+    assert [text[a:b] for a, b in match_spans(text, "12")] == ["12"]
