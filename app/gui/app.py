@@ -19,7 +19,7 @@ from app.core.writer import Remembered, RememberResult
 from app.gui import clipboard, desktop, display_server, hotkey, ipc, paste
 from app.gui.notifier import Notifier
 from app.gui.popup import Popup
-from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
+from app.gui.qt import QtCore, QtGui, QtWidgets
 from app.gui.sync_tray import SyncTray
 from app.gui.tray import ICON, Tray, icon
 from app.gui.worker import INTERACTIVE, Worker
@@ -77,7 +77,9 @@ class MnemoApp(QtCore.QObject):
 
         self.notifier = Notifier(str(ICON), self)  # the desktop's service, else the tray
         self.notifier.fallback.connect(self._balloon)
-        self._balloon_action: Callable[[], None] | None = None
+        # the last notification's action (label, callback), as the notifier was given it;
+        # the tray's balloon runs it when clicked
+        self.last_action: tuple[str, Callable[[], None]] | None = None
         if self.tray is not None:
             self.tray.messageClicked.connect(self._balloon_clicked)
 
@@ -424,24 +426,11 @@ class MnemoApp(QtCore.QObject):
     def _ask_to_redact(self, what: str) -> bool:
         """Whether to store a redacted copy: asked above the popup when it is open (it stays
         on top of every other window), No by default and on Esc."""
-        parent = self.popup if self.popup.isVisible() else None
-        box = QtWidgets.QMessageBox(
-            QtWidgets.QMessageBox.Warning,
-            "Mnemo: secret found",
-            f"The text contains {what}. Mnemo never stores secrets as they are.\n\n"
-            "Store a copy with the secret replaced by [REDACTED]?",
-            QtWidgets.QMessageBox.Yes | QtWidgets.QMessageBox.No,
-            parent,
-        )
-        # Labels without a mnemonic: a typed "y" or "n" answers nothing.
-        box.button(QtWidgets.QMessageBox.Yes).setText("Store a redacted copy")
-        box.button(QtWidgets.QMessageBox.No).setText("Don't save")
-        box.setDefaultButton(QtWidgets.QMessageBox.No)
-        box.setEscapeButton(QtWidgets.QMessageBox.No)
-        box.setWindowFlag(Qt.WindowStaysOnTopHint, True)
-        self.secret_box = box  # for tests and for the popup not to hide under it
-        try:
-            return box.exec() == QtWidgets.QMessageBox.Yes
+        from app.gui.duplicate_choice import secret_question
+
+        self.secret_box = secret_question(what, self.popup if self.popup.isVisible() else None)
+        try:  # (kept for tests and for the popup not to hide under it)
+            return self.secret_box.exec() == QtWidgets.QMessageBox.Yes
         finally:
             self.secret_box = None
 
@@ -472,14 +461,33 @@ class MnemoApp(QtCore.QObject):
         notice = result.notice or ""
         if result.status is Remembered.STORED and not embed_now(len(text)):  # embedded later
             notice = "; ".join(filter(None, (notice, "search by meaning finds it once embedded")))
+        merged = result.status is Remembered.MERGED  # (undone as a merge in the manager is)
         self.notify(
             verb,
             memory.display_title + (f"\n{notice}" if notice else ""),
             logged=f"memory {memory.id}" + (f"; {notice}" if notice else ""),
-            action=("Open in Mnemo", lambda: self.show_manager(memory.id)),
+            action=("Undo merge", lambda: self.undo_merge(memory.id, text, source, secrets))
+            if merged
+            else ("Open in Mnemo", lambda: self.show_manager(memory.id)),
         )
         if self.popup.isVisible():
             self.popup.report(f"{verb}: {memory.display_title}")
+
+    def undo_merge(self, merged_id: str, text: str, source: str, secrets: str) -> None:
+        """Undo a merge chosen in the near-duplicate question: the memory as it was, and the
+        new text stored on its own (as Keep both would have)."""
+
+        def undo(engine: Engine) -> None:
+            engine.unmerge(merged_id)
+            engine.remember(text, source=source, force=True, secrets=secrets)
+
+        self.worker.call(
+            undo,
+            lambda _: self.notify("Merge undone", "Both are kept now, each on its own."),
+            lambda message: self.notify("Merge not undone", message, logged=_kind(message)),
+            INTERACTIVE,
+            writes=True,
+        )
 
     # ---- status ------------------------------------------------------------------------
     def _on_model_state(self, state: str, detail: str) -> None:
@@ -585,7 +593,7 @@ class MnemoApp(QtCore.QObject):
         runs when the notification is clicked or its action chosen."""
         log.info("%s: %s", title, text if logged is None else logged)
         self._last_notification = (title, text)
-        self._balloon_action = action[1] if action else None
+        self.last_action = action
         self.notifier.show(title, text, action)
 
     def tell_bug(self, title: str, text: str) -> None:
@@ -605,9 +613,9 @@ class MnemoApp(QtCore.QObject):
             self.tray.showMessage(title, text, icon(), 5000)
 
     def _balloon_clicked(self) -> None:
-        action, self._balloon_action = self._balloon_action, None
+        action, self.last_action = self.last_action, None
         if action is not None:
-            action()
+            action[1]()
 
     @staticmethod
     def _first_time(name: str) -> bool:

@@ -90,3 +90,23 @@ class SecretChoice(QuietChoice):
             (("redact", "Store a redacted copy"), ("cancel", "Don't save")),
             parent,
         )
+
+
+def secret_question(what: str, parent: QtWidgets.QWidget | None) -> QtWidgets.QMessageBox:
+    """The question asked above the open popup when what it stores holds a secret (it has
+    the focus already): Yes stores a copy with the secret redacted; No by default and on
+    Esc, and no mnemonic (a typed "y" or "n" answers nothing)."""
+    box = QtWidgets.QMessageBox(
+        QtWidgets.QMessageBox.Warning,
+        "Mnemo: secret found",
+        f"The text contains {what}. Mnemo never stores secrets as they are.\n\n"
+        "Store a copy with the secret replaced by [REDACTED]?",
+        QtWidgets.QMessageBox.Yes | QtWidgets.QMessageBox.No,
+        parent,
+    )
+    box.button(QtWidgets.QMessageBox.Yes).setText("Store a redacted copy")
+    box.button(QtWidgets.QMessageBox.No).setText("Don't save")
+    box.setDefaultButton(QtWidgets.QMessageBox.No)
+    box.setEscapeButton(QtWidgets.QMessageBox.No)
+    box.setWindowFlag(Qt.WindowStaysOnTopHint, True)
+    return box

@@ -99,14 +99,29 @@ class DuplicatesDialog(QtWidgets.QDialog):
         for column in (3, 4):
             button = self.table.cellWidget(row, column)
             button.setEnabled(False)
-        self.table.cellWidget(row, 3 if said == "Merged" else 4).setText(said)
+        self.table.cellWidget(row, 4 if said == "Kept both" else 3).setText(said)
 
     def _merge(self, row: int) -> None:
         pair = self.pairs[row]
         self._done(row, "Merged")
         self.worker.call(
-            lambda e: e.merge([pair.a.id, pair.b.id]), priority=INTERACTIVE, writes=True
+            lambda e: e.merge([pair.a.id, pair.b.id]),
+            lambda merged: self._undoable(row, merged.id),
+            priority=INTERACTIVE,
+            writes=True,
         )
+
+    def _undoable(self, row: int, merged_id: str) -> None:
+        """The row's merge done: its button undoes it (the two come back as they were)."""
+        button = self.table.cellWidget(row, 3)
+        button.setText("Undo merge")
+        button.setEnabled(True)
+        button.clicked.disconnect()
+        button.clicked.connect(lambda _=False: self._unmerge(row, merged_id))
+
+    def _unmerge(self, row: int, merged_id: str) -> None:
+        self._done(row, "Merge undone")
+        self.worker.call(lambda e: e.unmerge(merged_id), priority=INTERACTIVE, writes=True)
 
     def _dismiss(self, row: int) -> None:
         pair = self.pairs[row]

@@ -253,6 +253,32 @@ def _find_duplicates(qtbot, worker, manager):
     return manager.findChild(QtCore.QObject, "duplicatesDialog")
 
 
+def test_a_merge_in_the_duplicates_view_can_be_undone_there(
+    qtbot, worker, settings, seeded, embedder
+):
+    # Issue 46, item 7: Merge in "Find duplicates" could not be undone in the app; its
+    # button becomes Undo merge, which brings both memories back as they were
+    near = "k8s pod restart debugging: the CrashLoopBackOff came from an OOM kill"
+    near_id = _db(embedder).remember(near, force=True).memory.id
+    manager = _manager(qtbot, worker, settings)
+    dialog = _find_duplicates(qtbot, worker, manager)
+    (row,) = [r for r, p in enumerate(dialog.pairs) if near_id in (p.a.id, p.b.id)]
+    button = dialog.findChild(QtWidgets.QPushButton, f"mergePair{row}")
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        button.click()
+    qtbot.waitUntil(lambda: button.text() == "Undo merge" and button.isEnabled(), timeout=5000)
+    engine = _db(embedder)
+    assert engine.count() == 4 and near_id not in {m.id for m in engine.listing()}
+    engine.close()
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        button.click()
+    assert button.text() == "Merge undone" and not button.isEnabled()
+    engine = _db(embedder)
+    ids = {m.id for m in engine.listing()}
+    assert engine.count() == 5 and {near_id, seeded["k8s"]} <= ids
+    engine.close()
+
+
 def test_a_note_that_starts_a_long_text_is_a_part_shown_and_can_be_dismissed(
     qtbot, worker, settings, seeded, embedder
 ):

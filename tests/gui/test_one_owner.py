@@ -21,7 +21,7 @@ from app.gui.popup import Popup
 from app.gui.qt import Qt, QtWidgets
 from app.gui.settings_dialog import SettingsDialog
 from app.gui.worker import INTERACTIVE
-from tests.gui.conftest import settle
+from tests.gui.conftest import MEMORIES, settle
 
 
 def test_weights_saved_in_the_dialog_reach_the_next_popup_search(qtbot, worker, settings):
@@ -286,6 +286,28 @@ def test_the_near_duplicate_question_never_takes_focus_or_keys(qtbot, running_ap
         qtbot.mouseClick(choice.buttons["keep"], Qt.LeftButton)
     assert chosen == ["keep"]
     assert Engine().count() == 5
+
+
+def test_a_merge_chosen_in_the_near_duplicate_question_can_be_undone(qtbot, running_app):
+    # Issue 46, item 7: a merge made from the near-duplicate question could not be undone
+    # in the app. Its notification now offers Undo merge: both statements back, each alone.
+    app = running_app
+    near = "k8s pod restart debugging: CrashLoopBackOff came from an OOM kill, twice!"
+    app.remember_text(near, "clipboard")
+    qtbot.waitUntil(lambda: app.duplicate_choice is not None, timeout=10_000)
+    with qtbot.waitSignal(app.worker.changed, timeout=10_000):
+        qtbot.mouseClick(app.duplicate_choice.buttons["merge"], Qt.LeftButton)
+    qtbot.waitUntil(lambda: app.status()["last_notification"][:1] == ["Merged"], timeout=10_000)
+    assert Engine().count() == 4  # one merged memory in place of the two
+    label, undo = app.last_action  # what the notification offers
+    assert label == "Undo merge"
+    with qtbot.waitSignal(app.worker.changed, timeout=10_000):
+        undo()  # clicked
+    qtbot.waitUntil(
+        lambda: app.status()["last_notification"][:1] == ["Merge undone"], timeout=10_000
+    )
+    texts = {m.text for m in Engine().listing()}
+    assert near in texts and MEMORIES[0][0] in texts and len(texts) == 5
 
 
 def test_paste_where_it_cannot_work_copies_and_says_so(qtbot, running_app):
