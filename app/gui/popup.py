@@ -48,15 +48,23 @@ def _marked(text: str, query: str) -> str:
 
 def preview_html(memory: Memory, query: str, quiet_color: str = "#595959") -> str:
     """The whole memory for the preview pane: title, facts, text and reasoning, with the
-    query's words marked (only the start of a huge text: it opens whole in the manager)."""
-    text = memory.text
-    more = ""
+    query's words marked (of a huge text only PREVIEW_CHARS, from its start or from just
+    before the first match: it opens whole in the manager)."""
+    text, start = memory.text, 0
+    more = before = ""
     if len(text) > PREVIEW_CHARS:
-        cut = text.rfind(" ", PREVIEW_CHARS - 200, PREVIEW_CHARS)
-        text = text[: cut if cut > 0 else PREVIEW_CHARS]
+        spans = match_spans(text, query)  # a match past the start: the text around it
+        if spans and spans[0][1] > PREVIEW_CHARS - 200:
+            start = text.rfind(" ", max(0, spans[0][0] - 400), spans[0][0]) + 1
+            before = f"<p><i>{start:,} characters before this …</i></p>"
+        cut = text.rfind(" ", start + PREVIEW_CHARS - 200, start + PREVIEW_CHARS)
+        text = text[start : cut if cut > 0 else start + PREVIEW_CHARS]
+        rest = len(memory.text) - start - len(text)
         more = (
-            f"<p><i>… {len(memory.text) - len(text):,} more characters: Ctrl+Enter opens the "
-            "whole memory in the manager.</i></p>"
+            f"<p><i>… {rest:,} more characters: Ctrl+Enter opens the whole memory in the "
+            "manager.</i></p>"
+            if rest > 0
+            else ""
         )
     facts = [memory.category, *(f"#{t}" for t in memory.tags)]
     if memory.pinned:
@@ -72,6 +80,7 @@ def preview_html(memory: Memory, query: str, quiet_color: str = "#595959") -> st
         if memory.own_title
         else "",
         f"<p style='{small}'>{html.escape(fields_line(facts))}</p>",
+        before,
         f"<div style='white-space:pre-wrap'>{_marked(text, query)}</div>",
         more,
     ]

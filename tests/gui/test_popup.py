@@ -639,3 +639,19 @@ def test_its_state_says_when_the_rows_are_the_settled_answer_of_the_text(
     assert popup.state()["mode"] == "recent" and popup.state()["rows_for_text"]
     popup.hide()
     assert not popup.state()["visible"]
+
+
+def test_the_preview_of_a_huge_memory_shows_where_the_match_is():
+    # Issue 46, item 8: a 300k-character memory was previewed by its first 20,000
+    # characters, and the word searched for, far in, was nowhere on screen
+    from app.core.memory import Memory
+    from app.gui.popup import PREVIEW_CHARS, preview_html
+
+    filler = "The quarterly report lists every shipment by week and region. " * 5000
+    text = filler[:200_000] + " The Zanzibar warehouse key is in the blue box. " + filler[:100_000]
+    shown = preview_html(Memory(id="a1", text=text), "zanzibar warehouse")
+    assert "Zanzibar</span>" in shown and "warehouse</span>" in shown
+    assert "characters before this" in shown and "more characters" in shown
+    assert len(shown) < PREVIEW_CHARS * 2  # a window of it, not the whole
+    start = preview_html(Memory(id="a2", text="Zanzibar first. " + filler), "zanzibar")
+    assert "characters before" not in start and "Zanzibar</span>" in start
