@@ -74,9 +74,9 @@ def _match_pattern(query: str) -> re.Pattern | None:
     words = query_words(query)
     if not words:
         return None
-    return re.compile(
-        r"\b(" + "|".join(re.escape(_stem(w)) for w in words) + r")\w*", re.IGNORECASE
-    )
+    # a word starts where no word character (a letter, a digit, an emoji) is before it
+    starts = "|".join(re.escape(_stem(w)) for w in words)
+    return re.compile(rf"(?<!{fts.WORD_CHAR})({starts}){fts.WORD_CHAR}*", re.IGNORECASE)
 
 
 def _stem(word: str) -> str:

@@ -146,3 +146,12 @@ def test_the_index_and_the_query_planner_use_one_tokenizer(store):
     sql = store.db.query("SELECT sql FROM sqlite_master WHERE name = 'memories_fts'")[0][0]
     assert f"categories '{symbols.CATEGORIES}' separators '{symbols.SEPARATORS}'" in sql
 
+
+def test_an_emoji_is_highlighted_and_makes_a_statement_differ():
+    from app.core.display import match_spans
+    from app.core.writer import says_nothing_new
+
+    text = "Mia's birthday 🎂 is on 12 May"
+    assert [text[a:b] for a, b in match_spans(text, "🎂")] == ["🎂"]
+    assert [text[a:b] for a, b in match_spans(text, "birthdays")] == ["birthday"]
+    assert not says_nothing_new("Deploy tests ❌", "Deploy tests ✅")
