@@ -74,10 +74,12 @@ def _match_pattern(query: str) -> re.Pattern | None:
     words = query_words(query)
     if not words:
         return None
-    # a number stands whole (3 is not the start of 38); a word by its stem's forms
-    numbers = [re.escape(w) + r"(?!\w)" for w in words if w.isdigit()]
-    stems = [re.escape(_stem(w)) + r"\w*" for w in words if not w.isdigit()]
-    return re.compile(r"\b(?:" + "|".join(numbers + stems) + ")", re.IGNORECASE)
+    # a word starts where no word character (a letter, a digit, an emoji) is before it;
+    # a number stands whole (3 is not the start of 38), a word is found by its stem's forms
+    char = fts.WORD_CHAR
+    numbers = [re.escape(w) + rf"(?!{char})" for w in words if w.isdigit()]
+    stems = [re.escape(_stem(w)) + rf"{char}*" for w in words if not w.isdigit()]
+    return re.compile(rf"(?<!{char})(?:" + "|".join(numbers + stems) + ")", re.IGNORECASE)
 
 
 def _stem(word: str) -> str:

@@ -8,7 +8,6 @@ vectors and labels in one write transaction. What changed is appended to the mar
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -31,6 +30,7 @@ from app.core.memory import (
 )
 from app.core.model.embedder import Embedded
 from app.core.settings import Settings
+from app.core.storage import fts
 from app.core.storage.db import Database, now
 from app.core.storage.inbox import Candidate, Inbox
 from app.core.storage.knowledge import append_to_mirror
@@ -41,14 +41,13 @@ Neighbours = Callable[[np.ndarray], list[tuple[Memory, float]]]
 
 
 CAPTURE_CATEGORIES = {"fixed-command": "patterns", "always-never": "heuristics"}
-_WORD = re.compile(r"\w+")
 
 
 def says_nothing_new(text: str, known: str) -> bool:
     """Whether every word of `text` is in `known` (numbers and names included): a
     near-duplicate by meaning that says something else ("web-02 is 10.0.0.12" beside
     "web-01 is 10.0.0.11") is not the same statement."""
-    return set(_WORD.findall(text.lower())) <= set(_WORD.findall(known.lower()))
+    return set(fts.words(text.lower())) <= set(fts.words(known.lower()))
 
 
 class Remembered(StrEnum):

@@ -37,12 +37,16 @@ from rapidfuzz.process import extract
 from app.core import paths
 from app.core.errors import ModelError
 from app.core.model.gguf_meta import read_strings
+from app.core.storage import symbols
 
 log = logging.getLogger(__name__)
 
 MAX_PHRASES = 32
 MAX_WORDS_PER_PHRASE = 16
-_WORD = re.compile(r"\w+", re.UNICODE)
+# A word as the index's tokenizer reads one: letters, numbers, emoji and other symbols
+# (`symbols`); punctuation and spaces separate words.
+WORD_CHAR = rf"[\w{symbols.WORD_SYMBOLS}]"
+_WORD = re.compile(WORD_CHAR + "+")
 
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before
@@ -60,7 +64,8 @@ STOP_WORDS = frozenset(
 
 
 def words(text: str) -> list[str]:
-    """The word characters runs of `text` (what FTS5's unicode61 tokenizer splits on)."""
+    """The runs of word characters of `text`: letters, numbers, emoji and other symbols
+    (what FTS5's unicode61 tokenizer splits on, `symbols`)."""
     return _WORD.findall(text)
 
 
@@ -85,7 +90,18 @@ LONG_QUERY = 8  # phrases; a longer query's ideal counts its 8 rarest known word
 SMALL_COLLECTION = 20  # memories; see `plan` (words no memory holds)
 MAX_CORRECTIONS = 4  # misspelt words corrected per query (each costs a few lookups)
 MAX_QUERY_WORDS = 1_000  # a pasted page is searched by its rarest words among the first 1,000
-TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])  # as memories_fts (m003)
+TOKENIZER = (  # as memories_fts (m016)
+    "porter",
+    [
+        "unicode61",
+        "remove_diacritics",
+        "2",
+        "categories",
+        symbols.CATEGORIES,
+        "separators",
+        symbols.SEPARATORS,
+    ],
+)
 BM25_K1 = 1.2  # FTS5's constants
 BM25_B = 0.75
 IDF_FLOOR = 1e-6

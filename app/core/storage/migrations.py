@@ -397,6 +397,32 @@ def m015_inbox_sources(db: apsw.Connection) -> None:
     )
 
 
+def m016_symbol_words(db: apsw.Connection) -> None:
+    """Emoji and other pictographic symbols are words in the keyword index (issue 46):
+    `🎂` finds the memory holding 🎂 (`storage/symbols.py` says which characters and why).
+    The index is made again with the new tokenizer and filled from the memories, its
+    triggers (m003) unchanged; deleted words are still purged (m008)."""
+    skin_tones = "".join(map(chr, range(0x1F3FB, 0x1F400)))
+    currencies = "".join(map(chr, range(0x20BA, 0x20C1)))
+    separators = f"°℃℉©®™℗℠№{currencies}{skin_tones}"
+    # one line: FTS5 reads no line break in it
+    tokenize = (
+        f"porter unicode61 remove_diacritics 2 categories 'L* N* Co So' separators '{separators}'"
+    )
+    db.execute(
+        f"""
+        DROP TABLE memories_fts;
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            title, text, reasoning, tags, keywords,
+            content='memories', content_rowid='seq',
+            tokenize="{tokenize}"
+        );
+        INSERT INTO memories_fts(memories_fts, rank) VALUES ('secure-delete', 1);
+        INSERT INTO memories_fts(memories_fts) VALUES ('rebuild');
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
@@ -413,6 +439,7 @@ MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m013_float16_vectors,
     m014_sync_trust,
     m015_inbox_sources,
+    m016_symbol_words,
 )
 
 
