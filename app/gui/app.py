@@ -161,6 +161,8 @@ class MnemoApp(QtCore.QObject):
 
     def _hand_over_typing(self) -> None:
         if self.hotkey is not None:
+            if self.hotkey.holding():  # keys reaching the popup now wait for those kept
+                self.popup.key_gate.shut()
             self.hotkey.hand_over()
 
     def _restore_focus(self) -> None:

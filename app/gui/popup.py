@@ -17,6 +17,7 @@ from app.core.memory import Memory
 from app.core.search.ranking import Band, Scored
 from app.core.search.recall import RecallResult
 from app.gui.contrast import make_quiet, quiet
+from app.gui.key_gate import KeyGate
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
 
@@ -367,6 +368,7 @@ class Popup(QtWidgets.QWidget):
         self.paste_wanted = False  # the last copy asked to be pasted into the previous window
         self._meaning_for = ""  # the text whose meaning-based results are still coming
         self.inbox_count = 0  # candidates agents captured, waiting for review (Ctrl+I)
+        self.key_gate = KeyGate(self, self._type)  # keys wait for those the hotkey kept
         self._enter_wait = QtCore.QTimer(self, singleShot=True, interval=ENTER_WAIT_MS)
         self._enter_wait.timeout.connect(self._enter_gave_up)
         QtGui.QGuiApplication.instance().focusWindowChanged.connect(self._focus_moved)
@@ -499,7 +501,11 @@ class Popup(QtWidgets.QWidget):
 
     def type_keys(self, keys: list) -> None:
         """Keys typed before the popup had the focus ([(Qt key, modifiers, text)], kept by
-        the hotkey's grab): they are typed into it now, in order, as if they had come."""
+        the hotkey's grab): they are typed into it now, in order, as if they had come; then
+        those that reached it directly meanwhile (`key_gate`)."""
+        self._type([*keys, *self.key_gate.open()])
+
+    def _type(self, keys: list) -> None:
         for key, modifiers, text in keys:
             if not self.isVisible():
                 return  # Esc or Enter among them hid it: the rest was meant for nothing
@@ -515,6 +521,7 @@ class Popup(QtWidgets.QWidget):
 
     def hideEvent(self, event) -> None:  # noqa: N802 - Qt API
         self._was_active = False
+        self.key_gate.open()  # (typed into a popup going away: meant for nothing)
         super().hideEvent(event)
         self.hidden.emit()
 

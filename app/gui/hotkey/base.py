@@ -73,6 +73,11 @@ class HotkeyBackend(QtCore.QObject):
     def hand_over(self) -> None:
         """The popup has the focus: emit what was kept as `typed`, and let the keyboard go."""
 
+    def holding(self) -> bool:
+        """Whether the keyboard is held for the popup now: `typed` will come (also with no
+        keys), and keys reaching the popup directly meanwhile were typed after those."""
+        return False
+
 
 def parse(sequence: str) -> tuple[set[str], str]:
     """('ctrl', 'alt', ...) modifiers and the key name of a Qt-style sequence."""

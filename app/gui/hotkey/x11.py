@@ -82,6 +82,7 @@ class X11Hotkey(HotkeyBackend):
         self.last_press = 0.0
         self._grab_typing = threading.Event()  # the next press opens the popup: hold keys
         self._handed = threading.Event()  # the popup has the focus: let the keyboard go
+        self._holding = threading.Event()  # the keyboard is held; its keys will be `typed`
 
     @classmethod
     def is_compatible(cls) -> str | None:
@@ -155,6 +156,9 @@ class X11Hotkey(HotkeyBackend):
         """The popup has the focus: let the keyboard go and emit what was typed meanwhile."""
         self._handed.set()
 
+    def holding(self) -> bool:
+        return self._holding.is_set()
+
     def _listen(self) -> None:
         from Xlib import X
 
@@ -179,6 +183,7 @@ class X11Hotkey(HotkeyBackend):
                     elif self._grab_typing.is_set() and self._grab(display, event.time):
                         held, until = [], time.monotonic() + HOLD_S
                         self._handed.clear()
+                        self._holding.set()  # (before `activated`: the popup asks it)
                     display.allow_events(X.AsyncKeyboard, X.CurrentTime)  # never left frozen
                     display.flush()
                     self.activated.emit()
@@ -198,7 +203,8 @@ class X11Hotkey(HotkeyBackend):
         return status == X.GrabSuccess
 
     def _let_go(self, display, held: list | None) -> None:
-        """Release the keyboard; the keys read before the release are emitted as `typed`."""
+        """Release the keyboard; the keys read before the release are emitted as `typed`
+        (also none: the popup keeps the keys that reach it directly until they came)."""
         from Xlib import X
 
         display.ungrab_keyboard(X.CurrentTime)
@@ -209,7 +215,8 @@ class X11Hotkey(HotkeyBackend):
                 key = self._qt_key(display, event)
                 if key is not None:
                     held.append(key)
-        if held:
+        self._holding.clear()  # (before the keys go: whoever sees it set gets them)
+        if held is not None:
             self.typed.emit(json.dumps(held))
         return None
 
