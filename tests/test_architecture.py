@@ -145,14 +145,15 @@ def test_no_class_grows_into_a_room_of_its_own():
     # Issue 43: the Engine had grown back to 960 lines (93 methods), the Store to 1,162, the
     # manager window to 1,044. A class past about 600 lines holds more than one job: give
     # a job its own object (engine.sync, engine.vault, engine.model; store.keywords,
-    # store.vectors; the manager's transfers and removals). engine.py itself stays a facade.
+    # store.vectors; the manager's transfers, removals and saving). engine.py itself stays
+    # a facade. (The largest: MnemoApp 617, Popup 622, Syncer 520, Manager 543 lines.)
     classes = {
         f"{path.relative_to(APP)}:{node.name}": node.end_lineno - node.lineno + 1
         for path in _modules(APP)
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.ClassDef)
     }
-    assert {name: n for name, n in classes.items() if n > 650} == {}
+    assert {name: n for name, n in classes.items() if n > 625} == {}
     assert len((CORE / "engine.py").read_text().splitlines()) <= 600
 
 

@@ -376,10 +376,14 @@ class MnemoApp(QtCore.QObject):
         if found and not self.popup.isVisible():
             # Asked in a window that takes no focus: the user may be typing elsewhere, and
             # a key typed there must never answer (a "y" used to store the copy).
-            self._ask_quietly_to_redact(
+            from app.gui.duplicate_choice import quiet_secret_question
+
+            self.secret_choice = quiet_secret_question(  # (kept while it is open; tests)
                 describe(found),
                 lambda: self.remember_text(text, source, merge, force, secrets="redact"),
+                lambda: self.notify("Nothing remembered", "The text held a secret."),
             )
+            self.secret_choice.chosen.connect(lambda _: setattr(self, "secret_choice", None))
             return
         if found:
             if not self._ask_to_redact(describe(found)):  # asked above the open popup
@@ -407,23 +411,6 @@ class MnemoApp(QtCore.QObject):
             INTERACTIVE,
             writes=True,
         )
-
-    def _ask_quietly_to_redact(self, what: str, store) -> None:
-        """Store a redacted copy (`store()`) only on a click in a window without focus."""
-        from app.gui.duplicate_choice import SecretChoice
-
-        choice = SecretChoice(what)
-
-        def chosen(key: str) -> None:
-            self.secret_choice = None
-            if key == "redact":
-                store()
-            else:
-                self.notify("Nothing remembered", "The text held a secret.")
-
-        choice.chosen.connect(chosen)
-        self.secret_choice = choice  # kept while it is open (and for tests)
-        choice.present()
 
     def _ask_to_redact(self, what: str) -> bool:
         """Whether to store a redacted copy: asked above the popup when it is open (it stays
@@ -619,22 +606,10 @@ class MnemoApp(QtCore.QObject):
         if action is not None:
             action[1]()
 
-    @staticmethod
-    def _first_time(name: str) -> bool:
-        """True the first time this is asked for `name` (a marker file in the config folder)."""
-        marker = paths.config_dir() / name
-        if marker.exists():
-            return False
-        try:
-            os.close(paths.private_file(marker))
-        except OSError as exc:  # a read-only home: said again next time, no harm
-            log.info("cannot write %s: %s", marker, exc)
-        return True
-
     def _welcome_once(self) -> None:
         """On the very first start, say that Mnemo runs (it only shows a tray icon) and
         which key opens it."""
-        if not self._first_time(".welcomed"):
+        if not _first_time(".welcomed"):
             return
         remember = ""
         if self.clipboard_hotkey is not None and not self.clipboard_hotkey_error:
@@ -646,7 +621,7 @@ class MnemoApp(QtCore.QObject):
         )
 
     def _say_no_tray_once(self) -> None:
-        if not self._first_time(".told-no-tray"):
+        if not _first_time(".told-no-tray"):
             return
         box = QtWidgets.QMessageBox(
             QtWidgets.QMessageBox.Information,
@@ -671,6 +646,18 @@ class MnemoApp(QtCore.QObject):
             self.tray.hide()
         self.worker.stop()
         self.qapp.quit()
+
+
+def _first_time(name: str) -> bool:
+    """True the first time this is asked for `name` (a marker file in the config folder)."""
+    marker = paths.config_dir() / name
+    if marker.exists():
+        return False
+    try:
+        os.close(paths.private_file(marker))
+    except OSError as exc:  # a read-only home: said again next time, no harm
+        log.info("cannot write %s: %s", marker, exc)
+    return True
 
 
 def _kind(failure: str) -> str:

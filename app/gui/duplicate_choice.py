@@ -110,3 +110,13 @@ def secret_question(what: str, parent: QtWidgets.QWidget | None) -> QtWidgets.QM
     box.setEscapeButton(QtWidgets.QMessageBox.No)
     box.setWindowFlag(Qt.WindowStaysOnTopHint, True)
     return box
+
+
+def quiet_secret_question(what: str, store, refused) -> SecretChoice:
+    """Asked when nothing of Mnemo is open (Remember clipboard), in a window that takes no
+    focus: a click on Store a redacted copy calls `store()`, any other answer `refused()`.
+    Shown; returned so that its caller keeps it while it is open."""
+    choice = SecretChoice(what)
+    choice.chosen.connect(lambda key: store() if key == "redact" else refused())
+    choice.present()
+    return choice

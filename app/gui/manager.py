@@ -11,15 +11,14 @@ import time
 from pathlib import Path
 
 from app.core.display import age, fields_line, isolated
-from app.core.errors import ConflictError, NotFoundError, TrashedError
 from app.core.memory import Change, Memory
-from app.core.runner import embed_now
 from app.core.search.recall import RecallResult
 from app.core.storage.store import Filters
 from app.core.writer import RememberResult
-from app.gui import conflict_question, manager_layout, window_state
+from app.gui import manager_layout, window_state
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.removals import Removals
+from app.gui.saving import Saving
 from app.gui.transfers import Transfers
 from app.gui.worker import INTERACTIVE, Worker
 
@@ -27,14 +26,6 @@ PAGE = 200
 EDITOR_CHARS = 100_000  # a longer text opens by its start, read-only, until asked for whole
 HEADERS = ("Title", "Category", "Tags", "Created", "Updated", "Recalls", "Embedding")
 SORT_COLUMNS = ("title", "category", "tags", "created_at", "updated_at", "recall_count", None)
-
-
-# Fields an editor save checks against what it loaded (keywords are also made by the
-# backfill, so a label arriving meanwhile is no conflict).
-CHECKED_FIELDS = (
-    "title", "text", "reasoning", "category", "tags", "references", "source_project",
-    "confidence", "pinned", "deleted_at",
-)  # fmt: skip
 
 
 class MemoryTable(QtCore.QAbstractTableModel):
@@ -219,6 +210,7 @@ class Manager(QtWidgets.QMainWindow):
 
         self.transfers = Transfers(self)  # imports and exports
         self.removals = Removals(self)  # trash, purge, merge, and their undo
+        self.saving = Saving(self)  # the editor's saves, and a memory changed meanwhile
         self.inbox_dialog = None
         self.conflicts_dialog = None
         manager_layout.set_up(self)  # the widgets, as Qt Designer's setupUi
@@ -579,117 +571,9 @@ class Manager(QtWidgets.QMainWindow):
         self.f_text.setFocus()
 
     def save_current(self) -> None:
-        """Save the editor: a new memory, or changes (re-embedded in the background)."""
-        fields = dict(
-            title=self.f_title.text().strip(),
-            # the shortened start of a huge text is never saved in place of the whole
-            text=self._current.text
-            if self._text_cut and self._current is not None
-            else self.f_text.toPlainText(),
-            reasoning=self.f_reasoning.toPlainText(),
-            category=self.f_category.currentText().strip() or "note",
-            tags=self.f_tags.text(),
-            references=self.f_references.text(),
-            confidence=self.f_confidence.currentText(),
-        )
-        project = self.f_project.text().strip() or None
-        inline = embed_now(len(fields["text"]))
-        if self._current is None:
-            pinned = self.f_pinned.isChecked()
-
-            def create(engine):
-                result = engine.remember(
-                    fields["text"],
-                    title=fields["title"] or None,
-                    category=fields["category"],
-                    tags=fields["tags"],
-                    project=project,
-                    reasoning=fields["reasoning"],
-                    references=fields["references"],
-                    confidence=fields["confidence"],
-                    force=True,
-                    embed=inline,  # a long text: in the background, slice by slice
-                )
-                if pinned:
-                    engine.edit(result.memory.id, pinned=True)
-                return result
-
-            self._write(create, self._saved)
-            return
-        memory_id = self._current.id
-        keywords = self.f_keywords.text()
-        changes = dict(fields, source_project=project, pinned=self.f_pinned.isChecked())
-        if keywords != ", ".join(self._current.keywords or []):
-            changes["keywords"] = keywords
-
-        loaded = self._current
-        expect = {field: getattr(loaded, field) for field in CHECKED_FIELDS}
-
-        def gone(message: str) -> None:
-            error = getattr(message, "error", None)
-            if isinstance(error, ConflictError) and not isinstance(error, TrashedError):
-                self.worker.call(
-                    lambda e: e.get(memory_id),
-                    lambda other: self._conflict(memory_id, inline, changes, loaded, other),
-                    gone,
-                    INTERACTIVE,
-                )
-                return
-            if isinstance(error, TrashedError):
-                how = "moved to the trash (a merge undone, or deleted elsewhere)"
-            elif isinstance(error, NotFoundError):
-                how = "deleted elsewhere"
-            else:
-                self._failed_write(message)
-                return
-            # Trashed or purged meanwhile: the editor keeps the text, and the next save
-            # stores it as a new memory (never into the trash, where nothing finds it).
-            self._current = None
-            self.f_info.setText(f"New memory (the one you edited was {how.split(' (')[0]})")
-            self._failed_write(
-                f"This memory was {how} while you edited it. Your text is still in the "
-                "editor: Save again to keep it as a new memory."
-            )
-
-        self.worker.call(
-            lambda e: e.edit(memory_id, embed=inline, expect=expect, **changes),
-            self._saved,
-            gone,
-            INTERACTIVE,
-            writes=True,
-        )
-
-    def _conflict(
-        self, memory_id: str, inline: bool, changes: dict, loaded: Memory, other: Memory
-    ) -> None:
-        """The memory was changed elsewhere (the CLI, an agent) after it was opened here:
-        replace that version with the editor's, keep both, or go on editing, with what
-        changed there shown beside the editor's version. Nothing is written without an
-        answer."""
-        if other.deleted_at:  # trashed meanwhile as well: said as such (`gone`)
-            self._current = None
-            self._failed_write(
-                "This memory was moved to the trash while you edited it. Your text is still "
-                "in the editor: Save again to keep it as a new memory."
-            )
-            return
-        answer = conflict_question.ask(self, loaded, other, changes)
-        if answer == conflict_question.REPLACE:
-            self.worker.call(
-                lambda e: e.edit(memory_id, embed=inline, **changes),
-                self._saved,
-                self._failed_write,
-                INTERACTIVE,
-                writes=True,
-            )
-        elif answer == conflict_question.BOTH:
-            self._load_whole_text()  # a huge text shown by its start is saved whole
-            self._current = None  # the editor's fields go into a new memory
-            self.save_current()
-        else:
-            self.statusBar().showMessage(
-                "Not saved: select the memory again to see the other version.", 8000
-            )
+        """Save the editor: a new memory, or changes (re-embedded in the background;
+        `saving.py`)."""
+        self.saving.save()
 
     def _write(self, fn, done) -> None:
         """A change on the worker; a failure is shown in a message box, nothing is lost."""
