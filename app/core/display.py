@@ -74,12 +74,17 @@ def _match_pattern(query: str) -> re.Pattern | None:
     words = query_words(query)
     if not words:
         return None
-    # a word starts where no word character (a letter, a digit, an emoji) is before it;
-    # a number stands whole (3 is not the start of 38), a word is found by its stem's forms
+    # a word starts where no word character (a letter, a digit, an emoji) is before it; one
+    # with a digit stands whole (3 is not the start of 38, 100s not of 1000), another is
+    # found by its stem's forms. (The character class once per group: it is large, and
+    # once per word made a 500-word query's pattern take 0.6 s to build.)
     char = fts.WORD_CHAR
-    numbers = [re.escape(w) + rf"(?!{char})" for w in words if w.isdigit()]
-    stems = [re.escape(_stem(w)) + rf"{char}*" for w in words if not w.isdigit()]
-    return re.compile(rf"(?<!{char})(?:" + "|".join(numbers + stems) + ")", re.IGNORECASE)
+    whole = "|".join(re.escape(w) for w in words if any(c.isdigit() for c in w))
+    stems = "|".join(re.escape(_stem(w)) for w in words if not any(c.isdigit() for c in w))
+    parts = ([rf"(?:{whole})(?!{char})"] if whole else []) + (
+        [rf"(?:{stems}){char}*"] if stems else []
+    )
+    return re.compile(rf"(?<!{char})(?:" + "|".join(parts) + ")", re.IGNORECASE)
 
 
 def _stem(word: str) -> str:

@@ -57,6 +57,13 @@ def checked_paste_windows(entries: list[str]) -> list[str]:
 
 _MODIFIERS = {"ctrl", "alt", "shift", "meta", "super", "win", "cmd"}
 _FUNCTION_KEY = re.compile(r"F([1-9]|[12][0-9]|3[0-5])", re.I)
+_NAMED_KEYS = {  # as Qt writes them
+    name.lower(): name
+    for name in (
+        "Space Return Enter Tab Esc Escape Backspace Del Delete Ins Insert Home End PgUp "
+        "PgDown PageUp PageDown Print Pause Up Down Left Right Menu"
+    ).split()
+}
 
 
 def checked_hotkey(key: str, value: str) -> str:
@@ -82,10 +89,12 @@ def checked_hotkey(key: str, value: str) -> str:
             f"setting {key}: {value!r} needs Ctrl, Alt or Super with it (a plain key would "
             "be taken from every window you type in)"
         )
-    # as the tray and Settings show it: "ctrl+alt+space" is Ctrl+Alt+Space
+    # as the tray and Settings show it: "ctrl+alt+space" is Ctrl+Alt+Space (a key name not
+    # known here stays as written: "eacute" is é, "Eacute" another key)
     last = parts[-1]
-    if last.islower() or len(last) == 1:
-        last = last.upper() if len(last) == 1 else last.capitalize()
+    if len(last) == 1 or _FUNCTION_KEY.fullmatch(last):
+        last = last.upper()
+    last = _NAMED_KEYS.get(last.lower(), last)
     return "+".join([*(m.capitalize() for m in (p.lower() for p in parts[:-1])), last])
 
 

@@ -466,9 +466,9 @@ class MnemoApp(QtCore.QObject):
         """Undo a merge chosen in the near-duplicate question: the memory as it was, and the
         new text stored on its own (as Keep both would have)."""
 
-        def undo(engine: Engine) -> None:
+        def undo(engine: Engine) -> None:  # (the text stored first: a failed unmerge
+            engine.remember(text, source=source, force=True, secrets=secrets)  # loses none)
             engine.unmerge(merged_id)
-            engine.remember(text, source=source, force=True, secrets=secrets)
 
         self.worker.call(
             undo,

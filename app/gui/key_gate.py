@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from app.gui.qt import QtCore, QtWidgets
 
-WAIT_MS = 1000  # the longest keys wait for the kept ones (a listener that never answers)
+WAIT_MS = 3000  # the longest keys wait for the kept ones (a listener that never answers;
+# as long as the listener holds the keyboard at most, `x11.HOLD_S`)
 
 
 class KeyGate(QtCore.QObject):

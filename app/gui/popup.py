@@ -56,10 +56,14 @@ def preview_html(memory: Memory, query: str, quiet_color: str = "#595959") -> st
     if len(text) > PREVIEW_CHARS:
         spans = match_spans(text, query)  # a match past the start: the text around it
         if spans and spans[0][1] > PREVIEW_CHARS - 200:
-            start = text.rfind(" ", max(0, spans[0][0] - 400), spans[0][0]) + 1
-            before = f"<p><i>{start:,} characters before this …</i></p>"
-        cut = text.rfind(" ", start + PREVIEW_CHARS - 200, start + PREVIEW_CHARS)
-        text = text[start : cut if cut > 0 else start + PREVIEW_CHARS]
+            # a few lines above it (a word's start), and a whole window near the end
+            start = min(max(0, spans[0][0] - 400), len(text) - PREVIEW_CHARS)
+            space = text.find(" ", start, spans[0][0])
+            start = space + 1 if space >= 0 else start
+            before = f"<p><i>{start:,} characters before this …</i></p>" if start else ""
+        end = start + PREVIEW_CHARS
+        cut = text.rfind(" ", end - 200, end) if end < len(text) else len(text)
+        text = text[start : cut if cut > 0 else end]
         rest = len(memory.text) - start - len(text)
         more = (
             f"<p><i>… {rest:,} more characters: Ctrl+Enter opens the whole memory in the "

@@ -41,3 +41,9 @@ def test_a_number_is_highlighted_only_where_it_stands_whole():
     found = [text[a:b] for a, b in match_spans(text, "dentist on 3 March")]
     assert found == ["3", "3", "March", "dentist"]
     assert [text[a:b] for a, b in match_spans(text, "12")] == ["12"]
+
+
+def test_a_word_with_digits_stands_whole():
+    # helper-16's review: "1990s" was stemmed to "1990" and highlighted 19905
+    text = "In the 1990s we paid 100s of fees; 19905 and 1000 are other numbers, 100kg too"
+    assert [text[a:b] for a, b in match_spans(text, "1990s 100s")] == ["1990s", "100s"]

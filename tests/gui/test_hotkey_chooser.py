@@ -142,3 +142,11 @@ def test_a_key_typed_in_lower_case_is_kept_as_the_tray_shows_keys():
     assert check("Alt+PgUp") == "Alt+PgUp"  # (a key written in mixed case stays so)
     with pytest.raises(InputError):
         check("ctrl+q, k")
+
+
+def test_a_key_name_not_known_keeps_its_case():
+    # helper-16's review: "eacute" (é) became "Eacute" (É), another key
+    check = BY_KEY["hotkey"].coerce
+    assert check("ctrl+alt+eacute") == "Ctrl+Alt+eacute"
+    assert check("ctrl+alt+pgup") == "Ctrl+Alt+PgUp"
+    assert check("ctrl+alt+f12") == "Ctrl+Alt+F12"

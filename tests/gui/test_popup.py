@@ -131,13 +131,14 @@ def test_keys_typed_after_the_hand_over_wait_for_the_keys_the_grab_kept(
     popup = _popup(qtbot, worker, settings)
     popup.search.clear()
     popup.key_gate.shut()  # the app does this at the hand-over while the grab holds keys
-    qtbot.keyClicks(popup.search, "-2166")  # typed after the grab let go
+    qtbot.keyClicks(popup.search, " pod restart")  # typed after the grab let go
     assert popup.search.text() == ""  # they wait
     qtbot.keyClick(popup.search, Qt.Key_Return)
     assert popup.isVisible()  # Enter waits with them: it acts on the whole text
     with qtbot.waitSignal(popup.hidden, timeout=10_000):
-        popup.type_keys([(ord(c), Qt.ShiftModifier.value, c) for c in "OPS"])
-    assert popup.search.text() == "OPS-2166"
+        popup.type_keys([(ord(c.upper()), 0, c) for c in "k8s"])
+    assert popup.search.text() == "k8s pod restart"
+    assert QtGui.QGuiApplication.clipboard().text().startswith("k8s pod restart debugging")
     assert not popup.key_gate.shut_now
 
 
@@ -149,7 +150,7 @@ def test_keys_wait_for_the_kept_ones_only_so_long(qtbot, worker, settings, seede
     popup.key_gate.shut()
     qtbot.keyClicks(popup.search, "lasagne")
     assert popup.search.text() == ""
-    qtbot.waitUntil(lambda: popup.search.text() == "lasagne", timeout=3000)
+    qtbot.waitUntil(lambda: popup.search.text() == "lasagne", timeout=6000)
     popup.key_gate.shut()
     popup.hide()
     assert not popup.key_gate.shut_now
@@ -689,3 +690,19 @@ def test_the_preview_of_a_huge_memory_shows_where_the_match_is():
     assert len(shown) < PREVIEW_CHARS * 2  # a window of it, not the whole
     start = preview_html(Memory(id="a2", text="Zanzibar first. " + filler), "zanzibar")
     assert "characters before" not in start and "Zanzibar</span>" in start
+
+
+def test_the_window_of_a_huge_memory_has_context_and_holds_the_match_anywhere():
+    # helper-16's review: without a space before the match the window began at 0 (the
+    # match far past it); a match near the end showed a window of 55 characters
+    from app.core.memory import Memory
+    from app.gui.popup import PREVIEW_CHARS, preview_html
+
+    dense = "x" * 200_000 + " Zanzibar " + "y" * 100_000  # base64-like: no spaces near
+    shown = preview_html(Memory(id="a1", text=dense), "zanzibar")
+    assert "Zanzibar</span>" in shown and "characters before this" in shown
+    filler = "The quarterly report lists every shipment by week and region. " * 5000
+    late = filler[:299_000] + " Zanzibar at the very end."
+    shown = preview_html(Memory(id="a2", text=late), "zanzibar")
+    assert "Zanzibar</span>" in shown and len(shown) > PREVIEW_CHARS * 0.9
+    assert "more characters" not in shown  # it shows to the end

@@ -113,6 +113,10 @@ class X11Hotkey(HotkeyBackend):
         except Exception as exc:  # Xlib raises its own DisplayError types
             return f"cannot reach the X server ({exc}); {self.fallback}"
         keycode = self._display.keysym_to_keycode(keysym)
+        if not keycode:  # (0 would grab every key: AnyKey)
+            self._display.close()
+            self._display = None
+            return f"cannot use the hotkey {sequence!r}: no key of this keyboard types {key!r}"
         mask = 0
         for name, bit in (
             ("ctrl", X.ControlMask),
@@ -215,9 +219,10 @@ class X11Hotkey(HotkeyBackend):
                 key = self._qt_key(display, event)
                 if key is not None:
                     held.append(key)
+        held_it = self._holding.is_set()
         self._holding.clear()  # (before the keys go: whoever sees it set gets them)
-        if held is not None:
-            self.typed.emit(json.dumps(held))
+        if held is not None or held_it:
+            self.typed.emit(json.dumps(held or []))
         return None
 
     @staticmethod
