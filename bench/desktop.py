@@ -3,6 +3,8 @@ during backfill, manager open time.
 
     .venv/bin/python -m bench.desktop          (needs Xvfb and xdotool for the hotkey part)
     .venv/bin/python -m bench.desktop --typing (only: typing while the app is busy)
+    .venv/bin/python -m bench.desktop --order [PRESSES] [--before REV]  (hotkey, a query and
+        Enter typed in one go during a backfill with two busy loops; against REV in the run)
     .venv/bin/python -m bench.desktop --hotkey-load [PRESSES] [--busy N]  (the hotkey during a
         backfill; with one and with six busy loops, or with N)
 
@@ -529,7 +531,134 @@ def hotkey_under_load(presses: int = 500, notes: int = 5000, busy_cores: int = 1
     ]
 
 
+TICKET = "OPS-2166: the billing export times out when the invoice batch is over 5,000 rows"
+DECOY = "OPS-2161 was a flaky login test"
+
+
+def keys_in_order(code: Path, presses: int, notes: int, busy_cores: int) -> dict:
+    """The real app at `code` under Xvfb + openbox, `notes` imported without vectors (its
+    launch backfill runs meanwhile) and `busy_cores` busy loops: `presses` times the hotkey,
+    "OPS-2166" and Enter typed in one go at 20 ms a key from an editor with the focus. A
+    press is right when the clipboard then holds the OPS-2166 memory (a reordered query, or
+    an Enter acting before the text, copies another one or nothing within 12 s). Enter →
+    copied: from xdotool's Enter returning to the clipboard changed (xclip polled)."""
+    import json
+
+    from tests.e2e import session
+
+    mnemo = (sys.executable, "-m", "app")
+    home = Path(tempfile.mkdtemp(prefix="mnemo-bench-order-"))
+    lines = home / "notes.jsonl"
+    with lines.open("w", encoding="utf-8") as out:
+        for i in range(notes):
+            text = f"Note {i}: the {['boiler', 'garden', 'ferry', 'invoice'][i % 4]} task {i}"
+            out.write(json.dumps({"text": text}) + "\n")
+    env = {**os.environ, "MNEMO_HOME": str(home), "PYTHONPATH": str(code)}
+    subprocess.run([*mnemo, "import", "--no-embed", str(lines)], env=env, check=True,
+                   capture_output=True, cwd=code)  # fmt: skip
+    loops = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy_cores)
+    ]
+    right, wrong, none, leaked, during, copied_ms = 0, 0, 0, 0, 0, []
+    typed_file = home / "typed.txt"
+    seed = ((TICKET, "ops"), (DECOY, "ops"))
+    try:
+        with session.desktop(home, mnemo, seed, cwd=code) as (xenv, _app):
+
+            def run(*args, **kw):
+                return subprocess.run(args, env=xenv, capture_output=True, text=True,
+                                      timeout=30, **kw)  # fmt: skip
+
+            def clipboard() -> str:
+                return run("xclip", "-o", "-selection", "clipboard").stdout
+
+            editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(typed_file)], env=xenv)
+            session.wait(lambda: session.visible_windows(xenv, "Typing target"), 20, "editor")
+            (target,) = session.visible_windows(xenv, "Typing target")
+            for _ in range(presses):
+                state = session.status(xenv, mnemo, code) or {}
+                during += bool((state.get("backfill") or [0, 0])[1])  # [done, total]
+                subprocess.run(["xclip", "-selection", "clipboard"], input=b"before",
+                               env=xenv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               timeout=30)  # fmt: skip
+                run("xdotool", "windowactivate", "--sync", target)
+                run("xdotool", "key", "ctrl+alt+space", "type", "--delay", "20", "OPS-2166")
+                run("xdotool", "key", "Return")
+                start, got = time.perf_counter(), "before"
+                while got == "before" and time.perf_counter() - start < 12:
+                    got = clipboard()
+                if got == "before":
+                    none += 1
+                else:
+                    copied_ms.append((time.perf_counter() - start) * 1000)
+                    right += got == TICKET
+                    wrong += got != TICKET
+                if session.visible_windows(xenv, "Mnemo search"):
+                    run("xdotool", "key", "Escape")
+                    time.sleep(0.3)
+                if typed_file.exists() and typed_file.read_text(encoding="utf-8"):
+                    leaked += 1
+                    typed_file.unlink()
+            editor.terminate()
+    finally:
+        for loop in loops:
+            loop.kill()
+    copied_ms.sort()
+    return {
+        "right": right,
+        "wrong": wrong,
+        "none": none,
+        "leaked": leaked,
+        "during": during,
+        "p50": statistics.median(copied_ms) if copied_ms else float("nan"),
+        "p95": copied_ms[max(0, int(len(copied_ms) * 0.95) - 1)] if copied_ms else float("nan"),
+    }
+
+
+def keys_in_order_rows(presses: int, before: str | None, busy_cores: int = 2) -> list[tuple]:
+    """`keys_in_order` for this checkout and, with `before`, an older revision in the same
+    run (each its own app, the same load); rows for docs/benchmarks.md."""
+    from bench.report import code_sides
+
+    rows = []
+    with code_sides(before) as sides:
+        for name, code in sides:
+            got = keys_in_order(code, presses, 5000, busy_cores)
+            print(name, got)
+            rows.append(
+                (
+                    name,
+                    f"{got['right']} of {presses} ({got['during']} during the backfill)",
+                    f"{got['wrong']} another memory, {got['none']} nothing, "
+                    f"{got['leaked']} presses leaked letters into the editor",
+                    f"{got['p50']:.0f}",
+                    f"{got['p95']:.0f}",
+                )
+            )
+    return rows
+
+
 def main() -> None:
+    if "--order" in sys.argv[1:]:
+        at = sys.argv.index("--order")
+        presses = int(sys.argv[at + 1]) if len(sys.argv) > at + 1 else 500
+        before = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
+        record(
+            "Desktop: keys in order after the hotkey, Enter during a backfill",
+            ["code", "right copies", "lost (goal 0)", "Enter → copied p50 ms", "p95 ms"],
+            keys_in_order_rows(presses, before),
+            note="The real app in its own process under Xvfb + openbox + trayer, 5,000 notes "
+            "imported without vectors just before (its launch backfill runs during the first "
+            "presses), two busy loops on 2 cores. Each press: the hotkey, `OPS-2166` and "
+            "Enter typed in one go by xdotool at 20 ms a key from a Qt editor with the "
+            "focus; right when the clipboard then holds the OPS-2166 memory (a reordered "
+            "query, or an Enter acting before the text, copies another memory or nothing "
+            "within 12 s). Enter → copied is timed from xdotool's Enter returning to the "
+            "clipboard changing (xclip polled, a few ms each). `before` is the code before "
+            "the key gate (`gui/key_gate.py`, issue 46), in the same run.",
+        )
+        return
+
     if "--tray" in sys.argv[1:]:
         tray_at_scale()
         return
