@@ -328,8 +328,9 @@ class Writer:
 
     def _merge(self, sources: list[Memory], incoming: Memory | None = None) -> Memory:
         """A new memory holding every distinct statement of `sources` (and of `incoming`,
-        a text not stored yet); the sources go to the trash with `merged_into` set, as
-        they were, so `unmerge` brings back the exact originals."""
+        a text not stored yet: stored too, as a source); the sources go to the trash with
+        `merged_into` set, as they were, so `unmerge` brings back the exact originals, the
+        text that arrived on its own among them."""
         with self._db.write():
             # Re-read under the write lock so concurrent merges never lose a count.
             current = [self._store.get(m.id) for m in sources]
@@ -361,6 +362,9 @@ class Writer:
                 thread=first.thread if len({m.thread for m in group}) == 1 else None,
             )
             merged.updated_at = now()
+            # (an unmerge that brought back only the memory already stored left the new
+            # text in the trash alone, inside the merged memory)
+            current += [self._store.insert(incoming)] if incoming is not None else []
             stored = self._store.insert(merged)
             self._store.mark_merged([m.id for m in current], stored.id)
         self._indexer.save(stored, self._indexer.embed(stored))

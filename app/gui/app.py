@@ -455,24 +455,19 @@ class MnemoApp(QtCore.QObject):
             verb,
             memory.display_title + (f"\n{notice}" if notice else ""),
             logged=f"memory {memory.id}" + (f"; {notice}" if notice else ""),
-            action=("Undo merge", lambda: self.undo_merge(memory.id, text, source, secrets))
+            action=("Undo merge", lambda: self.undo_merge(memory.id))
             if merged
             else ("Open in Mnemo", lambda: self.show_manager(memory.id)),
         )
         if self.popup.isVisible():
             self.popup.report(f"{verb}: {memory.display_title}")
 
-    def undo_merge(self, merged_id: str, text: str, source: str, secrets: str) -> None:
-        """Undo a merge chosen in the near-duplicate question: the memory as it was, and the
-        new text stored on its own (as Keep both would have)."""
-
-        def undo(engine: Engine) -> None:  # (the text stored first: a failed unmerge
-            engine.remember(text, source=source, force=True, secrets=secrets)  # loses none)
-            engine.unmerge(merged_id)
-
+    def undo_merge(self, merged_id: str) -> None:
+        """Undo a merge chosen in the near-duplicate question: both memories back on their
+        own (the new text was kept as a source of the merge: `Writer._merge`)."""
         self.worker.call(
-            undo,
-            lambda _: self.notify("Merge undone", "Both are kept now, each on its own."),
+            lambda e: e.unmerge(merged_id),
+            lambda ids: self.notify("Merge undone", f"{len(ids)} memories are back on their own."),
             lambda message: self.notify("Merge not undone", message, logged=_kind(message)),
             INTERACTIVE,
             writes=True,

@@ -60,6 +60,22 @@ def test_merge_keeps_every_statement_unions_tags_and_adds_observations(engine):
     assert engine.recall("jitter", mode="keyword", track=False).results[0].memory.id == m.id
 
 
+def test_unmerging_a_merge_made_as_a_text_arrived_brings_back_both(engine):
+    # A sibling of issue 46 item 7 (Undo merge in the app): `remember --merge` kept the new
+    # text only inside the merged memory, so `mnemo unmerge` brought back the memory stored
+    # before and left the new text in the trash alone
+    before = engine.remember("Use exponential backoff when retrying HTTP requests").memory
+    new = "Retry HTTP requests using exponential backoff, and add jitter"
+    merged = engine.remember(new, tags="retry", merge=True).memory
+    assert engine.count() == 1 and engine.get(merged.id).observation_count == 2
+    back = engine.unmerge(merged.id)
+    live = {m.id: m for m in engine.listing()}
+    assert set(back) == set(live) and before.id in live and len(live) == 2
+    (arrived,) = [m for i, m in live.items() if i != before.id]
+    assert arrived.text == new and arrived.tags == ["retry"] and arrived.observation_count == 1
+    assert engine.get(merged.id).deleted_at
+
+
 def test_merging_contradicting_statements_keeps_both_and_undo_restores_originals(engine):
     # A cosine of 0.88 between opposite rules used to replace one with the other.
     always = engine.remember(
