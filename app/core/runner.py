@@ -622,6 +622,7 @@ class Runner:
             done += self._backfill_done
             if done >= self._backfill_total or time.monotonic() >= self._recount_at:
                 # what arrived meanwhile counts too: "done" only when nothing is missing
+                # (counted once, the tray said "3188/3188" with 1,708 still missing)
                 self._backfill_total = done + engine.model.missing()
                 self._recount_at = time.monotonic() + RECOUNT_S
             self.listener.backfill_moved(done, max(self._backfill_total, done))
@@ -648,10 +649,6 @@ class Runner:
         self._backfill_done += done
         self._read_journal()  # its labels: the progress and the last Change say it
         if engine.needs_backfill() and not self._stopping:
-            # what arrived meanwhile counts too (counted once, the tray said "3188/3188"
-            # with 1,708 still missing)
-            self._backfill_total = self._backfill_done + engine.model.missing()
-            self._recount_at = time.monotonic() + RECOUNT_S
             self.backfill()
         else:
             self._backfill_total = 0

@@ -20,9 +20,8 @@ if TYPE_CHECKING:
 KEPT_KEYWORD_ANSWERS = 8  # a keystroke asks up to four (main and exact, two scopes)
 # BM25 weights of the keyword index's columns: title, text, reasoning, tags, labels.
 KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.0, 1.0, 1.0)
-LABEL_SHARE = (
-    0.25  # of the labels' BM25 for a memory whose text matches too (`KeywordIndex.search`)
-)
+# of the labels' BM25, the share a memory whose text matches too gets (`KeywordIndex.search`)
+LABEL_SHARE = 0.25
 RERANK_POOL = 4  # `search` re-ranks the best 4 × limit by FTS5's BM25 …
 RERANK_EXTRA = 1_000  # … but at most limit + 1,000 (`mnemo context` asks for 10,000)
 COMMON_POOL = 1_000  # the newest matches ranked when a query holds only common words
