@@ -114,6 +114,7 @@ class Runner:
         self._duties: Duties | None = None  # made once the engine is open
         self._stand_in: Duties | None = None  # for an owner that is stopped
         self._cannot_open = False  # the database could not be opened again after a switch
+        self._state_before = ("loading", "")  # the model's state when that happened
         self._heard: dict[str, str] = {}  # the last pass told of, by the record it was in
         self._sync_asked = False  # a person asked for a pass (runs here, owner or not)
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
@@ -251,8 +252,10 @@ class Runner:
                 _, _, fn, future, writes = item
                 if fn == _STOP:
                     break
-                if fn == _RETRY:
-                    continue  # (open already)
+                if fn == _RETRY:  # open already: the file a switch left is tried again
+                    if self._cannot_open:
+                        self._let_go_if_asked()
+                    continue
                 if fn == _LOAD:
                     self._load_model()
                 elif fn == _BACKFILL:
@@ -270,7 +273,8 @@ class Runner:
         here is logged and the thread goes on serving (a record planted in the duties file
         once stopped a server for good)."""
         try:
-            self._let_go_if_asked()
+            if self._let_go_if_asked() is not None:
+                return  # nothing to look at until the file a switch left opens (locked)
             self._notice_elsewhere()
             # (one stat) an idle owner syncs where it was set up; a model changed there is
             # loaded at its first use when none is in use here (an idle MCP server)
@@ -384,9 +388,15 @@ class Runner:
         except MnemoError as exc:
             if not self._cannot_open:
                 log.warning("the database cannot be opened again after a switch: %s", exc)
+                self._state_before = self.model_state
+            state = "locked" if isinstance(exc, LockedError) else "unavailable"
+            if self.model_state != (state, str(exc)):  # said once, and again when it changes
+                self._model_is(state, str(exc))  # (a wrong passphrase typed)
             self._cannot_open = True  # the background work goes to a process that can
             self._let_go_of_duties()
             return exc
+        if self._cannot_open:
+            self._model_is(*self._state_before)  # unlocked: as it was before the switch
         self._cannot_open = False
         self.listener.written_elsewhere([Change("content")])
         if self.model_id:
@@ -609,8 +619,8 @@ class Runner:
         with self._lock:
             self._backfill_queued = False
         engine = self.engine
-        if self._stopping or engine.embedder is None:
-            return
+        if self._stopping or self._cannot_open or engine.embedder is None:
+            return  # (locked after a switch: asked again once it opens)
         if self._backfill_total == 0 and not engine.needs_backfill():
             return  # nothing to embed: nothing counted (a LIMIT 1 query, not a count)
         if self._backfill_total == 0:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 
 from app.core.display import age, fields_line, isolated, match_spans, snippet, visible
-from app.core.errors import NotFoundError
+from app.core.errors import LockedError, NotFoundError
 from app.core.memory import Memory
 from app.core.search.ranking import Band, Scored
 from app.core.search.recall import RecallResult
@@ -25,6 +25,7 @@ DEBOUNCE_MS = 100
 ENTER_WAIT_MS = 3000  # how long an Enter pressed on stale rows waits for the new ones
 HINT = "↑↓ move · Enter copy · Alt+Enter paste · Ctrl+K actions · Ctrl+S remember · Esc close"
 HINT_PASTING = HINT.replace("Enter copy · Alt+Enter paste", "Enter paste · Alt+Enter copy")
+LOCKED = "Mnemo is locked (encrypted, its key not at hand): choose Unlock… in the tray menu."
 ROW_HEIGHT = 62
 DIVIDER = 20  # the "weaker matches" line above the first weak row
 WEAK_OPACITY = 0.55
@@ -651,6 +652,11 @@ class Popup(QtWidgets.QWidget):
         self._set_busy("")
         self._pending = None
         self._enter_wait.stop()
+        if isinstance(getattr(message, "error", None), LockedError):
+            # (encrypted and its key not at hand: no rows of before, and what to do)
+            self.model.set_rows([], "")
+            self._resize_for(0)
+            message = LOCKED
         self.status.setText(message)
         self.status.setVisible(True)
 

@@ -308,6 +308,36 @@ def test_a_project_with_a_package_named_app_does_not_replace_the_helper(memories
     assert "helm rollback" in done.stdout, done.stderr
 
 
+# ---- issue 46, item 3 -------------------------------------------------------------------
+def test_a_switch_a_stopped_helper_holds_up_names_it_and_how_to_end_it(memories, monkeypatch):
+    import signal
+
+    from app.core.engine import Engine
+    from app.core.vault import cipher
+
+    # GIVEN a warm helper (the session's start made it) that is stopped, so cannot let go
+    start = {**_prompt(""), "hook_event_name": "SessionStart", "source": "startup"}
+    assert _hook("session-start", "claude", start).returncode == 0
+    stuck = _helper_pid()
+    assert stuck is not None
+    monkeypatch.setattr(cipher, "EXCLUSIVE_WAIT_S", 2.0)
+    os.kill(stuck, signal.SIGSTOP)
+    try:
+        # WHEN the database is to be encrypted
+        with Engine() as engine, pytest.raises(Exception) as refused:
+            engine.vault.encrypt("passphrase", "a passphrase for the helper test")
+    finally:
+        os.kill(stuck, signal.SIGCONT)
+    # THEN the error names the helper as Mnemo's own, and the command that ends it
+    said = str(refused.value)
+    assert f"{stuck} (Mnemo's hook helper for agents: mnemo hook stop ends it)" in said, said
+    assert "nothing was changed" in said
+    # AND the helper, running again, lets go when asked: the switch goes through
+    with Engine() as engine:
+        engine.vault.encrypt("passphrase", "a passphrase for the helper test")
+        assert engine.vault.encrypted
+
+
 # ---- issue 42, item 2 -------------------------------------------------------------------
 def test_a_stuck_helper_costs_one_prompt_two_seconds_and_is_replaced(memories):
     import signal

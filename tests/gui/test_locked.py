@@ -3,6 +3,10 @@ state (not a crash, not "damaged"), and Unlock… asks the passphrase once in a 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from app.core import paths
@@ -10,6 +14,7 @@ from app.core.engine import Engine
 from app.core.vault import keys
 from app.gui.app import MnemoApp
 from app.gui.qt import QtCore, QtWidgets
+from tests.conftest import REPO
 from tests.gui.conftest import close_app
 
 PASSPHRASE = "a passphrase for the tray"
@@ -184,4 +189,79 @@ def test_settings_privacy_encrypts_shows_the_recovery_key_snapshots_and_decrypts
         assert counted == [4]
     finally:
         worker.stop()
+        keys.forget_passphrases()
+
+
+def _cli(*args: str) -> subprocess.Popen:
+    """`mnemo ARGS` in another process (the passphrase in its environment only)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "app", *args],
+        cwd=REPO,
+        env={**os.environ, "MNEMO_PASSPHRASE": PASSPHRASE},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _finished(qtbot, proc: subprocess.Popen) -> str:
+    qtbot.waitUntil(lambda: proc.poll() is not None, timeout=90_000)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    return out.decode()
+
+
+def test_encrypt_from_another_process_locks_the_running_app_at_once_and_unlock_resumes(
+    qtbot, qapp, embedder, mnemo_home, tmp_path, monkeypatch, caplog
+):
+    """Issue 46, item 3: `mnemo encrypt` while the app runs. The app lets go, then cannot
+    open the new file (this process has no passphrase): it is *locked* (tray, status, a
+    notification, Unlock…), the popup says so instead of the key store's raw error, and
+    Unlock… resumes it. A decrypt from another process is then followed too."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    with Engine(embedder=embedder) as engine:
+        engine.remember("the boiler's service code is in the red folder")
+    app = MnemoApp(qapp, engine_factory=lambda s: Engine(settings=s, embedder=embedder))
+    try:
+        qtbot.waitUntil(lambda: app.status()["model"] == "ready", timeout=30_000)
+        _finished(qtbot, _cli("encrypt", "--passphrase"))
+        qtbot.waitUntil(lambda: app.status()["model"] == "locked", timeout=10_000)
+        state = app.status()
+        assert "passphrase" in state["model_detail"]
+        assert state["last_notification"][0] == "Mnemo is locked"
+        if app.tray is not None:
+            assert app.tray.unlock_action.isVisible()
+
+        app.popup.present()
+        qtbot.keyClicks(app.popup.search, "boiler")
+        qtbot.waitUntil(lambda: "Mnemo is locked" in app.popup.status.text(), timeout=10_000)
+        assert "MNEMO_PASSPHRASE" not in app.popup.status.text()
+        assert app.popup.model.rowCount() == 0  # no rows of before, dimmed or not
+        app.popup.hide()
+
+        _answer_dialog(PASSPHRASE)
+        app.unlock()
+        qtbot.waitUntil(lambda: app.status()["model"] == "ready", timeout=20_000)
+        counted = []
+        app.worker.call(lambda e: e.count(), counted.append)
+        qtbot.waitUntil(lambda: bool(counted), timeout=5000)
+        assert counted == [1]
+        if app.tray is not None:
+            assert not app.tray.unlock_action.isVisible()
+        said = [r.getMessage() for r in caplog.records if r.name == "app.core.runner"]
+        assert sum("cannot be opened again" in m for m in said) == 1, said  # once, not every poll
+        assert not any("cannot tell" in m for m in said), said
+
+        _finished(qtbot, _cli("decrypt"))
+        assert paths.database_path().read_bytes()[:16] == b"SQLite format 3\x00"
+        app.popup.present()
+        app.popup.search.clear()
+        qtbot.keyClicks(app.popup.search, "boiler")
+        qtbot.waitUntil(
+            lambda: app.popup.model.rowCount() == 1 and app.popup.state()["settled"],
+            timeout=10_000,
+        )
+        assert app.status()["model"] == "ready"
+    finally:
+        close_app(app)
         keys.forget_passphrases()

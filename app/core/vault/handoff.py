@@ -170,8 +170,28 @@ def holders(db_path: Path) -> list[str]:
         if links & targets:
             try:
                 raw = (entry / "cmdline").read_bytes().split(b"\0")
-                cmd = " ".join(Path(a.decode(errors="replace")).name for a in raw[:3] if a)
+                args = [a.decode(errors="replace") for a in raw if a]
             except OSError:
-                cmd = "?"
-            found.append(f"{entry.name} ({cmd})")
+                args = []
+            found.append(f"{entry.name} ({described(args)})")
     return found
+
+
+def described(args: list[str]) -> str:
+    """What a process holding the database is, by its command line, with how to end it
+    when it is one of Mnemo's own (they let go by themselves unless stopped or hung)."""
+    names = [Path(a).name for a in args]
+    # `mnemo ARGS` (as run: the script, or python and the script) or `python -m app ARGS`
+    if "mnemo" in names[:2]:
+        mnemo, rest = True, names[names.index("mnemo") + 1 :]
+    else:
+        mnemo, rest = names[1:3] == ["-m", "app"], names[3:]
+    if mnemo and rest[:2] == ["hook", "serve"]:
+        return "Mnemo's hook helper for agents: mnemo hook stop ends it"
+    if mnemo and rest[:1] == ["mcp"]:
+        return "an agent's Mnemo MCP server: end that agent's session"
+    if mnemo and rest[:1] in ([], ["gui"]):
+        return "the Mnemo app: Quit in its tray menu"
+    if mnemo:
+        return "mnemo " + " ".join(rest[:2])
+    return " ".join(names[:3]) or "?"
