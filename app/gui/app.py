@@ -483,7 +483,11 @@ class MnemoApp(QtCore.QObject):
                 "Search by meaning is unavailable", f"{detail}\nKeyword search still works."
             )
         if state == "locked":
-            self.notify("Mnemo is locked", f"{detail}\nChoose Unlock… in the tray menu.")
+            self.notify(  # (the detail, for a terminal, is in the tooltip and the log)
+                "Mnemo is locked",
+                "Your memories are encrypted and this session does not have the key.\n"
+                "Choose Unlock… in the tray menu.",
+            )
 
     def unlock(self) -> None:
         """The tray's Unlock…: ask the passphrase (asked once: this process keeps it), or

@@ -37,6 +37,12 @@ class Tray(QtWidgets.QSystemTrayIcon):
         self.setObjectName("tray")
         menu = QtWidgets.QMenu()
         menu.setObjectName("trayMenu")
+        # First, and shown only while the database is locked (encrypted, its key not at hand)
+        self.unlock_action = menu.addAction("Mnemo is locked: Unlock…")
+        self.unlock_action.setObjectName("actionUnlock")
+        self.unlock_action.setVisible(False)
+        self._unlock_line = menu.addSeparator()
+        self._unlock_line.setVisible(False)
         self.search_action = menu.addAction(f"Search…\t{hotkey_text}")
         self.search_action.setObjectName("actionSearch")
         self.clipboard_action = menu.addAction("Remember clipboard")
@@ -47,10 +53,6 @@ class Tray(QtWidgets.QSystemTrayIcon):
         self.inbox_action.setObjectName("actionInbox")
         self.settings_action = menu.addAction("Settings…")
         self.settings_action.setObjectName("actionSettings")
-        # Shown only while the database is locked (encrypted, its key not at hand)
-        self.unlock_action = menu.addAction("Unlock…")
-        self.unlock_action.setObjectName("actionUnlock")
-        self.unlock_action.setVisible(False)
         # Shown once this device syncs (Settings → Sync): the last pass in its title; in it,
         # a pass now, the other devices and when each was last seen, what waits, problems
         self.sync_menu = menu.addMenu("Sync")
@@ -79,6 +81,7 @@ class Tray(QtWidgets.QSystemTrayIcon):
         self.setIcon(icon(state))
         self.setToolTip(tooltip)
         self.unlock_action.setVisible(state == "locked")
+        self._unlock_line.setVisible(state == "locked")
 
     def set_sync(self, line: str, details: list[str] | None = None) -> None:
         """The last sync pass (or why it could not run) and, in its menu, the devices and
