@@ -22,7 +22,7 @@ from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
 
 DEBOUNCE_MS = 100
-ENTER_WAIT_MS = 3000  # how long an Enter pressed on stale rows waits for the new ones
+ENTER_WAIT_MS = 300  # an Enter that waits for its text's results longer says so on screen
 HINT = "↑↓ move · Enter copy · Alt+Enter paste · Ctrl+K actions · Ctrl+S remember · Esc close"
 HINT_PASTING = HINT.replace("Enter copy · Alt+Enter paste", "Enter paste · Alt+Enter copy")
 LOCKED = "Mnemo is locked (encrypted, its key not at hand): choose Unlock… in the tray menu."
@@ -368,14 +368,16 @@ class Popup(QtWidgets.QWidget):
 
         self._was_active = False  # activated since shown: losing it then means a blur
         self.blurred = False  # the last hide came from another window taking the focus
-        # (text, row, open, paste) of an Enter pressed before its results arrived
-        self._pending: tuple[str, int, bool, bool] | None = None
+        # (text, memory chosen or "" for the top row, open, paste) of an Enter pressed
+        # before that text's results arrived: acted on when they do
+        self._pending: tuple[str, str, bool, bool] | None = None
+        self._chosen = False  # the user moved the selection since the text changed
         self.paste_wanted = False  # the last copy asked to be pasted into the previous window
         self._meaning_for = ""  # the text whose meaning-based results are still coming
         self.inbox_count = 0  # candidates agents captured, waiting for review (Ctrl+I)
         self.key_gate = KeyGate(self, self._type)  # keys wait for those the hotkey kept
         self._enter_wait = QtCore.QTimer(self, singleShot=True, interval=ENTER_WAIT_MS)
-        self._enter_wait.timeout.connect(self._enter_gave_up)
+        self._enter_wait.timeout.connect(self._say_waiting)
         QtGui.QGuiApplication.instance().focusWindowChanged.connect(self._focus_moved)
         self._debounce = QtCore.QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._hybrid_search)
@@ -526,6 +528,8 @@ class Popup(QtWidgets.QWidget):
 
     def hideEvent(self, event) -> None:  # noqa: N802 - Qt API
         self._was_active = False
+        self._pending = None  # (an Enter still waiting: closed instead)
+        self._enter_wait.stop()
         self.key_gate.open()  # (typed into a popup going away: meant for nothing)
         super().hideEvent(event)
         self.hidden.emit()
@@ -533,6 +537,10 @@ class Popup(QtWidgets.QWidget):
     # ---- searching -------------------------------------------------------------------
     def _on_text(self, text: str) -> None:
         self.model.mark_stale()
+        self._chosen = False
+        if self._pending is not None and self._pending[0] != text:
+            self._pending = None  # typed on after Enter: that Enter was for another text
+            self._enter_wait.stop()
         if not text.strip():
             self._debounce.stop()
             self._set_busy("")
@@ -636,17 +644,25 @@ class Popup(QtWidgets.QWidget):
         self._show_preview()  # now that the pane is shown (or hidden) for these rows
         # An Enter pressed on dimmed rows waits for this text's settled answer: the keyword
         # rows that come first were never seen, and the meaning-based answer may reorder them
+        # An Enter pressed on rows of an earlier text (dimmed) acts on this text's settled
+        # answer: on its top row, or on the memory the user chose there if it is among them
         if self._pending is not None and self._pending[0] == text and not coming:
-            _, row, open_it, paste = self._pending
+            _, chosen, open_it, paste = self._pending
             self._pending = None
             self._enter_wait.stop()
-            self._act(row, open_it, paste)
+            ids = [r.memory.id for r in self.model.rows]
+            if not chosen or chosen in ids:
+                self._act(ids.index(chosen) if chosen else 0, open_it, paste)
+            else:
+                self.show_message("The row chosen is not among these results: choose again.")
+        elif self._pending is not None and not self._enter_wait.isActive():
+            self._say_waiting()  # (still: over what this answer said)
 
-    def _enter_gave_up(self) -> None:
+    def _say_waiting(self) -> None:
+        """An Enter waits for its text's results longer than a moment: say so (it acts
+        when they come; typing on or Esc forgets it)."""
         if self._pending is not None:
-            self._pending = None
-            self.status.setText("Still searching: press Enter again when the results appear.")
-            self.status.setVisible(True)
+            self.show_message("Still searching: Enter acts on the results when they appear.")
 
     def _on_failure(self, message: str) -> None:
         self._set_busy("")
@@ -711,7 +727,7 @@ class Popup(QtWidgets.QWidget):
         elif key in (Qt.Key_Return, Qt.Key_Enter):
             self._enter(max(self.list.currentIndex().row(), 0), open_it=ctrl, paste=paste)
         elif ctrl and Qt.Key_1 <= key <= Qt.Key_9:
-            self._enter(key - Qt.Key_1, open_it=False, paste=paste)
+            self._enter(key - Qt.Key_1, open_it=False, paste=paste, picked=True)
         elif key in (Qt.Key_PageDown, Qt.Key_PageUp) and self.preview.isVisible():
             bar = self.preview.verticalScrollBar()
             step = bar.pageStep() if key == Qt.Key_PageDown else -bar.pageStep()
@@ -740,19 +756,24 @@ class Popup(QtWidgets.QWidget):
     def _move(self, step: int) -> None:
         if not self.model.rows:
             return
+        self._chosen = True
         row = (self.list.currentIndex().row() + step) % len(self.model.rows)
         self.list.setCurrentIndex(self.model.index(row))
 
-    def _enter(self, row: int, open_it: bool, paste: bool = False) -> None:
+    def _enter(self, row: int, open_it: bool, paste: bool = False, picked: bool = False) -> None:
         """Copy, paste or open a row the user sees for the text in the box: on rows of an
         earlier query (dimmed), or on no rows while meaning is still coming, wait for this
-        text's settled answer (ENTER_WAIT_MS at most), then act on it."""
+        text's settled answer (saying so after ENTER_WAIT_MS), then act on its top row, or
+        on the memory the user `picked` there (Ctrl+digit) or moved to."""
         text = self.search.text()
         answered = self.model.query == text and (self.model.rows or self._meaning_for != text)
         if answered or (not text.strip() and self.last_mode == "recent"):
             self._act(row, open_it, paste)
             return
-        self._pending = (text, row, open_it, paste)
+        picked = self._chosen or picked  # (a row selected again by a refresh is no choice)
+        on_screen = 0 <= row < len(self.model.rows)
+        chosen = self.model.rows[row].memory.id if picked and on_screen else ""
+        self._pending = (text, chosen, open_it, paste)
         self._enter_wait.start()
 
     def _act(self, row: int, open_it: bool, paste: bool = False) -> None:
