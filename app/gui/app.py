@@ -378,6 +378,7 @@ class MnemoApp(QtCore.QObject):
             # a key typed there must never answer (a "y" used to store the copy).
             from app.gui.duplicate_choice import quiet_secret_question
 
+            self.notifier.withdraw()  # (they show where it opens, and stay on top)
             self.secret_choice = quiet_secret_question(  # (kept while it is open; tests)
                 describe(found),
                 lambda: self.remember_text(text, source, merge, force, secrets="redact"),
@@ -439,6 +440,7 @@ class MnemoApp(QtCore.QObject):
 
             choice.chosen.connect(chosen)
             self.duplicate_choice = choice  # kept while it is open (and for tests)
+            self.notifier.withdraw()  # (they show where it opens, and stay on top)
             choice.present()
             return
         verb = {

@@ -13,6 +13,7 @@ thread.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 import os
@@ -29,6 +30,7 @@ PATH = "/org/freedesktop/Notifications"
 APP_NAME = "Mnemo"
 DEFAULT = "default"  # the action key a click on the notification invokes
 KEPT = 64  # notifications whose action can still be clicked
+WITHDRAW = "withdraw"  # a request to the sender: close the notifications it showed
 
 
 def service_reason() -> str | None:
@@ -82,6 +84,12 @@ class Notifier(QtCore.QObject):
         self.via = "dbus"
         self._thread.requests.put((self._numbers, title, text, action[0] if action else ""))
 
+    def withdraw(self) -> None:
+        """Take Mnemo's notifications still on screen away (a question about to open where
+        they show, the top right, would be under them: the daemon keeps them on top)."""
+        if self._thread is not None:
+            self._thread.requests.put(WITHDRAW)
+
     def close(self) -> None:
         if self._thread is not None:
             self._thread.requests.put(None)
@@ -108,6 +116,7 @@ class _Sender(QtCore.QThread):
         self.setObjectName("mnemo-notify")
         self.owner = owner
         self.requests: queue.Queue = queue.Queue()
+        self._shown: list[int] = []  # the daemon's ids of the last notifications sent
 
     def run(self) -> None:
         from jeepney import MatchRule, message_bus
@@ -137,7 +146,9 @@ class _Sender(QtCore.QThread):
                 request = False
             if request is None:
                 return
-            if request:
+            if request == WITHDRAW:
+                self._withdraw(conn)
+            elif request:
                 if capabilities is None:
                     capabilities = self._capabilities(conn)
                 self._send(conn, request, capabilities)
@@ -186,14 +197,26 @@ class _Sender(QtCore.QThread):
             log.info("no notification service (%s); using the tray", reply.body[:1])
             self.owner.fallback.emit(title, text)
             return
+        self._shown = [*self._shown[-(KEPT - 1) :], int(reply.body[0])]
         self.owner._sent.emit(number, int(reply.body[0]))
+
+    def _withdraw(self, conn) -> None:
+        from jeepney import DBusAddress, new_method_call
+
+        address = DBusAddress(PATH, bus_name=BUS_NAME, interface=BUS_NAME)
+        for nid in self._shown:  # (one gone already is no error worth a word)
+            call = new_method_call(address, "CloseNotification", "u", (nid,))
+            with contextlib.suppress(Exception):
+                conn.send_and_get_reply(call, timeout=2)
+        self._shown = []
 
     def _drain_to_tray(self) -> None:
         while True:
             request = self.requests.get()
             if request is None:
                 return
-            self.owner.fallback.emit(request[1], request[2])
+            if request != WITHDRAW:
+                self.owner.fallback.emit(request[1], request[2])
 
 
 def _escape(text: str) -> str:

@@ -398,6 +398,11 @@ def test_the_near_duplicate_question_leaves_the_focus_and_ignores_keys(desktop):
     _run(env, sys.executable, "-m", "app", "manager", cwd=REPO)
     manager = _wait(lambda: _windows(env, "Mnemo — memories"), 10, "the manager")
     _wait(lambda: _active(env) in manager, 5, "the manager to have the focus")
+    # A notification on screen (where the question opens: the top right), as after a copy
+    _run(env, "dunstctl", "close-all")
+    _put_in_clipboard(env, "The window cleaner comes every second Tuesday of the month")
+    _run(env, *MNEMO, "remember-clipboard", cwd=REPO)
+    _wait(lambda: _dunst_count(env, "displayed") == 1, 10, "dunst to show the notification")
     before = len(_memories(home))
     subprocess.run(
         ["xclip", "-selection", "clipboard"], input=QUERY_HIT + "!", text=True, env=env, check=True
@@ -406,6 +411,8 @@ def test_the_near_duplicate_question_leaves_the_focus_and_ignores_keys(desktop):
     question = _wait(
         lambda: _windows(env, "Mnemo: near-duplicate"), 10, "the near-duplicate question"
     )
+    # (issue 46, item 8: it opened under the notification, which the daemon keeps on top)
+    _wait(lambda: _dunst_count(env, "displayed") == 0, 5, "the notification taken away")
     assert _active(env) in manager  # the focus stayed where the user was typing
     _run(env, "xdotool", "key", "space", "Return")
     time.sleep(1)
