@@ -327,6 +327,7 @@ def guard_secrets(values: dict, policy: str = "refuse") -> str | None:
                     fields.append(field)
     if not found:
         return None
+    found, labels = _pieces_joined(found)
     where = ", ".join(
         f"{describe_secrets(hits[:1])} in the {' and the '.join(fields)}"
         for hits, fields in found.values()
@@ -337,8 +338,6 @@ def guard_secrets(values: dict, policy: str = "refuse") -> str | None:
         )
     # One secret, one label in every field, and gone from every field it is in, also where
     # its context is missing (a title that holds the token without "password:" before it)
-    labels = {secret: hits[0].kind for secret, (hits, _fields) in found.items()}
-
     def redacted(text: str) -> str:
         hits = [replace(h, kind=labels.get(text[h.start : h.end], h.kind)) for h in scanned[text]]
         text = redact_secrets(text, hits)
@@ -355,6 +354,22 @@ def guard_secrets(values: dict, policy: str = "refuse") -> str | None:
             values[name] = [redacted(v) if isinstance(v, str) else v for v in value]
     count = len(found)
     return f"redacted {count} secret{'' if count == 1 else 's'}: {where}"
+
+
+def _pieces_joined(found: dict) -> tuple[dict, dict[str, str]]:
+    """Findings whose secret is a piece of another's (a title made from a long text ends
+    inside it) counted as that one, in its fields; and each secret found, with its pieces,
+    mapped to one label: the kind of the whole one."""
+    wholes: dict[str, tuple[list, list[str]]] = {}
+    whole_of: dict[str, str] = {}
+    for secret in sorted(found, key=len, reverse=True):
+        whole = next((w for w in wholes if secret in w), secret)
+        whole_of[secret] = whole
+        hits, fields = wholes.setdefault(whole, ([], []))
+        hits.extend(found[secret][0])
+        fields.extend(f for f in found[secret][1] if f not in fields)
+    labels = {secret: wholes[whole][0][0].kind for secret, whole in whole_of.items()}
+    return wholes, labels
 
 
 def guard_memory(memory: Memory, policy: str = "refuse") -> str | None:

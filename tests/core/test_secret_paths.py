@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 
@@ -112,6 +113,22 @@ def test_one_token_in_the_title_and_the_text_is_one_secret(engine):
     stored = engine.remember(f"deploy bot token: {token}", secrets="redact", force=True)
     assert stored.notice == "redacted 1 secret: a GitHub token in the title and the text"
     assert token not in stored.memory.text and token not in stored.memory.title
+
+
+def test_a_secret_the_title_cuts_short_is_the_same_secret_with_the_same_label(engine):
+    # Issue 46, item 8: a title made from a long text ends inside the secret ("…"), so the
+    # title's finding is a piece of the text's: "redacted 3 secrets" for two, the piece
+    # counted as a secret of the title alone, and labelled apart
+    secret = "Hq8sT3vLp9Xz/K7mDnG2/bPxRfiCYzq8s9LkT2mW"
+    text = f"Deploy key for staging: AKIAZ7QW3RT5YU8IOPLK with secret {secret}"
+    stored = engine.remember(text, secrets="redact", force=True)
+    memory = stored.memory
+    assert stored.notice.startswith("redacted 2 secrets:"), stored.notice
+    assert "in the title," not in stored.notice + ",", stored.notice  # none of the title alone
+    for piece in (secret[:8], secret[-8:], "AKIAZ7QW3RT5"):
+        assert piece not in memory.title and piece not in memory.text
+    label = re.compile(r"\[REDACTED:([^\]]+)\]")
+    assert set(label.findall(memory.title)) <= set(label.findall(memory.text)), memory
 
 
 def test_a_secret_is_redacted_in_every_field_it_is_in_with_one_label():
