@@ -98,6 +98,16 @@ class Origin:
         return text
 
 
+def summary(origins: list[Origin]) -> str:
+    """Who wrote a memory in a few words: its first origin, and how many more a merge
+    joined ('agent claude-code, and 1 more')."""
+    if not origins:
+        return "origin unknown"
+    more = len({(o.kind, o.name) for o in origins[1:]} - {(origins[0].kind, origins[0].name)})
+    first = replace(origins[0], session="", reviewed=False, inferred=False)
+    return first.describe() + (f", and {more} more" if more else "")
+
+
 _WORDS = {AGENT: "agent", CAPTURE: "captured from", IMPORT: "imported from", DEVICE: "device"}
 
 

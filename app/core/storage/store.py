@@ -352,7 +352,7 @@ class Store:
         return self.db.query(f"SELECT count(*) FROM memories m WHERE 1{where}", tuple(args))[0][0]
 
     def distinct_values(self, limit: int = 500) -> dict[str, list[str]]:
-        """Categories, tags, projects and sources of live memories, sorted."""
+        """Categories, tags, projects, sources and origins of live memories, sorted."""
         queries = {
             "category": "SELECT DISTINCT category FROM memories WHERE deleted_at IS NULL",
             "tag": "SELECT DISTINCT j.value FROM memories m, json_each(m.tags) j "
@@ -361,10 +361,29 @@ class Store:
             "IS NOT NULL AND deleted_at IS NULL",
             "source": "SELECT DISTINCT source FROM memories WHERE deleted_at IS NULL",
         }
-        return {
+        found = {
             name: sorted(str(r[0]) for r in self.db.query(f"{sql} LIMIT ?", (limit,)))
             for name, sql in queries.items()
         }
+        found["origin"] = self._origin_values(limit)
+        return found
+
+    def _origin_values(self, limit: int) -> list[str]:
+        """Every origin filter (`KIND`, `KIND:NAME`, `device:NAME`) that finds live memories."""
+        rows = self.db.query(
+            "SELECT DISTINCT json_extract(o.value, '$.kind'), json_extract(o.value, '$.name'), "
+            "json_extract(o.value, '$.device') FROM memories m, json_each(m.origin) o "
+            "WHERE m.deleted_at IS NULL LIMIT ?",
+            (limit,),
+        )
+        values: set[str] = set()
+        for kind, name, device in rows:
+            values.add(str(kind))
+            if name:
+                values.add(f"{kind}:{name}")
+            if device:
+                values.update(("device", f"device:{device}"))
+        return sorted(values)
 
     def category_counts(self) -> dict[str, int]:
         """Live memories per category, largest first."""
