@@ -244,3 +244,11 @@ def test_a_database_made_before_origins_gets_the_best_origin_each_source_allows(
                 raw.execute("UPDATE memories SET origin = 'person' WHERE id = 'm'")
             finally:
                 raw.close()
+
+
+def test_a_search_can_be_narrowed_to_one_origin(word_engine):
+    agents = word_engine.remember("The ferry leaves at nine", origin=origin.agent("codex")).memory
+    word_engine.remember("The ferry leaves at ten on Sundays", origin=origin.person("cli"))
+    for mode in ("keyword", "hybrid"):
+        found = word_engine.recall("ferry leaves", mode=mode, filters=Filters(origin="agent"))
+        assert [r.memory.id for r in found.results] == [agents.id], mode
