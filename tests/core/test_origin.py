@@ -252,3 +252,24 @@ def test_a_search_can_be_narrowed_to_one_origin(word_engine):
     for mode in ("keyword", "hybrid"):
         found = word_engine.recall("ferry leaves", mode=mode, filters=Filters(origin="agent"))
         assert [r.memory.id for r in found.results] == [agents.id], mode
+
+
+def test_the_mirror_says_who_wrote_it_and_an_import_of_it_does_not_take_that(
+    word_engine, tmp_path
+):
+    from app.core.storage.knowledge import to_markdown
+
+    memory = word_engine.remember(
+        "The spare key is under the blue pot", origin=origin.agent("codex", "s3")
+    ).memory
+    section = to_markdown(memory)
+    assert "- Origin: agent codex, session s3 20" in section
+    # WHEN the section is imported (in another collection: a file anyone could write)
+    path = tmp_path / "mirror.md"
+    path.write_text(section.replace(memory.id, "") + "\n")
+    with Engine(database=tmp_path / "other.db", embedder=word_engine.embedder) as other:
+        other.import_paths([path])
+        (imported,) = other.listing()
+    # THEN its text holds no origin line, and its origin is the import of that file
+    assert imported.text == memory.text
+    assert _kinds(imported) == [("import", "mirror.md")]
