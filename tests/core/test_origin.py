@@ -254,9 +254,7 @@ def test_a_search_can_be_narrowed_to_one_origin(word_engine):
         assert [r.memory.id for r in found.results] == [agents.id], mode
 
 
-def test_the_mirror_says_who_wrote_it_and_an_import_of_it_does_not_take_that(
-    word_engine, tmp_path
-):
+def test_the_mirror_says_who_wrote_it_and_an_import_of_it_does_not_take_that(word_engine, tmp_path):
     from app.core.storage.knowledge import to_markdown
 
     memory = word_engine.remember(
