@@ -866,3 +866,25 @@ def test_an_mcp_store_has_the_clients_own_name_as_origin_and_no_field_can_forge_
             seen["stored"]["id"]
         ]
         assert engine.listing(Filters(origin="person")) == []
+
+
+def test_a_second_client_answered_from_the_kept_greeting_is_named_as_itself(mnemo_home):
+    # (the second server answers `initialize` before the SDK loads, `mcp_greeting`: the
+    # SDK still reads the client's name from it)
+    from mcp.types import Implementation
+
+    from app.core.engine import Engine
+    from app.core.storage.store import Filters
+
+    async def store(client_name: str, text: str) -> dict:
+        async with Client(
+            _params(), client_info=Implementation(name=client_name, version="1")
+        ) as c:
+            return _payload(await c.call_tool("store_memory", {**LEARNING, "description": text}))
+
+    first = asyncio.run(store("claude-code", "The nightly job runs at 02:00 in UTC."))
+    second = asyncio.run(store("codex", "Flaky tests are quarantined in tests/flaky."))
+    assert first["origin"]["name"] == "claude-code" and second["origin"]["name"] == "codex"
+    assert first["origin"]["session"] != second["origin"]["session"]  # (a session each)
+    with Engine() as engine:
+        assert [m.id for m in engine.listing(Filters(origin="agent:codex"))] == [second["id"]]
