@@ -43,7 +43,7 @@ class Origin:
     session: str = ""  # an agent's session, an MCP connection; '' when none is known
     at: str = ""  # when it was written (UTC ISO, as memories' times)
     device: str = ""  # the device it was written on, when that is another one (sync)
-    reviewed: bool = False  # a capture a person accepted from the inbox
+    reviewed: bool = False  # a person accepted it from the inbox (a capture, an agent's file)
     inferred: bool = False  # guessed from an older memory's source word (m017)
 
     def __post_init__(self) -> None:
@@ -148,6 +148,8 @@ def encode(origins: list[Origin]) -> str:
 def decode(value) -> list[Origin]:
     """The origins a column (or a synced record) holds; entries that are not origins are
     left out."""
+    if value == "[]":
+        return []
     if isinstance(value, str):
         try:
             value = json.loads(value)
