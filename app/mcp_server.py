@@ -32,12 +32,15 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import sys
 from typing import TypeVar
 
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from app import __version__
+from app.core import origin as origins
 from app.core.engine import Engine
 from app.core.errors import InputError
 from app.core.memory import public_dict
@@ -65,9 +68,22 @@ INSTRUCTIONS = (
 )
 
 
+def client_origin(ctx: Context | None, session: str) -> origins.Origin:
+    """Who stores through this server: an agent, named as its client said in `initialize`
+    (`clientInfo.name`), in this connection (`session`). Nothing a tool's arguments hold
+    (tags, references, a thread) can name another origin."""
+    try:
+        params = ctx.session.client_params if ctx is not None else None
+    except (AttributeError, ValueError, LookupError):  # (no request under way)
+        params = None
+    name = params.client_info.name if params is not None and params.client_info else ""
+    return origins.agent(name or "", session)
+
+
 def build_server(engine: Engine | None = None) -> MnemoServer:
     """The MCP server with Mnemo's tools; the engine (and model) load on first use."""
     core = EngineThread(engine)
+    session = secrets.token_hex(4)  # this connection: what one agent's run stored
     server = MnemoServer(
         core, name="mnemo", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
@@ -87,6 +103,7 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
         tags: list[str] | None = None,
         project: str | None = None,
         thread: str | None = None,
+        ctx: Context | None = None,
     ) -> dict:
         """Store a learning: a short name, what was learned, why it matters, and a category
         (anti-patterns, patterns, heuristics or note). The same description again counts
@@ -96,6 +113,7 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
         context when searched."""
         required(name=name, description=description, reasoning=reasoning, category=category)
         inline = embed_now(len(name) + len(description) + len(reasoning))
+        origin = client_origin(ctx, session)
 
         def store(engine: Engine) -> dict:
             allowed = engine.settings["categories"]
@@ -111,6 +129,7 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
                 project=project,
                 thread=thread,
                 source="mcp",
+                origin=origin,
                 force=True,  # never merge on an agent's behalf: merging is a person's call
                 link_similar=True,
                 secrets="redact",

@@ -10,6 +10,7 @@ from argparse import Namespace
 from pathlib import Path
 
 from app.cli.output import print_memory, print_results, progress_bar, say
+from app.core import origin as origins
 from app.core import paths
 from app.core.display import visible
 from app.core.engine import Engine
@@ -37,6 +38,7 @@ def _filters(args: Namespace) -> Filters:
         tags=tags,
         project=args.project,
         source=args.source,
+        origin=args.origin,
         since=args.since,
         until=args.until,
     )
@@ -82,6 +84,7 @@ def remember(args: Namespace) -> int:
         force=args.force,
         secrets=args.secrets,
         thread=args.thread,
+        origin=origins.person("cli"),  # (whatever --source says)
     )
     m = result.memory
     # Not stored (a near-duplicate waits for --merge or --force): a script must not take
@@ -169,6 +172,12 @@ def edit(args: Namespace) -> int:
 
 def forget(args: Namespace) -> int:
     """mnemo forget"""
+    if args.origin is not None:
+        return _forget_origin(args)
+    if not args.ids:
+        raise InputError("name the memories to forget (ids), or --origin KIND[:NAME]")
+    if args.since or args.until or args.yes:
+        raise InputError("--since, --until and --yes go with --origin")
     engine = _engine()
     if args.purge:
         count = engine.purge(args.ids)
@@ -179,6 +188,45 @@ def forget(args: Namespace) -> int:
         print(f"Moved {memory_id} to the trash (undo: mnemo restore {memory_id})")
     if len(changed) < len(args.ids):
         say(f"{len(args.ids) - len(changed)} already in the trash")
+    return 0
+
+
+SHOWN_FIRST = 10  # of the memories `forget --origin` would move, listed before it asks
+
+
+def _forget_origin(args: Namespace) -> int:
+    """mnemo forget --origin KIND[:NAME] [--since WHEN] [--until WHEN] [--yes]: says how
+    many and which, asks (or takes --yes), and moves them to the trash, never deletes."""
+    if args.ids or args.purge:
+        raise InputError(
+            "--origin moves every memory of that origin to the trash: no ids, and no --purge "
+            "(look at them in the trash first: mnemo list --trash --origin ...)"
+        )
+    engine = _engine()
+    filters = Filters(origin=args.origin, since=args.since, until=args.until)
+    count = engine.count(filters)
+    when = "".join(f" {k} {v}" for k, v in (("since", args.since), ("until", args.until)) if v)
+    if not count:
+        print(f"No memory written by {args.origin}{when}: nothing to forget")
+        return 0
+    found = engine.listing(filters, limit=count, order="created_at ASC")
+    print(f"{count} memor{'y' if count == 1 else 'ies'} written by {args.origin}{when}:")
+    for m in found[:SHOWN_FIRST]:
+        print(f"  {m.id}  {visible(m.display_title)}  ({visible(origins.summary(m.origins))})")
+    if count > SHOWN_FIRST:
+        print(f"  … and {count - SHOWN_FIRST} more (mnemo list --origin {args.origin} lists them)")
+    mixed = sum(len({(o.kind, o.name) for o in m.origins}) > 1 for m in found)
+    if mixed:
+        print(f"  ({mixed} of them are merges holding words of other origins too)")
+    if not args.yes:
+        if sys.stdin is None or not sys.stdin.isatty():
+            raise InputError(f"not moved: say --yes to move these {count} to the trash")
+        print("Move them to the trash? [y/N] ", end="", file=sys.stderr, flush=True)
+        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+            print("Nothing was moved")
+            return 0
+    moved = engine.forget([m.id for m in found])
+    print(f"Moved {len(moved)} to the trash; undo: mnemo restore {' '.join(moved)}")
     return 0
 
 

@@ -10,6 +10,7 @@ def _filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tags", help="only memories with all these tags (comma-separated)")
     p.add_argument("--project", help="only memories from this project")
     p.add_argument("--source", help="only memories from this source (manual, cli, mcp, ...)")
+    _origin(p)
     p.add_argument(
         "--since", help="created on or after: YYYY-MM-DD or words ('last week', '3 days ago')"
     )
@@ -17,6 +18,15 @@ def _filters(p: argparse.ArgumentParser) -> None:
         "--until",
         help="created before YYYY-MM-DD (that day not included), or up to the end of a time "
         "in words ('yesterday', 'March 2024': included)",
+    )
+
+
+def _origin(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--origin",
+        metavar="KIND[:NAME]",
+        help="only memories written by this origin: person, agent, capture, import, device "
+        "or unknown, and a name (agent:claude-code, import:notes.md, device:laptop)",
     )
 
 
@@ -142,9 +152,17 @@ def _browse_commands(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=commands.edit)
 
-    p = sub.add_parser("forget", help="move memories to the trash")
-    p.add_argument("ids", nargs="+", metavar="ID")
-    p.add_argument("--purge", action="store_true", help="delete for good instead")
+    p = sub.add_parser(
+        "forget", help="move memories to the trash (by id, or all of one origin: --origin)"
+    )
+    p.add_argument("ids", nargs="*", metavar="ID")
+    p.add_argument("--purge", action="store_true", help="delete for good instead (ids only)")
+    _origin(p)
+    p.add_argument("--since", help="with --origin: only those made on or after this time")
+    p.add_argument("--until", help="with --origin: only those made before this time")
+    p.add_argument(
+        "--yes", action="store_true", help="with --origin: do not ask (a script's answer)"
+    )
     p.set_defaults(func=commands.forget)
 
     p = sub.add_parser("unmerge", help="undo a merge: bring back its originals")

@@ -15,6 +15,7 @@ from app.core.indexer import Indexer
 from app.core.loaded_model import LoadedModel
 from app.core.memory import Change, Memory
 from app.core.model.embedder import Embedder
+from app.core.origin import Origin
 from app.core.search import neighbours
 from app.core.search.context import (
     DEFAULT_MAX_CHARS,
@@ -350,11 +351,13 @@ class Engine:
         secrets: str = "refuse",
         link_similar: bool = False,
         thread: str | None = None,
+        origin: Origin | None = None,
     ) -> RememberResult:
-        """Store a memory, count it again, merge it or hold it back (`Writer.remember`)."""
+        """Store a memory, count it again, merge it or hold it back (`Writer.remember`);
+        `origin`: who wrote it, as the front end knows (`app.core.origin`)."""
         return self._writer.remember(
             text, title, category, tags, project, reasoning, source, references, confidence,
-            merge, force, embed, secrets, link_similar, thread,
+            merge, force, embed, secrets, link_similar, thread, origin,
         )  # fmt: skip
 
     def merge(self, ids: list[str]) -> Memory:

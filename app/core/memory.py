@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 
 from app.core.errors import InputError, SecretError
+from app.core.origin import Origin
 from app.core.secrets import describe as describe_secrets
 from app.core.secrets import redact as redact_secrets
 from app.core.secrets import scan as scan_secrets
@@ -124,6 +125,14 @@ class Memory:
     keywords: list[str] | None = None  # keyword labels; None until they are made
     merged_into: str | None = None  # set on a merge's sources (in the trash): the result
     thread: str | None = None  # a conversation or session whose memories lend each other context
+    # who wrote it, set by Mnemo from the path it came in by (`app.core.origin`): one for
+    # each memory a merge joined, oldest first; never read from what a writer sends
+    origins: list[Origin] = field(default_factory=list)
+
+    @property
+    def origin(self) -> Origin | None:
+        """Who wrote it first (a merge's oldest origin)."""
+        return self.origins[0] if self.origins else None
 
     @property
     def own_title(self) -> str:
@@ -144,8 +153,11 @@ class Memory:
         return self.title or title_from(self.text)
 
     def to_dict(self) -> dict:
-        """All fields, JSON-ready (the export format)."""
-        return asdict(self)
+        """All fields, JSON-ready (the export format; `origin`, the first of `origins`)."""
+        out = asdict(self)
+        out["origins"] = [o.to_dict() for o in self.origins]
+        out["origin"] = out["origins"][0] if self.origins else None
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> Memory:
@@ -153,7 +165,10 @@ class Memory:
         type- and range-checked like `remember` (InputError names the first bad field)."""
         if not isinstance(data, dict):
             raise InputError(f"not a JSON object but {type(data).__name__}")
+        # (origins never come from a dict: a line of a file, an agent's fields; the path
+        # the memory came in by sets them)
         values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        values.pop("origins", None)
         text = values.get("text")
         if not isinstance(text, str) or not text.strip():
             raise InputError("a memory needs a non-empty text")
@@ -280,6 +295,8 @@ def public_dict(memory: Memory, score: float | None = None, signals: dict | None
         "created_at": memory.created_at,
         "updated_at": memory.updated_at,
         "thread": memory.thread,
+        "origin": memory.origin.to_dict() if memory.origin else None,
+        "origins": [o.to_dict() for o in memory.origins],
     }
     if memory.deleted_at:
         out["deleted_at"] = memory.deleted_at

@@ -9,11 +9,13 @@ vectors and labels in one write transaction. What changed is appended to the mar
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from pathlib import PurePath
 
 import numpy as np
 
+from app.core import origin as origins
 from app.core.errors import InputError
 from app.core.indexer import Indexer
 from app.core.memory import (
@@ -27,8 +29,10 @@ from app.core.memory import (
     public_dict,
     split_list,
     title_from,
+    utc_stamp,
 )
 from app.core.model.embedder import Embedded
+from app.core.origin import Origin
 from app.core.settings import Settings
 from app.core.storage import fts
 from app.core.storage.db import Database, now
@@ -48,6 +52,18 @@ def says_nothing_new(text: str, known: str) -> bool:
     near-duplicate by meaning that says something else ("web-02 is 10.0.0.12" beside
     "web-01 is 10.0.0.11") is not the same statement."""
     return set(fts.words(text.lower())) <= set(fts.words(known.lower()))
+
+
+def candidate_origin(candidate: Candidate, reviewed: bool) -> Origin:
+    """Where a candidate of the inbox came from: a capture from its agent's session, or an
+    import of the agent's file it was read in (`mnemo agents import`); when it was said."""
+    if candidate.source:
+        found = origins.imported(PurePath(candidate.source).name)
+        found = replace(found, session=origins.label(candidate.session), reviewed=reviewed)
+    else:
+        found = origins.capture(candidate.agent, candidate.session, reviewed)
+    at = utc_stamp(candidate.said_at or "") or utc_stamp(candidate.created_at or "")
+    return found.stamped(at or "")
 
 
 class Remembered(StrEnum):
@@ -186,6 +202,7 @@ class Writer:
         secrets: str = "refuse",
         link_similar: bool = False,
         thread: str | None = None,
+        origin: Origin | None = None,
     ) -> RememberResult:
         """Store a memory, or count it again if known, or hold it back as a near-duplicate.
 
@@ -195,6 +212,10 @@ class Writer:
 
         `secrets`: what to do when the text holds a key, token or password: "refuse"
         (SecretError), "redact" (store it with `[REDACTED:kind]` in their place) or "allow".
+
+        `origin`: who wrote it, as the front end knows it (a person at the CLI, the MCP
+        client...); none of the writer's fields can set it. A text known already keeps the
+        origins it has; a merge keeps every origin of both.
         """
         memory, notice = checked_memory(
             text,
@@ -209,6 +230,8 @@ class Writer:
             thread,
             secrets=secrets,
         )
+        memory.created_at = now()
+        memory.origins = [(origin or Origin(origins.PERSON)).stamped(memory.created_at)]
         # Known already? Read without a write lock; counted (one write) only if it is
         known_now = self._store.find_by_hash(content_hash(memory.text), memory.thread)
         if known_now is not None and (known := self._observe_if_known(memory)) is not None:
@@ -273,20 +296,25 @@ class Writer:
             return "rejected", ""
         candidate.similar = duplicate[0].id if duplicate is not None else None
         if auto:
-            return "stored", self.accept(candidate).memory.id
+            return "stored", self.accept(candidate, reviewed=False).memory.id
         return inbox.propose(candidate), candidate.id
 
-    def accept(self, candidate: Candidate, text: str | None = None) -> RememberResult:
+    def accept(
+        self, candidate: Candidate, text: str | None = None, reviewed: bool = True
+    ) -> RememberResult:
         """A candidate made a memory (its text as the user edited it, if given): tagged
         `captured` and with its rule, its keywords as tags. A near-duplicate that says
         nothing new counts as one more observation of that memory; one that does (another
-        server, another number) is stored beside it, linked (`mnemo:ID`)."""
+        server, another number) is stored beside it, linked (`mnemo:ID`). Its origin: the
+        agent whose session it was captured from (or the agent's file it was imported
+        from), when it was said, and whether a person accepted it (`reviewed`)."""
         text = candidate.text if text is None else text
         fields = {
             "category": CAPTURE_CATEGORIES.get(candidate.rule, "note"),
             "tags": ["captured", candidate.rule, *candidate.keywords],
             "project": candidate.project,
             "source": f"hook:{candidate.agent}" if candidate.agent else "hook",
+            "origin": candidate_origin(candidate, reviewed),
         }
         result = self.remember(text, **fields)
         if result.status != Remembered.SIMILAR:
@@ -350,6 +378,7 @@ class Writer:
                 tags=split_list([t for m in group for t in m.tags]),
                 references=split_list([r for m in group for r in m.references]),
                 source=first.source,
+                origins=origins.joined([m.origins for m in group]),
                 source_project=next((m.source_project for m in group if m.source_project), None),
                 confidence=CONFIDENCES[max(CONFIDENCES.index(m.confidence) for m in group)],
                 observation_count=sum(m.observation_count for m in group),

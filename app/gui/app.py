@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from app.core import paths
+from app.core import origin, paths
 from app.core.engine import Engine
 from app.core.memory import Change, title_from
 from app.core.runner import embed_now
@@ -402,6 +402,7 @@ class MnemoApp(QtCore.QObject):
                 text,
                 title=title,
                 source=source,
+                origin=origin.person("clipboard" if source == "clipboard" else "popup"),
                 merge=merge,
                 force=force,
                 secrets=secrets,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from app.core import origin as origins
 from app.core.display import age, fields_line, isolated
 from app.core.memory import Change, Memory
 from app.core.search.recall import RecallResult
@@ -24,8 +25,10 @@ from app.gui.worker import INTERACTIVE, Worker
 
 PAGE = 200
 EDITOR_CHARS = 100_000  # a longer text opens by its start, read-only, until asked for whole
-HEADERS = ("Title", "Category", "Tags", "Created", "Updated", "Recalls", "Embedding")
+HEADERS = ("Title", "Category", "Tags", "Created", "Updated", "Recalls", "Embedding", "Written by")
 SORT_COLUMNS = ("title", "category", "tags", "created_at", "updated_at", "recall_count", None)
+SORT_COLUMNS += (None,)  # (who wrote it: not a column SQL sorts by)
+ORIGIN_COLUMN = 7
 
 
 class MemoryTable(QtCore.QAbstractTableModel):
@@ -77,7 +80,12 @@ class MemoryTable(QtCore.QAbstractTableModel):
                 age(memory.updated_at),
                 str(memory.recall_count),
                 "✓" if embedded else "missing",
+                isolated(origins.summary(memory.origins)),
             )[column]
+        if role == Qt.ToolTipRole and column == ORIGIN_COLUMN:  # every origin of a merge
+            return "\n".join(
+                f"{o.describe()}{f' ({o.at[:16]})' if o.at else ''}" for o in memory.origins
+            )
         if role == Qt.ToolTipRole and column in (3, 4):
             return memory.created_at if column == 3 else memory.updated_at
         if role == Qt.ToolTipRole and column == 0:  # the whole title, when the column cuts it
@@ -295,6 +303,7 @@ class Manager(QtWidgets.QMainWindow):
             category=value["category"],
             project=value["project"],
             source=value["source"],
+            origin=value["origin"],
             tags=tags_typed(self.tag_filter.text()),
             only_deleted=self.trash.isChecked(),
         )

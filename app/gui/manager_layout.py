@@ -36,7 +36,7 @@ def _filter_bar(window) -> QtWidgets.QHBoxLayout:
     bar = QtWidgets.QHBoxLayout()
     bar.addWidget(window.search, 3)
     bar.addWidget(window.mode)
-    for name in ("category", "project", "source"):
+    for name in ("category", "project", "source", "origin"):
         box = QtWidgets.QComboBox(objectName=f"filter_{name}")
         box.setMinimumWidth(110)
         window.filters[name] = box
@@ -69,7 +69,7 @@ def _table(window) -> None:
     # Dates fit "11 months ago"; the title takes what is left.
     width_of = window.table.fontMetrics().horizontalAdvance
     dates = width_of("11 months ago") + 16
-    for column, width in enumerate((0, 100, 110, dates, dates, 60, 80)):
+    for column, width in enumerate((0, 100, 110, dates, dates, 60, 80, 150)):
         if width:
             window.table.setColumnWidth(column, width)
     window.table.setAlternatingRowColors(True)

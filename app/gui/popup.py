@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 
+from app.core import origin as origins
 from app.core.display import age, fields_line, isolated, match_spans, snippet, visible
 from app.core.errors import LockedError, NotFoundError
 from app.core.memory import Memory
@@ -96,9 +97,10 @@ def preview_html(memory: Memory, query: str, quiet_color: str = "#595959") -> st
         body.append(
             f"<p style='{small}'>References: {html.escape(', '.join(memory.references))}</p>"
         )
-    origin = ", ".join(
-        x for x in (dates, f"from {memory.source}", used, seen, f"id {memory.id}") if x
-    )
+    # who wrote it (issue 44): its origin, else the source word of an origin-less row
+    written = f"by {origins.summary(memory.origins)}" if memory.origins else ""
+    written = written or f"from {memory.source}"
+    origin = ", ".join(x for x in (dates, written, used, seen, f"id {memory.id}") if x)
     body.append(f"<p style='{small}'>{html.escape(origin)}</p>")
     return "".join(body)
 

@@ -6,6 +6,7 @@ is written over without an answer."""
 
 from __future__ import annotations
 
+from app.core import origin
 from app.core.errors import ConflictError, NotFoundError, TrashedError
 from app.core.memory import Memory
 from app.core.runner import embed_now
@@ -56,6 +57,7 @@ class Saving:
                     reasoning=fields["reasoning"],
                     references=fields["references"],
                     confidence=fields["confidence"],
+                    origin=origin.person("manager"),
                     force=True,
                     embed=inline,  # a long text: in the background, slice by slice
                 )

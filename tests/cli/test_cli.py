@@ -109,7 +109,13 @@ def test_export_import_round_trip_through_files(tmp_path, monkeypatch):
     monkeypatch.setenv("MNEMO_HOME", str(tmp_path / "elsewhere"))
     assert "Imported 2 new memories (0 already known)" in ok("import", str(out)).stdout.decode()
     assert "Imported 0 new memories (2 already known)" in ok("import", str(out)).stdout.decode()
-    assert ok("export").stdout.decode() == out.read_text()
+    again = [json.loads(line) for line in ok("export").stdout.decode().splitlines()]
+    before = [json.loads(line) for line in out.read_text().splitlines()]
+    # every field as exported but who wrote it: the import of that file (issue 44)
+    for line in again + before:
+        origin = line.pop("origin")
+        assert line.pop("origins") == [origin]
+    assert again == before
 
 
 def test_stats_doctor_and_model_info():

@@ -443,3 +443,19 @@ def test_an_agents_search_in_another_process_does_not_reload_the_open_manager(
     with Engine() as agent:
         agent.edit(target, tags="family")
     qtbot.waitUntil(lambda: reloads != [], timeout=5000)
+
+
+def test_the_popup_and_the_clipboard_store_as_the_persons_from_each(qtbot, running_app):
+    # Issue 44: what the popup and Remember clipboard store is the person's, from each
+    app = running_app
+
+    def stored() -> dict:
+        with Engine() as engine:
+            return {m.text.split()[1]: m for m in engine.listing()}
+
+    app.remember_text("Codename Bluebird ships on the ninth", "clipboard")
+    app.remember_text("The boat leaves from pier four at dawn", "manual")  # (the popup's)
+    qtbot.waitUntil(lambda: {"Bluebird", "boat"} <= set(stored()), timeout=10_000)
+    found = stored()
+    assert [(o.kind, o.name) for o in found["Bluebird"].origins] == [("person", "clipboard")]
+    assert [(o.kind, o.name) for o in found["boat"].origins] == [("person", "popup")]

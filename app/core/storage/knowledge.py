@@ -44,6 +44,7 @@ FIELDS = {
     "recall count": "recall_count",
     "source": "source",
     "thread": "thread",
+    "origin": "origin",  # written for a person to read; never taken back (ADR 0022)
 }
 
 
@@ -81,6 +82,8 @@ def parse_section(title: str, body: str, path: Path) -> Memory:
             memory.pinned = value.lower() in ("yes", "true", "1")
         elif field == "id":
             memory.id = value.lower() if re.fullmatch(r"[0-9a-fA-F]{16}", value) else ""
+        elif field == "origin":
+            continue  # what a file says of who wrote it: the import sets that
         else:
             setattr(memory, field, value)
     memory.text = "\n".join(text_lines).strip()
@@ -124,6 +127,9 @@ def to_markdown(memory: Memory) -> str:
         lines.append("- Pinned: yes")
     if memory.deleted_at:
         lines.append(f"- Deleted: {memory.deleted_at}")
+    if memory.origins:  # who wrote it, for the audit trail the mirror is
+        written = "; ".join(f"{o.describe()} {o.at[:19]}".strip() for o in memory.origins)
+        lines.append(f"- Origin: {' '.join(written.split())}")
     return "\n".join(lines) + "\n"
 
 

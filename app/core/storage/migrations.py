@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import apsw
 import numpy as np
@@ -423,6 +424,52 @@ def m016_symbol_words(db: apsw.Connection) -> None:
     )
 
 
+def m017_origins(db: apsw.Connection) -> None:
+    """Who wrote each memory (issue 44, `core/origin.py`): a JSON array of origins, set by
+    Mnemo on every path. An existing memory gets the best origin its source word allows
+    (`origin.from_source`, marked inferred, at its creation), and one that arrived from
+    another device (its first operation in `sync_ops` is that device's) says which. The
+    journal's triggers are made again with the new column (a change of it is metadata);
+    the update itself is no change a view or a sync pass must see (origins are not synced
+    as a change: they never change once set)."""
+    from app.core import origin
+
+    db.execute("ALTER TABLE memories ADD COLUMN origin TEXT NOT NULL DEFAULT '[]'")
+    db.execute("ALTER TABLE memories_quarantine ADD COLUMN origin TEXT")
+    me = db.execute("SELECT value FROM _metadata WHERE key = 'sync_device'").fetchall()
+    names = dict(db.execute("SELECT id, name FROM sync_devices"))
+    first = {  # each memory's first put and the device that wrote it
+        memory_id: device
+        for memory_id, device, _ in db.execute(
+            "SELECT memory_id, device, min(lamport) FROM sync_ops "
+            "WHERE kind = 'put' AND device NOT IN ('~', '=') GROUP BY memory_id"
+        )
+    }
+    mine = me[0][0] if me else None
+
+    def best(memory_id, source, created_at) -> str:
+        found = origin.from_source(source if isinstance(source, str) else "", created_at)
+        device = first.get(memory_id)
+        if device is not None and device != mine:
+            found = replace(found, device=origin.label(names.get(device) or device))
+        return origin.encode([found])
+
+    db.create_scalar_function("mnemo_origin", best, 3, deterministic=True)
+    # (no journal entry and no type check for it: a row an older version let in is
+    # doctor's, and this touches no field the check reads)
+    for name in ("journal_update", "memories_check_update"):
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
+    db.execute("UPDATE memories SET origin = mnemo_origin(id, source, created_at)")
+    _check_triggers(db, valid_row("NEW"))
+    for event in ("INSERT", "UPDATE"):  # (its own: doctor's rules are the other columns')
+        db.execute(
+            f"CREATE TRIGGER memories_check_origin_{event.lower()} BEFORE {event} ON memories "
+            "WHEN NOT (json_valid(NEW.origin) AND json_type(NEW.origin) = 'array') BEGIN "
+            "SELECT RAISE(ABORT, 'mnemo: a memory origin must be a list of origins'); END"
+        )
+    journal_triggers(db)
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
@@ -440,6 +487,7 @@ MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m014_sync_trust,
     m015_inbox_sources,
     m016_symbol_words,
+    m017_origins,
 )
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.core import dates
+from app.core import origin as origins
 from app.core.errors import (
     ConflictError,
     InputError,
@@ -23,7 +24,7 @@ from app.core.storage.vector_rows import VectorRows
 COLUMNS = (
     "id, text, title, reasoning, category, tags, refs, source, source_project, confidence, "
     "observation_count, recall_count, last_recalled_at, created_at, updated_at, pinned, "
-    "deleted_at, keywords, merged_into, thread"
+    "deleted_at, keywords, merged_into, thread, origin"
 )
 CONTENT_FIELDS = ("title", "text", "reasoning")
 EDITABLE = (
@@ -87,6 +88,7 @@ def row_to_memory(row: tuple) -> Memory:
         keywords=_json_list(row[17], None),
         merged_into=row[18] if isinstance(row[18], str) else None,
         thread=row[19] if isinstance(row[19], str) and row[19] else None,
+        origins=origins.decode(row[20]),
     )
 
 
@@ -126,10 +128,14 @@ class Filters:
     # A window of time a query named (ISO UTC start, exclusive end; None is open): the
     # memories made or last changed in it (`dates.Window`)
     within: tuple[str | None, str | None] | None = None
+    # KIND[:NAME]: memories one of whose origins is that (`origin.wanted`; the CLI's --origin)
+    origin: str | None = None
 
     def __post_init__(self) -> None:
         self.since = _moment(self.since, "since")  # the CLI's --since
         self.until = _moment(self.until, "until")
+        if self.origin:
+            origins.wanted(self.origin)  # InputError now, in words
 
     def sql(self, alias: str = "m") -> tuple[str, list]:
         """A WHERE fragment (starting with AND) and its bindings."""
@@ -150,6 +156,10 @@ class Filters:
         if self.source:
             parts.append(f"{alias}.source = ?")
             args.append(self.source)
+        if self.origin:
+            condition, bound = origins.sql(*origins.wanted(self.origin), f"{alias}.origin")
+            parts.append(condition)
+            args.extend(bound)
         if self.since:
             parts.append(f"{alias}.created_at >= ?")
             args.append(self.since)
@@ -182,6 +192,7 @@ class Filters:
                 self.tags,
                 self.project,
                 self.source,
+                self.origin,
                 self.since,
                 self.until,
                 self.pinned is not None,
@@ -341,7 +352,7 @@ class Store:
         return self.db.query(f"SELECT count(*) FROM memories m WHERE 1{where}", tuple(args))[0][0]
 
     def distinct_values(self, limit: int = 500) -> dict[str, list[str]]:
-        """Categories, tags, projects and sources of live memories, sorted."""
+        """Categories, tags, projects, sources and origins of live memories, sorted."""
         queries = {
             "category": "SELECT DISTINCT category FROM memories WHERE deleted_at IS NULL",
             "tag": "SELECT DISTINCT j.value FROM memories m, json_each(m.tags) j "
@@ -350,10 +361,29 @@ class Store:
             "IS NOT NULL AND deleted_at IS NULL",
             "source": "SELECT DISTINCT source FROM memories WHERE deleted_at IS NULL",
         }
-        return {
+        found = {
             name: sorted(str(r[0]) for r in self.db.query(f"{sql} LIMIT ?", (limit,)))
             for name, sql in queries.items()
         }
+        found["origin"] = self._origin_values(limit)
+        return found
+
+    def _origin_values(self, limit: int) -> list[str]:
+        """Every origin filter (`KIND`, `KIND:NAME`, `device:NAME`) that finds live memories."""
+        rows = self.db.query(
+            "SELECT DISTINCT json_extract(o.value, '$.kind'), json_extract(o.value, '$.name'), "
+            "json_extract(o.value, '$.device') FROM memories m, json_each(m.origin) o "
+            "WHERE m.deleted_at IS NULL LIMIT ?",
+            (limit,),
+        )
+        values: set[str] = set()
+        for kind, name, device in rows:
+            values.add(str(kind))
+            if name:
+                values.add(f"{kind}:{name}")
+            if device:
+                values.update(("device", f"device:{device}"))
+        return sorted(values)
 
     def category_counts(self) -> dict[str, int]:
         """Live memories per category, largest first."""
@@ -452,6 +482,8 @@ class Store:
         stamp = now()
         memory.created_at = memory.created_at or stamp
         memory.updated_at = memory.updated_at or memory.created_at
+        if not memory.origins:  # (every path names one: `Writer`, imports, sync)
+            memory.origins = [origins.Origin(origins.UNKNOWN, at=memory.created_at)]
         with self.db.write() as conn:
             base = candidate = memory.id or thread_hash(memory.text, memory.thread)
             n = 1
@@ -504,6 +536,7 @@ class Store:
             "keywords": None if m.keywords is None else json.dumps(m.keywords),
             "merged_into": m.merged_into,
             "thread": m.thread,
+            "origin": origins.encode(m.origins),
             "content_hash": content_hash(m.text),
         }
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from app.core import origin as origins
 from app.core.errors import (
     InputError,
     MnemoError,
@@ -36,6 +37,7 @@ from app.core.memory import (
     title_from,
 )
 from app.core.paths import NotAFile, open_regular, replace_file
+from app.core.storage.db import now
 from app.core.storage.knowledge import append_to_mirror, parse_section, to_markdown
 from app.core.storage.store import EDITABLE, Filters, Store
 
@@ -219,6 +221,8 @@ def import_paths(
                 report.errors.append(f"{where}: {exc}")
                 continue
             memory.title = memory.title or title_from(memory.text)
+            # its origin: this file, now (what a line says of its origin is not taken)
+            memory.origins = [origins.imported(path.name).stamped(now())]
             if memory.id and path.suffix.lower() != ".jsonl":
                 mirrored[memory.id] = memory
                 continue

@@ -15,10 +15,12 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
+from app.core import origin
 from app.core.memory import CONFIDENCES, MAX_TEXT_CHARS, join_statements, split_list, title_from
 
 # The fields a put carries (a memory's state as the user sees it; counts travel apart, and
-# vectors and keyword labels are made on each device).
+# vectors and keyword labels are made on each device). A put carries its origins too
+# (`ledger.record_of`), outside these: they are set once, never a change to send.
 SYNCED = (
     "text",
     "title",
@@ -288,6 +290,10 @@ def merged(records: list[dict]) -> dict:
         "deleted_at": max(trashed) if trashed else None,
         "merged_into": next((r["merged_into"] for r in records if r.get("merged_into")), None),
         "thread": first.get("thread") if len(threads) == 1 else None,
+        # every origin of every version, as a merge keeps them
+        "origins": [
+            o.to_dict() for o in origin.joined([origin.decode(r.get("origins")) for r in records])
+        ],
     }
 
 

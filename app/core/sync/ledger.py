@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 
+from app.core import origin as origins
 from app.core.errors import InputError, SecretError
 from app.core.memory import MAX_COUNT, Memory, guard_secrets
 from app.core.storage.db import Database, now
@@ -19,9 +21,35 @@ BATCH_LINES = 5_000  # operations read and applied in one transaction
 LAMPORT_LIMIT = 2**53  # a clock past this is refused (`intake`); a new one stops there
 
 
-def record_of(memory: Memory) -> dict:
-    """The synced fields of a memory."""
-    return {name: getattr(memory, name) for name in fold.SYNCED}
+def record_of(memory: Memory, here: str = "") -> dict:
+    """The synced fields of a memory, and its origins: each says the device it was written
+    on (`here`, this device's name, when it does not say another)."""
+    record = {name: getattr(memory, name) for name in fold.SYNCED}
+    record["origins"] = [
+        (o if o.device or not here else replace(o, device=here)).to_dict() for o in memory.origins
+    ]
+    return record
+
+
+def with_origins(nodes: list[fold.Node], names: Callable[[str], str]) -> list[fold.Node]:
+    """The puts with their origins: a put from a device older than origins (none in its
+    record) has those of the version it was made from, or else is the writing device's
+    (`names`: a device's name by its id)."""
+    by_rev: dict[str, fold.Node] = {}
+    out = []
+    for node in sorted(nodes, key=lambda n: n.order):
+        record = node.record
+        if record is not None and not origins.decode(record.get("origins")):
+            made_from = [by_rev[b].record for b in node.base if b in by_rev]
+            inherited = [o for r in made_from if r for o in origins.decode(r.get("origins"))]
+            if not inherited:
+                name = names(node.order[1])
+                inherited = [replace(origins.device(name), device=origins.label(name))]
+            record = {**record, "origins": [o.to_dict() for o in origins.joined([inherited])]}
+            node = replace(node, record=record)
+        by_rev[node.rev] = node
+        out.append(node)
+    return out
 
 
 class Ledger:
@@ -53,6 +81,7 @@ class Ledger:
         while pending:
             memory_id = pending.pop()
             nodes, counts = oplog.operations(self._db, memory_id)
+            nodes = with_origins(nodes, self._device_name)
             folded = fold.fold(memory_id, nodes, self._state.covered)
             self._note_waiting(memory_id, folded.waiting)
             if not folded.heads:
@@ -91,6 +120,11 @@ class Ledger:
                 self._settle(memory_id, folded, counts, result, write_rows)
             except InputError as exc:  # the same on every device: it stays as it was here
                 problem(self._db, result, "fold", f"memory {memory_id} was not updated: {exc}")
+
+    def _device_name(self, device: str) -> str:
+        """A device's name as it gave it (its id when it gave none)."""
+        rows = self._db.query("SELECT name FROM sync_devices WHERE id = ?", (device,))
+        return (rows[0][0] if rows else "") or device
 
     def _note_waiting(self, memory_id: str, waiting: int) -> None:
         if waiting:
@@ -151,12 +185,17 @@ class Ledger:
                 "last_recalled_at": counts.last_recalled_at,
             }
         )
-        synced = record_of(memory)
+        here = self._identity.name
+        memory.origins = [  # (what was written here says no device here)
+            replace(o, device="") if o.device == here else o
+            for o in origins.decode(folded.record.get("origins"))
+        ]
+        synced = record_of(memory, here)
         if write_rows and memory_id not in self._state.keep:
             rows = self._store.texts_of_ids([memory_id])
             current = self._store.get(memory_id) if rows else None
             if current is None or (
-                record_of(current) != synced
+                record_of(current, here) != synced
                 or (current.observation_count, current.recall_count, current.last_recalled_at)
                 != (memory.observation_count, memory.recall_count, memory.last_recalled_at)
             ):
@@ -268,8 +307,8 @@ class Ledger:
                 self.synced(memory_id, [emit("purge", memory_id, base=heads)], "purged")
             return
         memory = self._store.get(memory_id)
-        record = record_of(memory)
-        digest = fold.digest(record)
+        record = record_of(memory, self._identity.name)
+        digest = fold.digest(record)  # (not of origins: set once, they never change)
         if synced is None or synced[1] != digest:
             if self._sealer is None and _holds_secret(record):
                 problem(  # a plain folder never gets one (`--allow-secrets`)

@@ -1,0 +1,223 @@
+"""Who wrote a memory: its origin, set by Mnemo from the path a memory came in by, never by
+what the writer says of itself (issue 44, ADR 0022).
+
+An origin is a kind (a person at this device, an agent over MCP, a statement captured from
+an agent's session, an import, another device), a name (the surface a person used, the MCP
+client's own `clientInfo.name`, the agent, the file, the device), the session where one is
+known, and when. A memory holds a list of them: one for what was written once, one for each
+memory a merge joined (a merge keeps every origin). Stored as a JSON array in the column
+`origin` (schema 17); a merge's list is ordered oldest first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, replace
+
+from app.core.errors import InputError
+
+PERSON, AGENT, CAPTURE, IMPORT, DEVICE = "person", "agent", "capture", "import", "device"
+UNKNOWN = "unknown"  # an older memory whose source word says nothing of who wrote it
+KINDS = (PERSON, AGENT, CAPTURE, IMPORT, DEVICE, UNKNOWN)  # ('space' comes with spaces)
+MAX_NAME_CHARS = 100
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def label(value, limit: int = MAX_NAME_CHARS) -> str:
+    """A name fit for an origin: text, one line, no controls or direction overrides, cut to
+    `limit` characters ('' for anything else)."""
+    if not isinstance(value, str):
+        return ""
+    text = unicodedata.normalize("NFC", _CONTROL.sub(" ", value))
+    return " ".join(text.split())[:limit]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where one memory's words came from (the fields a person sees: `describe`)."""
+
+    kind: str
+    name: str = ""  # the surface, the MCP client, the agent, the file or the device
+    session: str = ""  # an agent's session, an MCP connection; '' when none is known
+    at: str = ""  # when it was written (UTC ISO, as memories' times)
+    device: str = ""  # the device it was written on, when that is another one (sync)
+    reviewed: bool = False  # a person accepted it from the inbox (a capture, an agent's file)
+    inferred: bool = False  # guessed from an older memory's source word (m017)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise InputError(f"unknown origin kind {self.kind!r}")
+
+    def to_dict(self) -> dict:
+        """The JSON shape (stored, synced, shown): kind and at always, the rest when set."""
+        out: dict = {"kind": self.kind, "name": self.name, "at": self.at}
+        for key in ("session", "device"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        for key in ("reviewed", "inferred"):
+            if getattr(self, key):
+                out[key] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, data) -> Origin | None:
+        """An origin from its JSON shape, cleaned; None when it is not one."""
+        if not isinstance(data, dict) or data.get("kind") not in KINDS:
+            return None
+        return cls(
+            data["kind"],
+            label(data.get("name")),
+            label(data.get("session")),
+            label(data.get("at"), 40),
+            label(data.get("device")),
+            data.get("reviewed") is True,
+            data.get("inferred") is True,
+        )
+
+    def stamped(self, at: str) -> Origin:
+        """This origin with its time (kept when it has one)."""
+        return self if self.at else replace(self, at=at)
+
+    def describe(self) -> str:
+        """One line for a person: 'agent claude-code (session 4f2a) on laptop'."""
+        if self.kind in (PERSON, UNKNOWN):
+            text = "you" if self.kind == PERSON else "unknown"
+            text += f" ({self.name})" if self.name else ""
+        else:
+            text = f"{_WORDS[self.kind]} {self.name or '(name unknown)'}"
+        if self.session:
+            text += f", session {self.session}"
+        if self.device:
+            text += f", on {self.device}"
+        if self.reviewed:
+            text += ", accepted by you"
+        if self.inferred:
+            text += " (inferred from its source)"
+        return text
+
+
+def summary(origins: list[Origin]) -> str:
+    """Who wrote a memory in a few words: its first origin, and how many more a merge
+    joined ('agent claude-code, and 1 more')."""
+    if not origins:
+        return "origin unknown"
+    more = len({(o.kind, o.name) for o in origins[1:]} - {(origins[0].kind, origins[0].name)})
+    first = replace(origins[0], session="", reviewed=False, inferred=False)
+    return first.describe() + (f", and {more} more" if more else "")
+
+
+_WORDS = {AGENT: "agent", CAPTURE: "captured from", IMPORT: "imported from", DEVICE: "device"}
+
+
+# ---- the origins of each path (front ends choose one; no writer's field reaches them) ---
+def person(surface: str) -> Origin:
+    """A person at this device: `surface` is cli, popup, manager or clipboard."""
+    return Origin(PERSON, label(surface))
+
+
+def agent(client: str, session: str = "") -> Origin:
+    """An agent over MCP: the client's own name from its `initialize`."""
+    return Origin(AGENT, label(client), label(session))
+
+
+def capture(agent_name: str, session: str = "", reviewed: bool = False) -> Origin:
+    """A statement an agent's hook captured (`reviewed`: a person accepted it)."""
+    return Origin(CAPTURE, label(agent_name), label(session), reviewed=reviewed)
+
+
+def imported(file_name: str) -> Origin:
+    """A memory read from a file (markdown, a knowledge bank, a JSONL export, an agent's
+    memory file): the file's name."""
+    return Origin(IMPORT, label(file_name))
+
+
+def device(name: str) -> Origin:
+    """A memory another device wrote, whose operation said nothing of its origin (a peer
+    older than origins)."""
+    return Origin(DEVICE, label(name))
+
+
+# ---- stored as a JSON array ----------------------------------------------------------
+def encode(origins: list[Origin]) -> str:
+    """The column's value."""
+    return json.dumps([o.to_dict() for o in origins], ensure_ascii=False, sort_keys=True)
+
+
+def decode(value) -> list[Origin]:
+    """The origins a column (or a synced record) holds; entries that are not origins are
+    left out."""
+    if value == "[]":
+        return []
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return []
+    if not isinstance(value, list):
+        return []
+    return [o for o in map(Origin.from_dict, value[:1000]) if o is not None]
+
+
+def joined(groups: list[list[Origin]]) -> list[Origin]:
+    """Every origin of the memories a merge joins, each once, oldest first."""
+    seen: dict[Origin, None] = {}
+    for group in groups:
+        for one in group:
+            seen.setdefault(one, None)
+    return sorted(seen, key=lambda o: o.at)
+
+
+# ---- what an older memory's source word says (migration m017) ------------------------
+def from_source(source: str, at: str) -> Origin:
+    """The best origin a source word allows: `mcp` was an agent (which one was never
+    recorded), `hook:NAME` a capture from that agent, `import` a file, `cli`, `manual`
+    (the popup, the manager) and `clipboard` a person. Any other word was typed with
+    `--source` or came in an import: it says nothing of who wrote the memory."""
+    word = label(source)
+    if word == "mcp":
+        found = Origin(AGENT)
+    elif word == "hook" or word.startswith("hook:"):
+        found = Origin(CAPTURE, word.partition(":")[2])
+    elif word == "import":
+        found = Origin(IMPORT)
+    elif word in ("cli", "clipboard"):
+        found = Origin(PERSON, word)
+    elif word in ("manual", ""):
+        found = Origin(PERSON)
+    else:
+        found = Origin(UNKNOWN, word)
+    return replace(found, at=label(at, 40), inferred=True)
+
+
+# ---- a filter: KIND[:NAME] ------------------------------------------------------------
+def wanted(text: str) -> tuple[str, str | None]:
+    """(kind, name or None) from `KIND[:NAME]` as a person writes it (`agent:claude-code`,
+    `import`), or InputError naming the kinds."""
+    kind, colon, name = str(text).strip().partition(":")
+    kind = kind.strip().lower()
+    if kind not in KINDS:
+        raise InputError(f"origin {text!r}: the kind is one of {', '.join(KINDS)} (KIND[:NAME])")
+    name = label(name)
+    if colon and not name:
+        raise InputError(f"origin {text!r}: give a name after the colon, or none")
+    return kind, name or None
+
+
+def sql(kind: str, name: str | None, column: str) -> tuple[str, list]:
+    """An SQL condition that holds when one of the origins in `column` is of `kind` (and
+    `name`, case aside); `device:NAME` also matches whatever arrived from that device."""
+    each = f"EXISTS (SELECT 1 FROM json_each({column}) o WHERE "
+    field = "json_extract(o.value, '$.{}')".format
+    if kind == DEVICE:
+        if name is None:
+            return each + f"{field('kind')} = 'device' OR {field('device')} != '')", []
+        return (
+            each + f"({field('kind')} = 'device' AND {field('name')} = ? COLLATE NOCASE) "
+            f"OR {field('device')} = ? COLLATE NOCASE)",
+            [name, name],
+        )
+    if name is None:
+        return each + f"{field('kind')} = ?)", [kind]
+    return each + f"{field('kind')} = ? AND {field('name')} = ? COLLATE NOCASE)", [kind, name]

@@ -1,0 +1,113 @@
+"""Sync carries each memory's origins (issue 44): what another device wrote says who wrote
+it and on which device; a line from a device older than origins is still taken, and says
+the device, or the origin of the version it was made from."""
+
+from __future__ import annotations
+
+import json
+
+from app.core import origin
+from app.core.engine import Engine
+from app.core.settings import Settings
+from app.core.storage.store import Filters
+from tests.sync_devices import approve_waiting, plant
+
+STAMP = "2026-11-26T10:00:00+00:00"
+
+
+def device(tmp_path, name, word_model) -> Engine:
+    return Engine(Settings(tmp_path / f"{name}.json"), tmp_path / f"{name}.db", word_model)
+
+
+def _kinds(memory) -> list[tuple[str, str, str]]:
+    return [(o.kind, o.name, o.device) for o in memory.origins]
+
+
+def old_put(dev: str, seq: int, memory_id: str, text: str, lc: int, base=()) -> dict:
+    """A put as a Mnemo before origins wrote it: no `origins` in its record."""
+    return {
+        "v": 1,
+        "rev": f"{dev}.{seq}",
+        "dev": dev,
+        "seq": seq,
+        "lc": lc,
+        "op": "put",
+        "id": memory_id,
+        "base": list(base),
+        "rec": {"text": text, "title": text, "created_at": STAMP, "updated_at": STAMP},
+    }
+
+
+def test_an_agents_memory_keeps_its_origin_on_the_other_device_and_says_where(tmp_path, word_model):
+    folder = tmp_path / "shared"
+    laptop = device(tmp_path, "laptop", word_model)
+    desktop = device(tmp_path, "desktop", word_model)
+    try:
+        # GIVEN a memory an agent stored on the laptop, synced to the desktop
+        memory = laptop.remember(
+            "The staging database listens on port 5432.",
+            embed=False,
+            origin=origin.agent("claude-code", "s1"),
+        ).memory
+        laptop.sync.init(str(folder), "laptop")
+        desktop.sync.init(str(folder), "desktop", key=laptop.sync.key())
+        approve_waiting(laptop, desktop)
+        laptop.sync.now()
+        desktop.sync.now()
+        # THEN on the desktop it is the agent's, in its session, written on the laptop
+        there = desktop.get(memory.id)
+        assert _kinds(there) == [("agent", "claude-code", "laptop")]
+        assert there.origin.session == "s1" and there.origin.at == memory.origin.at
+        assert [m.id for m in desktop.listing(Filters(origin="device:laptop"))] == [memory.id]
+        assert [m.id for m in desktop.listing(Filters(origin="agent:claude-code"))] == [memory.id]
+        # WHEN the desktop edits it and the edit comes back
+        desktop.edit(memory.id, text="The staging database listens on port 6543.")
+        desktop.sync.now()
+        laptop.sync.now()
+        # THEN the laptop still has it as the agent's, written here (no device named)
+        here = laptop.get(memory.id)
+        assert here.text.endswith("6543.") and _kinds(here) == [("agent", "claude-code", "")]
+        assert _kinds(desktop.get(memory.id)) == [("agent", "claude-code", "laptop")]
+        # AND a person's memory written on the desktop says so on the laptop
+        mine = desktop.remember(
+            "Lunch with Ana on Friday.", embed=False, origin=origin.person("cli")
+        ).memory
+        desktop.sync.now()
+        laptop.sync.now()
+        assert _kinds(laptop.get(mine.id)) == [("person", "cli", "desktop")]
+        assert _kinds(desktop.get(mine.id)) == [("person", "cli", "")]
+    finally:
+        laptop.close()
+        desktop.close()
+
+
+def test_a_line_from_a_device_older_than_origins_is_taken_and_says_its_device(tmp_path, word_model):
+    folder = tmp_path / "shared"
+    laptop = device(tmp_path, "laptop", word_model)
+    try:
+        kept = laptop.remember(
+            "Backups run at 02:00.", embed=False, origin=origin.person("cli")
+        ).memory
+        laptop.sync.init(str(folder), "laptop")
+        laptop.sync.now()
+        ours = next(folder.glob("devices/*/ops-*.jsonl"))
+        written = [json.loads(line) for line in ours.read_text().splitlines()]
+        rev = next(op["rev"] for op in written if op.get("id") == kept.id and op["op"] == "put")
+        # GIVEN an older Mnemo's lines: a new memory, and an edit of the laptop's memory
+        plant(
+            folder,
+            "old001",
+            old_put("old001", 1, "oldmemory1", "The printer is on floor 2.", lc=5),
+            old_put("old001", 2, kept.id, "Backups run at 03:00.", lc=6, base=[rev]),
+        )
+        laptop.sync.now()
+        approve_waiting(laptop)
+        laptop.sync.now()
+        # THEN both are taken: the new memory is the device's, the edit keeps the origin
+        # of the version it was made from
+        assert laptop.get("oldmemory1").text == "The printer is on floor 2."
+        assert _kinds(laptop.get("oldmemory1")) == [("device", "old001", "old001")]
+        edited = laptop.get(kept.id)
+        assert edited.text == "Backups run at 03:00." and _kinds(edited) == [("person", "cli", "")]
+    finally:
+        laptop.close()
