@@ -19,11 +19,11 @@ from app.core.search.ranking import Band, Scored
 from app.core.search.recall import RecallResult
 from app.gui.contrast import make_quiet, quiet
 from app.gui.key_gate import KeyGate
+from app.gui.pending_enter import PendingEnter
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
 
 DEBOUNCE_MS = 100
-ENTER_WAIT_MS = 300  # an Enter that waits for its text's results longer says so on screen
 HINT = "↑↓ move · Enter copy · Alt+Enter paste · Ctrl+K actions · Ctrl+S remember · Esc close"
 HINT_PASTING = HINT.replace("Enter copy · Alt+Enter paste", "Enter paste · Alt+Enter copy")
 LOCKED = "Mnemo is locked (encrypted, its key not at hand): choose Unlock… in the tray menu."
@@ -166,6 +166,23 @@ class ResultsModel(QtCore.QAbstractListModel):
             self.stale = True
             if self.rows:
                 self.dataChanged.emit(self.index(0), self.index(len(self.rows) - 1))
+
+
+def status_line(text: str, result: RecallResult, coming: bool) -> str:
+    """The line under the box for an answer to `text` (meaning-based results `coming`)."""
+    rows = result.results
+    if not text.strip():
+        return "" if rows else "No memories yet. Type something and press Ctrl+S."
+    if rows and all(weak(r) for r in rows) and not coming:
+        said = "; ".join(filter(None, [result.notice, "only weak matches"]))
+        return said[0].upper() + said[1:]
+    if rows or coming:  # what the search read differently (a typo), said as the CLI does
+        notice = result.notice or ""
+        return notice[:1].upper() + notice[1:]
+    if result.notice and result.notice.startswith(("nothing was stored", "no memory")):
+        return result.notice[0].upper() + result.notice[1:] + "."
+    typed = text.strip() if len(text.strip()) <= 60 else text.strip()[:59] + "…"
+    return f"Nothing relevant to “{typed}”. Ctrl+S remembers it."
 
 
 def weak(row: Scored) -> bool:
@@ -370,16 +387,12 @@ class Popup(QtWidgets.QWidget):
 
         self._was_active = False  # activated since shown: losing it then means a blur
         self.blurred = False  # the last hide came from another window taking the focus
-        # (text, memory chosen or "" for the top row, open, paste) of an Enter pressed
-        # before that text's results arrived: acted on when they do
-        self._pending: tuple[str, str, bool, bool] | None = None
+        self.enter_wait = PendingEnter(self, self._say_waiting)  # an Enter before its rows
         self._chosen = False  # the user moved the selection since the text changed
         self.paste_wanted = False  # the last copy asked to be pasted into the previous window
         self._meaning_for = ""  # the text whose meaning-based results are still coming
         self.inbox_count = 0  # candidates agents captured, waiting for review (Ctrl+I)
         self.key_gate = KeyGate(self, self._type)  # keys wait for those the hotkey kept
-        self._enter_wait = QtCore.QTimer(self, singleShot=True, interval=ENTER_WAIT_MS)
-        self._enter_wait.timeout.connect(self._say_waiting)
         QtGui.QGuiApplication.instance().focusWindowChanged.connect(self._focus_moved)
         self._debounce = QtCore.QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._hybrid_search)
@@ -530,8 +543,7 @@ class Popup(QtWidgets.QWidget):
 
     def hideEvent(self, event) -> None:  # noqa: N802 - Qt API
         self._was_active = False
-        self._pending = None  # (an Enter still waiting: closed instead)
-        self._enter_wait.stop()
+        self.enter_wait.forget()  # (an Enter still waiting: closed instead)
         self.key_gate.open()  # (typed into a popup going away: meant for nothing)
         super().hideEvent(event)
         self.hidden.emit()
@@ -540,9 +552,7 @@ class Popup(QtWidgets.QWidget):
     def _on_text(self, text: str) -> None:
         self.model.mark_stale()
         self._chosen = False
-        if self._pending is not None and self._pending[0] != text:
-            self._pending = None  # typed on after Enter: that Enter was for another text
-            self._enter_wait.stop()
+        self.enter_wait.forget(unless_for=text)  # typed on: that Enter was for another text
         if not text.strip():
             self._debounce.stop()
             self._set_busy("")
@@ -622,21 +632,7 @@ class Popup(QtWidgets.QWidget):
             self.list.setCurrentIndex(self.model.index(keep))
         self._select_id = ""
         coming = self._meaning_for == text  # meaning-based results for this text are due
-        if not text.strip():
-            self.status.setText(
-                "" if result.results else "No memories yet. Type something and press Ctrl+S."
-            )
-        elif rows and all(weak(r) for r in rows) and not coming:
-            said = "; ".join(filter(None, [result.notice, "only weak matches"]))
-            self.status.setText(said[0].upper() + said[1:])
-        elif rows or coming:  # what the search read differently (a typo), said as the CLI does
-            notice = result.notice or ""
-            self.status.setText(notice[:1].upper() + notice[1:])
-        elif result.notice and result.notice.startswith(("nothing was stored", "no memory")):
-            self.status.setText(result.notice[0].upper() + result.notice[1:] + ".")
-        else:
-            typed = text.strip() if len(text.strip()) <= 60 else text.strip()[:59] + "…"
-            self.status.setText(f"Nothing relevant to “{typed}”. Ctrl+S remembers it.")
+        self.status.setText(status_line(text, result, coming))
         if self._done_message:
             self.status.setText(self._done_message)
             if final:  # kept above the meaning-based answer that follows the keyword one
@@ -644,32 +640,23 @@ class Popup(QtWidgets.QWidget):
         self.status.setVisible(bool(self.status.text()))
         self._resize_for(len(rows))
         self._show_preview()  # now that the pane is shown (or hidden) for these rows
-        # An Enter pressed on dimmed rows waits for this text's settled answer: the keyword
-        # rows that come first were never seen, and the meaning-based answer may reorder them
-        # An Enter pressed on rows of an earlier text (dimmed) acts on this text's settled
-        # answer: on its top row, or on the memory the user chose there if it is among them
-        if self._pending is not None and self._pending[0] == text and not coming:
-            _, chosen, open_it, paste = self._pending
-            self._pending = None
-            self._enter_wait.stop()
-            ids = [r.memory.id for r in self.model.rows]
-            if not chosen or chosen in ids:
-                self._act(ids.index(chosen) if chosen else 0, open_it, paste)
-            else:
-                self.show_message("The row chosen is not among these results: choose again.")
-        elif self._pending is not None and not self._enter_wait.isActive():
+        # An Enter held for this text acts on its settled answer (the keyword rows that come
+        # first were never seen, and the meaning-based answer may reorder them)
+        shown = [r.memory.id for r in self.model.rows]
+        waited = None if coming else self.enter_wait.answered(text, shown)
+        if waited is not None and waited[0] is None:
+            self.show_message("The row chosen is not among these results: choose again.")
+        elif waited is not None:
+            self._act(*waited)
+        elif self.enter_wait.said:
             self._say_waiting()  # (still: over what this answer said)
 
     def _say_waiting(self) -> None:
-        """An Enter waits for its text's results longer than a moment: say so (it acts
-        when they come; typing on or Esc forgets it)."""
-        if self._pending is not None:
-            self.show_message("Still searching: Enter acts on the results when they appear.")
+        self.show_message("Still searching: Enter acts on the results when they appear.")
 
     def _on_failure(self, message: str) -> None:
         self._set_busy("")
-        self._pending = None
-        self._enter_wait.stop()
+        self.enter_wait.forget()
         if isinstance(getattr(message, "error", None), LockedError):
             # (encrypted and its key not at hand: no rows of before, and what to do)
             self.model.set_rows([], "")
@@ -765,7 +752,7 @@ class Popup(QtWidgets.QWidget):
     def _enter(self, row: int, open_it: bool, paste: bool = False, picked: bool = False) -> None:
         """Copy, paste or open a row the user sees for the text in the box: on rows of an
         earlier query (dimmed), or on no rows while meaning is still coming, wait for this
-        text's settled answer (saying so after ENTER_WAIT_MS), then act on its top row, or
+        text's settled answer (`PendingEnter`), then act on its top row, or
         on the memory the user `picked` there (Ctrl+digit) or moved to."""
         text = self.search.text()
         answered = self.model.query == text and (self.model.rows or self._meaning_for != text)
@@ -775,8 +762,7 @@ class Popup(QtWidgets.QWidget):
         picked = self._chosen or picked  # (a row selected again by a refresh is no choice)
         on_screen = 0 <= row < len(self.model.rows)
         chosen = self.model.rows[row].memory.id if picked and on_screen else ""
-        self._pending = (text, chosen, open_it, paste)
-        self._enter_wait.start()
+        self.enter_wait.hold(text, chosen, open_it, paste)
 
     def _act(self, row: int, open_it: bool, paste: bool = False) -> None:
         if not 0 <= row < len(self.model.rows):
