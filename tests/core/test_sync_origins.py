@@ -111,3 +111,76 @@ def test_a_line_from_a_device_older_than_origins_is_taken_and_says_its_device(tm
         assert edited.text == "Backups run at 03:00." and _kinds(edited) == [("person", "cli", "")]
     finally:
         laptop.close()
+
+
+def test_a_memory_synced_before_origins_keeps_the_origin_it_has_when_folded_again(
+    tmp_path, word_model
+):
+    # Found by review: puts written before the upgrade carry no origins; when such a
+    # memory was folded again (a count from the other device, an older peer's edit, the
+    # rebuild after a restore), its origin became "device <writer>", also on the device
+    # that wrote it, and nothing sent the right one again
+    folder = tmp_path / "shared"
+    laptop = device(tmp_path, "laptop", word_model)
+    desktop = device(tmp_path, "desktop", word_model)
+    try:
+        kept = laptop.remember(
+            "Backups run at 02:00 every night.",
+            embed=False,
+            origin=origin.agent("claude-code", "s1"),
+        ).memory
+        laptop.sync.init(str(folder), "laptop")
+        desktop.sync.init(str(folder), "desktop", key=laptop.sync.key())
+        approve_waiting(laptop, desktop)
+        laptop.sync.now()
+        desktop.sync.now()
+        for engine in (laptop, desktop):  # as if its put was written before the upgrade
+            db = engine._db
+            for rev, body in db.query(
+                "SELECT rev, body FROM sync_ops WHERE memory_id = ? AND kind = 'put'", (kept.id,)
+            ):
+                op = json.loads(body)
+                op["rec"].pop("origins", None)
+                with db.write():
+                    db.conn.execute(
+                        "UPDATE sync_ops SET body = ? WHERE rev = ?", (json.dumps(op), rev)
+                    )
+        desktop.remember("Backups run at 02:00 every night.", embed=False)  # seen again
+        desktop.sync.now()
+        laptop.sync.now()
+        assert laptop.get(kept.id).observation_count == 2  # (the count was folded)
+        assert _kinds(laptop.get(kept.id)) == [("agent", "claude-code", "")]
+        assert _kinds(desktop.get(kept.id)) == [("agent", "claude-code", "laptop")]
+        assert [m.id for m in laptop.listing(filters=Filters(origin="agent:claude-code"))] == [
+            kept.id
+        ]
+    finally:
+        laptop.close()
+        desktop.close()
+
+
+def test_a_device_cannot_make_its_lines_look_written_here(tmp_path, word_model):
+    # Found by review: received origins were taken as they came, and one naming this
+    # device (or none) showed as written here: a planted memory looked like the person's
+    folder = tmp_path / "shared"
+    laptop = device(tmp_path, "laptop", word_model)
+    try:
+        laptop.remember("Backups run at 02:00.", embed=False, origin=origin.person("cli"))
+        laptop.sync.init(str(folder), "laptop")
+        laptop.sync.now()
+        claims = ({"device": "laptop"}, {})  # this device's name, and no device at all
+        lines = []
+        for seq, claim in enumerate(claims, start=1):
+            op = old_put("dev002", seq, f"forged0000000{seq}", f"Planted note {seq}.", lc=8 + seq)
+            op["rec"]["origins"] = [{"kind": "person", "name": "cli", "at": STAMP, **claim}]
+            lines.append(op)
+        plant(folder, "dev002", *lines)
+        laptop.sync.now()
+        approve_waiting(laptop)
+        laptop.sync.now()
+        for seq in (1, 2):
+            assert _kinds(laptop.get(f"forged0000000{seq}")) == [("person", "cli", "dev002")]
+        taken_back = laptop.listing(filters=Filters(origin="device:dev002"))
+        assert sorted(m.id for m in taken_back) == ["forged00000001", "forged00000002"]
+    finally:
+        laptop.close()

@@ -31,10 +31,13 @@ def record_of(memory: Memory, here: str = "") -> dict:
     return record
 
 
-def with_origins(nodes: list[fold.Node], names: Callable[[str], str]) -> list[fold.Node]:
-    """The puts with their origins: a put from a device older than origins (none in its
-    record) has those of the version it was made from, or else is the writing device's
-    (`names`: a device's name by its id)."""
+def with_origins(
+    nodes: list[fold.Node], names: Callable[[str], str], here: list[origins.Origin] = ()
+) -> list[fold.Node]:
+    """The puts with their origins. A put without any in its record (written by a Mnemo
+    older than origins, or before this one was upgraded) has those of the version it was
+    made from; else those the memory has here (m017 gave them); else what its source word
+    says (as m017 does), on the writing device (`names`: a device's name by its id)."""
     by_rev: dict[str, fold.Node] = {}
     out = []
     for node in sorted(nodes, key=lambda n: n.order):
@@ -43,12 +46,51 @@ def with_origins(nodes: list[fold.Node], names: Callable[[str], str]) -> list[fo
             made_from = [by_rev[b].record for b in node.base if b in by_rev]
             inherited = [o for r in made_from if r for o in origins.decode(r.get("origins"))]
             if not inherited:
-                name = names(node.order[1])
-                inherited = [replace(origins.device(name), device=origins.label(name))]
+                inherited = list(here)
+            if not inherited:
+                device = node.order[1]
+                name = "" if device in ("~", "=") else origins.label(names(device))
+                source, at = str(record.get("source") or ""), str(record.get("created_at") or "")
+                said = origins.from_source(source, at) if source else origins.device(name)
+                inherited = [replace(said, device=name)]
             record = {**record, "origins": [o.to_dict() for o in origins.joined([inherited])]}
             node = replace(node, record=record)
         by_rev[node.rev] = node
         out.append(node)
+    return out
+
+
+def senders_own(
+    nodes: list[fold.Node],
+    names: Callable[[str], str],
+    me: tuple[str, str],
+    here: list[origins.Origin],
+) -> list[fold.Node]:
+    """Another device's puts, with origins it can vouch for: one that names no device was
+    written on the sender, and one that names this device stands only where this device
+    wrote it (its own puts, or the memory here), else it is the sender's too (a planted
+    line cannot make its words look written here). `me`: this device's id and name."""
+    me, here_name = me
+    mine = {replace(o, device="") for o in here} | {
+        replace(o, device="")
+        for n in nodes
+        if n.order[1] == me and n.record
+        for o in origins.decode(n.record.get("origins"))
+    }
+    out = []
+    for node in nodes:
+        sender = node.order[1]
+        if node.record is None or sender in (me, "~", "="):
+            out.append(node)
+            continue
+        name = origins.label(names(sender))
+        kept = [
+            o
+            if o.device and (o.device != here_name or replace(o, device="") in mine)
+            else replace(o, device=name)
+            for o in origins.decode(node.record.get("origins"))
+        ]
+        out.append(replace(node, record={**node.record, "origins": [o.to_dict() for o in kept]}))
     return out
 
 
@@ -81,7 +123,11 @@ class Ledger:
         while pending:
             memory_id = pending.pop()
             nodes, counts = oplog.operations(self._db, memory_id)
-            nodes = with_origins(nodes, self._device_name)
+            here = self._store.get(memory_id) if self._store.texts_of_ids([memory_id]) else None
+            mine = here.origins if here else []
+            me = (self._identity.device, self._identity.name)
+            nodes = senders_own(nodes, self._device_name, me, mine)
+            nodes = with_origins(nodes, self._device_name, mine)
             folded = fold.fold(memory_id, nodes, self._state.covered)
             self._note_waiting(memory_id, folded.waiting)
             if not folded.heads:
