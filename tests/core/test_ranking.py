@@ -349,3 +349,19 @@ def test_a_rare_name_or_code_is_a_clue_a_rare_plain_word_is_not():
     # a name held by many memories, or by none, is no clue
     assert not rare_name("BRCA1 mutations", phrases(("brca1", 60)), 5183)
     assert not rare_name("XJ9 robot", phrases(("xj9", 0)), 5183)
+
+
+def test_what_a_query_asks_is_read_sentence_by_sentence_without_how_it_asks():
+    from app.core.search.recall import asked
+    from app.core.storage.fts import Phrase, terms
+
+    def plan(text):
+        return [Phrase(words=w, stems=w, docs=1) for w in terms(text)]
+
+    # "note" and "did" say how it asks; the boiler is what it asks about
+    text = "what did I note about the boiler"
+    assert [[plan(text)[i].words for i in g] for g in asked(text, plan(text))] == [[["boiler"]]]
+    # A prompt asking two things: a memory holding one sentence's words holds what was asked
+    text = "From now on, write scripts in TypeScript. How many layers of béchamel are there?"
+    groups = [[plan(text)[i].words[0] for i in g] for g in asked(text, plan(text))]
+    assert groups == [["scripts", "typescript"], ["many", "layers", "béchamel"]]
