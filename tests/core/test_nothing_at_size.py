@@ -57,8 +57,9 @@ def test_questions_about_nothing_stored_get_nothing_among_1500_notes(notebook):
     asked = [q["query"] for q in offtopic if q["half"] == "tune"]
     answered = [q for q in asked if notebook.recall(q, track=False).results]
     # The code before answered 38 of the 60 ("who painted the Sistine Chapel ceiling" ->
-    # a command sharing 'ceiling'); this code 22 (measured 2026-11-29)
-    assert len(answered) <= 24, answered
+    # a command sharing 'ceiling'); issue 41's first round 22; words saying so only of a
+    # memory holding every word asked, and a margin beyond chance, 19 (measured 2026-11-29)
+    assert len(answered) <= 20, answered
 
 
 @pytest.mark.slow
@@ -92,5 +93,19 @@ def test_a_detail_never_stored_on_a_stored_topic_is_not_a_strong_match(notebook)
         results = notebook.recall(q["query"], track=False).results
         if results and results[0].band == "strong":
             strong.append(q["query"])
-    # The code before: 17 of the 20 first results strong; this code 8 (measured 2026-11-29)
-    assert len(strong) <= 9, strong
+    # The code before: 17 of the 20 first results strong; issue 41's first round 8; strong
+    # holding the question's words, 1 (the wifi password beside the router note that names
+    # the guest wifi; measured 2026-11-29)
+    assert len(strong) <= 2, strong
+
+
+@pytest.mark.slow
+def test_a_time_every_memory_was_made_in_is_no_clue(notebook):
+    # Every memory here was made today: "this week" singles none out. The code before
+    # answered any question naming it with a memory of then ("what happened at the climate
+    # summit this week" -> the boiler note, weak)
+    for q in ("what happened at the climate summit this week", "stock market today"):
+        assert notebook.recall(q, track=False).results == [], q
+    # A question about something stored still finds it, strong: "note" is how it asks
+    hits = notebook.recall("what did I note about the boiler this week", track=False).results
+    assert hits and hits[0].memory.title.startswith("Boiler") and hits[0].band == "strong"

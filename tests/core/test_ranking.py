@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from app.core.search.ranking import (
     chance_cosine,
     combine,
     cosine_crowd,
+    holds_question,
     keyword_relevance,
     personal,
     prominence,
@@ -213,10 +215,35 @@ def test_two_weak_witnesses_of_different_memories_are_no_answer_at_size():
     agreed = Evidence(best=0.7, best_cosine=0.38, crowd_centre=0.0, collection=5_000,
                       standout=0.15, agreement=0.45, keyword_best=0.5)  # fmt: skip
     assert about_something(agreed)
-    # So do words that clearly say so (a rare word of a memory, a codename it was given)
+    # So do words that clearly say so (a rare word of a memory, a codename it was given),
+    # of a memory holding every word asked
     words = Evidence(best=0.64, best_cosine=0.1, crowd_centre=0.0, collection=5_000,
-                     keyword_best=0.64)  # fmt: skip
+                     keyword_best=0.64, words_held=True)  # fmt: skip
     assert about_something(words)
+
+
+def test_words_say_so_alone_only_from_a_memory_holding_every_word_asked():
+    # Issue 41: "one decision at least as strict as each of its parts". Among 5,000 mixed
+    # memories "who invented the telephone" met a memory holding 'telephone' (keyword
+    # relevance 0.55) and was answered whatever meaning said (best cosine 0.27)
+    telephone = Evidence(best=0.55, best_cosine=0.27, crowd_centre=0.0, collection=5_000,
+                         standout=0.08, keyword_best=0.55, rare_word=True)  # fmt: skip
+    assert not about_something(telephone)
+    # A memory holding every word asked (a codename given as a label): answered as before
+    assert about_something(replace(telephone, words_held=True))
+    # Words saying so of a part of the query still count, with evidence beyond chance
+    assert about_something(replace(telephone, best_cosine=0.38, agreement=0.2))
+
+
+def test_two_weak_witnesses_must_beat_chance_by_a_margin():
+    # "how to remove red wine stains from a carpet" among 5,000 memories: a weak cosine and
+    # a weak keyword match agreeing on one memory lifted it 0.008 past chance: answered
+    chance = chance_cosine(5_000)
+    wine = Evidence(best=0.49, best_cosine=0.28, crowd_centre=0.0, collection=5_000,
+                    standout=0.09, agreement=0.28, keyword_best=0.34)  # fmt: skip
+    lifted = 0.28 + 0.22 * 0.09 + 0.55 * 0.28
+    assert chance < lifted < chance + 0.015 and not about_something(wine)
+    assert about_something(replace(wine, agreement=0.32))  # 0.03 past it: answered
 
 
 def test_personal_questions_speak_of_the_user():
@@ -291,6 +318,23 @@ def test_strong_means_meaning_and_keywords_agree_on_the_best():
     assert band_among(0.2, vector=0.1, keyword=0.1, best=0.9) is Band.WEAK
 
 
+def test_strong_holds_what_the_question_asks_not_only_its_topic():
+    # Issue 41: "what's the excess on our contents insurance?" beside the contents insurance
+    # note (no excess in it) was strong, 0.88: both witnesses agreed on a shared topic. Strong
+    # now needs most of the question's words held (80 %), or many (60 %) and a cosine of 0.65+
+    assert not holds_question(held=2 / 3, cosine=0.56)
+    assert band_among(0.88, 0.72, 0.7, 0.88, holds=holds_question(2 / 3, 0.56)) is Band.PARTIAL
+    assert holds_question(held=1.0, cosine=0.3)  # every word held ("boilr pressure", 'F22')
+    assert holds_question(held=0.6, cosine=0.7)  # a paraphrase very close in meaning
+    assert not holds_question(held=0.5, cosine=0.7)
+    # A query with no words to hold (all stop words): its meaning alone, very close
+    assert holds_question(held=None, cosine=0.7) and not holds_question(held=None, cosine=0.5)
+    # Strong is the best agreed answer or within 0.02 of it (0.05 before: second and third
+    # results 0.03-0.05 below the answer were other commands and other abstracts)
+    assert band_among(0.85, vector=0.7, keyword=0.7, best=0.88) is Band.PARTIAL
+    assert band_among(0.87, vector=0.7, keyword=0.7, best=0.88) is Band.STRONG
+
+
 def test_a_rare_name_or_code_is_a_clue_a_rare_plain_word_is_not():
     from app.core.storage.fts import Phrase
 
@@ -305,3 +349,19 @@ def test_a_rare_name_or_code_is_a_clue_a_rare_plain_word_is_not():
     # a name held by many memories, or by none, is no clue
     assert not rare_name("BRCA1 mutations", phrases(("brca1", 60)), 5183)
     assert not rare_name("XJ9 robot", phrases(("xj9", 0)), 5183)
+
+
+def test_what_a_query_asks_is_read_sentence_by_sentence_without_how_it_asks():
+    from app.core.search.recall import asked
+    from app.core.storage.fts import Phrase, terms
+
+    def plan(text):
+        return [Phrase(words=w, stems=w, docs=1) for w in terms(text)]
+
+    # "note" and "did" say how it asks; the boiler is what it asks about
+    text = "what did I note about the boiler"
+    assert [[plan(text)[i].words for i in g] for g in asked(text, plan(text))] == [[["boiler"]]]
+    # A prompt asking two things: a memory holding one sentence's words holds what was asked
+    text = "From now on, write scripts in TypeScript. How many layers of béchamel are there?"
+    groups = [[plan(text)[i].words[0] for i in g] for g in asked(text, plan(text))]
+    assert groups == [["scripts", "typescript"], ["many", "layers", "béchamel"]]

@@ -28,6 +28,9 @@ from app.core.memory import Memory, public_dict
 from app.core.search.meaning import Meaning
 from app.core.search.ranking import (
     PARTIAL,
+    STRONG,
+    STRONG_NEAR_BEST,
+    WORDS_SAY_SO,
     Band,
     Evidence,
     Weights,
@@ -38,6 +41,7 @@ from app.core.search.ranking import (
     band_of,
     combine_arrays,
     cosine_crowd,
+    holds_question,
     keyword_relevance,
     personal,
     prominence_array,
@@ -49,6 +53,7 @@ from app.core.search.ranking import (
     vector_relevance,
     weights_from,
 )
+from app.core.search.recall import asked
 from app.core.settings import Settings
 from app.core.storage.store import Filters, Store
 
@@ -451,6 +456,7 @@ def build_context(
             agreement=agreement_of(vector, keyword),
             keyword_best=float(keyword.max()) if len(keyword) else 0.0,
             rare_name=plan is not None and rare_name(query, plan.phrases, plan.total),
+            words_held=_words_held(store, plan, seqs, keyword),
         )
         answered = about_something(evidence)
         # Only memories at least partly about the query, those nearly as close as the best
@@ -477,9 +483,23 @@ def build_context(
         agrees = agreed(vector, keyword)
         best = float(score[agrees].max()) if agrees.any() else 0.0
         hybrid = use_meaning and combined.weights.vector > 0 and combined.weights.keyword > 0
+        maybe = [
+            int(seqs[i])
+            for i in picked
+            if agrees[i] and score[i] >= max(STRONG, best - STRONG_NEAR_BEST)
+        ]
+        held = {}
+        if hybrid and plan is not None:
+            held = store.keywords.held(plan.phrases, maybe, asked(query, plan.phrases))
         block.bands = {
             memories[int(seqs[i])].id: (
-                band_among(float(score[i]), float(vector[i]), float(keyword[i]), best)
+                band_among(
+                    float(score[i]),
+                    float(vector[i]),
+                    float(keyword[i]),
+                    best,
+                    holds_question(held.get(int(seqs[i])), float(cosine[i])),
+                )
                 if hybrid and found[i]
                 else band_of(float(score[i]))
             )
@@ -487,3 +507,14 @@ def build_context(
             if int(seqs[i]) in memories
         }
     return block
+
+
+def _words_held(store: Store, plan, seqs: np.ndarray, keyword: np.ndarray) -> bool:
+    """Whether the best memory by keywords, when they say so (`ranking.WORDS_SAY_SO`),
+    holds every phrase of the query."""
+    if plan is None or not plan.phrases or not len(keyword):
+        return False
+    top = int(np.argmax(keyword))
+    if keyword[top] < WORDS_SAY_SO:
+        return False
+    return store.keywords.held(plan.phrases, [int(seqs[top])])[int(seqs[top])] == 1.0

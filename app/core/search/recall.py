@@ -12,6 +12,7 @@ the query names come first (`dates`), and turns of one thread lend each other co
 from __future__ import annotations
 
 import contextlib
+import re
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -24,6 +25,8 @@ from app.core.memory import public_dict
 from app.core.search.meaning import Meaning
 from app.core.search.ranking import (
     PARTIAL,
+    STRONG_NEAR_BEST,
+    WORDS_SAY_SO,
     Band,
     Evidence,
     Scored,
@@ -35,6 +38,7 @@ from app.core.search.ranking import (
     band_of,
     combine,
     crowd_raised,
+    holds_question,
     in_effect,
     keyword_relevance,
     personal,
@@ -352,6 +356,37 @@ _ASKING = frozenset(
 )
 
 
+# Words that say how a query asks, not what about: one's memory ("what did I note about the
+# boiler", "remind me how billing gets deployed" ask about the boiler, billing's deploys)
+# and light verbs. "What happened at ..." asks about what happened.
+_RECALLING = frozenset(
+    """note notes noted memory memories remember remembered remind reminds recall recalled
+    forget forgot forgotten show list tell told say said thing things anything everything
+    something stuff write wrote written store stored save saved jot jotted log logged
+    record recorded mention mentioned do does did done get gets got getting""".split()
+)
+
+
+_SENTENCE = re.compile(r"(?<=[.?!;:])\s+|\n+")
+
+
+def asked(text: str, phrases: list[fts.Phrase]) -> list[list[int]]:
+    """What a query asks, sentence by sentence: for each sentence, the indices of its
+    phrases that say what it asks about, not that it asks one's memory (`_RECALLING`).
+    A prompt may ask several things ("From now on, write scripts in TypeScript. How many
+    layers of béchamel does grandma's lasagne need?"): a memory holds what was asked when
+    it holds one sentence's words."""
+    index = {tuple(p.words): i for i, p in enumerate(phrases)}
+    groups = []
+    for sentence in _SENTENCE.split(text):
+        words = [tuple(w) for w in fts.terms(sentence)]
+        group = sorted({index[w] for w in words if w in index})
+        group = [i for i in group if not all(w in _RECALLING for w in phrases[i].words)]
+        if group:
+            groups.append(group)
+    return groups
+
+
 def only_time(rest: str) -> bool:
     """Whether a query, its time words taken out, asks for nothing but what was stored
     then (`what did I note`, `show me`, nothing at all)."""
@@ -429,7 +464,9 @@ def _decide(
     filters: Filters,
     weights: Weights,
     lookup: object | None,  # vectors.ScoreLookup, as in Gathered
-    exact_identifier: bool = False,
+    plan: fts.KeywordPlan | None = None,
+    singles_out: bool = True,
+    asks: list[list[int]] | None = None,
 ) -> list[Scored]:
     """The answer (ADR 0009): nothing for a query about nothing stored; else every
     candidate with its thread's turns and its band, those matching in nothing but a low
@@ -443,23 +480,34 @@ def _decide(
         r.in_window = near is not None and (
             near.contains(r.memory.created_at) or near.contains(r.memory.updated_at)
         )
-    # A time named, and a memory of then that matches the rest of the question (or a
-    # collection all about its subject, as a chat): answered, whatever else says.
-    dated = near is not None and (
-        raised or any(r.in_window and r.relevance > 0 and r.found for r in ranked)
+    # A time named that singles out some memories, and a memory of then that matches the
+    # rest of the question (or a collection all about its subject, as a chat): answered,
+    # whatever else says.
+    dated = (
+        near is not None
+        and singles_out
+        and (raised or any(r.in_window and r.relevance > 0 and r.found for r in ranked))
     )
     if not ranked or not (dated or about_something(evidence)):
         ranked = []  # a query about nothing stored: nothing, rather than the least bad
     elif ranked:
         ranked = _with_threads(ranked, store, filters, weights, lookup, crowd or (0.0, 1.0))
-    # Strong in hybrid: the signals agree, on the best agreed match or nearly; a memory with
-    # no vectors yet (or an exact identifier's match) is banded by its score, as in keyword
-    # mode
+    # Strong in hybrid: the signals agree, on the best agreed match or nearly, and the
+    # memory holds the question's words (`ranking.holds_question`); a memory with no vectors
+    # yet (or an exact identifier's match) is banded by its score, as in keyword mode
+    exact_identifier = plan is not None and plan.exact_identifier
     hybrid = weights.vector > 0 and weights.keyword > 0 and not exact_identifier
     best = max((r.score for r in ranked if agreed(r.vector_norm, r.keyword_norm)), default=0.0)
+    held = _held(store, plan, asks, ranked, best) if hybrid else {}
     for r in ranked:
         r.band = (
-            band_among(r.score, r.vector_norm, r.keyword_norm, best)
+            band_among(
+                r.score,
+                r.vector_norm,
+                r.keyword_norm,
+                best,
+                holds_question(held.get(r.seq), r.vector),
+            )
             if hybrid and r.vector is not None
             else band_of(r.score)
         )
@@ -475,6 +523,38 @@ def _decide(
     if near is not None:  # made in (or near) the time the query named: first
         ranked = sorted(ranked, key=lambda r: not r.in_window)
     return ranked
+
+
+def _held(
+    store: Store,
+    plan: fts.KeywordPlan | None,
+    asks: list[list[int]],
+    ranked: list[Scored],
+    best: float,
+) -> dict[int, float | None]:
+    """For each match that may be strong (a strong score, the signals agreeing, near the
+    best), the share of what the query asks (`asked`) it holds (None: nothing to hold)."""
+    maybe = [
+        r.seq
+        for r in ranked
+        if r.score >= best - STRONG_NEAR_BEST
+        and band_of(r.score) is Band.STRONG
+        and agreed(r.vector_norm, r.keyword_norm)
+    ]
+    if not maybe:
+        return {}
+    if plan is None:
+        return dict.fromkeys(maybe)
+    return store.keywords.held(plan.phrases, maybe, asks)
+
+
+def _words_held(store: Store, plan: fts.KeywordPlan, ranked: list[Scored]) -> bool:
+    """Whether the best match by keywords, when they say so (`ranking.WORDS_SAY_SO`),
+    holds every phrase of the query."""
+    top = max(ranked, key=lambda c: c.keyword_norm, default=None)
+    if top is None or top.keyword_norm < WORDS_SAY_SO or not plan.phrases:
+        return False
+    return store.keywords.held(plan.phrases, [top.seq])[top.seq] == 1.0
 
 
 def _spellings(store: Store, corrections: dict[str, str], ranked: list[Scored]) -> list[str]:
@@ -524,6 +604,7 @@ def recall(
         )
     timed = _timed(store, filters, query, now)
     window, near, text = timed.window, None, query
+    singles_out = False
     if window is not None:
         # People tell of a day in the days after it ("yesterday I made pasta"), and a
         # conversation is dated when it began: the memories made within NEAR of the named
@@ -532,11 +613,15 @@ def recall(
         near = window.widened(NEAR)
         if only_time(timed.rest):  # `yesterday`, `what did I note last week`
             return _only_time(store, query, wanted, window, filters, limit)
-        if store.count(replace(filters, within=_within(near))) == 0:
+        then = store.count(replace(filters, within=_within(near)))
+        if then == 0:
             notices.append(f"nothing was stored {window.text}; showing matches from any time")
             window = near = None
         else:
             text = timed.rest
+            # A time every memory was made in singles none out ("what happened at the
+            # climate summit this week" in a collection imported this week): no clue
+            singles_out = then < store.count(filters)
 
     gathered = _gather(store, meaning, settings, text, wanted, pool, filters, prefix, near, window)
     candidates = _calibrate(gathered.candidates, gathered, store, settings, wanted)
@@ -561,9 +646,19 @@ def recall(
         ),
         keyword_best=max((c.keyword_norm for c in ranked), default=0.0),
         rare_name=rare_name(text, gathered.plan.phrases, gathered.plan.total),
+        words_held=_words_held(store, gathered.plan, ranked),
     )
     ranked = _decide(
-        ranked, evidence, near, store, filters, weights, lookup, gathered.plan.exact_identifier
+        ranked,
+        evidence,
+        near,
+        store,
+        filters,
+        weights,
+        lookup,
+        gathered.plan,
+        singles_out,
+        asked(text, gathered.plan.phrases),
     )[:limit]
 
     notices += _spellings(store, gathered.plan.corrections, ranked)

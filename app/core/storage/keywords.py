@@ -88,6 +88,21 @@ class KeywordIndex:
         )
         return {r[0] for r in rows}
 
+    def held(
+        self, phrases: list[fts.Phrase], seqs: list[int], groups: list[list[int]] | None = None
+    ) -> dict[int, float | None]:
+        """The share of a query's `phrases` each of `seqs` holds, each phrase as itself (not
+        as a prefix); with `groups` (lists of phrase indices: a query's sentences), the share
+        of the group it holds most of. None for every one when there is nothing to hold."""
+        groups = [g for g in (groups if groups is not None else [range(len(phrases))]) if g]
+        if not groups:
+            return dict.fromkeys(seqs)
+        wanted = sorted({i for g in groups for i in g})
+        holding = {i: self.holding(phrases[i].match(exact=True), list(seqs)) for i in wanted}
+        return {
+            seq: max(sum(seq in holding[i] for i in g) / len(g) for g in groups) for seq in seqs
+        }
+
     def spelled(self, stem: str, texts: list[str]) -> str | None:
         """How an index stem is written in these texts (`fts.Lexicon.spelled`)."""
         return self.lexicon.spelled(stem, texts)
