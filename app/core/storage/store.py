@@ -540,10 +540,17 @@ class Store:
             "content_hash": content_hash(m.text),
         }
 
-    def update(self, memory_id: str, expect: dict | None = None, **changes) -> Memory:
-        """Change fields of a memory; a content change re-stamps it and drops its vectors.
-        With `expect` (field → the value the caller read), a field that differs now means
-        someone else changed it meanwhile: ConflictError, and nothing is written."""
+    def update(
+        self,
+        memory_id: str,
+        expect: dict | None = None,
+        origin: origins.Origin | None = None,
+        **changes,
+    ) -> Memory:
+        """Change fields of a memory; a content change re-stamps it and drops its vectors
+        (and adds `origin`, who made it when not its writers: a file imported, to its
+        origins). With `expect` (field → the value the caller read), a field that differs
+        now means someone else changed it meanwhile: ConflictError, and nothing is written."""
         unknown = set(changes) - set(EDITABLE) - {"observation_count"}
         if unknown:
             raise InputError(f"cannot edit {', '.join(sorted(unknown))}")
@@ -563,6 +570,8 @@ class Store:
             for key, value in changes.items():
                 setattr(memory, key, value)
             if content_changed:
+                if origin is not None:
+                    memory.origins = origins.joined([memory.origins, [origin]])
                 memory.updated_at = now()
                 conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (memory.id,))
                 if "keywords" not in changes:
