@@ -15,6 +15,7 @@ import pytest
 from app.core import paths
 from app.core.engine import Engine
 from app.core.model.embedder import Embedder
+from app.core.origin import SHELL_MARKERS
 from app.core.storage.db import Database
 from app.core.storage.store import Store
 from app.core.vault import keys
@@ -53,6 +54,9 @@ def mnemo_home(tmp_path, monkeypatch) -> Iterator[Path]:
         "MNEMO_NEW_PASSPHRASE",
         "PYTHON_KEYRING_BACKEND",
     ):
+        monkeypatch.delenv(name, raising=False)
+    # Nor the marks of a coding agent's shell, when the tests run from one (issue 44)
+    for name, _agent, _session in SHELL_MARKERS:
         monkeypatch.delenv(name, raising=False)
     keys.forget_passphrases()
     yield home

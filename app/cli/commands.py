@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 from argparse import Namespace
@@ -84,7 +85,7 @@ def remember(args: Namespace) -> int:
         force=args.force,
         secrets=args.secrets,
         thread=args.thread,
-        origin=origins.person("cli"),  # (whatever --source says)
+        origin=origins.at_the_command_line(os.environ),  # (whatever --source says)
     )
     m = result.memory
     # Not stored (a near-duplicate waits for --merge or --force): a script must not take

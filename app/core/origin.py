@@ -127,6 +127,28 @@ def capture(agent_name: str, session: str = "", reviewed: bool = False) -> Origi
     return Origin(CAPTURE, label(agent_name), label(session), reviewed=reviewed)
 
 
+# What a coding agent sets in the environment of the shell commands it runs: a `mnemo`
+# run there is the agent's, not the person's (an agent's own word, but it can only make a
+# memory less trusted). Claude Code: CLAUDECODE=1; Gemini CLI: GEMINI_CLI=1; Codex:
+# CODEX_THREAD_ID (its conversation), CODEX_CI or CODEX_SANDBOX.
+SHELL_MARKERS = (
+    ("CLAUDECODE", "claude-code", ""),
+    ("GEMINI_CLI", "gemini-cli", ""),
+    ("CODEX_THREAD_ID", "codex", "CODEX_THREAD_ID"),
+    ("CODEX_CI", "codex", "CODEX_THREAD_ID"),
+    ("CODEX_SANDBOX", "codex", "CODEX_THREAD_ID"),
+)
+
+
+def at_the_command_line(environ, surface: str = "cli") -> Origin:
+    """Who runs `mnemo` here: an agent whose shell tool it is (SHELL_MARKERS), with its
+    session where it says it, else the person at the terminal (`surface`)."""
+    for marker, name, session in SHELL_MARKERS:
+        if environ.get(marker):
+            return agent(name, environ.get(session, "") if session else "")
+    return person(surface)
+
+
 def imported(file_name: str) -> Origin:
     """A memory read from a file (markdown, a knowledge bank, a JSONL export, an agent's
     memory file): the file's name."""

@@ -51,6 +51,24 @@ def test_remember_on_the_command_line_is_a_persons_whatever_source_it_names():
     assert "origin:         you (cli) (" in text
 
 
+@pytest.mark.parametrize(
+    "marks, said",
+    [
+        ({"CLAUDECODE": "1"}, ("agent", "claude-code", "")),
+        ({"GEMINI_CLI": "1"}, ("agent", "gemini-cli", "")),
+        ({"CODEX_THREAD_ID": "019ddc81", "CODEX_CI": "1"}, ("agent", "codex", "019ddc81")),
+    ],
+)
+def test_remember_run_by_a_coding_agents_shell_is_that_agents(marks, said):
+    # Found by review: Claude Code, Codex and Gemini CLI run shell commands, and a
+    # `mnemo remember` from their shell tool was stored as the person's
+    stored = run_cli("remember", "Tests run with pytest -q", "--json", env=marks)
+    assert stored.returncode == 0, stored.stderr
+    shown = json.loads(_cli("show", json.loads(stored.stdout)["id"], "--json").stdout)
+    made = shown["origin"]
+    assert (made["kind"], made["name"], made.get("session", "")) == said
+
+
 def test_list_by_origin_and_show_say_who_wrote_it(word_model):
     ids = _store(word_model)
     listed = _cli("list", "--origin", "agent:claude-code", "--json")
