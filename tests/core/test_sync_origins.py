@@ -9,6 +9,7 @@ import json
 from app.core import origin
 from app.core.engine import Engine
 from app.core.settings import Settings
+from app.core.storage.db import Database
 from app.core.storage.store import Filters
 from tests.sync_devices import approve_waiting, plant
 
@@ -135,7 +136,7 @@ def test_a_memory_synced_before_origins_keeps_the_origin_it_has_when_folded_agai
         laptop.sync.now()
         desktop.sync.now()
         for engine in (laptop, desktop):  # as if its put was written before the upgrade
-            db = engine._db
+            db = Database(engine.database_path)  # (the file as another program sees it)
             for rev, body in db.query(
                 "SELECT rev, body FROM sync_ops WHERE memory_id = ? AND kind = 'put'", (kept.id,)
             ):
@@ -145,6 +146,7 @@ def test_a_memory_synced_before_origins_keeps_the_origin_it_has_when_folded_agai
                     db.conn.execute(
                         "UPDATE sync_ops SET body = ? WHERE rev = ?", (json.dumps(op), rev)
                     )
+            db.close()
         desktop.remember("Backups run at 02:00 every night.", embed=False)  # seen again
         desktop.sync.now()
         laptop.sync.now()

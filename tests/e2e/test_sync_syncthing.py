@@ -30,11 +30,14 @@ def mnemo(home: Path, *args: str) -> str:
 
 def memories(home: Path) -> dict[str, dict]:
     """Every memory (trash too) as the user exports it, minus what each device makes for
-    itself (keyword labels)."""
+    itself (keyword labels) and says from where it stands (which device an origin was
+    written on: none for its own, ADR 0022)."""
     out = {}
     for line in mnemo(home, "export", "--include-trash").splitlines():
         record = json.loads(line)
         record.pop("keywords", None)
+        for made in [*record.get("origins", []), record.get("origin") or {}]:
+            made.pop("device", None)
         out[record["id"]] = record
     return out
 

@@ -71,6 +71,8 @@ class KeywordIndex:
         # The last keyword answers, kept while the database is as it was when they came
         self._keyword_answers: dict[tuple, list[tuple[int, float]]] = {}
         self._keyword_version: tuple[int, int, int] | None = None  # see `_changes`
+        self._held: dict[str, dict[int, bool]] = {}  # `holding`'s answers, by expression
+        self._held_version: tuple[int, int, int] | None = None
         self._trash: tuple[tuple[int, int, int], int, frozenset[int] | None] | None = None
 
     def plan(self, query: str, prefix: bool = False) -> fts.KeywordPlan:
@@ -78,15 +80,25 @@ class KeywordIndex:
         return self.lexicon.plan(query, prefix)
 
     def holding(self, expression: str, seqs: list[int]) -> set[int]:
-        """Which of `seqs` hold a match of one FTS5 `expression` (a phrase of a plan)."""
+        """Which of `seqs` hold a match of one FTS5 `expression` (a phrase of a plan). What
+        was asked is kept until the database changes (as the keyword answers: a keystroke's
+        keyword pass and its hybrid pass ask the same)."""
         if not seqs:
             return set()
-        marks = ", ".join("?" * len(seqs))
-        rows = self.db.query(
-            f"SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN ({marks})",
-            (expression, *seqs),
-        )
-        return {r[0] for r in rows}
+        changes = self._changes()
+        if changes != self._held_version or len(self._held) > KEPT_KEYWORD_ANSWERS * 8:
+            self._held_version, self._held = changes, {}
+        known = self._held.setdefault(expression, {})
+        missing = [seq for seq in dict.fromkeys(seqs) if seq not in known]
+        if missing:
+            marks = ", ".join("?" * len(missing))
+            rows = self.db.query(
+                f"SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN ({marks})",
+                (expression, *missing),
+            )
+            found = {r[0] for r in rows}
+            known.update((seq, seq in found) for seq in missing)
+        return {seq for seq in seqs if known[seq]}
 
     def held(
         self, phrases: list[fts.Phrase], seqs: list[int], groups: list[list[int]] | None = None
