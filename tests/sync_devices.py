@@ -44,3 +44,22 @@ def plant(folder: Path, dev: str, *ops: dict, name: str = "ops-0000000001.jsonl"
         for op in ops
     ]
     (path / name).write_text("".join(line + "\n" for line in lines))
+
+
+STAMP = "2026-11-26T10:00:00+00:00"
+
+
+def put(dev: str, seq: int, memory_id: str, text: str, lc: int = 1, base=()) -> dict:
+    """A put operation as a device writes it, with no origins in its record (as a Mnemo
+    before origins wrote it)."""
+    return {
+        "v": 1,
+        "rev": f"{dev}.{seq}",
+        "dev": dev,
+        "seq": seq,
+        "lc": lc,
+        "op": "put",
+        "id": memory_id,
+        "base": list(base),
+        "rec": {"text": text, "title": text, "created_at": STAMP, "updated_at": STAMP},
+    }

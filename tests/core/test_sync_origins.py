@@ -11,9 +11,8 @@ from app.core.engine import Engine
 from app.core.settings import Settings
 from app.core.storage.db import Database
 from app.core.storage.store import Filters
-from tests.sync_devices import approve_waiting, plant
-
-STAMP = "2026-11-26T10:00:00+00:00"
+from tests.sync_devices import STAMP, approve_waiting, plant
+from tests.sync_devices import put as old_put
 
 
 def device(tmp_path, name, word_model) -> Engine:
@@ -22,21 +21,6 @@ def device(tmp_path, name, word_model) -> Engine:
 
 def _kinds(memory) -> list[tuple[str, str, str]]:
     return [(o.kind, o.name, o.device) for o in memory.origins]
-
-
-def old_put(dev: str, seq: int, memory_id: str, text: str, lc: int, base=()) -> dict:
-    """A put as a Mnemo before origins wrote it: no `origins` in its record."""
-    return {
-        "v": 1,
-        "rev": f"{dev}.{seq}",
-        "dev": dev,
-        "seq": seq,
-        "lc": lc,
-        "op": "put",
-        "id": memory_id,
-        "base": list(base),
-        "rec": {"text": text, "title": text, "created_at": STAMP, "updated_at": STAMP},
-    }
 
 
 def test_an_agents_memory_keeps_its_origin_on_the_other_device_and_says_where(tmp_path, word_model):

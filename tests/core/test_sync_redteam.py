@@ -16,11 +16,9 @@ from app.core.settings import Settings
 from app.core.storage.store import Filters
 from app.core.sync.fold import SYNCED
 from tests.conftest import REPO, run_cli
-from tests.sync_devices import approve_waiting, plant, signer
+from tests.sync_devices import approve_waiting, plant, put, signer
 
 ALL = Filters(include_deleted=True)
-STAMP = "2026-11-26T10:00:00+00:00"
-
 
 def device(tmp_path, name, word_model) -> Engine:
     return Engine(Settings(tmp_path / f"{name}.json"), tmp_path / f"{name}.db", word_model)
@@ -30,20 +28,6 @@ def state(engine: Engine) -> dict:
     return {
         m.id: (*(repr(getattr(m, f)) for f in SYNCED), m.observation_count, m.recall_count)
         for m in engine.listing(ALL, limit=100_000)
-    }
-
-
-def put(dev: str, seq: int, memory_id: str, text: str, lc: int = 1, base=()) -> dict:
-    return {
-        "v": 1,
-        "rev": f"{dev}.{seq}",
-        "dev": dev,
-        "seq": seq,
-        "lc": lc,
-        "op": "put",
-        "id": memory_id,
-        "base": list(base),
-        "rec": {"text": text, "title": text, "created_at": STAMP, "updated_at": STAMP},
     }
 
 

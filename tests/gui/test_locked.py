@@ -70,18 +70,23 @@ def test_a_locked_database_is_a_locked_state_and_unlock_asks_the_passphrase_once
         qtbot.waitUntil(lambda: "does not open" in app.status()["model_detail"], timeout=10_000)
         assert app.status()["model"] == "locked"
 
-        _answer_dialog(PASSPHRASE)
-        app.unlock()
-        qtbot.waitUntil(lambda: app.status()["model"] == "ready", timeout=20_000)
-        counted = []
-        app.worker.call(lambda e: e.count(), counted.append)
-        qtbot.waitUntil(lambda: bool(counted), timeout=5000)
-        assert counted == [1]
+        _unlock_and_count(qtbot, app, 1)
         assert keys.passphrase_for(paths.database_path()) == PASSPHRASE  # asked once
         if app.tray is not None:
             assert not app.tray.unlock_action.isVisible()
     finally:
         close_app(app)
+
+
+def _unlock_and_count(qtbot, app, expected: int) -> None:
+    """Unlock… with the passphrase typed into the real dialog: ready, the memories there."""
+    _answer_dialog(PASSPHRASE)
+    app.unlock()
+    qtbot.waitUntil(lambda: app.status()["model"] == "ready", timeout=20_000)
+    counted = []
+    app.worker.call(lambda e: e.count(), counted.append)
+    qtbot.waitUntil(lambda: bool(counted), timeout=5000)
+    assert counted == [expected]
 
 
 def _answer_question(button) -> None:
@@ -239,13 +244,7 @@ def test_encrypt_from_another_process_locks_the_running_app_at_once_and_unlock_r
         assert app.popup.model.rowCount() == 0  # no rows of before, dimmed or not
         app.popup.hide()
 
-        _answer_dialog(PASSPHRASE)
-        app.unlock()
-        qtbot.waitUntil(lambda: app.status()["model"] == "ready", timeout=20_000)
-        counted = []
-        app.worker.call(lambda e: e.count(), counted.append)
-        qtbot.waitUntil(lambda: bool(counted), timeout=5000)
-        assert counted == [1]
+        _unlock_and_count(qtbot, app, 1)
         if app.tray is not None:
             assert not app.tray.unlock_action.isVisible()
         said = [r.getMessage() for r in caplog.records if r.name == "app.core.runner"]

@@ -3,6 +3,7 @@ it and written here, and this device's changes written as operations."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import replace
@@ -32,12 +33,15 @@ def record_of(memory: Memory, here: str = "") -> dict:
 
 
 def with_origins(
-    nodes: list[fold.Node], names: Callable[[str], str], here: list[origins.Origin] = ()
+    nodes: list[fold.Node],
+    names: Callable[[str], str],
+    here: Callable[[], list[origins.Origin]] = list,
 ) -> list[fold.Node]:
     """The puts with their origins. A put without any in its record (written by a Mnemo
     older than origins, or before this one was upgraded) has those of the version it was
-    made from; else those the memory has here (m017 gave them); else what its source word
-    says (as m017 does), on the writing device (`names`: a device's name by its id)."""
+    made from; else those the memory has here (`here()`: m017 gave them); else what its
+    source word says (as m017 does), on the writing device (`names`: a device's name by its
+    id)."""
     by_rev: dict[str, fold.Node] = {}
     out = []
     for node in sorted(nodes, key=lambda n: n.order):
@@ -46,7 +50,7 @@ def with_origins(
             made_from = [by_rev[b].record for b in node.base if b in by_rev]
             inherited = [o for r in made_from if r for o in origins.decode(r.get("origins"))]
             if not inherited:
-                inherited = list(here)
+                inherited = list(here())
             if not inherited:
                 device = node.order[1]
                 name = "" if device in ("~", "=") else origins.label(names(device))
@@ -64,31 +68,35 @@ def senders_own(
     nodes: list[fold.Node],
     names: Callable[[str], str],
     me: tuple[str, str],
-    here: list[origins.Origin],
+    here: Callable[[], list[origins.Origin]],
 ) -> list[fold.Node]:
     """Another device's puts, with origins it can vouch for: one that names no device was
     written on the sender, and one that names this device stands only where this device
     wrote it (its own puts, or the memory here), else it is the sender's too (a planted
-    line cannot make its words look written here). `me`: this device's id and name."""
+    line cannot make its words look written here). `me`: this device's id and name. The
+    memory here and the sender's name are read only for a put that needs them."""
     me, here_name = me
-    mine = {replace(o, device="") for o in here} | {
-        replace(o, device="")
-        for n in nodes
-        if n.order[1] == me and n.record
-        for o in origins.decode(n.record.get("origins"))
-    }
+    mine: set[origins.Origin] | None = None
     out = []
     for node in nodes:
         sender = node.order[1]
-        if node.record is None or sender in (me, "~", "="):
-            out.append(node)
+        claimed = origins.decode(node.record.get("origins")) if node.record else []
+        if sender in (me, "~", "=") or all(o.device and o.device != here_name for o in claimed):
+            out.append(node)  # (nothing it says needs vouching for)
             continue
+        if mine is None:
+            mine = {replace(o, device="") for o in here()} | {
+                replace(o, device="")
+                for n in nodes
+                if n.order[1] == me and n.record
+                for o in origins.decode(n.record.get("origins"))
+            }
         name = origins.label(names(sender))
         kept = [
             o
             if o.device and (o.device != here_name or replace(o, device="") in mine)
             else replace(o, device=name)
-            for o in origins.decode(node.record.get("origins"))
+            for o in claimed
         ]
         out.append(replace(node, record={**node.record, "origins": [o.to_dict() for o in kept]}))
     return out
@@ -123,8 +131,7 @@ class Ledger:
         while pending:
             memory_id = pending.pop()
             nodes, counts = oplog.operations(self._db, memory_id)
-            here = self._store.get(memory_id) if self._store.texts_of_ids([memory_id]) else None
-            mine = here.origins if here else []
+            mine = functools.cache(functools.partial(self._origins_here, memory_id))
             me = (self._identity.device, self._identity.name)
             nodes = senders_own(nodes, self._device_name, me, mine)
             nodes = with_origins(nodes, self._device_name, mine)
@@ -166,6 +173,11 @@ class Ledger:
                 self._settle(memory_id, folded, counts, result, write_rows)
             except InputError as exc:  # the same on every device: it stays as it was here
                 problem(self._db, result, "fold", f"memory {memory_id} was not updated: {exc}")
+
+    def _origins_here(self, memory_id: str) -> list[origins.Origin]:
+        """The origins the memory has here (none when it is not here yet)."""
+        rows = self._store.texts_of_ids([memory_id])
+        return self._store.get(memory_id).origins if rows else []
 
     def _device_name(self, device: str) -> str:
         """A device's name as it gave it (its id when it gave none)."""
