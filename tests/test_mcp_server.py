@@ -724,11 +724,22 @@ def test_sigusr1_writes_the_servers_stacks_and_it_goes_on_answering(mnemo_home, 
     stacks = paths.log_dir() / "stacks-mcp.log"
     try:
         server.initialize()
+        server.call(1, "list_recent", {})  # its start is over (threads started, engine open)
+        assert not server.reply(60)["result"]["isError"]
         # WHEN someone asks for its stacks
         server.proc.send_signal(signal.SIGUSR1)
         # THEN every thread's stack goes to the log folder, none to the protocol's stdout
-        text = wait(lambda: stacks.exists() and "_run_module_as_main" in stacks.read_text()
-                    and stacks.read_text(), 10, "the stacks")  # fmt: skip
+        try:
+            text = wait(lambda: stacks.exists() and "_run_module_as_main" in stacks.read_text()
+                        and stacks.read_text(), 30, "the stacks")  # fmt: skip
+        except AssertionError:  # (once in CI: say what the server did, to learn why)
+            crashed = paths.log_dir() / "crash-mcp.log"
+            raise AssertionError(
+                f"exit {server.proc.poll()}; stacks: "
+                f"{stacks.read_text() if stacks.exists() else None!r}; "
+                f"crash: {crashed.read_text() if crashed.exists() else None!r}; "
+                f"stderr: {(tmp_path / 'stderr.txt').read_text(errors='replace')!r}"
+            ) from None
         assert "app/mcp" in text, text
         # AND it goes on answering
         server.send({"jsonrpc": "2.0", "id": 7, "method": "ping"})
