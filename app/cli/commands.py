@@ -18,6 +18,7 @@ from app.core.engine import Engine
 from app.core.errors import InputError
 from app.core.search.context import check_max_chars
 from app.core.settings import SETTINGS
+from app.core.storage.inbox import SUPERSEDES
 from app.core.storage.store import Filters
 from app.core.writer import Remembered
 
@@ -121,6 +122,8 @@ def remember(args: Namespace) -> int:
             print(f"  {other.id}  {score:.2f}  {visible(other.display_title)}")
     if result.notice:
         say(result.notice)
+    if result.proposal:
+        say(f"to make it so: mnemo inbox accept {result.proposal} (or reject it: both stay)")
     return code
 
 
@@ -588,9 +591,13 @@ def inbox(args: Namespace) -> int:
         for c in [] if args.json else waiting:
             seen = f", said {c.seen}×" if c.seen > 1 else ""
             where = f", {visible(c.project)}" if c.project else ""
-            near = f", close to {c.similar}" if c.similar else ""
+            replacing = c.rule == SUPERSEDES
+            near = f", close to {c.similar}" if c.similar and not replacing else ""
+            near += f" {c.similar}" if replacing else ""
             came = f", from {visible(_home_relative(Path(c.source)))}" if c.source else ""
             print(f"{c.id}  [{c.rule}{where}{seen}{near}{came}] {visible(c.text)}")
+            if replacing:
+                print(f"{' ' * len(c.id)}  which said: {visible(c.said)}")
         return 0
     if (bool(args.ids) + args.all + bool(args.source)) != 1:
         raise InputError(
@@ -613,6 +620,14 @@ def inbox(args: Namespace) -> int:
     if args.json:
         print(json.dumps([r.to_dict() for r in done], ensure_ascii=False))
     for result in [] if args.json else done:
+        if result.status is Remembered.SUPERSEDED:
+            old = result.supersedes
+            print(
+                f"{result.memory.id} supersedes {old.id}: its words are a version of "
+                f"{result.memory.id} now (mnemo history {result.memory.id}); {old.id} is in "
+                "the trash"
+            )
+            continue
         how = "Stored" if result.status == Remembered.STORED else "Counted again (known already):"
         print(f"{how} {result.memory.id}  {visible(result.memory.display_title)}")
     return 0

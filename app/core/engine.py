@@ -86,14 +86,8 @@ class Engine:
             lambda: self.model.known_id(),  # the thread that calls)
             lambda memory_id, **changes: self.edit(memory_id, **changes),
         )
-        self._writer = Writer(
-            self._db,
-            self._store,
-            self._indexer,
-            self._settings,
-            lambda vectors: self.similar(vectors),
-            lambda: self.model.error,
-        )
+        self._writer = Writer(self._db, self._store, self._indexer, self._settings,
+            lambda v: self.similar(v), lambda: self.model.error, self._inbox)  # fmt: skip
 
     # ---- settings (this engine is their one owner in the process) --------------------
     @property

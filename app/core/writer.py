@@ -16,6 +16,7 @@ from pathlib import PurePath
 import numpy as np
 
 from app.core import origin as origins
+from app.core import superseding
 from app.core.errors import InputError
 from app.core.indexer import Indexer
 from app.core.memory import (
@@ -36,7 +37,7 @@ from app.core.origin import Origin
 from app.core.settings import Settings
 from app.core.storage import fts
 from app.core.storage.db import Database, now
-from app.core.storage.inbox import Candidate, Inbox
+from app.core.storage.inbox import SUPERSEDES, Candidate, Inbox
 from app.core.storage.knowledge import append_to_mirror
 from app.core.storage.store import Store
 
@@ -74,6 +75,7 @@ class Remembered(StrEnum):
     RESTORED = "restored"  # the same text was in the trash: back, counted once more
     MERGED = "merged"  # merged with its near-duplicate into a new memory (`merge=True`)
     SIMILAR = "similar"  # held back: a near-duplicate exists (neither `force` nor `merge`)
+    SUPERSEDED = "superseded"  # an accepted proposal: the older memory is a version of it
 
 
 @dataclass
@@ -86,6 +88,8 @@ class RememberResult:
     related: list[tuple[Memory, float]] = field(default_factory=list)
     notice: str | None = None
     similar: Memory | None = None  # the near-duplicate a forced store was linked to
+    supersedes: Memory | None = None  # an older memory it restates with another value
+    proposal: str | None = None  # the inbox's proposal that it supersedes that one
 
     def to_dict(self) -> dict:
         """The JSON shape of `remember --json` and MCP `store_memory` (README: "JSON
@@ -104,6 +108,13 @@ class RememberResult:
                 "id": self.similar.id,
                 "title": self.similar.display_title,
                 "similarity": round(self.similarity or 0.0, 4),
+            }
+        if self.supersedes is not None:
+            out["supersedes"] = {
+                "id": self.supersedes.id,
+                "title": self.supersedes.display_title,
+                "was": superseding.was(self.supersedes.text, self.memory.text),
+                "proposal": self.proposal,
             }
         if self.notice:
             out["notice"] = self.notice
@@ -177,9 +188,11 @@ class Writer:
         settings: Settings,
         neighbours: Neighbours,
         model_problem: Callable[[], str | None],
+        inbox: Inbox,
     ):
         self._db = db
         self._store = store
+        self._inbox = inbox
         self._indexer = indexer
         self._settings = settings
         self._neighbours = neighbours
@@ -216,6 +229,10 @@ class Writer:
         `origin`: who wrote it, as the front end knows it (a person at the CLI, the MCP
         client...); none of the writer's fields can set it. A text known already keeps the
         origins it has; a merge keeps every origin of both.
+
+        A text that says what an older memory says with another value (`superseding`) is
+        stored, never held back as its near-duplicate, and proposed in the inbox as
+        superseding it (`supersedes` in the result): a person decides.
         """
         memory, notice = checked_memory(
             text,
@@ -242,7 +259,8 @@ class Writer:
             later += "`mnemo backfill` adds it later"
             notice = f"{notice}; {later}" if notice else later
         duplicate, related = self._near_duplicate(memory, embedded)
-        if duplicate is not None and not force:
+        older = None if merge else self._restated(memory, duplicate, related)
+        if duplicate is not None and not force and older is None:
             target, score = duplicate
             if not merge:
                 return RememberResult(Remembered.SIMILAR, target, score, related)
@@ -263,7 +281,10 @@ class Writer:
         if problem := self._mirror([stored]):
             notice = f"{notice}; {problem}" if notice else problem
         score = duplicate[1] if duplicate is not None else None
-        return RememberResult(Remembered.STORED, stored, score, related, notice, similar)
+        result = RememberResult(Remembered.STORED, stored, score, related, notice, similar)
+        if older is not None:
+            self._propose_superseding(result, older, memory.origins[0])
+        return result
 
     # ---- the capture inbox ----------------------------------------------------------
     def capture(self, candidate: Candidate, inbox: Inbox, auto: bool = False) -> tuple[str, str]:
@@ -308,6 +329,10 @@ class Writer:
         server, another number) is stored beside it, linked (`mnemo:ID`). Its origin: the
         agent whose session it was captured from (or the agent's file it was imported
         from), when it was said, and whether a person accepted it (`reviewed`)."""
+        if candidate.rule == SUPERSEDES:
+            if text is not None:
+                raise InputError("a proposal to supersede is accepted as it is; edit it after")
+            return self._supersede(candidate)
         text = candidate.text if text is None else text
         fields = {
             "category": CAPTURE_CATEGORIES.get(candidate.rule, "note"),
@@ -326,6 +351,28 @@ class Writer:
             return RememberResult(Remembered.OBSERVED, observed)
         return self.remember(text, force=True, link_similar=True, **fields)
 
+    def _supersede(self, proposal: Candidate) -> RememberResult:
+        """A person accepted that a memory supersedes an older one: the older one's words
+        become a version of it (`mnemo history`), with their origins and the time they
+        were replaced, and the older one goes to the trash (a pin it had moves over)."""
+        with self._db.write():
+            newer = self._store.find_by_hash(content_hash(proposal.text), None)
+            older = self._store.get(proposal.similar or "")  # (NotFoundError: purged)
+            if newer is None or newer.deleted_at:
+                raise InputError(
+                    "the memory that would supersede it was changed or moved to the trash "
+                    "since: nothing done (reject the proposal)"
+                )
+            if older.deleted_at:
+                raise InputError(f"{older.id} is in the trash: restore it first, or reject")
+            by = origins.person("inbox").stamped(now())
+            self._store.add_version(newer.id, older, why=SUPERSEDES, by=by, at=by.at)
+            self._store.set_deleted([older.id], True)
+            if older.pinned and not newer.pinned:
+                newer = self._store.update(newer.id, pinned=True)
+        self._mirror([newer, self._store.get(older.id)])
+        return RememberResult(Remembered.SUPERSEDED, newer, supersedes=older)
+
     def _near_duplicate(
         self, memory: Memory, embedded: Embedded | None
     ) -> tuple[tuple[Memory, float] | None, list[tuple[Memory, float]]]:
@@ -339,6 +386,43 @@ class Writer:
         threshold = self._settings["duplicate_threshold"]
         duplicate = next(((m, s) for m, s in neighbours if s >= threshold), None)
         return duplicate, [(m, s) for m, s in neighbours if s < threshold]
+
+    def _restated(
+        self,
+        memory: Memory,
+        duplicate: tuple[Memory, float] | None,
+        related: list[tuple[Memory, float]],
+    ) -> Memory | None:
+        """The closest memory that `memory` says again with another value, unless these
+        words were refused as superseding it before (or a turn of a conversation)."""
+        if memory.thread is not None:
+            return None
+        near = ([duplicate] if duplicate is not None else []) + related
+        for other, _ in near:
+            if other.thread is None and superseding.restates(memory.text, other.text):
+                return None if self._inbox.rejected(memory.text, other.id) else other
+        return None
+
+    def _propose_superseding(self, result: RememberResult, older: Memory, by: Origin) -> None:
+        """Put "`result.memory` supersedes `older`" in the inbox, both texts side by side."""
+        newer = result.memory
+        proposal = Candidate(
+            newer.text,
+            SUPERSEDES,
+            agent=by.name if by.kind in (origins.AGENT, origins.CAPTURE) else "",
+            project=newer.source_project,
+            session=by.session or "",
+            said=older.text,
+            similar=older.id,
+        )
+        if self._inbox.propose(proposal) == "rejected":
+            return
+        was = superseding.was(older.text, newer.text)
+        result.supersedes, result.proposal = older, proposal.id
+        said = f"another value than {was!r} in" if was else "the opposite of"
+        told = f"it says {said} {older.id} ({older.display_title}): "
+        told += "proposed in the inbox as superseding it"
+        result.notice = f"{result.notice}; {told}" if result.notice else told
 
     def _observe_if_known(self, memory: Memory) -> RememberResult | None:
         """Count one more observation of a memory with the same text, if there is one."""

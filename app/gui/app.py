@@ -460,6 +460,8 @@ class MnemoApp(QtCore.QObject):
             logged=f"memory {memory.id}" + (f"; {notice}" if notice else ""),
             action=("Undo merge", lambda: self.undo_merge(memory.id))
             if merged
+            else ("Review in the inbox", self.show_inbox)
+            if result.proposal
             else ("Open in Mnemo", lambda: self.show_manager(memory.id)),
         )
         if self.popup.isVisible():

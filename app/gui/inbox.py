@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from app.core.memory import Change
 from app.core.runner import INTERACTIVE
-from app.core.storage.inbox import Candidate
+from app.core.storage.inbox import SUPERSEDES, Candidate
 from app.gui.contrast import make_quiet
 from app.gui.qt import QtCore, QtWidgets, Signal
 from app.gui.worker import Worker
@@ -127,13 +127,21 @@ class InboxDialog(QtWidgets.QDialog):
         candidate = self.candidates[row] if 0 <= row < len(self.candidates) else None
         self.text.setPlainText(candidate.text if candidate else "")
         self.text.setEnabled(candidate is not None)
+        replacing = candidate is not None and candidate.rule == SUPERSEDES
+        self.text.setReadOnly(replacing)  # (accepted as it is: it is a memory already)
         said = candidate.said if candidate else ""
-        lines = [f"You wrote: “{said}”"] if said else []
+        lines = [f"You wrote: “{said}”"] if said and not replacing else []
+        if replacing:
+            lines.append(
+                f"Supersedes {candidate.similar}: “{said}”\nAccepting keeps the older words "
+                "as a version of this memory (its History) and moves that one to the trash; "
+                "rejecting keeps both, and this is not proposed again."
+            )
         if candidate is not None and candidate.source:
             when = f", {candidate.said_at[:10]}" if candidate.said_at else ""
             lines.append(f"From {candidate.agent}: {candidate.source}{when}")
         self.same_file.setEnabled(candidate is not None and bool(candidate.source))
-        if candidate is not None and candidate.similar:
+        if candidate is not None and candidate.similar and not replacing:
             lines.append(f"Close to a memory you have ({candidate.similar}): accepting keeps both")
         self.said.setText("\n".join(lines))
 

@@ -69,6 +69,15 @@ def words_hash(text: str) -> str:
     return content_hash(_PUNCTUATION.sub(" ", text))
 
 
+SUPERSEDES = "supersedes"  # the rule of a proposal that a memory supersedes another
+
+
+def _digest(text: str, rule: str = "", similar: str | None = None) -> str:
+    """What a candidate is known by: its words; a proposal to supersede, its words and the
+    memory it would supersede (refused, that pair is never proposed again)."""
+    return words_hash(f"{SUPERSEDES} {similar} {text}" if rule == SUPERSEDES else text)
+
+
 def _candidate(row: tuple) -> Candidate:
     id_, text, rule, keywords, agent, project, session, said, created_at, seen, similar = row[:11]
     try:
@@ -90,7 +99,7 @@ class Inbox:
     def propose(self, candidate: Candidate) -> str:
         """Put a candidate in: "proposed", "again" (it waits already: counted once more) or
         "rejected" (the user said no to these words before: nothing kept)."""
-        digest = words_hash(candidate.text)
+        digest = _digest(candidate.text, candidate.rule, candidate.similar)
         with self.db.write() as conn:
             rows = conn.execute(
                 "SELECT id, status FROM inbox WHERE text_hash = ?", (digest,)
@@ -149,10 +158,11 @@ class Inbox:
                 (source, words_hash(text), now()),
             )
 
-    def rejected(self, text: str) -> bool:
-        """Whether the user said no to these words before."""
+    def rejected(self, text: str, superseding: str | None = None) -> bool:
+        """Whether the user said no to these words before (as superseding that memory)."""
+        digest = _digest(text, SUPERSEDES, superseding) if superseding else words_hash(text)
         rows = self.db.query(
-            "SELECT 1 FROM inbox WHERE text_hash = ? AND status = 'rejected'", (words_hash(text),)
+            "SELECT 1 FROM inbox WHERE text_hash = ? AND status = 'rejected'", (digest,)
         )
         return bool(rows)
 

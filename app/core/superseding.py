@@ -1,0 +1,105 @@
+"""Whether a new memory restates an older one with another value (issue 44).
+
+"The staging database now listens on port 6543." after "The staging database listens on
+port 5432." is not a near-duplicate to hold back nor a rival to keep beside it: it says the
+value changed. No LLM: the two texts are aligned word by word (`difflib`) and every place
+where they differ must be a *value* (a number, a version, a name, a yes/no word) put for
+another, a negation added or taken away ("we don't use tabs"), or a word that only says
+"now" ("now", "currently", "instead"). Anything else that differs (another noun: "staging"
+→ "production", "database" → "cache"; words added) makes them two facts, and nothing is
+proposed. At least one value or negation must change. Whether it supersedes is then a
+person's call (the inbox's `supersedes` proposal); this only finds the candidates.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+# A word: letters and digits, with inner apostrophes, dots, colons, slashes, dashes, @ and
+# + kept (don't, 20.12, 10.0.0.1:8080, v1.2.3-rc1, user@host)
+_WORD = re.compile(r"\w+(?:['’.:/@+\-]\w+)*")
+NEGATIONS = frozenset(
+    "not no never don't dont doesn't doesnt isn't isnt aren't arent won't wont can't cannot "
+    "shouldn't mustn't didn't wasn't weren't longer anymore".replace("’", "'").split()
+)
+YES_NO = frozenset(
+    "yes no true false on off enabled disabled enable disable allowed forbidden required "
+    "optional always never".split()
+)
+# words that say only that the value is new ("now listens", "is currently", "instead")
+NOW_WORDS = frozenset("now currently actually instead still today nowadays".split())
+# capitalised because they open a sentence, not because they name something
+_NOT_NAMES = frozenset(
+    "a an the this that these those it its we our us i my you your they their he she his "
+    "her use prefer always never do don't please run make keep set put there here in on at "
+    "for to of and or but if when our".split()
+)
+MOST_WORDS = 4  # of a place where the two differ (a longer change is more than a value)
+MOST_PLACES = 3  # places where they differ
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.replace("’", "'"))
+
+
+def _is_value(word: str) -> bool:
+    """A number, a version, an address, a yes/no word, or a name (capitalised, not a word
+    that opens sentences)."""
+    low = word.lower()
+    if any(c.isdigit() for c in word) or low in YES_NO:
+        return True
+    return word[:1].isupper() and low not in _NOT_NAMES
+
+
+def _changes(old: list[str], new: list[str]) -> list[tuple[list[str], list[str]]] | None:
+    """The places where two word lists differ (old words, new words), or None when they
+    share too little to be one statement."""
+    matcher = difflib.SequenceMatcher(a=[w.lower() for w in old], b=[w.lower() for w in new])
+    same = sum(block.size for block in matcher.get_matching_blocks())
+    if same < 3 or same < 0.5 * max(len(old), len(new)):
+        return None
+    return [
+        (old[i1:i2], new[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    ]
+
+
+def _value_change(before: list[str], after: list[str]) -> bool | None:
+    """True when one place says another value (or flips a negation), False when it only
+    adds or drops a "now" word, None when it changes more than a value."""
+    if len(before) > MOST_WORDS or len(after) > MOST_WORDS:
+        return None
+    lows = {w.lower() for w in before + after}
+    if lows <= NOW_WORDS:
+        return False
+    rest = lows - NOW_WORDS
+    if rest <= NEGATIONS and bool({w.lower() for w in before} & NEGATIONS) != bool(
+        {w.lower() for w in after} & NEGATIONS
+    ):
+        return True  # "we use tabs" → "we don't use tabs"
+    core_before = [w for w in before if w.lower() not in NOW_WORDS]
+    core_after = [w for w in after if w.lower() not in NOW_WORDS]
+    if core_before and core_after and all(map(_is_value, core_before + core_after)):
+        return True  # 5432 → 6543, Tuesdays → Thursdays, 18 → 20.12, Alice → Bob
+    return None
+
+
+def restates(new: str, old: str) -> bool:
+    """Whether `new` says what `old` says with another value (a person decides whether it
+    supersedes it)."""
+    changes = _changes(words(old), words(new))
+    if not changes or len(changes) > MOST_PLACES:
+        return False
+    seen = [_value_change(before, after) for before, after in changes]
+    return None not in seen and seen.count(True) == 1
+
+
+def was(old: str, new: str) -> str:
+    """The old values where `new` differs from `old` ("5432"; "not" for a negation taken
+    away), for "was 5432 until 28 Nov"; empty when they do not align."""
+    changes = _changes(words(old), words(new)) or []
+    said = [
+        " ".join(w for w in before if w.lower() not in NOW_WORDS | NEGATIONS)
+        for before, _ in changes
+    ]
+    return ", ".join(s for s in said if s)
