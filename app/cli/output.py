@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from app.core import superseding
 from app.core.display import age, snippet, visible
 from app.core.memory import Memory
 from app.core.search.ranking import MAX_STD, Band, band_of
@@ -64,6 +65,8 @@ def print_results(result: RecallResult, explain: bool = False) -> None:
             print("   " + shown)
         else:
             print("   " + _highlight(excerpt, spans))
+        if m.changed:  # it superseded an older memory: what that said, and until when
+            print(show(f"   ({visible(superseding.described(m.changed))})"))
         if explain:
             vec = "—" if r.vector is None else f"{r.vector:.3f}"
             kw = "—" if r.keyword is None else f"{r.keyword:.2f}"
@@ -109,6 +112,8 @@ def print_memory(m: Memory) -> None:
     ]
     if m.deleted_at:
         rows.append(("in trash since", m.deleted_at))
+    if m.changed:
+        rows.append(("changed", superseding.described(m.changed)))
     # who wrote it (every origin of a merge, oldest first)
     for n, one in enumerate(m.origins):
         written = f" ({one.at[:19].replace('T', ' ')} UTC, {age(one.at)})" if one.at else ""

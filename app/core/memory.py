@@ -128,6 +128,10 @@ class Memory:
     # who wrote it, set by Mnemo from the path it came in by (`app.core.origin`): one for
     # each memory a merge joined, oldest first; never read from what a writer sends
     origins: list[Origin] = field(default_factory=list)
+    # shown, never stored: what it said before it superseded an older memory, and until
+    # when ({"was": "5432", "until": ISO}; `superseding.change`); set where it is read to
+    # be shown (a search's results, `get`)
+    changed: dict | None = field(default=None, compare=False)
 
     @property
     def origin(self) -> Origin | None:
@@ -155,6 +159,7 @@ class Memory:
     def to_dict(self) -> dict:
         """All fields, JSON-ready (the export format; `origin`, the first of `origins`)."""
         out = asdict(self)
+        del out["changed"]  # (not a stored field)
         out["origins"] = [o.to_dict() for o in self.origins]
         out["origin"] = out["origins"][0] if self.origins else None
         return out
@@ -169,6 +174,7 @@ class Memory:
         # the memory came in by sets them)
         values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
         values.pop("origins", None)
+        values.pop("changed", None)
         text = values.get("text")
         if not isinstance(text, str) or not text.strip():
             raise InputError("a memory needs a non-empty text")
@@ -300,6 +306,8 @@ def public_dict(memory: Memory, score: float | None = None, signals: dict | None
     }
     if memory.deleted_at:
         out["deleted_at"] = memory.deleted_at
+    if memory.changed:
+        out["changed"] = memory.changed
     if score is not None:
         out["score"] = round(float(score), 6)
     if signals is not None:

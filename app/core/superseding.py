@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from datetime import datetime
 
 # A word: letters and digits, with inner apostrophes, dots, colons, slashes, dashes, @ and
 # + kept (don't, 20.12, 10.0.0.1:8080, v1.2.3-rc1, user@host)
@@ -103,3 +104,20 @@ def was(old: str, new: str) -> str:
         for before, _ in changes
     ]
     return ", ".join(s for s in said if s)
+
+
+def change(old: str, new: str, until: str) -> dict:
+    """What a memory that superseded `old` shows: {"was": the old values (or the old text,
+    shortened, when they no longer align: it was edited since), "until": when}."""
+    said = was(old, new) or f"“{old if len(old) <= 80 else old[:79] + '…'}”"
+    return {"was": said, "until": until}
+
+
+def described(changed: dict, now: datetime | None = None) -> str:
+    """ "was 5432 until 28 Nov" (the year when it is not this one; the local day)."""
+    try:
+        at = datetime.fromisoformat(str(changed["until"]).replace("Z", "+00:00")).astimezone()
+    except (KeyError, ValueError):
+        return f"was {changed.get('was', '')}"
+    year = "" if at.year == (now or datetime.now().astimezone()).year else f" {at.year}"
+    return f"was {changed['was']} until {at.day} {at:%b}{year}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 
 from app.core import origin as origins
+from app.core import superseding
 from app.core.display import age, fields_line, isolated, match_spans, snippet, visible
 from app.core.errors import LockedError, NotFoundError
 from app.core.memory import Memory
@@ -79,6 +80,8 @@ def preview_html(memory: Memory, query: str, quiet_color: str = "#595959") -> st
     dates = f"created {age(memory.created_at)}"
     if memory.updated_at and memory.updated_at != memory.created_at:
         dates += f", changed {age(memory.updated_at)}"
+    if memory.changed:  # it superseded an older memory (issue 44)
+        dates += f", {superseding.described(memory.changed)}"
     used = f"recalled {memory.recall_count}×" if memory.recall_count else ""  # by anyone
     seen = f"seen {memory.observation_count}×" if memory.observation_count > 1 else ""
     small = f"font-size:small;color:{quiet_color}"  # readable: 4.5:1 at least
