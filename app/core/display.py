@@ -3,6 +3,7 @@ fields that may mix writing directions."""
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 from datetime import UTC, datetime
@@ -123,3 +124,27 @@ def snippet(text: str, query: str, width: int = 160) -> tuple[str, list[tuple[in
         excerpt += "…"
     spans = [(m.start(), m.end()) for m in pattern.finditer(excerpt)] if pattern else []
     return excerpt, spans
+
+
+def word_changes(old: str, new: str, most: int = 4, width: int = 60) -> list[str]:
+    """What changed from `old` to `new`, word by word, for a glance at a version: each
+    change as `“was” → “now”`, `+ “added”` or `− “removed”` (at most `most` of them, each
+    cut to `width` characters; a last line says how many more)."""
+    before, after = old.split(), new.split()
+
+    def cut(words: list[str]) -> str:
+        text = visible(" ".join(words))
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    found = []
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "replace":
+            found.append(f"“{cut(before[i1:i2])}” → “{cut(after[j1:j2])}”")
+        elif tag == "delete":
+            found.append(f"− “{cut(before[i1:i2])}”")
+        elif tag == "insert":
+            found.append(f"+ “{cut(after[j1:j2])}”")
+    if len(found) > most:
+        found = found[:most] + [f"… and {len(found) - most} more changes"]
+    return found

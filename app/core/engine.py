@@ -35,22 +35,15 @@ from app.core.settings import MODEL_KEYS, Settings, SettingsChange
 from app.core.storage import knowledge, transfer
 from app.core.storage.db import Database
 from app.core.storage.inbox import Candidate, Inbox
-from app.core.storage.store import Filters, Store
+from app.core.storage.store import Filters, Store, check_limit
 from app.core.sync.folder import Folder
 from app.core.sync.service import SyncService
 from app.core.vault import service as vault
 from app.core.vault.service import Vault
+from app.core.version import History
 from app.core.writer import RememberResult, Writer
 
 log = logging.getLogger(__name__)
-
-
-def check_limit(limit) -> int:
-    """How many results a caller asked for, or InputError: 0 used to mean the default, and a
-    negative number one result (recall) or no limit at all (SQL's LIMIT -3, listing)."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InputError(f"limit {limit!r}: give a whole number, at least 1")
-    return limit
 
 
 class Engine:
@@ -381,13 +374,24 @@ class Engine:
         secrets: str = "refuse",
         embed: bool = True,
         expect: dict | None = None,
+        origin: Origin | None = None,
     ) -> Memory:
         """Change the fields given (None: left as it is), checked like `remember`; `expect`:
-        fields as the caller read them, else ConflictError (`Writer.edit`)."""
+        fields as the caller read them, else ConflictError; `origin`: who (`Writer.edit`)."""
         changes = dict(title=title, text=text, reasoning=reasoning, category=category, tags=tags,
             references=references, source_project=source_project, confidence=confidence,
             pinned=pinned, keywords=keywords, thread=thread)  # fmt: skip
-        return self._writer.edit(memory_id, secrets, embed, expect, **changes)
+        return self._writer.edit(memory_id, secrets, embed, expect, origin, **changes)
+
+    def history(self, memory_id: str) -> History:
+        """A memory, its versions (newest first) and what a merge joined into it."""
+        return self._store.history(memory_id)
+
+    def restore_version(
+        self, memory_id: str, seq: int, *, origin: Origin | None = None, embed: bool = True
+    ) -> Memory:
+        """A memory's words back to its version `seq` (`Writer.restore_version`)."""
+        return self._writer.restore_version(memory_id, seq, origin, embed)
 
     def forget(self, ids: list[str]) -> list[str]:
         """Move memories to the trash."""
@@ -527,14 +531,11 @@ class Engine:
     # ---- overview ------------------------------------------------------------------
     def stats(self) -> dict:
         """Counts, model and database facts for `mnemo stats` and the status bar."""
-        facts = health.stats(self._db, self._store, self.model.info)
         snaps = self.vault.backups()
         newest = snaps[0].taken.isoformat() if snaps else None
-        return {
-            **facts,
-            "encryption": self.vault.status(),
-            "snapshots": {"count": len(snaps), "newest": newest},
-        }
+        snapshots = {"count": len(snaps), "newest": newest}
+        facts = health.stats(self._db, self._store, self.model.info)
+        return {**facts, "encryption": self.vault.status(), "snapshots": snapshots}
 
     def health(self) -> list[tuple[bool, str]]:
         """(passed, description) for each `mnemo doctor` check."""

@@ -191,6 +191,16 @@ def joined(groups: list[list[Origin]]) -> list[Origin]:
     return sorted(seen, key=lambda o: o.at)
 
 
+def added(origins: list[Origin], one: Origin) -> list[Origin]:
+    """A memory's origins once `one` changed its words (an edit, a file imported over it):
+    `one` joins them unless the same writer is there already (a person editing their own
+    note twice is one origin; the versions say when)."""
+    same = replace(one, at="", reviewed=False, inferred=False)
+    if any(replace(o, at="", reviewed=False, inferred=False) == same for o in origins):
+        return list(origins)
+    return joined([origins, [one]])
+
+
 # ---- what an older memory's source word says (migration m017) ------------------------
 def from_source(source: str, at: str) -> Origin:
     """The best origin a source word allows: `mcp` was an agent (which one was never

@@ -521,13 +521,16 @@ class Writer:
         secrets: str = "refuse",
         embed: bool = True,
         expect: dict | None = None,
+        origin: Origin | None = None,
         **changes,
     ) -> Memory:
         """Change a memory's fields (only those given); a content change is re-embedded at
         once if possible (`embed` = False leaves it to the backfill, as the desktop app does
-        for a long text). Every changed field is checked for secrets like `remember`.
-        `expect` holds fields as the caller read them: if another process changed one since,
-        ConflictError and nothing is written (an editor never overwrites a change unseen)."""
+        for a long text), and keeps the words it replaced as a version (`origin`: who edits,
+        as the front end knows; it joins the memory's origins). Every changed field is
+        checked for secrets like `remember`. `expect` holds fields as the caller read them:
+        if another process changed one since, ConflictError and nothing is written (an
+        editor never overwrites a change unseen)."""
         changes = {k: v for k, v in changes.items() if v is not None}  # None: not given
         for key in ("title", "text", "reasoning"):
             if changes.get(key) is not None:
@@ -553,11 +556,47 @@ class Writer:
             current = self._store.get(memory_id)
             if current.title == title_from(current.text):  # derived, so it follows the text
                 changes["title"] = title_from(changes["text"])
-        memory = self._store.update(memory_id, expect=expect, **changes)
+        memory = self._store.update(memory_id, expect=expect, origin=origin, **changes)
+        return self._edited(memory, embed)
+
+    def _edited(self, memory: Memory, embed: bool) -> Memory:
+        """After an edit: new words embedded now (`embed`) or by the backfill; the mirror."""
         if embed and self._indexer.lacks_vectors(memory):
             self._indexer.save(memory, self._indexer.embed(memory))
         self._mirror([memory])
         return memory
+
+    def restore_version(
+        self, memory_id: str, seq: int, origin: Origin | None = None, embed: bool = True
+    ) -> Memory:
+        """Make a memory say again what one of its versions (`seq`) said: its title, text and
+        reasoning, with the origins of those words; what it said until now is kept as a
+        version (replaced by `origin`, why 'restore'), so restoring that undoes it. Refused
+        (InputError, nothing changed) for a memory in the trash, a version of another
+        memory, or words it says already."""
+        memory = self._store.get(memory_id)
+        if memory.deleted_at:
+            raise InputError(
+                f"memory {memory.id} is in the trash: restore it first (mnemo restore {memory.id})"
+            )
+        version = next((v for v in self._store.versions.of(memory.id) if v.seq == seq), None)
+        if version is None:
+            raise InputError(f"memory {memory.id} has no such version ({seq})")
+        if version.same_words(memory):
+            raise InputError(
+                f"memory {memory.id} already says what version {version.number} says: "
+                "nothing to restore"
+            )
+        words = {"title": version.title, "text": version.text, "reasoning": version.reasoning}
+        memory = self._store.update(
+            memory.id,
+            expect={"deleted_at": None},  # (trashed meanwhile: TrashedError)
+            origin=origin,
+            why="restore",
+            words_of=version.origins or None,
+            **words,
+        )
+        return self._edited(memory, embed)
 
     def forget(self, ids: list[str]) -> list[str]:
         """Move memories to the trash."""

@@ -470,6 +470,23 @@ def m017_origins(db: apsw.Connection) -> None:
     journal_triggers(db)
 
 
+def m018_memory_versions(db: apsw.Connection) -> None:
+    """What a memory said before each change of its words (issue 44, ADR 0023,
+    `storage/versions.py`): its fields then, the origins of those words (`origin`), when
+    they were written, and when, by whom (an origin, or NULL) and why they were replaced.
+    Read by memory; deleted with it by a purge. Not in the journal: the change of the
+    memory itself is."""
+    db.execute(
+        "CREATE TABLE memory_versions (seq INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, "
+        "title TEXT NOT NULL DEFAULT '', text TEXT NOT NULL, reasoning TEXT NOT NULL "
+        "DEFAULT '', category TEXT NOT NULL DEFAULT 'note', tags TEXT NOT NULL DEFAULT '[]', "
+        "refs TEXT NOT NULL DEFAULT '[]', source_project TEXT, confidence TEXT NOT NULL "
+        "DEFAULT 'medium', origin TEXT NOT NULL DEFAULT '[]', written_at TEXT NOT NULL, "
+        "replaced_at TEXT NOT NULL, replaced_by TEXT, why TEXT NOT NULL)"
+    )
+    db.execute("CREATE INDEX memory_versions_memory ON memory_versions(memory_id, seq)")
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
@@ -488,6 +505,7 @@ MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m015_inbox_sources,
     m016_symbol_words,
     m017_origins,
+    m018_memory_versions,
 )
 
 

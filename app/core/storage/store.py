@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -20,6 +20,8 @@ from app.core.memory import CONFIDENCES, Change, Memory, content_hash, thread_ha
 from app.core.storage.db import Database, in_slices, now
 from app.core.storage.keywords import KeywordIndex
 from app.core.storage.vector_rows import VectorRows
+from app.core.storage.versions import Versions
+from app.core.version import History
 
 COLUMNS = (
     "id, text, title, reasoning, category, tags, refs, source, source_project, confidence, "
@@ -40,6 +42,14 @@ EDITABLE = (
     "keywords",
     "thread",
 )
+
+
+def check_limit(limit) -> int:
+    """How many results a caller asked for, or InputError: 0 used to mean the default, and a
+    negative number one result (recall) or no limit at all (SQL's LIMIT -3, listing)."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InputError(f"limit {limit!r}: give a whole number, at least 1")
+    return limit
 
 
 def _int(value, default: int) -> int:
@@ -216,6 +226,7 @@ class Store:
     def __init__(self, db: Database):
         self.db = db
         self.vectors = VectorRows(db)  # their vectors
+        self.versions = Versions(db)  # what their words were before each change
         self._connected()
         db.on_reopen(self._connected)  # a switch (encrypt, restore) gives another connection
 
@@ -545,12 +556,16 @@ class Store:
         memory_id: str,
         expect: dict | None = None,
         origin: origins.Origin | None = None,
+        why: str = "edit",
+        words_of: list[origins.Origin] | None = None,
         **changes,
     ) -> Memory:
-        """Change fields of a memory; a content change re-stamps it and drops its vectors
-        (and adds `origin`, who made it when not its writers: a file imported, to its
-        origins). With `expect` (field → the value the caller read), a field that differs
-        now means someone else changed it meanwhile: ConflictError, and nothing is written."""
+        """Change fields of a memory. A content change (its words) keeps what they were as
+        a version (replaced by `origin` for `why`), re-stamps it, drops its vectors and adds
+        `origin` (who made it: an editor, a file imported) to its origins, or gives it
+        `words_of` (the origins of the words it takes back: a restore). With `expect`
+        (field → the value the caller read), a field that differs now means someone else
+        changed it meanwhile: ConflictError, and nothing is written."""
         unknown = set(changes) - set(EDITABLE) - {"observation_count"}
         if unknown:
             raise InputError(f"cannot edit {', '.join(sorted(unknown))}")
@@ -567,12 +582,17 @@ class Store:
             content_changed = any(
                 k in CONTENT_FIELDS and getattr(memory, k) != v for k, v in changes.items()
             )
+            before = replace(memory)
             for key, value in changes.items():
                 setattr(memory, key, value)
             if content_changed:
-                if origin is not None:
-                    memory.origins = origins.joined([memory.origins, [origin]])
                 memory.updated_at = now()
+                self.versions.add(memory.id, before, why, origin, memory.updated_at)
+                if words_of:
+                    memory.origins = list(words_of)
+                elif origin is not None:
+                    editor = origin.stamped(memory.updated_at)
+                    memory.origins = origins.added(memory.origins, editor)
                 conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (memory.id,))
                 if "keywords" not in changes:
                     memory.keywords = None  # made again from the new content
@@ -584,16 +604,19 @@ class Store:
             )
         return memory
 
-    def put_synced(self, memory: Memory) -> None:
+    def put_synced(self, memory: Memory, by: origins.Origin | None = None) -> None:
         """Write a memory as sync folded it (`core/sync`): inserted or replaced whole, counts
         and stamps as given; its vectors and keyword labels are kept only when the words
-        they were made from are unchanged."""
+        they were made from are unchanged, and words it replaces are kept as a version
+        (replaced by `by`, the device that sent them, when known)."""
         with self.db.write() as conn:
             rows = conn.execute(
                 "SELECT title, text, reasoning, keywords FROM memories WHERE id = ?",
                 (memory.id,),
             ).fetchall()
             same = bool(rows) and rows[0][:3] == (memory.title, memory.text, memory.reasoning)
+            if rows and not same:
+                self.versions.add(memory.id, self.get(memory.id), "sync", by)
             memory.keywords = _json_list(rows[0][3], None) if same else None
             values = self._columns(memory)
             if not rows:
@@ -618,6 +641,7 @@ class Store:
                 return False
             conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
             conn.execute("DELETE FROM not_duplicates WHERE a = ? OR b = ?", (memory_id, memory_id))
+            self.versions.forget([memory_id])
         return True
 
     def observe(self, memory_id: str) -> Memory:
@@ -673,6 +697,12 @@ class Store:
             (merged_id,),
         )
         return [r[0] for r in rows]
+
+    def history(self, memory_id: str) -> History:
+        """A memory, its versions (newest first) and the memories merged into it."""
+        memory = self.get(memory_id)
+        merged = [self.get(i) for i in self.merged_sources(memory.id)]
+        return History(memory, self.versions.of(memory.id), merged)
 
     def unlink(self, ids: list[str]) -> None:
         """Leave memories in the trash as they are, no longer linked to a merge (the
@@ -748,6 +778,7 @@ class Store:
                 conn.execute(
                     "DELETE FROM not_duplicates WHERE a = ? OR b = ?", (memory_id, memory_id)
                 )
+            self.versions.forget(gone)
             self._said(gone)
         self.db.scrub()
         return len(ids)

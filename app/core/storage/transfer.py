@@ -291,7 +291,9 @@ def _apply_versioned(store: Store, memory: Memory) -> str:
     with store.db.write():
         if changes:  # (new words from a file are that file's: a section naming an id
             # cannot put words under another writer's name)
-            store.update(memory.id, origin=next(iter(memory.origins), None), **changes)
+            store.update(
+                memory.id, origin=next(iter(memory.origins), None), why="import", **changes
+            )
         if trashed:
             store.set_deleted([memory.id], bool(memory.deleted_at))
     return "updated"

@@ -169,8 +169,11 @@ class Ledger:
                     f"(the versions are in the trash; `mnemo unmerge {memory_id}` splits them)",
                 )
                 pending.extend(new)
+            heads = set(folded.heads)
+            last = max((n for n in nodes if n.rev in heads), key=lambda n: n.order, default=None)
             try:
-                self._settle(memory_id, folded, counts, result, write_rows)
+                sender = last.order[1] if last is not None else None
+                self._settle(memory_id, folded, counts, result, write_rows, sender)
             except InputError as exc:  # the same on every device: it stays as it was here
                 problem(self._db, result, "fold", f"memory {memory_id} was not updated: {exc}")
 
@@ -178,6 +181,13 @@ class Ledger:
         """The origins the memory has here (none when it is not here yet)."""
         rows = self._store.texts_of_ids([memory_id])
         return self._store.get(memory_id).origins if rows else []
+
+    def _sent_by(self, device: str | None) -> origins.Origin | None:
+        """Who sent the words a put replaces here: the device of its latest operation (none
+        for this device's own or for the copies no device wrote)."""
+        if device is None or device in ("~", "=") or device == self._identity.device:
+            return None
+        return origins.device(self._device_name(device))
 
     def _device_name(self, device: str) -> str:
         """A device's name as it gave it (its id when it gave none)."""
@@ -219,6 +229,7 @@ class Ledger:
         counts: fold.Counts,
         result: Pass,
         write_rows: bool,
+        sender: str | None = None,
     ) -> None:
         heads = sorted(folded.heads)
         keep = self._state.keep
@@ -257,7 +268,9 @@ class Ledger:
                 or (current.observation_count, current.recall_count, current.last_recalled_at)
                 != (memory.observation_count, memory.recall_count, memory.last_recalled_at)
             ):
-                self._store.put_synced(memory)
+                words = lambda m: (m.title, m.text, m.reasoning)  # noqa: E731
+                by = self._sent_by(sender) if current and words(current) != words(memory) else None
+                self._store.put_synced(memory, by)  # (words replaced: kept as a version)
                 result.applied += 1
         self.synced(
             memory_id,

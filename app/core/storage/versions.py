@@ -1,0 +1,119 @@
+"""The versions of memories in the database (table `memory_versions`, schema 18): what a
+memory said before each change of its words, with who wrote those words, when, and who
+replaced them and why (`core/version.py`, ADR 0023). Local to this database: a version is
+never synced, exported or mirrored."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from app.core import origin as origins
+from app.core.errors import InputError
+from app.core.memory import Memory
+from app.core.storage.db import Database, in_slices, now
+from app.core.version import WHYS, Version
+
+_COLUMNS = (
+    "seq, memory_id, title, text, reasoning, category, tags, refs, source_project, "
+    "confidence, origin, written_at, replaced_at, replaced_by, why"
+)
+
+
+def _list(value) -> list[str]:
+    try:
+        items = json.loads(value) if isinstance(value, str) else []
+    except ValueError:
+        return []
+    return [str(i) for i in items] if isinstance(items, list) else []
+
+
+def _version(row: tuple, number: int) -> Version:
+    by = origins.decode(f"[{row[13]}]") if row[13] else []
+    return Version(
+        seq=row[0],
+        memory_id=row[1],
+        number=number,
+        title=row[2] or "",
+        text=row[3] or "",
+        reasoning=row[4] or "",
+        category=row[5] or "note",
+        tags=_list(row[6]),
+        references=_list(row[7]),
+        source_project=row[8],
+        confidence=row[9] or "medium",
+        origins=origins.decode(row[10]),
+        written_at=row[11] or "",
+        replaced_at=row[12] or "",
+        replaced_by=by[0] if by else None,
+        why=row[14] or "edit",
+    )
+
+
+class Versions:
+    """The versions of memories on one Database (`Store.versions`)."""
+
+    def __init__(self, db: Database):
+        self.db = db
+
+    def add(
+        self,
+        memory_id: str,
+        state: Memory,
+        why: str,
+        by: origins.Origin | None = None,
+        at: str | None = None,
+    ) -> int:
+        """Keep `state` (what a memory said) as a version of `memory_id`, replaced `at`
+        (now) by `by` for `why` (WHYS); inside the caller's write transaction when there is
+        one. The row's number. (`state` may be another memory's: one this one superseded.)"""
+        if why not in WHYS:
+            raise InputError(f"a version is kept for one of {', '.join(WHYS)}, not {why!r}")
+        with self.db.write() as conn:
+            conn.execute(
+                f"INSERT INTO memory_versions ({_COLUMNS.partition(', ')[2]}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    memory_id,
+                    state.title,
+                    state.text,
+                    state.reasoning,
+                    state.category,
+                    json.dumps(state.tags),
+                    json.dumps(state.references),
+                    state.source_project,
+                    state.confidence,
+                    origins.encode(state.origins),
+                    state.updated_at or state.created_at,
+                    at or now(),
+                    json.dumps(by.to_dict(), sort_keys=True) if by is not None else None,
+                    why,
+                ),
+            )
+            return self.db.conn.last_insert_rowid()
+
+    def of(self, memory_id: str) -> list[Version]:
+        """A memory's versions, newest first (numbered from 1, the oldest)."""
+        rows = self.db.query(
+            f"SELECT {_COLUMNS} FROM memory_versions WHERE memory_id = ? ORDER BY seq",
+            (memory_id,),
+        )
+        return [_version(row, n) for n, row in enumerate(rows, 1)][::-1]
+
+    def counts(self, ids: Iterable[str]) -> dict[str, int]:
+        """{id: how many versions} of those of these memories that have any."""
+        out: dict[str, int] = {}
+        for part, marks in in_slices(list(ids)):
+            out.update(
+                self.db.query(
+                    "SELECT memory_id, count(*) FROM memory_versions "
+                    f"WHERE memory_id IN ({marks}) GROUP BY memory_id",
+                    tuple(part),
+                )
+            )
+        return out
+
+    def forget(self, ids: Iterable[str]) -> None:
+        """Delete these memories' versions (a purge: inside its transaction)."""
+        with self.db.write() as conn:
+            conn.executemany("DELETE FROM memory_versions WHERE memory_id = ?", [(i,) for i in ids])

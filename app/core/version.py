@@ -1,0 +1,103 @@
+"""What a memory said before: the versions its words passed through (issue 44, ADR 0023).
+
+Every change of a memory's words (title, text, reasoning) keeps the state it replaced as a
+version, in the same transaction (`Store.update`, `Store.put_synced`): its fields, the
+origins of its words, when they were written, and when, by whom and why they were
+replaced. A memory's history is the memory, its versions (newest first) and, for a merge,
+the memories it was merged from (in the trash: `unmerge` brings them back).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.core.memory import Memory, public_dict
+from app.core.origin import Origin
+
+# Why a version was replaced: a person's or an agent's edit, a file imported over it, words
+# another device sent (sync), an older version restored over it, or (`superseded`) it was
+# another, older memory that this one superseded.
+WHYS = ("edit", "import", "sync", "restore", "superseded")
+REASONS = {
+    "edit": "replaced by an edit",
+    "import": "replaced by an import",
+    "sync": "replaced by words from another device",
+    "restore": "replaced when an older version was restored",
+    "superseded": "an older memory this one superseded",
+}
+
+
+@dataclass
+class Version:
+    """One earlier state of a memory's words, kept when they were replaced."""
+
+    seq: int  # the row's number (unique in the database)
+    memory_id: str
+    number: int  # its place among the memory's versions, 1 the oldest
+    title: str
+    text: str
+    reasoning: str
+    category: str
+    tags: list[str]
+    references: list[str]
+    source_project: str | None
+    confidence: str
+    origins: list[Origin]  # who wrote these words
+    written_at: str  # when these words were written (the memory's updated_at then)
+    replaced_at: str
+    replaced_by: Origin | None  # who replaced them, when known
+    why: str  # WHYS
+
+    @property
+    def reason(self) -> str:
+        """Why it was replaced, in words."""
+        return REASONS.get(self.why, self.why)
+
+    def same_words(self, memory: Memory) -> bool:
+        """Whether `memory` says what this version says (title, text, reasoning)."""
+        mine = (self.title, self.text, self.reasoning)
+        return mine == (memory.title, memory.text, memory.reasoning)
+
+    def to_dict(self) -> dict:
+        """The JSON shape (`mnemo history --json`)."""
+        return {
+            "number": self.number,
+            "seq": self.seq,
+            "memory_id": self.memory_id,
+            "title": self.title,
+            "text": self.text,
+            "reasoning": self.reasoning,
+            "category": self.category,
+            "tags": self.tags,
+            "references": self.references,
+            "project": self.source_project,
+            "confidence": self.confidence,
+            "origins": [o.to_dict() for o in self.origins],
+            "written_at": self.written_at,
+            "replaced_at": self.replaced_at,
+            "replaced_by": self.replaced_by.to_dict() if self.replaced_by else None,
+            "why": self.why,
+        }
+
+
+@dataclass
+class History:
+    """A memory as it is now, the versions its words passed through (newest first), and
+    the memories a merge joined into it (in the trash; `unmerge` brings them back)."""
+
+    memory: Memory
+    versions: list[Version] = field(default_factory=list)
+    merged_from: list[Memory] = field(default_factory=list)
+
+    def version(self, number: int) -> Version | None:
+        """The version with this number (1 the oldest), or None."""
+        return next((v for v in self.versions if v.number == number), None)
+
+    def to_dict(self) -> dict:
+        """The JSON shape (`mnemo history --json`)."""
+        return {
+            "memory": public_dict(self.memory),
+            "versions": [v.to_dict() for v in self.versions],
+            "merged_from": [public_dict(m) for m in self.merged_from],
+            "merged_into": self.memory.merged_into if self.memory.deleted_at else None,
+        }
