@@ -216,6 +216,7 @@ class Engine:
         )
         if track and result.results and not self._db.read_only:
             self.mark_used([r.memory.id for r in result.results])
+        self._store.noting_changes([r.memory for r in result.results])  # (what they superseded)
         return result
 
     def context(
@@ -265,8 +266,8 @@ class Engine:
         self._store.record_recall(ids)
 
     def get(self, memory_id: str, include_deleted: bool = True) -> Memory:
-        """One memory by id or unique id prefix."""
-        return self._store.get(memory_id, include_deleted)
+        """One memory by id or unique id prefix (saying what it superseded, if it did)."""
+        return self._store.noting_changes([self._store.get(memory_id, include_deleted)])[0]
 
     def listing(
         self,

@@ -366,7 +366,7 @@ class Writer:
             if older.deleted_at:
                 raise InputError(f"{older.id} is in the trash: restore it first, or reject")
             by = origins.person("inbox").stamped(now())
-            self._store.versions.add(newer.id, older, why=SUPERSEDES, by=by, at=by.at)
+            self._store.versions.add(newer.id, older, why="superseded", by=by, at=by.at)
             self._store.set_deleted([older.id], True)
             if older.pinned and not newer.pinned:
                 newer = self._store.update(newer.id, pinned=True)

@@ -126,3 +126,42 @@ def test_a_capture_accepted_from_the_inbox_is_proposed_too(engine):
     assert accepted.status is Remembered.STORED and accepted.supersedes.id == older.id
     (proposal,) = engine.inbox()
     assert proposal.rule == "supersedes" and proposal.agent == "codex"
+
+
+def test_accepted_the_older_becomes_a_version_and_recall_says_when_it_changed(engine):
+    older = engine.remember(OLD, origin=origins.person("cli")).memory
+    engine.edit(older.id, pinned=True)
+    newer = engine.remember(NEW, origin=origins.agent("codex"))
+    # WHEN a person accepts the proposal
+    (done,) = engine.accept([newer.proposal])
+    # THEN the newer memory is current, the older one's words are its version (with their
+    # origin, replaced now by the person), and the older memory is in the trash
+    assert done.status is Remembered.SUPERSEDED and done.memory.id == newer.memory.id
+    assert done.supersedes.id == older.id and engine.inbox() == []
+    assert engine.get(older.id).deleted_at and engine.get(newer.memory.id).pinned
+    (version,) = engine.history(newer.memory.id).versions
+    assert (version.text, version.why) == (OLD, "superseded")
+    assert version.origins[0].kind == "person" and version.replaced_by.kind == "person"
+    # AND recall answers with the current value, saying what it was and until when
+    result = engine.recall("which port does the staging database listen on")
+    top = result.results[0].memory
+    assert top.id == newer.memory.id and "6543" in top.text
+    assert top.changed["was"] == "5432" and top.changed["until"] == version.replaced_at
+    item = result.to_dict()["results"][0]
+    assert item["changed"] == top.changed
+    assert engine.get(newer.memory.id).changed == top.changed  # show, MCP get_memory
+    assert "changed" not in engine.get(newer.memory.id).to_dict()  # (never stored)
+
+
+def test_a_stale_proposal_changes_nothing_and_says_why(engine):
+    from app.core.errors import InputError
+
+    older = engine.remember(OLD).memory
+    newer = engine.remember(NEW)
+    engine.forget([newer.memory.id])
+    with pytest.raises(InputError, match="moved to the trash"):
+        engine.accept([newer.proposal])
+    assert not engine.get(older.id).deleted_at and engine.history(older.id).versions == []
+    assert [c.id for c in engine.inbox()] == [newer.proposal]
+    with pytest.raises(InputError, match="as it is"):
+        engine.accept([newer.proposal], text="edited")

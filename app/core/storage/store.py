@@ -10,6 +10,7 @@ import numpy as np
 
 from app.core import dates
 from app.core import origin as origins
+from app.core import superseding
 from app.core.errors import (
     ConflictError,
     InputError,
@@ -249,6 +250,15 @@ class Store:
         if not rows or (rows[0][16] and not include_deleted):
             raise NotFoundError(f"no memory with id {memory_id!r}")
         return row_to_memory(rows[0])
+
+    def noting_changes(self, memories: list[Memory]) -> list[Memory]:
+        """These memories, each one that superseded an older memory saying what that one
+        said and until when (`Memory.changed`, issue 44), to be shown."""
+        found = self.versions.superseded(m.id for m in memories)
+        for m in memories:
+            if m.id in found:
+                m.changed = superseding.change(found[m.id][0], m.text, found[m.id][1])
+        return memories
 
     def find_by_hash(self, digest: str, thread: str | None = None) -> Memory | None:
         """A memory (live first, then trashed) of this thread (or of none) whose text has

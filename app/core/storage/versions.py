@@ -113,6 +113,19 @@ class Versions:
             )
         return out
 
+    def superseded(self, ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """{id: (the text, when it was replaced)} of the older memory each of these most
+        recently superseded, for those that superseded one."""
+        out: dict[str, tuple[str, str]] = {}
+        for part, marks in in_slices(list(ids)):
+            rows = self.db.query(
+                "SELECT memory_id, text, replaced_at FROM memory_versions "
+                f"WHERE why = 'superseded' AND memory_id IN ({marks}) ORDER BY seq",
+                tuple(part),
+            )
+            out.update((memory_id, (text, at)) for memory_id, text, at in rows)
+        return out
+
     def forget(self, ids: Iterable[str]) -> None:
         """Delete these memories' versions (a purge: inside its transaction)."""
         with self.db.write() as conn:
