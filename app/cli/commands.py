@@ -166,7 +166,8 @@ def edit(args: Namespace) -> int:
     changes["source_project"] = args.project
     if all(v is None for v in changes.values()):
         raise InputError("nothing to change: give at least one of --title, --text, ...")
-    memory = _engine().edit(args.id, secrets=args.secrets, **changes)
+    who = origins.at_the_command_line(os.environ)
+    memory = _engine().edit(args.id, secrets=args.secrets, origin=who, **changes)
     if args.json:
         print(json.dumps(memory.to_dict(), ensure_ascii=False))
     else:

@@ -131,8 +131,8 @@ def _memory_commands(sub) -> None:
 
 
 def _browse_commands(sub) -> None:
-    """show, edit, forget, unmerge, restore, list."""
-    from app.cli import commands
+    """show, edit, forget, unmerge, history, restore, list."""
+    from app.cli import commands, history
 
     p = sub.add_parser("show", help="show one memory")
     p.add_argument("id")
@@ -168,6 +168,14 @@ def _browse_commands(sub) -> None:
     p = sub.add_parser("unmerge", help="undo a merge: bring back its originals")
     p.add_argument("id", metavar="MERGED_ID")
     p.set_defaults(func=commands.unmerge)
+
+    p = sub.add_parser(
+        "history", help="the versions of a memory's words (and what a merge joined); restore one"
+    )
+    p.add_argument("id")
+    p.add_argument("--restore", type=int, metavar="N", help="make it say what version N said")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=history.history)
 
     p = sub.add_parser(
         "restore", help="bring memories back from the trash, or restore a snapshot FILE"
