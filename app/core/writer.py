@@ -419,9 +419,9 @@ class Writer:
             return
         was = superseding.was(older.text, newer.text)
         result.supersedes, result.proposal = older, proposal.id
-        said = f"another value than {was!r} in" if was else "the opposite of"
-        told = f"it says {said} {older.id} ({older.display_title}): "
-        told += "proposed in the inbox as superseding it"
+        now = superseding.was(newer.text, older.text)  # (the new values)
+        said = f"{now or '…'} where {older.id} says {was}" if was else f"the opposite of {older.id}"
+        told = f"it says {said} ({older.display_title}): proposed in the inbox as superseding it"
         result.notice = f"{result.notice}; {told}" if result.notice else told
 
     def _observe_if_known(self, memory: Memory) -> RememberResult | None:

@@ -1,0 +1,56 @@
+"""Issue 44, done when: "The staging database now listens on port 6543" stored after "… port
+5432" is proposed as superseding, and once accepted recall answers 6543 and shows 5432 as its
+history. Real processes, the real model."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import run_cli
+
+OLD = "The staging database listens on port 5432."
+NEW = "The staging database now listens on port 6543."
+
+
+def _out(*args: str) -> str:
+    done = run_cli(*args)
+    assert done.returncode == 0, done.stderr.decode()
+    return done.stdout.decode()
+
+
+def test_a_new_port_is_proposed_accepted_and_recall_answers_it_with_its_history(mnemo_home):
+    older = json.loads(_out("remember", OLD, "--json"))["id"]
+    # WHEN the new value is remembered: stored (exit 0, not "Not stored: very similar")
+    done = run_cli("remember", NEW)
+    said = done.stderr.decode()
+    assert done.returncode == 0 and done.stdout.decode().startswith("Remembered ")
+    assert "5432" in said and "superseding" in said and "mnemo inbox accept" in said
+    # THEN the inbox shows the proposal, both texts side by side
+    listed = _out("inbox")
+    assert f"[supersedes {older}]" in listed and NEW in listed and f"which said: {OLD}" in listed
+    (proposal,) = json.loads(_out("inbox", "--json"))
+    # WHEN a person accepts it
+    accepted = _out("inbox", "accept", proposal["id"])
+    newer = accepted.split()[0]
+    assert f"supersedes {older}" in accepted and f"mnemo history {newer}" in accepted
+    # THEN recall answers 6543, saying what it was and until when
+    found = _out("recall", "staging database port")
+    first = found.split("\n2. ")[0]
+    assert "6543" in first and "(was 5432 until " in first
+    (top, *_) = json.loads(_out("recall", "staging database port", "--json"))["results"]
+    assert top["id"] == newer and top["changed"]["was"] == "5432"
+    # AND its history holds the older words, with who wrote them
+    history = _out("history", newer)
+    assert OLD in history and "superseded" in history
+    # AND the older memory is in the trash, not deleted
+    assert "in trash since" in _out("show", older)
+
+
+def test_a_refused_proposal_keeps_both(mnemo_home):
+    _out("remember", OLD)
+    run_cli("remember", NEW)
+    (proposal,) = json.loads(_out("inbox", "--json"))
+    assert "Rejected 1" in _out("inbox", "reject", proposal["id"])
+    listed = _out("list")
+    assert "5432" in listed and "6543" in listed
+    assert json.loads(_out("inbox", "--json")) == []
