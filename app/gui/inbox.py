@@ -18,6 +18,19 @@ from app.gui.worker import Worker
 Qt = QtCore.Qt
 
 
+def accepted_message(done: list) -> str:
+    """What accepting did: stored, and older memories superseded (their words now a version
+    of the newer one)."""
+    superseded = sum(r.supersedes is not None and r.status == "superseded" for r in done)
+    said = [f"Stored {len(done) - superseded} as memories"] if len(done) > superseded else []
+    if superseded:
+        said.append(
+            f"{superseded} older memor{'y' if superseded == 1 else 'ies'} superseded: "
+            "their words are in the newer one's History, the older ones in the trash"
+        )
+    return "; ".join(said)
+
+
 class InboxDialog(QtWidgets.QDialog):
     """The candidates waiting, one selected at a time with its text to edit."""
 
@@ -30,6 +43,7 @@ class InboxDialog(QtWidgets.QDialog):
         self.resize(760, 460)
         self.worker = worker
         self.candidates: list[Candidate] = []
+        self._done = ""  # what accepting or rejecting just did, said once the list is back
 
         self.list = QtWidgets.QListWidget(objectName="inboxList")
         self.list.setSelectionMode(QtWidgets.QAbstractItemView.ExtendedSelection)
@@ -119,8 +133,10 @@ class InboxDialog(QtWidgets.QDialog):
         empty = not candidates
         self.accept_button.setEnabled(not empty)
         self.reject_button.setEnabled(not empty)
-        if empty:
-            self.status.setText("Nothing waits: what your agents capture shows here.")
+        if empty:  # (what was just done stays said)
+            done = f"{self._done}. Nothing else waits." if self._done else ""
+            self.status.setText(done or "Nothing waits: what your agents capture shows here.")
+        self._done = ""
         self.counted.emit(len(candidates))
 
     def _show(self, row: int) -> None:
@@ -172,7 +188,7 @@ class InboxDialog(QtWidgets.QDialog):
                 text = edited
         self.worker.call(
             lambda e: e.accept(ids, text),
-            lambda done: self._did(f"Stored {len(done)} as memories"),
+            lambda done: self._did(accepted_message(done)),
             self._failed,
             INTERACTIVE,
             writes=True,
@@ -192,6 +208,7 @@ class InboxDialog(QtWidgets.QDialog):
 
     def _did(self, message: str) -> None:
         self.status.setText(message)
+        self._done = message
         self.load()
 
     def _failed(self, message: str) -> None:

@@ -118,3 +118,38 @@ def test_a_files_imported_candidates_are_accepted_at_once(qtbot, worker, setting
     assert dialog.status.text() == "Stored 3 as memories"
     assert dialog.candidates[0].text == "The VPN config lives in ops/vpn."
     assert not dialog.same_file.isEnabled()  # (it came from no file)
+
+
+def test_a_proposal_to_supersede_shows_both_texts_and_accepting_it_keeps_the_older_words(
+    qtbot, worker, settings, embedder
+):
+    from app.gui.inbox import InboxDialog
+
+    old = "The staging database listens on port 5432."
+    new = "The staging database now listens on port 6543."
+    engine = Engine(settings=settings, embedder=embedder)  # (another process's, as an agent's)
+    try:
+        older = engine.remember(old).memory
+        newer = engine.remember(new).memory
+    finally:
+        engine.close()
+    dialog = InboxDialog(worker)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=15_000)
+    # THEN it shows the newer text, read-only, and the older beside it with what accepting does
+    assert dialog.text.toPlainText() == new and dialog.text.isReadOnly()
+    said = dialog.said.text()
+    assert f"Supersedes {older.id}" in said and old in said and "History" in said
+    assert "supersedes" in dialog.list.item(0).text()
+    # WHEN it is accepted
+    qtbot.mouseClick(dialog.accept_button, QtCore.Qt.LeftButton)
+    qtbot.waitUntil(lambda: dialog.list.count() == 0, timeout=15_000)
+    assert dialog.status.text().startswith("1 older memory superseded: their words")
+    assert dialog.status.text().endswith("Nothing else waits.")
+    # THEN the older words are a version of the newer memory, the older one is in the trash
+    found = []
+    worker.call(lambda e: (e.history(newer.id), e.get(older.id)), found.append)
+    qtbot.waitUntil(lambda: bool(found), timeout=15_000)
+    history, gone = found[0]
+    assert [v.text for v in history.versions] == [old] and gone.deleted_at

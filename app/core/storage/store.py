@@ -8,9 +8,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from app.core import dates
+from app.core import dates, superseding
 from app.core import origin as origins
-from app.core import superseding
 from app.core.errors import (
     ConflictError,
     InputError,
