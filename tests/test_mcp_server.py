@@ -20,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 
 import app
 from app.core import paths
-from tests.conftest import REPO, wait
+from tests.conftest import REPO, run_cli, wait
 
 
 def _params() -> StdioServerParameters:
@@ -220,6 +220,24 @@ def test_an_agents_near_duplicate_is_stored_and_linked_never_merged(mnemo_home):
             assert again["text"] == LEARNING["description"] and "deleted_at" not in again
 
     asyncio.run(session())
+
+
+def test_an_agents_new_value_is_stored_and_proposed_as_superseding_the_old(mnemo_home):
+    # issue 44: the agent learns that a value changed; a person decides in the inbox
+    async def session() -> None:
+        async with Client(_params()) as client:
+            old = {**LEARNING, "description": "The staging database listens on port 5432."}
+            first = _payload(await client.call_tool("store_memory", old))
+            new = {**old, "description": "The staging database now listens on port 6543."}
+            second = _payload(await client.call_tool("store_memory", new))
+            assert second["status"] == "stored" and second["id"] != first["id"]
+            assert second["supersedes"]["id"] == first["id"]
+            assert second["supersedes"]["was"] == "5432" and "superseding" in second["notice"]
+            return second["supersedes"]["proposal"]
+
+    proposal = asyncio.run(session())
+    listed = json.loads(run_cli("inbox", "--json").stdout)
+    assert [(c["id"], c["rule"]) for c in listed] == [(proposal, "supersedes")]
 
 
 # ---- under load (issue 8 "MCP server under load", issue 10 "a large store_memory") ----
