@@ -459,3 +459,22 @@ def test_the_popup_and_the_clipboard_store_as_the_persons_from_each(qtbot, runni
     found = stored()
     assert [(o.kind, o.name) for o in found["Bluebird"].origins] == [("person", "clipboard")]
     assert [(o.kind, o.name) for o in found["boat"].origins] == [("person", "popup")]
+
+
+def test_a_new_value_remembered_in_the_app_is_proposed_and_its_notification_opens_the_inbox(
+    qtbot, running_app
+):
+    # Issue 44: the popup and Remember clipboard store a new value (not the near-duplicate
+    # question) and say it waits in the inbox as superseding the old one.
+    app = running_app
+    app.remember_text("The weekly standup starts at 9:30.", "clipboard")
+    qtbot.waitUntil(lambda: app.status()["last_notification"][:1] == ["Remembered"], timeout=10_000)
+    app.remember_text("The weekly standup now starts at 10:15.", "clipboard")
+    qtbot.waitUntil(lambda: "superseding" in app.status()["last_notification"][1], timeout=10_000)
+    assert app.duplicate_choice is None
+    label, review = app.last_action
+    assert label == "Review in the inbox"
+    review()  # clicked: the inbox opens with the proposal
+    dialog = app.manager.inbox_dialog
+    qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=10_000)
+    assert dialog.candidates[0].rule == "supersedes" and "9:30" in dialog.said.text()
