@@ -594,7 +594,11 @@ def inbox(args: Namespace) -> int:
             where = f", {visible(c.project)}" if c.project else ""
             replacing = c.rule == SUPERSEDES
             near = f", close to {c.similar}" if c.similar and not replacing else ""
-            near += f" {c.similar}" if replacing else ""
+            near += (
+                f" {c.similar}" + (f", by {visible(c.agent)}" if c.agent else "")
+                if replacing
+                else ""
+            )
             came = f", from {visible(_home_relative(Path(c.source)))}" if c.source else ""
             print(f"{c.id}  [{c.rule}{where}{seen}{near}{came}] {visible(c.text)}")
             if replacing:

@@ -115,6 +115,8 @@ class InboxDialog(QtWidgets.QDialog):
             where = f" · {candidate.project}" if candidate.project else ""
             seen = f" · said {candidate.seen}×" if candidate.seen > 1 else ""
             came = f" · {candidate.agent}, {_file(candidate.source)}" if candidate.source else ""
+            if candidate.rule == SUPERSEDES and candidate.agent:
+                came += f" · written by {candidate.agent}"  # (an agent's claim: whose it is)
             item = QtWidgets.QListWidgetItem(
                 f"{candidate.text}\n{candidate.rule}{where}{seen}{came}"
             )
