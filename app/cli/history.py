@@ -39,11 +39,12 @@ def print_history(history: History) -> None:
     """The memory now, each version newest first, and what a merge joined."""
     m = history.memory
     print(f"{visible(m.display_title)}  (memory {m.id})\n")
-    print(f"now   written {_when(m.updated_at)} by {visible(origins.summary(m.origins))}")
+    verb = "changed" if history.versions else "written"
+    print(f"now   {verb} {_when(m.updated_at)} by {visible(history.now_by())}")
     print("\n".join(_words(m.title, m.text, m.reasoning)))
     newer = m.text
     for version in history.versions:
-        print(_version_block(version, newer))
+        print(_version_block(version, newer, history.written_by(version)))
         newer = version.text
     if history.merged_from:
         n = len(history.merged_from)
@@ -73,12 +74,11 @@ def print_history(history: History) -> None:
         print("\nNo earlier versions: its words have not changed here.")
 
 
-def _version_block(version: Version, newer: str) -> str:
+def _version_block(version: Version, newer: str, written_by: str) -> str:
     by = f" by {visible(version.replaced_by.describe())}" if version.replaced_by else ""
     lines = [
         "",
-        f"{version.number:<5} written {_when(version.written_at)} by "
-        f"{visible(origins.summary(version.origins))}",
+        f"{version.number:<5} written {_when(version.written_at)} by {visible(written_by)}",
         f"      {version.reason}, {_when(version.replaced_at)}{by}",
         *_words(version.title, version.text, version.reasoning),
     ]
