@@ -62,9 +62,8 @@ def print_history(history: History) -> None:
             f"mnemo unmerge {m.merged_into} brings this back)"
         )
     elif m.deleted_at:
-        print(
-            f"\nIn the trash: mnemo restore {m.id} brings it back (then a version can be restored)"
-        )
+        then = " (then a version can be restored)" if history.versions else ""
+        print(f"\nIn the trash: mnemo restore {m.id} brings it back{then}")
     if history.versions and not m.deleted_at:
         print(
             f"\nRestore one: mnemo history {m.id} --restore N (what it replaces is kept as a "
