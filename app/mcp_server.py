@@ -186,9 +186,15 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
 
     @server.tool()
     async def get_memory(id: str) -> dict:  # noqa: A002 - the tool's public argument name
-        """One memory by its id (or a unique prefix of at least 4 characters)."""
+        """One memory by its id (or a unique prefix of at least 4 characters), and how many
+        earlier versions of its words it has (`mnemo history ID` lists them)."""
         required(id=id)
-        return await core.run(lambda engine: public_dict(engine.get(id)))
+
+        def get(engine: Engine) -> dict:
+            found = engine.history(id)
+            return {**public_dict(found.memory), "versions": len(found.versions)}
+
+        return await core.run(get)
 
     @server.tool()
     async def list_recent(limit: int = 20) -> dict:

@@ -96,14 +96,16 @@ def test_front_ends_never_import_storage_internals():
 
 def test_every_front_end_that_stores_a_memory_names_its_origin():
     # Issue 44: the origin is set by Mnemo from the path a memory came in by. A front end
-    # that called `remember` without one would store a person's origin for what it wrote.
+    # that called `remember` without one would store a person's origin for what it wrote;
+    # an `edit` or a `restore_version` without one would keep no editor with the words it
+    # replaced (ADR 0023).
     missing = []
     for path in _modules(*FRONT_ENDS, APP / "agents"):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "remember"
+                and node.func.attr in ("remember", "edit", "restore_version")
                 and not any(k.arg == "origin" for k in node.keywords)
             ):
                 missing.append(f"{path.relative_to(APP)}:{node.lineno}")

@@ -20,6 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 
 import app
 from app.core import paths
+from app.core.engine import Engine
 from tests.conftest import REPO, run_cli, wait
 
 
@@ -87,6 +88,11 @@ def test_store_search_get_forget_and_validation_over_stdio(mnemo_home):
             got = _payload(await client.call_tool("get_memory", {"id": stored["id"]}))
             assert got["reasoning"] == LEARNING["reasoning"]
             assert got["references"] == ["importer/csv.py"] and got["recall_count"] == 1
+            assert got["versions"] == 0  # (no edit yet: `mnemo history` would list them)
+            with Engine() as engine:  # a person edits it meanwhile
+                engine.edit(stored["id"], reasoning="Seen twice.", embed=False, origin=None)
+            edited = _payload(await client.call_tool("get_memory", {"id": stored["id"]}))
+            assert edited["versions"] == 1 and edited["reasoning"] == "Seen twice."
             recent = _payload(await client.call_tool("list_recent", {"limit": 5}))
             assert [m["id"] for m in recent["results"]] == [stored["id"]]
 

@@ -222,7 +222,7 @@ def _forget_origin(args: Namespace) -> int:
         print(f"  … and {count - SHOWN_FIRST} more (mnemo list --origin {args.origin} lists them)")
     mixed = sum(len({(o.kind, o.name) for o in m.origins}) > 1 for m in found)
     if mixed:
-        print(f"  ({mixed} of them are merges holding words of other origins too)")
+        print(f"  ({mixed} of them hold words of other origins too: merges, or edited since)")
     if not args.yes:
         if sys.stdin is None or not sys.stdin.isatty():
             raise InputError(f"not moved: say --yes to move these {count} to the trash")

@@ -39,11 +39,12 @@ def print_history(history: History) -> None:
     """The memory now, each version newest first, and what a merge joined."""
     m = history.memory
     print(f"{visible(m.display_title)}  (memory {m.id})\n")
-    print(f"now   written {_when(m.updated_at)} by {visible(origins.summary(m.origins))}")
+    verb = "changed" if history.versions else "written"
+    print(f"now   {verb} {_when(m.updated_at)} by {visible(history.now_by())}")
     print("\n".join(_words(m.title, m.text, m.reasoning)))
     newer = m.text
     for version in history.versions:
-        print(_version_block(version, newer))
+        print(_version_block(version, newer, history.written_by(version)))
         newer = version.text
     if history.merged_from:
         n = len(history.merged_from)
@@ -61,9 +62,8 @@ def print_history(history: History) -> None:
             f"mnemo unmerge {m.merged_into} brings this back)"
         )
     elif m.deleted_at:
-        print(
-            f"\nIn the trash: mnemo restore {m.id} brings it back (then a version can be restored)"
-        )
+        then = " (then a version can be restored)" if history.versions else ""
+        print(f"\nIn the trash: mnemo restore {m.id} brings it back{then}")
     if history.versions and not m.deleted_at:
         print(
             f"\nRestore one: mnemo history {m.id} --restore N (what it replaces is kept as a "
@@ -73,12 +73,11 @@ def print_history(history: History) -> None:
         print("\nNo earlier versions: its words have not changed here.")
 
 
-def _version_block(version: Version, newer: str) -> str:
+def _version_block(version: Version, newer: str, written_by: str) -> str:
     by = f" by {visible(version.replaced_by.describe())}" if version.replaced_by else ""
     lines = [
         "",
-        f"{version.number:<5} written {_when(version.written_at)} by "
-        f"{visible(origins.summary(version.origins))}",
+        f"{version.number:<5} written {_when(version.written_at)} by {visible(written_by)}",
         f"      {version.reason}, {_when(version.replaced_at)}{by}",
         *_words(version.title, version.text, version.reasoning),
     ]

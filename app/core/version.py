@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from app.core.memory import Memory, public_dict
-from app.core.origin import Origin
+from app.core.origin import Origin, summary
 
 # Why a version was replaced: a person's or an agent's edit, a file imported over it, words
 # another device sent (sync), an older version restored over it, or (`superseded`) it was
@@ -88,6 +88,22 @@ class History:
     memory: Memory
     versions: list[Version] = field(default_factory=list)
     merged_from: list[Memory] = field(default_factory=list)
+
+    def now_by(self) -> str:
+        """Who the memory's words now are by, for a person: who last changed them (the
+        newest version's replacer), else who wrote it."""
+        last = self.versions[0] if self.versions else None
+        if last is None:
+            return summary(self.memory.origins)
+        return last.replaced_by.describe() if last.replaced_by else "someone unknown"
+
+    def written_by(self, version: Version) -> str:
+        """Who wrote a version's words, for a person: who replaced the version before it
+        (when known), else the origins the memory had then."""
+        older = self.version(version.number - 1)
+        if older is not None and older.replaced_by is not None:
+            return older.replaced_by.describe()
+        return summary(version.origins)
 
     def version(self, number: int) -> Version | None:
         """The version with this number (1 the oldest), or None."""

@@ -265,6 +265,8 @@ class Manager(QtWidgets.QMainWindow):
         # Changes made by the CLI or an agent show up here within two seconds (the worker
         # watches the database for the whole app).
         worker.changedElsewhere.connect(self._changed_elsewhere)
+        self.history_view.restored.connect(self._restored)
+        self.history_view.unmerge_asked.connect(self.removals.unmerge)
 
     # ---- browsing --------------------------------------------------------------------
     def _fill_filters(self) -> None:
@@ -406,6 +408,7 @@ class Manager(QtWidgets.QMainWindow):
             self._search()
         else:
             self.table_model.reload()
+        self.history_view.reload()
         self._update_status()
 
     def _rows_arrived(self) -> None:
@@ -523,6 +526,8 @@ class Manager(QtWidgets.QMainWindow):
 
     def _load(self, memory: Memory | None) -> None:
         self._current = memory
+        if memory is None or self.history_view.memory_id != memory.id:
+            self.history_view.show_memory(memory)
         m = memory or Memory(id="", text="")
         self.f_title.setText(m.title)
         # A huge text (a pasted log, a book) opens by its start at once, read-only; the
@@ -598,6 +603,11 @@ class Manager(QtWidgets.QMainWindow):
         # The refresh that follows every write selects it when it is in view; the list
         # is never narrowed to this one memory.
         self._keep_selected = memory.id
+
+    def _restored(self, memory_id: str, message: str) -> None:
+        """A version restored from the History tab: the refresh that follows selects it."""
+        self._keep_selected = memory_id
+        self.statusBar().showMessage(message, 8000)
 
     # ---- trash, purge and merge (`removals.py`) ----------------------------------------
     def delete_selected(self) -> None:

@@ -4,6 +4,7 @@ its attributes; the window (`manager.py`) connects and drives them."""
 
 from __future__ import annotations
 
+from app.gui.history_view import HistoryView
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
 
 
@@ -12,9 +13,14 @@ def set_up(window) -> None:
     bar = _filter_bar(window)
     _table(window)
     window.editor = _editor(window)
+    # the selected memory: its fields to edit, and the versions of its words (issue 44)
+    window.history_view = HistoryView(window.worker)
+    window.side = QtWidgets.QTabWidget(objectName="sideTabs")
+    window.side.addTab(window.editor, "Edit")
+    window.side.addTab(window.history_view, "History")
     split = window.splitter = QtWidgets.QSplitter(objectName="managerSplitter")
     split.addWidget(window.table)
-    split.addWidget(window.editor)
+    split.addWidget(window.side)
     split.setSizes([720, 380])
     central = QtWidgets.QWidget()
     layout = QtWidgets.QVBoxLayout(central)

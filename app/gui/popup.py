@@ -866,7 +866,7 @@ class Popup(QtWidgets.QWidget):
         pinned = not memory.pinned
         self._select_id = memory.id
         self.worker.call(
-            lambda engine: engine.edit(memory.id, pinned=pinned),
+            lambda engine: engine.edit(memory.id, pinned=pinned, origin=origins.person("popup")),
             lambda _memory: self.report(
                 f"{'Pinned' if pinned else 'Unpinned'} “{memory.display_title}”."
             ),

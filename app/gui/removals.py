@@ -86,6 +86,11 @@ class Removals:
         elif merged:
             self.window._write(lambda e: e.unmerge(merged), lambda ids: self._unmerged(merged, ids))
 
+    def unmerge(self, merged: str) -> None:
+        """Undo a merge (its History tab's *Unmerge*): the originals come back as they were,
+        the merged memory goes to the trash."""
+        self.window._write(lambda e: e.unmerge(merged), lambda ids: self._unmerged(merged, ids))
+
     def _unmerged(self, merged: str, ids: list[str]) -> None:
         """The merged memory went to the trash: the editor lets go of it (a save would have
         gone into the trash, where nothing finds it)."""

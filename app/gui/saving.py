@@ -21,6 +21,9 @@ CHECKED_FIELDS = (
 )  # fmt: skip
 
 
+MANAGER = origin.person("manager")  # who writes through the manager's editor
+
+
 class Saving:
     """The saves of one manager window's editor (`Manager.saving`)."""
 
@@ -57,12 +60,12 @@ class Saving:
                     reasoning=fields["reasoning"],
                     references=fields["references"],
                     confidence=fields["confidence"],
-                    origin=origin.person("manager"),
+                    origin=MANAGER,
                     force=True,
                     embed=inline,  # a long text: in the background, slice by slice
                 )
                 if pinned:
-                    engine.edit(result.memory.id, pinned=True)
+                    engine.edit(result.memory.id, pinned=True, origin=MANAGER)
                 return result
 
             window._write(create, window._saved)
@@ -103,7 +106,7 @@ class Saving:
             )
 
         window.worker.call(
-            lambda e: e.edit(memory_id, embed=inline, expect=expect, **changes),
+            lambda e: e.edit(memory_id, embed=inline, expect=expect, origin=MANAGER, **changes),
             window._saved,
             gone,
             INTERACTIVE,
@@ -128,7 +131,7 @@ class Saving:
         answer = conflict_question.ask(window, loaded, other, changes)
         if answer == conflict_question.REPLACE:
             window.worker.call(
-                lambda e: e.edit(memory_id, embed=inline, **changes),
+                lambda e: e.edit(memory_id, embed=inline, origin=MANAGER, **changes),
                 window._saved,
                 window._failed_write,
                 INTERACTIVE,

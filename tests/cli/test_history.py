@@ -29,7 +29,7 @@ def test_history_lists_each_version_with_who_wrote_and_replaced_it(word_model, c
     assert main(["history", memory_id[:8]]) == 0
     out = capsys.readouterr().out
     now, version = out.split("\n1 ")
-    assert "port 6543" in now and "written" in now
+    assert "port 6543" in now and "changed" in now and "by you (cli)" in now
     assert "by agent claude-code" in version and "replaced by an edit" in version
     assert "by you (cli)" in version and "port 5432." in version
     assert "“5432.” → “6543.”" in version  # what changed, at a glance

@@ -254,3 +254,29 @@ def test_a_database_made_before_versions_gets_them_on_open(mnemo_home, word_mode
             assert db.get_meta("schema_version") == str(len(MIGRATIONS))
         finally:
             db.close()
+
+
+def test_versions_of_an_encrypted_database_are_in_no_file_in_the_clear(word_engine, mnemo_home):
+    import secrets
+
+    from app.core.vault import keys
+
+    # GIVEN words edited away (a version holds them), then the database encrypted
+    marker = "ZQX" + secrets.token_hex(6).upper()
+    memory = word_engine.remember(f"The team offsite is at the {marker} lodge by the lake").memory
+    word_engine.edit(memory.id, text="The team offsite is at the river lodge")
+    passphrase = "correct horse battery"
+    word_engine.vault.encrypt("passphrase", passphrase)
+    keys.remember_passphrase(paths.database_path(), passphrase)
+    # WHEN it is edited again (a version written into the encrypted file) and closed
+    word_engine.edit(memory.id, text="The team offsite is at the hill lodge")
+    assert word_engine.history(memory.id).versions[-1].text.endswith(f"{marker} lodge by the lake")
+    word_engine.close()
+    # THEN no file under the data folder holds the version's words in the clear
+    needles = (marker.encode(), marker.encode("utf-16-le"))
+    holding = [
+        p
+        for p in mnemo_home.rglob("*")
+        if p.is_file() and any(n in p.read_bytes() for n in needles)
+    ]
+    assert holding == []

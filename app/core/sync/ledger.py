@@ -169,10 +169,10 @@ class Ledger:
                     f"(the versions are in the trash; `mnemo unmerge {memory_id}` splits them)",
                 )
                 pending.extend(new)
-            heads = set(folded.heads)
+            heads = set(folded.heads)  # (the device of the latest: who sent its words)
             last = max((n for n in nodes if n.rev in heads), key=lambda n: n.order, default=None)
+            sender = last.order[1] if last is not None else None
             try:
-                sender = last.order[1] if last is not None else None
                 self._settle(memory_id, folded, counts, result, write_rows, sender)
             except InputError as exc:  # the same on every device: it stays as it was here
                 problem(self._db, result, "fold", f"memory {memory_id} was not updated: {exc}")
@@ -268,9 +268,11 @@ class Ledger:
                 or (current.observation_count, current.recall_count, current.last_recalled_at)
                 != (memory.observation_count, memory.recall_count, memory.last_recalled_at)
             ):
-                words = lambda m: (m.title, m.text, m.reasoning)  # noqa: E731
-                by = self._sent_by(sender) if current and words(current) != words(memory) else None
-                self._store.put_synced(memory, by)  # (words replaced: kept as a version)
+                words = (memory.title, memory.text, memory.reasoning)
+                replaced = current is not None and (
+                    (current.title, current.text, current.reasoning) != words
+                )  # (kept as a version, with who sent the new ones)
+                self._store.put_synced(memory, self._sent_by(sender) if replaced else None)
                 result.applied += 1
         self.synced(
             memory_id,
