@@ -18,6 +18,10 @@ from app.gui.worker import Worker
 Qt = QtCore.Qt
 
 
+STORE_LABEL = "Memory to store:"
+NEWER_LABEL = "Newer memory (stored already), proposed to supersede an older one:"
+
+
 def accepted_message(done: list) -> str:
     """What accepting did: stored, and older memories superseded (their words now a version
     of the newer one)."""
@@ -71,7 +75,8 @@ class InboxDialog(QtWidgets.QDialog):
         close.clicked.connect(self.close)
 
         right = QtWidgets.QVBoxLayout()
-        right.addWidget(QtWidgets.QLabel("Memory to store:"))
+        self.text_label = QtWidgets.QLabel(STORE_LABEL)
+        right.addWidget(self.text_label)
         right.addWidget(self.text, 1)
         right.addWidget(self.said)
         split = QtWidgets.QHBoxLayout()
@@ -147,11 +152,12 @@ class InboxDialog(QtWidgets.QDialog):
         self.text.setEnabled(candidate is not None)
         replacing = candidate is not None and candidate.rule == SUPERSEDES
         self.text.setReadOnly(replacing)  # (accepted as it is: it is a memory already)
+        self.text_label.setText(NEWER_LABEL if replacing else STORE_LABEL)
         said = candidate.said if candidate else ""
         lines = [f"You wrote: “{said}”"] if said and not replacing else []
         if replacing:
             lines.append(
-                f"Supersedes {candidate.similar}: “{said}”\nAccepting keeps the older words "
+                f"Older memory {candidate.similar}:\n“{said}”\n\nAccepting keeps the older words "
                 "as a version of this memory (its History) and moves that one to the trash; "
                 "rejecting keeps both, and this is not proposed again."
             )

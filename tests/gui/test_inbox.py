@@ -140,7 +140,8 @@ def test_a_proposal_to_supersede_shows_both_texts_and_accepting_it_keeps_the_old
     # THEN it shows the newer text, read-only, and the older beside it with what accepting does
     assert dialog.text.toPlainText() == new and dialog.text.isReadOnly()
     said = dialog.said.text()
-    assert f"Supersedes {older.id}" in said and old in said and "History" in said
+    assert f"Older memory {older.id}" in said and old in said and "History" in said
+    assert dialog.text_label.text().startswith("Newer memory")
     assert "supersedes" in dialog.list.item(0).text()
     # WHEN it is accepted
     qtbot.mouseClick(dialog.accept_button, QtCore.Qt.LeftButton)
