@@ -17,7 +17,7 @@ import numpy as np
 
 from app.core import origin as origins
 from app.core import superseding
-from app.core.errors import InputError
+from app.core.errors import InputError, NotFoundError
 from app.core.indexer import Indexer
 from app.core.memory import (
     CONFIDENCES,
@@ -37,7 +37,7 @@ from app.core.origin import Origin
 from app.core.settings import Settings
 from app.core.storage import fts
 from app.core.storage.db import Database, now
-from app.core.storage.inbox import SUPERSEDES, Candidate, Inbox
+from app.core.storage.inbox import SAID_CHARS, SUPERSEDES, Candidate, Inbox
 from app.core.storage.knowledge import append_to_mirror
 from app.core.storage.store import Store
 
@@ -357,7 +357,13 @@ class Writer:
         were replaced, and the older one goes to the trash (a pin it had moves over)."""
         with self._db.write():
             newer = self._store.find_by_hash(content_hash(proposal.text), None)
-            older = self._store.get(proposal.similar or "")  # (NotFoundError: purged)
+            try:
+                older = self._store.get(proposal.similar or "")
+            except NotFoundError:
+                raise InputError(
+                    f"{proposal.similar} was deleted for good since: nothing done "
+                    "(reject the proposal)"
+                ) from None
             if newer is None or newer.deleted_at:
                 raise InputError(
                     "the memory that would supersede it was changed or moved to the trash "
@@ -365,6 +371,11 @@ class Writer:
                 )
             if older.deleted_at:
                 raise InputError(f"{older.id} is in the trash: restore it first, or reject")
+            if older.text[:SAID_CHARS] != proposal.said:
+                raise InputError(
+                    f"{older.id} was edited since it was proposed: nothing done (it may say "
+                    "another fact now; reject the proposal)"
+                )
             by = origins.person("inbox").stamped(now())
             self._store.versions.add(newer.id, older, why="superseded", by=by, at=by.at)
             self._store.set_deleted([older.id], True)

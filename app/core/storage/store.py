@@ -255,7 +255,8 @@ class Store:
         said and until when (`Memory.changed`, issue 44), to be shown."""
         found = self.versions.superseded(m.id for m in memories)
         for m in memories:
-            if m.id in found:
+            # (its words back to the superseded ones, `history --restore`: no change to say)
+            if m.id in found and found[m.id][0].strip() != m.text.strip():
                 m.changed = superseding.change(found[m.id][0], m.text, found[m.id][1])
         return memories
 
