@@ -15,12 +15,12 @@ from app.core import origin as origins
 from app.core import paths
 from app.core.display import visible
 from app.core.engine import Engine
-from app.core.errors import InputError
+from app.core.errors import InputError, MnemoError
 from app.core.search.context import check_max_chars
 from app.core.settings import SETTINGS
 from app.core.storage.inbox import SUPERSEDES
 from app.core.storage.store import Filters
-from app.core.writer import Remembered
+from app.core.writer import Remembered, RememberResult
 
 
 def _read_stdin() -> str:
@@ -594,13 +594,10 @@ def inbox(args: Namespace) -> int:
             where = f", {visible(c.project)}" if c.project else ""
             replacing = c.rule == SUPERSEDES
             near = f", close to {c.similar}" if c.similar and not replacing else ""
-            near += (
-                f" {c.similar}" + (f", by {visible(c.agent)}" if c.agent else "")
-                if replacing
-                else ""
-            )
+            near += f", by {visible(c.agent)}" if replacing and c.agent else ""
             came = f", from {visible(_home_relative(Path(c.source)))}" if c.source else ""
-            print(f"{c.id}  [{c.rule}{where}{seen}{near}{came}] {visible(c.text)}")
+            rule = f"{c.rule} {c.similar}" if replacing else c.rule  # (before the project)
+            print(f"{c.id}  [{rule}{where}{seen}{near}{came}] {visible(c.text)}")
             if replacing:
                 print(f"{' ' * len(c.id)}  which said: {visible(c.said)}")
         return 0
@@ -621,21 +618,44 @@ def inbox(args: Namespace) -> int:
         count = engine.reject(ids)
         print(f"Rejected {count}; the same words will not be proposed again")
         return 0
-    done = engine.accept(ids, args.text)
+    ids = [c.id for c in engine.waiting(ids)]  # (all named well, or nothing done)
+    if args.text is not None and len(ids) != 1:
+        raise InputError("an edited text is for one candidate at a time")
+    # One at a time: a stale proposal among them is named and left waiting, and what was
+    # accepted before and after it is still said (not one error for all).
+    done, failed = [], []
+    for one in ids:
+        try:
+            results = engine.accept([one], args.text)
+        except MnemoError as exc:
+            if len(ids) == 1:
+                raise
+            failed.append(f"{one}: {exc}")
+            continue
+        done += results
+        for result in [] if args.json else results:
+            _print_accepted(result)
     if args.json:
         print(json.dumps([r.to_dict() for r in done], ensure_ascii=False))
-    for result in [] if args.json else done:
-        if result.status is Remembered.SUPERSEDED:
-            old = result.supersedes
-            print(
-                f"{result.memory.id} supersedes {old.id}: its words are a version of "
-                f"{result.memory.id} now (mnemo history {result.memory.id}); {old.id} is in "
-                "the trash"
-            )
-            continue
-        how = "Stored" if result.status == Remembered.STORED else "Counted again (known already):"
-        print(f"{how} {result.memory.id}  {visible(result.memory.display_title)}")
-    return 0
+    for problem in failed:
+        print(f"mnemo: error: {problem}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _print_accepted(result: RememberResult) -> None:
+    if result.status is Remembered.SUPERSEDED:
+        old = result.supersedes
+        print(
+            f"{result.memory.id} supersedes {old.id}: its words are a version of "
+            f"{result.memory.id} now (mnemo history {result.memory.id}); {old.id} is in "
+            "the trash"
+        )
+        return
+    how = "Stored" if result.status == Remembered.STORED else "Counted again (known already):"
+    print(f"{how} {result.memory.id}  {visible(result.memory.display_title)}")
+    if result.proposal:  # a capture that says an older memory's fact with another value
+        say(result.notice.rsplit("; ", 1)[-1])
+        say(f"to make it so: mnemo inbox accept {result.proposal} (or reject it: both stay)")
 
 
 def _source(given: str) -> str:

@@ -454,6 +454,11 @@ class Engine:
         self._inbox.reject([c.id for c in found])
         return len(found)
 
+    def waiting(self, ids: list[str]) -> list[Candidate]:
+        """The candidates these ids (or their starts) name, each once; NotFoundError for one
+        that waits no more (nothing done yet: `mnemo inbox accept` checks them all first)."""
+        return self._candidates(ids)
+
     def _candidates(self, ids: list[str]) -> list[Candidate]:
         if not ids:
             raise InputError("name the candidates (ids from `mnemo inbox`)")

@@ -54,3 +54,33 @@ def test_a_refused_proposal_keeps_both(mnemo_home):
     listed = _out("list")
     assert "5432" in listed and "6543" in listed
     assert json.loads(_out("inbox", "--json")) == []
+
+
+def test_accept_all_names_a_stale_proposal_and_still_says_what_it_accepted(mnemo_home):
+    older = json.loads(_out("remember", OLD, "--json"))["id"]
+    newer = json.loads(_out("remember", NEW, "--json"))["id"]
+    _out("forget", newer)  # the proposal is stale now
+    stale = json.loads(_out("inbox", "--json"))[0]["id"]
+    hook = json.dumps({"prompt": "remember that the coffee machine is on floor 2"})
+    run_cli("hook", "prompt", "--agent", "claude", input=hook.encode())
+    # WHEN every candidate is accepted
+    done = run_cli("inbox", "accept", "--all")
+    # THEN the capture is stored and said so; the stale proposal is named, and waits
+    assert "Stored " in done.stdout.decode() and "coffee machine" in done.stdout.decode()
+    assert done.returncode == 1 and f"{stale}: the memory that would supersede" in (
+        done.stderr.decode()
+    )
+    assert [c["id"] for c in json.loads(_out("inbox", "--json"))] == [stale]
+    assert older in _out("list")
+
+
+def test_a_proposal_by_an_agent_in_a_project_lists_the_older_id_after_the_rule(mnemo_home):
+    older = json.loads(_out("remember", OLD, "--json"))["id"]
+    hook = json.dumps({"prompt": f"remember that {NEW}", "cwd": "/tmp"})
+    run_cli("hook", "prompt", "--agent", "claude", input=hook.encode())
+    (capture,) = json.loads(_out("inbox", "--json"))
+    accepted = run_cli("inbox", "accept", capture["id"])
+    # the accepted capture says the proposal it made, as `remember` does
+    assert "mnemo inbox accept " in accepted.stderr.decode()
+    listed = _out("inbox")
+    assert f"[supersedes {older}, tmp, by claude]" in listed
