@@ -150,7 +150,10 @@ def show(args: Namespace) -> int:
     """mnemo show"""
     memory = _engine().get(args.id)
     if args.json:
-        print(json.dumps(memory.to_dict(), ensure_ascii=False))
+        out = memory.to_dict()
+        if memory.changed:  # it superseded an older memory (shown, never stored)
+            out["changed"] = memory.changed
+        print(json.dumps(out, ensure_ascii=False))
     else:
         print_memory(memory)
     return 0

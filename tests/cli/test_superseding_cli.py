@@ -39,6 +39,7 @@ def test_a_new_port_is_proposed_accepted_and_recall_answers_it_with_its_history(
     assert "6543" in first and "(was 5432 until " in first
     (top, *_) = json.loads(_out("recall", "staging database port", "--json"))["results"]
     assert top["id"] == newer and top["changed"]["was"] == "5432"
+    assert json.loads(_out("show", newer, "--json"))["changed"] == top["changed"]
     # AND its history holds the older words, with who wrote them
     history = _out("history", newer)
     assert OLD in history and "superseded" in history
