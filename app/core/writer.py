@@ -369,6 +369,11 @@ class Writer:
                     "the memory that would supersede it was changed or moved to the trash "
                     "since: nothing done (reject the proposal)"
                 )
+            if older.deleted_at and older.merged_into:
+                raise InputError(
+                    f"{older.id} was merged into {older.merged_into} since: nothing done "
+                    "(reject the proposal)"
+                )
             if older.deleted_at:
                 raise InputError(f"{older.id} is in the trash: restore it first, or reject")
             if older.text[:SAID_CHARS] != proposal.said:

@@ -72,3 +72,15 @@ def test_the_superseded_version_restored_says_no_change(engine):
 )
 def test_another_subject_with_the_same_value_is_another_fact(old, new):
     assert not restates(new, old)
+
+
+def test_a_proposal_whose_older_memory_was_merged_since_says_so(engine):
+    older = engine.remember(OLD).memory
+    newer = engine.remember(NEW)
+    merged = engine.remember(
+        "The staging database listens on port 5432 (PostgreSQL 15).", merge=True
+    ).memory
+    assert engine.get(older.id).merged_into == merged.id
+    with pytest.raises(InputError, match=f"merged into {merged.id}.*reject"):
+        engine.accept([newer.proposal])
+    assert engine.history(newer.memory.id).versions == []
