@@ -40,8 +40,16 @@ MOST_WORDS = 4  # of a place where the two differ (a longer change is more than 
 MOST_PLACES = 3  # places where they differ
 
 
+# phrases that, like a "now" word, only say the value is new ("From now on we deploy on
+# Thursdays": the capture rule's own words)
+_NOW_PHRASES = re.compile(
+    r"\b(?:from now on|as of (?:now|today)|going forward|from today on|these days)\b",
+    re.IGNORECASE,
+)
+
+
 def words(text: str) -> list[str]:
-    return _WORD.findall(text.replace("’", "'"))
+    return _WORD.findall(_NOW_PHRASES.sub(" ", text.replace("’", "'")))
 
 
 def _is_value(word: str) -> bool:

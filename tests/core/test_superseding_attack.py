@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.core.errors import InputError
-from app.core.superseding import restates
+from app.core.superseding import restates, was
 
 OLD = "The staging database listens on port 5432."
 NEW = "The staging database now listens on port 6543."
@@ -84,3 +84,17 @@ def test_a_proposal_whose_older_memory_was_merged_since_says_so(engine):
     with pytest.raises(InputError, match=f"merged into {merged.id}.*reject"):
         engine.accept([newer.proposal])
     assert engine.history(newer.memory.id).versions == []
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        "From now on we deploy on Thursdays.",  # the capture rule's own words
+        "As of today we deploy on Thursdays.",
+        "Going forward, we deploy on Thursdays.",
+        "We deploy on Thursdays from now on.",
+    ],
+)
+def test_a_phrase_that_only_says_now_is_still_a_restatement(new):
+    assert restates(new, "We deploy on Tuesdays.")
+    assert was("We deploy on Tuesdays.", new) == "Tuesdays"
