@@ -15,7 +15,7 @@ from app.core import origin as origins
 from app.core import paths
 from app.core.display import visible
 from app.core.engine import Engine
-from app.core.errors import InputError, MnemoError
+from app.core.errors import InputError
 from app.core.search.context import check_max_chars
 from app.core.settings import SETTINGS
 from app.core.storage.inbox import SUPERSEDES
@@ -621,23 +621,12 @@ def inbox(args: Namespace) -> int:
         count = engine.reject(ids)
         print(f"Rejected {count}; the same words will not be proposed again")
         return 0
-    ids = [c.id for c in engine.waiting(ids)]  # (all named well, or nothing done)
-    if args.text is not None and len(ids) != 1:
-        raise InputError("an edited text is for one candidate at a time")
-    # One at a time: a stale proposal among them is named and left waiting, and what was
-    # accepted before and after it is still said (not one error for all).
-    done, failed = [], []
-    for one in ids:
-        try:
-            results = engine.accept([one], args.text)
-        except MnemoError as exc:
-            if len(ids) == 1:
-                raise
-            failed.append(f"{one}: {exc}")
-            continue
-        done += results
-        for result in [] if args.json else results:
-            _print_accepted(result)
+    # A stale proposal among them is named and left waiting, and what was accepted before
+    # and after it is still said (not one error for all); an id not waiting: nothing done
+    failed: list[str] = []
+    done = engine.accept(ids, args.text, failed if len(ids) > 1 else None)
+    for result in [] if args.json else done:
+        _print_accepted(result)
     if args.json:
         print(json.dumps([r.to_dict() for r in done], ensure_ascii=False))
     for problem in failed:

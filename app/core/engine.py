@@ -436,28 +436,20 @@ class Engine:
     def inbox_count(self) -> int:
         return self._inbox.count()
 
-    def accept(self, ids: list[str], text: str | None = None) -> list[RememberResult]:
+    def accept(
+        self, ids: list[str], text: str | None = None, failed: list[str] | None = None
+    ) -> list[RememberResult]:
         """Make candidates memories (one, with `text`, as the user edited it); they leave
-        the inbox. NotFoundError for an id that waits there no more."""
-        found = self._candidates(ids)
-        if text is not None and len(found) != 1:
-            raise InputError("an edited text is for one candidate at a time")
-        done = []
-        for candidate in found:
-            done.append(self._writer.accept(candidate, text))
-            self._inbox.remove([candidate.id])
-        return done
+        the inbox. NotFoundError for an id that waits there no more (nothing done). With
+        `failed`, one that cannot be accepted (a stale proposal) waits on, said there ("ID:
+        why"), and the others are accepted."""
+        return self._writer.accept_all(self._candidates(ids), text, failed)
 
     def reject(self, ids: list[str]) -> int:
         """Say no to candidates: they go, and the same words are not proposed again."""
         found = self._candidates(ids)
         self._inbox.reject([c.id for c in found])
         return len(found)
-
-    def waiting(self, ids: list[str]) -> list[Candidate]:
-        """The candidates these ids (or their starts) name, each once; NotFoundError for one
-        that waits no more (nothing done yet: `mnemo inbox accept` checks them all first)."""
-        return self._candidates(ids)
 
     def _candidates(self, ids: list[str]) -> list[Candidate]:
         if not ids:

@@ -5,10 +5,15 @@ port 5432." is not a near-duplicate to hold back nor a rival to keep beside it: 
 value changed. No LLM: the two texts are aligned word by word (`difflib`) and every place
 where they differ must be a *value* (a number, a version, a name, a yes/no word) put for
 another, a negation added or taken away ("we don't use tabs"), or a word that only says
-"now" ("now", "currently", "instead"). Anything else that differs (another noun: "staging"
-→ "production", "database" → "cache"; words added) makes them two facts, and nothing is
-proposed. At least one value or negation must change. Whether it supersedes is then a
-person's call (the inbox's `supersedes` proposal); this only finds the candidates.
+"now" ("now", "currently", "instead", "from now on"). Anything else that differs (another
+noun: "staging" → "production", "database" → "cache"; words added) makes them two facts,
+and nothing is proposed. Exactly one value (or negation) must change, and not in what the
+sentence is about (its first two words, after "the", "our"…): "Server web-02 runs Ubuntu
+22.04" beside "Server web-01 runs Ubuntu 22.04", "Tom works in Berlin" beside "Sarah works
+in Berlin", "Staging uses Postgres 15" beside "Production uses Postgres 15" are about
+another thing, not a new value (the price: "Bob owns billing" after "Alice owns billing" is
+not proposed either). Whether it supersedes is then a person's call (the inbox's
+`supersedes` proposal); this only finds the candidates.
 """
 
 from __future__ import annotations
@@ -36,6 +41,9 @@ _NOT_NAMES = frozenset(
     "her use prefer always never do don't please run make keep set put there here in on at "
     "for to of and or but if when our".split()
 )
+# words before what a sentence is about ("the Paris office", "our CI")
+_OPENERS = frozenset("the a an our my your their his her its this that these those".split())
+SUBJECT_WORDS = 2  # what a sentence is about: its first words after those
 MOST_WORDS = 4  # of a place where the two differ (a longer change is more than a value)
 MOST_PLACES = 3  # places where they differ
 
@@ -61,16 +69,34 @@ def _is_value(word: str) -> bool:
     return word[:1].isupper() and low not in _NOT_NAMES
 
 
-def _changes(old: list[str], new: list[str]) -> list[tuple[list[str], list[str]]] | None:
-    """The places where two word lists differ (old words, new words), or None when they
-    share too little to be one statement."""
+def _changes(old: list[str], new: list[str]) -> list[tuple[int, list[str], list[str]]] | None:
+    """The places where two word lists differ (where in `old`, old words, new words), or
+    None when they share too little to be one statement."""
     matcher = difflib.SequenceMatcher(a=[w.lower() for w in old], b=[w.lower() for w in new])
     same = sum(block.size for block in matcher.get_matching_blocks())
     if same < 3 or same < 0.5 * max(len(old), len(new)):
         return None
     return [
-        (old[i1:i2], new[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+        (i1, old[i1:i2], new[j1:j2])
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
     ]
+
+
+def _subject_end(old: list[str]) -> int:
+    """Where what a sentence is about ends: its first SUBJECT_WORDS words after "the",
+    "our"… (a value changed there names another thing: another server, person, office)."""
+    start = 0
+    while start < len(old) and old[start].lower() in _OPENERS | NOW_WORDS:
+        start += 1
+    return start + SUBJECT_WORDS
+
+
+def _negation(before: list[str], after: list[str]) -> bool:
+    """Whether a place only adds or takes away a negation ("use" → "don't use")."""
+    rest = {w.lower() for w in before + after} - NOW_WORDS
+    has = [bool({w.lower() for w in side} & NEGATIONS) for side in (before, after)]
+    return bool(rest) and rest <= NEGATIONS and has[0] != has[1]
 
 
 def _value_change(before: list[str], after: list[str]) -> bool | None:
@@ -81,10 +107,7 @@ def _value_change(before: list[str], after: list[str]) -> bool | None:
     lows = {w.lower() for w in before + after}
     if lows <= NOW_WORDS:
         return False
-    rest = lows - NOW_WORDS
-    if rest <= NEGATIONS and bool({w.lower() for w in before} & NEGATIONS) != bool(
-        {w.lower() for w in after} & NEGATIONS
-    ):
+    if _negation(before, after):
         return True  # "we use tabs" → "we don't use tabs"
     core_before = [w for w in before if w.lower() not in NOW_WORDS]
     core_after = [w for w in after if w.lower() not in NOW_WORDS]
@@ -96,10 +119,17 @@ def _value_change(before: list[str], after: list[str]) -> bool | None:
 def restates(new: str, old: str) -> bool:
     """Whether `new` says what `old` says with another value (a person decides whether it
     supersedes it)."""
-    changes = _changes(words(old), words(new))
+    old_words = words(old)
+    changes = _changes(old_words, words(new))
     if not changes or len(changes) > MOST_PLACES:
         return False
-    seen = [_value_change(before, after) for before, after in changes]
+    subject = _subject_end(old_words)
+    seen = []
+    for at, before, after in changes:
+        found = _value_change(before, after)
+        if found and at < subject and not _negation(before, after):
+            found = None  # another thing, not another value of it
+        seen.append(found)
     return None not in seen and seen.count(True) == 1
 
 
@@ -109,7 +139,7 @@ def was(old: str, new: str) -> str:
     changes = _changes(words(old), words(new)) or []
     said = [
         " ".join(w for w in before if w.lower() not in NOW_WORDS | NEGATIONS)
-        for before, _ in changes
+        for _, before, _ in changes
     ]
     return ", ".join(s for s in said if s)
 

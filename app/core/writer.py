@@ -17,7 +17,7 @@ import numpy as np
 
 from app.core import origin as origins
 from app.core import superseding
-from app.core.errors import InputError, NotFoundError
+from app.core.errors import InputError, MnemoError, NotFoundError
 from app.core.indexer import Indexer
 from app.core.memory import (
     CONFIDENCES,
@@ -319,6 +319,25 @@ class Writer:
         if auto:
             return "stored", self.accept(candidate, reviewed=False).memory.id
         return inbox.propose(candidate), candidate.id
+
+    def accept_all(
+        self, found: list[Candidate], text: str | None, failed: list[str] | None
+    ) -> list[RememberResult]:
+        """Accept candidates (`Engine.accept`), each leaving the inbox once accepted; with
+        `failed`, one that cannot be (a stale proposal) waits on, said there."""
+        if text is not None and len(found) != 1:
+            raise InputError("an edited text is for one candidate at a time")
+        done = []
+        for candidate in found:
+            try:
+                done.append(self.accept(candidate, text))
+            except MnemoError as exc:
+                if failed is None:
+                    raise
+                failed.append(f"{candidate.id}: {exc}")
+                continue
+            self._inbox.remove([candidate.id])
+        return done
 
     def accept(
         self, candidate: Candidate, text: str | None = None, reviewed: bool = True

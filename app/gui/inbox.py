@@ -194,9 +194,10 @@ class InboxDialog(QtWidgets.QDialog):
             edited = self.text.toPlainText().strip()
             if self.candidates[current].id == ids[0] and edited != self.candidates[current].text:
                 text = edited
+        failed: list[str] = []  # (a stale proposal among them waits on, said)
         self.worker.call(
-            lambda e: e.accept(ids, text),
-            lambda done: self._did(accepted_message(done)),
+            lambda e: e.accept(ids, text, failed),
+            lambda done: self._did("; ".join(filter(None, [accepted_message(done), *failed]))),
             self._failed,
             INTERACTIVE,
             writes=True,

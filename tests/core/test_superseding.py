@@ -23,7 +23,8 @@ NEW = "The staging database now listens on port 6543."
         ("We don't use tabs for indentation here.", "We use tabs for indentation here."),
         ("The rate limit is 100 calls a minute.", "The rate limit is 250 calls a minute."),
         ("Node version for the frontend is 18.", "Node version for the frontend is 20.12."),
-        ("Alice owns the billing service.", "Bob owns the billing service."),
+        ("The billing service is owned by Alice.", "The billing service is owned by Bob."),
+        ("The standup starts at 9:30 in room Kepler.", "The standup starts at 9:30 in room Tycho."),
         ("Our CI runs on GitHub Actions.", "Our CI runs on Buildkite."),
         ("Dark mode is enabled in the dashboard.", "Dark mode is disabled in the dashboard."),
     ],
@@ -54,7 +55,7 @@ def test_another_fact_or_more_words_is_not_a_restatement(old, new):
 
 def test_what_it_was_names_the_old_values():
     assert was(OLD, NEW) == "5432"
-    assert was("Alice owns the billing service.", "Bob owns the billing service.") == "Alice"
+    assert was("The service is owned by Alice.", "The service is owned by Bob.") == "Alice"
     assert was("We use tabs here.", "We don't use tabs here.") == ""
 
 
