@@ -450,6 +450,17 @@ def model_use(args: Namespace) -> int:
     return 0
 
 
+def _persons_say(key: str) -> None:
+    """InputError when a coding agent's shell runs this (`origin.SHELL_MARKERS`): what agents
+    are given unasked is the person's to choose, not an agent's a planted memory told to."""
+    who = origins.at_the_command_line(os.environ)
+    if who.kind == origins.AGENT:
+        raise InputError(
+            f"{key} is yours to change, not an agent's ({who.name}'s shell runs this): run "
+            "it in your own terminal, or change it in the settings window"
+        )
+
+
 def settings(args: Namespace) -> int:
     """mnemo settings [KEY [VALUE]] | --window"""
     if args.window:
@@ -457,6 +468,8 @@ def settings(args: Namespace) -> int:
             raise InputError("settings --window takes no key or value")
         args.gui_command = "settings"
         return gui(args)
+    if args.key == "inject_origins" and args.value is not None:
+        _persons_say(args.key)
     engine = _engine()
     if engine.settings.problem:
         say(f"{engine.settings.problem}; using the defaults")

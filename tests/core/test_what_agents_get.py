@@ -152,7 +152,7 @@ def test_once_agents_are_trusted_their_memory_comes_marked(planted):
     assert "held back" not in markdown
     entry = next(e for e in block.to_dict()["entries"] if e["id"] == agent.id)
     assert entry["written_by"] == "written by codex, 3 days ago"
-    assert "written_by" not in next(e for e in block.to_dict()["entries"] if e["id"] == person.id)
+    assert next(e for e in block.to_dict()["entries"] if e["id"] == person.id)["written_by"] is None
     text, shown = engine.prompt_context(TOPIC, track=False)
     assert agent.id in shown
     assert "Written by codex, 3 days ago: an agent, not the user." in text

@@ -245,7 +245,6 @@ class ContextBlock:
                 {
                     **public_dict(m, score=s),
                     **({"band": str(self.bands[m.id])} if m.id in self.bands else {}),
-                    **({"written_by": mark} if (mark := written_by(m.origins)) else {}),
                 }
                 for m, s, _ in fitted.entries
             ],
