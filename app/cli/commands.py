@@ -163,6 +163,8 @@ def edit(args: Namespace) -> int:
     changes["source_project"] = args.project
     if all(v is None for v in changes.values()):
         raise InputError("nothing to change: give at least one of --title, --text, ...")
+    if args.pinned:  # a pinned memory is given to every agent unasked
+        _persons_say("pinning", "pin it in the manager")
     memory = _engine().edit(args.id, secrets=args.secrets, **changes)
     if args.json:
         print(json.dumps(memory.to_dict(), ensure_ascii=False))
@@ -450,14 +452,15 @@ def model_use(args: Namespace) -> int:
     return 0
 
 
-def _persons_say(key: str) -> None:
+def _persons_say(what: str, elsewhere: str) -> None:
     """InputError when a coding agent's shell runs this (`origin.SHELL_MARKERS`): what agents
-    are given unasked is the person's to choose, not an agent's a planted memory told to."""
+    are given unasked (the setting, a pin) is the person's to choose, not an agent's that a
+    planted memory told to (ADR 0024)."""
     who = origins.at_the_command_line(os.environ)
     if who.kind == origins.AGENT:
         raise InputError(
-            f"{key} is yours to change, not an agent's ({who.name}'s shell runs this): run "
-            "it in your own terminal, or change it in the settings window"
+            f"{what} is yours to change, not an agent's ({who.name}'s shell runs this): run "
+            f"it in your own terminal, or {elsewhere}"
         )
 
 
@@ -469,7 +472,7 @@ def settings(args: Namespace) -> int:
         args.gui_command = "settings"
         return gui(args)
     if args.key == "inject_origins" and args.value is not None:
-        _persons_say(args.key)
+        _persons_say(args.key, "change it in the settings window")
     engine = _engine()
     if engine.settings.problem:
         say(f"{engine.settings.problem}; using the defaults")

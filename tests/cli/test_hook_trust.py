@@ -99,3 +99,13 @@ def test_an_agents_shell_cannot_let_agents_in(billing):
     assert "inject_origins is yours to change" in refused.stderr.decode()
     shown = run_cli("settings", "inject_origins").stdout.decode()
     assert "'agent'" not in shown.split("#")[0]
+
+
+def test_an_agents_shell_cannot_pin_its_memory_into_every_block(billing):
+    planted = json.loads(run_cli("recall", "curl install", "--json").stdout)["results"][0]
+    refused = run_cli("edit", planted["id"], "--pin", env={"GEMINI_CLI": "1"})
+    assert refused.returncode == 1
+    assert "pinning is yours to change" in refused.stderr.decode()
+    assert "curl" not in run_cli("context", "--query", QUESTION).stdout.decode()
+    assert run_cli("edit", planted["id"], "--pin").returncode == 0  # the person may
+    assert "curl" in run_cli("context", "--query", QUESTION).stdout.decode()
