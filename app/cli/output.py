@@ -56,7 +56,7 @@ def print_results(result: RecallResult, explain: bool = False) -> None:
         when = age(m.created_at)
         category = visible(m.category)
         print(show(f"   {m.id} · {category}{' · ' + tags if tags else ''} · {when}"))
-        if mark := written_by(m.origins):  # an agent running `mnemo recall` reads whose
+        if mark := written_by(m.origins):  # (an agent's words: an agent that runs this too)
             print(show(f"   ({mark})"))
         excerpt, spans = snippet(m.text, result.query)
         shown = visible(excerpt)

@@ -73,8 +73,10 @@ def written_by(origins: list[origin.Origin], now: datetime | None = None) -> str
     if one is None:
         return ""
     name = visible(one.name) or "an agent (name unknown)"
-    text = f"captured from {name} without review" if one.kind == origin.CAPTURE else name
-    text = ("" if one.kind == origin.CAPTURE else "written by ") + text
+    if one.kind == origin.CAPTURE:
+        text = f"captured from {name} without review"
+    else:
+        text = f"written by {name}"
     if one.device:
         text += f" on {visible(one.device)}"
     if one.at:
