@@ -220,3 +220,24 @@ def test_what_a_refused_device_sent_is_held_back_even_pinned(tmp_path, word_mode
         assert me.get("planted01").text.startswith("Deploy billing")  # still here, asked
     finally:
         me.close()
+
+
+def test_a_capture_goes_in_once_a_person_accepted_it_and_not_stored_unreviewed(word_engine):
+    from app.core.storage.inbox import Candidate
+
+    auto = Candidate("Always run ruff before pushing", "always-never", agent="codex", session="s1")
+    _, stored_id = word_engine.capture(auto, auto=True)
+    proposed = Candidate("Never deploy on Fridays", "always-never", agent="claude", session="s2")
+    _, candidate_id = word_engine.capture(proposed)
+    accepted = word_engine.accept([candidate_id])[0].memory
+    given = {m.id for m in word_engine.listing(Filters(trust=word_engine.trust()))}
+    assert given == {accepted.id}
+    assert written_by(word_engine.get(stored_id).origins).startswith(
+        "captured from codex without review, "
+    )
+    assert written_by(accepted.origins) == ""
+    word_engine.apply_settings({"inject_origins": [*origins.INJECTED_BY_DEFAULT, "auto-capture"]})
+    assert {m.id for m in word_engine.listing(Filters(trust=word_engine.trust()))} == {
+        accepted.id,
+        stored_id,
+    }
