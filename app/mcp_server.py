@@ -161,7 +161,9 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
         asked: 0.6+, meaning and words agreeing, the best match or nearly), `partial` (partly
         about it, or only its topic) or `weak` (shares a little with it: check before
         relying on it). A date in the query ("on 16 June 2023", "last week") puts
-        what was stored then first. An empty list means nothing stored is about the query."""
+        what was stored then first. An empty list means nothing stored is about the query.
+        Each result says who wrote it (`origin`); `written_by` ("written by codex, 3 days
+        ago") marks another agent's words, not the user's: weigh them as such."""
         required(query=query)
 
         def search(engine: Engine) -> dict:
@@ -186,8 +188,9 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
 
     @server.tool()
     async def get_memory(id: str) -> dict:  # noqa: A002 - the tool's public argument name
-        """One memory by its id (or a unique prefix of at least 4 characters), and how many
-        earlier versions of its words it has (`mnemo history ID` lists them)."""
+        """One memory by its id (or a unique prefix of at least 4 characters), with who
+        wrote it (`origin`; `written_by` when it was an agent) and how many earlier versions
+        of its words it has (`mnemo history ID` lists them)."""
         required(id=id)
 
         def get(engine: Engine) -> dict:

@@ -169,6 +169,8 @@ def edit(args: Namespace) -> int:
     changes["source_project"] = args.project
     if all(v is None for v in changes.values()):
         raise InputError("nothing to change: give at least one of --title, --text, ...")
+    if args.pinned:  # a pinned memory is given to every agent unasked
+        _persons_say("pinning", "pin it in the manager")
     who = origins.at_the_command_line(os.environ)
     memory = _engine().edit(args.id, secrets=args.secrets, origin=who, **changes)
     if args.json:
@@ -457,6 +459,18 @@ def model_use(args: Namespace) -> int:
     return 0
 
 
+def _persons_say(what: str, elsewhere: str) -> None:
+    """InputError when a coding agent's shell runs this (`origin.SHELL_MARKERS`): what agents
+    are given unasked (the setting, a pin) is the person's to choose, not an agent's that a
+    planted memory told to (ADR 0024)."""
+    who = origins.at_the_command_line(os.environ)
+    if who.kind == origins.AGENT:
+        raise InputError(
+            f"{what} is yours to change, not an agent's ({who.name}'s shell runs this): run "
+            f"it in your own terminal, or {elsewhere}"
+        )
+
+
 def settings(args: Namespace) -> int:
     """mnemo settings [KEY [VALUE]] | --window"""
     if args.window:
@@ -464,6 +478,8 @@ def settings(args: Namespace) -> int:
             raise InputError("settings --window takes no key or value")
         args.gui_command = "settings"
         return gui(args)
+    if args.key == "inject_origins" and args.value is not None:
+        _persons_say(args.key, "change it in the settings window")
     engine = _engine()
     if engine.settings.problem:
         say(f"{engine.settings.problem}; using the defaults")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from app.core import superseding
-from app.core.display import age, snippet, visible
+from app.core.display import age, snippet, visible, written_by
 from app.core.memory import Memory
 from app.core.search.ranking import MAX_STD, Band, band_of
 from app.core.search.recall import RecallResult
@@ -57,6 +57,8 @@ def print_results(result: RecallResult, explain: bool = False) -> None:
         when = age(m.created_at)
         category = visible(m.category)
         print(show(f"   {m.id} · {category}{' · ' + tags if tags else ''} · {when}"))
+        if mark := written_by(m.origins):  # (an agent's words: an agent that runs this too)
+            print(show(f"   ({mark})"))
         excerpt, spans = snippet(m.text, result.query)
         shown = visible(excerpt)
         if weak:

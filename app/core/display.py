@@ -8,6 +8,7 @@ import re
 import unicodedata
 from datetime import UTC, datetime
 
+from app.core import origin
 from app.core.storage import fts
 
 _RIGHT_TO_LEFT = frozenset(("R", "AL"))
@@ -63,6 +64,26 @@ def age(stamp: str | None, now: datetime | None = None) -> str:
             n = int(seconds // size)
             return f"{n} {unit}{'s' if n != 1 else ''} ago"
     return "just now"
+
+
+def written_by(origins: list[origin.Origin], now: datetime | None = None) -> str:
+    """What a memory shown to an agent says of who wrote it when a person did not write or
+    accept its words (`origin.marked`): 'written by codex, 3 days ago', 'captured from
+    claude-code without review, 2 days ago'; '' for a person's, a file's, a device's."""
+    one = origin.marked(origins)
+    if one is None:
+        return ""
+    name = visible(one.name) or "an agent (name unknown)"
+    if one.kind == origin.CAPTURE:
+        text = f"captured from {name} without review"
+    else:
+        text = f"written by {name}"
+    if one.device:
+        text += f" on {visible(one.device)}"
+    if one.at:
+        text += f", {age(one.at, now)}"
+    others = {o.name for o in origins if origin.marked([o]) is not None} - {one.name}
+    return text + (f" (and {len(others)} more agent{'s' * (len(others) > 1)})" if others else "")
 
 
 def query_words(query: str) -> list[str]:

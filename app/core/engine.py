@@ -15,7 +15,7 @@ from app.core.indexer import Indexer
 from app.core.loaded_model import LoadedModel
 from app.core.memory import Change, Memory
 from app.core.model.embedder import Embedder
-from app.core.origin import Origin
+from app.core.origin import Origin, Trust, trust_from
 from app.core.search import neighbours
 from app.core.search.context import (
     DEFAULT_MAX_CHARS,
@@ -219,24 +219,15 @@ class Engine:
         self._store.noting_changes([r.memory for r in result.results])  # (what they superseded)
         return result
 
-    def context(
-        self,
-        query: str | None = None,
-        limit: int = 20,
-        cwd: Path | None = None,
-        feature: Path | None = None,
-        project: str | None = None,
-        track: bool = True,
-        use_model: bool = True,
-        max_chars: int = DEFAULT_MAX_CHARS,
-    ) -> ContextBlock:
-        """The session-start memory block, fitted to `max_chars`; with `track`, the memories
-        it shows (not those left out for the budget) count as used."""
+    def context(self, query: str | None = None, limit: int = 20, cwd: Path | None = None,
+        feature: Path | None = None, project: str | None = None, track: bool = True,
+        use_model: bool = True, max_chars: int = DEFAULT_MAX_CHARS) -> ContextBlock:  # fmt: skip
+        """The session-start memory block (the memories `trust` admits), fitted to
+        `max_chars`; with `track`, those it shows (not those left out to fit) count as used."""
         max_chars = check_max_chars(max_chars)  # before any work
         meaning = self.meaning() if use_model else NO_MEANING
-        block = build_context(
-            self._store, meaning, self._settings, query, check_limit(limit), cwd, feature, project
-        )
+        block = build_context(self._store, meaning, self._settings, query, check_limit(limit),
+            cwd, feature, project, self.trust())  # fmt: skip
         block.max_chars = max_chars
         shown = [m.id for m, _, _ in block.fit().entries]
         if track and shown and not self._db.read_only:
@@ -246,13 +237,16 @@ class Engine:
     def prompt_context(
         self, prompt: str, skip: set[str] | frozenset = frozenset(), track: bool = True
     ) -> tuple[str, list[str]]:
-        """The memories to put before an agent's answer to `prompt`: strong matches only
-        (none when nothing stored is about it), not those in `skip` (shown earlier in the
-        session), fitted to a few thousand characters. The block and the ids shown."""
+        """The memories to put before an agent's answer to `prompt`: strong matches among
+        those `trust` admits (none when nothing stored is about it), not those in `skip`
+        (shown earlier in the session), fitted to a few thousand characters. The block and
+        the ids shown."""
         query = prompt.strip()[:PROMPT_QUERY_CHARS]
         if len(query) < 8 or query.startswith("/"):  # "yes", "go on", a slash command
             return "", []
-        found = self.recall(query, limit=min(PROMPT_LIMIT + len(skip), 50), track=False)
+        trust = self.trust()  # (found as if the memories not trusted were not stored)
+        found = self.recall(query, limit=min(PROMPT_LIMIT + len(skip), 50),
+            filters=Filters(trust=None if trust.everything else trust), track=False)  # fmt: skip
         strong = [
             r.memory for r in found.results if r.band == Band.STRONG and r.memory.id not in skip
         ]
@@ -260,6 +254,11 @@ class Engine:
         if track and shown and not self._db.read_only:
             self.mark_used(shown)
         return text, shown
+
+    def trust(self) -> Trust:
+        """What agents are given unasked: the setting `inject_origins`, less the devices
+        not approved here (issue 44)."""
+        return trust_from(self._settings["inject_origins"], self.sync.unapproved_names())
 
     def mark_used(self, ids: list[str]) -> None:
         """Count memories as recalled (printed, copied, injected)."""

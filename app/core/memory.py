@@ -8,6 +8,7 @@ import unicodedata
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 
+from app.core.display import written_by
 from app.core.errors import InputError, SecretError
 from app.core.origin import Origin
 from app.core.secrets import describe as describe_secrets
@@ -281,7 +282,9 @@ def public_dict(memory: Memory, score: float | None = None, signals: dict | None
     """The one JSON shape of a memory shown to people and agents (README: "JSON output").
 
     Used by `recall --json`, `remember --json`, `context --json` and every MCP tool result;
-    `score` and `signals` are present only where a search produced them.
+    `score` and `signals` are present only where a search produced them. `written_by` says
+    who wrote it when a person did not write or accept its words ('written by codex, 3 days
+    ago'; None otherwise): an agent shown it reads another agent's note for what it is.
     """
     out = {
         "id": memory.id,
@@ -303,6 +306,7 @@ def public_dict(memory: Memory, score: float | None = None, signals: dict | None
         "thread": memory.thread,
         "origin": memory.origin.to_dict() if memory.origin else None,
         "origins": [o.to_dict() for o in memory.origins],
+        "written_by": written_by(memory.origins) or None,
     }
     if memory.deleted_at:
         out["deleted_at"] = memory.deleted_at

@@ -253,3 +253,90 @@ def sql(kind: str, name: str | None, column: str) -> tuple[str, list]:
     if name is None:
         return each + f"{field('kind')} = ?)", [kind]
     return each + f"{field('kind')} = ? AND {field('name')} = ? COLLATE NOCASE)", [kind, name]
+
+
+# ---- what agents get without asking (issue 44, ADR 0024) ----------------------------
+AUTO_CAPTURE = "auto-capture"  # a capture a rule stored without a person's review
+# The setting `inject_origins` names these; a capture is `capture` once a person accepted it
+INJECTABLE = (PERSON, CAPTURE, IMPORT, DEVICE, UNKNOWN, AGENT, AUTO_CAPTURE)
+INJECTED_BY_DEFAULT = [PERSON, CAPTURE, IMPORT, DEVICE, UNKNOWN]
+
+
+@dataclass(frozen=True)
+class Trust:
+    """Which origins reach an agent's session and prompt blocks without being asked
+    (`inject_origins`): a memory goes in when every one of its origins is trusted (a merge
+    carries the words of each), or when it is pinned (a person's say), unless a device not
+    approved here wrote part of it (a pin travels with what that device sent)."""
+
+    kinds: frozenset[str] = frozenset(INJECTED_BY_DEFAULT)
+    # devices this one knows and does not (or no longer) approve: what they wrote stays out
+    unapproved: frozenset[str] = frozenset()
+
+    @property
+    def everything(self) -> bool:
+        """Whether nothing is held back (every kind trusted, every device approved)."""
+        return self.kinds >= set(INJECTABLE) and not self.unapproved
+
+    def trusts(self, one: Origin) -> bool:
+        """Whether this origin is trusted: its kind (a capture by whether a person accepted
+        it) and, for what another device wrote, `device` and that device's approval."""
+        word = AUTO_CAPTURE if one.kind == CAPTURE and not one.reviewed else one.kind
+        if word not in self.kinds or self._unapproved(one):
+            return False
+        return DEVICE in self.kinds or not (one.device or one.kind == DEVICE)
+
+    def _unapproved(self, one: Origin) -> bool:
+        return bool(one.device or one.kind == DEVICE) and (one.device or one.name) in (
+            self.unapproved
+        )
+
+    def admits(self, origins: list[Origin], pinned: bool = False) -> bool:
+        """Whether a memory with these origins goes into a block unasked (none known: as
+        `unknown`)."""
+        if pinned:
+            return not any(map(self._unapproved, origins))
+        return all(map(self.trusts, origins)) if origins else UNKNOWN in self.kinds
+
+    def sql(self, alias: str = "m") -> tuple[str, list]:
+        """`admits` as an SQL condition on the memories row `alias`, and its bindings."""
+        field = "json_extract(o.value, '$.{}')".format
+        kinds = sorted(self.kinds)
+        word = (
+            f"CASE WHEN {field('kind')} = 'capture' AND coalesce({field('reviewed')}, 0) != 1 "
+            f"THEN '{AUTO_CAPTURE}' ELSE {field('kind')} END"
+        )
+        where = f"coalesce(nullif({field('device')}, ''), {field('name')})"
+        elsewhere = f"(coalesce({field('device')}, '') != '' OR {field('kind')} = 'device')"
+        names = sorted(self.unapproved)
+        unapproved = f"{elsewhere} AND {where} IN ({', '.join('?' * len(names))})"
+        untrusted = f"{word} NOT IN ({', '.join('?' * len(kinds))})"
+        if DEVICE not in self.kinds:
+            untrusted += f" OR {elsewhere}"
+        any_of = f"EXISTS (SELECT 1 FROM json_each({alias}.origin) o WHERE {{}})".format
+        empty = "" if UNKNOWN in self.kinds else f" AND json_array_length({alias}.origin) > 0"
+        pinned = f"{alias}.pinned = 1"
+        if names:
+            untrusted += f" OR ({unapproved})"
+            pinned += f" AND NOT {any_of(unapproved)}"
+        return (
+            f"(({pinned}) OR (NOT {any_of(untrusted)}{empty}))",
+            [*names, *kinds, *names] if names else kinds,
+        )
+
+
+def trust_from(kinds, unapproved=()) -> Trust:
+    """The trust a setting's list of kinds gives (unknown words left out: the settings
+    module refuses them), less the devices named in `unapproved`."""
+    return Trust(
+        frozenset(k for k in kinds if k in INJECTABLE), frozenset(map(label, unapproved)) - {""}
+    )
+
+
+def marked(origins: list[Origin]) -> Origin | None:
+    """The origin to name when a memory is shown to an agent: the first whose words no
+    person wrote or accepted (an agent's, a capture stored without review); None when a
+    person, a file or a device wrote it all."""
+    return next(
+        (o for o in origins if o.kind == AGENT or (o.kind == CAPTURE and not o.reviewed)), None
+    )

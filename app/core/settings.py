@@ -16,6 +16,7 @@ from typing import Any
 
 from app.core import paths
 from app.core.errors import InputError
+from app.core.origin import INJECTABLE, INJECTED_BY_DEFAULT
 
 log = logging.getLogger(__name__)
 
@@ -397,6 +398,18 @@ SETTINGS: tuple[Setting, ...] = (
         "Capture",
         choices=CAPTURE_RULES,
     ),
+    Setting(
+        "inject_origins",
+        list,
+        list(INJECTED_BY_DEFAULT),
+        "Whose memories agents are given without asking, in the session's and each prompt's "
+        "block (a search they make finds every memory, marked by who wrote it): person, "
+        "capture (accepted by you), import, device (your approved devices), unknown (older "
+        "memories whose source says nothing), agent, auto-capture (stored without review). "
+        "A merge goes in only when all its writers do; a pinned memory always",
+        "Capture",
+        choices=INJECTABLE,
+    ),
 )
 
 BY_KEY = {s.key: s for s in SETTINGS}
@@ -433,6 +446,7 @@ LABELS = {
     "categories": "Categories",
     "capture": "Capture from agents' prompts",
     "capture_auto_accept": "Store without review",
+    "inject_origins": "Given to agents unasked",
 }
 # Keys whose change means another model (or the same one loaded differently).
 MODEL_KEYS = ("model_path", "query_prefix", "document_prefix", "model_threads", "model_gpu_layers")

@@ -75,6 +75,22 @@ def test_settings_persist_and_report_what_changed(qtbot, settings, worker, mnemo
     assert reopened.fields["hotkey"].keySequence().toString() == "Ctrl+Shift+M"
 
 
+def test_what_agents_get_unasked_is_a_check_box_per_origin(qtbot, settings, worker, mnemo_home):
+    """Issue 44: `inject_origins` on the Capture page, the defaults ticked, agents not."""
+    dialog = SettingsDialog(settings, worker)
+    qtbot.addWidget(dialog)
+    boxes = dialog.fields["inject_origins"].boxes
+    ticked = {kind for kind, box in boxes.items() if box.isChecked()}
+    assert ticked == {"person", "capture", "import", "device", "unknown"}
+    assert not boxes["agent"].isChecked() and not boxes["auto-capture"].isChecked()
+    boxes["agent"].setChecked(True)
+    boxes["unknown"].setChecked(False)
+    with qtbot.waitSignal(dialog.applied, timeout=2000) as signal:
+        dialog.save()
+    assert signal.args[0] == ["inject_origins"]
+    assert Settings()["inject_origins"] == ["person", "capture", "import", "device", "agent"]
+
+
 def test_spin_boxes_clamp_to_the_declared_bounds(qtbot, settings, worker):
     dialog = SettingsDialog(settings, worker)
     qtbot.addWidget(dialog)

@@ -23,8 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from app.core import paths
+from app.core.display import written_by
 from app.core.errors import InputError
 from app.core.memory import Memory, public_dict
+from app.core.origin import AGENT, Trust, marked
 from app.core.search.meaning import Meaning
 from app.core.search.ranking import (
     PARTIAL,
@@ -134,6 +136,7 @@ class ContextBlock:
     weights: tuple[float, float, float] = field(default=(0.0, 0.0, 1.0))
     max_chars: int = DEFAULT_MAX_CHARS  # the budget `fit`, `markdown` and `to_dict` keep to
     bands: dict[str, Band] = field(default_factory=dict)  # memory id → band (with signals)
+    held_back: int = 0  # live memories whose origins `inject_origins` does not trust
 
     def diagnostic(self, fitted: Fitted | None = None) -> str:
         """`*Memory: N entries from TOTAL | semantic: … | context: "…" | model: NAME*`
@@ -184,9 +187,10 @@ class ContextBlock:
             notes.append(f"{shortened} shortened")
         budget = f" ({', '.join(notes)} to fit {max_chars:,} chars)" if notes else ""
         matches = self._matches(memories or [])
+        held = f" | {self.held_back} held back by inject_origins" if self.held_back else ""
         return (
             f"*Memory: {shown} entr{'y' if shown == 1 else 'ies'} from {self.total}{budget}"
-            f"{matches} | {semantic} | "
+            f"{matches}{held} | {semantic} | "
             f'context: "{_clip(self.query or "none", 80)}" | '
             f"model: {_clip(self.model, 60) or 'none'}*"
         )
@@ -244,6 +248,7 @@ class ContextBlock:
                 }
                 for m, s, _ in fitted.entries
             ],
+            "held_back": self.held_back,
             "left_out": fitted.left_out,
             "shortened": fitted.shortened,
             "max_chars": fitted.max_chars,
@@ -298,8 +303,13 @@ def _heading(memory: Memory) -> str:
 
 def _section(memory: Memory, room: int) -> tuple[str, bool] | None:
     """A memory's markdown section in at most `room` characters, and whether it was
-    shortened; None when it does not fit even shortened to MIN_TEXT_CHARS."""
+    shortened; None when it does not fit even shortened to MIN_TEXT_CHARS. One whose words
+    a person did not write or accept says who did under its heading, never cut."""
     heading = _heading(memory)
+    mark = written_by(memory.origins)
+    if mark:  # an agent's words are not the user's: the reader is told, whatever fits
+        agent = marked(memory.origins).kind == AGENT
+        heading += f"\n*({mark[0].upper()}{mark[1:]}{': an agent, not the user' * agent}.)*"
     extras = [f"Why: {memory.reasoning}"] if memory.reasoning else []
     if memory.references:
         extras.append(f"References: {', '.join(memory.references)}")
@@ -369,11 +379,14 @@ def build_context(
     cwd: Path | None = None,
     feature: Path | None = None,
     project: str | None = None,
+    trust: Trust | None = None,
 ) -> ContextBlock:
     """Score every live memory against the session's context and pick the block.
 
     `meaning` is `NO_MEANING` when the model should not be used; the ranking is
-    `ranking.combine_arrays`, the same formula as recall's.
+    `ranking.combine_arrays`, the same formula as recall's. With `trust`, only the memories
+    it admits are scored, as if the others were not stored (issue 44: what agents get
+    unasked follows trust; the diagnostic line counts the others).
     """
     if query is None:
         query = signals(cwd or Path.cwd(), feature, project)
@@ -381,6 +394,11 @@ def build_context(
         query, _ = searchable(query)  # the diagnostic line shows the query searched
     rows = store.rank_rows()
     block = ContextBlock(memories=[], total=len(rows), query=query)
+    scope = Filters(trust=trust if trust is not None and not trust.everything else None)
+    if scope.trust is not None:
+        admitted = set(store.seqs_matching(scope).tolist())
+        rows = [r for r in rows if r[0] in admitted]
+        block.held_back = block.total - len(rows)
     use_meaning = bool(query) and meaning.available
     if use_meaning:
         block.model = meaning.model_name
@@ -421,7 +439,7 @@ def build_context(
             hits = dict(
                 store.keywords.search(
                     plan.expression,
-                    Filters(),
+                    scope,
                     10_000,
                     common_only=plan.common_only,
                     parts=plan.parts,

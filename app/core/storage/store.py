@@ -140,6 +140,10 @@ class Filters:
     within: tuple[str | None, str | None] | None = None
     # KIND[:NAME]: memories one of whose origins is that (`origin.wanted`; the CLI's --origin)
     origin: str | None = None
+    # What agents are given unasked (`origin.Trust`: the memories it admits; issue 44). Not
+    # `active`: a search looks where it would without it and keeps the candidates it
+    # admits (every origin read first would cost an agent's prompt 0.3 s at 100,000)
+    trust: origins.Trust | None = None
 
     def __post_init__(self) -> None:
         self.since = _moment(self.since, "since")  # the CLI's --since
@@ -168,6 +172,10 @@ class Filters:
             args.append(self.source)
         if self.origin:
             condition, bound = origins.sql(*origins.wanted(self.origin), f"{alias}.origin")
+            parts.append(condition)
+            args.extend(bound)
+        if self.trust is not None:
+            condition, bound = self.trust.sql(alias)
             parts.append(condition)
             args.extend(bound)
         if self.since:

@@ -200,6 +200,18 @@ class SyncService:
         """Stop counting `device` as one of this collection's devices."""
         self._syncer().remove(device)
 
+    def unapproved_names(self) -> set[str]:
+        """The names of the devices whose words agents are not given unasked (issue 44): one
+        a person refused (what it wrote while approved stays here), and one waiting for
+        approval whose name no approved device bears (a key changed since)."""
+        known = trust.Devices(self._db).all().values()
+        approved = {d.name for d in known if d.state in ("self", "approved")}
+        return {
+            d.name
+            for d in known
+            if d.state == "refused" or (d.state == "pending" and d.name not in approved)
+        }
+
     def devices(self) -> list[dict]:
         """Every device of the folder with whether it may write (self, approved, pending,
         refused), who decided, and its key's fingerprint."""
