@@ -244,6 +244,18 @@ def test_an_agents_new_value_is_stored_and_proposed_as_superseding_the_old(mnemo
     proposal = asyncio.run(session())
     listed = json.loads(run_cli("inbox", "--json").stdout)
     assert [(c["id"], c["rule"]) for c in listed] == [(proposal, "supersedes")]
+    # accepted by the person: get_memory says what it was and keeps one version of it
+    assert run_cli("inbox", "accept", proposal).returncode == 0
+
+    async def get() -> tuple:
+        async with Client(_params()) as client:
+            found = _payload(await client.call_tool("search_memory", {"query": "staging port"}))
+            top = found["results"][0]
+            return top, _payload(await client.call_tool("get_memory", {"id": top["id"]}))
+
+    top, got = asyncio.run(get())
+    assert top["changed"]["was"] == "5432" and got["changed"] == top["changed"]
+    assert got["versions"] == 1 and "6543" in got["text"]
 
 
 # ---- under load (issue 8 "MCP server under load", issue 10 "a large store_memory") ----

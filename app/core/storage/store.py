@@ -718,7 +718,7 @@ class Store:
 
     def history(self, memory_id: str) -> History:
         """A memory, its versions (newest first) and the memories merged into it."""
-        memory = self.get(memory_id)
+        memory = self.noting_changes([self.get(memory_id)])[0]  # (what it superseded)
         merged = [self.get(i) for i in self.merged_sources(memory.id)]
         return History(memory, self.versions.of(memory.id), merged)
 
