@@ -21,7 +21,7 @@ from app.core.storage.db import Database, in_slices, now
 from app.core.storage.keywords import KeywordIndex
 from app.core.storage.vector_rows import VectorRows
 from app.core.storage.versions import Versions
-from app.core.version import History
+from app.core.version import History, Version
 
 COLUMNS = (
     "id, text, title, reasoning, category, tags, refs, source, source_project, confidence, "
@@ -613,19 +613,24 @@ class Store:
             )
         return memory
 
-    def put_synced(self, memory: Memory, by: origins.Origin | None = None) -> None:
+    def put_synced(
+        self, memory: Memory, by: origins.Origin | None = None, carried: tuple[Version, ...] = ()
+    ) -> bool:
         """Write a memory as sync folded it (`core/sync`): inserted or replaced whole, counts
         and stamps as given; its vectors and keyword labels are kept only when the words
-        they were made from are unchanged, and words it replaces are kept as a version
-        (replaced by `by`, the device that sent them, when known)."""
+        they were made from are unchanged. The versions the device sent (`carried`) are
+        kept; words it replaces here that none of them holds are kept as a version of this
+        device's (replaced by `by`, the device that sent them, when known): whether it was."""
         with self.db.write() as conn:
             rows = conn.execute(
                 "SELECT title, text, reasoning, keywords FROM memories WHERE id = ?",
                 (memory.id,),
             ).fetchall()
             same = bool(rows) and rows[0][:3] == (memory.title, memory.text, memory.reasoning)
-            if rows and not same:
+            own = bool(rows) and not same and all(v.words() != rows[0][:3] for v in carried)
+            if own:
                 self.versions.add(memory.id, self.get(memory.id), "sync", by)
+            self.versions.take(memory.id, carried)
             memory.keywords = _json_list(rows[0][3], None) if same else None
             values = self._columns(memory)
             if not rows:
@@ -634,7 +639,7 @@ class Store:
                     f"VALUES ({', '.join('?' * len(values))})",
                     tuple(values.values()),
                 )
-                return
+                return own
             del values["id"]
             if not same:
                 conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (memory.id,))
@@ -642,6 +647,7 @@ class Store:
                 f"UPDATE memories SET {', '.join(f'{c} = ?' for c in values)} WHERE id = ?",
                 (*values.values(), memory.id),
             )
+        return own
 
     def delete_synced(self, memory_id: str) -> bool:
         """Delete a memory another device purged (with its vectors); whether it was here."""
