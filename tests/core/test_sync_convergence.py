@@ -57,6 +57,10 @@ class Device:
                 m.observation_count,
                 m.recall_count,
                 m.last_recalled_at,
+                # its versions, as `mnemo history` lists them (issue 44: sync carries them)
+                tuple(
+                    (v.number, v.key(), v.why) for v in self.engine.history(m.id).versions
+                ),
             )
         return out
 

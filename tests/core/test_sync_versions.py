@@ -146,6 +146,9 @@ def test_a_planted_version_is_checked_and_cannot_claim_to_be_written_here(tmp_pa
         ]
         plant(folder, "dev101", line)
         passes(desktop, rounds=1)
+        db = Database(desktop.database_path)  # (not approved yet: nothing of it is taken)
+        assert db.query("SELECT COUNT(*) FROM memory_versions")[0][0] == 0
+        db.close()
         approve_waiting(desktop)
         result = desktop.sync.now()
         # THEN the put is taken, with the good version and the claimed one as the sender's
@@ -187,19 +190,31 @@ def test_a_put_without_versions_from_an_older_mnemo_still_applies(tmp_path, word
         (version,) = desktop.history("m2").versions
         assert (version.text, version.why) == ("Bins go out on Monday.", "sync")
         assert (version.replaced_by.kind, version.replaced_by.name) == ("device", "old101")
-        # AND that version is sent once, in a put of this device's next pass, not again
-        passes(desktop, rounds=3)
-        ours = [
-            json.loads(line)
-            for path in folder.glob("devices/*/ops-*.jsonl")
-            if "old101" not in str(path)
-            for line in path.read_text().splitlines()
+        # AND it is no change to send by itself (a put of its own would be an edit made
+        # apart from the next one); it travels with this device's next edit
+        passes(desktop, rounds=2)
+        assert _puts_of(folder, "m2") == []
+        desktop.edit("m2", text="Bins go out on Wednesday.", origin=origin.person("cli"))
+        passes(desktop, rounds=2)
+        [sent] = _puts_of(folder, "m2")
+        assert [(v["text"], v["why"]) for v in sent["rec"]["versions"]] == [
+            ("Bins go out on Tuesday.", "edit"),
+            ("Bins go out on Monday.", "sync"),
         ]
-        carried = [op for op in ours if op.get("op") == "put" and op.get("id") == "m2"]
-        assert [len(op["rec"]["versions"]) for op in carried] == [1]
-        assert len(desktop.history("m2").versions) == 1
+        assert len(desktop.history("m2").versions) == 2
     finally:
         desktop.close()
+
+
+def _puts_of(folder, memory_id: str) -> list[dict]:
+    """The puts of a memory this test's own device wrote (not the planted ones)."""
+    ours = [
+        json.loads(line)
+        for path in folder.glob("devices/*/ops-*.jsonl")
+        if "old101" not in str(path)
+        for line in path.read_text().splitlines()
+    ]
+    return [op for op in ours if op.get("op") == "put" and op.get("id") == memory_id]
 
 
 def test_edits_made_apart_leave_the_same_history_on_both(tmp_path, word_model):
@@ -211,9 +226,11 @@ def test_edits_made_apart_leave_the_same_history_on_both(tmp_path, word_model):
         laptop.edit(memory.id, text="Standup is at 9:30.", origin=origin.person("cli"))
         desktop.edit(memory.id, text="Standup is at 10:00.", origin=origin.agent("codex"))
         passes(laptop, desktop, rounds=3)
-        # THEN both list the same versions in the same order, and more passes add none
+        # THEN both list the same versions in the same order: each edit's, and no 'sync'
+        # version of the words the merge replaced (they are kept in the trash, linked)
         assert listed(laptop, memory.id) == listed(desktop, memory.id)
-        assert {v[2] for v in listed(laptop, memory.id)} >= {"edit"}
+        assert [v[2] for v in listed(laptop, memory.id)] == ["edit", "edit"]
+        assert len(laptop.history(memory.id).merged_from) == 2
         before = listed(laptop, memory.id)
         passes(laptop, desktop, rounds=2)
         assert listed(laptop, memory.id) == before == listed(desktop, memory.id)

@@ -614,21 +614,26 @@ class Store:
         return memory
 
     def put_synced(
-        self, memory: Memory, by: origins.Origin | None = None, carried: tuple[Version, ...] = ()
-    ) -> bool:
+        self,
+        memory: Memory,
+        by: origins.Origin | None = None,
+        carried: tuple[Version, ...] = (),
+        kept_apart: frozenset[tuple] = frozenset(),
+    ) -> None:
         """Write a memory as sync folded it (`core/sync`): inserted or replaced whole, counts
         and stamps as given; its vectors and keyword labels are kept only when the words
         they were made from are unchanged. The versions the device sent (`carried`) are
-        kept; words it replaces here that none of them holds are kept as a version of this
-        device's (replaced by `by`, the device that sent them, when known): whether it was."""
+        kept; words it replaces here that none of them holds, nor a version edited apart
+        kept in the trash (`kept_apart`: their words), are kept as a version of this
+        device's (replaced by `by`, the device that sent them, when known)."""
         with self.db.write() as conn:
             rows = conn.execute(
                 "SELECT title, text, reasoning, keywords FROM memories WHERE id = ?",
                 (memory.id,),
             ).fetchall()
             same = bool(rows) and rows[0][:3] == (memory.title, memory.text, memory.reasoning)
-            own = bool(rows) and not same and all(v.words() != rows[0][:3] for v in carried)
-            if own:
+            held = {v.words() for v in carried} | kept_apart
+            if rows and not same and tuple(rows[0][:3]) not in held:
                 self.versions.add(memory.id, self.get(memory.id), "sync", by)
             self.versions.take(memory.id, carried)
             memory.keywords = _json_list(rows[0][3], None) if same else None
@@ -639,7 +644,7 @@ class Store:
                     f"VALUES ({', '.join('?' * len(values))})",
                     tuple(values.values()),
                 )
-                return own
+                return
             del values["id"]
             if not same:
                 conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (memory.id,))
@@ -647,7 +652,6 @@ class Store:
                 f"UPDATE memories SET {', '.join(f'{c} = ?' for c in values)} WHERE id = ?",
                 (*values.values(), memory.id),
             )
-        return own
 
     def delete_synced(self, memory_id: str) -> bool:
         """Delete a memory another device purged (with its vectors); whether it was here."""

@@ -142,6 +142,7 @@ def incoming(
     `Version.key`), checked (`checked`) and its origins vouched for (`vouch(sender, origin)`:
     `ledger.senders_own`'s rule); a put without versions (an older Mnemo) carries none."""
     seen: dict[str, Version] = {}
+    read: set[tuple[str, str]] = set()  # (each put carries most of its parent's: read once)
     skipped: list[str] = []
     for sender, record in records:
         items = record.get("versions")
@@ -151,6 +152,13 @@ def incoming(
             skipped.append("its versions are not a list")
             continue
         for item in items[:MOST]:
+            try:
+                raw = (sender, json.dumps(item, sort_keys=True, ensure_ascii=False))
+            except (TypeError, ValueError, RecursionError):
+                raw = None
+            if raw is not None and raw in read:
+                continue
+            read.add(raw)
             try:
                 version = checked(memory_id, item, sealed)
             except (InputError, SecretError) as exc:

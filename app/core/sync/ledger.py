@@ -308,7 +308,6 @@ class Ledger:
         ]
         synced = record_of(memory, here)
         carried = carried or []
-        own = False  # (words replaced here that no version sent holds: kept, to be sent)
         if write_rows and memory_id not in self._state.keep:
             rows = self._store.texts_of_ids([memory_id])
             current = self._store.get(memory_id) if rows else None
@@ -322,10 +321,12 @@ class Ledger:
                     (current.title, current.text, current.reasoning) != words
                 )  # (kept as a version, with who sent the new ones)
                 by = self._sent_by(sender) if replaced else None
-                own = self._store.put_synced(memory, by, tuple(carried))
+                apart = frozenset(  # (edits made apart: their words are kept in the trash)
+                    (r.get("title"), r.get("text"), r.get("reasoning"))
+                    for r in folded.originals.values()
+                )
+                self._store.put_synced(memory, by, tuple(carried), apart)
                 result.applied += 1
-                if own:  # (a version the folder lacks: the next pass sends it)
-                    self._again(memory_id)
             elif carried and self._store.versions.take(memory_id, carried):
                 result.applied += 1  # (only versions: a superseded memory's words)
         kept = self._store.versions.of(memory_id) if self._store.texts_of_ids([memory_id]) else []
@@ -335,7 +336,7 @@ class Ledger:
             fold.digest(synced),
             (memory.observation_count, memory.recall_count, memory.last_recalled_at),
             live=not memory.deleted_at,
-            versions="" if own else history.mark(kept),
+            versions=history.mark(kept),
         )
 
     def synced(
@@ -349,7 +350,7 @@ class Ledger:
     ) -> None:
         """Record what was last synced of a memory (a change here is what differs from it):
         its heads, its digest ('purged'), its counts, whether it was live (not trashed),
-        its versions (`history.mark`; '' when this device kept one the folder lacks)."""
+        its versions (`history.mark`)."""
         self._db.conn.execute(
             "INSERT OR REPLACE INTO sync_memories(id, heads, digest, observations, recalls, "
             "last_recalled_at, live, versions) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
