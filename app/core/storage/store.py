@@ -633,8 +633,9 @@ class Store:
             ).fetchall()
             same = bool(rows) and rows[0][:3] == (memory.title, memory.text, memory.reasoning)
             held = {v.words() for v in carried} | kept_apart
-            if rows and not same and tuple(rows[0][:3]) not in held:
-                self.versions.add(memory.id, self.get(memory.id), "sync", by)
+            if rows and not same and tuple(rows[0][:3]) not in held:  # (at the time the new
+                # words were written: the same version on every device that keeps one)
+                self.versions.add(memory.id, self.get(memory.id), "sync", by, memory.updated_at)
             self.versions.take(memory.id, carried)
             memory.keywords = _json_list(rows[0][3], None) if same else None
             values = self._columns(memory)
