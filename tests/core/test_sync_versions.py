@@ -282,3 +282,50 @@ def test_the_upgrade_sends_nothing_by_itself(tmp_path, word_model):
     finally:
         laptop.close()
         desktop.close()
+
+
+def test_versions_travel_sealed_in_an_encrypted_folder(tmp_path, word_model):
+    folder = tmp_path / "shared"
+    laptop, desktop = (
+        device(tmp_path, "laptop", word_model),
+        device(tmp_path, "desktop", word_model),
+    )
+    try:
+        memory = laptop.remember("The gate code word is lavender.", embed=False).memory
+        laptop.sync.init(str(folder), "laptop", encrypt=True)
+        desktop.sync.init(str(folder), "desktop", key=laptop.sync.key())
+        approve_waiting(laptop, desktop)
+        laptop.edit(memory.id, text="The gate code word is marigold.", origin=origin.person("cli"))
+        passes(laptop, desktop)
+        # THEN the desktop has the version, and no file of the folder holds its words
+        [version] = desktop.history(memory.id).versions
+        assert (version.text, version.why) == ("The gate code word is lavender.", "edit")
+        raw = b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
+        assert b"lavender" not in raw and b"marigold" not in raw
+    finally:
+        laptop.close()
+        desktop.close()
+
+
+def test_a_version_holding_a_secret_never_goes_to_a_plain_folder(tmp_path, word_model):
+    laptop, desktop = joined(tmp_path, word_model, "laptop", "desktop")
+    try:
+        secret = "deploy key AKIAIOSFODNN7EXAMPLE with secret wJalrXUtnFEMI/K7MDENG/bPxRfiCY"
+        memory = laptop.remember(secret, secrets="allow", embed=False).memory
+        laptop.edit(memory.id, text="The deploy key is in the vault.", origin=origin.person("cli"))
+        passes(laptop, desktop)
+        # THEN the memory travels without the version that holds the secret
+        assert desktop.get(memory.id).text == "The deploy key is in the vault."
+        assert desktop.history(memory.id).versions == []
+        raw = b"".join(p.read_bytes() for p in (tmp_path / "shared").rglob("*") if p.is_file())
+        assert b"AKIAIOSFODNN7EXAMPLE" not in raw
+        assert len(laptop.history(memory.id).versions) == 1  # (kept where it was written)
+        # AND the next edit's version travels, the secret one still not
+        laptop.edit(memory.id, text="The deploy key is in the safe.", origin=origin.person("cli"))
+        passes(laptop, desktop)
+        versions = desktop.history(memory.id).versions
+        assert [(v.text, v.why) for v in versions] == [("The deploy key is in the vault.", "edit")]
+        assert len(laptop.history(memory.id).versions) == 2
+    finally:
+        laptop.close()
+        desktop.close()
