@@ -172,7 +172,7 @@ class Ledger:
             last = max((n for n in nodes if n.rev in heads), key=lambda n: n.order, default=None)
             sender = last.order[1] if last is not None else None
             try:
-                carried = self._carried(memory_id, nodes, result, mine)
+                carried = self._carried(memory_id, nodes, result, mine) if write_rows else []
                 self._settle(memory_id, folded, counts, result, write_rows, sender, carried)
             except InputError as exc:  # the same on every device: it stays as it was here
                 problem(self._db, result, "fold", f"memory {memory_id} was not updated: {exc}")
