@@ -1,0 +1,92 @@
+"""Hostile versions in a put (ADR 0023 'What sync carries'): whatever a planted line says of
+a memory's versions, the pass finishes, the put is taken, and a bad version is skipped."""
+
+from __future__ import annotations
+
+from app.core import origin
+from app.core.storage.db import Database
+from tests.core.test_sync_versions import _version, joined, passes
+from tests.sync_devices import approve_waiting, plant
+from tests.sync_devices import put as old_put
+
+DEEP = "[" * 200_000 + "]" * 200_000  # (a text: JSON only once decoded)
+
+
+def _taken(tmp_path, word_model, versions: list, text="The boiler is serviced in March."):
+    folder = tmp_path / "shared"
+    (desktop,) = joined(tmp_path, word_model, "desktop")
+    line = old_put("dev101", 1, "m1", text)
+    line["rec"]["versions"] = versions
+    plant(folder, "dev101", line)
+    passes(desktop, rounds=1)
+    approve_waiting(desktop)
+    result = desktop.sync.now()
+    return desktop, result
+
+
+def test_origins_given_as_deeply_nested_json_text_do_not_stop_the_pass(tmp_path, word_model):
+    bad = _version("The boiler is serviced in May.", origins=DEEP)
+    bad_by = _version("The boiler is serviced in June.", replaced_by=DEEP)
+    good = _version("The boiler is serviced in April.")
+    desktop, result = _taken(tmp_path, word_model, [bad, bad_by, good])
+    try:
+        assert desktop.get("m1").text == "The boiler is serviced in March."
+        texts = [v.text for v in desktop.history("m1").versions]
+        assert "The boiler is serviced in April." in texts
+    finally:
+        desktop.close()
+
+
+def _v(label: str, **over) -> dict:
+    return {**_version(label), **over}
+
+
+def test_wrong_types_are_skipped_and_the_put_taken(tmp_path, word_model):
+    w = "The boiler is serviced in "
+    versions = [
+        None, 1, "text", [1, 2], {"why": ["edit"]},
+        _v(w + "1.", text=None), _v(w + "2.", text=5), _v(w + "3.", text=["x"]),
+        _v(w + "4.", title={"a": 1}), _v(w + "5.", reasoning=3.5),
+        _v(w + "6.", tags={"a": 1}), _v(w + "7.", tags=[1, None]),
+        _v(w + "8.", references="x"), _v(w + "9.", confidence=7),
+        _v(w + "10.", project=["p"]), _v(w + "11.", category={"x": 1}),
+        _v(w + "12.", origins={"kind": "person"}), _v(w + "13.", origins=5),
+        _v(w + "14.", origins=[None, 1, "x", {"kind": ["person"]}, {"kind": {}}]),
+        _v(w + "15.", replaced_by=[]), _v(w + "16.", replaced_by="person"),
+        _v(w + "17.", replaced_by={"kind": "nobody"}),
+        _v(w + "18.", replaced_by={"kind": "person", "name": ["x"], "at": 5}),
+        _v(w + "19.", written_at=None), _v(w + "20.", written_at=1e308),
+        _v(w + "21.", written_at="NaN"), _v(w + "22.", replaced_at="yesterday"),
+        _v(w + "23.", replaced_at="9999-12-31T23:59:59-23:59"),
+        _v(w + "24.", replaced_at="0001-01-01T00:00:00+01:00"),
+        _v(w + "25.", why=None), _v(w + "26.", why=["edit"]),
+        _v(w + "27.", why={"edit": 1}), _v(w + "28.", why="purged"),
+        _v(w + "29.", text="x" * 2_000_001),
+        _v(w + "30.", text="  padded  "),
+        _v(w + "31.", title="t" * 100_000),
+        _v(w + "32.", text=""),
+        _version("The boiler is serviced in April."),
+    ]
+    desktop, result = _taken(tmp_path, word_model, versions)
+    try:
+        assert desktop.get("m1").text == "The boiler is serviced in March."
+        texts = [v.text for v in desktop.history("m1").versions]
+        assert "The boiler is serviced in April." in texts
+        print(texts)
+        print(result.problems)
+    finally:
+        desktop.close()
+
+
+def test_names_with_controls_are_cleaned(tmp_path, word_model):
+    bad = {"kind": "agent", "name": "evil\u202eedoc-edualc\x00\n", "session": "s\x1b[31m",
+           "at": "2026-11-26T10:00:00+00:00", "device": "lap\u2066top"}
+    v = _version("The boiler is serviced in May.", origins=[bad], replaced_by=bad)
+    desktop, result = _taken(tmp_path, word_model, [v])
+    try:
+        (kept,) = desktop.history("m1").versions
+        for o in (*kept.origins, kept.replaced_by):
+            for s in (o.name, o.session, o.device):
+                assert not any(c in s for c in "\u202e\x00\n\x1b\u2066"), o
+    finally:
+        desktop.close()
