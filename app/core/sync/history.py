@@ -10,6 +10,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 
 from app.core import origin as origins
 from app.core.errors import InputError, SecretError
@@ -19,6 +20,7 @@ from app.core.version import WHYS, Version
 MOST = 50  # the versions a put carries: the newest (older ones stay on the device)
 MAX_VERSION_CHARS = MAX_TEXT_CHARS  # a version's words: the memory's own limits
 MAX_CARRIED_BYTES = 2 * 2**20  # all a put carries of them (a line stays under 16 MB)
+AHEAD = timedelta(days=1)  # a version's times: no later than this past now (a clock's skew)
 
 
 def _stamp(o: origins.Origin, here: str) -> dict:
@@ -71,11 +73,14 @@ def checked(memory_id: str, item, sealed: bool) -> Version:
     if why not in WHYS:
         raise InputError(f"a version is kept for one of {', '.join(WHYS)}")
     stamps = {}
+    latest = (datetime.now(UTC) + AHEAD).isoformat(timespec="microseconds")
     for name in ("written_at", "replaced_at"):
         value = item.get(name)
         stamp = utc_stamp(value) if isinstance(value, str) and len(value) <= 40 else None
         if stamp is None:
             raise InputError(f"a version's {name} must be an ISO date/time")
+        if stamp > latest:  # (it would list as the newest, and say what a memory was, forever)
+            raise InputError(f"a version's {name} is in the future")
         stamps[name] = stamp  # (as Mnemo writes times: what Mnemo sent is as it was)
     fields = {
         "text": item.get("text"),
