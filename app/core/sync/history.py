@@ -140,12 +140,13 @@ class Incoming:
 def incoming(
     memory_id: str,
     records: list[tuple[str, dict]],
-    vouch: Callable[[str, origins.Origin], origins.Origin],
+    vouch: Callable[[str, origins.Origin, tuple, bool], origins.Origin],
     sealed: bool,
 ) -> Incoming:
     """Every version the puts (`records`: (sending device, record)) carry, each once (by
-    `Version.key`), checked (`checked`) and its origins vouched for (`vouch(sender, origin)`:
-    `ledger.senders_own`'s rule); a put without versions (an older Mnemo) carries none."""
+    `Version.key`), checked (`checked`) and its origins vouched for (`vouch(sender, origin,
+    its words, whether it is who replaced them)`: `ledger.senders_own`'s rule, for its
+    words); a put without versions (an older Mnemo) carries none."""
     seen: dict[str, Version] = {}
     read: set[tuple[str, str]] = set()  # (each put carries most of its parent's: read once)
     skipped: list[str] = []
@@ -173,10 +174,11 @@ def incoming(
             if k in seen:
                 continue
             by = version.replaced_by
+            words = version.words()
             seen[k] = replace(
                 version,
-                origins=[vouch(sender, o) for o in version.origins],
-                replaced_by=vouch(sender, by) if by is not None else None,
+                origins=[vouch(sender, o, words, False) for o in version.origins],
+                replaced_by=vouch(sender, by, words, True) if by is not None else None,
             )
     return Incoming(list(seen.values()), skipped)
 

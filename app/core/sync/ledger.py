@@ -187,28 +187,43 @@ class Ledger:
         """The versions the puts of a memory carry that may be kept here (`sync/history`):
         each checked, its origins vouched for as a put's are; a bad one is reported."""
         me, here_name = self._identity.device, self._identity.name
-        own: set[origins.Origin] | None = None
+        own: tuple[set, set[origins.Origin]] | None = None
 
-        def written_here() -> set[origins.Origin]:
+        def written_here() -> tuple[set, set[origins.Origin]]:
+            """(words, origin) each origin of this device's wrote, and its origins of
+            replacing words: a planted version naming this device stands only for words
+            this device held with that origin (not a real origin lent to other words)."""
             nonlocal own
             if own is None:
                 kept = self._store.versions.of(memory_id)
-                said = [*mine(), *(o for v in kept for o in v.origins)]
-                said += [v.replaced_by for v in kept if v.replaced_by is not None]
+                rows = self._store.texts_of_ids([memory_id])
+                now = self._store.get(memory_id) if rows else None
+                said = [((now.title, now.text, now.reasoning), o) for o in mine()] if now else []
+                said += [(v.words(), o) for v in kept for o in v.origins]
                 said += [
-                    o
+                    ((n.record.get("title"), n.record.get("text"), n.record.get("reasoning")), o)
                     for n in nodes
                     if n.order[1] == me and n.record
                     for o in origins.decode(n.record.get("origins"))
                 ]
-                own = {replace(o, device="") for o in said if o.device in ("", here_name)}
+                by = [o for _, o in said] + [v.replaced_by for v in kept if v.replaced_by]
+                own = (
+                    {(w, replace(o, device="")) for w, o in said if o.device in ("", here_name)},
+                    {replace(o, device="") for o in by if o.device in ("", here_name)},
+                )
             return own
 
-        def vouch(sender: str, o: origins.Origin) -> origins.Origin:
+        def vouch(sender: str, o: origins.Origin, words: tuple, replacing: bool) -> origins.Origin:
             if sender in (me, "~", "=") or (o.device and o.device != here_name):
                 return replace(o, device="") if o.device == here_name else o
-            if o.device and replace(o, device="") in written_here():
-                return replace(o, device="")
+            wrote, replaced = written_here() if o.device else (set(), set())
+            bare = replace(o, device="")
+            if o.device and (
+                (bare in replaced and any(w == words for w, _ in wrote))
+                if replacing
+                else (words, bare) in wrote
+            ):
+                return bare
             return replace(o, device=origins.label(self._device_name(sender)))
 
         records = [(n.order[1], n.record) for n in nodes if n.record and n.order[1] != "~"]
