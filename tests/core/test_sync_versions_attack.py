@@ -238,6 +238,6 @@ def test_many_puts_cannot_pile_up_versions_without_bound(tmp_path, word_model):
         approve_waiting(desktop)
         passes(desktop, rounds=3)
         n = _count_versions(desktop, "m1")
-        assert n <= 50 * 2
+        assert n <= 50
     finally:
         desktop.close()

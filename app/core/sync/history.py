@@ -180,7 +180,10 @@ def incoming(
                 origins=[vouch(sender, o, words, False) for o in version.origins],
                 replaced_by=vouch(sender, by, words, True) if by is not None else None,
             )
-    return Incoming(list(seen.values()), skipped)
+    newest = sorted(seen.values(), key=lambda v: (v.replaced_at, v.written_at), reverse=True)
+    if len(newest) > MOST:  # (as a put carries: many puts of one fold add no more than one)
+        skipped.append(f"{len(newest) - MOST} more than the newest {MOST} versions arrived")
+    return Incoming(newest[:MOST], skipped)
 
 
 def _holds_secret(item: dict) -> bool:
