@@ -3,10 +3,12 @@ a memory's versions, the pass finishes, the put is taken, and a bad version is s
 
 from __future__ import annotations
 
+import json
+
 from app.core import origin
 from app.core.storage.db import Database
 from tests.core.test_sync_versions import _version, joined, passes
-from tests.sync_devices import approve_waiting, plant
+from tests.sync_devices import STAMP, approve_waiting, plant
 from tests.sync_devices import put as old_put
 
 DEEP = "[" * 200_000 + "]" * 200_000  # (a text: JSON only once decoded)
@@ -240,4 +242,44 @@ def test_many_puts_cannot_pile_up_versions_without_bound(tmp_path, word_model):
         n = _count_versions(desktop, "m1")
         assert n <= 50
     finally:
+        desktop.close()
+
+
+def test_a_planted_copy_of_a_real_version_does_not_take_its_origin(tmp_path, word_model):
+    folder = tmp_path / "shared"
+    laptop, desktop = joined(tmp_path, word_model, "laptop", "desktop")
+    try:
+        plant(folder, "dev101")
+        approve_waiting(laptop, desktop)
+        memory = laptop.remember(
+            "The office wifi is Attic.", embed=False, origin=origin.person("cli")
+        ).memory
+        laptop.sync.now()
+        desktop.sync.now()
+        laptop.edit(memory.id, text="The office wifi is Cellar.", origin=origin.person("cli"))
+        laptop.sync.now()
+        # GIVEN a hostile device that copies the laptop's version from the folder, naming
+        # an agent as its writer and its replacer, first in order (a lower clock)
+        sent = [
+            json.loads(line)
+            for p in folder.glob("devices/*/ops-*.jsonl")
+            for line in p.read_text().splitlines()
+        ]
+        [real] = [
+            op
+            for op in sent
+            if op.get("op") == "put" and op.get("id") == memory.id and op["rec"].get("versions")
+        ]
+        fake = {"kind": "agent", "name": "evil-bot", "at": STAMP, "device": "laptop"}
+        copy = {**real["rec"]["versions"][0], "origins": [fake], "replaced_by": fake}
+        line = old_put("dev101", 1, memory.id, "The office wifi is Attic.", lc=1)
+        line["rec"]["versions"] = [copy]
+        plant(folder, "dev101", line)
+        passes(desktop, rounds=2)
+        # THEN the desktop lists the laptop's own account of it
+        (version,) = desktop.history(memory.id).versions
+        assert version.replaced_by.kind == "person"
+        assert [o.kind for o in version.origins] == ["person"]
+    finally:
+        laptop.close()
         desktop.close()

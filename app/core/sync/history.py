@@ -148,6 +148,7 @@ def incoming(
     its words, whether it is who replaced them)`: `ledger.senders_own`'s rule, for its
     words); a put without versions (an older Mnemo) carries none."""
     seen: dict[str, Version] = {}
+    owned: set[str] = set()  # (keys taken from the device that replaced their words)
     read: set[tuple[str, str]] = set()  # (each put carries most of its parent's: read once)
     skipped: list[str] = []
     for sender, record in records:
@@ -171,14 +172,24 @@ def incoming(
                 skipped.append(str(exc))
                 continue
             k = version.key()
-            if k in seen:
+            if k in owned:
                 continue
             by = version.replaced_by
             words = version.words()
+            vouched = vouch(sender, by, words, True) if by is not None else None
+            # (the copy of the device that replaced the words is its account: another copy
+            # of the same version, first in order, cannot name its writers instead)
+            theirs = vouched is not None and (
+                vouched.device == vouch(sender, replace(by, device=""), words, True).device
+            )
+            if k in seen and not theirs:
+                continue
+            if theirs:
+                owned.add(k)
             seen[k] = replace(
                 version,
                 origins=[vouch(sender, o, words, False) for o in version.origins],
-                replaced_by=vouch(sender, by, words, True) if by is not None else None,
+                replaced_by=vouched,
             )
     newest = sorted(seen.values(), key=lambda v: (v.replaced_at, v.written_at), reverse=True)
     if len(newest) > MOST:  # (as a put carries: many puts of one fold add no more than one)
