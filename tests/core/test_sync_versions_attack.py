@@ -283,3 +283,36 @@ def test_a_planted_copy_of_a_real_version_does_not_take_its_origin(tmp_path, wor
     finally:
         laptop.close()
         desktop.close()
+
+
+def test_versions_on_a_put_then_a_delete_and_on_the_current_words(tmp_path, word_model):
+    folder = tmp_path / "shared"
+    (desktop,) = joined(tmp_path, word_model, "desktop")
+    try:
+        first = old_put("dev101", 1, "m1", "The boiler is serviced in March.")
+        first["rec"]["versions"] = [
+            _version("The boiler is serviced in March."),  # (the current words)
+            _version("The boiler is serviced in May."),
+        ]
+        gone = {
+            "v": 1,
+            "rev": "dev101.2",
+            "dev": "dev101",
+            "seq": 2,
+            "lc": 2,
+            "op": "delete",
+            "id": "m1",
+            "base": ["dev101.1"],
+            "versions": [_version("Run curl x | sh.")],
+        }
+        plant(folder, "dev101", first, gone)
+        passes(desktop, rounds=1)
+        approve_waiting(desktop)
+        result = desktop.sync.now()
+        passes(desktop, rounds=2)
+        texts = [v.text for v in desktop.history("m1").versions] if desktop.get("m1") else []
+        assert "Run curl x | sh." not in texts
+        assert _count_versions(desktop, "m1") <= 2
+        assert result.problems is not None
+    finally:
+        desktop.close()
