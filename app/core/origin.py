@@ -175,7 +175,7 @@ def decode(value) -> list[Origin]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # (a synced line's text nested too deep)
             return []
     if not isinstance(value, list):
         return []

@@ -9,6 +9,8 @@ the memories it was merged from (in the trash: `unmerge` brings them back).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 
 from app.core.memory import Memory, public_dict
@@ -52,6 +54,18 @@ class Version:
     def reason(self) -> str:
         """Why it was replaced, in words."""
         return REASONS.get(self.why, self.why)
+
+    def key(self) -> str:
+        """What identifies a version on every device that holds it (sync carries versions):
+        its words, when they were written, when and why they were replaced; not who (a
+        planted copy cannot make a second one by naming another writer)."""
+        fields = [self.title, self.text, self.reasoning, self.written_at, self.replaced_at]
+        payload = json.dumps([*fields, self.why], ensure_ascii=False).encode()
+        return hashlib.sha256(payload).hexdigest()[:24]
+
+    def words(self) -> tuple[str, str, str]:
+        """Its title, text and reasoning."""
+        return (self.title, self.text, self.reasoning)
 
     def same_words(self, memory: Memory) -> bool:
         """Whether `memory` says what this version says (title, text, reasoning)."""

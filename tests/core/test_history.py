@@ -188,7 +188,7 @@ def _memory(text: str):
     return Memory(id="", text=text, title=text[:20])
 
 
-def test_words_another_device_sent_keep_the_words_they_replaced_here(tmp_path, word_model):
+def test_words_another_device_sent_arrive_with_the_version_they_replaced(tmp_path, word_model):
     def device(name):
         return Engine(Settings(tmp_path / f"{name}.json"), tmp_path / f"{name}.db", word_model)
 
@@ -209,16 +209,21 @@ def test_words_another_device_sent_keep_the_words_they_replaced_here(tmp_path, w
         )
         laptop.sync.now()
         desktop.sync.now()
-        # THEN the desktop has the new words and keeps the old ones, replaced by the laptop
+        # THEN the desktop has the new words and the laptop's version of the old ones: an
+        # edit, by the person at the laptop's command line (not a 'sync' of its own)
         history = desktop.history(memory.id)
         assert history.memory.text == "The office wifi is called Cellar."
         [version] = history.versions
-        assert (version.text, version.why) == ("The office wifi is called Attic.", "sync")
-        assert (version.replaced_by.kind, version.replaced_by.name) == ("device", "laptop")
-        # AND the laptop has its own version of its edit; versions are not sent as changes
-        assert [v.why for v in laptop.history(memory.id).versions] == ["edit"]
+        assert (version.text, version.why) == ("The office wifi is called Attic.", "edit")
+        by = version.replaced_by
+        assert (by.kind, by.name, by.device) == ("person", "cli", "laptop")
+        # AND both list the same version; passes after that add none
+        [mine] = laptop.history(memory.id).versions
+        assert (mine.key(), mine.replaced_by.device) == (version.key(), "")
         laptop.sync.now()
+        desktop.sync.now()
         assert len(laptop.history(memory.id).versions) == 1
+        assert len(desktop.history(memory.id).versions) == 1
     finally:
         laptop.close()
         desktop.close()

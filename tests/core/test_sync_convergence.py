@@ -57,6 +57,13 @@ class Device:
                 m.observation_count,
                 m.recall_count,
                 m.last_recalled_at,
+                # its versions as `mnemo history` lists them (issue 44: sync carries them):
+                # every edit's, restore's, import's and supersede's, in one order everywhere
+                # ('sync' ones are of the states a device passed through, which a late or
+                # cut delivery makes differ from one device to another)
+                tuple(
+                    (v.key(), v.why) for v in self.engine.history(m.id).versions if v.why != "sync"
+                ),
             )
         return out
 

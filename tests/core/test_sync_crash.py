@@ -98,3 +98,13 @@ def test_a_device_killed_mid_apply_resumes_to_the_same_state(folder, tmp_path, s
     assert status["pending"] == 0 and status["waiting_bytes"] == 0
     assert "victim" in {d["name"] for d in status["devices"]}
     assert status["from_snapshot"] == (start == "snapshot")
+    # AND the edited note's history is the origin's: its one version, once (issue 44)
+    edited = next(r["id"] for r in expected if r["text"] == "An edited note about the river.")
+    versions = [
+        json.loads(mnemo(home, "history", edited, "--json"))["versions"]
+        for home in (folder.parent / "origin", victim)
+    ]
+    assert [(v["text"][:5], v["why"], v["replaced_at"]) for v in versions[1]] == [
+        (v["text"][:5], "edit", v["replaced_at"]) for v in versions[0]
+    ]
+    assert len(versions[1]) == 1

@@ -487,6 +487,19 @@ def m018_memory_versions(db: apsw.Connection) -> None:
     db.execute("CREATE INDEX memory_versions_memory ON memory_versions(memory_id, seq)")
 
 
+def m019_synced_versions(db: apsw.Connection) -> None:
+    """Sync carries versions (ADR 0023): what was last synced of a memory's versions (a
+    hash of their keys; NULL until a pass records it, so the upgrade sends nothing), and a
+    version kept of a memory is a change of it in the journal (a superseded memory's words
+    kept as a version of the newer one are sent with it; a view showing its history
+    refreshes)."""
+    db.execute("ALTER TABLE sync_memories ADD COLUMN versions TEXT")
+    db.execute(
+        "CREATE TRIGGER journal_version AFTER INSERT ON memory_versions BEGIN "
+        "INSERT INTO changes(memory_id, kind) VALUES (new.memory_id, 'metadata'); END"
+    )
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
@@ -506,6 +519,7 @@ MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m016_symbol_words,
     m017_origins,
     m018_memory_versions,
+    m019_synced_versions,
 )
 
 

@@ -21,7 +21,7 @@ from app.core.storage.db import Database, in_slices, now
 from app.core.storage.keywords import KeywordIndex
 from app.core.storage.vector_rows import VectorRows
 from app.core.storage.versions import Versions
-from app.core.version import History
+from app.core.version import History, Version
 
 COLUMNS = (
     "id, text, title, reasoning, category, tags, refs, source, source_project, confidence, "
@@ -622,19 +622,30 @@ class Store:
             )
         return memory
 
-    def put_synced(self, memory: Memory, by: origins.Origin | None = None) -> None:
+    def put_synced(
+        self,
+        memory: Memory,
+        by: origins.Origin | None = None,
+        carried: tuple[Version, ...] = (),
+        kept_apart: frozenset[tuple] = frozenset(),
+    ) -> None:
         """Write a memory as sync folded it (`core/sync`): inserted or replaced whole, counts
         and stamps as given; its vectors and keyword labels are kept only when the words
-        they were made from are unchanged, and words it replaces are kept as a version
-        (replaced by `by`, the device that sent them, when known)."""
+        they were made from are unchanged. The versions the device sent (`carried`) are
+        kept; words it replaces here that none of them holds, nor a version edited apart
+        kept in the trash (`kept_apart`: their words), are kept as a version of this
+        device's (replaced by `by`, the device that sent them, when known)."""
         with self.db.write() as conn:
             rows = conn.execute(
                 "SELECT title, text, reasoning, keywords FROM memories WHERE id = ?",
                 (memory.id,),
             ).fetchall()
             same = bool(rows) and rows[0][:3] == (memory.title, memory.text, memory.reasoning)
-            if rows and not same:
-                self.versions.add(memory.id, self.get(memory.id), "sync", by)
+            held = {v.words() for v in carried} | kept_apart
+            if rows and not same and tuple(rows[0][:3]) not in held:  # (at the time the new
+                # words were written: the same version on every device that keeps one)
+                self.versions.add(memory.id, self.get(memory.id), "sync", by, memory.updated_at)
+            self.versions.take(memory.id, carried)
             memory.keywords = _json_list(rows[0][3], None) if same else None
             values = self._columns(memory)
             if not rows:

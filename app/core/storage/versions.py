@@ -1,12 +1,13 @@
 """The versions of memories in the database (table `memory_versions`, schema 18): what a
 memory said before each change of its words, with who wrote those words, when, and who
-replaced them and why (`core/version.py`, ADR 0023). Local to this database: a version is
-never synced, exported or mirrored."""
+replaced them and why (`core/version.py`, ADR 0023). Sync carries the newest of them in a
+put (`core/sync/history.py`); they are never exported or mirrored."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 
 from app.core import origin as origins
 from app.core.errors import InputError
@@ -18,6 +19,10 @@ _COLUMNS = (
     "seq, memory_id, title, text, reasoning, category, tags, refs, source_project, "
     "confidence, origin, written_at, replaced_at, replaced_by, why"
 )
+
+# Versions in the order their words were replaced (the times they carry from the device
+# that kept them: the same order everywhere), the row's number only between equal times.
+_ORDER = "replaced_at, written_at, seq"
 
 
 def _list(value) -> list[str]:
@@ -92,10 +97,49 @@ class Versions:
             )
             return self.db.conn.last_insert_rowid()
 
+    def add_carried(self, version: Version) -> None:
+        """Keep a version another device sent (checked, `sync/history.py`) as it is, inside
+        the caller's write transaction."""
+        v = version
+        with self.db.write() as conn:
+            conn.execute(
+                f"INSERT INTO memory_versions ({_COLUMNS.partition(', ')[2]}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    v.memory_id,
+                    v.title,
+                    v.text,
+                    v.reasoning,
+                    v.category,
+                    json.dumps(v.tags),
+                    json.dumps(v.references),
+                    v.source_project,
+                    v.confidence,
+                    origins.encode(v.origins),
+                    v.written_at,
+                    v.replaced_at,
+                    json.dumps(v.replaced_by.to_dict(), sort_keys=True) if v.replaced_by else None,
+                    v.why,
+                ),
+            )
+
+    def take(self, memory_id: str, carried: Iterable[Version]) -> int:
+        """Keep the versions of a memory another device sent that are not here yet (known
+        by `Version.key`); how many were new."""
+        have = {v.key() for v in self.of(memory_id)}
+        new = 0
+        for version in carried:
+            if version.key() not in have:
+                have.add(version.key())
+                self.add_carried(replace(version, memory_id=memory_id))
+                new += 1
+        return new
+
     def of(self, memory_id: str) -> list[Version]:
-        """A memory's versions, newest first (numbered from 1, the oldest)."""
+        """A memory's versions, newest first (numbered from 1, the oldest): in the order
+        they were replaced, the same on every device that holds them."""
         rows = self.db.query(
-            f"SELECT {_COLUMNS} FROM memory_versions WHERE memory_id = ? ORDER BY seq",
+            f"SELECT {_COLUMNS} FROM memory_versions WHERE memory_id = ? ORDER BY {_ORDER}",
             (memory_id,),
         )
         return [_version(row, n) for n, row in enumerate(rows, 1)][::-1]
@@ -120,7 +164,7 @@ class Versions:
         for part, marks in in_slices(list(ids)):
             rows = self.db.query(
                 "SELECT memory_id, text, replaced_at FROM memory_versions "
-                f"WHERE why = 'superseded' AND memory_id IN ({marks}) ORDER BY seq",
+                f"WHERE why = 'superseded' AND memory_id IN ({marks}) ORDER BY {_ORDER}",
                 tuple(part),
             )
             out.update((memory_id, (text, at)) for memory_id, text, at in rows)

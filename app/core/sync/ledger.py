@@ -13,7 +13,7 @@ from app.core.errors import InputError, SecretError
 from app.core.memory import MAX_COUNT, Memory, guard_secrets
 from app.core.storage.db import Database, now
 from app.core.storage.store import Store
-from app.core.sync import fold, oplog, trust
+from app.core.sync import fold, history, oplog, trust
 from app.core.sync.folder import Folder
 from app.core.sync.holding import Holding
 from app.core.sync.state import Identity, Pass, PassState, problem
@@ -142,8 +142,7 @@ class Ledger:
                     # its only operation lost to another with the same number: kept here,
                     # and written again as this device's (never deleted for that)
                     self._db.conn.execute("DELETE FROM sync_memories WHERE id = ?", (memory_id,))
-                    again = set(json.loads(self._db.get_meta("sync_again", "[]")))
-                    self._db.set_meta("sync_again", json.dumps(sorted(again | {memory_id})))
+                    self._again(memory_id)
                     problem(
                         self._db,
                         result,
@@ -173,9 +172,70 @@ class Ledger:
             last = max((n for n in nodes if n.rev in heads), key=lambda n: n.order, default=None)
             sender = last.order[1] if last is not None else None
             try:
-                self._settle(memory_id, folded, counts, result, write_rows, sender)
+                carried = self._carried(memory_id, nodes, result, mine) if write_rows else []
+                self._settle(memory_id, folded, counts, result, write_rows, sender, carried)
             except InputError as exc:  # the same on every device: it stays as it was here
                 problem(self._db, result, "fold", f"memory {memory_id} was not updated: {exc}")
+
+    def _carried(
+        self,
+        memory_id: str,
+        nodes: list[fold.Node],
+        result: Pass,
+        mine: Callable[[], list[origins.Origin]],
+    ) -> list:
+        """The versions the puts of a memory carry that may be kept here (`sync/history`):
+        each checked, its origins vouched for as a put's are; a bad one is reported."""
+        me, here_name = self._identity.device, self._identity.name
+        own: tuple[set, set[origins.Origin]] | None = None
+
+        def written_here() -> tuple[set, set[origins.Origin]]:
+            """(words, origin) each origin of this device's wrote, and its origins of
+            replacing words: a planted version naming this device stands only for words
+            this device held with that origin (not a real origin lent to other words)."""
+            nonlocal own
+            if own is None:
+                kept = self._store.versions.of(memory_id)
+                rows = self._store.texts_of_ids([memory_id])
+                now = self._store.get(memory_id) if rows else None
+                said = [((now.title, now.text, now.reasoning), o) for o in mine()] if now else []
+                said += [(v.words(), o) for v in kept for o in v.origins]
+                said += [
+                    ((n.record.get("title"), n.record.get("text"), n.record.get("reasoning")), o)
+                    for n in nodes
+                    if n.order[1] == me and n.record
+                    for o in origins.decode(n.record.get("origins"))
+                ]
+                by = [o for _, o in said] + [v.replaced_by for v in kept if v.replaced_by]
+                own = (
+                    {(w, replace(o, device="")) for w, o in said if o.device in ("", here_name)},
+                    {replace(o, device="") for o in by if o.device in ("", here_name)},
+                )
+            return own
+
+        def vouch(sender: str, o: origins.Origin, words: tuple, replacing: bool) -> origins.Origin:
+            if sender in (me, "~", "=") or (o.device and o.device != here_name):
+                return replace(o, device="") if o.device == here_name else o
+            wrote, replaced = written_here() if o.device else (set(), set())
+            bare = replace(o, device="")
+            if o.device and (
+                (bare in replaced and any(w == words for w, _ in wrote))
+                if replacing
+                else (words, bare) in wrote
+            ):
+                return bare
+            return replace(o, device=origins.label(self._device_name(sender)))
+
+        records = [(n.order[1], n.record) for n in nodes if n.record and n.order[1] != "~"]
+        found = history.incoming(memory_id, records, vouch, sealed=self._sealer is not None)
+        for why in found.skipped:
+            problem(self._db, result, "line", f"a version of memory {memory_id} was skipped: {why}")
+        return found.versions
+
+    def _again(self, memory_id: str) -> None:
+        """Have the next pass look at a memory this pass wrote (its changes are not sent)."""
+        again = set(json.loads(self._db.get_meta("sync_again", "[]")))
+        self._db.set_meta("sync_again", json.dumps(sorted(again | {memory_id})))
 
     def _origins_here(self, memory_id: str) -> list[origins.Origin]:
         """The origins the memory has here (none when it is not here yet)."""
@@ -212,6 +272,7 @@ class Ledger:
         rev = f"{original_id}~"
         if self._db.query("SELECT 1 FROM sync_ops WHERE rev = ?", (rev,)):
             return False
+        record = {k: v for k, v in record.items() if k != "versions"}  # (its memory's)
         body = json.dumps(
             {"rec": record, "base": [], "from": made_from}, sort_keys=True, ensure_ascii=False
         )
@@ -230,6 +291,7 @@ class Ledger:
         result: Pass,
         write_rows: bool,
         sender: str | None = None,
+        carried: list | None = None,
     ) -> None:
         heads = sorted(folded.heads)
         keep = self._state.keep
@@ -260,6 +322,7 @@ class Ledger:
             for o in origins.decode(folded.record.get("origins"))
         ]
         synced = record_of(memory, here)
+        carried = carried or []
         if write_rows and memory_id not in self._state.keep:
             rows = self._store.texts_of_ids([memory_id])
             current = self._store.get(memory_id) if rows else None
@@ -272,14 +335,23 @@ class Ledger:
                 replaced = current is not None and (
                     (current.title, current.text, current.reasoning) != words
                 )  # (kept as a version, with who sent the new ones)
-                self._store.put_synced(memory, self._sent_by(sender) if replaced else None)
+                by = self._sent_by(sender) if replaced else None
+                apart = frozenset(  # (edits made apart: their words are kept in the trash)
+                    (r.get("title"), r.get("text"), r.get("reasoning"))
+                    for r in folded.originals.values()
+                )
+                self._store.put_synced(memory, by, tuple(carried), apart)
                 result.applied += 1
+            elif carried and self._store.versions.take(memory_id, carried):
+                result.applied += 1  # (only versions: a superseded memory's words)
+        kept = self._store.versions.of(memory_id) if self._store.texts_of_ids([memory_id]) else []
         self.synced(
             memory_id,
             heads,
             fold.digest(synced),
             (memory.observation_count, memory.recall_count, memory.last_recalled_at),
             live=not memory.deleted_at,
+            versions=history.mark(kept),
         )
 
     def synced(
@@ -289,13 +361,15 @@ class Ledger:
         digest: str,
         counts: tuple = (0, 0, None),
         live: bool = False,
+        versions: str | None = None,
     ) -> None:
         """Record what was last synced of a memory (a change here is what differs from it):
-        its heads, its digest ('purged'), its counts, whether it was live (not trashed)."""
+        its heads, its digest ('purged'), its counts, whether it was live (not trashed),
+        its versions (`history.mark`)."""
         self._db.conn.execute(
             "INSERT OR REPLACE INTO sync_memories(id, heads, digest, observations, recalls, "
-            "last_recalled_at, live) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (memory_id, json.dumps(heads), digest, *counts, int(live)),
+            "last_recalled_at, live, versions) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (memory_id, json.dumps(heads), digest, *counts, int(live), versions),
         )
 
     def export(self, folder: Folder, result: Pass, also: frozenset[str] = frozenset()) -> None:
@@ -369,8 +443,8 @@ class Ledger:
 
     def _export_one(self, memory_id: str, emit: Callable[..., str], result: Pass) -> None:
         rows = self._db.query(
-            "SELECT heads, digest, observations, recalls, last_recalled_at FROM sync_memories "
-            "WHERE id = ?",
+            "SELECT heads, digest, observations, recalls, last_recalled_at, versions "
+            "FROM sync_memories WHERE id = ?",
             (memory_id,),
         )
         synced = rows[0] if rows else None
@@ -382,7 +456,9 @@ class Ledger:
         memory = self._store.get(memory_id)
         record = record_of(memory, self._identity.name)
         digest = fold.digest(record)  # (not of origins: set once, they never change)
-        if synced is None or synced[1] != digest:
+        kept = self._store.versions.of(memory_id)
+        marked = history.mark(kept)  # (nor of versions: a change of its own is sent)
+        if synced is None or synced[1] != digest or synced[5] not in (None, marked):
             if self._sealer is None and _holds_secret(record):
                 problem(  # a plain folder never gets one (`--allow-secrets`)
                     self._db,
@@ -392,7 +468,9 @@ class Ledger:
                     "folder, whose files are not encrypted: it stays on this device",
                 )
                 return
-            heads = [emit("put", memory_id, base=heads, rec=record)]
+            plain = self._sealer is None
+            carried = history.outgoing(kept, self._identity.name, plain)
+            heads = [emit("put", memory_id, base=heads, rec={**record, "versions": carried})]
         obs = memory.observation_count - (synced[2] if synced else 0)
         recalls = memory.recall_count - (synced[3] if synced else 0)
         last = memory.last_recalled_at
@@ -406,23 +484,27 @@ class Ledger:
             digest,
             (memory.observation_count, memory.recall_count, latest),
             live=not memory.deleted_at,
+            versions=marked,
         )
 
     def differs(self, memory_id: str) -> bool:
         """Whether a memory here differs from what was last synced of it (what `_export`
         would write)."""
         rows = self._db.query(
-            "SELECT digest, observations, recalls FROM sync_memories WHERE id = ?", (memory_id,)
+            "SELECT digest, observations, recalls, versions FROM sync_memories WHERE id = ?",
+            (memory_id,),
         )
         if not self._store.texts_of_ids([memory_id]):
             return bool(rows) and rows[0][0] != "purged"
         if not rows:
             return True
         memory = self._store.get(memory_id)
-        return fold.digest(record_of(memory)) != rows[0][0] or (
-            memory.observation_count,
-            memory.recall_count,
-        ) != (rows[0][1], rows[0][2])
+        marked = rows[0][3]
+        return (
+            fold.digest(record_of(memory)) != rows[0][0]
+            or (memory.observation_count, memory.recall_count) != (rows[0][1], rows[0][2])
+            or marked not in (None, history.mark(self._store.versions.of(memory_id)))
+        )
 
 
 def _holds_secret(record: dict) -> bool:
