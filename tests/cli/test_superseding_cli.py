@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import run_cli
+import pytest
+
+from tests.conftest import run_cli, wait
 
 OLD = "The staging database listens on port 5432."
 NEW = "The staging database now listens on port 6543."
@@ -57,13 +59,26 @@ def test_a_refused_proposal_keeps_both(mnemo_home):
     assert json.loads(_out("inbox", "--json")) == []
 
 
-def test_accept_all_names_a_stale_proposal_and_still_says_what_it_accepted(mnemo_home):
+@pytest.fixture
+def hooks(mnemo_home):
+    """A prompt hook hands its capture to the hook helper (another process, answering when
+    it is done): stopped after the test."""
+    yield
+    run_cli("hook", "stop")
+
+
+def _inbox() -> list[dict]:
+    return json.loads(_out("inbox", "--json"))
+
+
+def test_accept_all_names_a_stale_proposal_and_still_says_what_it_accepted(hooks):
     older = json.loads(_out("remember", OLD, "--json"))["id"]
     newer = json.loads(_out("remember", NEW, "--json"))["id"]
     _out("forget", newer)  # the proposal is stale now
     stale = json.loads(_out("inbox", "--json"))[0]["id"]
     hook = json.dumps({"prompt": "remember that the coffee machine is on floor 2"})
     run_cli("hook", "prompt", "--agent", "claude", input=hook.encode())
+    wait(lambda: len(_inbox()) == 2, 60, "the capture in the inbox")
     # WHEN every candidate is accepted
     done = run_cli("inbox", "accept", "--all")
     # THEN the capture is stored and said so; the stale proposal is named, and waits
@@ -75,11 +90,11 @@ def test_accept_all_names_a_stale_proposal_and_still_says_what_it_accepted(mnemo
     assert older in _out("list")
 
 
-def test_a_proposal_by_an_agent_in_a_project_lists_the_older_id_after_the_rule(mnemo_home):
+def test_a_proposal_by_an_agent_in_a_project_lists_the_older_id_after_the_rule(hooks):
     older = json.loads(_out("remember", OLD, "--json"))["id"]
     hook = json.dumps({"prompt": f"remember that {NEW}", "cwd": "/tmp"})
     run_cli("hook", "prompt", "--agent", "claude", input=hook.encode())
-    (capture,) = json.loads(_out("inbox", "--json"))
+    (capture,) = wait(_inbox, 60, "the capture in the inbox")
     accepted = run_cli("inbox", "accept", capture["id"])
     # the accepted capture says the proposal it made, as `remember` does
     assert "mnemo inbox accept " in accepted.stderr.decode()
