@@ -210,12 +210,22 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
         return await core.run(recent)
 
     @server.tool()
-    async def forget_memory(id: str) -> dict:  # noqa: A002 - the tool's public argument name
-        """Move a memory to the trash (the user can restore it)."""
+    async def forget_memory(id: str, ctx: Context | None = None) -> dict:  # noqa: A002
+        """Move a memory this agent wrote to the trash (the user can restore it). A memory
+        holding anyone else's words (the user's, another agent's) is the user's to forget:
+        store a correction instead (the user is asked whether it supersedes the old one)."""
         required(id=id)
+        who = client_origin(ctx, session)
 
         def forget(engine: Engine) -> dict:
             memory = engine.get(id)
+            others = [o for o in memory.origins if (o.kind, o.name) != (who.kind, who.name)]
+            if others or not memory.origins:
+                raise InputError(
+                    f"{memory.id} holds words {origins.summary(others or memory.origins)} "
+                    "wrote: only the user moves it to the trash (`mnemo forget "
+                    f"{memory.id}`); store a correction instead"
+                )
             engine.forget([memory.id])
             return {"status": "trashed", "id": memory.id, "title": memory.display_title}
 

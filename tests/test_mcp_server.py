@@ -258,6 +258,27 @@ def test_an_agents_new_value_is_stored_and_proposed_as_superseding_the_old(mnemo
     assert got["versions"] == 1 and "6543" in got["text"]
 
 
+def test_an_agent_forgets_only_what_it_wrote_alone(mnemo_home):
+    # issue 44 (what agents may do): an agent trashed any memory, the user's too
+    mine = run_cli("remember", "The VPN config lives in ops/vpn.", "--json")
+    person = json.loads(mine.stdout)["id"]
+
+    async def session() -> tuple:
+        async with Client(_params()) as client:
+            refused = await client.call_tool("forget_memory", {"id": person})
+            own = _payload(await client.call_tool("store_memory", LEARNING))
+            gone = _payload(await client.call_tool("forget_memory", {"id": own["id"]}))
+            return _error_text(refused), gone
+
+    refused, gone = asyncio.run(session())
+    # THEN the user's memory stays, and the agent is told whose it is and what to do
+    assert "you (cli)" in refused and f"mnemo forget {person}" in refused
+    assert "correction" in refused
+    assert "in trash since" not in run_cli("show", person).stdout.decode()
+    # AND what it wrote alone it may take back
+    assert gone["status"] == "trashed"
+
+
 # ---- under load (issue 8 "MCP server under load", issue 10 "a large store_memory") ----
 
 
