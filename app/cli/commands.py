@@ -18,7 +18,7 @@ from app.core.engine import Engine
 from app.core.errors import InputError
 from app.core.search.context import check_max_chars
 from app.core.settings import SETTINGS
-from app.core.storage.inbox import SUPERSEDES
+from app.core.storage.inbox import SAID_CHARS, SUPERSEDES
 from app.core.storage.store import Filters
 from app.core.writer import Remembered, RememberResult
 
@@ -618,7 +618,8 @@ def inbox(args: Namespace) -> int:
             rule = f"{c.rule} {c.similar}" if replacing else c.rule  # (before the project)
             print(f"{c.id}  [{rule}{where}{seen}{near}{came}] {visible(c.text)}")
             if replacing:
-                print(f"{' ' * len(c.id)}  which said: {visible(c.said)}")
+                cut = f"… (mnemo show {c.similar})" if len(c.said) >= SAID_CHARS else ""
+                print(f"{' ' * len(c.id)}  which said: {visible(c.said)}{cut}")
         return 0
     if (bool(args.ids) + args.all + bool(args.source)) != 1:
         raise InputError(

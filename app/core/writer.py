@@ -258,8 +258,8 @@ class Writer:
             later = f"stored without embedding ({self._model_problem()}); "
             later += "`mnemo backfill` adds it later"
             notice = f"{notice}; {later}" if notice else later
-        duplicate, related = self._near_duplicate(memory, embedded)
-        older = None if merge else self._restated(memory, duplicate, related)
+        duplicate, related, near = self._near_duplicate(memory, embedded)
+        older = None if merge else self._restated(memory, near)
         if duplicate is not None and not force and older is None:
             target, score = duplicate
             if not merge:
@@ -307,7 +307,7 @@ class Writer:
             known = self._observe_if_known(memory)
             if known is not None:
                 return "observed", known.memory.id
-        duplicate, _ = self._near_duplicate(memory, self._indexer.embed(memory))
+        duplicate, _, _ = self._near_duplicate(memory, self._indexer.embed(memory))
         if duplicate is not None and says_nothing_new(memory.text, duplicate[0].text):
             with self._db.write():
                 observed = self._store.observe(duplicate[0].id)
@@ -410,32 +410,31 @@ class Writer:
 
     def _near_duplicate(
         self, memory: Memory, embedded: Embedded | None
-    ) -> tuple[tuple[Memory, float] | None, list[tuple[Memory, float]]]:
-        """The closest memory at or above the duplicate threshold (or None), and the related
-        ones below it; a turn of a conversation is compared with its own thread only."""
+    ) -> tuple[tuple[Memory, float] | None, list[tuple[Memory, float]], list[tuple[Memory, float]]]:
+        """The closest memory at or above the duplicate threshold (or None), the related
+        ones below it, and all of them, closest first; a turn of a conversation is compared
+        with its own thread only."""
         if embedded is None:
-            return None, []
+            return None, [], []
         neighbours = self._neighbours(embedded[0])
         if memory.thread is not None:  # a turn of a conversation duplicates none elsewhere
             neighbours = [(m, sim) for m, sim in neighbours if m.thread == memory.thread]
         threshold = self._settings["duplicate_threshold"]
         duplicate = next(((m, s) for m, s in neighbours if s >= threshold), None)
-        return duplicate, [(m, s) for m, s in neighbours if s < threshold]
+        return duplicate, [(m, s) for m, s in neighbours if s < threshold], neighbours
 
-    def _restated(
-        self,
-        memory: Memory,
-        duplicate: tuple[Memory, float] | None,
-        related: list[tuple[Memory, float]],
-    ) -> Memory | None:
-        """The closest memory that `memory` says again with another value, unless these
-        words were refused as superseding it before (or a turn of a conversation)."""
+    def _restated(self, memory: Memory, near: list[tuple[Memory, float]]) -> Memory | None:
+        """The closest memory (of those `near` it) that `memory` says again with another
+        value, but one these words were refused as superseding (or a conversation's turn)."""
         if memory.thread is not None:
             return None
-        near = ([duplicate] if duplicate is not None else []) + related
         for other, _ in near:
-            if other.thread is None and superseding.restates(memory.text, other.text):
-                return None if self._inbox.rejected(memory.text, other.id) else other
+            if (
+                other.thread is None
+                and superseding.restates(memory.text, other.text)
+                and not self._inbox.rejected(memory.text, other.id)  # (refused: the next)
+            ):
+                return other
         return None
 
     def _propose_superseding(self, result: RememberResult, older: Memory, by: Origin) -> None:

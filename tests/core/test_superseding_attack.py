@@ -99,3 +99,18 @@ def test_a_proposal_whose_older_memory_was_merged_since_says_so(engine):
 def test_a_phrase_that_only_says_now_is_still_a_restatement(new):
     assert restates(new, "We deploy on Tuesdays.")
     assert was("We deploy on Tuesdays.", new) == "Tuesdays"
+
+
+def test_a_pair_refused_does_not_keep_another_older_memory_from_being_proposed(engine):
+    from tests.core.test_superseding import NEW, OLD
+
+    first = engine.remember(OLD).memory
+    proposed = engine.remember(NEW)
+    engine.reject([proposed.proposal])
+    engine.purge([proposed.memory.id])
+    # a second older memory saying the same with yet another value (less close by meaning)
+    second = engine.remember("The staging database listens on port 5433 today.", force=True)
+    again = engine.remember(NEW, force=True)
+    # THEN the refused pair is not proposed again, the other one is
+    assert again.supersedes is not None
+    assert again.supersedes.id == second.memory.id != first.id
