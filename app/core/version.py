@@ -105,17 +105,21 @@ class History:
 
     def now_by(self) -> str:
         """Who the memory's words now are by, for a person: who last changed them (the
-        newest version's replacer), else who wrote it."""
-        last = self.versions[0] if self.versions else None
+        newest version's replacer), else who wrote it. (An older memory it superseded is
+        another memory's words: a person accepting that changed none of these.)"""
+        last = next((v for v in self.versions if v.why != "superseded"), None)
         if last is None:
             return summary(self.memory.origins)
         return last.replaced_by.describe() if last.replaced_by else "someone unknown"
 
     def written_by(self, version: Version) -> str:
-        """Who wrote a version's words, for a person: who replaced the version before it
-        (when known), else the origins the memory had then."""
-        older = self.version(version.number - 1)
-        if older is not None and older.replaced_by is not None:
+        """Who wrote a version's words, for a person: who replaced the version of this
+        memory before it (when known), else the origins the words had then."""
+        older = next(
+            (v for v in self.versions if v.number < version.number and v.why != "superseded"),
+            None,
+        )
+        if version.why != "superseded" and older is not None and older.replaced_by is not None:
             return older.replaced_by.describe()
         return summary(version.origins)
 

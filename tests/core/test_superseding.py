@@ -143,6 +143,9 @@ def test_accepted_the_older_becomes_a_version_and_recall_says_when_it_changed(en
     (version,) = engine.history(newer.memory.id).versions
     assert (version.text, version.why) == (OLD, "superseded")
     assert version.origins[0].kind == "person" and version.replaced_by.kind == "person"
+    # (the words now are still the agent's: accepting changed none of them)
+    history = engine.history(newer.memory.id)
+    assert history.now_by() == "agent codex" and history.written_by(version) == "you (cli)"
     # AND recall answers with the current value, saying what it was and until when
     result = engine.recall("which port does the staging database listen on")
     top = result.results[0].memory
