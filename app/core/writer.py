@@ -401,6 +401,9 @@ class Writer:
                     "another fact now; reject the proposal)"
                 )
             by = origins.person("inbox").stamped(now())
+            # its own history goes along (a chain: A's words outlive B emptied from the trash)
+            for kept in reversed(self._store.versions.of(older.id)):
+                self._store.versions.add_carried(replace(kept, memory_id=newer.id))
             self._store.versions.add(newer.id, older, why="superseded", by=by, at=by.at)
             self._store.set_deleted([older.id], True)
             if older.pinned and not newer.pinned:

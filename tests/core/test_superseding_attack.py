@@ -114,3 +114,21 @@ def test_a_pair_refused_does_not_keep_another_older_memory_from_being_proposed(e
     # THEN the refused pair is not proposed again, the other one is
     assert again.supersedes is not None
     assert again.supersedes.id == second.memory.id != first.id
+
+
+def test_a_chain_of_supersedes_keeps_every_older_value_after_the_trash_is_emptied(engine):
+    from tests.core.test_superseding import NEW, OLD
+
+    first = engine.remember(OLD).memory
+    second = engine.remember(NEW)
+    engine.accept([second.proposal])
+    third = engine.remember("The staging database now listens on port 7777.")
+    assert third.supersedes.id == second.memory.id
+    engine.accept([third.proposal])
+    # WHEN the trash is emptied (the first two memories are in it)
+    assert engine.empty_trash() == 2 and first.id
+    # THEN the last one's history still holds both older values, newest first
+    history = engine.history(third.memory.id)
+    assert [v.text for v in history.versions] == [NEW, OLD]
+    assert {v.why for v in history.versions} == {"superseded"}
+    assert engine.get(third.memory.id).changed["was"] == "6543"
