@@ -132,3 +132,17 @@ def test_a_chain_of_supersedes_keeps_every_older_value_after_the_trash_is_emptie
     assert [v.text for v in history.versions] == [NEW, OLD]
     assert {v.why for v in history.versions} == {"superseded"}
     assert engine.get(third.memory.id).changed["was"] == "6543"
+
+
+def test_the_older_memory_restored_from_the_trash_takes_back_the_was(engine):
+    from tests.core.test_superseding import NEW, OLD
+
+    first = engine.remember(OLD).memory
+    second = engine.remember(NEW)
+    engine.accept([second.proposal])
+    assert engine.get(second.memory.id).changed["was"] == "5432"
+    # WHEN the person brings the older memory back: both stand again
+    engine.restore([first.id])
+    # THEN the newer one no longer says it replaced it (its history still lists it)
+    assert engine.get(second.memory.id).changed is None
+    assert [v.why for v in engine.history(second.memory.id).versions] == ["superseded"]

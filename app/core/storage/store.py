@@ -263,9 +263,12 @@ class Store:
         said and until when (`Memory.changed`, issue 44), to be shown."""
         found = self.versions.superseded(m.id for m in memories)
         for m in memories:
-            # (its words back to the superseded ones, `history --restore`: no change to say)
+            # (its words back to the superseded ones, `history --restore`, or the older
+            # memory back from the trash, both live again: no change to say)
             if m.id in found and found[m.id][0].strip() != m.text.strip():
-                m.changed = superseding.change(found[m.id][0], m.text, found[m.id][1])
+                older = self.find_by_hash(content_hash(found[m.id][0]))
+                if older is None or older.deleted_at:
+                    m.changed = superseding.change(found[m.id][0], m.text, found[m.id][1])
         return memories
 
     def find_by_hash(self, digest: str, thread: str | None = None) -> Memory | None:
