@@ -146,3 +146,10 @@ def test_the_older_memory_restored_from_the_trash_takes_back_the_was(engine):
     # THEN the newer one no longer says it replaced it (its history still lists it)
     assert engine.get(second.memory.id).changed is None
     assert [v.why for v in engine.history(second.memory.id).versions] == ["superseded"]
+
+
+def test_long_texts_are_not_aligned_word_by_word():
+    from app.core.superseding import MOST_COMPARED, restates
+
+    long = " ".join(f"word{i} value {i}" for i in range(MOST_COMPARED))
+    assert not restates(long.replace("value 5 ", "value 6 ", 1), long)

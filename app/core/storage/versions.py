@@ -74,32 +74,29 @@ class Versions:
         one. The row's number. (`state` may be another memory's: one this one superseded.)"""
         if why not in WHYS:
             raise InputError(f"a version is kept for one of {', '.join(WHYS)}, not {why!r}")
-        with self.db.write() as conn:
-            conn.execute(
-                f"INSERT INTO memory_versions ({_COLUMNS.partition(', ')[2]}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    memory_id,
-                    state.title,
-                    state.text,
-                    state.reasoning,
-                    state.category,
-                    json.dumps(state.tags),
-                    json.dumps(state.references),
-                    state.source_project,
-                    state.confidence,
-                    origins.encode(state.origins),
-                    state.updated_at or state.created_at,
-                    at or now(),
-                    json.dumps(by.to_dict(), sort_keys=True) if by is not None else None,
-                    why,
-                ),
-            )
-            return self.db.conn.last_insert_rowid()
+        version = Version(
+            seq=0,
+            memory_id=memory_id,
+            number=0,
+            title=state.title,
+            text=state.text,
+            reasoning=state.reasoning,
+            category=state.category,
+            tags=state.tags,
+            references=state.references,
+            source_project=state.source_project,
+            confidence=state.confidence,
+            origins=state.origins,
+            written_at=state.updated_at or state.created_at,
+            replaced_at=at or now(),
+            replaced_by=by,
+            why=why,
+        )
+        return self.add_carried(version)
 
-    def add_carried(self, version: Version) -> None:
-        """Keep a version another device sent (checked, `sync/history.py`) as it is, inside
-        the caller's write transaction."""
+    def add_carried(self, version: Version) -> int:
+        """Keep a version as it is (one another device sent, checked by `sync/history.py`;
+        one an older memory had), inside the caller's write transaction; the row's number."""
         v = version
         with self.db.write() as conn:
             conn.execute(
@@ -122,6 +119,7 @@ class Versions:
                     v.why,
                 ),
             )
+            return self.db.conn.last_insert_rowid()
 
     def take(self, memory_id: str, carried: Iterable[Version]) -> int:
         """Keep the versions of a memory another device sent that are not here yet (known
