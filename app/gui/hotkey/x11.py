@@ -13,6 +13,7 @@ The keys kept are then emitted as `typed` for the popup to replay.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import json
@@ -146,6 +147,7 @@ class X11Hotkey(HotkeyBackend):
         self._thread = _Listener(self._listen)
         self._thread.start()
         log.info("global hotkey %s registered (X11)", sequence)
+        active_window()  # opens the popup's connection for its questions now, not at a press
         return None
 
     def hold_typing(self, wanted: bool) -> None:
@@ -276,45 +278,79 @@ class X11Hotkey(HotkeyBackend):
             self._display = None
 
 
-def active_window() -> int | None:
-    """The X11 window that has focus now (to give it back when the popup hides)."""
-    try:
+class _Queries:
+    """One X connection, opened once, for the GUI thread's questions to the window manager
+    (which window has the focus, give it back). A connection per question cost ~20 ms of
+    Python (python-xlib's setup and extension queries) on the hotkey's path, more on a busy
+    machine; a broken connection is dropped and opened again on the next question."""
+
+    def __init__(self) -> None:
+        self._display = None
+        self._lock = threading.Lock()
+
+    def ask(self, question):
+        """question(display) on the kept connection, opened first if needed (and once more
+        should the kept one have broken)."""
         from Xlib import display
 
-        d = display.Display()
-        try:
-            atom = d.intern_atom("_NET_ACTIVE_WINDOW")
-            prop = d.screen().root.get_full_property(atom, 0)
-            return int(prop.value[0]) if prop and prop.value[0] else None
-        finally:
-            d.close()
+        with self._lock:
+            for attempt in (1, 2):
+                if self._display is None:
+                    self._display = display.Display()
+                try:
+                    return question(self._display)
+                except Exception:
+                    self._drop()
+                    if attempt == 2:
+                        raise
+        return None
+
+    def _drop(self) -> None:
+        with contextlib.suppress(Exception):  # already broken
+            self._display.close()
+        self._display = None
+
+
+_queries = _Queries()
+
+
+def active_window() -> int | None:
+    """The X11 window that has focus now (to give it back when the popup hides)."""
+
+    def ask(d) -> int | None:
+        atom = d.intern_atom("_NET_ACTIVE_WINDOW")
+        prop = d.screen().root.get_full_property(atom, 0)
+        return int(prop.value[0]) if prop and prop.value[0] else None
+
+    try:
+        return _queries.ask(ask)
     except Exception:
         return None
 
 
 def activate_window(window: int) -> None:
     """Ask the window manager to focus an X11 window again (EWMH _NET_ACTIVE_WINDOW)."""
-    try:
-        from Xlib import X, display, error, protocol
 
-        d = display.Display()
-        try:
-            root = d.screen().root
-            atom = d.intern_atom("_NET_ACTIVE_WINDOW")
-            event = protocol.event.ClientMessage(
-                window=d.create_resource_object("window", window),
-                client_type=atom,
-                data=(32, [2, X.CurrentTime, 0, 0, 0]),
-            )
-            root.send_event(event, event_mask=X.SubstructureRedirectMask | X.SubstructureNotifyMask)
-            d.create_resource_object("window", window).set_input_focus(
-                X.RevertToParent,
-                X.CurrentTime,
-                # not viewable (yet): the window manager's activation above is what counts
-                onerror=error.CatchError(error.BadMatch, error.BadWindow),
-            )
-            d.sync()
-        finally:
-            d.close()
+    def ask(d) -> None:
+        from Xlib import X, error, protocol
+
+        root = d.screen().root
+        atom = d.intern_atom("_NET_ACTIVE_WINDOW")
+        event = protocol.event.ClientMessage(
+            window=d.create_resource_object("window", window),
+            client_type=atom,
+            data=(32, [2, X.CurrentTime, 0, 0, 0]),
+        )
+        root.send_event(event, event_mask=X.SubstructureRedirectMask | X.SubstructureNotifyMask)
+        d.create_resource_object("window", window).set_input_focus(
+            X.RevertToParent,
+            X.CurrentTime,
+            # not viewable (yet): the window manager's activation above is what counts
+            onerror=error.CatchError(error.BadMatch, error.BadWindow),
+        )
+        d.sync()
+
+    try:
+        _queries.ask(ask)
     except Exception as exc:
         log.info("could not give focus back: %s", exc)
