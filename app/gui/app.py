@@ -378,7 +378,7 @@ class MnemoApp(QtCore.QObject):
             # a key typed there must never answer (a "y" used to store the copy).
             from app.gui.duplicate_choice import quiet_secret_question
 
-            self.notifier.withdraw()  # (they show where it opens, and stay on top)
+            self.notifier.withdraw()  # (they stay on top of every window)
             self.secret_choice = quiet_secret_question(  # (kept while it is open; tests)
                 describe(found),
                 lambda: self.remember_text(text, source, merge, force, secrets="redact"),
@@ -441,7 +441,7 @@ class MnemoApp(QtCore.QObject):
 
             choice.chosen.connect(chosen)
             self.duplicate_choice = choice  # kept while it is open (and for tests)
-            self.notifier.withdraw()  # (they show where it opens, and stay on top)
+            self.notifier.withdraw()  # (they stay on top of every window)
             choice.present()
             return
         verb = {
