@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from app.core.display import written_by
 from app.core.errors import InputError, SecretError
 from app.core.origin import Origin
+from app.core.secrets import MARKER as REDACTION_MARKER
 from app.core.secrets import describe as describe_secrets
 from app.core.secrets import redact as redact_secrets
 from app.core.secrets import scan as scan_secrets
@@ -50,11 +51,19 @@ def clean_text(text: str, what: str = "text") -> str:
 
 
 def title_from(text: str) -> str:
-    """A title from a text's first non-empty line, shortened to a readable length."""
+    """A title from a text's first non-empty line, shortened to a readable length; never
+    inside a redaction marker (`[REDACTED:password]`, not `[REDAC…`): the title names a
+    secret as the text does."""
     for line in text.splitlines():
         line = line.strip().lstrip("#").strip()
         if line:
-            return line if len(line) <= 80 else line[:79].rstrip() + "…"
+            if len(line) <= 80:
+                return line
+            cut = 79
+            for marker in REDACTION_MARKER.finditer(line[: cut + 80]):
+                if marker.start() < cut < marker.end():
+                    cut = marker.end()
+            return line if cut >= len(line) else line[:cut].rstrip() + "…"
     return ""
 
 

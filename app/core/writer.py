@@ -170,8 +170,12 @@ def checked_memory(
         confidence=confidence,
         thread=fields.thread,
     )
+    # A title made from the text (none given, or the one it makes: Remember clipboard, an
+    # agent naming a memory by its first line) is made again from the redacted text: one
+    # name for the secret, no piece of it where the title was cut
+    derived = not fields.title or fields.title == title_from(fields.text)
     notice = guard_memory(memory, secrets)  # every field, on every path
-    if not title:  # derived from the (possibly redacted) text
+    if derived:
         memory.title = title_from(memory.text)
     return memory, notice
 
@@ -588,8 +592,11 @@ class Writer:
             if len(thread) > 500:
                 raise InputError(f"thread has {len(thread):,} characters; the limit is 500")
             changes["thread"] = thread or None
+        derived = "text" in changes and changes.get("title") == title_from(changes["text"])
         guard_secrets(changes, secrets)
-        if "text" in changes and "title" not in changes:
+        if derived:  # made again from the redacted text (as `checked_memory`)
+            changes["title"] = title_from(changes["text"])
+        elif "text" in changes and "title" not in changes:
             current = self._store.get(memory_id)
             if current.title == title_from(current.text):  # derived, so it follows the text
                 changes["title"] = title_from(changes["text"])

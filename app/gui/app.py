@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from app.core import origin, paths
 from app.core.engine import Engine
-from app.core.memory import Change, title_from
+from app.core.memory import Change
 from app.core.runner import embed_now
 from app.core.secrets import describe, scan
 from app.core.settings import Settings
@@ -378,7 +378,7 @@ class MnemoApp(QtCore.QObject):
             # a key typed there must never answer (a "y" used to store the copy).
             from app.gui.duplicate_choice import quiet_secret_question
 
-            self.notifier.withdraw()  # (they show where it opens, and stay on top)
+            self.notifier.withdraw()  # (they stay on top of every window)
             self.secret_choice = quiet_secret_question(  # (kept while it is open; tests)
                 describe(found),
                 lambda: self.remember_text(text, source, merge, force, secrets="redact"),
@@ -393,14 +393,13 @@ class MnemoApp(QtCore.QObject):
                 self.popup.give_back(text, "Nothing remembered: the text held a secret.")
                 return
             secrets = "redact"
-        title = title_from(text)
+        # (no title: the engine makes it from the text it stores, the secret redacted)
         # A long text is stored at once and embedded slice by slice in the background (a
         # search never waits for it); only a short one is checked for near-duplicates.
         inline = embed_now(len(text))
         self.worker.call(
             lambda e: e.remember(
                 text,
-                title=title,
                 source=source,
                 origin=origin.person("clipboard" if source == "clipboard" else "popup"),
                 merge=merge,
@@ -441,7 +440,7 @@ class MnemoApp(QtCore.QObject):
 
             choice.chosen.connect(chosen)
             self.duplicate_choice = choice  # kept while it is open (and for tests)
-            self.notifier.withdraw()  # (they show where it opens, and stay on top)
+            self.notifier.withdraw()  # (they stay on top of every window)
             choice.present()
             return
         verb = {

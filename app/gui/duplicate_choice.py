@@ -51,12 +51,21 @@ class QuietChoice(QtWidgets.QWidget):
         self.setFixedWidth(460)
 
     def present(self) -> None:
-        """Show near the top of the screen under the mouse, without taking the focus."""
+        """Show centred on the screen under the mouse, in front, without taking the focus.
+        Not in a corner: notifications show there (dunst at the top right, Plasma and
+        Windows at the bottom right), and the daemon keeps them above every window, so a
+        question opened at the top right was under the bubble and never seen."""
         screen = QtGui.QGuiApplication.screenAt(QtGui.QCursor.pos()) or self.screen()
         area = screen.availableGeometry()
         self.adjustSize()
-        self.move(area.right() - self.width() - 16, area.top() + 16)
+        frame = self.frameGeometry().size() - self.size()  # the title bar and borders
+        width, height = self.width() + frame.width(), self.height() + frame.height()
+        self.move(
+            area.left() + max(0, (area.width() - width) // 2),
+            area.top() + max(0, (area.height() - height) // 2),
+        )
         self.show()
+        self.raise_()  # in front of the windows already open (the focus stays where it is)
 
     def _choose(self, key: str) -> None:
         self.chosen.emit(key)

@@ -85,8 +85,8 @@ class Notifier(QtCore.QObject):
         self._thread.requests.put((self._numbers, title, text, action[0] if action else ""))
 
     def withdraw(self) -> None:
-        """Take Mnemo's notifications still on screen away (a question about to open where
-        they show, the top right, would be under them: the daemon keeps them on top)."""
+        """Take Mnemo's notifications still on screen away (a question about to open says
+        what they said, and the daemon keeps them above every window)."""
         if self._thread is not None:
             self._thread.requests.put(WITHDRAW)
 

@@ -102,3 +102,68 @@ def test_a_correction_is_spelled_as_the_memory_spells_it_even_in_a_tag(engine):
     engine.remember("Deploy the API with helm upgrade", tags="kubernetes,helm")
     result = engine.recall("kuberntes", mode="keyword", track=False)
     assert result.results and "as “kubernetes”" in result.notice  # not the stem "kubernet…"
+
+
+# Issue 46, item 8: "creds" (a common short form of credentials) was "corrected" to the stem
+# of a name a memory holds (Lorenzo di Credi) and that memory banded strong, on every path.
+SHORT_FORM_NOTES = [
+    "Lorenzo di Credi painted the Annunciation in Florence around 1480",
+    "The office VPN credentials are in the team password manager under Network",
+    "Kubernetes cluster notes: the ingress controller restarts nightly",
+]
+# how each surface asks: `mnemo recall` and MCP search_memory (hybrid, keyword), and the popup
+# (search as you type: the word typed out and a space after it, or still being typed)
+SURFACES = [
+    ("creds", {}),
+    ("creds", {"mode": "keyword"}),
+    ("creds ", {"prefix": True}),
+    ("creds", {"prefix": True}),
+]
+
+
+@pytest.mark.parametrize(("query", "how"), SURFACES)
+def test_a_short_form_is_not_corrected_into_an_unrelated_word(notes, query, how):
+    for text in SHORT_FORM_NOTES:
+        notes.remember(text, force=True)
+    result = notes.recall(query, track=False, **how)
+    assert result.corrections == {}
+    assert "credi" not in (result.notice or "").lower()
+    credi = [r for r in result.results if r.memory.text.startswith("Lorenzo di Credi")]
+    assert all(r.band != "strong" for r in credi), [(r.band, r.score) for r in credi]
+
+
+@pytest.mark.parametrize(
+    ("query", "how"),
+    [
+        ("kuberntes", {}),
+        ("kuberntes", {"mode": "keyword"}),
+        ("kuberntes ", {"prefix": True}),
+        ("kuberntes", {"prefix": True}),
+    ],
+)
+def test_a_memory_matched_only_through_a_correction_is_never_strong(notes, query, how):
+    for text in SHORT_FORM_NOTES:
+        notes.remember(text, force=True)
+    result = notes.recall(query, track=False, **how)
+    # still found, and the correction said ...
+    assert result.results and result.results[0].memory.text.startswith("Kubernetes")
+    assert "as “kubernetes”" in result.notice
+    # ... but a guess is a guess: partial at best
+    assert all(r.band != "strong" for r in result.results), [
+        (r.band, r.memory.text[:20]) for r in result.results
+    ]
+
+
+def test_the_context_block_bands_a_guess_as_the_search_does(notes):
+    for text in SHORT_FORM_NOTES:
+        notes.remember(text, force=True)
+    block = notes.context("kuberntes", track=False)
+    kubernetes = [m.id for m, _ in block.memories if m.text.startswith("Kubernetes")]
+    assert kubernetes and all(block.bands.get(i) != "strong" for i in kubernetes)
+
+
+def test_a_memory_that_holds_the_words_as_typed_besides_a_correction_can_be_strong(notes):
+    # the guess is one word of two: the memory holds the other as typed, and the meaning
+    result = notes.recall("tomato seedlings watring every morning", track=False)
+    assert result.corrections and result.results[0].memory.text.startswith("Water the tomato")
+    assert result.results[0].band == "strong"

@@ -150,3 +150,70 @@ def test_a_secret_is_redacted_in_every_field_it_is_in_with_one_label():
         for part in field.split("[REDACTED:")[1:]
     }
     assert labels == {"password"}
+
+
+# Issue 46, item 8: the title the desktop made from the clipboard's text as it was (and a
+# JSONL line's title made so, as an export of it holds) was redacted on its own: cut at 80
+# characters inside the password, it kept its first letters ("pw USE-un…") where the text
+# said "[REDACTED:password]".
+LONG_LINE = (
+    "psql on orders-db.c8xkq2.eu-west-1.rds.amazonaws.com, user tkowalski, "
+    "pw USE-unaware-6442"
+)
+LONG_SECRET = "USE-unaware-6442"
+
+
+def _made_again(memory) -> None:
+    from app.core.memory import title_from
+
+    assert memory.title == title_from(memory.text), (memory.title, memory.text)
+    assert "USE-un" not in memory.title + memory.text
+    # the title names the secret as the text does (the marker is never cut: "[REDAC…")
+    assert memory.title.endswith("pw [REDACTED:password]") and memory.text.endswith(
+        "pw [REDACTED:password]"
+    )
+
+
+def test_a_title_made_from_the_text_is_made_from_the_redacted_text_on_every_path(
+    engine, tmp_path
+):
+    from app.core.memory import title_from
+    from app.mcp_server import build_server
+
+    # `mnemo remember` and the manager: no title given
+    _made_again(engine.remember(LONG_LINE, secrets="redact", force=True).memory)
+    engine.purge([engine.listing(limit=1)[0].id])
+    # Remember clipboard: the title made from the clipboard's text, as the desktop made it
+    _made_again(
+        engine.remember(LONG_LINE, title=title_from(LONG_LINE), secrets="redact", force=True).memory
+    )
+    engine.purge([engine.listing(limit=1)[0].id])
+    # an import of a JSONL line whose title was made from its text (an export holds it)
+    lines = tmp_path / "old.jsonl"
+    lines.write_text(json.dumps({"text": LONG_LINE, "title": title_from(LONG_LINE)}) + "\n")
+    report = engine.import_paths([lines], secrets="redact")
+    assert report.errors == [] and engine.count() == 1
+    _made_again(engine.listing(limit=1)[0])
+    engine.purge([engine.listing(limit=1)[0].id])
+    # MCP store_memory, the agent naming it by its first line
+    server = build_server(engine)
+    asyncio.run(
+        server.call_tool(
+            "store_memory",
+            {
+                "name": title_from(LONG_LINE),
+                "description": LONG_LINE,
+                "reasoning": "the user asked to keep the orders database login",
+                "category": "note",
+            },
+        )
+    )
+    _made_again(engine.listing(limit=1)[0])
+
+
+def test_a_title_of_its_own_keeps_its_words_with_the_secret_named_as_in_the_text(engine):
+    memory = engine.remember(
+        LONG_LINE, title=f"orders db login {LONG_SECRET}", secrets="redact", force=True
+    ).memory
+    assert memory.title == "orders db login [REDACTED:password]"
+    assert memory.text.endswith("pw [REDACTED:password]")

@@ -351,6 +351,25 @@ def test_a_secret_on_the_clipboard_is_asked_about_without_taking_focus_or_keys(
     assert any("[REDACTED" in t for t in stored) and not any(token in t for t in stored)
 
 
+def test_a_redacted_clipboard_is_titled_from_its_redacted_text(qtbot, running_app, seeded):
+    # Issue 46, item 8: the title was made from the clipboard's text as it was, then redacted
+    # on its own: cut inside the password, it kept "pw USE-un…" where the text said
+    # "pw [REDACTED:password]"
+    app = running_app
+    secret = "USE-unaware-6442"
+    text = f"psql on orders-db.c8xkq2.eu-west-1.rds.amazonaws.com, user tkowalski, pw {secret}"
+    app.remember_text(text, "clipboard")
+    qtbot.waitUntil(lambda: app.secret_choice is not None, timeout=5000)
+    with qtbot.waitSignal(app.worker.changed, timeout=10_000):
+        qtbot.mouseClick(app.secret_choice.buttons["redact"], Qt.LeftButton)
+    engine = Engine()
+    stored = next(m for m in engine.recent(10) if m.text.startswith("psql on orders-db"))
+    engine.close()
+    assert stored.text.endswith("pw [REDACTED:password]")
+    assert stored.title.endswith("pw [REDACTED:password]"), stored.title
+    assert "USE-un" not in stored.title
+
+
 def test_a_refused_secret_typed_in_the_popup_comes_back_to_be_edited(
     qtbot, running_app, monkeypatch
 ):

@@ -524,6 +524,10 @@ def build_context(
             for i in picked
             if int(seqs[i]) in memories
         }
+        if plan is not None and combined.weights.keyword > 0:  # a guess (`recall._decide`)
+            strong = [seq for seq, m in memories.items() if block.bands.get(m.id) is Band.STRONG]
+            for seq in store.keywords.through_guesses(plan, strong):
+                block.bands[memories[seq].id] = Band.PARTIAL
     return block
 
 

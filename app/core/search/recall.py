@@ -514,6 +514,13 @@ def _decide(
         r.in_window = near is not None and (
             near.contains(r.memory.created_at) or near.contains(r.memory.updated_at)
         )
+    if plan is not None and weights.keyword > 0:  # a match through a correction: a guess
+        guessed = store.keywords.through_guesses(
+            plan, [r.seq for r in ranked if r.band is Band.STRONG]
+        )
+        for r in ranked:
+            if r.seq in guessed:
+                r.band = Band.PARTIAL
     if not raised:
         # A memory that matches in nothing but a cosine under its query's crowd is no match
         # in a collection of many subjects, made then or not ("what did I fix yesterday":

@@ -507,8 +507,8 @@ def _named_plainly(text: str, start: int) -> bool:
 
 # A redaction marker is never a secret, so a redacted text scans clean. It is read as a stand-in
 # (`xxxx`), not as blanks: `password=[REDACTED:password]` has its value, and the line after it
-# (`host=127.0.0.1`) is not taken for one.
-_MARKER = re.compile(r"\[REDACTED:[^\]\n]{1,60}\]")
+# (`host=127.0.0.1`) is not taken for one. A title made from a text never cuts one in two.
+MARKER = re.compile(r"\[REDACTED:[^\]\n]{1,60}\]")
 
 
 def _span(m: re.Match) -> tuple[int, int]:
@@ -619,7 +619,7 @@ def _sealed(value: str) -> bool:
 def scan(text: str, _depth: int = 0) -> list[Finding]:
     """Every secret found, in order, without overlaps."""
     if "[REDACTED:" in text:
-        text = _MARKER.sub(lambda m: "x" * len(m.group()), text)
+        text = MARKER.sub(lambda m: "x" * len(m.group()), text)
     low = text.replace("İ", "I").lower()  # (as long as the text: `İ` is two letters lower)
     woken_rules, woken = _woken(low)
     found: list[Finding] = []

@@ -11,7 +11,8 @@ says how many memories hold each stem. `Lexicon.plan` uses it for:
   identifier (digits, `_`), is corrected to a word of the collection one edit away (a
   missing, wrong, swapped or extra letter; stemmed as the index stems), the most common
   one first; words of 9+ letters may be two edits away. Words that exist are never
-  corrected (`kuberntes` → `kubernetes`, `postgress` → `postgres`, `recieve` → `receive`).
+  corrected (`kuberntes` → `kubernetes`, `postgress` → `postgres`, `recieve` → `receive`),
+  nor short forms of English words (`creds`, `params`, `config`: `short_form`).
 - **Long queries count every word**, within a bound: when a query has more than
   `MAX_PHRASES` phrases that occur in the collection, the rarest ones are kept, not the first.
 - **What a full match is worth.** Each phrase's inverse document frequency (FTS5's formula)
@@ -22,6 +23,7 @@ says how many memories hold each stem. `Lexicon.plan` uses it for:
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
 import re
@@ -159,6 +161,11 @@ class KeywordPlan:
 
 
 _DICTIONARY: frozenset[str] | None = None  # stems of `dictionary_words`, made once
+_SORTED_WORDS: list[str] | None = None  # `dictionary_words`, sorted (`short_form`), made once
+# A short form begins a word at least this many letters longer (`cred` → `credentials`): a
+# word missing its last letter (`tomatoe`, `managemen`) is a typo, not a short form
+SHORT_FORM_GAP = 3
+SHORT_FORM_LETTERS = (4, 6)  # how long a short form is, a plural `s` aside (`cred`, `config`)
 _WARNED = False  # that the bundled model's word list is missing
 
 
@@ -176,6 +183,31 @@ def dictionary_words() -> list[str]:
         return []
     # Word-start tokens carry the phantom space '▁' (`converter.py`); pieces do not.
     return [t[1:] for t in tokens if t.startswith("▁") and t[1:].isascii() and t[1:].isalpha()]
+
+
+def short_form(word: str) -> bool:
+    """Whether `word` reads as a short form of English words: 4 to 6 letters, a plural `s`
+    aside, that begin a dictionary word (`dictionary_words`) at least SHORT_FORM_GAP letters
+    longer (`creds` of credentials, `params`, `config`, `envs`, `certs`). Such a word is
+    never taken for a typo of a word of the collection: `creds` was "corrected" to a
+    painter's name, Credi, one letter away. False when the bundled model is missing."""
+    global _SORTED_WORDS
+    if _SORTED_WORDS is None:
+        words = dictionary_words()
+        if not words:  # asked again next time, not cached (as `Lexicon.is_word`)
+            return False
+        _SORTED_WORDS = sorted({w.lower() for w in words})
+    base = word.lower()
+    if base.endswith("s") and not base.endswith("ss"):
+        base = base[:-1]
+    if not SHORT_FORM_LETTERS[0] <= len(base) <= SHORT_FORM_LETTERS[1]:
+        return False
+    i = bisect.bisect_left(_SORTED_WORDS, base)
+    while i < len(_SORTED_WORDS) and _SORTED_WORDS[i].startswith(base):
+        if len(_SORTED_WORDS[i]) >= len(base) + SHORT_FORM_GAP:
+            return True
+        i += 1
+    return False
 
 
 def _cased_identifier(word: str) -> bool:
@@ -581,6 +613,7 @@ class Lexicon:
                 and word.isalpha()
                 and word not in cased
                 and not self.is_word(p.stems[0])  # `floor` is not a typo for `flour`
+                and not short_form(word)  # nor `creds` for `credi`
             ):
                 # A word being typed is first a prefix; only when nothing starts with it is
                 # it taken as a misspelt word.

@@ -115,6 +115,22 @@ class KeywordIndex:
             seq: max(sum(seq in holding[i] for i in g) / len(g) for g in groups) for seq in seqs
         }
 
+    def through_guesses(self, plan: fts.KeywordPlan, seqs: list[int]) -> set[int]:
+        """Which of `seqs` hold no word of a query with corrections as it was typed: they
+        match through the corrections alone, a guess at what was meant (`creds` read as
+        `credi`), never a strong match. None of them when nothing was corrected."""
+        if not plan.corrections or not seqs:
+            return set()
+        typed = [
+            p
+            for p in plan.phrases
+            if p.docs and not (len(p.words) == 1 and p.words[0] in plan.corrections)
+        ]
+        holding: set[int] = set()
+        for phrase in typed:
+            holding |= self.holding(phrase.match(exact=True), list(seqs))
+        return set(seqs) - holding
+
     def spelled(self, stem: str, texts: list[str]) -> str | None:
         """How an index stem is written in these texts (`fts.Lexicon.spelled`)."""
         return self.lexicon.spelled(stem, texts)

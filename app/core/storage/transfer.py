@@ -215,12 +215,16 @@ def import_paths(
                 continue
         for number, memory in memories:
             where = f"{path}:{number}" if number else f"{path} (section “{memory.title}”)"
+            # a title made from the text (an export holds it) is made again from the
+            # redacted text, as `writer.checked_memory` does
+            derived = not memory.title or memory.title == title_from(memory.text)
             try:
                 guard_memory(memory, secrets)
             except SecretError as exc:
                 report.errors.append(f"{where}: {exc}")
                 continue
-            memory.title = memory.title or title_from(memory.text)
+            if derived:
+                memory.title = title_from(memory.text)
             # its origin: this file, now (what a line says of its origin is not taken)
             memory.origins = [origins.imported(path.name).stamped(now())]
             if memory.id and path.suffix.lower() != ".jsonl":
