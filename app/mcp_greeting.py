@@ -9,6 +9,13 @@ The line is then handed to the SDK as if nothing had happened (the session learn
 client is, as always) and the SDK's own answer to it is not written twice
 (`app.mcp_transport`); when it differs from the one kept, it replaces it, and the next
 start answers with it. Anything else on the first line: nothing is answered early.
+
+Answers are kept by code: one another Mnemo or another SDK gave (before an upgrade) is never
+given, since its instructions or capabilities may not be this code's. A server that had to
+load the SDK to answer (the first start after an install or an upgrade) then asks the SDK,
+over a connection in memory, for its answers to the other protocol versions it negotiates
+and keeps them too, after its own answer went out: the next agent's start is answered at
+once whichever version it speaks, with no `mnemo agents install` run again.
 """
 
 from __future__ import annotations
@@ -78,17 +85,21 @@ def _kept() -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def keep(key: str, result: dict) -> None:
-    """Keep the SDK's answer under `key`, beside this same code's answers to other protocol
-    versions (agents speak different ones); another code's are of no use and go. Nothing is
-    written when that is what is kept already (every start but the first); servers starting
-    together (`prepare`) take turns on a lock file beside it, for at most a second."""
+def keep(answers: dict[str, dict]) -> None:
+    """Keep the SDK's answers (by key: one code's, a protocol version each), beside this same
+    code's answers to other protocol versions (agents speak different ones); another code's
+    (an older Mnemo's, or an older SDK's) are of no use and go. Nothing is written when that
+    is what is kept already (every start but the first); servers starting together take
+    turns on a lock file beside it, for at most a second."""
     from app.core import paths
 
-    code = _code(key)
+    codes = {json.dumps(_code(key)) for key in answers}
+    if len(codes) != 1 or None in map(_code, answers):
+        return
+    code = _code(next(iter(answers)))
 
     def wanted(kept: dict) -> dict:
-        return {**{k: v for k, v in kept.items() if _code(k) == code}, key: result}
+        return {**{k: v for k, v in kept.items() if _code(k) == code}, **answers}
 
     try:
         if wanted(kept := _kept()) == kept:
@@ -102,7 +113,7 @@ def keep(key: str, result: dict) -> None:
 
 @contextlib.contextmanager
 def _turn(paths, within: float = 1.0):
-    """Hold the kept answers' lock (POSIX; elsewhere `prepare` starts one server at a time);
+    """Hold the kept answers' lock (POSIX; elsewhere the last to write wins);
     TimeoutError when another holds it longer than `within` seconds."""
     if fcntl is None:
         yield
@@ -132,53 +143,51 @@ def _code(key: str) -> object:
     return value[:-1] if isinstance(value, list) and value else None
 
 
-def prepare(command: list[str], timeout: float = 60.0) -> int:
-    """Have `command` (this installation's `mnemo`) answer `initialize` once for each
-    protocol version the SDK negotiates that this code has no answer kept for, so that an
-    agent's very first start after `mnemo agents install` is answered at once too. The
-    servers start together (one after the other where there is no lock file to share) and
-    each keeps its own answer; all within `timeout`. How many were asked."""
-    import subprocess
-    import time
-
+def missing(key: str) -> list[tuple[str, str]]:
+    """(key, protocol version) of each version the SDK negotiates that the code of `key`
+    (this running server's, as `greet` saw its files) has no usable answer kept for."""
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-    deadline = time.monotonic() + timeout
+    code = _code(key)
+    if not isinstance(code, list):
+        return []
     kept = _kept()
-    started: list[subprocess.Popen] = []
+    keys = [(json.dumps([*code, protocol]), protocol) for protocol in HANDSHAKE_PROTOCOL_VERSIONS]
+    return [(k, protocol) for k, protocol in keys if not _usable(kept.get(k), protocol)]
 
-    def finish(servers: list[subprocess.Popen]) -> None:
-        for server in servers:
-            try:
-                server.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
 
-    for protocol in HANDSHAKE_PROTOCOL_VERSIONS:
-        key = _key(protocol)
-        if key is None or _usable(kept.get(key), protocol) or time.monotonic() > deadline:
-            continue
-        hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": protocol, "capabilities": {},
-            "clientInfo": {"name": "mnemo-agents-install", "version": __version__}}}  # fmt: skip
-        try:
-            server = subprocess.Popen(
-                [*command, "mcp"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        except OSError:
-            break  # (the agents start it as before: their first start answers late)
-        started.append(server)
-        with contextlib.suppress(OSError):
-            server.stdin.write(json.dumps(hello).encode() + b"\n")
-            server.stdin.close()  # it answers what it was asked, then ends
-        if fcntl is None:  # (no lock to take turns on: one after the other)
-            finish([server])
-    finish(started)
-    return len(started)
+def prepare(command: list[str], timeout: float = 60.0) -> int:
+    """Have `command` (this installation's `mnemo`) answer `initialize` when this code has
+    no answer kept for a protocol version the SDK negotiates, so that an agent's very first
+    start after `mnemo agents install` is answered at once too: that server keeps its
+    answer and the SDK's answers to the other versions (`app.mcp_transport`), within
+    `timeout`. How many servers were started (0 or 1)."""
+    import subprocess
+
+    todo = [protocol for _, protocol in missing(_key("") or "")]  # (this code's key)
+    if not todo:
+        return 0
+    hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": todo[0], "capabilities": {},
+        "clientInfo": {"name": "mnemo-agents-install", "version": __version__}}}  # fmt: skip
+    try:
+        server = subprocess.Popen(
+            [*command, "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return 0  # (the agents start it as before: their first start answers late)
+    with contextlib.suppress(OSError):
+        server.stdin.write(json.dumps(hello).encode() + b"\n")
+        server.stdin.close()  # it answers what it was asked, then ends
+    try:
+        server.wait(timeout)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+    return 1
 
 
 def _usable(result: object, protocol: str) -> bool:

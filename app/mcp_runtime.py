@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -66,8 +68,32 @@ class MnemoServer(MCPServer):
         # The engine thread from the start, not at the first tool call: it does the
         # database's background work when this process is the one that does (`duties.py`)
         self.engine_thread.runner.start()
-        async with stdio_transport() as (read_stream, write_stream):
-            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        async with stdio_transport(answer_for=self.answer_to_initialize) as (reads, writes):
+            await lowlevel.run(reads, writes, lowlevel.create_initialization_options())
+
+    async def answer_to_initialize(self, protocol: str) -> dict | None:
+        """The SDK's own answer to an `initialize` in `protocol`: what a client starting this
+        server over stdio would get (the same loop, over a connection in memory)."""
+        from mcp.shared._context_streams import create_context_streams
+        from mcp.shared.message import SessionMessage
+        from mcp_types import JSONRPCRequest, JSONRPCResponse
+
+        lowlevel = self._lowlevel_server  # (see run_stdio_async)
+        to_server, server_reads = create_context_streams[SessionMessage | Exception](1)
+        server_writes, from_server = create_context_streams[SessionMessage](1)
+        hello = JSONRPCRequest(jsonrpc="2.0", id=0, method="initialize", params={
+            "protocolVersion": protocol, "capabilities": {},
+            "clientInfo": {"name": "mnemo", "version": "kept answers"}})  # fmt: skip
+        async with anyio.create_task_group() as tasks:
+            options = lowlevel.create_initialization_options()
+            tasks.start_soon(lowlevel.run, server_reads, server_writes, options)
+            async with to_server, from_server:
+                await to_server.send(SessionMessage(hello))
+                reply = (await from_server.receive()).message
+            tasks.cancel_scope.cancel()
+        if not isinstance(reply, JSONRPCResponse) or not isinstance(reply.result, dict):
+            return None
+        return json.loads(json.dumps(reply.result))
 
     def close(self, timeout: float = EXIT_GRACE) -> bool:
         """Stop the engine thread and the background embedding; whether they ended in time."""

@@ -30,7 +30,7 @@ import logging
 import re
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, BinaryIO
 
@@ -160,10 +160,13 @@ class _Requests:
 
 @asynccontextmanager
 async def stdio_transport(
-    stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+    answer_for: Callable[[str], Awaitable[dict | None]] | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """(read stream, write stream) for the low-level server, over the process's stdin and
-    stdout (or the binary streams given)."""
+    stdout (or the binary streams given). `answer_for(protocol)`: the SDK's answer to an
+    `initialize` in that version, for the kept answers (`keep_answers`)."""
     releases = []
     if stdin is None:
         stdin, release = sdk_stdio._claim_fd(  # noqa: SLF001 - see the module docstring
@@ -257,22 +260,26 @@ async def stdio_transport(
         async with write_receive:
             async for item in write_receive:
                 requests.answered(item.message)
+                kept: dict[str, dict] | None = None  # the SDK's answer to keep, written first
                 if greeted is not None and greeted.key is not None and _answers(item, greeted):
                     result = item.message.result
                     if isinstance(result, dict):
-                        mcp_greeting.keep(greeted.key, json.loads(json.dumps(result)))
+                        kept = {greeted.key: json.loads(json.dumps(result))}
                     early, greeted = greeted.answered, None
-                    if early:
-                        continue  # answered before the SDK loaded: not twice
-                if gone:
-                    continue  # answers still count (the end of input waits for them)
-                data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
-                try:
-                    await anyio.to_thread.run_sync(_write, stdout, data.encode() + b"\n")
-                except (OSError, ValueError) as exc:  # EPIPE, or a closed file
-                    gone = True
-                    log.info("the client stopped reading (%s); serving ends", exc)
-                    ended.set()
+                    if early:  # answered before the SDK loaded: not twice
+                        if kept is not None:
+                            mcp_greeting.keep(kept)  # (when it differs from the one given)
+                        continue
+                if not gone:  # (answers still count: the end of input waits for them)
+                    data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    try:
+                        await anyio.to_thread.run_sync(_write, stdout, data.encode() + b"\n")
+                    except (OSError, ValueError) as exc:  # EPIPE, or a closed file
+                        gone = True
+                        log.info("the client stopped reading (%s); serving ends", exc)
+                        ended.set()
+                if kept is not None:  # the SDK answered it: nothing of this code's was kept
+                    tasks.start_soon(keep_answers, kept, answer_for)
 
     try:
         async with anyio.create_task_group() as tasks:
@@ -295,6 +302,32 @@ async def stdio_transport(
         for release in releases:
             if release is not None:
                 release()
+
+
+async def keep_answers(
+    kept: dict[str, dict],
+    answer_for: Callable[[str], Awaitable[dict | None]] | None,
+    within: float = 5.0,
+) -> None:
+    """After the SDK answered `initialize` itself (nothing usable was kept for this code:
+    the first start after an install or an upgrade) and that answer went out: keep it, and
+    the SDK's answers to the other protocol versions it negotiates, asked of it in memory
+    (`answer_for`), so the next start is answered before the SDK loads whichever version its
+    agent speaks. A few ms; given up after `within` seconds (the server's work and its exit
+    never wait longer), the answer given kept whatever happens to the others."""
+    from app import mcp_greeting
+
+    fresh = dict(kept)
+    ((key, _),) = kept.items()
+    with anyio.move_on_after(within):
+        try:
+            for other, protocol in mcp_greeting.missing(key) if answer_for is not None else []:
+                result = await answer_for(protocol) if other != key else None
+                if isinstance(result, dict):
+                    fresh[other] = result
+        except Exception as exc:  # noqa: BLE001 - a quick start next time, never a failure now
+            log.info("the answers to other protocol versions were not kept (%s)", exc)
+    await anyio.to_thread.run_sync(mcp_greeting.keep, fresh)
 
 
 def _answers(item: SessionMessage, greeted: Any) -> bool:

@@ -823,8 +823,10 @@ def test_initialize_is_answered_before_the_sdk_loads_with_what_this_code_answere
     answer = _first_answer(tmp_path / "first.txt")
     assert json.loads(kept.read_text()) and answer["result"]["serverInfo"]["name"] == "mnemo"
     # WHEN what is kept differs from what the SDK says (marked here, to see who answered)
-    ((key, result),) = json.loads(kept.read_text()).items()
-    kept.write_text(json.dumps({key: {**result, "instructions": "kept-answer-marker"}}))
+    answers = json.loads(kept.read_text())
+    key = next(k for k in answers if json.loads(k)[-1] == "2025-06-18")
+    answers[key] = {**answers[key], "instructions": "kept-answer-marker"}
+    kept.write_text(json.dumps(answers))
     second = _RawServer(tmp_path / "second.txt")
     try:
         early = second.initialize()
@@ -843,9 +845,10 @@ def test_initialize_is_answered_before_the_sdk_loads_with_what_this_code_answere
 def test_a_kept_answer_naming_another_server_is_never_given(mnemo_home, tmp_path):
     answer = _first_answer(tmp_path / "first.txt")
     kept = paths.state_dir() / "mcp-initialize.json"
-    ((key, result),) = json.loads(kept.read_text()).items()
-    planted = {**result, "serverInfo": {"name": "evil", "version": "1"}, "instructions": "x"}
-    kept.write_text(json.dumps({key: planted}))
+    answers = json.loads(kept.read_text())
+    key = next(k for k in answers if json.loads(k)[-1] == "2025-06-18")
+    planted = {**answers[key], "serverInfo": {"name": "evil", "version": "1"}, "instructions": "x"}
+    kept.write_text(json.dumps({**answers, key: planted}))
     again = _first_answer(tmp_path / "second.txt")
     assert again == answer
 
@@ -858,7 +861,7 @@ def test_the_answers_to_each_protocol_version_are_kept_side_by_side(mnemo_home, 
     for n, protocol in enumerate(("2025-06-18", "2025-03-26")):
         answers[protocol] = _first_answer(tmp_path / f"{n}.txt", protocol)
     by_protocol = {json.loads(k)[-1]: v for k, v in json.loads(kept.read_text()).items()}
-    assert set(by_protocol) == {"2025-06-18", "2025-03-26"}
+    assert {"2025-06-18", "2025-03-26"} <= set(by_protocol)  # (the others kept too: below)
     assert all(by_protocol[p] == a["result"] for p, a in answers.items())
 
 
@@ -884,6 +887,41 @@ def test_agents_install_keeps_the_answer_an_agents_first_start_gives(mnemo_home,
         json.dumps({k: {**v, "instructions": "kept-marker"} for k, v in answers.items()})
     )
     assert _first_answer(tmp_path / "first.txt")["result"]["instructions"] == "kept-marker"
+
+
+def test_after_an_upgrade_no_older_answer_is_given_and_one_start_keeps_every_version(
+    mnemo_home, tmp_path
+):
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    kept = paths.state_dir() / "mcp-initialize.json"
+    _first_answer(tmp_path / "install.txt")  # (as `agents install` leaves it)
+    # GIVEN the answers an older Mnemo kept (its version in their keys), marked to be seen
+    older = {}
+    for key, result in json.loads(kept.read_text()).items():
+        code = json.loads(key)
+        older[json.dumps(["0.0.1-older", *code[1:]])] = {**result, "instructions": "older"}
+    kept.write_text(json.dumps(older))
+    # WHEN the upgraded server starts once (Codex's and Gemini's protocol version)
+    answer = _first_answer(tmp_path / "first.txt", "2025-06-18")
+    # THEN the older answer was not given: the SDK's was
+    assert answer["result"]["instructions"] != "older"
+    assert answer["result"]["protocolVersion"] == "2025-06-18"
+    # AND answers for every version the SDK negotiates are kept now, this code's only
+    answers = json.loads(kept.read_text())
+    assert sorted(json.loads(k)[-1] for k in answers) == sorted(HANDSHAKE_PROTOCOL_VERSIONS)
+    assert all(json.loads(k)[0] == app.__version__ for k in answers)
+    assert all(v["instructions"] != "older" for v in answers.values())
+    by_protocol = {json.loads(k)[-1]: v for k, v in answers.items()}
+    assert by_protocol["2025-06-18"] == answer["result"]
+    # AND the next start, in another version (Claude Code's), answers from what was kept
+    kept.write_text(json.dumps({k: {**v, "instructions": "kept"} for k, v in answers.items()}))
+    early = _first_answer(tmp_path / "second.txt", "2025-11-25")
+    assert early["result"]["instructions"] == "kept"
+    # AND what was kept for it is what the SDK answers over stdio (which replaced the mark)
+    sdk = {json.loads(k)[-1]: v for k, v in json.loads(kept.read_text()).items()}
+    assert sdk["2025-11-25"] == by_protocol["2025-11-25"]
+    assert sdk["2025-11-25"]["protocolVersion"] == "2025-11-25"
 
 
 def test_an_mcp_store_has_the_clients_own_name_as_origin_and_no_field_can_forge_another(

@@ -1,6 +1,7 @@
 """Reading and writing an agent's config file without losing anything in it.
 
-YAML (Goose, Continue) goes through ruamel.yaml's round trip, which keeps comments and order.
+YAML (Goose, Continue) is read by ruamel.yaml's round trip and edited as text where Mnemo's
+entry goes (`yaml_text`): every other byte, comments included, stays where it was.
 JSON is read strictly: a syntax error is refused, never rewritten, since the broken part
 would be lost. Every JSON file, with comments (JSONC: Zed's, VS Code's and Gemini CLI's
 settings) or without, is edited as text: what Mnemo changes (its server, its hooks, an item
@@ -20,6 +21,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from app.agents import yaml_text
+from app.agents.yaml_text import yaml_for
 from app.core import paths
 from app.core.errors import InputError
 
@@ -255,25 +258,6 @@ def load_toml(path: Path, data: bytes | None):
         raise InputError(f"{path} is not valid TOML ({exc}); not changed") from None
 
 
-def _yaml(text: str = ""):
-    """A round-trip YAML (comments, order and quotes kept) indenting as `text` does."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.util import load_yaml_guess_indent
-
-    yaml = YAML()
-    yaml.preserve_quotes = True
-    yaml.width = 4096  # never folds a long command line
-    mapping, offset = 2, 0
-    if text:
-        try:
-            _, guessed, offset_guessed = load_yaml_guess_indent(text)
-            mapping, offset = guessed or 2, offset_guessed or 0
-        except Exception:  # noqa: BLE001 - a guess: the defaults do
-            pass
-    yaml.indent(mapping=mapping, sequence=max(mapping, offset + 2), offset=offset)
-    return yaml
-
-
 def load_yaml(path: Path, data: bytes | None):
     """The YAML mapping in a config file ({} when missing or empty), comments kept."""
     from ruamel.yaml.error import YAMLError
@@ -283,21 +267,34 @@ def load_yaml(path: Path, data: bytes | None):
 
         return CommentedMap()
     try:
-        value = _yaml().load(_text(path, data))
+        value = yaml_for().load(_text(path, data))
     except (YAMLError, RecursionError) as exc:
         why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"{path} is not valid YAML ({why}); not changed") from None
+    if value is None:  # (comments only)
+        from ruamel.yaml.comments import CommentedMap
+
+        return CommentedMap()
     if not isinstance(value, dict):
         raise InputError(f"{path} does not hold a YAML mapping; not changed")
     return value
 
 
-def dump_yaml(path: Path, value: Any, before: bytes | None) -> bytes:
+def dump_yaml(path: Path, value: Any, before: bytes | None, original: Any = None) -> bytes:
+    """The new bytes of a YAML config: edited as text where `yaml_text` can (`original`:
+    the plain value `before` holds), else written whole by ruamel.yaml."""
     import io
 
+    text = _text(path, before) if before else ""
+    if text.strip() and isinstance(original, dict):
+        after = json.loads(json.dumps(value, default=str))
+        new = yaml_text.edited(text, original, after, plain_yaml)
+        if new is not None:
+            bom = "\ufeff" if before.startswith(b"\xef\xbb\xbf") else ""
+            return (bom + new).encode("utf-8")
     out = io.StringIO()
     try:
-        _yaml(before.decode("utf-8-sig") if before else "").dump(value, out)
+        yaml_for(text).dump(value, out)
     except (ValueError, RecursionError) as exc:
         raise InputError(f"{path} cannot be written back ({exc}); not changed") from None
     return out.getvalue().encode("utf-8")

@@ -314,12 +314,14 @@ class _Edit:
             return
         load = {"toml": configs.load_toml, "yaml": configs.load_yaml}.get(self.fmt)
         self.value = (load or configs.load_json)(self.path, self.before)
+        if self.fmt == "yaml":
+            self.original = _plain(self.value)
         if self.fmt == "json":
             self.original = json.loads(json.dumps(self.value))  # (a copy: edits change value)
 
     def data(self) -> bytes:
         if self.fmt == "yaml":
-            return configs.dump_yaml(self.path, self.value, self.before)
+            return configs.dump_yaml(self.path, self.value, self.before, self.original)
         if self.fmt == "toml":
             import tomlkit
 
@@ -371,23 +373,16 @@ def _drop_entry(servers: Any) -> bool:
 
 
 def _set_entry(servers: Any, entry: dict[str, Any]) -> None:
-    """Replace Mnemo's entry, or add it: last in JSON and TOML, first in YAML (a comment the
-    user writes below the last entry belongs to that entry in YAML, and would go with ours)."""
-    yaml = hasattr(servers, "ca")  # ruamel.yaml's commented containers
+    """Replace Mnemo's entry where it is, or add it last (YAML too: it goes in as text after
+    the last entry's own lines, `yaml_text`, so no remark of the user's ends up over it)."""
     if isinstance(servers, dict):
-        if yaml and NAME not in servers:
-            servers.insert(0, NAME, entry)
-        else:
-            servers[NAME] = entry
+        servers[NAME] = entry
         return
     for n, item in enumerate(servers):
         if isinstance(item, dict) and item.get("name") == NAME:
             servers[n] = entry
             return
-    if yaml:
-        servers.insert(0, entry)
-    else:
-        servers.append(entry)
+    servers.append(entry)
 
 
 def _put_server(
@@ -453,8 +448,8 @@ def _without_ours(
     servers = value.get(agent.servers)
     if "server" in parts and isinstance(servers, dict | list):
         _drop_entry(servers)
-        if not servers:
-            value.pop(agent.servers)
+    if "server" in parts and agent.servers in value and not value[agent.servers]:
+        value.pop(agent.servers)  # (a key left with no entries is null in YAML)
     if "hook" in parts:
         hooks.drop(value, ours)
         events = value.get("hooks")

@@ -597,8 +597,8 @@ def test_zed_cline_goose_and_continue_get_mnemo_in_their_own_formats(home):
     assert "models: []  # none yet" in text
     value = yaml.safe_load(text)
     assert (value["name"], value["schema"]) == ("Local Config", "v1")
-    assert value["mcpServers"][1]["name"] == "SQLite"
-    assert value["mcpServers"][0] == {"name": "mnemo", "type": "stdio", **mcp}
+    assert value["mcpServers"][0]["name"] == "SQLite"  # (Mnemo's after the user's: item 5)
+    assert value["mcpServers"][1] == {"name": "mnemo", "type": "stdio", **mcp}
     status = json.loads(_mnemo(home, "status", "--no-check", "--json").stdout)
     wired = {r["agent"] for r in status if r["server"] == "wired"}
     assert {"zed", "cline", "goose", "continue"} <= wired
@@ -622,6 +622,94 @@ def test_yaml_configs_edited_after_the_install_lose_only_mnemos_entry(home):
     assert goose.read_text() == GOOSE + "# added by me later\n"
     assert cont.read_text() == CONTINUE + "# added by me later\n"
     assert "mnemo" not in yaml.safe_load(goose.read_text())["extensions"]
+
+
+# ---- issue 42, item 5: Continue's YAML, its remarks where the user wrote them -------------
+CONTINUE_CASES = {
+    # a remark above the first item, one between items, one at the end, inline ones
+    "remarks everywhere": """name: Local Config
+version: 1.0.0
+schema: v1
+mcpServers:
+  # the database server, see ~/notes/sqlite.md
+  - name: SQLite
+    command: npx  # from npm
+    args: ["-y", "mcp-sqlite", "/tmp/db.sqlite"]
+  # my own tools
+  - name: tools
+    command: /opt/tools/serve
+    # args: [--verbose]
+# end of my servers
+""",
+    "indented by 4": """name: Local Config
+version: 1.0.0
+models:
+    -   name: Llama
+        provider: ollama
+mcpServers:
+    # the database server
+    -   name: SQLite
+        command: npx
+        args:
+            - "-y"
+            - mcp-sqlite
+""",
+    "a list at the key's indentation": """# written by cn
+version: 1.0.0
+mcpServers:
+# the database server
+- name: SQLite
+  command: npx
+models: []
+""",
+    "no list yet": "name: Local Config\nversion: 1.0.0\nschema: v1\nmodels: []  # none yet\n",
+    "no list yet, no newline at the end": "# my config\nname: Local Config\nversion: 1.0.0",
+}
+
+
+def test_continues_remarks_stay_where_the_user_wrote_them_through_install_and_uninstall(home):
+    import difflib
+
+    import yaml
+
+    cont = home / ".continue" / "config.yaml"
+    cont.parent.mkdir()
+    for case, text in CONTINUE_CASES.items():
+        cont.write_text(text)
+        done = _mnemo(home, "install", "continue")
+        assert done.returncode == 0 and "added" in done.stdout, (case, done.stdout, done.stderr)
+        wired = cont.read_text()
+        servers = yaml.safe_load(wired)["mcpServers"]
+        assert servers[-1] == {"name": "mnemo", "type": "stdio", "command": str(MNEMO),
+                               "args": ["mcp"]}, case  # fmt: skip
+        assert [s["name"] for s in servers[:-1]] == [
+            s["name"] for s in (yaml.safe_load(text).get("mcpServers") or [])
+        ], case
+        # THEN the install only added lines (Mnemo's item), every line of the user's kept
+        old, new = text.splitlines(), wired.splitlines()
+        ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+        changed = [op for op in ops if op[0] != "equal"]
+        assert [op[0] for op in changed] == ["insert"], (case, wired)
+        _, at, _, first, last = changed[0]
+        assert "name: mnemo" in "".join(new[first:last]), case
+        assert all("#" not in line for line in new[first:last]), case
+        # AND no remark of the user's is right above Mnemo's item, as if about it (one inside
+        # the item before, indented deeper, is that item's)
+        above = new[first - 1] if first else ""
+        ours = len(new[first]) - len(new[first].lstrip())
+        assert not above[:ours + 1].lstrip().startswith("#"), (case, wired)
+        # AND uninstalled as it is, the file is byte for byte the user's again
+        assert _mnemo(home, "uninstall", "continue").returncode == 0
+        assert cont.read_text() == text, case
+        # AND so it is after the user edited the file since (the edit stays, nothing else)
+        assert _mnemo(home, "install", "continue").returncode == 0
+        edited = cont.read_text().replace("version: 1.0.0", "version: 1.0.1")
+        cont.write_text(edited + ("" if edited.endswith("\n") else "\n") + "# added by me later\n")
+        gone = _mnemo(home, "uninstall", "continue")
+        assert gone.returncode == 0 and "removed" in gone.stdout, (case, gone.stdout)
+        want = text.replace("version: 1.0.0", "version: 1.0.1")
+        want += ("" if want.endswith("\n") else "\n") + "# added by me later\n"
+        assert cont.read_text() == want, (case, cont.read_text())
 
 
 # ---- issue 42, item 1: a real Gemini CLI run, its model API a local recorder ----------------

@@ -1,0 +1,270 @@
+"""YAML configs (Goose's, Continue's) edited as text, as JSON and TOML are (`configs`).
+
+ruamel.yaml's round trip keeps comments, but it hangs each one on a neighbouring node: a
+remark the user wrote above the first item of a list belongs to the list, so an item put
+first ended up under it, and one cut out again could take a remark with it. Here what Mnemo
+changes in a top-level collection (`mcpServers:`, `extensions:`) is one child: put in after
+the last child's own lines, cut out as the lines it spans, or replaced where it is, each in
+the file's own indentation and line endings. Every other byte stays, so an install and an
+uninstall give the file back as it was. The result is read back; whatever this cannot do
+(a flow-style `[...]`, a layout it does not know) is left to ruamel.yaml (`edited`: None).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+# A top-level key at the start of a line: "quoted", 'quoted' or plain, then a colon
+_KEY = re.compile(
+    r"""(?:"((?:[^"\\]|\\.)*)"|'((?:[^']|'')*)'|([^\s#'"{}\[\],&*!|>%@`-][^#]*?|-[^\s#][^#]*?))"""
+    r"""\s*:(?=\s|$)"""
+)
+
+
+def yaml_for(text: str = ""):
+    """A round-trip YAML (comments, order and quotes kept) indenting as `text` does."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.util import load_yaml_guess_indent
+
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096  # never folds a long command line
+    mapping, offset = 2, 0
+    if text:
+        try:
+            _, guessed, offset_guessed = load_yaml_guess_indent(text)
+            mapping, offset = guessed or 2, offset_guessed or 0
+        except Exception:  # noqa: BLE001 - a guess: the defaults do
+            pass
+    yaml.indent(mapping=mapping, sequence=max(mapping, offset + 2), offset=offset)
+    return yaml
+
+
+def _bare(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _content(line: str) -> bool:
+    """Neither blank nor a comment."""
+    text = _bare(line).strip()
+    return bool(text) and not text.startswith("#")
+
+
+def _dash(text: str) -> bool:
+    return text == "-" or text.startswith(("- ", "-\t"))
+
+
+def _key_of(text: str) -> tuple[str, str] | None:
+    """The mapping key a line (from its indentation on) starts, and what follows the colon."""
+    found = _KEY.match(text)
+    if found is None:
+        return None
+    double, single, plain = found.groups()
+    if double is not None:
+        import json
+
+        try:
+            key = json.loads(f'"{double}"')
+        except ValueError:
+            return None
+    else:
+        key = single.replace("''", "'") if single is not None else plain.strip()
+    return key, text[found.end() :]
+
+
+@dataclass
+class _Block:
+    """A top-level key's lines: its own line and its children's spans (first, last line)."""
+
+    line: int | None = None  # None: the key is not in the file
+    spans: list[list[int]] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)  # a mapping's children's keys
+    indent: int | None = None  # the children's indentation
+    remarks: bool = False  # a comment on the key's line or among its children
+    tail: int = 0  # its last line (a child's, or an indented remark's)
+
+
+def _block(lines: list[str], key: str, listed: bool) -> _Block | None:
+    """Where `key` and its children are, or None when the layout is not one this knows."""
+    found = [n for n, line in enumerate(lines) if line[:1] not in " \t#-" and _content(line)
+             and (_key_of(_bare(line)) or ("",))[0] == key]  # fmt: skip
+    if len(found) > 1:
+        return None
+    block = _Block()
+    if not found:
+        return block
+    block.line = block.tail = found[0]
+    rest = _key_of(_bare(lines[block.line]))[1].strip()
+    if rest and not rest.startswith("#"):
+        return None  # a value on the key's own line (`[]`, `{}`, a scalar)
+    extends = False  # whether a deeper comment still belongs to the last child
+    for n in range(block.line + 1, len(lines)):
+        text = _bare(lines[n])
+        depth = _indent(text)
+        if not text.strip():
+            continue
+        if text.lstrip(" ").startswith("\t"):
+            return None
+        if text.strip().startswith("#"):
+            if block.indent is not None and depth > block.indent and extends:
+                block.spans[-1][1] = n
+            else:
+                extends = False
+            if depth > 0:
+                block.tail = n
+            continue
+        if block.indent is None:
+            if depth == 0 and not (listed and _dash(text)):
+                break  # the next top-level key: no children
+            block.indent = depth
+        if depth < block.indent or (depth == 0 and not _dash(text)):
+            break
+        if depth == block.indent:
+            if listed != _dash(text[depth:]):
+                return None
+            if not listed:
+                child = _key_of(text[depth:])
+                if child is None:
+                    return None
+                block.keys.append(child[0])
+            block.spans.append([n, n])
+        elif not block.spans:
+            return None
+        block.spans[-1][1] = block.tail = n
+        extends = True
+    # A remark the user wrote on the key's line or among its children (not inside one)
+    inside = {n for first, last in block.spans for n in range(first, last + 1)}
+    last = block.spans[-1][1] if block.spans else block.line
+    block.remarks = rest.startswith("#") or any(
+        _bare(lines[n]).strip().startswith("#")
+        for n in range(block.line + 1, last + 1)
+        if n not in inside
+    )
+    return block
+
+
+def _rendered(yaml, key: str, value: Any, indent: int | None, newline: str) -> list[str]:
+    """`value` as the children of `key` would be written, at `indent` when it is known."""
+    out = io.StringIO()
+    yaml.dump({key: value}, out)
+    lines = out.getvalue().splitlines(keepends=True)[1:]
+    if not lines:
+        raise ValueError("nothing to write")
+    shift = 0 if indent is None else indent - _indent(lines[0])
+    if shift < 0 and any(_indent(line) < -shift for line in lines if line.strip()):
+        raise ValueError("cannot indent as the file does")
+    moved = [(" " * shift + line if shift > 0 else line[-shift:]) if line.strip() else line
+             for line in lines]  # fmt: skip
+    return [line.replace("\n", newline) if newline != "\n" else line for line in moved]
+
+
+def _splice(lines: list[str], first: int, last: int, new: list[str], newline: str) -> None:
+    """Lines first..last (inclusive; last = first - 1 to insert before `first`) become `new`,
+    a missing newline at the end of the file kept missing."""
+    at_end = last == len(lines) - 1 and lines and not lines[-1].endswith("\n")
+    if at_end and new:
+        new = [*new[:-1], new[-1].rstrip("\r\n")]
+        if last < first and first > 0:  # (inserting after the last line)
+            lines[first - 1] += newline
+    elif at_end and first > 0:  # the last lines cut: the one before them ends the file
+        lines[first - 1] = lines[first - 1].rstrip("\r\n")
+    lines[first : last + 1] = new
+
+
+def _change(lines: list[str], key: str, old: Any, new: Any, yaml, newline: str) -> bool:
+    """Put the change of `key` from `old` to `new` in `lines`; False when it cannot be."""
+    listed = isinstance(old if old is not None else new, list)
+    for value in (old, new):
+        if value is not None and not isinstance(value, list if listed else dict):
+            return False
+    block = _block(lines, key, listed)
+    if block is None:
+        return False
+    if block.line is None:
+        if old is not None:
+            return False
+        out = io.StringIO()
+        yaml.dump({key: new}, out)
+        added = [line.replace("\n", newline) for line in out.getvalue().splitlines(True)]
+        _splice(lines, len(lines), len(lines) - 1, added, newline)
+        return True
+    spans, indent = block.spans, block.indent
+    # (with no child yet: after the remarks under the key, which stay the user's)
+    after = spans[-1][1] + 1 if spans else block.tail + 1
+    if not new:  # every child goes, and the key too unless a remark of the user's stays
+        if not spans:
+            return not old
+        first = block.line if not block.remarks else spans[0][0]
+        if block.remarks:
+            for start, end in reversed(spans):
+                _splice(lines, start, end, [], newline)
+        else:
+            _splice(lines, first, spans[-1][1], [], newline)
+        return True
+    old = old if old is not None else ([] if listed else {})
+    if len(spans) != len(old) or (not listed and block.keys != [str(k) for k in old]):
+        return False
+    edits: list[tuple[int, int, list[str]]] = []  # (first, last, new lines), bottom up
+    if listed:
+        if new[: len(old)] == old and len(new) == len(old) + 1:
+            edits.append((after, after - 1, _rendered(yaml, key, new[-1:], indent, newline)))
+        elif len(new) == len(old) - 1:
+            gone = next((n for n in range(len(old)) if old[:n] + old[n + 1 :] == new), None)
+            if gone is None:
+                return False
+            edits.append((*spans[gone], []))
+        elif len(new) == len(old):
+            changed = [n for n in range(len(old)) if old[n] != new[n]]
+            if len(changed) != 1:
+                return False
+            n = changed[0]
+            edits.append((*spans[n], _rendered(yaml, key, [new[n]], indent, newline)))
+        else:
+            return False
+    else:
+        added = [k for k in new if k not in old]
+        if added:
+            fresh = {k: new[k] for k in added}
+            edits.append((after, after - 1, _rendered(yaml, key, fresh, indent, newline)))
+        for n, k in enumerate(old):
+            if k not in new:
+                edits.append((*spans[n], []))
+            elif new[k] != old[k]:
+                edits.append((*spans[n], _rendered(yaml, key, {k: new[k]}, indent, newline)))
+    for first, last, added_lines in sorted(edits, key=lambda e: -e[0]):
+        _splice(lines, first, last, added_lines, newline)
+    return True
+
+
+def edited(text: str, before: dict[str, Any], after: dict[str, Any], plain) -> str | None:
+    """`text` with its top-level collections changed from `before` to `after` (plain
+    values) as text, or None when that cannot be done here; `plain` reads a YAML text's
+    plain value back, and the result must read as `after` (where a collection Mnemo
+    changed is left empty, its key goes unless a remark of the user's is among its lines,
+    and then it reads as null: each is as good as no key at all)."""
+    lines = text.splitlines(keepends=True)
+    newline = "\r\n" if "\r\n" in text else "\n"
+    yaml = yaml_for(text)
+    changed = [k for k in {**before, **after} if before.get(k) != after.get(k)]
+    try:
+        for key in changed:
+            if not isinstance(key, str) or not _change(
+                lines, key, before.get(key), after.get(key), yaml, newline
+            ):
+                return None
+        new = "".join(lines)
+        got = plain(new)
+    except Exception:  # noqa: BLE001 - whatever goes wrong, ruamel.yaml writes it instead
+        return None
+
+    def solid(value: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in value.items() if v not in (None, [], {}) or k not in changed}
+
+    return new if isinstance(got, dict) and solid(got) == solid(after) else None
