@@ -120,6 +120,7 @@ class MnemoApp(QtCore.QObject):
         self._config_watch = QtCore.QFileSystemWatcher([str(paths.config_dir())], self)
         self._config_watch.directoryChanged.connect(lambda _: self.worker.refresh_settings())
         self.worker.start()  # only now: every signal above has its slot
+        self.popup.prepare()  # the first opening as quick as the next
         desktop.install_launcher()
 
     # ---- commands ----------------------------------------------------------------------

@@ -19,7 +19,7 @@ from app.core.memory import Memory
 from app.core.search.ranking import Band, Scored
 from app.core.search.recall import RecallResult
 from app.gui.contrast import make_quiet, quiet
-from app.gui.key_gate import KeyGate
+from app.gui.key_gate import KeyGate, replay
 from app.gui.pending_enter import PendingEnter
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
@@ -395,7 +395,7 @@ class Popup(QtWidgets.QWidget):
         self.paste_wanted = False  # the last copy asked to be pasted into the previous window
         self._meaning_for = ""  # the text whose meaning-based results are still coming
         self.inbox_count = 0  # candidates agents captured, waiting for review (Ctrl+I)
-        self.key_gate = KeyGate(self, self._type)  # keys wait for those the hotkey kept
+        self.key_gate = KeyGate(self, lambda keys: replay(keys, self, self.search))
         QtGui.QGuiApplication.instance().focusWindowChanged.connect(self._focus_moved)
         self._debounce = QtCore.QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._hybrid_search)
@@ -430,6 +430,13 @@ class Popup(QtWidgets.QWidget):
         self.search.setFocus(Qt.ActiveWindowFocusReason)
         self.search.selectAll()
         self._search_again()  # the rows of the last opening may be out of date
+
+    def prepare(self) -> None:
+        """Before the first press: the recent rows, painted once off screen (`_on_result`).
+        The first opening did that for the first time (PySide's enums, the preview's HTML,
+        fonts: 0.1-0.3 s under load) before its window could be mapped, and on Wayland the
+        keys typed meanwhile went to the window before (nothing can keep them there)."""
+        self._show_recent()
 
     def state(self) -> dict:
         """What `mnemo status` says of the popup: whether it shows, how long the text in
@@ -528,15 +535,7 @@ class Popup(QtWidgets.QWidget):
         """Keys typed before the popup had the focus ([(Qt key, modifiers, text)], kept by
         the hotkey's grab): they are typed into it now, in order, as if they had come; then
         those that reached it directly meanwhile (`key_gate`)."""
-        self._type([*keys, *self.key_gate.open()])
-
-    def _type(self, keys: list) -> None:
-        for key, modifiers, text in keys:
-            if not self.isVisible():
-                return  # Esc or Enter among them hid it: the rest was meant for nothing
-            for kind in (QtCore.QEvent.KeyPress, QtCore.QEvent.KeyRelease):
-                event = QtGui.QKeyEvent(kind, key, Qt.KeyboardModifier(modifiers), text)
-                QtWidgets.QApplication.sendEvent(self.search, event)  # where typing goes
+        replay([*keys, *self.key_gate.open()], self, self.search)
 
     def hide(self) -> None:
         """Hide on purpose (Esc, Enter, the hotkey): the focus loss that follows is not a
@@ -643,6 +642,8 @@ class Popup(QtWidgets.QWidget):
         self.status.setVisible(bool(self.status.text()))
         self._resize_for(len(rows))
         self._show_preview()  # now that the pane is shown (or hidden) for these rows
+        if self._area is None:  # never shown yet (`prepare`): its first paint, off screen
+            self.grab()
         # An Enter held for this text acts on its settled answer (the keyword rows that come
         # first were never seen, and the meaning-based answer may reorder them)
         shown = [r.memory.id for r in self.model.rows]
