@@ -136,23 +136,24 @@ class MnemoApp(QtCore.QObject):
             "quit": self.quit,
         }.get(command, lambda: None)()
 
-    def show_popup(self) -> None:
+    def show_popup(self, activation_token: str = "") -> None:
         """Open the recall popup, remembering which window had focus."""
         if not self.popup.isVisible():
             # (Only on X11 does Mnemo give the focus back; on Wayland asking for an X server
             # held the first opening back 0.1-0.4 s under load: keys went to the window before)
             self._focus_before = hotkey.active_window() if qt_platform() == "xcb" else None
-        self.popup.present()
+        self.popup.present(activation_token)
 
     def toggle_popup(self) -> None:
         """The hotkey: open the popup, or hide it when it is open (as launchers do); one
         left open behind another window (`popup_hide_on_blur` off) is brought back instead."""
+        token = self.hotkey.take_activation_token()  # (Wayland: focused with it)
         if self.popup.isVisible() and (
             self.popup.has_focus() or self.settings["popup_hide_on_blur"]
         ):
             self.popup.hide()
         else:
-            self.show_popup()
+            self.show_popup(token)
 
     def _hold_typing(self, *_args) -> None:
         """Tell the hotkey whether its next press opens the popup: then the keys typed after

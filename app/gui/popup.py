@@ -10,6 +10,7 @@ row is the calibrated score, so a weak match has a short bar even when it is the
 from __future__ import annotations
 
 import html
+import os
 
 from app.core import origin as origins
 from app.core import superseding
@@ -407,8 +408,12 @@ class Popup(QtWidgets.QWidget):
         self._resize_for(0)
 
     # ---- showing and hiding ------------------------------------------------------------
-    def present(self) -> None:
-        """Show on the screen under the mouse, focused, with the last query selected."""
+    def present(self, activation_token: str = "") -> None:
+        """Show on the screen under the mouse, focused, with the last query selected; with
+        the desktop's xdg-activation token of the key press, when there is one (Wayland:
+        Qt activates the window it shows with XDG_ACTIVATION_TOKEN, and unsets it)."""
+        if activation_token:
+            os.environ["XDG_ACTIVATION_TOKEN"] = activation_token
         self.blurred = False
         self._trashed = None
         self.paste_wanted = False
