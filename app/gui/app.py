@@ -17,6 +17,7 @@ from app.core.secrets import describe, scan
 from app.core.settings import Settings
 from app.core.writer import Remembered, RememberResult
 from app.gui import clipboard, desktop, display_server, hotkey, ipc, paste
+from app.gui.hotkey.base import qt_platform
 from app.gui.notifier import Notifier
 from app.gui.popup import Popup
 from app.gui.qt import QtCore, QtGui, QtWidgets
@@ -119,6 +120,7 @@ class MnemoApp(QtCore.QObject):
         self._config_watch = QtCore.QFileSystemWatcher([str(paths.config_dir())], self)
         self._config_watch.directoryChanged.connect(lambda _: self.worker.refresh_settings())
         self.worker.start()  # only now: every signal above has its slot
+        self.popup.prepare()  # the first opening as quick as the next
         desktop.install_launcher()
 
     # ---- commands ----------------------------------------------------------------------
@@ -134,21 +136,24 @@ class MnemoApp(QtCore.QObject):
             "quit": self.quit,
         }.get(command, lambda: None)()
 
-    def show_popup(self) -> None:
+    def show_popup(self, activation_token: str = "") -> None:
         """Open the recall popup, remembering which window had focus."""
         if not self.popup.isVisible():
-            self._focus_before = hotkey.active_window()
-        self.popup.present()
+            # (Only on X11 does Mnemo give the focus back; on Wayland asking for an X server
+            # held the first opening back 0.1-0.4 s under load: keys went to the window before)
+            self._focus_before = hotkey.active_window() if qt_platform() == "xcb" else None
+        self.popup.present(activation_token)
 
     def toggle_popup(self) -> None:
         """The hotkey: open the popup, or hide it when it is open (as launchers do); one
         left open behind another window (`popup_hide_on_blur` off) is brought back instead."""
+        token = self.hotkey.take_activation_token()  # (Wayland: focused with it)
         if self.popup.isVisible() and (
             self.popup.has_focus() or self.settings["popup_hide_on_blur"]
         ):
             self.popup.hide()
         else:
-            self.show_popup()
+            self.show_popup(token)
 
     def _hold_typing(self, *_args) -> None:
         """Tell the hotkey whether its next press opens the popup: then the keys typed after

@@ -11,10 +11,21 @@ them back after the kept ones, in the order they were typed. Keys the popup send
 
 from __future__ import annotations
 
-from app.gui.qt import QtCore, QtWidgets
+from app.gui.qt import QtCore, QtGui, QtWidgets
 
 WAIT_MS = 3000  # the longest keys wait for the kept ones (a listener that never answers;
 # as long as the listener holds the keyboard at most, `x11.HOLD_S`)
+
+
+def replay(keys: list, window: QtWidgets.QWidget, target: QtWidgets.QWidget) -> None:
+    """Type `keys` ([(Qt key, modifiers, text)], in order) into `target` as if they had come,
+    while `window` shows (Esc or Enter among them hid it: the rest was meant for nothing)."""
+    for key, modifiers, text in keys:
+        if not window.isVisible():
+            return
+        for kind in (QtCore.QEvent.KeyPress, QtCore.QEvent.KeyRelease):
+            event = QtGui.QKeyEvent(kind, key, QtCore.Qt.KeyboardModifier(modifiers), text)
+            QtWidgets.QApplication.sendEvent(target, event)
 
 
 class KeyGate(QtCore.QObject):

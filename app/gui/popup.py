@@ -10,6 +10,7 @@ row is the calibrated score, so a weak match has a short bar even when it is the
 from __future__ import annotations
 
 import html
+import os
 
 from app.core import origin as origins
 from app.core import superseding
@@ -19,7 +20,7 @@ from app.core.memory import Memory
 from app.core.search.ranking import Band, Scored
 from app.core.search.recall import RecallResult
 from app.gui.contrast import make_quiet, quiet
-from app.gui.key_gate import KeyGate
+from app.gui.key_gate import KeyGate, replay
 from app.gui.pending_enter import PendingEnter
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.worker import INTERACTIVE, Worker
@@ -395,7 +396,7 @@ class Popup(QtWidgets.QWidget):
         self.paste_wanted = False  # the last copy asked to be pasted into the previous window
         self._meaning_for = ""  # the text whose meaning-based results are still coming
         self.inbox_count = 0  # candidates agents captured, waiting for review (Ctrl+I)
-        self.key_gate = KeyGate(self, self._type)  # keys wait for those the hotkey kept
+        self.key_gate = KeyGate(self, lambda keys: replay(keys, self, self.search))
         QtGui.QGuiApplication.instance().focusWindowChanged.connect(self._focus_moved)
         self._debounce = QtCore.QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._hybrid_search)
@@ -407,8 +408,12 @@ class Popup(QtWidgets.QWidget):
         self._resize_for(0)
 
     # ---- showing and hiding ------------------------------------------------------------
-    def present(self) -> None:
-        """Show on the screen under the mouse, focused, with the last query selected."""
+    def present(self, activation_token: str = "") -> None:
+        """Show on the screen under the mouse, focused, with the last query selected; with
+        the desktop's xdg-activation token of the key press, when there is one (Wayland:
+        Qt activates the window it shows with XDG_ACTIVATION_TOKEN, and unsets it)."""
+        if activation_token:
+            os.environ["XDG_ACTIVATION_TOKEN"] = activation_token
         self.blurred = False
         self._trashed = None
         self.paste_wanted = False
@@ -430,6 +435,13 @@ class Popup(QtWidgets.QWidget):
         self.search.setFocus(Qt.ActiveWindowFocusReason)
         self.search.selectAll()
         self._search_again()  # the rows of the last opening may be out of date
+
+    def prepare(self) -> None:
+        """Before the first press: the recent rows, painted once off screen (`_on_result`).
+        The first opening did that for the first time (PySide's enums, the preview's HTML,
+        fonts: 0.1-0.3 s under load) before its window could be mapped, and on Wayland the
+        keys typed meanwhile went to the window before (nothing can keep them there)."""
+        self._show_recent()
 
     def state(self) -> dict:
         """What `mnemo status` says of the popup: whether it shows, how long the text in
@@ -528,15 +540,7 @@ class Popup(QtWidgets.QWidget):
         """Keys typed before the popup had the focus ([(Qt key, modifiers, text)], kept by
         the hotkey's grab): they are typed into it now, in order, as if they had come; then
         those that reached it directly meanwhile (`key_gate`)."""
-        self._type([*keys, *self.key_gate.open()])
-
-    def _type(self, keys: list) -> None:
-        for key, modifiers, text in keys:
-            if not self.isVisible():
-                return  # Esc or Enter among them hid it: the rest was meant for nothing
-            for kind in (QtCore.QEvent.KeyPress, QtCore.QEvent.KeyRelease):
-                event = QtGui.QKeyEvent(kind, key, Qt.KeyboardModifier(modifiers), text)
-                QtWidgets.QApplication.sendEvent(self.search, event)  # where typing goes
+        replay([*keys, *self.key_gate.open()], self, self.search)
 
     def hide(self) -> None:
         """Hide on purpose (Esc, Enter, the hotkey): the focus loss that follows is not a
@@ -643,6 +647,8 @@ class Popup(QtWidgets.QWidget):
         self.status.setVisible(bool(self.status.text()))
         self._resize_for(len(rows))
         self._show_preview()  # now that the pane is shown (or hidden) for these rows
+        if self._area is None:  # never shown yet (`prepare`): its first paint, off screen
+            self.grab()
         # An Enter held for this text acts on its settled answer (the keyword rows that come
         # first were never seen, and the meaning-based answer may reorder them)
         shown = [r.memory.id for r in self.model.rows]

@@ -32,11 +32,14 @@ PORTALS = (
     ),
     "/usr/libexec/xdg-desktop-portal",
 )
-TOOLS = ("dbus-daemon", "gdbus", "wl-paste")
+TOOLS = ("dbus-daemon", "gdbus", "wl-paste", "wl-copy")
 SOCKET = "wayland-mnemo"
 
 # evdev key codes (linux/input-event-codes.h) of the keys the tests press.
-KEYS = {"esc": 1, "enter": 28, "ctrl": 29, "shift": 42, "alt": 56, "space": 57, "backspace": 14}
+KEYS = {
+    "esc": 1, "enter": 28, "ctrl": 29, "shift": 42, "alt": 56, "space": 57, "backspace": 14,
+    "-": 12,
+}  # fmt: skip
 for _i, _ch in enumerate("1234567890"):
     KEYS[_ch] = 2 + _i
 for _row, _start in (("qwertyuiop", 16), ("asdfghjkl", 30), ("zxcvbnm", 44)):
@@ -167,18 +170,41 @@ def shortcuts_of(env, component: str) -> str:
 
 def windows(env) -> list[dict]:
     """KWin's windows (caption, class, active), through a one-shot KWin script."""
-    logs = Path(env["MNEMO_E2E_LOGS"])
-    script = logs / "windows.js"
-    script.write_text(
+    lines = kwin_script(
+        env,
         "var a = workspace.activeClient;\n"
         "workspace.clientList().forEach(function (c) {\n"
-        '  print("MNEMO_WIN|" + c.caption + "|" + c.resourceClass + "|" + (c === a));\n'
-        "});\n"
-        'print("MNEMO_WIN_END");\n'
+        '  out(c.caption + "|" + c.resourceClass + "|" + (c === a));\n'
+        "});\n",
+    )
+    found = []
+    for line in lines:
+        caption, klass, active = line.rsplit("|", 2)
+        found.append({"caption": caption, "class": klass, "active": active == "true"})
+    return found
+
+
+def activate(env, caption: str) -> None:
+    """Give the focus to the window with this caption, as a click on it would (KWin
+    activates it; no focus-stealing prevention applies to the window manager itself)."""
+    kwin_script(
+        env,
+        "workspace.clientList().forEach(function (c) {\n"
+        f"  if (c.caption === {caption!r}) workspace.activeClient = c;\n"
+        "});\n",
+    )
+
+
+def kwin_script(env, body: str) -> list[str]:
+    """Run JavaScript in KWin once; the lines it passed to `out(...)`. (Its prints go to
+    KWin's log, where the desktop's stdout goes.)"""
+    logs = Path(env["MNEMO_E2E_LOGS"])
+    name = f"mnemo_{time.monotonic_ns()}"
+    script = logs / f"{name}.js"
+    script.write_text(
+        f'function out(line) {{ print("{name}|" + line); }}\n{body}print("{name}|END");\n'
     )
     log = logs / "kwin.log"
-    before = log.read_text(errors="replace").count("MNEMO_WIN_END")
-    name = f"mnemo_windows_{time.monotonic_ns()}"
     gdbus = ("gdbus", "call", "--session", "-d", "org.kde.KWin")
     loaded = run(
         env, *gdbus, "-o", "/Scripting", "-m", "org.kde.kwin.Scripting.loadScript",
@@ -186,21 +212,16 @@ def windows(env) -> list[dict]:
     ).stdout  # fmt: skip
     number = "".join(ch for ch in loaded if ch.isdigit())
     run(env, *gdbus, "-o", f"/{number}", "-m", "org.kde.kwin.Script.run")
-    wait(
-        lambda: log.read_text(errors="replace").count("MNEMO_WIN_END") > before,
-        10,
-        "KWin's window list",
-    )
+    wait(lambda: f"{name}|END" in log.read_text(errors="replace"), 10, "a KWin script")
     run(env, *gdbus, "-o", "/Scripting", "-m", "org.kde.kwin.Scripting.unloadScript", name,
         check=False)  # fmt: skip
-    text = log.read_text(errors="replace")
-    block = text.split("MNEMO_WIN_END")[before]
-    found = []
-    for line in block.splitlines():
-        if "MNEMO_WIN|" in line:
-            caption, klass, active = line.split("MNEMO_WIN|", 1)[1].rsplit("|", 2)
-            found.append({"caption": caption, "class": klass, "active": active == "true"})
-    return found
+    script.unlink()
+    mine = f"{name}|"
+    return [
+        line.split(mine, 1)[1]
+        for line in log.read_text(errors="replace").splitlines()
+        if mine in line and not line.endswith(f"{name}|END")
+    ]
 
 
 class FakeKeyboard:
@@ -230,23 +251,30 @@ class FakeKeyboard:
     def close(self) -> None:
         self.sock.close()
 
-    def press(self, combo: str) -> None:
-        """Press and release a combination such as "ctrl+alt+space"."""
+    def press(self, combo: str, delay: float = 0.05) -> None:
+        """Press and release a combination such as "ctrl+alt+space", `delay` s after each."""
         codes = [KEYS[part] for part in combo.lower().split("+")]
         for code in codes:
             self._key(code, 1)
         self._roundtrip()
-        time.sleep(0.05)
+        time.sleep(delay)
         for code in reversed(codes):
             self._key(code, 0)
         self._roundtrip()
-        time.sleep(0.05)
+        time.sleep(delay)
 
     def type(self, text: str, delay: float = 0.06) -> None:
+        """Type `text` (letters, digits, space, "-"; capitals with Shift), a key each
+        `delay` s."""
         for ch in text:
-            code = KEYS["space" if ch == " " else ch]
+            code = KEYS["space" if ch == " " else ch.lower()]
+            shifted = ch.isupper()
+            if shifted:
+                self._key(KEYS["shift"], 1)
             self._key(code, 1)
             self._key(code, 0)
+            if shifted:
+                self._key(KEYS["shift"], 0)
             self._roundtrip()
             time.sleep(delay)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 from app.core.display import age
@@ -87,6 +88,22 @@ def test_no_results_offers_ctrl_s_and_ctrl_s_remembers(qtbot, worker, settings, 
         qtbot.keyClick(popup.search, Qt.Key_S, Qt.ControlModifier)
     assert signal.args == ["quantum chromodynamics"]
     assert popup.search.text() == ""
+
+
+def test_a_key_press_activation_token_goes_to_qt_as_it_shows_the_popup(
+    qtbot, worker, settings, monkeypatch
+):
+    # Qt's Wayland plugin activates the window it shows with XDG_ACTIVATION_TOKEN (and
+    # unsets it; this offscreen Qt leaves it): the portal's token of the press goes there
+    monkeypatch.setenv("XDG_ACTIVATION_TOKEN", "")
+    popup = Popup(worker, settings)
+    qtbot.addWidget(popup)
+    popup.present("kwin-7")
+    assert os.environ["XDG_ACTIVATION_TOKEN"] == "kwin-7"
+    popup.hide()
+    monkeypatch.setenv("XDG_ACTIVATION_TOKEN", "")
+    popup.present()  # no token (the tray, `mnemo popup`): none is made up
+    assert os.environ["XDG_ACTIVATION_TOKEN"] == ""
 
 
 def test_ctrl_enter_opens_in_manager_and_escape_hides(qtbot, worker, settings, seeded):

@@ -131,7 +131,7 @@ class StandInPortal(threading.Thread):
             ],
         )
 
-    def activate(self, session: str, shortcut: str) -> None:
+    def activate(self, session: str, shortcut: str, options: dict | None = None) -> None:
         from jeepney import DBusAddress, new_signal
 
         self.conn.send(
@@ -139,7 +139,7 @@ class StandInPortal(threading.Thread):
                 DBusAddress(PATH, interface=SHORTCUTS),
                 "Activated",
                 "osta{sv}",
-                (session, shortcut, 0, {}),
+                (session, shortcut, 0, options or {}),
             )
         )
 
@@ -178,6 +178,28 @@ def test_binds_through_the_portal_and_fires_only_on_our_activation(qtbot, sessio
             portal.activate(portal.session, "popup")
         qtbot.wait(200)
         assert fired == [1]
+    finally:
+        hotkey.unregister()
+        portal.close()
+
+
+def test_the_activation_token_a_portal_passes_comes_with_the_press(qtbot, session_bus):
+    # A portal may pass an xdg-activation token in Activated's options (xdg-desktop-portal
+    # 1.21 allows it): the window the press opens shows focused with it. KDE's 5.27 portal
+    # passes none (tests/e2e/test_wayland.py: the press still opens the popup focused).
+    portal = StandInPortal()
+    hotkey = PortalHotkey()
+    try:
+        assert hotkey.register("Ctrl+Alt+Space") is None
+        qtbot.waitUntil(lambda: hotkey.session_handle == portal.session, timeout=10_000)
+        qtbot.wait(300)  # the listener subscribes to Activated right after binding
+        tokens = []
+        hotkey.activated.connect(lambda: tokens.append(hotkey.activation_token))
+        with qtbot.waitSignal(hotkey.activated, timeout=5000):
+            portal.activate(portal.session, "popup", {"activation_token": ("s", "kwin-7")})
+        with qtbot.waitSignal(hotkey.activated, timeout=5000):
+            portal.activate(portal.session, "popup")
+        assert tokens == ["kwin-7", ""]
     finally:
         hotkey.unregister()
         portal.close()

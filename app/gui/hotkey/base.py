@@ -48,6 +48,15 @@ class HotkeyBackend(QtCore.QObject):
     def __init__(self, parent=None, shortcut: Shortcut = POPUP):
         super().__init__(parent)
         self.shortcut = shortcut
+        # the xdg-activation token of the last press, set before `activated` where the
+        # desktop gives one (the GlobalShortcuts portal's Activated `activation_token`):
+        # the window the press opens shows focused with it (Wayland)
+        self.activation_token = ""
+
+    def take_activation_token(self) -> str:
+        """The last press's activation token, once ('' when the desktop gave none)."""
+        token, self.activation_token = self.activation_token, ""
+        return token
 
     @property
     def fallback(self) -> str:

@@ -62,6 +62,15 @@ def bound_triggers(results: dict) -> dict[str, str]:
     return bound
 
 
+def activation_token(body: tuple) -> str:
+    """The xdg-activation token an Activated signal carries in its options ('' when none).
+    Portals pass the backend's (xdg-desktop-portal 1.21 allows it; KDE's 5.27 portal sends
+    no options at all)."""
+    options = body[3] if len(body) > 3 and isinstance(body[3], dict) else {}
+    value = options.get("activation_token")
+    return value[1] if value and isinstance(value[1], str) else ""
+
+
 class PortalHotkey(HotkeyBackend):
     """GlobalShortcuts over the session bus; `activated` when the portal says so."""
 
@@ -254,4 +263,5 @@ class _Listener(QtCore.QThread):
                         continue
                     session_handle, shortcut_id = signal.body[0], signal.body[1]
                     if session_handle == session and shortcut_id == self.owner.shortcut.id:
+                        self.owner.activation_token = activation_token(signal.body)
                         self.owner.activated.emit()
