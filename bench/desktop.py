@@ -719,9 +719,10 @@ class _XClock:
 
         self.d.xfixes_query_version()
         self.clipboard = self.d.intern_atom("CLIPBOARD")
-        self.root.xfixes_select_selection_input(
-            self.clipboard, xfixes.XFixesSetSelectionOwnerNotifyMask
+        self.d.xfixes_select_selection_input(
+            self.root, self.clipboard, xfixes.XFixesSetSelectionOwnerNotifyMask
         )
+        self.d.sync()  # (a request without a reply waits in the buffer otherwise)
 
     def key(self, name: str) -> float:
         from Xlib import XK
