@@ -738,7 +738,9 @@ class _XClock:
         deadline = time.perf_counter() + timeout_s
         while True:
             while self.d.pending_events():
-                if isinstance(self.d.next_event(), xfixes.SetSelectionOwnerNotify):
+                event = self.d.next_event()
+                # (python-xlib makes a copy of an extension's event class per display)
+                if type(event).__name__ == xfixes.SetSelectionOwnerNotify.__name__:
                     return time.perf_counter()
             left = deadline - time.perf_counter()
             if left <= 0:
