@@ -167,3 +167,39 @@ def test_a_memory_that_holds_the_words_as_typed_besides_a_correction_can_be_stro
     result = notes.recall("tomato seedlings watring every morning", track=False)
     assert result.corrections and result.results[0].memory.text.startswith("Water the tomato")
     assert result.results[0].band == "strong"
+
+
+# Review of the above: the short-form rule kept real typos from being corrected (`doctr` is
+# a prefix of *doctrine*, `addres` of *addressed*: 4 % of one-letter typos of dictionary
+# words), and a word still being typed (`deplo`) was checked as a whole word, so a memory
+# holding `deploy` counted as matched only through the correction.
+TYPO_NOTES = [
+    "The new office address is 12 Harbour Street, second floor",
+    "The doctor said to take the pills twice a day",
+    "Dentist appointment: Dr Maier, Tuesday 9:30",
+]
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"), [("addres", "address"), ("doctr", "doctor"), ("dentis", "dentist")]
+)
+def test_a_typo_that_begins_a_longer_word_is_still_corrected_to_a_dictionary_word(
+    notes, typo, meant
+):
+    for text in TYPO_NOTES:
+        notes.remember(text, force=True)
+    result = notes.recall(typo, mode="keyword", track=False)
+    assert result.corrections == {typo: meant}
+    assert result.results and meant in result.results[0].memory.text.lower()
+
+
+def test_a_word_being_typed_counts_as_typed_beside_a_correction(notes):
+    for text in SHORT_FORM_NOTES:
+        notes.remember(text, force=True)
+    notes.remember("Kubernetes: deploy with helm", force=True)
+    typing = notes.recall("kuberntes deplo", mode="keyword", prefix=True, track=False)
+    done = notes.recall("kuberntes deploy", mode="keyword", prefix=True, track=False)
+    assert typing.results[0].memory.text == done.results[0].memory.text == (
+        "Kubernetes: deploy with helm"
+    )
+    assert typing.results[0].band == done.results[0].band == "strong"

@@ -12,7 +12,8 @@ says how many memories hold each stem. `Lexicon.plan` uses it for:
   missing, wrong, swapped or extra letter; stemmed as the index stems), the most common
   one first; words of 9+ letters may be two edits away. Words that exist are never
   corrected (`kuberntes` → `kubernetes`, `postgress` → `postgres`, `recieve` → `receive`),
-  nor short forms of English words (`creds`, `params`, `config`: `short_form`).
+  nor short forms of English words (`creds`, `params`, `config`: `short_form`) into a
+  word that is not one (`creds` is no typo for the name `Credi`; `addres` is for `address`).
 - **Long queries count every word**, within a bound: when a query has more than
   `MAX_PHRASES` phrases that occur in the collection, the rarest ones are kept, not the first.
 - **What a full match is worth.** Each phrase's inverse document frequency (FTS5's formula)
@@ -189,8 +190,9 @@ def short_form(word: str) -> bool:
     """Whether `word` reads as a short form of English words: 4 to 6 letters, a plural `s`
     aside, that begin a dictionary word (`dictionary_words`) at least SHORT_FORM_GAP letters
     longer (`creds` of credentials, `params`, `config`, `envs`, `certs`). Such a word is
-    never taken for a typo of a word of the collection: `creds` was "corrected" to a
-    painter's name, Credi, one letter away. False when the bundled model is missing."""
+    never corrected into a collection word that is no dictionary word: `creds` was
+    "corrected" to a painter's name, Credi, one letter away (`addres` still becomes
+    `address`). False when the bundled model is missing."""
     global _SORTED_WORDS
     if _SORTED_WORDS is None:
         words = dictionary_words()
@@ -613,12 +615,14 @@ class Lexicon:
                 and word.isalpha()
                 and word not in cased
                 and not self.is_word(p.stems[0])  # `floor` is not a typo for `flour`
-                and not short_form(word)  # nor `creds` for `credi`
             ):
                 # A word being typed is first a prefix; only when nothing starts with it is
                 # it taken as a misspelt word.
                 p.prefix, p.corrected = False, None
                 fix = self._corrected_word(word, p.stems[0])
+                if fix is not None and short_form(word) and not self.is_word(fix[0]):
+                    fix = None  # `creds` is no typo for the name `Credi`; `addres` is one
+                    # for `address`, `doctr` for `doctor` (short forms of longer words too)
                 if fix is not None:
                     p.corrected = self.searchable(fix[0])
                     if p.corrected is None:

@@ -128,7 +128,7 @@ class KeywordIndex:
         ]
         holding: set[int] = set()
         for phrase in typed:
-            holding |= self.holding(phrase.match(exact=True), list(seqs))
+            holding |= self.holding(phrase.match(), list(seqs))  # (`deplo` of `deploy`)
         return set(seqs) - holding
 
     def spelled(self, stem: str, texts: list[str]) -> str | None:
