@@ -50,6 +50,18 @@ def clean_text(text: str, what: str = "text") -> str:
     return unicodedata.normalize("NFC", _CONTROL.sub("", text)).strip()
 
 
+def made_from(title: str | None, text: str) -> bool:
+    """Whether `title` is the one `text` makes (`title_from`), also as Mnemo made it before
+    titles kept a redaction marker whole (cut at 79 characters: `pw [REDAC…`): such a title
+    follows its text, it is no title somebody wrote."""
+    if not title:
+        return False
+    if title == title_from(text):
+        return True
+    line = next((t.strip().lstrip("#").strip() for t in text.splitlines() if t.strip()), "")
+    return len(line) > 80 and title == line[:79].rstrip() + "…"
+
+
 def title_from(text: str) -> str:
     """A title from a text's first non-empty line, shortened to a readable length; never
     inside a redaction marker (`[REDACTED:password]`, not `[REDAC…`): the title names a

@@ -27,6 +27,7 @@ from app.core.memory import (
     guard_memory,
     guard_secrets,
     join_statements,
+    made_from,
     public_dict,
     split_list,
     title_from,
@@ -173,7 +174,7 @@ def checked_memory(
     # A title made from the text (none given, or the one it makes: Remember clipboard, an
     # agent naming a memory by its first line) is made again from the redacted text: one
     # name for the secret, no piece of it where the title was cut
-    derived = not fields.title or fields.title == title_from(fields.text)
+    derived = not fields.title or made_from(fields.title, fields.text)
     notice = guard_memory(memory, secrets)  # every field, on every path
     if derived:
         memory.title = title_from(memory.text)
@@ -497,7 +498,7 @@ class Writer:
             merged = Memory(
                 id="",
                 text=text,
-                title=first.title if first.title != title_from(first.text) else title_from(text),
+                title=first.title if not made_from(first.title, first.text) else title_from(text),
                 reasoning=join_statements([m.reasoning for m in group if m.reasoning]),
                 category=first.category,
                 tags=split_list([t for m in group for t in m.tags]),
@@ -592,13 +593,13 @@ class Writer:
             if len(thread) > 500:
                 raise InputError(f"thread has {len(thread):,} characters; the limit is 500")
             changes["thread"] = thread or None
-        derived = "text" in changes and changes.get("title") == title_from(changes["text"])
+        derived = "text" in changes and made_from(changes.get("title"), changes["text"])
         guard_secrets(changes, secrets)
         if derived:  # made again from the redacted text (as `checked_memory`)
             changes["title"] = title_from(changes["text"])
         elif "text" in changes and "title" not in changes:
             current = self._store.get(memory_id)
-            if current.title == title_from(current.text):  # derived, so it follows the text
+            if made_from(current.title, current.text):  # derived, so it follows the text
                 changes["title"] = title_from(changes["text"])
         memory = self._store.update(memory_id, expect=expect, origin=origin, **changes)
         return self._edited(memory, embed)

@@ -13,6 +13,7 @@ import re
 import pytest
 
 from app.core.errors import SecretError
+from app.core.origin import person
 from tests.conftest import run_cli
 
 
@@ -217,3 +218,33 @@ def test_a_title_of_its_own_keeps_its_words_with_the_secret_named_as_in_the_text
     ).memory
     assert memory.title == "orders db login [REDACTED:password]"
     assert memory.text.endswith("pw [REDACTED:password]")
+
+
+# Review: a memory stored before titles kept a marker whole holds the old cut title ("pw
+# [REDAC…"); that title was made from its text, so it follows the text on an edit and is
+# made again on an import, as a title made now is.
+REDACTED_LINE = (
+    "psql on orders-db.c8xkq2.eu-west-1.rds.amazonaws.com, user tkowalski, pw "
+    "[REDACTED:password]"
+)
+OLD_CUT = REDACTED_LINE[:79].rstrip() + "…"
+
+
+def test_a_title_cut_by_an_older_mnemo_inside_a_marker_still_follows_its_text(engine, tmp_path):
+    lines = tmp_path / "export.jsonl"
+    lines.write_text(json.dumps({"text": REDACTED_LINE, "title": OLD_CUT}) + "\n")
+    assert engine.import_paths([lines]).errors == []
+    (imported,) = engine.listing(limit=5)
+    assert imported.title.endswith("pw [REDACTED:password]")  # made again, whole
+    # as an older Mnemo stored it (written to the database file as it would hold it)
+    import apsw
+
+    from app.core import paths
+
+    raw = apsw.Connection(str(paths.database_path()))
+    raw.execute("UPDATE memories SET title = ? WHERE id = ?", (OLD_CUT, imported.id))
+    raw.close()
+    assert engine.get(imported.id).title == OLD_CUT
+    moved = "the orders db login moved to the vault"
+    engine.edit(imported.id, text=moved, origin=person("cli"))
+    assert engine.get(imported.id).title == moved  # it followed the text

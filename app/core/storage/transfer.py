@@ -33,6 +33,7 @@ from app.core.memory import (
     clean_text,
     content_hash,
     guard_memory,
+    made_from,
     thread_hash,
     title_from,
 )
@@ -217,7 +218,7 @@ def import_paths(
             where = f"{path}:{number}" if number else f"{path} (section “{memory.title}”)"
             # a title made from the text (an export holds it) is made again from the
             # redacted text, as `writer.checked_memory` does
-            derived = not memory.title or memory.title == title_from(memory.text)
+            derived = not memory.title or made_from(memory.title, memory.text)
             try:
                 guard_memory(memory, secrets)
             except SecretError as exc:

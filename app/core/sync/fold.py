@@ -16,7 +16,14 @@ import json
 from dataclasses import dataclass, field
 
 from app.core import origin
-from app.core.memory import CONFIDENCES, MAX_TEXT_CHARS, join_statements, split_list, title_from
+from app.core.memory import (
+    CONFIDENCES,
+    MAX_TEXT_CHARS,
+    join_statements,
+    made_from,
+    split_list,
+    title_from,
+)
 
 # The fields a put carries (a memory's state as the user sees it; counts travel apart, and
 # vectors and keyword labels are made on each device). A put carries its origins too
@@ -262,7 +269,7 @@ def merged(records: list[dict]) -> dict:
     text = join_statements([r["text"] for r in records])
     if len(text) > MAX_TEXT_CHARS:  # too long together: the first as it is (the others are
         text = first["text"]  # kept whole in the trash, as the versions edited apart)
-    own_title = first.get("title") and first["title"] != title_from(first["text"])
+    own_title = first.get("title") and not made_from(first["title"], first["text"])
     trashed = [r["deleted_at"] for r in records if r.get("deleted_at")]
     threads = {r.get("thread") for r in records}
     return {
