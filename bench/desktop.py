@@ -863,8 +863,7 @@ def main() -> None:
             "before that key goes to the X server to the X server reporting (XFixes) that the "
             "app took the clipboard: no process and no polling in the measure (until "
             "2026-11-29 it was timed from xdotool's Enter returning to xclip seeing the "
-            "change). `before` is the code before "
-            "the key gate (`gui/key_gate.py`, issue 46), in the same run.",
+            "change). `before` is an older revision (`--before REV`), in the same run.",
         )
         return
 
