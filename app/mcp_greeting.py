@@ -190,6 +190,32 @@ def prepare(command: list[str], timeout: float = 60.0) -> int:
     return 1
 
 
+def refresh_later():
+    """After an upgrade (answers kept, by an older Mnemo or SDK, none by this code), have
+    this installation's `mnemo mcp` answer once, in the background (`prepare`), so that an
+    agent's very first start after the upgrade is answered at once too: the desktop app
+    does this as it starts, before the agents do. Nothing when no answer was ever kept (no
+    agent wired) or this code's are kept already. The thread started, or None."""
+    import threading
+
+    if not _path().exists():
+        return None
+
+    def run() -> None:
+        from app.agents import wiring
+
+        try:
+            prepare(wiring.mnemo_command())
+        except (ImportError, OSError) as exc:  # the next agent's start loads the SDK instead
+            import logging
+
+            logging.getLogger("mnemo").info("MCP answers not kept ahead: %s", exc)
+
+    thread = threading.Thread(target=run, name="mcp-answers", daemon=True)
+    thread.start()
+    return thread
+
+
 def _usable(result: object, protocol: str) -> bool:
     """An answer kept as the SDK gives it (a planted one naming another server is not)."""
     return (

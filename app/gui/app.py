@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from app import mcp_greeting
 from app.core import origin, paths
 from app.core.engine import Engine
 from app.core.memory import Change
@@ -122,6 +123,7 @@ class MnemoApp(QtCore.QObject):
         self.worker.start()  # only now: every signal above has its slot
         self.popup.prepare()  # the first opening as quick as the next
         desktop.install_launcher()
+        mcp_greeting.refresh_later()  # after an upgrade: an agent's first start quick too
 
     # ---- commands ----------------------------------------------------------------------
     def run_command(self, command: str) -> None:

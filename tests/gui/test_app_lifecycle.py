@@ -156,3 +156,42 @@ def test_status_of_an_app_that_does_not_answer_names_its_pid_and_the_stacks(gui_
     assert code == 0
     # AND once it is gone, it is "not running" again
     assert _status_run(gui_env).stdout.strip() == "mnemo: not running"
+
+
+def test_after_an_upgrade_the_app_keeps_the_mcp_servers_answers_ahead_of_the_agents(
+    gui_env, mnemo_home
+):
+    """Issue 42, item 7: the answers to `initialize` an older Mnemo kept are never given, so
+    the first `mnemo mcp` start after an upgrade loaded the SDK (1-2 s) before answering;
+    the desktop app, which starts at login before any agent, keeps this code's answers."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    import app
+    from app.core import paths
+
+    kept = paths.state_dir() / "mcp-initialize.json"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    older = {
+        json.dumps(["0.0.1-older", [1, 2, 3, 4], 5, version]): {
+            "protocolVersion": version,
+            "serverInfo": {"name": "mnemo", "version": "0.0.1-older"},
+            "instructions": "older",
+        }
+        for version in HANDSHAKE_PROTOCOL_VERSIONS
+    }
+    kept.write_text(json.dumps(older))
+
+    def current() -> list[str]:
+        try:
+            answers = json.loads(kept.read_text())
+        except (OSError, ValueError):
+            return []
+        return sorted(json.loads(k)[-1] for k in answers if json.loads(k)[0] == app.__version__)
+
+    started = _start(gui_env, mnemo_home)
+    try:
+        wait(lambda: current() == sorted(HANDSHAKE_PROTOCOL_VERSIONS), 60, "this code's answers")
+    finally:
+        assert _stop(started, signal.SIGTERM) == 0
+    answers = json.loads(kept.read_text())
+    assert all(v.get("instructions") != "older" for v in answers.values())
