@@ -1,0 +1,229 @@
+"""The keys of a space (ADR 0026): what seals its lines, and how a key reaches a device.
+
+- **A device's keys.** A device's Ed25519 signing key (the seed `Identity` keeps) also
+  gives its sealing key: libsodium converts an Ed25519 key pair to X25519, so the public
+  id a person passes around (`mnemo space id`) is all another member needs both to check
+  this device's signatures and to seal a key to it. No second key pair to publish, bind
+  or lose.
+- **A key per epoch.** A space's lines are sealed with AES-256-GCM under the key of the
+  epoch they were written in. An epoch starts with the space, and again with each removal
+  or rotation; its key is random and reaches each member device sealed to it
+  (`seal_to`, libsodium's sealed box: only that device opens it). A new epoch's key also
+  seals the keys of the epochs before it (`wrap`), so a member admitted later reads the
+  space's history with the current key alone; nothing seals a newer key under an older.
+- **A line** carries its space, epoch and author in the clear and as associated data, so
+  a body cannot be moved to another space, epoch or author; the author then signs the
+  sealed form (as sync lines are signed, ADR 0018).
+- **An invitation** is sealed to the invited device and signed by the inviter inside
+  the seal: text a person pastes (`mnemo-invite:` and base64url), useless to any other
+  device, valid for a week.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from datetime import UTC, datetime, timedelta
+
+from app.core.errors import InputError
+from app.core.sync import trust
+
+KEY_BYTES = 32  # AES-256
+NONCE_BYTES = 12  # AES-GCM's nonce, random per line (2^32 lines per key stay safe)
+LINE = b"mnemo space line\0"  # the associated data's domain
+WRAP = b"mnemo space wrap\0"
+INVITATION = b"mnemo space invitation\0"  # the inviter's signature's domain
+PREFIX = "mnemo-invite:"
+VALID_FOR = timedelta(days=7)
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def unb64(text: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (ValueError, TypeError) as e:
+        raise InputError("not base64") from e
+
+
+def new_epoch_key() -> bytes:
+    """A fresh key for an epoch: 32 random bytes."""
+    return secrets.token_bytes(KEY_BYTES)
+
+
+class DeviceKey:
+    """One device's key pair: signs as `trust.Signer` does (the same seed, the same public
+    id) and opens what was sealed to the X25519 key libsodium derives from it."""
+
+    def __init__(self, seed: bytes):
+        from nacl.signing import SigningKey
+
+        self._signing = SigningKey(seed)
+        self.signer = trust.Signer(seed)
+        self.public = self.signer.public  # base64 of the Ed25519 public key
+
+    @staticmethod
+    def new() -> DeviceKey:
+        return DeviceKey(trust.Signer.new())
+
+    def sign(self, obj: dict, domain: bytes) -> dict:
+        """`obj` with this device's signature (`sig`) over its canonical form."""
+        return self.signer.sign(obj, domain)
+
+    def open_sealed(self, sealed: str) -> bytes:
+        """What `seal_to(self.public, ...)` sealed; InputError when it was sealed to
+        another device or changed."""
+        from nacl.exceptions import CryptoError
+        from nacl.public import SealedBox
+
+        try:
+            return SealedBox(self._signing.to_curve25519_private_key()).decrypt(unb64(sealed))
+        except CryptoError as e:
+            raise InputError("not sealed to this device") from e
+
+
+def seal_to(public: str, data: bytes) -> str:
+    """`data` sealed to the device whose public id is `public` (base64): an anonymous
+    X25519 box only that device's key opens."""
+    from nacl.exceptions import CryptoError
+    from nacl.public import SealedBox
+    from nacl.signing import VerifyKey
+
+    try:
+        box = SealedBox(VerifyKey(unb64(public)).to_curve25519_public_key())
+    except (CryptoError, ValueError, TypeError) as e:
+        raise InputError(f"not a device id: {public[:60]!r}") from e
+    return b64(box.encrypt(data))
+
+
+def line_aad(space: str, epoch: str, author: str) -> bytes:
+    """What binds a sealed line to its place: the space, the epoch, the author."""
+    return LINE + f"{space}\0{epoch}\0{author}".encode()
+
+
+def seal_line(key: bytes, space: str, epoch: str, author: DeviceKey, body: str) -> dict:
+    """`body` (a line's JSON text) sealed under an epoch's key and signed by its author:
+    `{"space", "epoch", "author", "sealed", "sig"}` (the signature covers the sealed form,
+    so checking it needs no key)."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    nonce = secrets.token_bytes(NONCE_BYTES)
+    aad = line_aad(space, epoch, author.public)
+    sealed = nonce + AESGCM(key).encrypt(nonce, body.encode("utf-8"), aad)
+    outer = {"space": space, "epoch": epoch, "author": author.public, "sealed": b64(sealed)}
+    return author.sign(outer, LINE)
+
+
+def line_signed(outer: dict) -> bool:
+    """Whether a sealed line carries its author's signature over what it says."""
+    author = outer.get("author")
+    return isinstance(author, str) and trust.verify(author, outer, LINE)
+
+
+def open_line(key: bytes, outer: dict) -> str:
+    """The JSON text inside a sealed line; InputError when it is not signed by the author
+    it names, or this key does not open it for that space, epoch and author. Whether the
+    author may write at that epoch is the membership's to say (`Membership.may_write`)."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    if not line_signed(outer):
+        raise InputError("a space line not signed by its author")
+    try:
+        sealed = unb64(outer["sealed"])
+        aad = line_aad(outer["space"], outer["epoch"], outer["author"])
+        body = AESGCM(key).decrypt(sealed[:NONCE_BYTES], sealed[NONCE_BYTES:], aad)
+    except (InvalidTag, KeyError, TypeError, ValueError) as e:
+        raise InputError("this key does not open the line") from e
+    return body.decode("utf-8")
+
+
+def wrap(key: bytes, older: dict[str, bytes]) -> dict[str, str]:
+    """The keys of earlier epochs (by epoch id) sealed under a newer epoch's `key`."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    out = {}
+    for epoch, old in sorted(older.items()):
+        nonce = secrets.token_bytes(NONCE_BYTES)
+        out[epoch] = b64(nonce + AESGCM(key).encrypt(nonce, old, WRAP + epoch.encode()))
+    return out
+
+
+def unwrap(key: bytes, wrapped: dict[str, str]) -> dict[str, bytes]:
+    """What `wrap` sealed, by epoch id; InputError when `key` does not open one."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    out = {}
+    for epoch, text in wrapped.items():
+        data = unb64(text)
+        try:
+            out[epoch] = AESGCM(key).decrypt(
+                data[:NONCE_BYTES], data[NONCE_BYTES:], WRAP + epoch.encode()
+            )
+        except (InvalidTag, ValueError) as e:
+            raise InputError("this key does not open an earlier epoch's key") from e
+    return out
+
+
+def make_invitation(
+    inviter: DeviceKey,
+    to: str,
+    space: dict,
+    epoch: str,
+    key: bytes,
+    head: list[str],
+    at: datetime | None = None,
+) -> str:
+    """An invitation to the device `to` (its public id): the space (`id`, `name`, `root`,
+    the hash of its signed create event), the epoch it is admitted at and that epoch's
+    key, the membership record's heads the inviter had (the admit event among them), when
+    it stops being valid, all signed by the inviter and sealed to `to`. Printed as
+    `mnemo-invite:` and base64url, one line a person pastes (and a QR code carries)."""
+    at = at or datetime.now(UTC)
+    body = {
+        "v": 1,
+        "space": space["id"],
+        "name": space["name"],
+        "root": space["root"],
+        "to": to,
+        "from": inviter.public,
+        "epoch": epoch,
+        "key": b64(key),
+        "head": sorted(head),
+        "expires": (at + VALID_FOR).isoformat(timespec="seconds"),
+    }
+    signed = json.dumps(inviter.sign(body, INVITATION), sort_keys=True, separators=(",", ":"))
+    sealed = unb64(seal_to(to, signed.encode()))
+    return PREFIX + base64.urlsafe_b64encode(sealed).decode("ascii").rstrip("=")
+
+
+def open_invitation(device: DeviceKey, text: str, at: datetime | None = None) -> dict:
+    """An invitation this device was sent, opened and checked: sealed to it, addressed to
+    it, signed by the inviter it names, not past its time. InputError otherwise. (That the
+    inviter is a member who admitted this device is the membership record's to show.)"""
+    text = "".join(text.split())
+    if not text.startswith(PREFIX):
+        raise InputError("not a Mnemo invitation")
+    data = text[len(PREFIX) :]
+    try:
+        sealed = base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
+    except (ValueError, TypeError) as e:
+        raise InputError("not a Mnemo invitation") from e
+    opened = device.open_sealed(b64(sealed))
+    try:
+        body = json.loads(opened)
+    except ValueError as e:
+        raise InputError("an invitation that is not JSON") from e
+    if not isinstance(body, dict) or body.get("to") != device.public:
+        raise InputError("an invitation addressed to another device")
+    if not isinstance(body.get("from"), str) or not trust.verify(body["from"], body, INVITATION):
+        raise InputError("an invitation not signed by the device it names")
+    expires = datetime.fromisoformat(body["expires"])
+    if (at or datetime.now(UTC)) > expires:
+        raise InputError(f"an invitation that expired at {body['expires']}")
+    body["key"] = unb64(body["key"])
+    return {k: v for k, v in body.items() if k != "sig"}

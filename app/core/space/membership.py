@@ -1,0 +1,386 @@
+"""The membership record of a space (ADR 0026): who is in it, and under which key.
+
+An append-only set of events, each signed by a member device and naming the events its
+author had seen (`parents`, their hashes): `create` (the root: the space's id and name,
+its first epoch), `admit` (a device, its person's name, the current epoch's key sealed to
+it), `remove` (devices, the last line of each still accepted, a new epoch whose key is
+sealed to every remaining member device), `rotate` (a new epoch, nobody removed) and
+`leave` (the author goes). The record travels as any file of the space's folder does; a
+device keeps every event whose signature holds and folds them (`Record.fold`) to the
+members, the current epoch and which events were refused, a pure function of the set of
+events: every device that holds the same events sees the same space, whatever order they
+arrived in.
+
+The fold walks the events in one order every device computes (parents before children;
+among events ready together, removals and leaves first, then the more senior author,
+the one admitted earlier, then the smaller hash), applying each whose author is a member
+at that point. Then an event of a removed device that its removal had not seen (made
+apart from it, or dated back by the removed device) is refused, and the walk is made
+again, until nothing more is refused: so when two members remove each other, the senior
+one's removal stands and the other's is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from app.core.errors import InputError
+from app.core.space import keys
+from app.core.sync import trust
+
+EVENT = b"mnemo space event\0"  # the signature's domain
+KINDS = ("create", "admit", "remove", "rotate", "leave")
+FIRST = ("remove", "leave")  # ordered ahead of what was made apart from them
+STARTS_EPOCH = ("create", "remove", "rotate")
+MAX_PARENTS = 64
+
+
+def event_hash(event: dict) -> str:
+    """An event's name: the SHA-256 of its canonical form, its signature included."""
+    text = json.dumps(event, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class Members:
+    """What a record folds to."""
+
+    name: str = ""
+    members: dict[str, str] = field(default_factory=dict)  # device → its person's name
+    epoch: str = ""  # the current epoch (the hash of the event that started it)
+    epochs: list[str] = field(default_factory=list)  # every epoch, in the fold's order
+    recipients: dict[str, set[str]] = field(default_factory=dict)  # epoch → devices its
+    # key was sealed to
+    gone: dict[str, int] = field(default_factory=dict)  # removed or left device → its
+    # last line still accepted
+    refused: dict[str, str] = field(default_factory=dict)  # event → why
+    waiting: set[str] = field(default_factory=set)  # events whose parents have not arrived
+    applied: list[str] = field(default_factory=list)  # events that took effect, in order
+    seniority: dict[str, int] = field(default_factory=dict)  # device → when admitted
+    removals: list[str] = field(default_factory=list)  # remove and leave events applied
+
+    @property
+    def needs_rotation(self) -> bool:
+        """Whether the current epoch's key is held by a device no longer a member, or not
+        by every member (a removal and an admission made apart, a leave): the next member
+        to write starts a new epoch first (`Record.rotate`)."""
+        return self.recipients.get(self.epoch, set()) != set(self.members)
+
+    def persons(self) -> dict[str, list[str]]:
+        """Each member person's devices."""
+        out: dict[str, list[str]] = {}
+        for device, person in sorted(self.members.items()):
+            out.setdefault(person, []).append(device)
+        return out
+
+    def may_write(self, device: str, epoch: str, seq: int) -> bool:
+        """Whether a line sealed under `epoch` by `device`, its `seq`-th, is accepted: the
+        epoch's key was sealed to the device, and the device is a member, or was removed
+        (or left) after that line (a line past the last one its removal accepted is
+        refused, on every device)."""
+        if device not in self.recipients.get(epoch, set()):
+            return False
+        if device in self.members:
+            return True
+        return device in self.gone and seq <= self.gone[device]
+
+
+class Record:
+    """One space's membership events as this device holds them."""
+
+    def __init__(self, space: str, root: str):
+        self.space = space  # the space's random id
+        self.root = root  # the hash of its create event: another create is not the space
+        self.events: dict[str, dict] = {}
+
+    # -- taking events in
+
+    def add(self, event: dict) -> str:
+        """Keep an event (from the folder or made here) and return its hash; InputError
+        for one that is malformed, of another space, or not signed by the author it names.
+        Whether its author was a member is the fold's to say (it depends on the others)."""
+        if not isinstance(event, dict) or event.get("v") != 1:
+            raise InputError("not a space event")
+        if event.get("space") != self.space:
+            raise InputError("an event of another space")
+        if event.get("kind") not in KINDS:
+            raise InputError(f"an unknown kind of event: {str(event.get('kind'))[:40]!r}")
+        parents = event.get("parents")
+        if not isinstance(parents, list) or len(parents) > MAX_PARENTS:
+            raise InputError("an event without its parents")
+        if not all(isinstance(p, str) for p in parents):
+            raise InputError("an event without its parents")
+        author = event.get("author")
+        if not isinstance(author, str) or not trust.verify(author, event, EVENT):
+            raise InputError("an event not signed by the device it names")
+        name = event_hash(event)
+        self.events[name] = event
+        return name
+
+    def heads(self) -> list[str]:
+        """The events no other builds on: what a new event names as its parents."""
+        built_on = {p for e in self.events.values() for p in e["parents"]}
+        return sorted(set(self.events) - built_on)
+
+    # -- folding
+
+    def fold(self) -> Members:
+        """The members, the current epoch and what was refused, from the events held."""
+        waiting: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, event in self.events.items():
+                if name not in waiting and any(
+                    p not in self.events or p in waiting for p in event["parents"]
+                ):
+                    waiting.add(name)
+                    changed = True
+        live = {n: e for n, e in self.events.items() if n not in waiting}
+        before = _ancestors(live)
+        discarded: set[str] = set()
+        while True:
+            state = self._walk(live, discarded)
+            more = {
+                name
+                for removal in state.removals
+                for name, event in live.items()
+                if event["author"] in _leaving(live[removal])
+                and name != removal
+                and name not in before[removal]
+            }
+            if more <= discarded:
+                break
+            discarded |= more
+        state.waiting = waiting
+        return state
+
+    def _walk(self, live: dict[str, dict], discarded: set[str]) -> Members:
+        state = Members()
+        children: dict[str, list[str]] = {n: [] for n in live}
+        missing = {n: len(set(e["parents"])) for n, e in live.items()}
+        for name, event in live.items():
+            for parent in set(event["parents"]):
+                children[parent].append(name)
+        ready = [n for n, count in missing.items() if count == 0]
+        while ready:
+            name = min(ready, key=lambda n: _order(live[n], n, state))
+            ready.remove(name)
+            why = self._apply(state, name, live[name], discarded)
+            if why:
+                state.refused[name] = why
+            else:
+                state.applied.append(name)
+            for child in children[name]:
+                missing[child] -= 1
+                if missing[child] == 0:
+                    ready.append(child)
+        return state
+
+    def _apply(self, state: Members, name: str, event: dict, discarded: set[str]) -> str:
+        """Apply one event to the state; why not, when it is refused."""
+        kind, author = event["kind"], event["author"]
+        if kind == "create":
+            if name != self.root or state.epoch:
+                return "a create that is not this space's"
+            if not isinstance(event.get("name"), str) or not isinstance(event.get("person"), str):
+                return "a create without a name"
+            state.name = event["name"]
+            state.members[author] = event["person"]
+            state.seniority[author] = 0
+            return _start_epoch(state, name, event)
+        if author not in state.members:
+            return (
+                "written by a device removed before it"
+                if author in state.gone
+                else ("written by a device that is not a member")
+            )
+        if name in discarded:
+            return "written by a device whose removal it had not seen"
+        if kind == "admit":
+            device, person, epoch = event.get("device"), event.get("person"), event.get("epoch")
+            if not isinstance(device, str) or not isinstance(person, str):
+                return "an admission without a device"
+            if device in state.members:
+                return "an admission of a member"
+            if epoch not in state.recipients:
+                return "an admission at an unknown epoch"
+            state.members[device] = person
+            state.seniority[device] = len(state.applied) + 1
+            state.gone.pop(device, None)
+            if isinstance(event.get("key"), str):
+                state.recipients[epoch].add(device)
+            return ""
+        if kind == "leave":
+            state.members.pop(author)
+            state.gone[author] = _upto(event).get(author, 0)
+            state.removals.append(name)
+            return ""
+        if kind == "remove":
+            devices = event.get("devices")
+            if not isinstance(devices, list) or not devices or author in devices:
+                return "a removal without devices (or of its author: that is a leave)"
+            if not all(d in state.members for d in devices):
+                return "a removal of a device that is not a member"
+            upto = _upto(event)
+            for device in devices:
+                state.members.pop(device)
+                state.gone[device] = upto.get(device, 0)
+            state.removals.append(name)
+        return _start_epoch(state, name, event)
+
+    # -- the keys this device holds
+
+    def keys_for(self, device: keys.DeviceKey, state: Members | None = None) -> dict[str, bytes]:
+        """Every epoch key this device can open, by epoch: those sealed to it by events
+        that took effect, and the earlier ones each of those seals (`keys.wrap`)."""
+        state = state or self.fold()
+        held: dict[str, bytes] = {}
+        for name in state.applied:
+            event = self.events[name]
+            sealed = (
+                event.get("keys", {}).get(device.public)
+                if event["kind"] != "admit"
+                else (event.get("key") if event.get("device") == device.public else None)
+            )
+            if isinstance(sealed, str):
+                epoch = event["epoch"] if event["kind"] == "admit" else name
+                held[epoch] = device.open_sealed(sealed)
+        for name in reversed(state.applied):
+            if name in held and self.events[name]["kind"] in STARTS_EPOCH:
+                wrapped = self.events[name].get("prev", {})
+                for epoch, key in keys.unwrap(held[name], wrapped).items():
+                    held.setdefault(epoch, key)
+        return held
+
+    # -- writing events
+
+    def append(self, device: keys.DeviceKey, kind: str, **fields) -> str:
+        """A new event by this device after every event it holds, signed and kept."""
+        event = {
+            "v": 1,
+            "space": self.space,
+            "kind": kind,
+            "author": device.public,
+            "parents": self.heads(),
+            "at": datetime.now(UTC).isoformat(timespec="seconds"),
+            **fields,
+        }
+        return self.add(device.sign(event, EVENT))
+
+    @staticmethod
+    def create(device: keys.DeviceKey, name: str, person: str) -> tuple[Record, bytes]:
+        """A new space: its record (holding its create event) and its first epoch's key."""
+        key = keys.new_epoch_key()
+        event = {
+            "v": 1,
+            "space": secrets.token_hex(16),
+            "kind": "create",
+            "author": device.public,
+            "parents": [],
+            "at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "name": name,
+            "person": person,
+            "keys": {device.public: keys.seal_to(device.public, key)},
+        }
+        event = device.sign(event, EVENT)
+        record = Record(event["space"], event_hash(event))
+        record.add(event)
+        return record, key
+
+    def admit(self, device: keys.DeviceKey, to: str, person: str) -> str:
+        """Admit the device `to` for `person`, the current epoch's key sealed to it."""
+        state = self.fold()
+        key = self.keys_for(device, state)[state.epoch]
+        return self.append(
+            device, "admit", device=to, person=person, epoch=state.epoch, key=keys.seal_to(to, key)
+        )
+
+    def remove(self, device: keys.DeviceKey, devices: list[str], upto: dict[str, int]) -> str:
+        """Remove devices (accepting each one's lines up to `upto`) and start a new epoch
+        whose key only the remaining member devices receive."""
+        state = self.fold()
+        staying = sorted(set(state.members) - set(devices))
+        return self.append(
+            device,
+            "remove",
+            devices=sorted(devices),
+            upto={d: int(upto.get(d, 0)) for d in devices},
+            **self._new_epoch(device, state, staying),
+        )
+
+    def rotate(self, device: keys.DeviceKey) -> str:
+        """Start a new epoch for the current members (after a leave, or when an epoch's
+        key reached a device no longer a member: `Members.needs_rotation`)."""
+        state = self.fold()
+        fresh = self._new_epoch(device, state, sorted(state.members))
+        return self.append(device, "rotate", **fresh)
+
+    def leave(self, device: keys.DeviceKey, upto: int) -> str:
+        """This device leaves (its lines up to `upto` stay accepted)."""
+        return self.append(device, "leave", upto={device.public: int(upto)})
+
+    def _new_epoch(self, device: keys.DeviceKey, state: Members, to: list[str]) -> dict:
+        key = keys.new_epoch_key()
+        return {
+            "keys": {d: keys.seal_to(d, key) for d in to},
+            "prev": keys.wrap(key, self.keys_for(device, state)),
+        }
+
+
+def _start_epoch(state: Members, name: str, event: dict) -> str:
+    sealed = event.get("keys")
+    if not isinstance(sealed, dict):
+        return "a new epoch without keys"
+    state.epoch = name
+    state.epochs.append(name)
+    state.recipients[name] = {d for d in sealed if isinstance(d, str)}
+    return ""
+
+
+def _upto(event: dict) -> dict[str, int]:
+    upto = event.get("upto")
+    if not isinstance(upto, dict):
+        return {}
+    return {d: n for d, n in upto.items() if isinstance(n, int) and not isinstance(n, bool)}
+
+
+def _leaving(event: dict) -> list[str]:
+    """The devices a removal or a leave takes out."""
+    return [event["author"]] if event["kind"] == "leave" else list(event.get("devices", []))
+
+
+def _order(event: dict, name: str, state: Members) -> tuple:
+    """Where an event goes among those ready together: removals and leaves first, then
+    the more senior author's, then the smaller hash (a removed device cannot choose its
+    seniority, and a hash it could grind only decides between equals)."""
+    rank = state.seniority.get(event["author"], 1 << 62)
+    return (0 if event["kind"] in FIRST else 1, rank, name)
+
+
+def _ancestors(live: dict[str, dict]) -> dict[str, set[str]]:
+    """Each event's ancestors (every event it was made after)."""
+    out: dict[str, set[str]] = {}
+
+    def of(name: str) -> set[str]:
+        stack = [name]
+        while stack:
+            top = stack[-1]
+            if top in out:
+                stack.pop()
+                continue
+            todo = [p for p in live[top]["parents"] if p not in out]
+            if todo:
+                stack.extend(todo)
+                continue
+            out[top] = set().union(*([{p} | out[p] for p in live[top]["parents"]] or [set()]))
+            stack.pop()
+        return out[name]
+
+    for name in live:
+        of(name)
+    return out
