@@ -152,6 +152,7 @@ class Record:
                 if event["author"] in _leaving(live[removal])
                 and name != removal
                 and name not in before[removal]
+                and removal not in before[name]
             }
             if more <= discarded:
                 break
@@ -193,14 +194,12 @@ class Record:
             state.members[author] = event["person"]
             state.seniority[author] = 0
             return _start_epoch(state, name, event)
-        if author not in state.members:
-            return (
-                "written by a device removed before it"
-                if author in state.gone
-                else ("written by a device that is not a member")
-            )
         if name in discarded:
             return "written by a device whose removal it had not seen"
+        if author in state.gone and author not in state.members:
+            return "written by a device removed before it"
+        if author not in state.members:
+            return "written by a device that is not a member"
         if kind == "admit":
             device, person, epoch = event.get("device"), event.get("person"), event.get("epoch")
             if not isinstance(device, str) or not isinstance(person, str):
@@ -259,18 +258,18 @@ class Record:
 
     # -- writing events
 
-    def append(self, device: keys.DeviceKey, kind: str, **fields) -> str:
-        """A new event by this device after every event it holds, signed and kept."""
+    def append(self, by: keys.DeviceKey, kind: str, **fields) -> str:
+        """A new event by this device (`by`) after every event it holds, signed, kept."""
         event = {
             "v": 1,
             "space": self.space,
             "kind": kind,
-            "author": device.public,
+            "author": by.public,
             "parents": self.heads(),
             "at": datetime.now(UTC).isoformat(timespec="seconds"),
             **fields,
         }
-        return self.add(device.sign(event, EVENT))
+        return self.add(by.sign(event, EVENT))
 
     @staticmethod
     def create(device: keys.DeviceKey, name: str, person: str) -> tuple[Record, bytes]:
