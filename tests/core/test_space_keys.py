@@ -48,26 +48,26 @@ def test_sealing_to_something_that_is_no_device_id_is_refused():
 def test_a_line_opens_with_its_epoch_key_and_holds_no_plain_text(alice):
     key = keys.new_epoch_key()
     body = json.dumps({"text": "the deploy password rotates on fridays"})
-    outer = keys.seal_line(key, SPACE["id"], "e1", alice, body)
+    outer = keys.seal_line(key, SPACE["id"], "e1", alice, 1, body)
     assert "fridays" not in json.dumps(outer)
     assert outer["author"] == alice.public and outer["epoch"] == "e1"
     assert keys.line_signed(outer)
     assert keys.open_line(key, outer) == body
     # two seals of one body differ (a fresh nonce each)
-    assert keys.seal_line(key, SPACE["id"], "e1", alice, body)["sealed"] != outer["sealed"]
+    assert keys.seal_line(key, SPACE["id"], "e1", alice, 1, body)["sealed"] != outer["sealed"]
 
 
 def test_a_line_does_not_open_with_another_epochs_key(alice):
-    outer = keys.seal_line(keys.new_epoch_key(), SPACE["id"], "e1", alice, "{}")
+    outer = keys.seal_line(keys.new_epoch_key(), SPACE["id"], "e1", alice, 1, "{}")
     with pytest.raises(InputError):
         keys.open_line(keys.new_epoch_key(), outer)
 
 
-@pytest.mark.parametrize("field,value", [("epoch", "e2"), ("space", "other")])
-def test_a_line_moved_to_another_epoch_or_space_does_not_open(alice, field, value):
+@pytest.mark.parametrize("field,value", [("epoch", "e2"), ("space", "other"), ("seq", 2)])
+def test_a_line_moved_to_another_epoch_space_or_number_does_not_open(alice, field, value):
     # GIVEN a line, its clear fields changed and signed again by its own author
     key = keys.new_epoch_key()
-    outer = keys.seal_line(key, SPACE["id"], "e1", alice, '{"a":1}')
+    outer = keys.seal_line(key, SPACE["id"], "e1", alice, 1, '{"a":1}')
     moved = alice.sign({k: v for k, v in outer.items() if k != "sig"} | {field: value}, keys.LINE)
     assert keys.line_signed(moved)
     # THEN the associated data no longer matches
@@ -77,7 +77,7 @@ def test_a_line_moved_to_another_epoch_or_space_does_not_open(alice, field, valu
 
 def test_a_line_claimed_by_another_author_is_refused(alice, bob):
     key = keys.new_epoch_key()
-    outer = keys.seal_line(key, SPACE["id"], "e1", alice, '{"a":1}')
+    outer = keys.seal_line(key, SPACE["id"], "e1", alice, 1, '{"a":1}')
     # the author field changed: alice's signature no longer covers it
     with pytest.raises(InputError, match="not signed"):
         keys.open_line(key, outer | {"author": bob.public})
@@ -91,7 +91,7 @@ def test_a_line_claimed_by_another_author_is_refused(alice, bob):
 
 def test_a_changed_or_unsigned_line_is_refused(alice):
     key = keys.new_epoch_key()
-    outer = keys.seal_line(key, SPACE["id"], "e1", alice, '{"a":1}')
+    outer = keys.seal_line(key, SPACE["id"], "e1", alice, 1, '{"a":1}')
     sealed = bytearray(keys.unb64(outer["sealed"]))
     sealed[-1] ^= 1
     with pytest.raises(InputError):

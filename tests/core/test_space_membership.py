@@ -64,13 +64,13 @@ def test_a_removed_member_reads_what_came_before_but_nothing_after(space):
     # GIVEN a line Alice sealed before Bob's removal
     record = space["alice"]
     first = record.fold().epoch
-    before = keys.seal_line(record.keys_for(ALICE)[first], record.space, first, ALICE, '"old"')
+    before = keys.seal_line(record.keys_for(ALICE)[first], record.space, first, ALICE, 1, '"old"')
     # WHEN Alice removes Bob, and seals a line in the new epoch
     record.remove(ALICE, [BOB.public], {BOB.public: 3})
     state = record.fold()
     assert state.epoch != first and BOB.public not in state.members
     after = keys.seal_line(
-        record.keys_for(ALICE)[state.epoch], record.space, state.epoch, ALICE, '"new"'
+        record.keys_for(ALICE)[state.epoch], record.space, state.epoch, ALICE, 2, '"new"'
     )
     # THEN Bob, holding the whole record, still has the old key and opens the old line
     sync(space["bob"], record)

@@ -99,21 +99,24 @@ def seal_to(public: str, data: bytes) -> str:
     return b64(box.encrypt(data))
 
 
-def line_aad(space: str, epoch: str, author: str) -> bytes:
-    """What binds a sealed line to its place: the space, the epoch, the author."""
-    return LINE + f"{space}\0{epoch}\0{author}".encode()
+def line_aad(space: str, epoch: str, author: str, seq: int) -> bytes:
+    """What binds a sealed line to its place: the space, the epoch, the author and the
+    author's number for it (what a removal's `upto` is compared with)."""
+    return LINE + f"{space}\0{epoch}\0{author}\0{seq}".encode()
 
 
-def seal_line(key: bytes, space: str, epoch: str, author: DeviceKey, body: str) -> dict:
-    """`body` (a line's JSON text) sealed under an epoch's key and signed by its author:
-    `{"space", "epoch", "author", "sealed", "sig"}` (the signature covers the sealed form,
-    so checking it needs no key)."""
+def seal_line(key: bytes, space: str, epoch: str, author: DeviceKey, seq: int, body: str) -> dict:
+    """`body` (a line's JSON text), the `seq`-th its author writes in the space, sealed
+    under an epoch's key and signed by its author: `{"space", "epoch", "author", "seq",
+    "sealed", "sig"}` (the signature covers the sealed form, so checking it needs no key;
+    whether the author may write there is `Members.may_write(author, epoch, seq)`)."""
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
     nonce = secrets.token_bytes(NONCE_BYTES)
-    aad = line_aad(space, epoch, author.public)
+    aad = line_aad(space, epoch, author.public, seq)
     sealed = nonce + AESGCM(key).encrypt(nonce, body.encode("utf-8"), aad)
-    outer = {"space": space, "epoch": epoch, "author": author.public, "sealed": b64(sealed)}
+    outer = {"space": space, "epoch": epoch, "author": author.public, "seq": seq}
+    outer["sealed"] = b64(sealed)
     return author.sign(outer, LINE)
 
 
@@ -134,7 +137,7 @@ def open_line(key: bytes, outer: dict) -> str:
         raise InputError("a space line not signed by its author")
     try:
         sealed = unb64(outer["sealed"])
-        aad = line_aad(outer["space"], outer["epoch"], outer["author"])
+        aad = line_aad(outer["space"], outer["epoch"], outer["author"], int(outer["seq"]))
         body = AESGCM(key).decrypt(sealed[:NONCE_BYTES], sealed[NONCE_BYTES:], aad)
     except (InvalidTag, KeyError, TypeError, ValueError) as e:
         raise InputError("this key does not open the line") from e
