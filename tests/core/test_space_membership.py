@@ -255,6 +255,32 @@ def test_an_invitation_by_a_member_removed_apart_from_it_admits_nobody(space):
     assert state.refused[admit] == "written by a device whose removal it had not seen"
 
 
+def test_an_epoch_started_apart_is_wrapped_by_the_next_rotation_of_a_member_holding_it(space):
+    # GIVEN Alice and Bob each rotate apart, and Alice seals a line in her epoch
+    space["alice"].rotate(ALICE)
+    space["bob"].rotate(BOB)
+    sync(space["alice"], space["bob"])
+    sync(space["bob"], space["alice"])
+    state = space["alice"].fold()
+    assert state == space["bob"].fold() and len(state.unreached) == 1
+    (sibling,) = state.unreached
+    key = space["alice"].keys_for(ALICE)[sibling]
+    line = keys.seal_line(key, space["alice"].space, sibling, ALICE, 1, '"apart"')
+    # WHEN Dave is admitted: the current key does not reach the sibling epoch
+    space["alice"].admit(ALICE, DAVE.public, "dave")
+    assert sibling not in space["alice"].keys_for(DAVE)
+    state = space["alice"].fold()
+    assert state.rotation_due(ALICE.public) and state.rotation_due(BOB.public)
+    assert not state.rotation_due(DAVE.public)  # he holds no key a rotation of his would wrap
+    assert not state.rotation_due(MALLORY.public)
+    # WHEN Alice rotates (she holds both keys)
+    space["alice"].rotate(ALICE)
+    state = space["alice"].fold()
+    # THEN every epoch is reached again and Dave reads the line made apart
+    assert state.unreached == set() and not state.rotation_due(ALICE.public)
+    assert keys.open_line(space["alice"].keys_for(DAVE)[sibling], line) == '"apart"'
+
+
 def test_a_leave_takes_the_device_out_and_the_next_rotation_leaves_it_behind(space):
     space["bob"].leave(BOB, 4)
     sync(space["alice"], space["bob"])
@@ -305,7 +331,7 @@ def _history(seed: int) -> Record:
         others = [d for d in people if d is not device]
         held = record.keys_for(device, state)
         roll = rng.random()
-        if state.needs_rotation or state.epoch not in held:
+        if state.rotation_due(device.public) or state.epoch not in held:
             if state.epoch in held or roll < 0.5:
                 record.rotate(device)
         elif roll < 0.45:

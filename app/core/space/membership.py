@@ -62,6 +62,8 @@ class Members:
     applied: list[str] = field(default_factory=list)  # events that took effect, in order
     seniority: dict[str, int] = field(default_factory=dict)  # device → when admitted
     removals: list[str] = field(default_factory=list)  # remove and leave events applied
+    unreached: set[str] = field(default_factory=set)  # epochs the current key does not
+    # reach through the keys each epoch wraps (one started apart from the current one)
 
     @property
     def needs_rotation(self) -> bool:
@@ -69,6 +71,16 @@ class Members:
         by every member (a removal and an admission made apart, a leave): the next member
         to write starts a new epoch first (`Record.rotate`)."""
         return self.recipients.get(self.epoch, set()) != set(self.members)
+
+    def rotation_due(self, device: str) -> bool:
+        """Whether `device`, a member about to write, starts a new epoch first: the current
+        key is held by other devices than the members (`needs_rotation`), or an epoch the
+        current key does not reach was sealed to it (its rotation wraps that key too, so a
+        member admitted later reads that epoch's lines; a member without it would rotate
+        to no avail)."""
+        if device not in self.members:
+            return False
+        return self.needs_rotation or any(device in self.recipients[e] for e in self.unreached)
 
     def persons(self) -> dict[str, list[str]]:
         """Each member person's devices."""
@@ -158,6 +170,7 @@ class Record:
                 break
             discarded |= more
         state.waiting = waiting
+        state.unreached = _unreached(state, live)
         return state
 
     def _walk(self, live: dict[str, dict], discarded: set[str]) -> Members:
@@ -339,6 +352,20 @@ def _start_epoch(state: Members, name: str, event: dict) -> str:
     state.epochs.append(name)
     state.recipients[name] = {d for d in sealed if isinstance(d, str)}
     return ""
+
+
+def _unreached(state: Members, live: dict[str, dict]) -> set[str]:
+    """The epochs whose keys the current epoch's key does not open, directly or through
+    the keys it wraps."""
+    reached, todo = set(), [state.epoch] if state.epoch else []
+    while todo:
+        epoch = todo.pop()
+        if epoch in reached:
+            continue
+        reached.add(epoch)
+        wrapped = live[epoch].get("prev")
+        todo += [e for e in wrapped if e in state.recipients] if isinstance(wrapped, dict) else []
+    return set(state.epochs) - reached
 
 
 def _upto(event: dict) -> dict[str, int]:
