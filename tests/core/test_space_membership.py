@@ -133,6 +133,49 @@ def test_an_event_signed_by_a_device_that_never_was_a_member_is_refused(space):
     assert set(state.members) == {ALICE.public, BOB.public, CAROL.public}
 
 
+@pytest.mark.parametrize(
+    "kind,fields",
+    [
+        ("admit", {"device": ["x"], "person": "m", "epoch": "e", "key": "k"}),
+        ("admit", {"device": "x", "person": "m", "epoch": ["e"], "key": "k"}),
+        ("remove", {"devices": [["x"]], "upto": {}, "keys": {}}),
+        ("remove", {"devices": "x", "upto": [], "keys": {}}),
+        ("rotate", {"keys": [], "prev": {}}),
+        ("remove", {"devices": [BOB.public], "upto": {}, "keys": {"x": 1}}),
+        ("rotate", {"keys": {"x": 1}, "prev": "junk"}),
+        ("leave", {"upto": {"x": "many"}}),
+    ],
+)
+def test_a_members_malformed_event_breaks_no_fold_and_no_key(space, kind, fields):
+    # GIVEN Carol, a member, writes an event with fields of the wrong shape
+    name = space["carol"].append(CAROL, kind, **fields)
+    sync(space["alice"], space["carol"])
+    # THEN Alice's fold goes on, and she still holds every key she had
+    state = space["alice"].fold()
+    assert ALICE.public in state.members
+    assert state.epoch in space["alice"].keys_for(ALICE, state)
+    assert name in state.refused or name in state.applied
+    if kind in ("admit", "remove", "rotate"):
+        # a refused event changes nothing: Bob (whom one tried to remove) is still in
+        assert name in state.refused and BOB.public in state.members
+
+
+def test_keys_sealed_wrong_by_a_member_leave_the_others_readable(space):
+    # GIVEN Carol rotates, sealing garbage to Alice and wrapping garbage for the first epoch
+    first = space["alice"].fold().epoch
+    space["carol"].append(
+        CAROL,
+        "rotate",
+        keys={ALICE.public: keys.b64(b"x" * 80), BOB.public: "!!", CAROL.public: keys.b64(b"y")},
+        prev={first: keys.b64(b"z" * 60)},
+    )
+    sync(space["alice"], space["carol"])
+    # THEN Alice's keys are what she could open: the first epoch's, not the garbage
+    held = space["alice"].keys_for(ALICE)
+    assert set(held) == {first}
+    assert space["alice"].fold().epoch not in held
+
+
 def test_a_second_create_of_the_same_space_is_not_the_space(space):
     forged = MALLORY.sign(
         {

@@ -203,6 +203,8 @@ class Record:
                 return "a create that is not this space's"
             if not isinstance(event.get("name"), str) or not isinstance(event.get("person"), str):
                 return "a create without a name"
+            if _epoch_problem(event):
+                return _epoch_problem(event)
             state.name = event["name"]
             state.members[author] = event["person"]
             state.seniority[author] = 0
@@ -217,6 +219,8 @@ class Record:
             device, person, epoch = event.get("device"), event.get("person"), event.get("epoch")
             if not isinstance(device, str) or not isinstance(person, str):
                 return "an admission without a device"
+            if not isinstance(epoch, str):
+                return "an admission at an unknown epoch"
             if device in state.members:
                 return "an admission of a member"
             if epoch not in state.recipients:
@@ -234,10 +238,14 @@ class Record:
             return ""
         if kind == "remove":
             devices = event.get("devices")
-            if not isinstance(devices, list) or not devices or author in devices:
+            if not isinstance(devices, list) or not all(isinstance(d, str) for d in devices):
+                return "a removal without devices"
+            if not devices or author in devices:
                 return "a removal without devices (or of its author: that is a leave)"
             if not all(d in state.members for d in devices):
                 return "a removal of a device that is not a member"
+            if _epoch_problem(event):
+                return _epoch_problem(event)
             upto = _upto(event)
             for device in devices:
                 state.members.pop(device)
@@ -261,12 +269,20 @@ class Record:
             )
             if isinstance(sealed, str):
                 epoch = event["epoch"] if event["kind"] == "admit" else name
-                held[epoch] = device.open_sealed(sealed)
+                try:
+                    held[epoch] = device.open_sealed(sealed)
+                except InputError:
+                    continue  # a key a member sealed wrong: the others still open
         for name in reversed(state.applied):
-            if name in held and self.events[name]["kind"] in STARTS_EPOCH:
-                wrapped = self.events[name].get("prev", {})
-                for epoch, key in keys.unwrap(held[name], wrapped).items():
-                    held.setdefault(epoch, key)
+            wrapped = self.events[name].get("prev")
+            if name not in held or not isinstance(wrapped, dict):
+                continue
+            for epoch, text in wrapped.items():
+                try:
+                    opened = keys.unwrap(held[name], {epoch: text})
+                except (InputError, AttributeError, TypeError):
+                    continue
+                held.setdefault(epoch, opened[epoch])
         return held
 
     # -- writing events
@@ -344,13 +360,25 @@ class Record:
         }
 
 
-def _start_epoch(state: Members, name: str, event: dict) -> str:
+def _epoch_problem(event: dict) -> str:
+    """Why an event cannot start an epoch ("" when it can)."""
     sealed = event.get("keys")
-    if not isinstance(sealed, dict):
+    if not isinstance(sealed, dict) or not all(isinstance(k, str) for k in sealed.values()):
         return "a new epoch without keys"
+    if not isinstance(event.get("prev", {}), dict):
+        return "a new epoch with earlier keys of the wrong shape"
+    return ""
+
+
+def _start_epoch(state: Members, name: str, event: dict) -> str:
+    """A new epoch, checked first (`_epoch_problem`); nothing changes when it is refused."""
+    why = _epoch_problem(event)
+    if why:
+        return why
+    sealed = event["keys"]
     state.epoch = name
     state.epochs.append(name)
-    state.recipients[name] = {d for d in sealed if isinstance(d, str)}
+    state.recipients[name] = set(sealed)
     return ""
 
 
