@@ -175,3 +175,17 @@ def test_text_that_is_no_invitation_is_refused(bob):
         keys.open_invitation(bob, "hello")
     with pytest.raises(InputError):
         keys.open_invitation(bob, keys.PREFIX + "AAAA")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"expires": "soon"}, {"expires": "2999-01-01T00:00:00"}, {"key": 5}, {"head": "h1"}],
+)
+def test_an_invitation_signed_but_missing_what_it_must_hold_is_refused(alice, bob, change):
+    body = {"v": 1, "space": "s", "name": "n", "root": "r", "to": bob.public}
+    body |= {"from": alice.public, "epoch": "e", "key": "AA==", "head": []}
+    body |= {"expires": "2999-01-01T00:00:00+00:00"} | change
+    signed = json.dumps(alice.sign(body, keys.INVITATION)).encode()
+    text = keys.PREFIX + keys.seal_to(bob.public, signed).replace("+", "-").replace("/", "_")
+    with pytest.raises(InputError, match="missing what it must hold"):
+        keys.open_invitation(bob, text)

@@ -225,8 +225,17 @@ def open_invitation(device: DeviceKey, text: str, at: datetime | None = None) ->
         raise InputError("an invitation addressed to another device")
     if not isinstance(body.get("from"), str) or not trust.verify(body["from"], body, INVITATION):
         raise InputError("an invitation not signed by the device it names")
-    expires = datetime.fromisoformat(body["expires"])
-    if (at or datetime.now(UTC)) > expires:
+    try:
+        expires = datetime.fromisoformat(body["expires"])
+        late = (at or datetime.now(UTC)) > expires
+        for name in ("space", "name", "root", "epoch", "key"):
+            if not isinstance(body[name], str):
+                raise TypeError(name)
+        if not isinstance(body["head"], list):
+            raise TypeError("head")
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError("an invitation missing what it must hold") from e
+    if late:
         raise InputError(f"an invitation that expired at {body['expires']}")
     body["key"] = unb64(body["key"])
     return {k: v for k, v in body.items() if k != "sig"}
