@@ -288,7 +288,7 @@ def dump_yaml(path: Path, value: Any, before: bytes | None, original: Any = None
     text = _text(path, before) if before else ""
     if text.strip() and isinstance(original, dict):
         after = json.loads(json.dumps(value, default=str))
-        new = yaml_text.edited(text, original, after, plain_yaml)
+        new = yaml_text.edited(text, original, after, plain_yaml_as_loaded)
         if new is not None:
             bom = "\ufeff" if before.startswith(b"\xef\xbb\xbf") else ""
             return (bom + new).encode("utf-8")
@@ -305,6 +305,14 @@ def plain_yaml(text: str) -> dict[str, Any]:
     from ruamel.yaml import YAML
 
     value = YAML(typ="safe", pure=True).load(text) or {}
+    return json.loads(json.dumps(value, default=str))
+
+
+def plain_yaml_as_loaded(text: str) -> dict[str, Any]:
+    """A YAML text's value as plain data as `load_yaml` reads it (a timestamp, say, made
+    plain as the round trip's type writes it, not as the safe loader's): what an edit's
+    result is compared with, both sides read alike."""
+    value = yaml_for().load(text) or {}
     return json.loads(json.dumps(value, default=str))
 
 

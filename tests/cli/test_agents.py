@@ -1227,3 +1227,36 @@ def test_a_real_claude_and_codex_prompt_gets_its_memory_and_their_transcripts_im
     assert imported["agent"] == cli and imported["project"] == "project"
     assert imported["session"] and imported["said_at"].startswith("20")
     assert imported["source"].startswith(str(home / f".{cli}"))
+
+
+# ---- review of issue 42: a config holding a timestamp is edited as text ------------------
+
+TIMESTAMPED = """name: C
+version: 1.0.0
+updated: 2024-01-01T10:00:00Z
+mcpServers:
+  # db
+  - name: A
+    command: a
+# end
+"""
+
+
+def test_a_config_holding_a_timestamp_is_edited_as_text_its_remarks_kept(home):
+    import difflib
+
+    cont = home / ".continue" / "config.yaml"
+    cont.parent.mkdir()
+    cont.write_text(TIMESTAMPED)
+    assert _mnemo(home, "install", "continue").returncode == 0
+    wired = cont.read_text()
+    # THEN only Mnemo's lines went in, after the last item: the user's `# end` still ends the file
+    old, new = TIMESTAMPED.splitlines(), wired.splitlines()
+    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    assert [op[0] for op in ops if op[0] != "equal"] == ["insert"], wired
+    first = next(n for n, line in enumerate(new) if "name: mnemo" in line)
+    assert new[first - 1] == "    command: a" and new[-1] == "# end", wired
+    # AND after the user's edit, the uninstall keeps it and every other byte
+    cont.write_text(wired + "# added by me later\n")
+    assert _mnemo(home, "uninstall", "continue").returncode == 0
+    assert cont.read_text() == TIMESTAMPED + "# added by me later\n", cont.read_text()
