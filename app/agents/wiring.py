@@ -304,6 +304,7 @@ class _Edit:
     value: Any = None
     changed: bool = False
     original: Any = None  # a JSONC file's value as read
+    first: bytes | None = None  # (YAML) the file before Mnemo first wrote it, when kept
 
     def __post_init__(self) -> None:
         self.before = configs.read_bytes(self.path)
@@ -321,7 +322,9 @@ class _Edit:
 
     def data(self) -> bytes:
         if self.fmt == "yaml":
-            return configs.dump_yaml(self.path, self.value, self.before, self.original)
+            return configs.dump_yaml(
+                self.path, self.value, self.before, self.original, self.first
+            )
         if self.fmt == "toml":
             import tomlkit
 
@@ -659,6 +662,9 @@ def _uninstall_file(
             _leave_no_trace(path)
             return [Outcome(agent.key, path, "restored", restored)]
     edit = _Edit(path, _format(path))
+    original = path.with_name(path.name + ".mnemo-original")
+    if record and original.exists():  # (a list Mnemo empties gets the user's line back)
+        edit.first = original.read_bytes()
     known = list((record or {}).get("entries", {}).values()) + [agent.entry(command)]
     out = []
     if "server" in parts:

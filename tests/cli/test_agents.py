@@ -1229,6 +1229,68 @@ def test_a_real_claude_and_codex_prompt_gets_its_memory_and_their_transcripts_im
     assert imported["source"].startswith(str(home / f".{cli}"))
 
 
+# ---- review of issue 42: a list Mnemo empties is the user's line again, never a null -------
+EMPTY_KEYS = {
+    # Continue refuses `mcpServers:` read as null ("Failed to parse config"): an uninstall
+    # gives back the user's own line, never a null where the user had a list or a map
+    "an empty flow list with a remark": ("continue", """name: Local Config
+version: 1.0.0
+schema: v1
+# my servers
+mcpServers: []  # none yet
+models:
+  - name: Llama  # local
+    provider: ollama
+"""),
+    "an empty flow list": ("continue", "name: Local Config\nversion: 1.0.0\nmcpServers: []\n"),
+    "a bare key": ("continue", "name: C\nversion: 1.0.0\nmcpServers:\nmodels: []\n"),
+    "a bare key with a remark": ("continue", "name: C\nversion: 1.0.0\nmcpServers:  # none\n"),
+    "goose's empty flow map with a remark": (
+        "goose", "GOOSE_PROVIDER: openai\nextensions: {}  # none yet\n",
+    ),
+}
+
+
+def test_a_users_empty_list_or_map_comes_back_as_written_after_an_install_and_uninstall(home):
+    import yaml
+
+    files = {"continue": home / ".continue" / "config.yaml",
+             "goose": home / ".config" / "goose" / "config.yaml"}  # fmt: skip
+    for path in files.values():
+        path.parent.mkdir(parents=True)
+    for case, (agent, text) in EMPTY_KEYS.items():
+        path = files[agent]
+        key = "mcpServers" if agent == "continue" else "extensions"
+        path.write_text(text)
+        done = _mnemo(home, "install", agent)
+        assert done.returncode == 0 and "added" in done.stdout, (case, done.stdout, done.stderr)
+        wired = yaml.safe_load(path.read_text())[key]
+        assert "mnemo" in ([s["name"] for s in wired] if agent == "continue" else wired), case
+        # WHEN the user edits the file since, then uninstalls
+        path.write_text(path.read_text() + "# added by me later\n")
+        gone = _mnemo(home, "uninstall", agent)
+        assert gone.returncode == 0 and "removed" in gone.stdout, (case, gone.stdout)
+        # THEN the user's lines are back byte for byte (the edit kept), never a null
+        assert path.read_text() == text + "# added by me later\n", (case, path.read_text())
+        if yaml.safe_load(text)[key] is not None:
+            assert yaml.safe_load(path.read_text())[key] is not None, case
+
+
+def test_a_list_emptied_with_no_copy_from_before_holds_an_empty_list_not_a_null(home):
+    import yaml
+
+    # GIVEN Mnemo's item under a remark of the user's, and no record of Mnemo writing it
+    cont = home / ".continue" / "config.yaml"
+    cont.parent.mkdir()
+    ours = f"  - name: mnemo\n    type: stdio\n    command: {MNEMO}\n    args:\n      - mcp\n"
+    cont.write_text("name: C\nversion: 1.0.0\nmcpServers:     # mine\n" + ours + "# end\n")
+    gone = _mnemo(home, "uninstall", "continue")
+    assert gone.returncode == 0 and "removed" in gone.stdout, gone.stdout + gone.stderr
+    # THEN the key and the remarks stay, the list empty (Continue would refuse a null)
+    assert cont.read_text() == "name: C\nversion: 1.0.0\nmcpServers: []  # mine\n# end\n"
+    assert yaml.safe_load(cont.read_text())["mcpServers"] == []
+
+
 # ---- review of issue 42: a config holding a timestamp is edited as text ------------------
 
 TIMESTAMPED = """name: C
