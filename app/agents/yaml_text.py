@@ -7,7 +7,8 @@ changes in a top-level collection (`mcpServers:`, `extensions:`) is one child: p
 the last child's own lines, cut out as the lines it spans, or replaced where it is, each in
 the file's own indentation and line endings. Every other byte stays, so an install and an
 uninstall give the file back as it was. The result is read back; whatever this cannot do
-(a flow-style `[...]`, a layout it does not know) is left to ruamel.yaml (`edited`: None).
+(a flow-style `[...]` with items, a layout it does not know) is left to ruamel.yaml
+(`edited`: None).
 """
 
 from __future__ import annotations
