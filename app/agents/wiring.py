@@ -31,7 +31,7 @@ try:
 except ImportError:  # Windows: one `mnemo agents` at a time is left to the user
     fcntl = None
 
-from app.agents import configs, hooks
+from app.agents import configs, hooks, yaml_text
 from app.core import paths
 from app.core.errors import InputError
 
@@ -364,12 +364,19 @@ def _get_entry(servers: Any) -> Any:
 
 
 def _drop_entry(servers: Any) -> bool:
+    """Take Mnemo's entry out; in YAML that ruamel.yaml writes, the remarks after it when it
+    is the last go to the one before (ruamel.yaml hangs them on the last entry)."""
     if isinstance(servers, dict) and NAME in servers:
+        keys = list(servers)
+        if keys[-1] == NAME and len(keys) > 1 and hasattr(servers, "ca"):
+            yaml_text.pass_on_remarks(servers, NAME, keys[-2])
         del servers[NAME]
         return True
     if isinstance(servers, list):
         for n, item in enumerate(servers):
             if isinstance(item, dict) and item.get("name") == NAME:
+                if n == len(servers) - 1 and n > 0 and hasattr(servers, "ca"):
+                    yaml_text.pass_on_remarks(servers, n, n - 1)
                 del servers[n]
                 return True
     return False

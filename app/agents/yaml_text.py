@@ -25,6 +25,49 @@ _KEY = re.compile(
 )
 
 
+def _last_remark_slot(node: Any, key: Any) -> tuple[Any, Any, int] | None:
+    """Where ruamel.yaml keeps the comment after `node[key]`'s last line: on the last scalar
+    inside it (its collection, the key or index, the place in that key's comment slots)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    while isinstance(node[key], CommentedMap | CommentedSeq) and len(node[key]):
+        node = node[key]
+        key = list(node)[-1] if isinstance(node, CommentedMap) else len(node) - 1
+    if not hasattr(node, "ca"):
+        return None
+    return node, key, 2 if isinstance(node, CommentedMap) else 0
+
+
+def pass_on_remarks(collection: Any, gone: Any, kept: Any) -> None:
+    """Before `collection[gone]`, its last child, is deleted from a round-trip value: the
+    remarks on the lines after it (which ruamel.yaml hangs on its last scalar) go to
+    `collection[kept]`, so they stay in the file where the user wrote them."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    if not isinstance(collection, CommentedMap | CommentedSeq):
+        return
+    source = _last_remark_slot(collection, gone)
+    target = _last_remark_slot(collection, kept)
+    if source is None or target is None:
+        return
+    node, key, at = source
+    token = (node.ca.items.get(key) or [None] * 4)[at]
+    if token is None or not isinstance(token.value, str):
+        return
+    _, _, after = token.value.partition("\n")  # (what precedes: its own line's remark)
+    if not after.strip():
+        return
+    node, key, at = target
+    slots = node.ca.items.setdefault(key, [None] * 4)
+    if slots[at] is None:
+        slots[at] = CommentToken("\n" + after, CommentMark(0), None)
+    else:
+        own = slots[at].value
+        slots[at].value = own + ("" if own.endswith("\n") else "\n") + after
+
+
 def yaml_for(text: str = ""):
     """A round-trip YAML (comments, order and quotes kept) indenting as `text` does."""
     from ruamel.yaml import YAML

@@ -1322,3 +1322,28 @@ def test_a_config_holding_a_timestamp_is_edited_as_text_its_remarks_kept(home):
     cont.write_text(wired + "# added by me later\n")
     assert _mnemo(home, "uninstall", "continue").returncode == 0
     assert cont.read_text() == TIMESTAMPED + "# added by me later\n", cont.read_text()
+
+
+def test_remarks_after_mnemos_last_item_stay_when_ruamel_writes_the_uninstall(home):
+    import yaml
+
+    cont = home / ".continue" / "config.yaml"
+    goose = home / ".config" / "goose" / "config.yaml"
+    for path, text in ((cont, TIMESTAMPED), (goose, GOOSE)):
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+    assert _mnemo(home, "install", "continue", "goose").returncode == 0
+    # GIVEN the user since gave the list an anchor (a layout the text edit leaves to
+    # ruamel.yaml) and wrote remarks after Mnemo's item, the file's last
+    for path, key in ((cont, "mcpServers:"), (goose, "extensions:")):
+        wired = path.read_text().replace(key + "\n", key + " &mine\n", 1)
+        path.write_text(wired + "# added by me later\n# and another\n")
+    gone = _mnemo(home, "uninstall", "continue", "goose")
+    assert gone.returncode == 0 and gone.stdout.count("removed") == 2, gone.stdout
+    # THEN Mnemo's item is out and the user's remarks after it stay, at the file's end
+    for path in (cont, goose):
+        text = path.read_text()
+        assert text.endswith("\n# added by me later\n# and another\n"), text
+        assert "mnemo" not in text, text
+    assert [s["name"] for s in yaml.safe_load(cont.read_text())["mcpServers"]] == ["A"]
+    assert "# db\n" in cont.read_text() and "# end\n" in cont.read_text()
