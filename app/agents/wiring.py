@@ -386,12 +386,21 @@ def _set_entry(servers: Any, entry: dict[str, Any]) -> None:
     """Replace Mnemo's entry where it is, or add it last (YAML too: it goes in as text after
     the last entry's own lines, `yaml_text`, so no remark of the user's ends up over it)."""
     if isinstance(servers, dict):
+        last = list(servers)[-1] if servers and NAME not in servers else None
+        if last is not None and hasattr(servers, "ca"):  # (as below)
+            servers[NAME] = yaml_text.commented(entry)
+            yaml_text.pass_on_remarks(servers, last, NAME)
+            return
         servers[NAME] = entry
         return
     for n, item in enumerate(servers):
         if isinstance(item, dict) and item.get("name") == NAME:
             servers[n] = entry
             return
+    if servers and hasattr(servers, "ca"):  # (ruamel.yaml writes it: the remarks after the
+        servers.append(yaml_text.commented(entry))  # last item stay after the list)
+        yaml_text.pass_on_remarks(servers, len(servers) - 2, len(servers) - 1)
+        return
     servers.append(entry)
 
 

@@ -39,9 +39,10 @@ def _last_remark_slot(node: Any, key: Any) -> tuple[Any, Any, int] | None:
 
 
 def pass_on_remarks(collection: Any, gone: Any, kept: Any) -> None:
-    """Before `collection[gone]`, its last child, is deleted from a round-trip value: the
-    remarks on the lines after it (which ruamel.yaml hangs on its last scalar) go to
-    `collection[kept]`, so they stay in the file where the user wrote them."""
+    """The remarks on the lines after `collection[gone]`, its last child (ruamel.yaml hangs
+    them on its last scalar), go to `collection[kept]`: before the last child is deleted
+    from a round-trip value, or after a child is added after it, so that they stay in the
+    file where the user wrote them (after the list, not above Mnemo's child)."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
     from ruamel.yaml.error import CommentMark
     from ruamel.yaml.tokens import CommentToken
@@ -56,9 +57,13 @@ def pass_on_remarks(collection: Any, gone: Any, kept: Any) -> None:
     token = (node.ca.items.get(key) or [None] * 4)[at]
     if token is None or not isinstance(token.value, str):
         return
-    _, _, after = token.value.partition("\n")  # (what precedes: its own line's remark)
+    own, _, after = token.value.partition("\n")  # (own: its own line's remark)
     if not after.strip():
         return
+    node.ca.items[key][at] = None
+    if own.strip():
+        token.value = own + "\n"
+        node.ca.items[key][at] = token
     node, key, at = target
     slots = node.ca.items.setdefault(key, [None] * 4)
     if slots[at] is None:
@@ -66,6 +71,21 @@ def pass_on_remarks(collection: Any, gone: Any, kept: Any) -> None:
     else:
         own = slots[at].value
         slots[at].value = own + ("" if own.endswith("\n") else "\n") + after
+
+
+def commented(value: Any) -> Any:
+    """A plain value as a round-trip one (a remark can hang on it), block style."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if isinstance(value, dict):
+        out = CommentedMap((k, commented(v)) for k, v in value.items())
+        out.fa.set_block_style()
+        return out
+    if isinstance(value, list):
+        seq = CommentedSeq(commented(v) for v in value)
+        seq.fa.set_block_style()
+        return seq
+    return value
 
 
 def yaml_for(text: str = ""):

@@ -1347,3 +1347,20 @@ def test_remarks_after_mnemos_last_item_stay_when_ruamel_writes_the_uninstall(ho
         assert "mnemo" not in text, text
     assert [s["name"] for s in yaml.safe_load(cont.read_text())["mcpServers"]] == ["A"]
     assert "# db\n" in cont.read_text() and "# end\n" in cont.read_text()
+
+
+def test_a_remark_after_the_list_stays_after_it_when_ruamel_writes_the_install(home):
+    # GIVEN a list with an anchor (a layout the text edit leaves to ruamel.yaml), a remark
+    # of the user's after its last item
+    cont = home / ".continue" / "config.yaml"
+    cont.parent.mkdir()
+    cont.write_text(
+        "name: C\nversion: 1.0.0\nmcpServers: &servers\n  - name: SQLite\n    command: npx\n"
+        "# end of my servers\nmodels: []\n"
+    )
+    assert _mnemo(home, "install", "continue").returncode == 0
+    # THEN Mnemo's item goes in after the user's, and the remark still follows the list
+    lines = cont.read_text().splitlines()
+    ours = lines.index("  - name: mnemo")
+    assert lines[ours - 1] == "    command: npx", lines
+    assert lines.index("# end of my servers") == lines.index("models: []") - 1 > ours, lines
