@@ -384,10 +384,11 @@ def _drop_entry(servers: Any) -> bool:
 
 def _set_entry(servers: Any, entry: dict[str, Any]) -> None:
     """Replace Mnemo's entry where it is, or add it last (YAML too: it goes in as text after
-    the last entry's own lines, `yaml_text`, so no remark of the user's ends up over it)."""
+    the last entry's own lines, `yaml_text`, so no remark of the user's ends up over it;
+    where ruamel.yaml writes it, the remarks after the last entry move after Mnemo's)."""
     if isinstance(servers, dict):
         last = list(servers)[-1] if servers and NAME not in servers else None
-        if last is not None and hasattr(servers, "ca"):  # (as below)
+        if last is not None and hasattr(servers, "ca"):
             servers[NAME] = yaml_text.commented(entry)
             yaml_text.pass_on_remarks(servers, last, NAME)
             return
@@ -397,8 +398,8 @@ def _set_entry(servers: Any, entry: dict[str, Any]) -> None:
         if isinstance(item, dict) and item.get("name") == NAME:
             servers[n] = entry
             return
-    if servers and hasattr(servers, "ca"):  # (ruamel.yaml writes it: the remarks after the
-        servers.append(yaml_text.commented(entry))  # last item stay after the list)
+    if servers and hasattr(servers, "ca"):
+        servers.append(yaml_text.commented(entry))
         yaml_text.pass_on_remarks(servers, len(servers) - 2, len(servers) - 1)
         return
     servers.append(entry)
