@@ -280,15 +280,19 @@ def load_yaml(path: Path, data: bytes | None):
     return value
 
 
-def dump_yaml(path: Path, value: Any, before: bytes | None, original: Any = None) -> bytes:
+def dump_yaml(
+    path: Path, value: Any, before: bytes | None, original: Any = None, first: bytes | None = None
+) -> bytes:
     """The new bytes of a YAML config: edited as text where `yaml_text` can (`original`:
-    the plain value `before` holds), else written whole by ruamel.yaml."""
+    the plain value `before` holds; `first`: the file before Mnemo first wrote it, when
+    known), else written whole by ruamel.yaml."""
     import io
 
     text = _text(path, before) if before else ""
     if text.strip() and isinstance(original, dict):
         after = json.loads(json.dumps(value, default=str))
-        new = yaml_text.edited(text, original, after, plain_yaml)
+        since = first.decode("utf-8-sig", errors="replace") if first else None
+        new = yaml_text.edited(text, original, after, plain_yaml_as_loaded, since)
         if new is not None:
             bom = "\ufeff" if before.startswith(b"\xef\xbb\xbf") else ""
             return (bom + new).encode("utf-8")
@@ -305,6 +309,14 @@ def plain_yaml(text: str) -> dict[str, Any]:
     from ruamel.yaml import YAML
 
     value = YAML(typ="safe", pure=True).load(text) or {}
+    return json.loads(json.dumps(value, default=str))
+
+
+def plain_yaml_as_loaded(text: str) -> dict[str, Any]:
+    """A YAML text's value as plain data as `load_yaml` reads it (a timestamp, say, made
+    plain as the round trip's type writes it, not as the safe loader's): what an edit's
+    result is compared with, both sides read alike."""
+    value = yaml_for().load(text) or {}
     return json.loads(json.dumps(value, default=str))
 
 

@@ -31,7 +31,7 @@ try:
 except ImportError:  # Windows: one `mnemo agents` at a time is left to the user
     fcntl = None
 
-from app.agents import configs, hooks
+from app.agents import configs, hooks, yaml_text
 from app.core import paths
 from app.core.errors import InputError
 
@@ -304,6 +304,7 @@ class _Edit:
     value: Any = None
     changed: bool = False
     original: Any = None  # a JSONC file's value as read
+    first: bytes | None = None  # (YAML) the file before Mnemo first wrote it, when kept
 
     def __post_init__(self) -> None:
         self.before = configs.read_bytes(self.path)
@@ -321,7 +322,9 @@ class _Edit:
 
     def data(self) -> bytes:
         if self.fmt == "yaml":
-            return configs.dump_yaml(self.path, self.value, self.before, self.original)
+            return configs.dump_yaml(
+                self.path, self.value, self.before, self.original, self.first
+            )
         if self.fmt == "toml":
             import tomlkit
 
@@ -361,12 +364,19 @@ def _get_entry(servers: Any) -> Any:
 
 
 def _drop_entry(servers: Any) -> bool:
+    """Take Mnemo's entry out; in YAML that ruamel.yaml writes, the remarks after it when it
+    is the last go to the one before (ruamel.yaml hangs them on the last entry)."""
     if isinstance(servers, dict) and NAME in servers:
+        keys = list(servers)
+        if keys[-1] == NAME and len(keys) > 1 and hasattr(servers, "ca"):
+            yaml_text.pass_on_remarks(servers, NAME, keys[-2])
         del servers[NAME]
         return True
     if isinstance(servers, list):
         for n, item in enumerate(servers):
             if isinstance(item, dict) and item.get("name") == NAME:
+                if n == len(servers) - 1 and n > 0 and hasattr(servers, "ca"):
+                    yaml_text.pass_on_remarks(servers, n, n - 1)
                 del servers[n]
                 return True
     return False
@@ -374,14 +384,24 @@ def _drop_entry(servers: Any) -> bool:
 
 def _set_entry(servers: Any, entry: dict[str, Any]) -> None:
     """Replace Mnemo's entry where it is, or add it last (YAML too: it goes in as text after
-    the last entry's own lines, `yaml_text`, so no remark of the user's ends up over it)."""
+    the last entry's own lines, `yaml_text`, so no remark of the user's ends up over it;
+    where ruamel.yaml writes it, the remarks after the last entry move after Mnemo's)."""
     if isinstance(servers, dict):
+        last = list(servers)[-1] if servers and NAME not in servers else None
+        if last is not None and hasattr(servers, "ca"):
+            servers[NAME] = yaml_text.commented(entry)
+            yaml_text.pass_on_remarks(servers, last, NAME)
+            return
         servers[NAME] = entry
         return
     for n, item in enumerate(servers):
         if isinstance(item, dict) and item.get("name") == NAME:
             servers[n] = entry
             return
+    if servers and hasattr(servers, "ca"):
+        servers.append(yaml_text.commented(entry))
+        yaml_text.pass_on_remarks(servers, len(servers) - 2, len(servers) - 1)
+        return
     servers.append(entry)
 
 
@@ -659,6 +679,9 @@ def _uninstall_file(
             _leave_no_trace(path)
             return [Outcome(agent.key, path, "restored", restored)]
     edit = _Edit(path, _format(path))
+    original = path.with_name(path.name + ".mnemo-original")
+    if record and original.exists():  # (a list Mnemo empties gets the user's line back)
+        edit.first = original.read_bytes()
     known = list((record or {}).get("entries", {}).values()) + [agent.entry(command)]
     out = []
     if "server" in parts:

@@ -7,7 +7,8 @@ changes in a top-level collection (`mcpServers:`, `extensions:`) is one child: p
 the last child's own lines, cut out as the lines it spans, or replaced where it is, each in
 the file's own indentation and line endings. Every other byte stays, so an install and an
 uninstall give the file back as it was. The result is read back; whatever this cannot do
-(a flow-style `[...]`, a layout it does not know) is left to ruamel.yaml (`edited`: None).
+(a flow-style `[...]` with items, a layout it does not know) is left to ruamel.yaml
+(`edited`: None).
 """
 
 from __future__ import annotations
@@ -22,6 +23,69 @@ _KEY = re.compile(
     r"""(?:"((?:[^"\\]|\\.)*)"|'((?:[^']|'')*)'|([^\s#'"{}\[\],&*!|>%@`-][^#]*?|-[^\s#][^#]*?))"""
     r"""\s*:(?=\s|$)"""
 )
+
+
+def _last_remark_slot(node: Any, key: Any) -> tuple[Any, Any, int] | None:
+    """Where ruamel.yaml keeps the comment after `node[key]`'s last line: on the last scalar
+    inside it (its collection, the key or index, the place in that key's comment slots)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    while isinstance(node[key], CommentedMap | CommentedSeq) and len(node[key]):
+        node = node[key]
+        key = list(node)[-1] if isinstance(node, CommentedMap) else len(node) - 1
+    if not hasattr(node, "ca"):
+        return None
+    return node, key, 2 if isinstance(node, CommentedMap) else 0
+
+
+def pass_on_remarks(collection: Any, gone: Any, kept: Any) -> None:
+    """The remarks on the lines after `collection[gone]`, its last child (ruamel.yaml hangs
+    them on its last scalar), go to `collection[kept]`: before the last child is deleted
+    from a round-trip value, or after a child is added after it, so that they stay in the
+    file where the user wrote them (after the list, not above Mnemo's child)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    if not isinstance(collection, CommentedMap | CommentedSeq):
+        return
+    source = _last_remark_slot(collection, gone)
+    target = _last_remark_slot(collection, kept)
+    if source is None or target is None:
+        return
+    node, key, at = source
+    token = (node.ca.items.get(key) or [None] * 4)[at]
+    if token is None or not isinstance(token.value, str):
+        return
+    own, _, after = token.value.partition("\n")  # (own: its own line's remark)
+    if not after.strip():
+        return
+    node.ca.items[key][at] = None
+    if own.strip():
+        token.value = own + "\n"
+        node.ca.items[key][at] = token
+    node, key, at = target
+    slots = node.ca.items.setdefault(key, [None] * 4)
+    if slots[at] is None:
+        slots[at] = CommentToken("\n" + after, CommentMark(0), None)
+    else:
+        own = slots[at].value
+        slots[at].value = own + ("" if own.endswith("\n") else "\n") + after
+
+
+def commented(value: Any) -> Any:
+    """A plain value as a round-trip one (a remark can hang on it), block style."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if isinstance(value, dict):
+        out = CommentedMap((k, commented(v)) for k, v in value.items())
+        out.fa.set_block_style()
+        return out
+    if isinstance(value, list):
+        seq = CommentedSeq(commented(v) for v in value)
+        seq.fa.set_block_style()
+        return seq
+    return value
 
 
 def yaml_for(text: str = ""):
@@ -88,6 +152,7 @@ class _Block:
     keys: list[str] = field(default_factory=list)  # a mapping's children's keys
     indent: int | None = None  # the children's indentation
     remarks: bool = False  # a comment on the key's line or among its children
+    flow: bool = False  # an empty `[]` / `{}` on the key's line
     tail: int = 0  # its last line (a child's, or an indented remark's)
 
 
@@ -102,8 +167,11 @@ def _block(lines: list[str], key: str, listed: bool) -> _Block | None:
         return block
     block.line = block.tail = found[0]
     rest = _key_of(_bare(lines[block.line]))[1].strip()
-    if rest and not rest.startswith("#"):
-        return None  # a value on the key's own line (`[]`, `{}`, a scalar)
+    empty = _EMPTY.match(rest)
+    if empty:  # `[]` or `{}`: no children, written as they go in (`_opened`)
+        block.flow, rest = True, rest[empty.end() :].strip()
+    elif rest and not rest.startswith("#"):
+        return None  # a value on the key's own line (`[1]`, `{a: 1}`, a scalar)
     extends = False  # whether a deeper comment still belongs to the last child
     for n in range(block.line + 1, len(lines)):
         text = _bare(lines[n])
@@ -150,6 +218,36 @@ def _block(lines: list[str], key: str, listed: bool) -> _Block | None:
     return block
 
 
+_EMPTY = re.compile(r"(\[\]|\{\})(?=\s|$)")
+
+
+def _opened(line: str) -> str:
+    """A key's line with its empty `[]` / `{}` taken out, for children to follow: blanks
+    where it was, so a remark after it stays in its column."""
+    body = _bare(line)
+    _, rest = _key_of(body)
+    head = body[: len(body) - len(rest)]
+    empty = _EMPTY.search(rest)
+    if empty is not None:
+        rest = rest[: empty.start()] + " " * len(empty.group()) + rest[empty.end() :]
+    return head + (rest if rest.strip() else "") + line[len(body) :]
+
+
+def _closed(line: str, listed: bool) -> str:
+    """A key's line given an empty `[]` / `{}` (never a null where the user had a list or
+    a map): `_opened` undone where it can be."""
+    body = _bare(line)
+    _, rest = _key_of(body)
+    head = body[: len(body) - len(rest)]
+    value = "[]" if listed else "{}"
+    if rest.strip():  # a remark: it keeps its column where the blanks allow
+        blanks = len(rest) - len(rest.lstrip(" "))
+        rest = " " + value + " " * max(1, blanks - 3) + rest.lstrip(" ")
+    else:
+        rest = " " + value
+    return head + rest + line[len(body) :]
+
+
 def _rendered(yaml, key: str, value: Any, indent: int | None, newline: str) -> list[str]:
     """`value` as the children of `key` would be written, at `indent` when it is known."""
     out = io.StringIO()
@@ -178,8 +276,22 @@ def _splice(lines: list[str], first: int, last: int, new: list[str], newline: st
     lines[first : last + 1] = new
 
 
-def _change(lines: list[str], key: str, old: Any, new: Any, yaml, newline: str) -> bool:
-    """Put the change of `key` from `old` to `new` in `lines`; False when it cannot be."""
+def _users_line(line: str, key: str, listed: bool, first: list[str] | None) -> str | None:
+    """The key's line as the user wrote it before Mnemo's first edit (`first`: that file's
+    lines), when it had no children then and `line` is what an install made of it."""
+    was = _block(first, key, listed) if first is not None else None
+    if was is None or was.line is None or was.spans:
+        return None
+    own = first[was.line]
+    return own if _bare(_opened(own)) == _bare(line) else None
+
+
+def _change(
+    lines: list[str], key: str, old: Any, new: Any, yaml, newline: str,
+    first: list[str] | None = None,
+) -> bool:  # fmt: skip
+    """Put the change of `key` from `old` to `new` in `lines`; False when it cannot be
+    (`first`: the file's lines before Mnemo's first edit, when known)."""
     listed = isinstance(old if old is not None else new, list)
     for value in (old, new):
         if value is not None and not isinstance(value, list if listed else dict):
@@ -198,20 +310,27 @@ def _change(lines: list[str], key: str, old: Any, new: Any, yaml, newline: str) 
     spans, indent = block.spans, block.indent
     # (with no child yet: after the remarks under the key, which stay the user's)
     after = spans[-1][1] + 1 if spans else block.tail + 1
-    if not new:  # every child goes, and the key too unless a remark of the user's stays
-        if not spans:
-            return not old
-        first = block.line if not block.remarks else spans[0][0]
-        if block.remarks:
-            for start, end in reversed(spans):
-                _splice(lines, start, end, [], newline)
-        else:
-            _splice(lines, first, spans[-1][1], [], newline)
+    if not new:  # every child goes, and the key too unless it was the user's or a remark
+        if not spans:  # of the user's stays; a key kept is the user's own line again, else
+            return not old  # it holds `[]` / `{}` (never a null: Continue refuses one)
+        line = lines[block.line]
+        kept = _users_line(line, key, listed, first)
+        if kept is None and block.remarks:
+            kept = _closed(line, listed)
+        if kept is None:
+            _splice(lines, block.line, spans[-1][1], [], newline)
+            return True
+        for start, end in reversed(spans):
+            _splice(lines, start, end, [], newline)
+        line = lines[block.line]  # (its newline as the cut left it, at the file's end)
+        lines[block.line] = _bare(kept) + line[len(_bare(line)) :]
         return True
     old = old if old is not None else ([] if listed else {})
     if len(spans) != len(old) or (not listed and block.keys != [str(k) for k in old]):
         return False
     edits: list[tuple[int, int, list[str]]] = []  # (first, last, new lines), bottom up
+    if block.flow:  # the first child after an empty `[]` / `{}`: it goes, blanks in its place
+        edits.append((block.line, block.line, [_opened(lines[block.line])]))
     if listed:
         if new[: len(old)] == old and len(new) == len(old) + 1:
             edits.append((after, after - 1, _rendered(yaml, key, new[-1:], indent, newline)))
@@ -243,28 +362,40 @@ def _change(lines: list[str], key: str, old: Any, new: Any, yaml, newline: str) 
     return True
 
 
-def edited(text: str, before: dict[str, Any], after: dict[str, Any], plain) -> str | None:
+def edited(
+    text: str, before: dict[str, Any], after: dict[str, Any], plain, first: str | None = None
+) -> str | None:
     """`text` with its top-level collections changed from `before` to `after` (plain
     values) as text, or None when that cannot be done here; `plain` reads a YAML text's
-    plain value back, and the result must read as `after` (where a collection Mnemo
-    changed is left empty, its key goes unless a remark of the user's is among its lines,
-    and then it reads as null: each is as good as no key at all)."""
+    plain value back (as `before` and `after` were read), and the result must read as
+    `after`. Where a collection Mnemo changed is left empty, its key's line is the user's
+    again as `first` (the file before Mnemo's first edit, when known) had it; else the key
+    goes unless a remark of the user's is among its lines, and then it holds `[]` / `{}`:
+    each is as good as no key at all, and a null only where the user's own line is one."""
     lines = text.splitlines(keepends=True)
+    users = first.splitlines(keepends=True) if first is not None else None
     newline = "\r\n" if "\r\n" in text else "\n"
     yaml = yaml_for(text)
     changed = [k for k in {**before, **after} if before.get(k) != after.get(k)]
     try:
         for key in changed:
             if not isinstance(key, str) or not _change(
-                lines, key, before.get(key), after.get(key), yaml, newline
+                lines, key, before.get(key), after.get(key), yaml, newline, users
             ):
                 return None
         new = "".join(lines)
         got = plain(new)
     except Exception:  # noqa: BLE001 - whatever goes wrong, ruamel.yaml writes it instead
         return None
+    try:
+        was = plain(first) if users else {}
+    except Exception:  # noqa: BLE001 - not read: no null is the user's
+        was = {}
 
     def solid(value: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in value.items() if v not in (None, [], {}) or k not in changed}
+        def empty(k: str, v: Any) -> bool:
+            return v in ([], {}) or (v is None and k in was and was[k] is None)
+
+        return {k: v for k, v in value.items() if k not in changed or not empty(k, v)}
 
     return new if isinstance(got, dict) and solid(got) == solid(after) else None

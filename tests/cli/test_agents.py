@@ -1227,3 +1227,140 @@ def test_a_real_claude_and_codex_prompt_gets_its_memory_and_their_transcripts_im
     assert imported["agent"] == cli and imported["project"] == "project"
     assert imported["session"] and imported["said_at"].startswith("20")
     assert imported["source"].startswith(str(home / f".{cli}"))
+
+
+# ---- review of issue 42: a list Mnemo empties is the user's line again, never a null -------
+EMPTY_KEYS = {
+    # Continue refuses `mcpServers:` read as null ("Failed to parse config"): an uninstall
+    # gives back the user's own line, never a null where the user had a list or a map
+    "an empty flow list with a remark": ("continue", """name: Local Config
+version: 1.0.0
+schema: v1
+# my servers
+mcpServers: []  # none yet
+models:
+  - name: Llama  # local
+    provider: ollama
+"""),
+    "an empty flow list": ("continue", "name: Local Config\nversion: 1.0.0\nmcpServers: []\n"),
+    "a bare key": ("continue", "name: C\nversion: 1.0.0\nmcpServers:\nmodels: []\n"),
+    "a bare key with a remark": ("continue", "name: C\nversion: 1.0.0\nmcpServers:  # none\n"),
+    "goose's empty flow map with a remark": (
+        "goose", "GOOSE_PROVIDER: openai\nextensions: {}  # none yet\n",
+    ),
+}
+
+
+def test_a_users_empty_list_or_map_comes_back_as_written_after_an_install_and_uninstall(home):
+    import yaml
+
+    files = {"continue": home / ".continue" / "config.yaml",
+             "goose": home / ".config" / "goose" / "config.yaml"}  # fmt: skip
+    for path in files.values():
+        path.parent.mkdir(parents=True)
+    for case, (agent, text) in EMPTY_KEYS.items():
+        path = files[agent]
+        key = "mcpServers" if agent == "continue" else "extensions"
+        path.write_text(text)
+        done = _mnemo(home, "install", agent)
+        assert done.returncode == 0 and "added" in done.stdout, (case, done.stdout, done.stderr)
+        wired = yaml.safe_load(path.read_text())[key]
+        assert "mnemo" in ([s["name"] for s in wired] if agent == "continue" else wired), case
+        # WHEN the user edits the file since, then uninstalls
+        path.write_text(path.read_text() + "# added by me later\n")
+        gone = _mnemo(home, "uninstall", agent)
+        assert gone.returncode == 0 and "removed" in gone.stdout, (case, gone.stdout)
+        # THEN the user's lines are back byte for byte (the edit kept), never a null
+        assert path.read_text() == text + "# added by me later\n", (case, path.read_text())
+        if yaml.safe_load(text)[key] is not None:
+            assert yaml.safe_load(path.read_text())[key] is not None, case
+
+
+def test_a_list_emptied_with_no_copy_from_before_holds_an_empty_list_not_a_null(home):
+    import yaml
+
+    # GIVEN Mnemo's item under a remark of the user's, and no record of Mnemo writing it
+    cont = home / ".continue" / "config.yaml"
+    cont.parent.mkdir()
+    ours = f"  - name: mnemo\n    type: stdio\n    command: {MNEMO}\n    args:\n      - mcp\n"
+    cont.write_text("name: C\nversion: 1.0.0\nmcpServers:     # mine\n" + ours + "# end\n")
+    gone = _mnemo(home, "uninstall", "continue")
+    assert gone.returncode == 0 and "removed" in gone.stdout, gone.stdout + gone.stderr
+    # THEN the key and the remarks stay, the list empty (Continue would refuse a null)
+    assert cont.read_text() == "name: C\nversion: 1.0.0\nmcpServers: []  # mine\n# end\n"
+    assert yaml.safe_load(cont.read_text())["mcpServers"] == []
+
+
+# ---- review of issue 42: a config holding a timestamp is edited as text ------------------
+
+TIMESTAMPED = """name: C
+version: 1.0.0
+updated: 2024-01-01T10:00:00Z
+mcpServers:
+  # db
+  - name: A
+    command: a
+# end
+"""
+
+
+def test_a_config_holding_a_timestamp_is_edited_as_text_its_remarks_kept(home):
+    import difflib
+
+    cont = home / ".continue" / "config.yaml"
+    cont.parent.mkdir()
+    cont.write_text(TIMESTAMPED)
+    assert _mnemo(home, "install", "continue").returncode == 0
+    wired = cont.read_text()
+    # THEN only Mnemo's lines went in, after the last item: the user's `# end` still ends the file
+    old, new = TIMESTAMPED.splitlines(), wired.splitlines()
+    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    assert [op[0] for op in ops if op[0] != "equal"] == ["insert"], wired
+    first = next(n for n, line in enumerate(new) if "name: mnemo" in line)
+    assert new[first - 1] == "    command: a" and new[-1] == "# end", wired
+    # AND after the user's edit, the uninstall keeps it and every other byte
+    cont.write_text(wired + "# added by me later\n")
+    assert _mnemo(home, "uninstall", "continue").returncode == 0
+    assert cont.read_text() == TIMESTAMPED + "# added by me later\n", cont.read_text()
+
+
+def test_remarks_after_mnemos_last_item_stay_when_ruamel_writes_the_uninstall(home):
+    import yaml
+
+    cont = home / ".continue" / "config.yaml"
+    goose = home / ".config" / "goose" / "config.yaml"
+    for path, text in ((cont, TIMESTAMPED), (goose, GOOSE)):
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+    assert _mnemo(home, "install", "continue", "goose").returncode == 0
+    # GIVEN the user since gave the list an anchor (a layout the text edit leaves to
+    # ruamel.yaml) and wrote remarks after Mnemo's item, the file's last
+    for path, key in ((cont, "mcpServers:"), (goose, "extensions:")):
+        wired = path.read_text().replace(key + "\n", key + " &mine\n", 1)
+        path.write_text(wired + "# added by me later\n# and another\n")
+    gone = _mnemo(home, "uninstall", "continue", "goose")
+    assert gone.returncode == 0 and gone.stdout.count("removed") == 2, gone.stdout
+    # THEN Mnemo's item is out and the user's remarks after it stay, at the file's end
+    for path in (cont, goose):
+        text = path.read_text()
+        assert text.endswith("\n# added by me later\n# and another\n"), text
+        assert "mnemo" not in text, text
+    assert [s["name"] for s in yaml.safe_load(cont.read_text())["mcpServers"]] == ["A"]
+    assert "# db\n" in cont.read_text() and "# end\n" in cont.read_text()
+
+
+def test_a_remark_after_the_list_stays_after_it_when_ruamel_writes_the_install(home):
+    # GIVEN a list with an anchor (a layout the text edit leaves to ruamel.yaml), a remark
+    # of the user's after its last item
+    cont = home / ".continue" / "config.yaml"
+    cont.parent.mkdir()
+    cont.write_text(
+        "name: C\nversion: 1.0.0\nmcpServers: &servers\n  - name: SQLite\n    command: npx\n"
+        "# end of my servers\nmodels: []\n"
+    )
+    assert _mnemo(home, "install", "continue").returncode == 0
+    # THEN Mnemo's item goes in after the user's, and the remark still follows the list
+    lines = cont.read_text().splitlines()
+    ours = lines.index("  - name: mnemo")
+    assert lines[ours - 1] == "    command: npx", lines
+    assert lines.index("# end of my servers") == lines.index("models: []") - 1 > ours, lines
