@@ -254,27 +254,14 @@ def _kept_answer(env: dict) -> Path:
 def _mcp_ms(mnemo: Path, env: dict, runs: int, kept: bool) -> list[float]:
     """`mnemo mcp` from its start to its answer to initialize: with the answer it gave
     before kept (`kept`), or as the first start after an install (nothing kept)."""
-    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"}}}  # fmt: skip
     times = []
     answer = _kept_answer(env)
     for n in range(runs + (1 if kept else 0)):
         if not kept:
             answer.unlink(missing_ok=True)
-        started = time.perf_counter()
-        proc = subprocess.Popen(
-            [str(mnemo), "mcp"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
-        proc.stdin.write(json.dumps(hello) + "\n")
-        proc.stdin.flush()
-        proc.stdout.readline()
-        took = (time.perf_counter() - started) * 1000
+        took = _first_answer_ms(mnemo, env, "2025-06-18")
         if not kept or n > 0:  # (kept: the first run keeps it)
             times.append(took)
-        proc.stdin.close()
-        proc.wait(30)
     return times
 
 

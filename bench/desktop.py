@@ -416,18 +416,6 @@ def tray_at_scale(sizes=(100_000, 1_000_000)) -> None:
     )
 
 
-EDITOR = """
-import sys
-from pathlib import Path
-from PySide6 import QtWidgets
-app = QtWidgets.QApplication(sys.argv)
-edit = QtWidgets.QPlainTextEdit()
-edit.setWindowTitle("Typing target")
-out = Path(sys.argv[1])
-edit.textChanged.connect(lambda: out.write_text(edit.toPlainText(), encoding="utf-8"))
-edit.show()
-app.exec()
-"""
 TYPED = "boiler"  # typed at once after each press, 110 ms a key, as a person types
 
 
@@ -444,6 +432,26 @@ def _notes_file(home: Path, notes: int) -> Path:
     return lines
 
 
+def _backlogged(code: Path, notes: int, prefix: str) -> Path:
+    """A fresh MNEMO_HOME holding `notes` notes imported by the code at `code` without
+    vectors, so that the app's launch backfill runs while a bench presses keys."""
+    home = Path(tempfile.mkdtemp(prefix=prefix))
+    env = {**os.environ, "MNEMO_HOME": str(home), "PYTHONPATH": str(code)}
+    subprocess.run([sys.executable, "-m", "app", "import", "--no-embed",
+                    str(_notes_file(home, notes))], env=env, check=True,
+                   capture_output=True, cwd=code)  # fmt: skip
+    return home
+
+
+def _busy(cores: int) -> list[subprocess.Popen]:
+    """`cores` busy loops (kill them when done)."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores)]
+
+
+def _p95(sorted_ms: list[float]) -> float:
+    return sorted_ms[max(0, int(len(sorted_ms) * 0.95) - 1)] if sorted_ms else float("nan")
+
+
 def hotkey_under_load(presses: int = 500, notes: int = 5000, busy_cores: int = 1) -> list[tuple]:
     """The real app under Xvfb + openbox (tests/e2e/session.py) with `notes` imported
     without vectors, so its launch backfill runs, and one core kept busy by another process:
@@ -455,14 +463,8 @@ def hotkey_under_load(presses: int = 500, notes: int = 5000, busy_cores: int = 1
     from tests.e2e import session
 
     mnemo = (sys.executable, "-m", "app")
-    home = Path(tempfile.mkdtemp(prefix="mnemo-bench-hotkey-"))
-    lines = _notes_file(home, notes)
-    env = {**os.environ, "MNEMO_HOME": str(home)}
-    subprocess.run([*mnemo, "import", "--no-embed", str(lines)], env=env, check=True,
-                   capture_output=True, cwd=HERE.parent)  # fmt: skip
-    loops = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy_cores)
-    ]
+    home = _backlogged(HERE.parent, notes, "mnemo-bench-hotkey-")
+    loops = _busy(busy_cores)
     shown, lost, unfocused, during, leaked = [], 0, 0, 0, 0
     typed_file = home / "typed.txt"
 
@@ -489,7 +491,7 @@ def hotkey_under_load(presses: int = 500, notes: int = 5000, busy_cores: int = 1
             def in_editor() -> int:
                 return len(typed_file.read_text(encoding="utf-8")) if typed_file.exists() else 0
 
-            editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(typed_file)], env=xenv)
+            editor = session.editor(xenv, typed_file, "Typing target")
             until(lambda: session.visible_windows(xenv, "Typing target"), 20)
             (target,) = session.visible_windows(xenv, "Typing target")
             for _ in range(presses):
@@ -523,7 +525,7 @@ def hotkey_under_load(presses: int = 500, notes: int = 5000, busy_cores: int = 1
         for loop in loops:
             loop.kill()
     shown.sort()
-    p95 = shown[max(0, int(len(shown) * 0.95) - 1)] if shown else float("nan")
+    p95 = _p95(shown)
     print(f"hotkey under load: {presses} presses ({during} during the backfill), {lost} not "
           f"shown, {unfocused} shown without the focus, {leaked} of {presses * len(TYPED)} "
           f"letters typed at once went to the editor; press -> focused popup p50 "
@@ -556,14 +558,8 @@ def keys_in_order(code: Path, presses: int, notes: int, busy_cores: int) -> dict
     from tests.e2e import session
 
     mnemo = (sys.executable, "-m", "app")
-    home = Path(tempfile.mkdtemp(prefix="mnemo-bench-order-"))
-    lines = _notes_file(home, notes)
-    env = {**os.environ, "MNEMO_HOME": str(home), "PYTHONPATH": str(code)}
-    subprocess.run([*mnemo, "import", "--no-embed", str(lines)], env=env, check=True,
-                   capture_output=True, cwd=code)  # fmt: skip
-    loops = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy_cores)
-    ]
+    home = _backlogged(code, notes, "mnemo-bench-order-")
+    loops = _busy(busy_cores)
     right, wrong, none, leaked, during, copied_ms = 0, 0, 0, 0, 0, []
     typed_file = home / "typed.txt"
     seed = ((TICKET, "ops"), (DECOY, "ops"))
@@ -577,7 +573,7 @@ def keys_in_order(code: Path, presses: int, notes: int, busy_cores: int) -> dict
             def clipboard() -> str:
                 return run("xclip", "-o", "-selection", "clipboard").stdout
 
-            editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(typed_file)], env=xenv)
+            editor = session.editor(xenv, typed_file, "Typing target")
             session.wait(lambda: session.visible_windows(xenv, "Typing target"), 20, "editor")
             (target,) = session.visible_windows(xenv, "Typing target")
             clock = _XClock(xenv)
@@ -618,7 +614,7 @@ def keys_in_order(code: Path, presses: int, notes: int, busy_cores: int) -> dict
         "leaked": leaked,
         "during": during,
         "p50": statistics.median(copied_ms) if copied_ms else float("nan"),
-        "p95": copied_ms[-(len(copied_ms) // 20) - 1] if copied_ms else float("nan"),
+        "p95": _p95(copied_ms),
     }
 
 
@@ -690,28 +686,34 @@ class _XClock:
         self.d.flush()
         return start
 
-    def escape(self) -> None:
-        from Xlib import XK
-
-        self.press([self.d.keysym_to_keycode(XK.string_to_keysym("Escape"))])
-
-    def until_active(self, title: str, timeout_s: float) -> float | None:
-        """perf_counter() when the window titled `title` became the active one (an event
-        read as it came), or None after `timeout_s`."""
+    def _until(self, wanted, timeout_s: float) -> float | None:
+        """perf_counter() when an event for which wanted(event) came (read as it came: the
+        time is taken before `wanted` asks the server anything), or None after `timeout_s`."""
         import select as select_
 
         deadline = time.perf_counter() + timeout_s
         while True:
             while self.d.pending_events():
                 event = self.d.next_event()
-                if event.type == self.X.PropertyNotify and event.atom == self.active:
-                    seen = time.perf_counter()
-                    if self.title() == title:
-                        return seen
+                seen = time.perf_counter()
+                if wanted(event):
+                    return seen
             left = deadline - time.perf_counter()
             if left <= 0:
                 return None
             select_.select([self.d.fileno()], [], [], left)
+
+    def until_active(self, title: str, timeout_s: float) -> float | None:
+        """When the window titled `title` became the active one, or None."""
+
+        def wanted(event) -> bool:
+            return (
+                event.type == self.X.PropertyNotify
+                and event.atom == self.active
+                and self.title() == title
+            )
+
+        return self._until(wanted, timeout_s)
 
     def watch_clipboard(self) -> None:
         """Report each change of the CLIPBOARD's owner (XFixes) as an event."""
@@ -730,22 +732,12 @@ class _XClock:
         return self.press([self.d.keysym_to_keycode(XK.string_to_keysym(name))])
 
     def until_copied(self, timeout_s: float) -> float | None:
-        """perf_counter() when a client took the CLIPBOARD (what a copy does), or None."""
-        import select as select_
-
+        """When a client took the CLIPBOARD (what a copy does), or None."""
         from Xlib.ext import xfixes
 
-        deadline = time.perf_counter() + timeout_s
-        while True:
-            while self.d.pending_events():
-                event = self.d.next_event()
-                # (python-xlib makes a copy of an extension's event class per display)
-                if type(event).__name__ == xfixes.SetSelectionOwnerNotify.__name__:
-                    return time.perf_counter()
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                return None
-            select_.select([self.d.fileno()], [], [], left)
+        # (python-xlib makes a copy of an extension's event class per display)
+        name = xfixes.SetSelectionOwnerNotify.__name__
+        return self._until(lambda event: type(event).__name__ == name, timeout_s)
 
     def close(self) -> None:
         self.d.close()
@@ -760,14 +752,8 @@ def press_to_focus(code: Path, presses: int, notes: int, busy_cores: int) -> dic
     from tests.e2e import session
 
     mnemo = (sys.executable, "-m", "app")
-    home = Path(tempfile.mkdtemp(prefix="mnemo-bench-focus-"))
-    lines = _notes_file(home, notes)
-    env = {**os.environ, "MNEMO_HOME": str(home), "PYTHONPATH": str(code)}
-    subprocess.run([*mnemo, "import", "--no-embed", str(lines)], env=env, check=True,
-                   capture_output=True, cwd=code)  # fmt: skip
-    loops = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy_cores)
-    ]
+    home = _backlogged(code, notes, "mnemo-bench-focus-")
+    loops = _busy(busy_cores)
     shown, lost, during, leaked = [], 0, 0, 0
     typed_file = home / "typed.txt"
     try:
@@ -780,7 +766,7 @@ def press_to_focus(code: Path, presses: int, notes: int, busy_cores: int) -> dic
             def in_editor() -> int:
                 return len(typed_file.read_text(encoding="utf-8")) if typed_file.exists() else 0
 
-            editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(typed_file)], env=xenv)
+            editor = session.editor(xenv, typed_file, "Typing target")
             session.wait(lambda: session.visible_windows(xenv, "Typing target"), 20, "editor")
             (target,) = session.visible_windows(xenv, "Typing target")
             for _ in range(presses):
@@ -798,7 +784,7 @@ def press_to_focus(code: Path, presses: int, notes: int, busy_cores: int) -> dic
                     lost += 1
                 else:
                     shown.append((seen - start) * 1000)
-                clock.escape()
+                clock.key("Escape")
                 if clock.until_active("Typing target", 3) is None:
                     for window in session.visible_windows(xenv, "Mnemo search"):
                         run("xdotool", "windowunmap", window)
@@ -813,7 +799,7 @@ def press_to_focus(code: Path, presses: int, notes: int, busy_cores: int) -> dic
         "leaked": leaked,
         "during": during,
         "p50": statistics.median(shown) if shown else float("nan"),
-        "p95": shown[max(0, int(len(shown) * 0.95) - 1)] if shown else float("nan"),
+        "p95": _p95(shown),
         "max": shown[-1] if shown else float("nan"),
     }
 

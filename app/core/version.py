@@ -50,6 +50,39 @@ class Version:
     replaced_by: Origin | None  # who replaced them, when known
     why: str  # WHYS
 
+    @classmethod
+    def kept(
+        cls,
+        memory_id: str,
+        state: Memory,
+        *,
+        origins: list[Origin],
+        written_at: str,
+        replaced_at: str,
+        replaced_by: Origin | None,
+        why: str,
+    ) -> Version:
+        """What `state` (what a memory said) holds, as a version of `memory_id` not stored
+        yet (its row's number and place are given when it is)."""
+        return cls(
+            seq=0,
+            memory_id=memory_id,
+            number=0,
+            title=state.title,
+            text=state.text,
+            reasoning=state.reasoning,
+            category=state.category,
+            tags=state.tags,
+            references=state.references,
+            source_project=state.source_project,
+            confidence=state.confidence,
+            origins=origins,
+            written_at=written_at,
+            replaced_at=replaced_at,
+            replaced_by=replaced_by,
+            why=why,
+        )
+
     @property
     def reason(self) -> str:
         """Why it was replaced, in words."""
@@ -69,8 +102,7 @@ class Version:
 
     def same_words(self, memory: Memory) -> bool:
         """Whether `memory` says what this version says (title, text, reasoning)."""
-        mine = (self.title, self.text, self.reasoning)
-        return mine == (memory.title, memory.text, memory.reasoning)
+        return self.words() == (memory.title, memory.text, memory.reasoning)
 
     def to_dict(self) -> dict:
         """The JSON shape (`mnemo history --json`)."""

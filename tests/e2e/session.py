@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,6 +48,27 @@ def visible_windows(env, title: str) -> list[str]:
     """The ids of the visible windows with exactly this title."""
     found = run(env, "xdotool", "search", "--onlyvisible", "--name", f"^{title}$", check=False)
     return found.stdout.split()
+
+
+EDITOR = """
+import sys
+from pathlib import Path
+from PySide6 import QtWidgets
+app = QtWidgets.QApplication(sys.argv)
+edit = QtWidgets.QPlainTextEdit()
+edit.setWindowTitle(sys.argv[2])
+edit.resize(500, 300)
+out = Path(sys.argv[1])
+edit.textChanged.connect(lambda: out.write_text(edit.toPlainText(), encoding="utf-8"))
+edit.show()
+app.exec()
+"""
+
+
+def editor(env, out: Path, title: str) -> subprocess.Popen:
+    """Another application's window to type or paste into: a Qt editor titled `title` that
+    writes what it holds to `out` at each change."""
+    return subprocess.Popen([sys.executable, "-c", EDITOR, str(out), title], env=env)
 
 
 def tray_children(env) -> list[str]:

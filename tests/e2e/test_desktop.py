@@ -103,25 +103,12 @@ def test_hotkey_opens_the_popup_and_enter_copies_the_best_memory(desktop):
     )
 
 
-EDITOR = """
-import sys
-from pathlib import Path
-from PySide6 import QtWidgets
-app = QtWidgets.QApplication(sys.argv)
-edit = QtWidgets.QPlainTextEdit()
-edit.setWindowTitle("Paste target")
-edit.resize(500, 300)
-out = Path(sys.argv[1])
-edit.textChanged.connect(lambda: out.write_text(edit.toPlainText(), encoding="utf-8"))
-edit.show()
-app.exec()
-"""
 
 
 def test_alt_enter_pastes_the_memory_into_the_window_the_user_was_in(desktop, tmp_path):
     env, _home, _app = desktop
     typed = tmp_path / "typed.txt"
-    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(typed)], env=env)
+    editor = session.editor(env, typed, "Paste target")
     try:
         (target,) = _wait(lambda: _windows(env, "Paste target"), 20, "the editor")
         _run(env, "xdotool", "windowactivate", "--sync", target, check=False)
@@ -152,7 +139,7 @@ def test_letters_typed_right_after_the_hotkey_go_to_the_popup_not_the_window_bef
     # can delay it; it goes on a second later. Then once more at full speed, not stopped.
     env, _home, app = desktop
     typed = tmp_path / "typed.txt"
-    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(typed)], env=env)
+    editor = session.editor(env, typed, "Paste target")
     try:
         (target,) = _wait(lambda: _windows(env, "Paste target"), 20, "the editor")
         for stopped in (True, False):
@@ -187,7 +174,7 @@ def test_keys_typed_at_once_after_the_hotkey_arrive_in_order_on_a_busy_machine(d
     # before the text). Now keys wait behind the kept ones (`gui/key_gate.py`).
     env, _home, _app = desktop
     typed = tmp_path / "typed.txt"
-    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(typed)], env=env)
+    editor = session.editor(env, typed, "Paste target")
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
         (target,) = _wait(lambda: _windows(env, "Paste target"), 20, "the editor")

@@ -20,19 +20,6 @@ MNEMO = (sys.executable, "-m", "app")
 NOTE = "the wifi password at the office is in the blue binder"
 TICKET = "OPS-2166: the billing export times out when the invoice batch is over 5,000 rows"
 MEMORIES = (NOTE, TICKET, "OPS-2161 was a flaky login test")
-EDITOR = """
-import sys
-from pathlib import Path
-from PySide6 import QtWidgets
-app = QtWidgets.QApplication(sys.argv)
-edit = QtWidgets.QPlainTextEdit()
-edit.setWindowTitle("Typing target")
-edit.resize(500, 300)
-out = Path(sys.argv[1])
-edit.textChanged.connect(lambda: out.write_text(edit.toPlainText(), encoding="utf-8"))
-edit.show()
-app.exec()
-"""
 
 
 def _bound(log) -> bool:
@@ -123,7 +110,7 @@ def test_keys_typed_at_once_after_the_key_reach_the_popup_in_order_on_a_busy_mac
     # popup got, is what was typed (nothing lost or reordered).
     env, _log = kde
     typed = tmp_path / "typed.txt"
-    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(typed)], env=env)
+    editor = session.editor(env, typed, "Typing target")
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     keys = wayland.FakeKeyboard(env)
     try:

@@ -74,18 +74,9 @@ class Versions:
         one. The row's number. (`state` may be another memory's: one this one superseded.)"""
         if why not in WHYS:
             raise InputError(f"a version is kept for one of {', '.join(WHYS)}, not {why!r}")
-        version = Version(
-            seq=0,
-            memory_id=memory_id,
-            number=0,
-            title=state.title,
-            text=state.text,
-            reasoning=state.reasoning,
-            category=state.category,
-            tags=state.tags,
-            references=state.references,
-            source_project=state.source_project,
-            confidence=state.confidence,
+        version = Version.kept(
+            memory_id,
+            state,
             origins=state.origins,
             written_at=state.updated_at or state.created_at,
             replaced_at=at or now(),

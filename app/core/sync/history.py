@@ -108,18 +108,9 @@ def checked(memory_id: str, item, sealed: bool) -> Version:
     replaced_by = origins.Origin.from_dict(by) if by is not None else None
     if by is not None and replaced_by is None:
         raise InputError("a version's replaced_by must be an origin")
-    return Version(
-        seq=0,
-        memory_id=memory_id,
-        number=0,
-        title=state.title,
-        text=state.text,
-        reasoning=state.reasoning,
-        category=state.category,
-        tags=state.tags,
-        references=state.references,
-        source_project=state.source_project,
-        confidence=state.confidence,
+    return Version.kept(
+        memory_id,
+        state,
         origins=origins.decode(item.get("origins")),
         written_at=stamps["written_at"],
         replaced_at=stamps["replaced_at"],
