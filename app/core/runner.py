@@ -116,6 +116,7 @@ class Runner:
         self._cannot_open = False  # the database could not be opened again after a switch
         self._state_before = ("loading", "")  # the model's state when that happened
         self._heard: dict[str, str] = {}  # the last pass told of, by the record it was in
+        self._born = time.time()  # passes recorded before this are not news here
         self._sync_asked = False  # a person asked for a pass (runs here, owner or not)
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
         self._order = itertools.count()
@@ -527,9 +528,9 @@ class Runner:
             last = (record or {}).get("last_pass")
             if not last or last["n"] == self._heard.get(suffix):
                 continue
-            first = suffix not in self._heard
+            before = suffix not in self._heard and last["at"] < self._born
             self._heard[suffix] = last["n"]
-            if first and not last["problem"]:
+            if before and not last["problem"]:
                 continue  # (from before this process started: said already, or in status)
             summary = {k: last[k] for k in Pass().summary()}
             self.listener.synced({**summary, "by": record["kind"], "here": False})
