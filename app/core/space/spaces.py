@@ -121,7 +121,11 @@ class Spaces:
         record, _ = self._read(entry)
         state = self._member(entry, record)
         if to in state.members:
-            raise InputError(f"that device is already a member of the space {entry['name']!r}")
+            raise InputError(
+                f"that device is already a member of the space {entry['name']!r} (its "
+                f"invitation lost or expired? `mnemo space remove {entry['name']} ID`, then "
+                "invite it again)"
+            )
         if state.rotation_due(self.device.public):
             self._wrote(entry, record, record.rotate(self.device))  # (ADR 0026: first)
             state = record.fold()
