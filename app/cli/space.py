@@ -108,7 +108,8 @@ def _print_members(state: dict) -> None:
     for device in state["removed"]:
         this = " (this device)" if device["id"] == state["this_device"] else ""
         print(f"  removed or left: {device['person']} {device['id']}{this}")
-    print(f"Epoch {state['epochs']} ({state['epoch'][:12]})")
+    if state["epoch"]:
+        print(f"Epoch {state['epochs']} ({state['epoch'][:12]})")
     if not state["member"]:
         print(
             "This device is not a member"

@@ -185,7 +185,7 @@ class Spaces:
         state = record.fold()
         self._held(entry, record, state)
         me = self.device.public
-        persons = _persons(record)
+        persons = _persons(record, state)
         order = sorted(state.persons().items(), key=lambda p: min(state.seniority[d] for d in p[1]))
         missing = [h for h in entry.get("head", []) if h not in record.events]
         return {
@@ -235,8 +235,10 @@ class Spaces:
                 f"that is this device; to go, `mnemo space leave {entry['name']}` (or remove "
                 "another device by its id)"
             )
+        # `upto` (each removed device's last line still taken) is 0: no line is written in
+        # a space yet; the sync pass that writes them will pass what it has read of each
         self._wrote(entry, record, record.remove(self.device, devices, {}))
-        persons = _persons(record)
+        persons = _persons(record, state)
         return {"devices": [{"id": d, "person": persons.get(d, "")} for d in devices]}
 
     def leave(self, name: str) -> bool:
@@ -246,7 +248,7 @@ class Spaces:
         record, _ = self._read(entry)
         member = self.device.public in record.fold().members
         if member:
-            self._wrote(entry, record, record.leave(self.device, 0))
+            self._wrote(entry, record, record.leave(self.device, 0))  # (0: as in `remove`)
         spaces = self._load()
         spaces.pop(entry["id"], None)
         self._store(spaces)
@@ -326,14 +328,16 @@ class Spaces:
         self._save(entry)
 
 
-def _persons(record: Record) -> dict[str, str]:
-    """Each device the record ever named, with its person's name (the removed too)."""
+def _persons(record: Record, state: Members) -> dict[str, str]:
+    """Each device the events that took effect named, with its person's name (the removed
+    too: `Members.members` holds only those still in)."""
     out = {}
-    for event in record.events.values():
-        if event.get("kind") == "create" and isinstance(event.get("person"), str):
+    for name in state.applied:
+        event = record.events[name]
+        if event["kind"] == "create":
             out[event["author"]] = event["person"]
-        elif event.get("kind") == "admit" and isinstance(event.get("device"), str):
-            out.setdefault(event["device"], str(event.get("person", "")))
+        elif event["kind"] == "admit":
+            out[event["device"]] = event["person"]
     return out
 
 
