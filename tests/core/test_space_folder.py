@@ -105,6 +105,18 @@ def test_a_folder_that_is_missing_or_not_one_is_a_clear_error(tmp_path):
         SpaceFolder(tmp_path / "file" / "team").prepare()
 
 
+def test_a_members_folder_swapped_for_a_link_is_neither_read_nor_written_through(shared, tmp_path):
+    folder, record = shared
+    elsewhere = tmp_path / "elsewhere"
+    (folder.root / "members").rename(elsewhere)
+    (folder.root / "members").symlink_to(elsewhere)
+    fresh, problems = read(folder, record)
+    assert problems == ["members is a link, not a folder: not read"] and fresh.events == {}
+    with pytest.raises(InputError, match="is a link"):
+        folder.write_own(BOB.public, [])
+    assert not (elsewhere / file_name(BOB.public)).exists()
+
+
 def _files_holding(needle: bytes, folder: Path) -> list[str]:
     return [str(p) for p in folder.rglob("*") if p.is_file() and needle in p.read_bytes()]
 

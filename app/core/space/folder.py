@@ -84,6 +84,8 @@ class SpaceFolder:
     def prepare(self, mark: dict | None = None) -> None:
         """Make the folder and its members folder (ours alone: 0700) and write its mark
         when given; InputError when it cannot be written."""
+        if (self.root / MEMBERS).is_symlink():  # (our file would be written where it points)
+            raise InputError(f"{self.root / MEMBERS} is a link, not a folder; not written through")
         try:
             paths.private_dir(self.root)
             paths.private_dir(self.root / MEMBERS)
@@ -112,7 +114,9 @@ class SpaceFolder:
         folder = self.root / MEMBERS
         if not self.root.is_dir():
             raise InputError(f"the space folder {self.root} is missing (unmounted, or moved?)")
-        if not folder.is_dir():
+        if folder.is_symlink() or not folder.is_dir():
+            if folder.is_symlink():
+                out.problems.append(f"{MEMBERS} is a link, not a folder: not read")
             return out
         try:
             found = sorted(folder.iterdir())
