@@ -291,3 +291,19 @@ def test_a_join_into_a_folder_that_cannot_be_made_keeps_nothing(tmp_path):
     # the same invitation still works once a folder is given that can be
     ok(bob, "space", "join", invitation, str(tmp_path / "shared"))
     assert members(bob)["member"] is True
+
+
+def test_a_restored_snapshot_keeps_the_spaces_and_keys_this_device_had(tmp_path):
+    # GIVEN a snapshot taken before this device made a second space and changed the first
+    alice, bob, folder = team(tmp_path)
+    ok(alice, "backup")
+    (snap,) = (alice / "data" / "backups").glob("mnemo-*.db")
+    ok(alice, "space", "create", "later", str(tmp_path / "later"), "--person", "alice")
+    ok(alice, "space", "remove", "team", "bob")
+    held = {s["name"]: s["epochs_held"] for s in listed(alice)}
+    # WHEN the snapshot is restored
+    ok(alice, "restore", str(snap))
+    # THEN the device is still in both spaces, with every key it held, and still writes
+    assert {s["name"]: s["epochs_held"] for s in listed(alice)} == held
+    assert [p["person"] for p in members(alice)["persons"]] == ["alice"]
+    ok(alice, "space", "invite", "later", device_id(bob), "--person", "bob")
