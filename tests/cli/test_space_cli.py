@@ -307,3 +307,23 @@ def test_a_restored_snapshot_keeps_the_spaces_and_keys_this_device_had(tmp_path)
     assert {s["name"]: s["epochs_held"] for s in listed(alice)} == held
     assert [p["person"] for p in members(alice)["persons"]] == ["alice"]
     ok(alice, "space", "invite", "later", device_id(bob), "--person", "bob")
+
+
+def test_after_a_leave_the_next_invitation_changes_the_key_first(tmp_path):
+    alice, bob, folder = team(tmp_path)
+    carol = tmp_path / "carol"
+    first = members(alice)["epoch"]
+    # GIVEN Bob left: he still holds the current key, so a new one is due
+    assert "left" in ok(bob, "space", "leave", "team")
+    assert listed(bob) == []
+    state = members(alice)
+    assert state["rotation_due"] and [p["person"] for p in state["persons"]] == ["alice"]
+    assert "A new key is due" in ok(alice, "space", "members", "team")
+    # WHEN Alice invites Carol
+    invitation = ok(alice, "space", "invite", "team", device_id(carol), "--person", "carol")
+    ok(carol, "space", "join", invitation.strip(), str(folder))
+    # THEN the key changed before Carol was admitted, and Carol reads the history with it
+    state = members(carol)
+    assert state["epoch"] != first and not state["rotation_due"] and not state["needs_rotation"]
+    assert [p["person"] for p in state["persons"]] == ["alice", "carol"]
+    assert set(listed(carol)[0]["epochs_held"]) == {first, state["epoch"]}
