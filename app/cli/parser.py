@@ -87,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     _agent_commands(sub)
     _privacy_commands(sub)
     _sync_commands(sub)
+    _space_commands(sub)
     _app_commands(sub)
     return parser
 
@@ -455,6 +456,46 @@ def _sync_commands(sub) -> None:
     )
     q.add_argument("--json", action="store_true", help="as JSON")
     q.set_defaults(func=sync.conflicts)
+
+
+def _space_commands(sub) -> None:
+    """space id | list | create | invite | join | members | remove | leave (ADR 0026)"""
+    from app.cli import space
+
+    p = sub.add_parser("space", help="team spaces: people and invitations (sharing comes next)")
+    actions = p.add_subparsers(dest="space_command", metavar="ACTION", required=True)
+    q = actions.add_parser("id", help="this device's id, to give to whoever invites it")
+    q.set_defaults(func=space.id_)
+    q = actions.add_parser("list", help="the spaces this device is in")
+    q.add_argument("--json", action="store_true", help="as JSON")
+    q.set_defaults(func=space.list_)
+    q = actions.add_parser("create", help="make a space in FOLDER (shared by Syncthing, say)")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("folder", metavar="FOLDER")
+    q.add_argument("--person", metavar="NAME", help="your name in it (default: your login)")
+    q.set_defaults(func=space.create)
+    q = actions.add_parser("invite", help="admit a device (its ID) and print its invitation")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("id", metavar="ID", help="the device's `mnemo space id`")
+    q.add_argument("--person", metavar="NAME", help="whose device it is")
+    q.set_defaults(func=space.invite)
+    q = actions.add_parser("join", help="join with an invitation, through FOLDER")
+    q.add_argument(
+        "invitation", metavar="INVITATION", help="its text, - (standard input) or a file"
+    )
+    q.add_argument("folder", metavar="FOLDER", help="your copy of the space's shared folder")
+    q.set_defaults(func=space.join)
+    q = actions.add_parser("members", help="persons, devices, the key's epoch, problems")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("--json", action="store_true", help="as JSON")
+    q.set_defaults(func=space.members)
+    q = actions.add_parser("remove", help="remove a person or device; the key changes")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("member", metavar="MEMBER", help="a person's name or a device id")
+    q.set_defaults(func=space.remove)
+    q = actions.add_parser("leave", help="this device leaves the space")
+    q.add_argument("name", metavar="NAME")
+    q.set_defaults(func=space.leave)
 
 
 def _app_commands(sub) -> None:

@@ -32,6 +32,7 @@ from app.core.search.ranking import Band, Weights, weights_from
 from app.core.search.recall import RecallResult, recall
 from app.core.search.vectors import VectorIndex
 from app.core.settings import MODEL_KEYS, Settings, SettingsChange
+from app.core.space.spaces import Spaces
 from app.core.storage import knowledge, transfer
 from app.core.storage.db import Database
 from app.core.storage.inbox import Candidate, Inbox
@@ -79,6 +80,7 @@ class Engine:
             lambda: self.model.known_id(),  # the thread that calls)
             lambda memory_id, **changes: self.edit(memory_id, **changes),
         )
+        self.spaces = Spaces(self._db)  # team spaces this device is in (ADR 0026)
         self._writer = Writer(self._db, self._store, self._indexer, self._settings,
             lambda v: self.similar(v), lambda: self.model.error, self._inbox)  # fmt: skip
 

@@ -5,6 +5,12 @@ own, sealed with the space's key and signed line by line by member devices.
   epoch), sealing a line and opening it, an invitation sealed to one device.
 - `membership.py`: the signed, append-only record of who is in the space, folded to the
   same members and epoch on every device whatever order its events arrived in.
+- `folder.py`: the space's folder on disk: its mark and one file of signed events per
+  device, written whole by that device, read as data (a bad line skipped and said once).
+- `spaces.py`: the spaces this device is in (`engine.spaces`, `mnemo space ...`): create,
+  invite, join, members, remove, leave; this device's key is sync's signing key, and its
+  spaces and epoch keys are kept in its database.
 
-ADR 0026. No CLI, GUI or sync pass uses these yet; they build on them.
+ADR 0026. The CLI uses them for membership; sharing memories in a space (the sync pass
+sealing its lines) and the app's Settings → Spaces build on them next.
 """

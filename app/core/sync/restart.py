@@ -40,6 +40,8 @@ IDENTITY = (
     "sync_removed",
     "sync_machine",
     "sync_founder",
+    "spaces",  # the team spaces it is in and their keys (`space/spaces.py`): its own events
+    # and the keys sealed to it are in the spaces' folders, but not where those folders are
 )
 # What a pass recorded of its progress through the folder (forgotten by a rebuild)
 PROGRESS_TABLES = ("sync_ops", "sync_memories", "sync_files", "sync_waiting", "sync_problems")

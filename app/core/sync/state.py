@@ -55,6 +55,13 @@ class Identity:
             self._signer = trust.Signer(bytes.fromhex(stored))
         return self._signer
 
+    @property
+    def seed(self) -> bytes:
+        """The seed of this device's signing key (made first if missing): a team space's
+        device key is the same key (ADR 0026), so one device has one id."""
+        _ = self.signer
+        return bytes.fromhex(self._db.get_meta("sync_sign_key"))
+
     def forget_signer(self) -> None:
         """Read the signing key again (a restored or copied database has one of its own)."""
         self._signer = None

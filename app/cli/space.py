@@ -1,0 +1,150 @@
+"""`mnemo space id | list | create | invite | join | members | remove | leave` (issue 45,
+ADR 0026): team spaces' people and invitations. Sharing memories in a space comes next."""
+
+from __future__ import annotations
+
+import json
+from argparse import Namespace
+from pathlib import Path
+
+from app.cli.commands import _engine, _read_stdin
+from app.cli.output import say
+from app.core import paths
+from app.core.errors import InputError
+
+_INVITATION_BYTES = 64 * 1024  # an invitation is about 1,000 characters
+
+
+def _invitation(text: str) -> str:
+    """The invitation given: its text, `-` (standard input) or a file holding it."""
+    if text == "-":
+        return _read_stdin()
+    if not text.strip().startswith("mnemo-invite:") and Path(text).expanduser().is_file():
+        try:
+            data = paths.read_regular(Path(text).expanduser())[:_INVITATION_BYTES]
+            return data.decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise InputError(f"cannot read the invitation file {text}: {exc.strerror}") from None
+    return text
+
+
+def id_(args: Namespace) -> int:
+    """mnemo space id"""
+    print(_engine().spaces.id())
+    return 0
+
+
+def list_(args: Namespace) -> int:
+    """mnemo space list [--json]"""
+    listed = _engine().spaces.list()
+    if args.json:
+        print(json.dumps(listed, indent=1))
+        return 0
+    if not listed:
+        print(
+            "This device is in no space (mnemo space create NAME FOLDER, or join one with "
+            "an invitation: mnemo space join INVITATION FOLDER)."
+        )
+    for space in listed:
+        print(f"{space['name']} ({space['id']}): {space['folder']}")
+    return 0
+
+
+def create(args: Namespace) -> int:
+    """mnemo space create NAME FOLDER [--person NAME]"""
+    state = _engine().spaces.create(args.name, Path(args.folder), args.person)
+    print(
+        f"Space {state['name']!r} made in {state['folder']}, with you "
+        f"({state['persons'][0]['person']}) as its only member. Share the folder with your "
+        f"team (Syncthing, say), then invite each device: mnemo space invite {args.name} ID "
+        "(its `mnemo space id`)."
+    )
+    return 0
+
+
+def invite(args: Namespace) -> int:
+    """mnemo space invite NAME ID [--person NAME]"""
+    invitation, person = _engine().spaces.invite(args.name, args.id, args.person)
+    print(invitation)
+    named = "" if args.person else " (--person NAME names them)"
+    say(
+        f"admitted that device to {args.name!r} as {person!r}{named}. Give it the line above "
+        "(only that device can open it; valid 7 days) and share the folder with it; it "
+        "joins with: mnemo space join INVITATION FOLDER"
+    )
+    return 0
+
+
+def join(args: Namespace) -> int:
+    """mnemo space join INVITATION FOLDER"""
+    state = _engine().spaces.join(_invitation(args.invitation), Path(args.folder))
+    print(f"Joined the space {state['name']!r} through {state['folder']}.")
+    if not state["member"]:
+        print(
+            "The members' events that admit this device have not arrived in the folder yet "
+            f"(share it with them); `mnemo space members {state['name']}` says when they have."
+        )
+    else:
+        _print_members(state)
+    return 0
+
+
+def members(args: Namespace) -> int:
+    """mnemo space members NAME [--json]"""
+    state = _engine().spaces.members(args.name)
+    if args.json:
+        print(json.dumps(state, indent=1))
+        return 0
+    print(f"Space {state['name']!r} ({state['id']}), folder {state['folder']}")
+    _print_members(state)
+    return 0
+
+
+def _print_members(state: dict) -> None:
+    for person in state["persons"]:
+        print(f"  {person['person']}")
+        for device in person["devices"]:
+            print(f"    {device['id']}" + ("  (this device)" if device["this"] else ""))
+    for device in state["removed"]:
+        this = " (this device)" if device["id"] == state["this_device"] else ""
+        print(f"  removed or left: {device['person']} {device['id']}{this}")
+    if state["epoch"]:
+        print(f"Epoch {state['epochs']} ({state['epoch'][:12]})")
+    if not state["member"]:
+        print(
+            "This device is not a member"
+            + (" (removed, or it left)." if state["arrived"] else " yet: waiting for the folder.")
+        )
+    if state["rotation_due"]:
+        print("A new key is due: this device makes it at its next change to the space.")
+    elif state["needs_rotation"]:
+        print("A new key is due: the next member to change the space makes it.")
+    if state["waiting"]:
+        print(f"Events waiting for the events they follow: {state['waiting']}")
+    for refused in state["refused"]:
+        print(f"Refused: an event by {refused['author']}: {refused['why']}")
+    for problem in state["problems"]:
+        print(f"Skipped: {problem}")
+
+
+def remove(args: Namespace) -> int:
+    """mnemo space remove NAME MEMBER"""
+    removed = _engine().spaces.remove(args.name, args.member)
+    for device in removed["devices"]:
+        print(f"Removed {device['person']} ({device['id']}) from {args.name!r}.")
+    print(
+        "The space's key was changed: what they already had stays theirs (their copy of the "
+        "folder, what they read), and they read nothing written after."
+    )
+    return 0
+
+
+def leave(args: Namespace) -> int:
+    """mnemo space leave NAME"""
+    was_member = _engine().spaces.leave(args.name)
+    print(
+        f"This device left {args.name!r}"
+        + ("" if was_member else " (it was no longer a member)")
+        + "; the folder is left as it is (delete or unshare it yourself)."
+    )
+    return 0

@@ -1,0 +1,173 @@
+"""A space's folder on disk (ADR 0026): its mark and each member device's own file of
+membership events.
+
+    FOLDER/mnemo-space.json             what space this folder holds (its id, name, root)
+    FOLDER/members/<device>.jsonl       one device's signed events, one JSON object a line
+
+`<device>` is the hex of the device's public key (64 letters: the same on every file
+system, whatever its case rules). Only that device writes its file, and writes it whole
+(`paths.replace_file`, as sync writes its device files: ADR 0015), so a folder sync never
+has to choose between two versions. Reading the folder is reading data, never code: a
+line that is not JSON, not an event, of another space, not signed by the device it
+names, or in another device's file is skipped and said, once, and the rest is read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.core import paths
+from app.core.errors import InputError
+from app.core.space import keys
+from app.core.space.membership import Record
+
+MARK = "mnemo-space.json"
+MEMBERS = "members"
+MAX_FILE_BYTES = 16 * 1024 * 1024  # a team's record is a few hundred events of a few KB
+_FILE = re.compile(r"([0-9a-f]{64})(\.sync-conflict-[^/]*)?\.jsonl")
+
+
+def file_name(device: str) -> str:
+    """The name of a device's file of events: the hex of its public key."""
+    return keys.unb64(device).hex() + ".jsonl"
+
+
+def _device(hex_name: str) -> str:
+    return keys.b64(bytes.fromhex(hex_name))
+
+
+@dataclass
+class Reading:
+    """What a look at the folder found besides the events: the lines skipped, each said
+    once ("members/<file> line N: why")."""
+
+    problems: list[str] = field(default_factory=list)
+
+
+class SpaceFolder:
+    """One space's folder, seen from this device."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    # ---- setting up ----------------------------------------------------------------
+    @staticmethod
+    def check(root: Path, space: str | None = None) -> Path:
+        """The folder a space is made or joined in, as an absolute path, not made yet;
+        InputError when it is a file, holds another space (`space`: the one it may hold),
+        or holds other files (Syncthing's own dot files are fine)."""
+        root = Path(root).expanduser().absolute()
+        if root.exists() and not root.is_dir():
+            raise InputError(f"{root} is a file, not a folder")
+        if not root.exists():
+            return root
+        mark = SpaceFolder(root).mark()
+        if mark is not None and mark.get("id") != space:
+            raise InputError(
+                f"{root} already holds the space {str(mark.get('name'))[:100]!r}; give a "
+                "folder of its own to each space"
+            )
+        try:
+            others = [p for p in root.iterdir() if not p.name.startswith(".")]
+        except OSError as exc:
+            raise InputError(f"cannot read the folder {root}: {exc.strerror}") from None
+        if others and mark is None:
+            raise InputError(
+                f"{root} holds other files; give an empty folder (a folder of its own inside "
+                "the shared folder is best)"
+            )
+        return root
+
+    def prepare(self, mark: dict | None = None) -> None:
+        """Make the folder and its members folder (ours alone: 0700) and write its mark
+        when given; InputError when it cannot be written."""
+        if (self.root / MEMBERS).is_symlink():  # (our file would be written where it points)
+            raise InputError(f"{self.root / MEMBERS} is a link, not a folder; not written through")
+        try:
+            paths.private_dir(self.root)
+            paths.private_dir(self.root / MEMBERS)
+            if mark is not None:
+                text = json.dumps(mark, sort_keys=True) + "\n"
+                paths.replace_file(self.root / MARK, lambda f: f.write(text))
+        except OSError as exc:
+            raise InputError(f"cannot write the space folder {self.root}: {exc.strerror}") from None
+
+    def mark(self) -> dict | None:
+        """The folder's mark (None: none, or not a readable one)."""
+        path = self.root / MARK
+        if path.is_symlink() or not path.is_file():
+            return None
+        try:
+            mark = json.loads(paths.read_regular(path).decode("utf-8"))
+        except (OSError, ValueError, RecursionError):
+            return None
+        return mark if isinstance(mark, dict) else None
+
+    # ---- reading -------------------------------------------------------------------
+    def read(self, record: Record) -> Reading:
+        """Every device's events added to `record`; what was skipped, said once a line.
+        InputError when the folder itself is missing or unreadable."""
+        out = Reading()
+        folder = self.root / MEMBERS
+        if not self.root.is_dir():
+            raise InputError(f"the space folder {self.root} is missing (unmounted, or moved?)")
+        if folder.is_symlink() or not folder.is_dir():
+            if folder.is_symlink():
+                out.problems.append(f"{MEMBERS} is a link, not a folder: not read")
+            return out
+        try:
+            found = sorted(folder.iterdir())
+        except OSError as exc:
+            raise InputError(f"cannot read the space folder {self.root}: {exc.strerror}") from None
+        for path in found:
+            match = _FILE.fullmatch(path.name)
+            if not match:
+                continue  # a temporary file being written, Syncthing's, a note: not ours
+            shown = f"{MEMBERS}/{path.name[:12]}…"
+            if path.is_symlink() or not path.is_file():
+                out.problems.append(f"{shown}: not a regular file, not read")
+                continue
+            try:
+                with paths.open_regular(path) as f:
+                    data = f.read(MAX_FILE_BYTES + 1)
+            except OSError as exc:
+                out.problems.append(f"{shown}: cannot be read ({exc.strerror or exc})")
+                continue
+            if len(data) > MAX_FILE_BYTES:
+                out.problems.append(f"{shown}: over {MAX_FILE_BYTES >> 20} MB, not read")
+                continue
+            owner = _device(match.group(1))
+            for number, line in enumerate(data.split(b"\n"), 1):
+                if line.strip():
+                    why = _take(record, owner, line)
+                    if why:
+                        out.problems.append(f"{shown} line {number}: {why}")
+        return out
+
+    # ---- writing (this device's own file only) -------------------------------------
+    def write_own(self, device: str, events: list[dict]) -> None:
+        """This device's file, replaced whole by the events it made, in order."""
+        text = "".join(json.dumps(e, sort_keys=True) + "\n" for e in events)
+        self.prepare()
+        try:
+            paths.replace_file(self.root / MEMBERS / file_name(device), lambda f: f.write(text))
+        except OSError as exc:
+            raise InputError(f"cannot write the space folder {self.root}: {exc.strerror}") from None
+
+
+def _take(record: Record, owner: str, line: bytes) -> str:
+    """One line given to the record; why it was skipped ("" when it was taken)."""
+    try:
+        event = json.loads(line.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return "not JSON, skipped"
+    if isinstance(event, dict) and event.get("author") != owner:
+        return "written by another device than the file's, skipped"
+    try:
+        record.add(event)
+    except InputError as exc:
+        return f"{exc}, skipped"
+    return ""

@@ -1,0 +1,362 @@
+"""The team spaces this device is in (issue 45, ADR 0026): making one, inviting a device,
+joining, the members, removing one and leaving; what `engine.spaces` does for the CLI
+(and, next, the app).
+
+- **This device's key** is the Ed25519 key sync signs with (ADR 0018, `Identity.seed`),
+  made once per database the way sync makes it when sync was never set up: `mnemo space
+  id` and `mnemo sync` name one device by one key.
+- **What this device keeps** of each space (its id, name, root and folder, the epoch keys
+  it holds, the events it wrote) is in its database (`_metadata`, as the sync key is:
+  encrypted with the database when the database is).
+- **What the members share** is the space's folder (`folder.SpaceFolder`): each device's
+  events in a file of its own, read whole at each command and folded (`Record.fold`).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from app.core.errors import InputError
+from app.core.space import keys
+from app.core.space.folder import Reading, SpaceFolder
+from app.core.space.membership import Members, Record, event_hash
+from app.core.storage.db import Database
+from app.core.sync.state import Identity
+
+META = "spaces"  # this device's spaces, by id (JSON)
+MAX_NAME = 100
+
+
+def _name(text: str, what: str) -> str:
+    """A space's or a person's name, checked: one line of at most 100 characters."""
+    name = " ".join(str(text).split())
+    if not name:
+        raise InputError(f"the {what} is empty")
+    if len(name) > MAX_NAME or not name.isprintable():
+        raise InputError(f"the {what} must be one line of at most {MAX_NAME} printable characters")
+    return name
+
+
+def device_id(text: str) -> str:
+    """A device id as pasted (whitespace dropped); InputError when it is not one."""
+    public = "".join(str(text).split())
+    try:
+        if len(keys.unb64(public)) == 32:
+            keys.seal_to(public, b"")  # (a point libsodium cannot convert is not an id)
+            return public
+    except InputError:
+        pass
+    raise InputError(
+        f"not a device id: {public[:60]!r} (`mnemo space id` prints one: 44 letters, digits, "
+        "+ and /, ending in =)"
+    )
+
+
+class Spaces:
+    """This device's team spaces: the part `engine.spaces` is."""
+
+    def __init__(self, db: Database):
+        self._db = db
+        self._key: keys.DeviceKey | None = None
+
+    # ---- this device -------------------------------------------------------------------
+    @property
+    def device(self) -> keys.DeviceKey:
+        """This device's key (sync's signing key: one device, one key)."""
+        if self._key is None:
+            self._key = keys.DeviceKey(Identity(self._db, "").seed)
+        return self._key
+
+    def id(self) -> str:
+        """This device's public id, to give to whoever invites it."""
+        return self.device.public
+
+    # ---- the spaces --------------------------------------------------------------------
+    def list(self) -> list[dict]:
+        """The spaces this device is in, by name: each one's id, folder and the epochs
+        whose keys it holds (read here, without the folder)."""
+        return [
+            {
+                "name": entry["name"],
+                "id": entry["id"],
+                "folder": entry["folder"],
+                "root": entry["root"],
+                "epochs_held": sorted(entry["keys"]),
+                "since": entry["since"],
+            }
+            for entry in sorted(self._load().values(), key=lambda e: e["name"])
+        ]
+
+    def create(self, name: str, folder: Path, person: str | None = None) -> dict:
+        """A new space in `folder` (made if missing) with this device as its first member,
+        for `person` (the user's login name unless given); its members."""
+        name = _name(name, "space's name")
+        person = _name(person or _login(), "person's name")
+        self._free(name)
+        root = SpaceFolder.check(Path(folder))
+        record, key = Record.create(self.device, name, person)
+        place = SpaceFolder(root)
+        place.prepare({"mnemo_space": 1, "id": record.space, "name": name, "root": record.root})
+        entry = {
+            "id": record.space,
+            "name": name,
+            "folder": str(root.resolve()),
+            "root": record.root,
+            "keys": {record.root: key.hex()},
+            "events": [],
+            "since": _now(),
+        }
+        self._wrote(entry, record, record.root)
+        return self.members(name)
+
+    def invite(self, name: str, to: str, person: str | None = None) -> tuple[str, str]:
+        """Admit the device `to` for `person` (the record's `admit`, in the folder) and the
+        invitation sealed to it, to pass on; and the person's name used."""
+        to = device_id(to)
+        person = _name(person or to[:8], "person's name")
+        entry = self._space(name)
+        record, _ = self._read(entry)
+        state = self._member(entry, record)
+        if to in state.members:
+            raise InputError(
+                f"that device is already a member of the space {entry['name']!r} (its "
+                f"invitation lost or expired? `mnemo space remove {entry['name']} ID`, then "
+                "invite it again)"
+            )
+        if state.rotation_due(self.device.public):
+            self._wrote(entry, record, record.rotate(self.device))  # (ADR 0026: first)
+            state = record.fold()
+        held = self._held(entry, record, state)
+        if state.epoch not in held:
+            raise InputError(
+                f"this device does not hold the space {entry['name']!r}'s current key; wait "
+                "for the folder to bring the members' latest events, then try again"
+            )
+        admit = record.admit(self.device, to, person)
+        invitation = keys.make_invitation(
+            self.device,
+            to,
+            {"id": entry["id"], "name": entry["name"], "root": entry["root"]},
+            state.epoch,
+            held[state.epoch],
+            record.heads(),
+        )
+        self._wrote(entry, record, admit)
+        return invitation, person
+
+    def join(self, text: str, folder: Path) -> dict:
+        """Join the space an invitation sealed to this device names, through `folder` (the
+        members' shared folder: made if missing); its members, as far as they arrived.
+        Nothing is written (here or there) when the invitation is not for this device."""
+        try:
+            opened = keys.open_invitation(self.device, text)
+        except InputError as exc:
+            raise InputError(_unopened(str(exc))) from None
+        spaces = self._load()
+        if opened["space"] in spaces:
+            raise InputError(f"this device is already in the space {opened['name']!r}")
+        name = _name(opened["name"], "space's name")
+        self._free(name)
+        root = SpaceFolder.check(Path(folder), opened["space"])
+        SpaceFolder(root).prepare()
+        entry = {
+            "id": opened["space"],
+            "name": name,
+            "folder": str(root.resolve()),
+            "root": opened["root"],
+            "keys": {opened["epoch"]: opened["key"].hex()},
+            "events": [],
+            "since": _now(),
+            "invited_by": opened["from"],
+            "head": opened["head"],
+        }
+        self._save(entry)
+        return self.members(name)
+
+    def members(self, name: str) -> dict:
+        """Who is in the space as its folder says now: each person's devices (which is this
+        one), who was removed or left, the epoch, and what the fold said: a rotation due,
+        events waiting for their parents, events and lines refused."""
+        entry = self._space(name)
+        record, reading = self._read(entry)
+        state = record.fold()
+        self._held(entry, record, state)
+        me = self.device.public
+        persons = _persons(record, state)
+        order = sorted(state.persons().items(), key=lambda p: min(state.seniority[d] for d in p[1]))
+        missing = [h for h in entry.get("head", []) if h not in record.events]
+        return {
+            "name": entry["name"],
+            "id": entry["id"],
+            "folder": entry["folder"],
+            "this_device": me,
+            "member": me in state.members,
+            "arrived": not missing,
+            "persons": [
+                {"person": p, "devices": [{"id": d, "this": d == me} for d in ds]}
+                for p, ds in order
+            ],
+            "removed": [{"id": d, "person": persons.get(d, "")} for d in sorted(state.gone)],
+            "epoch": state.epoch,
+            "epochs": len(state.epochs),
+            "rotation_due": state.rotation_due(me),
+            "needs_rotation": state.needs_rotation,
+            "waiting": len(state.waiting),
+            "refused": [
+                {"event": h, "author": record.events[h]["author"], "why": why}
+                for h, why in sorted(state.refused.items())
+            ],
+            "problems": reading.problems,
+            "heads": record.heads(),
+        }
+
+    def remove(self, name: str, member: str) -> dict:
+        """Remove a member (a person's name: all their devices; or a device id) and start a
+        new epoch whose key only the members who stay receive; the devices removed."""
+        entry = self._space(name)
+        record, _ = self._read(entry)
+        state = self._member(entry, record)
+        wanted = "".join(member.split())
+        devices = (
+            [wanted]
+            if wanted in state.members
+            else sorted(d for d, p in state.members.items() if p == member.strip())
+        )
+        if not devices:
+            raise InputError(
+                f"no member {member.strip()[:100]!r} in the space {entry['name']!r} (`mnemo "
+                f"space members {entry['name']}` lists them)"
+            )
+        if self.device.public in devices:
+            raise InputError(
+                f"that is this device; to go, `mnemo space leave {entry['name']}` (or remove "
+                "another device by its id)"
+            )
+        # `upto` (each removed device's last line still taken) is 0: no line is written in
+        # a space yet; the sync pass that writes them will pass what it has read of each
+        self._wrote(entry, record, record.remove(self.device, devices, {}))
+        persons = _persons(record, state)
+        return {"devices": [{"id": d, "person": persons.get(d, "")} for d in devices]}
+
+    def leave(self, name: str) -> bool:
+        """This device leaves the space (a `leave` event, when it is still a member) and
+        forgets it; the folder is left as it is. Whether it was a member still."""
+        entry = self._space(name)
+        record, _ = self._read(entry)
+        member = self.device.public in record.fold().members
+        if member:
+            self._wrote(entry, record, record.leave(self.device, 0))  # (0: as in `remove`)
+        spaces = self._load()
+        spaces.pop(entry["id"], None)
+        self._store(spaces)
+        return member
+
+    # ---- what this device keeps ---------------------------------------------------------
+    def _load(self) -> dict[str, dict]:
+        try:
+            spaces = json.loads(self._db.get_meta(META, "{}"))
+        except ValueError:
+            spaces = {}
+        return spaces if isinstance(spaces, dict) else {}
+
+    def _store(self, spaces: dict[str, dict]) -> None:
+        self._db.set_meta(META, json.dumps(spaces, sort_keys=True))
+
+    def _save(self, entry: dict) -> None:
+        with self._db.write():
+            spaces = self._load()
+            spaces[entry["id"]] = entry
+            self._store(spaces)
+
+    def _space(self, name: str) -> dict:
+        for entry in self._load().values():
+            if entry["name"] == " ".join(str(name).split()):
+                return entry
+        raise InputError(f"no space named {name[:100]!r} here (`mnemo space list` shows them)")
+
+    def _free(self, name: str) -> None:
+        if any(entry["name"] == name for entry in self._load().values()):
+            raise InputError(f"a space named {name!r} is already here; give another name")
+
+    def _read(self, entry: dict) -> tuple[Record, Reading]:
+        """The record: this device's own events, and every device's from the folder."""
+        record = Record(entry["id"], entry["root"])
+        for event in entry["events"]:
+            record.add(event)
+        return record, SpaceFolder(Path(entry["folder"])).read(record)
+
+    def _member(self, entry: dict, record: Record) -> Members:
+        state = record.fold()
+        if self.device.public not in state.members:
+            waiting = [h for h in entry.get("head", []) if h not in record.events]
+            raise InputError(
+                f"this device is not a member of the space {entry['name']!r} yet: the "
+                "members' events that admit it have not arrived in its folder"
+                if waiting
+                else f"this device is not a member of the space {entry['name']!r} (removed, "
+                "or it left)"
+            )
+        return state
+
+    def _held(self, entry: dict, record: Record, state: Members) -> dict[str, bytes]:
+        """The epoch keys this device holds: kept here, and opened from the record (kept
+        from now on: a key is never forgotten, so the past stays readable)."""
+        held = {e: bytes.fromhex(k) for e, k in entry["keys"].items()}
+        new = {e: k for e, k in record.keys_for(self.device, state).items() if e not in held}
+        if new:
+            entry["keys"] = {**entry["keys"], **{e: k.hex() for e, k in new.items()}}
+            self._save(entry)
+        return {**held, **new}
+
+    def _wrote(self, entry: dict, record: Record, event: str) -> None:
+        """An event this device made: its file in the folder written again whole (what it
+        wrote there before included), then kept here with the keys it now holds."""
+        me = self.device.public
+        mine = {event_hash(e) for e in entry["events"]}
+        earlier = [e for h, e in record.events.items() if e["author"] == me and h not in mine]
+        events = [e for e in earlier if event_hash(e) != event] + entry["events"]
+        events.append(record.events[event])
+        SpaceFolder(Path(entry["folder"])).write_own(me, events)
+        entry["events"] = events
+        entry["keys"] = {
+            **entry["keys"],
+            **{e: k.hex() for e, k in record.keys_for(self.device).items()},
+        }
+        self._save(entry)
+
+
+def _persons(record: Record, state: Members) -> dict[str, str]:
+    """Each device the events that took effect named, with its person's name (the removed
+    too: `Members.members` holds only those still in)."""
+    out = {}
+    for name in state.applied:
+        event = record.events[name]
+        if event["kind"] == "create":
+            out[event["author"]] = event["person"]
+        elif event["kind"] == "admit":
+            out[event["device"]] = event["person"]
+    return out
+
+
+def _unopened(why: str) -> str:
+    """What a person is told of an invitation this device cannot use."""
+    if why in ("not sealed to this device", "an invitation addressed to another device"):
+        return (
+            "this invitation is not for this device: it was sealed to another device's id "
+            "(ask for one made for the id `mnemo space id` prints here); nothing was written"
+        )
+    return f"cannot use this invitation: {why}; nothing was written"
+
+
+def _login() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "me"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
