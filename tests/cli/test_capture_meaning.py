@@ -5,10 +5,12 @@ corpus: test_capture_corpus.py."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
-from app.agents import meaning, rules
+from app.agents import history, meaning, rules
 from tests.word_model import WordModel
 
 
@@ -119,3 +121,21 @@ def test_questions_one_offs_guesses_quotes_logs_and_tasks_are_not_plain(sentence
 )
 def test_statements_and_habits_are_plain(sentence):
     assert meaning.plain(sentence)
+
+
+def test_an_imported_transcript_proposes_its_plain_statements_with_the_model(tmp_path, embedder):
+    # GIVEN a Claude Code transcript in which a fact of the setup was said plainly
+    path = tmp_path / "c1.jsonl"
+    line = {"type": "user", "cwd": "/home/u/shop", "sessionId": "c1",
+            "timestamp": "2026-11-20T09:00:00Z",
+            "message": {"role": "user", "content": "Secrets live in Vault under kv/platform. "
+                        "Add the Stripe key to the worker."}}  # fmt: skip
+    path.write_text(json.dumps(line) + "\n")
+    source = history.Source("claude", path, "claude")
+    # WHEN it is read with the model THEN the fact is proposed; without it, nothing
+    said, bad = history.read(source, embedder)
+    assert [(s.rule, s.text) for s in said] == [
+        ("plain", "Secrets live in Vault under kv/platform.")
+    ]
+    assert bad == 0 and said[0].session == "c1"
+    assert history.read(source)[0] == []
