@@ -89,12 +89,21 @@ def test_the_check_half_does_not_fall_below_its_last_measure():
 # Capture by meaning (app/agents/meaning.py): plain sentences the rules leave, judged by a
 # classifier over the bundled model's vectors, fitted by bench/capture.py on tune.jsonl and
 # plain.jsonl's odd ids. The goal is met on what it was fitted on; plain.jsonl's even ids (a
-# check it was not fitted on) measured 97.6 % precise (40/41), 75.5 % kept (40/53).
+# check it was not fitted on) measured 97.6 % precise (40/41), 75.5 % kept (40/53); the
+# check half, measured once with the fitted classifier and not read: 83.3 % precise
+# (45/54), 63.8 % kept (44/69); the rules alone, 82.6 % and 27.5 %.
 _PLAIN_SHORT = pytest.mark.xfail(strict=True, reason="plain check half: 75.5 % kept")
+_CHECK_SHORT = pytest.mark.xfail(strict=True, reason="check half: 83.3 % precise, 63.8 % kept")
 
 
 @pytest.mark.parametrize(
-    "half", ["tune", "plain-tune", pytest.param("plain-check", marks=_PLAIN_SHORT)]
+    "half",
+    [
+        "tune",
+        "plain-tune",
+        pytest.param("plain-check", marks=_PLAIN_SHORT),
+        pytest.param("check", marks=_CHECK_SHORT),
+    ],
 )
 def test_capture_by_meaning_is_90_percent_precise_and_keeps_85_percent(half, embedder):
     right, proposed, kept, labelled = _measure(half, embedder)
@@ -105,6 +114,11 @@ def test_capture_by_meaning_is_90_percent_precise_and_keeps_85_percent(half, emb
 def test_the_plain_check_half_does_not_fall_below_its_measure_by_meaning(embedder):
     right, proposed, kept, labelled = _measure("plain-check", embedder)
     assert kept >= 40 and proposed - right <= 1, (right, proposed, kept, labelled)
+
+
+def test_the_check_half_does_not_fall_below_its_measure_by_meaning(embedder):
+    right, proposed, kept, labelled = _measure("check", embedder)
+    assert kept >= 44 and proposed - right <= 9, (right, proposed, kept, labelled)
 
 
 # Everyday tasks said like facts of the setup (helper-9 found 31 of 34 such prompts captured
