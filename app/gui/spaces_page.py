@@ -214,7 +214,7 @@ class SpacesPage(QtWidgets.QWidget):
                 item.setDisabled(True)
                 self.members.addTopLevelItem(item)
             self.members.expandAll()
-            for item in self._member_items():
+            for item in self.member_items():
                 if (item.text(0), item.text(1)) == kept:
                     self.members.setCurrentItem(item)
             for column in range(2):
@@ -222,7 +222,8 @@ class SpacesPage(QtWidgets.QWidget):
             self.details.setText("\n".join(_details(state)))
         self._enable()
 
-    def _member_items(self) -> list[QtWidgets.QTreeWidgetItem]:
+    def member_items(self) -> list[QtWidgets.QTreeWidgetItem]:
+        """Every row of the members list: each person, then their devices; the removed."""
         tops = [self.members.topLevelItem(i) for i in range(self.members.topLevelItemCount())]
         return [i for top in tops for i in [top] + [top.child(c) for c in range(top.childCount())]]
 

@@ -315,3 +315,66 @@ def test_the_settings_dialog_has_the_spaces_page(qtbot, alice):
     tabs = [dialog.tabs.tabText(i) for i in range(dialog.tabs.count())]
     assert tabs[-1] == "Spaces" and dialog.tabs.widget(len(tabs) - 1) is dialog.spaces
     qtbot.waitUntil(lambda: bool(dialog.spaces.device_id.text()), timeout=10_000)
+
+
+def test_a_device_id_that_is_not_one_is_refused_and_nobody_is_admitted(qtbot, alice, tmp_path):
+    page = page_of(qtbot, alice)
+    create_through_dialog(qtbot, page, tmp_path / "shared" / "team")
+    dialog = page.ask_invite()
+    dialog.device.setText("definitely-not-a-device-id")
+    with qtbot.waitSignal(page.said, timeout=10_000) as said:
+        dialog.ok_button.click()
+    assert _said_one_line(page, said).startswith("not a device id")
+    assert page.invitation is None
+    state = ask(qtbot, alice, lambda e: e.spaces.members("team"))
+    assert [p["person"] for p in state["persons"]] == ["alice"]
+
+
+def test_one_device_of_a_person_can_be_removed_by_its_row(qtbot, alice, bob, tmp_path, word_model):
+    # GIVEN bob in the space on two devices (his second one a third home)
+    alice_page, bob_page = page_of(qtbot, alice), page_of(qtbot, bob)
+    folder = tmp_path / "shared" / "team"
+    team(qtbot, alice_page, bob_page, folder)
+    second = _worker(tmp_path, word_model, "bob-desktop")
+    try:
+        second_page = page_of(qtbot, second)
+        with qtbot.waitSignal(alice_page.said, timeout=10_000):
+            alice_page.invite("team", second_page.device_id.text(), "bob")
+        with qtbot.waitSignal(second_page.said, timeout=10_000):
+            second_page.join(alice_page.invitation.invitation, str(folder))
+        alice_page.refresh()
+        qtbot.waitUntil(lambda: len(rows(alice_page.members)) == 5, timeout=10_000)
+        assert rows(alice_page.list)[0][2] == "2 (3 devices)"
+        # WHEN alice removes the row of bob's second device (not bob)
+        target = second_page.device_id.text()
+        row = next(i for i in alice_page.member_items() if i.text(1) == target)
+        alice_page.members.setCurrentItem(row)
+        asked: list[str] = []
+        answer_when_asked(QtWidgets.QMessageBox.Yes, asked)
+        with qtbot.waitSignal(alice_page.said, timeout=10_000):
+            alice_page.remove_button.click()
+        assert f"the device {target[:12]}" in asked[0]
+        # THEN only that device goes: bob stays on his first
+        state = ask(qtbot, alice, lambda e: e.spaces.members("team"))
+        assert [d["id"] for d in state["removed"]] == [target]
+        assert [p["person"] for p in state["persons"]] == ["alice", "bob"]
+    finally:
+        second.stop()
+
+
+def test_the_page_reads_the_spaces_on_the_engine_thread(qtbot, alice, monkeypatch):
+    import threading
+
+    from app.gui import spaces_page
+
+    threads, real = [], spaces_page.overview
+
+    def watched(engine):
+        threads.append(threading.get_ident())
+        return real(engine)
+
+    monkeypatch.setattr(spaces_page, "overview", watched)
+    page = page_of(qtbot, alice)
+    page.refresh()
+    qtbot.waitUntil(lambda: len(threads) >= 1, timeout=10_000)
+    assert set(threads) == {alice.thread_ident} and threading.get_ident() not in threads
