@@ -314,6 +314,9 @@ def test_the_settings_dialog_has_the_spaces_page(qtbot, alice):
     qtbot.addWidget(dialog)
     tabs = [dialog.tabs.tabText(i) for i in range(dialog.tabs.count())]
     assert tabs[-1] == "Spaces" and dialog.tabs.widget(len(tabs) - 1) is dialog.spaces
+    # it fits where the other pages do: the dialog is no taller for it
+    others = max(dialog.tabs.widget(i).minimumSizeHint().height() for i in range(len(tabs) - 1))
+    assert dialog.spaces.minimumSizeHint().height() <= others
     qtbot.waitUntil(lambda: bool(dialog.spaces.device_id.text()), timeout=10_000)
 
 
