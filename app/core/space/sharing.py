@@ -1,0 +1,263 @@
+"""The memories a space shares, on this device's side (issue 45, ADR 0026): which memory is
+in which space (table `space_memories`), this device's changes to them written as sealed
+lines (`publish`), and every member's lines folded into memories here (`apply`).
+
+- **Sharing** marks a memory as in a space; its state goes out at the next pass (a
+  command runs one at once). **Unsharing** withdraws it: a line saying so (no state), and
+  every member drops it from their view (into the trash: what they had stays theirs).
+- **A change here** is what differs from what the space last said of the memory (its
+  shared fields' digest): each pass writes one line per changed memory, made from the
+  versions the space had (`base`: its heads), numbered after this device's last line.
+- **The fold** is sync's (`sync.fold`, ADR 0015): the lines of one memory form a graph
+  by their `base`; edits made apart by two members are merged the way Mnemo merges
+  (every statement kept, the versions kept in the trash), whatever order they arrived in.
+- **Who wrote it** comes from the signatures, never from what a line says: a memory from
+  the space carries a `space` origin per member device whose words it holds (the person's
+  name in the membership record), so recall says its author.
+- A line naming a memory of this device that is not in that space (a private one, or
+  one of another space) is refused: a member cannot write over what was not shared.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from app.core import origin
+from app.core.errors import InputError, NotFoundError
+from app.core.memory import Memory, guard_secrets
+from app.core.space import keys, lines
+from app.core.storage.db import Database
+from app.core.storage.store import Store
+from app.core.sync import fold
+
+SHARED, BY_ME, BY_SPACE = 0, 1, 2  # `space_memories.withdrawn`: shared, withdrawn here,
+# withdrawn by another member (taken again when it is shared again)
+
+
+class Sharing:
+    """Which memories are in which space, and the pass that sends and takes them."""
+
+    def __init__(self, db: Database, store: Store):
+        self._db = db
+        self._store = store
+
+    # ---- marking ---------------------------------------------------------------------
+    def space_of(self, memory_id: str) -> str | None:
+        """The space (its id) a memory is shared in now; None when it is in none."""
+        rows = self._db.query(
+            "SELECT space FROM space_memories WHERE memory_id = ? AND withdrawn = 0", (memory_id,)
+        )
+        return rows[0][0] if rows else None
+
+    def spaces_of(self, ids: list[str]) -> dict[str, str]:
+        """{memory id: space id} of these memories that are shared now."""
+        if not ids:
+            return {}
+        marks = ", ".join("?" * len(ids))
+        return dict(
+            self._db.query(
+                f"SELECT memory_id, space FROM space_memories WHERE withdrawn = 0 AND "
+                f"memory_id IN ({marks})",
+                tuple(ids),
+            )
+        )
+
+    def share(self, memory: Memory, space: str) -> bool:
+        """Mark a memory as in `space`; whether it changed (False: it is there already).
+        InputError when it is in another space, or holds a secret (a space's members read
+        what it says: the same refusal as sync gives a plain folder)."""
+        now = self.space_of(memory.id)
+        if now == space:
+            return False
+        if now is not None:
+            raise InputError(
+                f"memory {memory.id} is shared in another space; unshare it first "
+                f"(mnemo edit {memory.id} --space '')"
+            )
+        try:
+            guard_secrets(lines.shared_of(memory), "refuse")
+        except InputError as exc:
+            raise InputError(f"not shared: {exc}") from None
+        with self._db.write() as conn:
+            rows = conn.execute(
+                "SELECT space, heads FROM space_memories WHERE memory_id = ?", (memory.id,)
+            ).fetchall()
+            heads = rows[0][1] if rows and rows[0][0] == space else "[]"
+            conn.execute(
+                "INSERT OR REPLACE INTO space_memories(memory_id, space, heads, digest, "
+                "withdrawn) VALUES (?, ?, ?, '', 0)",
+                (memory.id, space, heads),
+            )
+        return True
+
+    def unshare(self, memory_id: str) -> str | None:
+        """Withdraw a memory from its space (its line goes at the next pass); the space's
+        id, or None when it was in none."""
+        space = self.space_of(memory_id)
+        if space is not None:
+            with self._db.write() as conn:
+                conn.execute(
+                    "UPDATE space_memories SET withdrawn = ? WHERE memory_id = ?",
+                    (BY_ME, memory_id),
+                )
+        return space
+
+    def last_seq(self, space: str) -> int:
+        """This device's last line number in the space."""
+        rows = self._db.query(
+            "SELECT COALESCE(MAX(seq), 0) FROM space_lines WHERE space = ?", (space,)
+        )
+        return int(rows[0][0])
+
+    # ---- sending ---------------------------------------------------------------------
+    def publish(
+        self,
+        space: dict,
+        device: keys.DeviceKey,
+        epoch: str,
+        key: bytes,
+        lamport: int,
+    ) -> list[lines.Line]:
+        """A line for each memory of the space changed here since the space last said it
+        (sealed under `epoch`'s `key`), this device's file written again whole; the lines."""
+        rows = self._db.query(
+            "SELECT memory_id, heads, digest, withdrawn FROM space_memories WHERE space = ? "
+            "ORDER BY memory_id",
+            (space["id"],),
+        )
+        seq = self.last_seq(space["id"])
+        written: list[lines.Line] = []
+        for memory_id, heads, said, withdrawn in rows:
+            want = None if withdrawn else self._shared(memory_id)
+            if lines.digest(want) == said:
+                continue
+            base = tuple(json.loads(heads))
+            if want is None and not base:
+                continue  # withdrawn before it was ever sent: nothing to say
+            seq, lamport = seq + 1, lamport + 1
+            rev = lines.rev_of(space["id"], device.public, seq)
+            body = {"memory": memory_id, "rev": rev, "base": list(base), "lamport": lamport}
+            body["rec"] = want
+            text = lines.seal(key, space["id"], epoch, device, seq, body)
+            with self._db.write() as conn:
+                conn.execute(
+                    "INSERT INTO space_lines(space, seq, line) VALUES (?, ?, ?)",
+                    (space["id"], seq, text),
+                )
+                conn.execute(
+                    "UPDATE space_memories SET heads = ?, digest = ? WHERE memory_id = ?",
+                    (json.dumps([rev]), lines.digest(want), memory_id),
+                )
+            written.append(lines.Line(device.public, seq, memory_id, rev, base, lamport, want))
+        if written or not self._file_holds_all(space, device):
+            self.write_file(space, device)
+        return written
+
+    def write_file(self, space: dict, device: keys.DeviceKey) -> None:
+        """This device's file of lines in the space's folder, written whole."""
+        rows = self._db.query(
+            "SELECT line FROM space_lines WHERE space = ? ORDER BY seq", (space["id"],)
+        )
+        lines.write_own(space["folder"], device.public, [r[0] for r in rows])
+
+    def _file_holds_all(self, space: dict, device: keys.DeviceKey) -> bool:
+        """Whether this device's file in the folder is there (a folder restored, or a file
+        deleted by mistake, is written again)."""
+        from pathlib import Path
+
+        if not self.last_seq(space["id"]):
+            return True
+        return (Path(space["folder"]) / lines.LINES / lines.file_name(device.public)).is_file()
+
+    def _shared(self, memory_id: str) -> dict | None:
+        try:
+            return lines.shared_of(self._store.get(memory_id))
+        except NotFoundError:
+            return None  # purged here: withdrawn from the space
+
+    # ---- taking ----------------------------------------------------------------------
+    def apply(self, space: str, taken: list[lines.Line], persons: dict[str, str], me: str) -> dict:
+        """Every memory the lines speak of, folded and written here; what changed
+        (`applied`, `withdrawn`) and the lines refused for the memory they name."""
+        by_memory: dict[str, list[lines.Line]] = {}
+        for line in taken:
+            by_memory.setdefault(line.memory, []).append(line)
+        out = {"applied": 0, "withdrawn": 0, "waiting": 0, "problems": []}
+        for memory_id, group in sorted(by_memory.items()):
+            why = self._apply_one(space, memory_id, group, persons, me, out)
+            if why:
+                out["problems"].append(f"memory {memory_id}: {why}, skipped")
+        return out
+
+    def _apply_one(
+        self,
+        space: str,
+        memory_id: str,
+        group: list[lines.Line],
+        persons: dict[str, str],
+        me: str,
+        out: dict,
+    ) -> str:
+        rows = self._db.query(
+            "SELECT space, heads, withdrawn FROM space_memories WHERE memory_id = ?", (memory_id,)
+        )
+        here = bool(self._store.texts_of_ids([memory_id]))
+        if rows and rows[0][0] != space:
+            return "a line naming a memory of another space"
+        if not rows and here:
+            return "a line naming a memory of this device that is not in the space"
+        nodes = [fold.Node(n.rev, (n.lamport, n.author, n.seq), n.base, n.record) for n in group]
+        folded = fold.fold(memory_id, nodes)
+        out["waiting"] += folded.waiting
+        if not folded.heads:
+            return ""
+        heads = json.dumps(sorted(folded.heads))
+        if rows and rows[0][1] == heads:
+            return ""  # nothing new since the last pass
+        if rows and rows[0][2] == BY_ME:  # (what it says now is not this device's to take
+            self._mark(memory_id, space, heads, "withdrawn", BY_ME)  # until shared again)
+            return ""
+        if folded.record is None:
+            if here and not (rows and rows[0][2]):
+                self._store.set_deleted([memory_id], True)  # (dropped from view: theirs)
+                out["withdrawn"] += 1
+            self._mark(memory_id, space, heads, "withdrawn", BY_SPACE)
+            return ""
+        authors = list(dict.fromkeys(n.order[1] for n in sorted(nodes, key=lambda n: n.order)))
+        said = [
+            origin.member(persons.get(a, a[:8]), a, folded.record.get("updated_at") or "")
+            for a in authors
+            if a != me
+        ]
+        checked = Memory.from_dict({**folded.record, "id": memory_id})
+        shared = {name: getattr(checked, name) for name in lines.SHARED}
+        if here:
+            local = self._store.get(memory_id)
+            memory = replace(local, **shared)
+            for one in said:
+                memory.origins = origin.added(memory.origins, one)
+        else:
+            memory = replace(checked, source="space", origins=said or [origin.member("", me)])
+        changed = not here or lines.shared_of(self._store.get(memory_id)) != shared
+        if changed:
+            apart = frozenset(
+                (r.get("title"), r.get("text"), r.get("reasoning"))
+                for r in folded.originals.values()
+            )
+            self._store.put_synced(memory, said[-1] if said else None, (), apart)
+            out["applied"] += 1
+        for original, record in folded.originals.items():
+            if not self._store.texts_of_ids([original]):
+                kept = Memory.from_dict({**record, "id": original})
+                self._store.put_synced(replace(kept, source="space", origins=list(said)))
+        self._mark(memory_id, space, heads, lines.digest(shared), SHARED)
+        return ""
+
+    def _mark(self, memory_id: str, space: str, heads: str, said: str, withdrawn: int) -> None:
+        with self._db.write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO space_memories(memory_id, space, heads, digest, "
+                "withdrawn) VALUES (?, ?, ?, ?, ?)",
+                (memory_id, space, heads, said, withdrawn),
+            )
