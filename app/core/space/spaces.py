@@ -1,6 +1,7 @@
 """The team spaces this device is in (issue 45, ADR 0026): making one, inviting a device,
-joining, the members, removing one and leaving; what `engine.spaces` does for the CLI
-(and, next, the app).
+joining, the members, removing one and leaving, sharing a memory and withdrawing it, and
+the pass that sends and takes the space's memories (`sync`: `sharing.Sharing` over
+`lines`); what `engine.spaces` does for the CLI (and, next, the app and the runner).
 
 - **This device's key** is the Ed25519 key sync signs with (ADR 0018, `Identity.seed`),
   made once per database the way sync makes it when sync was never set up: `mnemo space
