@@ -300,3 +300,40 @@ def test_a_database_made_before_spaces_is_brought_up_to_date(tmp_path):
         assert unexpected(db.conn) == []
     finally:
         db.close()
+
+
+def test_a_member_admitted_after_a_removal_reads_what_the_removed_one_wrote_before(
+    homes, tmp_path
+):
+    # GIVEN Bob wrote in the space, then was removed, then wrote again with his old key
+    alice, bob, folder = team(homes, tmp_path)
+    shared(bob, "Bob's note: the on-call rota is in the wiki")
+    alice.spaces.sync("team")
+    alice.spaces.remove("team", "bob")
+    _plant_as(bob, folder, old_epoch_line(alice, bob, "Bob again after his removal"))
+    # WHEN Alice admits Carol, a third home, who joins and runs a pass
+    carol = homes("carol")
+    invitation, _ = alice.spaces.invite("team", carol.spaces.id(), "carol")
+    carol.spaces.join(invitation, folder)
+    report = carol.spaces.sync("team")
+    # THEN Carol reads Bob's line from before the removal (the new key wraps the old one,
+    # and the removal kept his lines up to the last one Alice had read), not the late one
+    assert found(carol, "on-call rota wiki") == ["Bob's note: the on-call rota is in the wiki"]
+    assert found(carol, "again after removal") == []
+    assert any("after its removal" in p for p in report["problems"]), report["problems"]
+    bobs = carol.recall("on-call rota", mode="keyword", track=False).results[0].memory
+    assert [(o.kind, o.name) for o in bobs.origins] == [("space", "bob")]
+
+
+def test_a_pass_over_every_space_says_a_missing_folder_and_goes_on(homes, tmp_path):
+    alice, bob, folder = team(homes, tmp_path)
+    other = tmp_path / "shared" / "other"
+    alice.spaces.create("other", other, "alice")
+    shared(alice, "The coffee machine is descaled on Fridays")
+    import shutil
+
+    shutil.rmtree(other)
+    reports = {r["name"]: r for r in alice.spaces.sync_all()}
+    assert "missing" in reports["other"]["error"]
+    assert reports["team"]["problems"] == []
+    assert [r["applied"] for r in bob.spaces.sync_all()] == [1]

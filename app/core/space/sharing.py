@@ -15,7 +15,9 @@ lines (`publish`), and every member's lines folded into memories here (`apply`).
   the space carries a `space` origin per member device whose words it holds (the person's
   name in the membership record), so recall says its author.
 - A line naming a memory of this device that is not in that space (a private one, or
-  one of another space) is refused: a member cannot write over what was not shared.
+  one of another space) is refused: a member cannot write over what was not shared (one
+  this device holds word for word as a line says it is taken: a member's second device
+  whose own sync brought the memory first).
 """
 
 from __future__ import annotations
@@ -205,7 +207,12 @@ class Sharing:
         here = bool(self._store.texts_of_ids([memory_id]))
         if rows and rows[0][0] != space:
             return "a line naming a memory of another space"
-        if not rows and here:
+        if (
+            not rows
+            and here
+            and lines.shared_of(self._store.get(memory_id)) not in [n.record for n in group]
+        ):  # (one this device holds as the space wrote it is the space's: a second device
+            # of a member, which its own sync brought it to first)
             return "a line naming a memory of this device that is not in the space"
         nodes = [fold.Node(n.rev, (n.lamport, n.author, n.seq), n.base, n.record) for n in group]
         folded = fold.fold(memory_id, nodes)

@@ -293,6 +293,17 @@ class Spaces:
         names = {e["id"]: e["name"] for e in self._load().values()}
         return {m: names.get(s, s) for m, s in self._sharing.spaces_of(ids).items()}
 
+    def sync_all(self) -> list[dict]:
+        """A pass over every space this device is in (what the runner calls, as it runs
+        sync's): each one's report, or `{"name", "error"}` when its folder cannot be read."""
+        out = []
+        for entry in sorted(self._load().values(), key=lambda e: e["name"]):
+            try:
+                out.append(self.sync(entry["name"]))
+            except InputError as exc:
+                out.append({"name": entry["name"], "error": str(exc)})
+        return out
+
     def epoch_key(self, name: str, epoch: str) -> bytes:
         """The key of one of the space's epochs, when this device holds it (to check what
         a line holds by hand); InputError otherwise."""
