@@ -337,3 +337,18 @@ def test_a_pass_over_every_space_says_a_missing_folder_and_goes_on(homes, tmp_pa
     assert "missing" in reports["other"]["error"]
     assert reports["team"]["problems"] == []
     assert [r["applied"] for r in bob.spaces.sync_all()] == [1]
+
+
+def test_a_devices_file_is_written_again_when_lost_and_left_alone_when_whole(homes, tmp_path):
+    alice, bob, folder = team(homes, tmp_path)
+    shared(alice, "Retro notes live in the team drive")
+    mine = folder / "lines" / lines.file_name(alice.spaces.id())
+    before = mine.read_bytes()
+    inode = mine.stat().st_ino
+    alice.spaces.sync("team")
+    assert mine.stat().st_ino == inode  # (whole: not replaced)
+    mine.unlink()
+    alice.spaces.sync("team")
+    assert mine.read_bytes() == before
+    bob.spaces.sync("team")
+    assert found(bob, "retro notes drive") == ["Retro notes live in the team drive"]

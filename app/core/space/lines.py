@@ -51,7 +51,7 @@ SHARED = (
     "deleted_at",
 )
 _FILE = re.compile(r"([0-9a-f]{64})\.jsonl")
-_ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+_ID = re.compile(r"[a-z0-9_\-]{1,64}")  # (memories' ids: lowercase, as the store reads them)
 
 
 def rev_of(space: str, author: str, seq: int) -> str:
@@ -103,14 +103,21 @@ def file_name(device: str) -> str:
 
 
 def write_own(root: Path, device: str, lines: list[str]) -> None:
-    """This device's file of lines, replaced whole (its sealed lines, in order)."""
+    """This device's file of lines, replaced whole (its sealed lines, in order) unless it
+    holds them already."""
     folder = Path(root) / LINES
     if folder.is_symlink():
         raise InputError(f"{folder} is a link, not a folder; not written through")
     text = "".join(line + "\n" for line in lines)
+    path = folder / file_name(device)
+    try:
+        if path.is_file() and not path.is_symlink() and path.read_bytes() == text.encode():
+            return  # (as it is: not written again, so a folder sync has nothing to carry)
+    except OSError:
+        pass
     try:
         paths.private_dir(folder)
-        paths.replace_file(folder / file_name(device), lambda f: f.write(text))
+        paths.replace_file(path, lambda f: f.write(text))
     except OSError as exc:
         raise InputError(f"cannot write the space folder {root}: {exc.strerror}") from None
 

@@ -26,7 +26,7 @@ import json
 from dataclasses import replace
 
 from app.core import origin
-from app.core.errors import InputError, NotFoundError
+from app.core.errors import InputError, MnemoError, NotFoundError
 from app.core.memory import Memory, guard_secrets
 from app.core.space import keys, lines
 from app.core.storage.db import Database
@@ -152,8 +152,8 @@ class Sharing:
                     (json.dumps([rev]), lines.digest(want), memory_id),
                 )
             written.append(lines.Line(device.public, seq, memory_id, rev, base, lamport, want))
-        if written or not self._file_holds_all(space, device):
-            self.write_file(space, device)
+        if self.last_seq(space["id"]):  # (written again when it differs: a file lost,
+            self.write_file(space, device)  # cut short or left behind by a failed write)
         return written
 
     def write_file(self, space: dict, device: keys.DeviceKey) -> None:
@@ -162,15 +162,6 @@ class Sharing:
             "SELECT line FROM space_lines WHERE space = ? ORDER BY seq", (space["id"],)
         )
         lines.write_own(space["folder"], device.public, [r[0] for r in rows])
-
-    def _file_holds_all(self, space: dict, device: keys.DeviceKey) -> bool:
-        """Whether this device's file in the folder is there (a folder restored, or a file
-        deleted by mistake, is written again)."""
-        from pathlib import Path
-
-        if not self.last_seq(space["id"]):
-            return True
-        return (Path(space["folder"]) / lines.LINES / lines.file_name(device.public)).is_file()
 
     def _shared(self, memory_id: str) -> dict | None:
         try:
@@ -187,7 +178,10 @@ class Sharing:
             by_memory.setdefault(line.memory, []).append(line)
         out = {"applied": 0, "withdrawn": 0, "waiting": 0, "problems": []}
         for memory_id, group in sorted(by_memory.items()):
-            why = self._apply_one(space, memory_id, group, persons, me, out)
+            try:
+                why = self._apply_one(space, memory_id, group, persons, me, out)
+            except MnemoError as exc:  # (what lines merged to failed a check: said, not fatal)
+                why = str(exc)
             if why:
                 out["problems"].append(f"memory {memory_id}: {why}, skipped")
         return out
