@@ -195,6 +195,8 @@ def edit(args: Namespace) -> int:
     if any(v is not None for v in changes.values()):
         memory = engine.edit(memory.id, secrets=args.secrets, origin=who, **changes)
     shared = _share(engine, memory.id, args.space) if args.space is not None else None
+    if args.space is None and (space := engine.spaces.shared([memory.id]).get(memory.id)):
+        shared = engine.spaces.sync(space)  # (a shared memory's edit goes out now)
     if args.json:
         out = memory.to_dict()
         if args.space is not None:
@@ -202,7 +204,7 @@ def edit(args: Namespace) -> int:
         print(json.dumps(out, ensure_ascii=False))
     else:
         print(f"Updated {memory.id}: {visible(memory.display_title)}")
-        if args.space:
+        if args.space or (shared and args.space is None):
             print(f"Shared in the space {shared['name']!r}.")
         elif args.space is not None:
             print(

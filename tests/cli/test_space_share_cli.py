@@ -38,6 +38,10 @@ def test_edit_shares_and_withdraws(tmp_path):
     assert "Shared in the space 'team'" in ok(alice, "edit", memory_id, "--space", "team")
     ok(bob, "space", "sync", "team")
     assert "Deploys happen" in ok(bob, "recall", "deploys thursdays", "--mode", "keyword")
+    # an edit of a shared memory goes out at once
+    ok(alice, "edit", memory_id, "--text", "Deploys happen on Thursdays at ten")
+    ok(bob, "space", "sync", "team")
+    assert "at ten" in ok(bob, "recall", "deploys thursdays", "--mode", "keyword")
     out = ok(alice, "edit", memory_id, "--space", "")
     assert "Withdrawn from its space" in out
     assert "withdrawn 1" in ok(bob, "space", "sync", "team")
