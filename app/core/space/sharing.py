@@ -123,26 +123,35 @@ class Sharing:
     ) -> list[lines.Line]:
         """A line for each memory of the space changed here since the space last said it
         (sealed under `epoch`'s `key`), this device's file written again whole; the lines."""
-        rows = self._db.query(
-            "SELECT memory_id, heads, digest, withdrawn FROM space_memories WHERE space = ? "
-            "ORDER BY memory_id",
-            (space["id"],),
-        )
-        seq = self.last_seq(space["id"])
+        ids = [
+            r[0]
+            for r in self._db.query(
+                "SELECT memory_id FROM space_memories WHERE space = ? ORDER BY memory_id",
+                (space["id"],),
+            )
+        ]
         written: list[lines.Line] = []
-        for memory_id, heads, said, withdrawn in rows:
-            want = None if withdrawn else self._shared(memory_id)
-            if lines.digest(want) == said:
-                continue
-            base = tuple(json.loads(heads))
-            if want is None and not base:
-                continue  # withdrawn before it was ever sent: nothing to say
-            seq, lamport = seq + 1, lamport + 1
-            rev = lines.rev_of(space["id"], device.public, seq)
-            body = {"memory": memory_id, "rev": rev, "base": list(base), "lamport": lamport}
-            body["rec"] = want
-            text = lines.seal(key, space["id"], epoch, device, seq, body)
-            with self._db.write() as conn:
+        for memory_id in ids:
+            with self._db.write() as conn:  # (read, numbered and kept at once: two passes
+                # at a time, the CLI's and the app's, never number two lines alike)
+                rows = conn.execute(
+                    "SELECT heads, digest, withdrawn FROM space_memories WHERE memory_id = ? "
+                    "AND space = ?",
+                    (memory_id, space["id"]),
+                ).fetchall()
+                if not rows:
+                    continue
+                heads, said, withdrawn = rows[0]
+                want = None if withdrawn else self._shared(memory_id)
+                base = tuple(json.loads(heads))
+                if lines.digest(want) == said or (want is None and not base):
+                    continue  # (unchanged; or withdrawn before it was ever sent)
+                seq = self.last_seq(space["id"]) + 1
+                lamport = max(lamport, *(w.lamport for w in written), 0) + 1
+                rev = lines.rev_of(space["id"], device.public, seq)
+                body = {"memory": memory_id, "rev": rev, "base": list(base), "lamport": lamport}
+                body["rec"] = want
+                text = lines.seal(key, space["id"], epoch, device, seq, body)
                 conn.execute(
                     "INSERT INTO space_lines(space, seq, line) VALUES (?, ?, ?)",
                     (space["id"], seq, text),
