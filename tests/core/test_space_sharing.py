@@ -361,3 +361,52 @@ def test_a_spaces_memories_are_not_given_to_agents_unasked(homes, tmp_path):
     block = bob.context(query="deploy", use_model=False, track=False)
     texts = [m.text for m, _ in block.memories]
     assert texts == ["Bob prefers tabs over spaces in the deploy scripts"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_three_members_editing_apart_in_any_order_of_passes_end_alike(homes, tmp_path, seed):
+    """Members edit shared memories and run passes in a random order; once each has run a
+    pass after the last edit, every member holds the same memories, word for word."""
+    import random
+
+    rng = random.Random(seed)
+    alice, bob, folder = team(homes, tmp_path)
+    carol = homes("carol")
+    invitation, _ = alice.spaces.invite("team", carol.spaces.id(), "carol")
+    carol.spaces.join(invitation, folder)
+    people = [alice, bob, carol]
+    ids = [shared(alice, f"Shared fact number {n} about the build.") for n in range(3)]
+    for member in people:
+        member.spaces.sync("team")
+    for step in range(12):
+        member = rng.choice(people)
+        memory_id = rng.choice(ids)
+        if rng.random() < 0.6:
+            now = member.get(memory_id).text
+            member.edit(memory_id, text=f"{now} Note {step} by member {people.index(member)}.")
+        member.spaces.sync("team")
+    for _ in range(2):
+        for member in people:
+            member.spaces.sync("team")
+    for memory_id in ids:
+        texts = {member.get(memory_id).text for member in people}
+        assert len(texts) == 1, texts
+    assert all(member.spaces.sync("team")["sent"] == 0 for member in people)
+
+
+def test_a_member_who_leaves_keeps_what_it_had_and_reads_nothing_after(homes, tmp_path):
+    alice, bob, _ = team(homes, tmp_path)
+    shared(bob, "Bob's handover: the alerts go to the ops channel")
+    alice.spaces.sync("team")
+    assert bob.spaces.leave("team")
+    # Alice's next pass makes a new key (a rotation is due: Bob held the old one)
+    assert alice.spaces.members("team")["rotation_due"]
+    report = alice.spaces.sync("team")
+    assert report["problems"] == [] and not alice.spaces.members("team")["rotation_due"]
+    shared(alice, "The new pager schedule starts next week")
+    # Bob's handover stays the space's; Bob, gone, keeps his own copy
+    assert found(alice, "handover alerts ops") == [
+        "Bob's handover: the alerts go to the ops channel"
+    ]
+    assert found(bob, "handover alerts ops") == ["Bob's handover: the alerts go to the ops channel"]
+    assert found(bob, "pager schedule") == []
