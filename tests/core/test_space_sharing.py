@@ -410,3 +410,21 @@ def test_a_member_who_leaves_keeps_what_it_had_and_reads_nothing_after(homes, tm
     ]
     assert found(bob, "handover alerts ops") == ["Bob's handover: the alerts go to the ops channel"]
     assert found(bob, "pager schedule") == []
+
+
+def test_lines_a_restore_lost_are_taken_back_from_the_folder(homes, tmp_path):
+    """A snapshot from before its last line restored: the device numbers on after what its
+    file holds, and never writes its file without it."""
+    import apsw
+
+    alice, bob, folder = team(homes, tmp_path)
+    shared(alice, "First shared fact: builds run on the big runner")
+    shared(alice, "Second shared fact: tests run nightly")
+    conn = apsw.Connection(str(tmp_path / "alice.db"))  # (what the snapshot lacked)
+    conn.execute("DELETE FROM space_lines WHERE seq = 2")
+    conn.close()
+    shared(alice, "Third shared fact: releases are tagged on main")
+    bob.spaces.sync("team")
+    assert len(found(bob, "shared fact")) == 3
+    text = (folder / "lines" / lines.file_name(alice.spaces.id())).read_text()
+    assert [json.loads(t)["seq"] for t in text.splitlines()] == [1, 2, 3]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 from app.core import origin
 from app.core.errors import InputError, MnemoError, NotFoundError
@@ -164,6 +165,33 @@ class Sharing:
         if self.last_seq(space["id"]):  # (written again when it differs: a file lost,
             self.write_file(space, device)  # cut short or left behind by a failed write)
         return written
+
+    def adopt(self, space: dict, device: keys.DeviceKey) -> int:
+        """The lines this device's file holds that its database does not (a snapshot from
+        before them restored, a database copied back): kept again, so its numbers go on
+        after them and its file is never written without them; how many."""
+        path = Path(space["folder"]) / lines.LINES / lines.file_name(device.public)
+        try:
+            data = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
+        except OSError:
+            return 0
+        found = 0
+        for text in data.split(b"\n"):
+            try:
+                outer = json.loads(text)
+                seq = outer["seq"]
+                ours = outer["author"] == device.public and outer["space"] == space["id"]
+            except (ValueError, KeyError, TypeError, RecursionError):
+                continue
+            if not ours or not isinstance(seq, int) or not keys.line_signed(outer):
+                continue
+            with self._db.write() as conn:
+                conn.execute(
+                    "INSERT OR IGNORE INTO space_lines(space, seq, line) VALUES (?, ?, ?)",
+                    (space["id"], seq, text.decode("utf-8")),
+                )
+                found += conn.changes()
+        return found
 
     def write_file(self, space: dict, device: keys.DeviceKey) -> None:
         """This device's file of lines in the space's folder, written whole."""

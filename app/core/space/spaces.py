@@ -326,6 +326,7 @@ class Spaces:
             self._wrote(entry, record, record.rotate(self.device))
             state = record.fold()
         held = self._held(entry, record, state)
+        self._sharing.adopt(entry, self.device)  # (its own lines a restore lost: kept)
         read = lines.read(Path(entry["folder"]), entry["id"], state, held)
         sent: list[lines.Line] = []
         if me in state.members and state.epoch in held:
