@@ -171,4 +171,7 @@ def sync(args: Namespace) -> int:
             "only what was written while it was in."
         )
     space_problems(report)
+    earlier = report["refused"] - len(report["problems"])
+    if earlier:
+        say(f"space {report['name']!r}: {earlier} line(s) refused, said at an earlier pass")
     return 0

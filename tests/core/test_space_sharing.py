@@ -428,3 +428,14 @@ def test_lines_a_restore_lost_are_taken_back_from_the_folder(homes, tmp_path):
     assert len(found(bob, "shared fact")) == 3
     text = (folder / "lines" / lines.file_name(alice.spaces.id())).read_text()
     assert [json.loads(t)["seq"] for t in text.splitlines()] == [1, 2, 3]
+
+
+def test_a_bad_line_is_said_once_not_at_every_pass(homes, tmp_path):
+    alice, bob, folder = team(homes, tmp_path)
+    shared(alice, "Standup is at half past nine")
+    (folder / "lines" / lines.file_name(bob.spaces.id())).write_text("garbage\n")
+    first = bob.spaces.sync("team")
+    assert len(first["problems"]) == 1 and first["refused"] == 1
+    again = bob.spaces.sync("team")
+    assert again["problems"] == [] and again["refused"] == 1
+    assert found(bob, "standup half past") == ["Standup is at half past nine"]

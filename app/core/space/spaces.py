@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import logging
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,8 +30,11 @@ from app.core.storage.db import Database
 from app.core.storage.store import Store
 from app.core.sync.state import Identity
 
+log = logging.getLogger(__name__)
+
 META = "spaces"  # this device's spaces, by id (JSON)
 MAX_NAME = 100
+MAX_SAID = 1000  # problems remembered as said, per space
 
 
 def _name(text: str, what: str) -> str:
@@ -335,6 +339,7 @@ class Spaces:
             sent = self._sharing.publish(entry, self.device, state.epoch, key, lamport)
             read = lines.read(Path(entry["folder"]), entry["id"], state, held)  # (with them)
         applied = self._sharing.apply(entry["id"], read.lines, _persons(record, state), me)
+        problems = reading.problems + read.problems + applied["problems"]
         return {
             "name": entry["name"],
             "member": me in state.members,
@@ -342,8 +347,25 @@ class Spaces:
             "applied": applied["applied"],
             "withdrawn": applied["withdrawn"],
             "waiting": read.waiting + applied["waiting"],
-            "problems": reading.problems + read.problems + applied["problems"],
+            "problems": self._new_problems(entry, problems),  # (each said once)
+            "refused": len(problems),  # (said now or at an earlier pass)
         }
+
+    def _new_problems(self, entry: dict, problems: list[str]) -> list[str]:
+        """The problems an earlier pass did not say (every pass reads the whole folder, so
+        a bad line is found again each time; it is said once). What the folder holds now is
+        kept as said (a line that is gone and comes back is said again)."""
+        said = set(self._load().get(entry["id"], entry).get("said", []))
+        if set(problems) != said:
+            with self._db.write():
+                spaces = self._load()
+                if entry["id"] in spaces:
+                    spaces[entry["id"]]["said"] = sorted(set(problems))[:MAX_SAID]
+                    self._store(spaces)
+        for problem in problems:
+            if problem not in said:
+                log.warning("space %s: %s", entry["name"], problem.split(":")[0])
+        return [p for p in problems if p not in said]
 
     # ---- what this device keeps ---------------------------------------------------------
     def _load(self) -> dict[str, dict]:
