@@ -134,7 +134,7 @@ def remember(args: Namespace) -> int:
         say(f"to make it so: mnemo inbox accept {result.proposal} (or reject it: both stay)")
     if shared is not None:
         print(f"Shared in the space {shared['name']!r}.")
-        space_problems(shared)
+        space_problems(shared, engine)
     return code
 
 
@@ -214,7 +214,7 @@ def edit(args: Namespace) -> int:
                 else "It was in no space."
             )
         if shared:
-            space_problems(shared)
+            space_problems(shared, engine)
     return 0
 
 
@@ -225,8 +225,11 @@ def _share(engine, memory_id: str, space: str) -> dict | None:
     return engine.spaces.unshare(memory_id)
 
 
-def space_problems(report: dict) -> None:
-    """What a space's pass skipped or is waiting for, on standard error."""
+def space_problems(report: dict, engine: Engine | None = None) -> None:
+    """What a space's pass skipped or is waiting for, on standard error; with `engine`,
+    what it brought is embedded (found by meaning too)."""
+    if engine is not None and report["applied"]:
+        engine.backfill()
     for problem in report["problems"]:
         say(f"space {report['name']!r}: skipped {problem}")
     if report["waiting"]:
