@@ -327,3 +327,50 @@ def test_after_a_leave_the_next_invitation_changes_the_key_first(tmp_path):
     assert state["epoch"] != first and not state["rotation_due"] and not state["needs_rotation"]
     assert [p["person"] for p in state["persons"]] == ["alice", "carol"]
     assert set(listed(carol)[0]["epochs_held"]) == {first, state["epoch"]}
+
+
+# ---- found in review (issue 45) ---------------------------------------------------------
+
+
+def team_of(tmp_path: Path, *people: str) -> tuple[dict[str, Path], Path]:
+    """The first person made the space `team` and invited each of the others, who joined."""
+    homes = {p: tmp_path / p for p in people}
+    folder = tmp_path / "shared" / "team"
+    ok(homes[people[0]], "space", "create", "team", str(folder), "--person", people[0])
+    for person in people[1:]:
+        invitation = ok(
+            homes[people[0]],
+            "space",
+            "invite",
+            "team",
+            device_id(homes[person]),
+            "--person",
+            person,
+        ).strip()
+        ok(homes[person], "space", "join", invitation, str(folder))
+    return homes, folder
+
+
+def own_file(folder: Path, home: Path) -> Path:
+    return folder / "members" / (keys.unb64(device_id(home)).hex() + ".jsonl")
+
+
+def test_a_removal_holds_when_the_removers_file_loses_it_later(tmp_path):
+    homes, folder = team_of(tmp_path, "alice", "bob", "carol", "dave")
+    alices = own_file(folder, homes["alice"])
+    before = alices.read_bytes()
+    # GIVEN Alice removed Carol, and Bob's device saw it
+    ok(homes["alice"], "space", "remove", "team", "carol")
+    assert [p["person"] for p in members(homes["bob"])["persons"]] == ["alice", "bob", "dave"]
+    # WHEN Carol (who can still write the folder) puts Alice's file back as it was before
+    alices.write_bytes(before)
+    # THEN on Bob's device Carol is still removed, and the loss is said
+    state = members(homes["bob"])
+    assert [p["person"] for p in state["persons"]] == ["alice", "bob", "dave"]
+    assert any("file lost events this device had: kept" in p for p in state["problems"]), state
+    # AND the next key Bob makes never reaches Carol
+    ok(homes["bob"], "space", "remove", "team", "dave")
+    latest = members(homes["bob"])["epoch"]
+    members(homes["carol"])
+    carols = {s["name"]: s for s in listed(homes["carol"])}["team"]
+    assert latest not in carols["epochs_held"]

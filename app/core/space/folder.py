@@ -107,17 +107,38 @@ class SpaceFolder:
         return mark if isinstance(mark, dict) else None
 
     # ---- reading -------------------------------------------------------------------
-    def read(self, record: Record) -> Reading:
-        """Every device's events added to `record`; what was skipped, said once a line.
+    def read(self, record: Record, kept: list[dict] = ()) -> Reading:
+        """Every device's events added to `record`, then `kept` (the others' events this
+        device saw before: a device's record only grows, so a member's file that lost
+        events, truncated or put back by someone who can write the folder, undoes
+        nothing; the loss is said, once a file); what was skipped, said once a line.
         InputError when the folder itself is missing or unreadable."""
         out = Reading()
+        found_here: set[str] = set()
+        self._read_files(record, out, found_here)
+        lost: dict[str, int] = {}
+        for event in kept:
+            try:
+                name = record.add(event)
+            except InputError:
+                continue  # (kept after its checks: cannot happen, and costs nothing)
+            if name not in found_here:
+                lost[event["author"]] = lost.get(event["author"], 0) + 1
+        for author, count in sorted(lost.items()):
+            out.problems.append(
+                f"{MEMBERS}/{file_name(author)[:12]}…: file lost events this device had: kept "
+                f"({count})"
+            )
+        return out
+
+    def _read_files(self, record: Record, out: Reading, found_here: set[str]) -> None:
         folder = self.root / MEMBERS
         if not self.root.is_dir():
             raise InputError(f"the space folder {self.root} is missing (unmounted, or moved?)")
         if folder.is_symlink() or not folder.is_dir():
             if folder.is_symlink():
                 out.problems.append(f"{MEMBERS} is a link, not a folder: not read")
-            return out
+            return
         try:
             found = sorted(folder.iterdir())
         except OSError as exc:
@@ -142,10 +163,9 @@ class SpaceFolder:
             owner = _device(match.group(1))
             for number, line in enumerate(data.split(b"\n"), 1):
                 if line.strip():
-                    why = _take(record, owner, line)
+                    why = _take(record, owner, line, found_here)
                     if why:
                         out.problems.append(f"{shown} line {number}: {why}")
-        return out
 
     # ---- writing (this device's own file only) -------------------------------------
     def write_own(self, device: str, events: list[dict]) -> None:
@@ -158,7 +178,7 @@ class SpaceFolder:
             raise InputError(f"cannot write the space folder {self.root}: {exc.strerror}") from None
 
 
-def _take(record: Record, owner: str, line: bytes) -> str:
+def _take(record: Record, owner: str, line: bytes, found_here: set[str]) -> str:
     """One line given to the record; why it was skipped ("" when it was taken)."""
     try:
         event = json.loads(line.decode("utf-8"))
@@ -167,7 +187,7 @@ def _take(record: Record, owner: str, line: bytes) -> str:
     if isinstance(event, dict) and event.get("author") != owner:
         return "written by another device than the file's, skipped"
     try:
-        record.add(event)
+        found_here.add(record.add(event))
     except InputError as exc:
         return f"{exc}, skipped"
     return ""

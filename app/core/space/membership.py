@@ -133,6 +133,32 @@ class Record:
         self.events[name] = event
         return name
 
+    def candidates(self) -> set[str]:
+        """The devices that could ever be members: the creator, and every device admitted
+        by an event whose author is one (to a fixed point). The events of any other device
+        are a stranger's: refused before the fold, whatever they say."""
+        root = self.events.get(self.root)
+        if root is None:
+            return set()
+        admits: dict[str, list[str]] = {}
+        for event in self.events.values():
+            if event["kind"] == "admit" and isinstance(event.get("device"), str):
+                admits.setdefault(event["author"], []).append(event["device"])
+        out: set[str] = set()
+        todo = [root["author"]]
+        while todo:
+            device = todo.pop()
+            if device not in out:
+                out.add(device)
+                todo += admits.get(device, [])
+        return out
+
+    def worth_keeping(self) -> set[str]:
+        """The events a device keeps once it saw them (its record only grows): those of
+        devices that could be members (`candidates`)."""
+        could = self.candidates()
+        return {name for name, event in self.events.items() if event["author"] in could}
+
     def heads(self) -> list[str]:
         """The events no other builds on: what a new event names as its parents."""
         built_on = {p for e in self.events.values() for p in e["parents"]}

@@ -282,11 +282,14 @@ class Spaces:
             raise InputError(f"a space named {name!r} is already here; give another name")
 
     def _read(self, entry: dict) -> tuple[Record, Reading]:
-        """The record: this device's own events, and every device's from the folder."""
+        """The record: this device's own events, every device's from the folder, and the
+        others' it saw before (kept: `_remember`)."""
         record = Record(entry["id"], entry["root"])
         for event in entry["events"]:
             record.add(event)
-        return record, SpaceFolder(Path(entry["folder"])).read(record)
+        reading = SpaceFolder(Path(entry["folder"])).read(record, entry.get("seen", []))
+        _remember(self, entry, record)
+        return record, reading
 
     def _member(self, entry: dict, record: Record) -> Members:
         state = record.fold()
@@ -360,3 +363,21 @@ def _login() -> str:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _remember(spaces: Spaces, entry: dict, record: Record) -> None:
+    """Keep every other device's event the record holds that this device had not kept
+    yet (`entry["seen"]`, beside its own events): a device's record only grows, so
+    whoever can write the folder cannot undo a removal by truncating or deleting a
+    member's file (review of issue 45)."""
+    me = spaces.device.public
+    seen = entry.get("seen", [])
+    known = {event_hash(e) for e in seen} | {event_hash(e) for e in entry["events"]}
+    new = [
+        event
+        for name, event in record.events.items()
+        if name not in known and event["author"] != me and name in record.worth_keeping()
+    ]
+    if new:
+        entry["seen"] = seen + new
+        spaces._save(entry)
