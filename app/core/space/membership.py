@@ -159,10 +159,16 @@ class Record:
         could = self.candidates()
         return {name for name, event in self.events.items() if event["author"] in could}
 
-    def heads(self) -> list[str]:
-        """The events no other builds on: what a new event names as its parents."""
-        built_on = {p for e in self.events.values() for p in e["parents"]}
-        return sorted(set(self.events) - built_on)
+    def heads(self, state: Members | None = None) -> list[str]:
+        """What a new event names as its parents: the events in effect (`Members.applied`)
+        that no other event in effect builds on. Never an event waiting for its parents or
+        refused (a stranger's event naming a parent that never comes would hold back every
+        change made after it), and at most MAX_PARENTS of them, the latest the fold
+        applied (the others are older: what they did is already in effect)."""
+        state = state or self.fold()
+        built_on = {p for name in state.applied for p in self.events[name]["parents"]}
+        heads = [name for name in state.applied if name not in built_on]
+        return sorted(heads[-MAX_PARENTS:])
 
     # -- folding
 
@@ -314,7 +320,8 @@ class Record:
     # -- writing events
 
     def append(self, by: keys.DeviceKey, kind: str, **fields) -> str:
-        """A new event by this device (`by`) after every event it holds, signed, kept."""
+        """A new event by this device (`by`) after the events in effect it holds (`heads`),
+        signed, kept. (`admit`, `remove`, `rotate` and `leave` then check it took effect.)"""
         event = {
             "v": 1,
             "space": self.space,
@@ -325,6 +332,16 @@ class Record:
             **fields,
         }
         return self.add(by.sign(event, EVENT))
+
+    def _in_effect(self, name: str) -> str:
+        """`name`, an event just appended, when the fold applies it; otherwise it is taken
+        back and InputError says why (a command never claims what did not happen)."""
+        state = self.fold()
+        if name not in state.applied:
+            why = state.refused.get(name, "it waits for events this device does not hold")
+            kind = self.events.pop(name)["kind"]
+            raise InputError(f"this {kind} would not take effect ({why}); nothing was written")
+        return name
 
     @staticmethod
     def create(device: keys.DeviceKey, name: str, person: str) -> tuple[Record, bytes]:
@@ -350,8 +367,15 @@ class Record:
         """Admit the device `to` for `person`, the current epoch's key sealed to it."""
         state = self.fold()
         key = self.keys_for(device, state)[state.epoch]
-        return self.append(
-            device, "admit", device=to, person=person, epoch=state.epoch, key=keys.seal_to(to, key)
+        return self._in_effect(
+            self.append(
+                device,
+                "admit",
+                device=to,
+                person=person,
+                epoch=state.epoch,
+                key=keys.seal_to(to, key),
+            )
         )
 
     def remove(self, device: keys.DeviceKey, devices: list[str], upto: dict[str, int]) -> str:
@@ -359,12 +383,14 @@ class Record:
         whose key only the remaining member devices receive."""
         state = self.fold()
         staying = sorted(set(state.members) - set(devices))
-        return self.append(
-            device,
-            "remove",
-            devices=sorted(devices),
-            upto={d: int(upto.get(d, 0)) for d in devices},
-            **self._new_epoch(device, state, staying),
+        return self._in_effect(
+            self.append(
+                device,
+                "remove",
+                devices=sorted(devices),
+                upto={d: int(upto.get(d, 0)) for d in devices},
+                **self._new_epoch(device, state, staying),
+            )
         )
 
     def rotate(self, device: keys.DeviceKey) -> str:
@@ -372,11 +398,11 @@ class Record:
         key reached a device no longer a member: `Members.needs_rotation`)."""
         state = self.fold()
         fresh = self._new_epoch(device, state, sorted(state.members))
-        return self.append(device, "rotate", **fresh)
+        return self._in_effect(self.append(device, "rotate", **fresh))
 
     def leave(self, device: keys.DeviceKey, upto: int) -> str:
         """This device leaves (its lines up to `upto` stay accepted)."""
-        return self.append(device, "leave", upto={device.public: int(upto)})
+        return self._in_effect(self.append(device, "leave", upto={device.public: int(upto)}))
 
     def _new_epoch(self, device: keys.DeviceKey, state: Members, to: list[str]) -> dict:
         key = keys.new_epoch_key()
