@@ -3,11 +3,16 @@ each test here failed on the code before its fix. Real signatures and sealed key
 
 from __future__ import annotations
 
+import json
+import time
+from unittest.mock import patch
+
 import pytest
 
 from app.core.errors import InputError
 from app.core.space import keys
 from app.core.space.membership import EVENT, MAX_PARENTS, Record, event_hash
+from app.core.sync import trust
 
 ALICE, BOB, CAROL, MALLORY = (keys.DeviceKey.new() for _ in range(4))
 
@@ -81,3 +86,82 @@ def test_heads_never_pass_the_cap_and_changes_go_on(space):
     state = space.fold()
     assert rotation in state.applied and state.epoch == rotation
     assert set(state.members) == {ALICE.public, BOB.public, CAROL.public}
+
+
+def chain(record: Record, device: keys.DeviceKey, count: int, first: list[str]) -> list[dict]:
+    """`count` signed events by `device`, each after the one before (the reviewer's flood)."""
+    out, parents = [], first
+    for i in range(count):
+        event = stranger_event(record, device, parents, at=str(i))
+        parents = [event_hash(event)]
+        out.append(event)
+    return out
+
+
+def test_a_strangers_flood_is_dropped_before_the_fold(space):
+    # GIVEN a stranger's chain of 10,000 signed events (3 MB: 10 s and 2.4 GB before)
+    for event in chain(space, MALLORY, 10_000, []):
+        space.add(event)
+    # WHEN the record is folded
+    started = time.monotonic()
+    state = space.fold()
+    # THEN none of them was walked, each is refused, and it took a blink
+    assert space.walked == len(state.applied) + len(state.refused) - 10_000 == 3
+    assert sum(why == "written by a device that is not a member" for why in state.refused.values())
+    assert len(state.refused) == 10_000 and set(state.members) == {
+        ALICE.public,
+        BOB.public,
+        CAROL.public,
+    }
+    assert time.monotonic() - started < 5  # (about 0.05 s; the bound only catches the old way)
+
+
+def test_a_members_long_record_folds_in_linear_time(space):
+    # GIVEN a member's chain of 3,000 events (its ancestors kept per event cost 3000²/2)
+    for event in chain(space, CAROL, 3_000, space.heads()):
+        space.add(event)
+    # WHEN Alice removes Carol (the fold then asks what the removal had seen)
+    started = time.monotonic()
+    space.remove(ALICE, [CAROL.public], {})
+    state = space.fold()
+    # THEN it stands, Carol's events before it stay applied, and it took a blink
+    assert CAROL.public not in state.members and len(state.applied) == 3 + 3_000 + 1
+    assert time.monotonic() - started < 10
+
+
+def test_a_strangers_file_in_the_folder_costs_a_read_and_is_said_once(space, tmp_path):
+    from app.core.space.folder import MEMBERS, SpaceFolder, file_name
+
+    # GIVEN the space's folder with Alice's events and a stranger's file of 10,000 events
+    folder = SpaceFolder(tmp_path / "team")
+    folder.prepare()
+    folder.write_own(ALICE.public, list(space.events.values()))
+    flood = chain(space, MALLORY, 10_000, [])
+    text = "".join(json.dumps(e) + "\n" for e in flood)
+    (tmp_path / "team" / MEMBERS / file_name(MALLORY.public)).write_text(text)
+    # WHEN Bob's device reads it: no signature of the stranger's is even checked
+    bobs = Record(space.space, space.root)
+    checked = []
+    real = trust.verify
+    with patch.object(trust, "verify", lambda *a: checked.append(a) or real(*a)):
+        reading = folder.read(bobs)
+    # THEN one line says it, the members are Alice's three
+    assert len(checked) == 3 and len(bobs.events) == 3
+    assert [p for p in reading.problems if "not a member" in p] == [
+        f"{MEMBERS}/{file_name(MALLORY.public)[:12]}…: 10000 events by a device that is not a "
+        "member, not read"
+    ]
+    assert set(bobs.fold().members) == {ALICE.public, BOB.public, CAROL.public}
+
+
+def test_a_devices_file_is_read_up_to_a_cap(space, tmp_path, monkeypatch):
+    from app.core.space import folder as folder_module
+
+    monkeypatch.setattr(folder_module, "MAX_EVENTS", 2)
+    place = folder_module.SpaceFolder(tmp_path / "team")
+    place.prepare()
+    place.write_own(ALICE.public, list(space.events.values()))
+    bobs = Record(space.space, space.root)
+    reading = place.read(bobs)
+    assert len(bobs.events) == 2
+    assert any("over 2 events: the rest not read" in p for p in reading.problems)

@@ -23,6 +23,7 @@ one's removal stands and the other's is refused.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import secrets
 from dataclasses import dataclass, field
@@ -60,6 +61,7 @@ class Members:
     refused: dict[str, str] = field(default_factory=dict)  # event → why
     waiting: set[str] = field(default_factory=set)  # events whose parents have not arrived
     applied: list[str] = field(default_factory=list)  # events that took effect, in order
+    walked: list[str] = field(default_factory=list)  # events walked (applied or refused)
     seniority: dict[str, int] = field(default_factory=dict)  # device → when admitted
     removals: list[str] = field(default_factory=list)  # remove and leave events applied
     unreached: set[str] = field(default_factory=set)  # epochs the current key does not
@@ -108,13 +110,24 @@ class Record:
         self.space = space  # the space's random id
         self.root = root  # the hash of its create event: another create is not the space
         self.events: dict[str, dict] = {}
+        self.walked = 0  # how many events the last fold walked (strangers' are not)
 
     # -- taking events in
 
     def add(self, event: dict) -> str:
         """Keep an event (from the folder or made here) and return its hash; InputError
-        for one that is malformed, of another space, or not signed by the author it names.
+        for one that is malformed (`check`), or not signed by the author it names.
         Whether its author was a member is the fold's to say (it depends on the others)."""
+        self.check(event)
+        if not trust.verify(event["author"], event, EVENT):
+            raise InputError("an event not signed by the device it names")
+        name = event_hash(event)
+        self.events[name] = event
+        return name
+
+    def check(self, event: object) -> None:
+        """InputError when `event` is not an event of this space of a shape the fold
+        takes (its signature aside: checking it costs more, `add` does)."""
         if not isinstance(event, dict) or event.get("v") != 1:
             raise InputError("not a space event")
         if event.get("space") != self.space:
@@ -126,12 +139,8 @@ class Record:
             raise InputError("an event without its parents")
         if not all(isinstance(p, str) for p in parents):
             raise InputError("an event without its parents")
-        author = event.get("author")
-        if not isinstance(author, str) or not trust.verify(author, event, EVENT):
+        if not isinstance(event.get("author"), str):
             raise InputError("an event not signed by the device it names")
-        name = event_hash(event)
-        self.events[name] = event
-        return name
 
     def candidates(self) -> set[str]:
         """The devices that could ever be members: the creator, and every device admitted
@@ -160,71 +169,118 @@ class Record:
         return {name for name, event in self.events.items() if event["author"] in could}
 
     def heads(self, state: Members | None = None) -> list[str]:
-        """What a new event names as its parents: the events in effect (`Members.applied`)
-        that no other event in effect builds on. Never an event waiting for its parents or
-        refused (a stranger's event naming a parent that never comes would hold back every
-        change made after it), and at most MAX_PARENTS of them, the latest the fold
-        applied (the others are older: what they did is already in effect)."""
+        """What a new event names as its parents: the events the fold walked (arrived with
+        all their parents, from a device that could be a member: applied or refused) that
+        no other walked event builds on. Never an event waiting for its parents or a
+        stranger's (either would hold back every change made after it: review of issue
+        45); a refused event is named (it was seen: a removal refused in the end may
+        stand in a walk before, and what named it is then no event "made apart" from it).
+        At most MAX_PARENTS: the latest the fold walked (the others are older)."""
         state = state or self.fold()
-        built_on = {p for name in state.applied for p in self.events[name]["parents"]}
-        heads = [name for name in state.applied if name not in built_on]
+        built_on = {p for name in state.walked for p in self.events[name]["parents"]}
+        heads = [name for name in state.walked if name not in built_on]
         return sorted(heads[-MAX_PARENTS:])
 
     # -- folding
 
     def fold(self) -> Members:
-        """The members, the current epoch and what was refused, from the events held."""
-        waiting: set[str] = set()
-        changed = True
-        while changed:
-            changed = False
-            for name, event in self.events.items():
-                if name not in waiting and any(
-                    p not in self.events or p in waiting for p in event["parents"]
-                ):
-                    waiting.add(name)
-                    changed = True
-        live = {n: e for n, e in self.events.items() if n not in waiting}
-        before = _ancestors(live)
+        """The members, the current epoch and what was refused, from the events held.
+
+        Linear in the events held, give or take a log (review of issue 45): a stranger's
+        events (`candidates`) are refused before anything else, so a flood of them costs
+        nothing here; what a removal had seen is asked of that removal alone."""
+        could = self.candidates()
+        state_refused = {
+            name: "a create that is not this space's"
+            if event["kind"] == "create"
+            else "written by a device that is not a member"
+            for name, event in self.events.items()
+            if event["author"] not in could
+        }
+        events = {n: e for n, e in self.events.items() if n not in state_refused}
+        children: dict[str, list[str]] = {n: [] for n in events}
+        missing: dict[str, int] = {}
+        for name, event in events.items():
+            parents = set(event["parents"])
+            missing[name] = len(parents)
+            for parent in parents:
+                if parent in children:
+                    children[parent].append(name)
+        arrived = [n for n, count in missing.items() if count == 0]
+        todo, left = list(arrived), dict(missing)
+        while todo:
+            for child in children[todo.pop()]:
+                left[child] -= 1
+                if left[child] == 0:
+                    arrived.append(child)
+                    todo.append(child)
+        live = {n: events[n] for n in arrived}
+        waiting = set(events) - set(live)
+        by_author: dict[str, list[str]] = {}
+        for name, event in live.items():
+            by_author.setdefault(event["author"], []).append(name)
+        seen: dict[str, set[str]] = {}  # removal → the events before or after it
         discarded: set[str] = set()
         while True:
-            state = self._walk(live, discarded)
-            more = {
-                name
-                for removal in state.removals
-                for name, event in live.items()
-                if event["author"] in _leaving(live[removal])
-                and name != removal
-                and name not in before[removal]
-                and removal not in before[name]
-            }
+            state = self._walk(live, children, discarded)
+            more = set()
+            for removal in state.removals:
+                if removal not in seen:
+                    seen[removal] = _related(live, children, removal)
+                for device in _leaving(live[removal]):
+                    more |= {
+                        n
+                        for n in by_author.get(device, [])
+                        if n != removal and n not in seen[removal]
+                    }
             if more <= discarded:
                 break
             discarded |= more
+        state.refused.update(state_refused)
         state.waiting = waiting
         state.unreached = _unreached(state, live)
+        self.walked = len(live)
         return state
 
-    def _walk(self, live: dict[str, dict], discarded: set[str]) -> Members:
+    def _walk(
+        self, live: dict[str, dict], children: dict[str, list[str]], discarded: set[str]
+    ) -> Members:
         state = Members()
-        children: dict[str, list[str]] = {n: [] for n in live}
         missing = {n: len(set(e["parents"])) for n, e in live.items()}
-        for name, event in live.items():
-            for parent in set(event["parents"]):
-                children[parent].append(name)
-        ready = [n for n, count in missing.items() if count == 0]
-        while ready:
-            name = min(ready, key=lambda n: _order(live[n], n, state))
-            ready.remove(name)
-            why = self._apply(state, name, live[name], discarded)
+        heap: list[tuple[tuple, str]] = []
+        ready_by: dict[str, set[str]] = {}  # author → its events ready, not walked yet
+
+        def ready(name: str) -> None:
+            heapq.heappush(heap, (_order(live[name], name, state), name))
+            ready_by.setdefault(live[name]["author"], set()).add(name)
+
+        for name, count in missing.items():
+            if count == 0:
+                ready(name)
+        while heap:
+            key, name = heapq.heappop(heap)
+            if name not in ready_by.get(live[name]["author"], ()):
+                continue  # walked already (an entry pushed again)
+            if key != _order(live[name], name, state):
+                ready(name)  # its author's seniority changed since
+                continue
+            ready_by[live[name]["author"]].discard(name)
+            event = live[name]
+            state.walked.append(name)
+            why = self._apply(state, name, event, discarded)
             if why:
                 state.refused[name] = why
             else:
                 state.applied.append(name)
+                if event["kind"] in ("create", "admit"):
+                    device = event["author"] if event["kind"] == "create" else event["device"]
+                    for other in list(ready_by.get(device, ())):
+                        ready(other)  # now ranked by the seniority just given
             for child in children[name]:
-                missing[child] -= 1
-                if missing[child] == 0:
-                    ready.append(child)
+                if child in missing:  # (not one waiting for another parent)
+                    missing[child] -= 1
+                    if missing[child] == 0:
+                        ready(child)
         return state
 
     def _apply(self, state: Members, name: str, event: dict, discarded: set[str]) -> str:
@@ -468,25 +524,15 @@ def _order(event: dict, name: str, state: Members) -> tuple:
     return (0 if event["kind"] in FIRST else 1, rank, name)
 
 
-def _ancestors(live: dict[str, dict]) -> dict[str, set[str]]:
-    """Each event's ancestors (every event it was made after)."""
-    out: dict[str, set[str]] = {}
-
-    def of(name: str) -> set[str]:
-        stack = [name]
-        while stack:
-            top = stack[-1]
-            if top in out:
-                stack.pop()
-                continue
-            todo = [p for p in live[top]["parents"] if p not in out]
-            if todo:
-                stack.extend(todo)
-                continue
-            out[top] = set().union(*([{p} | out[p] for p in live[top]["parents"]] or [set()]))
-            stack.pop()
-        return out[name]
-
-    for name in live:
-        of(name)
+def _related(live: dict[str, dict], children: dict[str, list[str]], event: str) -> set[str]:
+    """The events made before `event` (its ancestors) or after it (its descendants): what
+    it had seen, or what saw it. (Asked of removals only, so never one set per event.)"""
+    out: set[str] = set()
+    for step in (lambda n: live[n]["parents"], lambda n: children[n]):
+        todo = list(step(event))
+        while todo:
+            name = todo.pop()
+            if name not in out and name in live:
+                out.add(name)
+                todo += step(name)
     return out
