@@ -8,6 +8,8 @@ import time
 from unittest.mock import patch
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.core.errors import InputError
 from app.core.space import keys
@@ -165,3 +167,100 @@ def test_a_devices_file_is_read_up_to_a_cap(space, tmp_path, monkeypatch):
     reading = place.read(bobs)
     assert len(bobs.events) == 2
     assert any("over 2 events: the rest not read" in p for p in reading.problems)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+def well_made(record: Record, kind: str) -> dict:
+    """The fields of a well-made event of each kind (by Carol, a member)."""
+    epoch = record.fold().epoch
+    sealed = keys.seal_to(BOB.public, b"k" * 32)
+    return {
+        "create": {"name": "team", "person": "carol", "keys": {CAROL.public: sealed}},
+        "admit": {"device": MALLORY.public, "person": "m", "epoch": epoch, "key": sealed},
+        "remove": {
+            "devices": [BOB.public],
+            "upto": {BOB.public: 0},
+            "keys": {CAROL.public: sealed},
+            "prev": {},
+        },
+        "rotate": {"keys": {CAROL.public: sealed}, "prev": {epoch: sealed}},
+        "leave": {"upto": {CAROL.public: 3}},
+    }[kind]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    kind=st.sampled_from(["create", "admit", "remove", "rotate", "leave"]),
+    field=st.sampled_from(
+        [
+            "name",
+            "person",
+            "keys",
+            "device",
+            "epoch",
+            "key",
+            "devices",
+            "upto",
+            "prev",
+            "parents",
+            "at",
+        ]
+    ),
+    value=JSON,
+)
+def test_a_members_event_of_the_wrong_shape_is_refused_at_the_door_never_raises(
+    space, kind, field, value
+):
+    # GIVEN an event signed by a member, one field replaced by any JSON at all
+    fields = {**well_made(space, kind), field: value}
+    event = {
+        "v": 1,
+        "space": space.space,
+        "kind": kind,
+        "author": CAROL.public,
+        "parents": space.heads(),
+        "at": "2026-11-29T10:00:00+00:00",
+        **fields,
+    }
+    signed = CAROL.sign(event, EVENT)
+    # WHEN it is added: it is taken or refused (InputError), nothing else
+    record = copy(space)
+    try:
+        record.add(signed)
+    except InputError:
+        return
+    # THEN what is taken folds, heads and opens keys without a fault, on every device
+    state = record.fold()
+    record.heads(state)
+    for device in (ALICE, BOB, CAROL, MALLORY):
+        record.keys_for(device, state)
+
+
+def test_the_reviewers_crashing_leave_is_refused_at_the_door(space):
+    # a member's leave with `keys` a string: every device's keys_for called .get on it
+    event = CAROL.sign(
+        {
+            "v": 1,
+            "space": space.space,
+            "kind": "leave",
+            "author": CAROL.public,
+            "parents": space.heads(),
+            "at": "x",
+            "upto": {CAROL.public: 0},
+            "keys": "not a dict",
+        },
+        EVENT,
+    )
+    with pytest.raises(InputError):
+        space.add(event)
+    assert space.keys_for(ALICE)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import json
+import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -38,6 +39,10 @@ KINDS = ("create", "admit", "remove", "rotate", "leave")
 FIRST = ("remove", "leave")  # ordered ahead of what was made apart from them
 STARTS_EPOCH = ("create", "remove", "rotate")
 MAX_PARENTS = 64
+MAX_DEVICES = 1000  # devices an event names (a team has a few dozen)
+MAX_EPOCHS = 10_000  # earlier epochs' keys an event wraps
+MAX_SEALED = 512  # characters of a key sealed to a device or wrapped (about 110)
+MAX_NAME = 100  # a space's or a person's name (as `mnemo space` takes them)
 
 
 def event_hash(event: dict) -> str:
@@ -137,10 +142,16 @@ class Record:
         parents = event.get("parents")
         if not isinstance(parents, list) or len(parents) > MAX_PARENTS:
             raise InputError("an event without its parents")
-        if not all(isinstance(p, str) for p in parents):
+        if not all(_hash_ok(p) for p in parents):
             raise InputError("an event without its parents")
-        if not isinstance(event.get("author"), str):
+        if not _device_ok(event.get("author")):
             raise InputError("an event not signed by the device it names")
+        for name in REQUIRED[event["kind"]]:
+            if name not in event:
+                raise InputError(f"an event ({event['kind']}) without its {name!r}")
+        for name, (ok, why) in FIELDS.items():
+            if name in event and not ok(event[name]):
+                raise InputError(f"an event ({event['kind']}) with {why}")
 
     def candidates(self) -> set[str]:
         """The devices that could ever be members: the creator, and every device admitted
@@ -350,11 +361,11 @@ class Record:
         held: dict[str, bytes] = {}
         for name in state.applied:
             event = self.events[name]
-            sealed = (
-                event.get("keys", {}).get(device.public)
-                if event["kind"] != "admit"
-                else (event.get("key") if event.get("device") == device.public else None)
-            )
+            if event["kind"] == "admit":
+                sealed = event.get("key") if event.get("device") == device.public else None
+            else:
+                given = event.get("keys") if event["kind"] in STARTS_EPOCH else None
+                sealed = given.get(device.public) if isinstance(given, dict) else None
             if isinstance(sealed, str):
                 epoch = event["epoch"] if event["kind"] == "admit" else name
                 try:
@@ -466,6 +477,89 @@ class Record:
             "keys": {d: keys.seal_to(d, key) for d in to},
             "prev": keys.wrap(key, self.keys_for(device, state)),
         }
+
+
+# ---- what an event's fields may hold, checked at the door (`Record.check`) -----------------
+
+_HASH = re.compile(r"[0-9a-f]{64}")
+
+
+def _hash_ok(value: object) -> bool:
+    return isinstance(value, str) and _HASH.fullmatch(value) is not None
+
+
+def _device_ok(value: object) -> bool:
+    """A device id: the base64 of 32 bytes."""
+    if not isinstance(value, str) or len(value) != 44:
+        return False
+    try:
+        return len(keys.unb64(value)) == 32
+    except InputError:
+        return False
+
+
+def _sealed_ok(value: object) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= MAX_SEALED
+
+
+def _count_ok(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
+
+
+def name_ok(value: object) -> bool:
+    """A space's or a person's name: a string of at most 100 characters."""
+    return isinstance(value, str) and 0 < len(value) <= MAX_NAME
+
+
+def _map_ok(value: object, key, item, most: int) -> bool:
+    return (
+        isinstance(value, dict)
+        and len(value) <= most
+        and all(key(k) and item(v) for k, v in value.items())
+    )
+
+
+def _devices_ok(value: object) -> bool:
+    return (
+        isinstance(value, list)
+        and 0 < len(value) <= MAX_DEVICES
+        and all(_device_ok(d) for d in value)
+        and len(set(value)) == len(value)
+    )
+
+
+REQUIRED = {
+    "create": ("name", "person", "keys"),
+    "admit": ("device", "person", "epoch", "key"),
+    "remove": ("devices", "upto", "keys"),
+    "rotate": ("keys",),
+    "leave": ("upto",),
+}
+FIELDS = {  # a field, wherever it is: what it must be, and what is said when it is not
+    "at": (lambda v: isinstance(v, str) and len(v) <= 64, "a time that is not one"),
+    "sig": (lambda v: isinstance(v, str) and len(v) <= 200, "a signature that is not one"),
+    "name": (name_ok, f"a name that is not one of at most {MAX_NAME} characters"),
+    "person": (
+        name_ok,
+        f"a person's name that is not one of at most {MAX_NAME} characters",
+    ),
+    "device": (_device_ok, "a device that is not a device id"),
+    "epoch": (_hash_ok, "an epoch that is not an event's hash"),
+    "key": (_sealed_ok, "a sealed key that is not one"),
+    "devices": (_devices_ok, f"devices that are not 1 to {MAX_DEVICES} device ids"),
+    "upto": (
+        lambda v: _map_ok(v, _device_ok, _count_ok, MAX_DEVICES),
+        "line numbers that are not one per device",
+    ),
+    "keys": (
+        lambda v: _map_ok(v, _device_ok, _sealed_ok, MAX_DEVICES),
+        "keys that are not one sealed key per device",
+    ),
+    "prev": (
+        lambda v: _map_ok(v, _hash_ok, _sealed_ok, MAX_EPOCHS),
+        "earlier keys that are not one per epoch",
+    ),
+}
 
 
 def _epoch_problem(event: dict) -> str:
