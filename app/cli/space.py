@@ -28,6 +28,15 @@ def _invitation(text: str) -> str:
     return text
 
 
+def _shown(text: object) -> str:
+    """Text from the space's folder (other people's devices), safe for a terminal: every
+    character that is not printable (an escape sequence, a newline that would start a fake
+    line) shown as its escape."""
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text)
+    )
+
+
 def id_(args: Namespace) -> int:
     """mnemo space id"""
     print(_engine().spaces.id())
@@ -46,7 +55,7 @@ def list_(args: Namespace) -> int:
             "an invitation: mnemo space join INVITATION FOLDER)."
         )
     for space in listed:
-        print(f"{space['name']} ({space['id']}): {space['folder']}")
+        print(f"{_shown(space['name'])} ({space['id']}): {_shown(space['folder'])}")
     return 0
 
 
@@ -78,11 +87,12 @@ def invite(args: Namespace) -> int:
 def join(args: Namespace) -> int:
     """mnemo space join INVITATION FOLDER"""
     state = _engine().spaces.join(_invitation(args.invitation), Path(args.folder))
-    print(f"Joined the space {state['name']!r} through {state['folder']}.")
+    print(f"Joined the space {_shown(state['name'])!r} through {_shown(state['folder'])}.")
     if not state["member"]:
         print(
             "The members' events that admit this device have not arrived in the folder yet "
-            f"(share it with them); `mnemo space members {state['name']}` says when they have."
+            f"(share it with them); `mnemo space members {_shown(state['name'])}` says when they "
+            "have."
         )
     else:
         _print_members(state)
@@ -95,19 +105,19 @@ def members(args: Namespace) -> int:
     if args.json:
         print(json.dumps(state, indent=1))
         return 0
-    print(f"Space {state['name']!r} ({state['id']}), folder {state['folder']}")
+    print(f"Space {_shown(state['name'])!r} ({state['id']}), folder {_shown(state['folder'])}")
     _print_members(state)
     return 0
 
 
 def _print_members(state: dict) -> None:
     for person in state["persons"]:
-        print(f"  {person['person']}")
+        print(f"  {_shown(person['person'])}")
         for device in person["devices"]:
             print(f"    {device['id']}" + ("  (this device)" if device["this"] else ""))
     for device in state["removed"]:
         this = " (this device)" if device["id"] == state["this_device"] else ""
-        print(f"  removed or left: {device['person']} {device['id']}{this}")
+        print(f"  removed or left: {_shown(device['person'])} {device['id']}{this}")
     if state["epoch"]:
         print(f"Epoch {state['epochs']} ({state['epoch'][:12]})")
     if not state["member"]:
@@ -122,16 +132,16 @@ def _print_members(state: dict) -> None:
     if state["waiting"]:
         print(f"Events waiting for the events they follow: {state['waiting']}")
     for refused in state["refused"]:
-        print(f"Refused: an event by {refused['author']}: {refused['why']}")
+        print(f"Refused: an event by {_shown(refused['author'])}: {_shown(refused['why'])}")
     for problem in state["problems"]:
-        print(f"Skipped: {problem}")
+        print(f"Skipped: {_shown(problem)}")
 
 
 def remove(args: Namespace) -> int:
     """mnemo space remove NAME MEMBER"""
     removed = _engine().spaces.remove(args.name, args.member)
     for device in removed["devices"]:
-        print(f"Removed {device['person']} ({device['id']}) from {args.name!r}.")
+        print(f"Removed {_shown(device['person'])} ({device['id']}) from {args.name!r}.")
     print(
         "The space's key was changed: what they already had stays theirs (their copy of the "
         "folder, what they read), and they read nothing written after."

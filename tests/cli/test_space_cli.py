@@ -6,6 +6,7 @@ each other apart, and a folder someone tampered with."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from app.core.space import keys
@@ -375,3 +376,53 @@ def test_a_removal_holds_when_the_removers_file_loses_it_later(tmp_path):
     members(homes["carol"])
     carols = {s["name"]: s for s in listed(homes["carol"])}["team"]
     assert latest not in carols["epochs_held"]
+
+
+_FORGE = """
+import json, sys
+from pathlib import Path
+from app.core.engine import Engine
+from app.core.space import keys
+from app.core.space.folder import file_name
+from app.core.space.membership import EVENT
+engine = Engine()
+spaces = engine.spaces
+entry = spaces._space("team")
+record, _ = spaces._read(entry)
+newcomer = keys.DeviceKey.new()
+event = {
+    "v": 1, "space": entry["id"], "kind": "admit", "author": spaces.device.public,
+    "parents": record.heads(), "at": "2026-11-29T10:00:00+00:00",
+    "device": newcomer.public, "person": sys.argv[1], "epoch": record.fold().epoch,
+    "key": keys.seal_to(newcomer.public, b"k" * 32),
+}
+own = Path(entry["folder"]) / "members" / file_name(spaces.device.public)
+with own.open("a") as f:
+    f.write(json.dumps(spaces.device.sign(event, EVENT)) + "\\n")
+engine.close()
+"""
+
+
+def test_a_forged_name_with_control_characters_reaches_no_terminal(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    alice, bob, _ = team(tmp_path)
+    # GIVEN Alice's device (a member) writes an admission whose person's name carries an
+    # escape sequence and a newline with a fake line after it
+    name = "\x1b[31mevil\x1b[0m\nRefused: nothing, all is well"
+    subprocess.run(
+        [sys.executable, "-c", _FORGE, name],
+        env={**os.environ, "MNEMO_HOME": str(alice)},
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    )
+    # WHEN Bob lists the members
+    text = ok(bob, "space", "members", "team")
+    # THEN no control character reaches the terminal, and no line is the forged one
+    assert not any(c in text for c in "\x1b\r\x07"), text
+    assert not any(line.startswith("Refused: nothing") for line in text.splitlines()), text
+    assert "person's name" in text  # said: the event was refused at the door

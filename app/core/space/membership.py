@@ -507,8 +507,15 @@ def _count_ok(value: object) -> bool:
 
 
 def name_ok(value: object) -> bool:
-    """A space's or a person's name: a string of at most 100 characters."""
-    return isinstance(value, str) and 0 < len(value) <= MAX_NAME
+    """A space's or a person's name as `mnemo space` takes them: one line of at most 100
+    printable characters, spaces single, none at either end (names come from other
+    devices and reach a terminal: review of issue 45)."""
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= MAX_NAME
+        and value.isprintable()
+        and value == " ".join(value.split())
+    )
 
 
 def _map_ok(value: object, key, item, most: int) -> bool:
@@ -538,10 +545,10 @@ REQUIRED = {
 FIELDS = {  # a field, wherever it is: what it must be, and what is said when it is not
     "at": (lambda v: isinstance(v, str) and len(v) <= 64, "a time that is not one"),
     "sig": (lambda v: isinstance(v, str) and len(v) <= 200, "a signature that is not one"),
-    "name": (name_ok, f"a name that is not one of at most {MAX_NAME} characters"),
+    "name": (name_ok, f"a name that is not one line of at most {MAX_NAME} printable characters"),
     "person": (
         name_ok,
-        f"a person's name that is not one of at most {MAX_NAME} characters",
+        f"a person's name that is not one line of at most {MAX_NAME} printable characters",
     ),
     "device": (_device_ok, "a device that is not a device id"),
     "epoch": (_hash_ok, "an epoch that is not an event's hash"),
