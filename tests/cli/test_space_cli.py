@@ -426,3 +426,36 @@ def test_a_forged_name_with_control_characters_reaches_no_terminal(tmp_path):
     assert not any(c in text for c in "\x1b\r\x07"), text
     assert not any(line.startswith("Refused: nothing") for line in text.splitlines()), text
     assert "person's name" in text  # said: the event was refused at the door
+
+
+def test_two_commands_at_once_on_one_home_both_land(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    people = ("alice", "b1", "c1", "b2", "c2", "b3", "c3")
+    homes, folder = team_of(tmp_path, *people)
+    env = {**os.environ, "MNEMO_HOME": str(homes["alice"])}
+    for one, other in (("b1", "c1"), ("b2", "c2"), ("b3", "c3")):
+        # WHEN Alice removes two members at once, from two terminals
+        running = [
+            subprocess.Popen(
+                [sys.executable, "-m", "app", "space", "remove", "team", person],
+                env=env,
+                cwd=REPO,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for person in (one, other)
+        ]
+        for process in running:
+            _, err = process.communicate(timeout=120)
+            assert process.returncode == 0, err.decode()
+        # THEN both removals are in her record and her file, on her device and Bob's
+        for home in (homes["alice"], homes["c3"] if one != "b3" else homes["alice"]):
+            state = members(home)
+            assert one not in [p["person"] for p in state["persons"]], state
+            assert other not in [p["person"] for p in state["persons"]], state
+    text = own_file(folder, homes["alice"]).read_text()
+    assert sum('"kind": "remove"' in line for line in text.splitlines()) == 6

@@ -22,6 +22,7 @@ from pathlib import Path
 from app.core.errors import InputError
 from app.core.space import keys
 from app.core.space.folder import Reading, SpaceFolder
+from app.core.space.lock import one_at_a_time
 from app.core.space.membership import Members, Record, event_hash
 from app.core.storage.db import Database
 from app.core.sync.state import Identity
@@ -90,6 +91,7 @@ class Spaces:
             for entry in sorted(self._load().values(), key=lambda e: e["name"])
         ]
 
+    @one_at_a_time
     def create(self, name: str, folder: Path, person: str | None = None) -> dict:
         """A new space in `folder` (made if missing) with this device as its first member,
         for `person` (the user's login name unless given); its members."""
@@ -112,6 +114,7 @@ class Spaces:
         self._wrote(entry, record, record.root)
         return self.members(name)
 
+    @one_at_a_time
     def invite(self, name: str, to: str, person: str | None = None) -> tuple[str, str]:
         """Admit the device `to` for `person` (the record's `admit`, in the folder) and the
         invitation sealed to it, to pass on; and the person's name used."""
@@ -147,6 +150,7 @@ class Spaces:
         self._wrote(entry, record, admit)
         return invitation, person
 
+    @one_at_a_time
     def join(self, text: str, folder: Path) -> dict:
         """Join the space an invitation sealed to this device names, through `folder` (the
         members' shared folder: made if missing); its members, as far as they arrived.
@@ -176,6 +180,7 @@ class Spaces:
         self._save(entry)
         return self.members(name)
 
+    @one_at_a_time
     def members(self, name: str) -> dict:
         """Who is in the space as its folder says now: each person's devices (which is this
         one), who was removed or left, the epoch, and what the fold said: a rotation due,
@@ -213,6 +218,7 @@ class Spaces:
             "heads": record.heads(),
         }
 
+    @one_at_a_time
     def remove(self, name: str, member: str) -> dict:
         """Remove a member (a person's name: all their devices; or a device id) and start a
         new epoch whose key only the members who stay receive; the devices removed."""
@@ -241,6 +247,7 @@ class Spaces:
         persons = _persons(record, state)
         return {"devices": [{"id": d, "person": persons.get(d, "")} for d in devices]}
 
+    @one_at_a_time
     def leave(self, name: str) -> bool:
         """This device leaves the space (a `leave` event, when it is still a member) and
         forgets it; the folder is left as it is. Whether it was a member still."""
