@@ -49,7 +49,7 @@ def snapshot(*places: Path) -> dict[str, bytes]:
     for place in places:
         if place.exists():
             for path in sorted(place.rglob("*")):
-                if path.is_file():
+                if path.is_file() and not path.name.endswith(".spaces-lock"):  # (a lock)
                     out[str(path)] = path.read_bytes()
     return out
 
@@ -459,3 +459,19 @@ def test_two_commands_at_once_on_one_home_both_land(tmp_path):
             assert other not in [p["person"] for p in state["persons"]], state
     text = own_file(folder, homes["alice"]).read_text()
     assert sum('"kind": "remove"' in line for line in text.splitlines()) == 6
+
+
+def test_a_strangers_invitation_with_a_bad_head_is_one_line_and_nothing_saved(tmp_path):
+    bob, folder = tmp_path / "bob", tmp_path / "shared"
+    stranger = keys.DeviceKey.new()
+    invitation = keys.make_invitation(
+        stranger,
+        device_id(bob),
+        {"id": "a" * 32, "name": "team", "root": "b" * 64},
+        "c" * 64,
+        b"k" * 32,
+        [["x"]],
+    )
+    err = one_line_error(mnemo(bob, "space", "join", invitation, str(folder)))
+    assert "invitation" in err
+    assert listed(bob) == [] and not folder.exists()

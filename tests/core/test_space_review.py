@@ -264,3 +264,42 @@ def test_the_reviewers_crashing_leave_is_refused_at_the_door(space):
     with pytest.raises(InputError):
         space.add(event)
     assert space.keys_for(ALICE)
+
+
+def invitation_with(**changed) -> str:
+    """An invitation to Bob from a stranger (signed, sealed to Bob), fields changed."""
+    body = {"id": "a" * 32, "name": "team", "root": "b" * 64}
+    space = {k: changed.pop(k, v) for k, v in body.items()}
+    return keys.make_invitation(
+        MALLORY,
+        BOB.public,
+        space,
+        changed.pop("epoch", "c" * 64),
+        changed.pop("key", b"k" * 32),
+        changed.pop("head", ["d" * 64]),
+    )
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"head": [["x"]]},
+        {"head": [{"x": 1}]},
+        {"head": ["not a hash"]},
+        {"head": ["d" * 64] * (MAX_PARENTS + 1)},
+        {"id": "not hex"},
+        {"root": "R" * 64},
+        {"epoch": "short"},
+        {"key": b"short"},
+        {"name": "two\nlines"},
+        {"name": "x" * 101},
+    ],
+)
+def test_an_invitation_of_the_wrong_shape_is_refused_whole(changed):
+    with pytest.raises(InputError, match="an invitation"):
+        keys.open_invitation(BOB, invitation_with(**changed))
+
+
+def test_a_well_made_invitation_opens():
+    opened = keys.open_invitation(BOB, invitation_with())
+    assert opened["space"] == "a" * 32 and opened["head"] == ["d" * 64]

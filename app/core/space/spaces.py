@@ -178,7 +178,11 @@ class Spaces:
             "head": opened["head"],
         }
         self._save(entry)
-        return self.members(name)
+        try:
+            return self.members(name)
+        except Exception:  # kept only once everything succeeded (review of issue 45)
+            _forget(self, entry["id"])
+            raise
 
     @one_at_a_time
     def members(self, name: str) -> dict:
@@ -388,3 +392,10 @@ def _remember(spaces: Spaces, entry: dict, record: Record) -> None:
     if new:
         entry["seen"] = seen + new
         spaces._save(entry)
+
+
+def _forget(spaces: Spaces, space: str) -> None:
+    """This device's entry for a space, dropped (a join that did not go through)."""
+    kept = spaces._load()
+    kept.pop(space, None)
+    spaces._store(kept)
