@@ -10,6 +10,7 @@ own, sealed with the space's key and signed line by line by member devices.
 - `spaces.py`: the spaces this device is in (`engine.spaces`, `mnemo space ...`): create,
   invite, join, members, remove, leave; this device's key is sync's signing key, and its
   spaces and epoch keys are kept in its database.
+- `lock.py`: one command at a time on a device's spaces (a `flock` beside the database).
 
 ADR 0026. The CLI uses them for membership; sharing memories in a space (the sync pass
 sealing its lines) and the app's Settings → Spaces build on them next.
