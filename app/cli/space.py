@@ -4,6 +4,8 @@ ADR 0026): team spaces' people and invitations. Sharing memories in a space come
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from argparse import Namespace
 from pathlib import Path
 
@@ -13,12 +15,18 @@ from app.core import paths
 from app.core.errors import InputError
 
 _INVITATION_BYTES = 64 * 1024  # an invitation is about 1,000 characters
+_STDIN_BYTES = 1024 * 1024  # what `join -` reads of standard input at most
 
 
 def _invitation(text: str) -> str:
     """The invitation given: its text, `-` (standard input) or a file holding it."""
     if text == "-":
-        return _read_stdin()
+        if sys.stdin is None or sys.stdin.isatty():
+            return _read_stdin()  # (says what is missing)
+        data = sys.stdin.buffer.read(_STDIN_BYTES + 1)
+        if len(data) > _STDIN_BYTES:
+            raise InputError("the invitation on standard input is too long (over 1 MB): not one")
+        return data.decode("utf-8", errors="replace")
     if not text.strip().startswith("mnemo-invite:") and Path(text).expanduser().is_file():
         try:
             data = paths.read_regular(Path(text).expanduser())[:_INVITATION_BYTES]
@@ -65,7 +73,8 @@ def create(args: Namespace) -> int:
     print(
         f"Space {state['name']!r} made in {state['folder']}, with you "
         f"({state['persons'][0]['person']}) as its only member. Share the folder with your "
-        f"team (Syncthing, say), then invite each device: mnemo space invite {args.name} ID "
+        f"team (Syncthing, say), then invite each device: mnemo space invite "
+        f"{_shown(shlex.quote(state['name']))} ID "
         "(its `mnemo space id`)."
     )
     return 0
@@ -152,6 +161,13 @@ def remove(args: Namespace) -> int:
 def leave(args: Namespace) -> int:
     """mnemo space leave NAME"""
     was_member = _engine().spaces.leave(args.name)
+    if was_member is None:
+        print(
+            f"This device left {args.name!r} here; its folder is missing or unreadable, so "
+            "the members could not be told: it stays on their list until one removes it "
+            "(mnemo space remove NAME ID)."
+        )
+        return 0
     print(
         f"This device left {args.name!r}"
         + ("" if was_member else " (it was no longer a member)")

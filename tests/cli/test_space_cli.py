@@ -475,3 +475,50 @@ def test_a_strangers_invitation_with_a_bad_head_is_one_line_and_nothing_saved(tm
     err = one_line_error(mnemo(bob, "space", "join", invitation, str(folder)))
     assert "invitation" in err
     assert listed(bob) == [] and not folder.exists()
+
+
+def test_leaving_a_space_whose_folder_is_gone_forgets_it_here(tmp_path):
+    import shutil
+
+    alice, bob, folder = team(tmp_path)
+    shutil.rmtree(folder)
+    said = ok(bob, "space", "leave", "team")
+    assert "could not be told" in said
+    assert listed(bob) == []
+
+
+def test_a_huge_mark_or_stdin_is_read_only_so_far(tmp_path):
+    from app.core.space import folder as folder_module
+
+    place = tmp_path / "space"
+    place.mkdir()
+    (place / "mnemo-space.json").write_bytes(b'{"id": "' + b"a" * (2 << 20) + b'"}')
+    assert folder_module.SpaceFolder(place).mark() is None
+    bob = tmp_path / "bob"
+    err = one_line_error(
+        mnemo(
+            bob,
+            "space",
+            "join",
+            "-",
+            str(tmp_path / "j"),
+            input=b"mnemo-invite:" + b"A" * (2 << 20),
+        )
+    )
+    assert "too long" in err and not (tmp_path / "j").exists()
+
+
+def test_a_cut_invitation_is_said_damaged_not_for_another_device(tmp_path):
+    alice, bob = tmp_path / "alice", tmp_path / "bob"
+    ok(alice, "space", "create", "team", str(tmp_path / "shared"), "--person", "alice")
+    invitation = ok(alice, "space", "invite", "team", device_id(bob)).strip()
+    for cut in (invitation[:30], invitation[:-1] + "!", "mnemo-invite:" + "A" * 20):
+        err = one_line_error(mnemo(bob, "space", "join", cut, str(tmp_path / "j")))
+        assert "damaged" in err, (cut, err)
+    assert listed(bob) == []
+
+
+def test_the_invite_hint_after_create_names_the_space_as_kept(tmp_path):
+    home = tmp_path / "home"
+    said = ok(home, "space", "create", "  my   team ", str(tmp_path / "shared"), "--person", "a")
+    assert "mnemo space invite 'my team' ID" in said or "mnemo space invite my team ID" in said

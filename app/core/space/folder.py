@@ -27,6 +27,7 @@ from app.core.space.membership import Record, event_hash
 MARK = "mnemo-space.json"
 MEMBERS = "members"
 MAX_FILE_BYTES = 16 * 1024 * 1024  # a team's record is a few hundred events of a few KB
+MAX_MARK_BYTES = 64 * 1024
 MAX_EVENTS = 20_000  # events read of one file (a device's own record: a few dozen)
 _FILE = re.compile(r"([0-9a-f]{64})(\.sync-conflict-[^/]*)?\.jsonl")
 
@@ -102,7 +103,11 @@ class SpaceFolder:
         if path.is_symlink() or not path.is_file():
             return None
         try:
-            mark = json.loads(paths.read_regular(path).decode("utf-8"))
+            with paths.open_regular(path) as f:
+                data = f.read(MAX_MARK_BYTES + 1)
+            if len(data) > MAX_MARK_BYTES:
+                return None  # (a mark is 150 bytes; one planted huge is not read)
+            mark = json.loads(data.decode("utf-8"))
         except (OSError, ValueError, RecursionError):
             return None
         return mark if isinstance(mark, dict) else None

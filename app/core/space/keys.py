@@ -37,6 +37,7 @@ WRAP = b"mnemo space wrap\0"
 INVITATION = b"mnemo space invitation\0"  # the inviter's signature's domain
 PREFIX = "mnemo-invite:"
 VALID_FOR = timedelta(days=7)
+SEALED_MIN = 32 + 16 + 60  # a sealed box's key and tag, and the least a signed body takes
 
 
 def b64(data: bytes) -> str:
@@ -213,10 +214,13 @@ def open_invitation(device: DeviceKey, text: str, at: datetime | None = None) ->
     if not text.startswith(PREFIX):
         raise InputError("not a Mnemo invitation")
     data = text[len(PREFIX) :]
+    damaged = "a damaged invitation (cut short or changed on the way: copy it whole)"
     try:
-        sealed = base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
+        sealed = base64.b64decode(data + "=" * (-len(data) % 4), altchars=b"-_", validate=True)
     except (ValueError, TypeError) as e:
-        raise InputError("not a Mnemo invitation") from e
+        raise InputError(damaged) from e
+    if len(sealed) < SEALED_MIN:
+        raise InputError(damaged)
     opened = device.open_sealed(b64(sealed))
     try:
         body = json.loads(opened)

@@ -252,11 +252,17 @@ class Spaces:
         return {"devices": [{"id": d, "person": persons.get(d, "")} for d in devices]}
 
     @one_at_a_time
-    def leave(self, name: str) -> bool:
+    def leave(self, name: str) -> bool | None:
         """This device leaves the space (a `leave` event, when it is still a member) and
-        forgets it; the folder is left as it is. Whether it was a member still."""
+        forgets it; the folder is left as it is. Whether it was a member still (None: the
+        folder is gone or unreadable, so it could not be told; forgotten here all the
+        same)."""
         entry = self._space(name)
-        record, _ = self._read(entry)
+        try:
+            record, _ = self._read(entry)
+        except InputError:
+            _forget(self, entry["id"])
+            return None
         member = self.device.public in record.fold().members
         if member:
             self._wrote(entry, record, record.leave(self.device, 0))  # (0: as in `remove`)
@@ -359,8 +365,9 @@ def _unopened(why: str) -> str:
     """What a person is told of an invitation this device cannot use."""
     if why in ("not sealed to this device", "an invitation addressed to another device"):
         return (
-            "this invitation is not for this device: it was sealed to another device's id "
-            "(ask for one made for the id `mnemo space id` prints here); nothing was written"
+            "this invitation is not for this device: it was sealed to another device's id, "
+            "or damaged on the way (ask for one made for the id `mnemo space id` prints "
+            "here); nothing was written"
         )
     return f"cannot use this invitation: {why}; nothing was written"
 
