@@ -140,8 +140,13 @@ def _print_members(state: dict) -> None:
         print("A new key is due: the next member to change the space makes it.")
     if state["waiting"]:
         print(f"Events waiting for the events they follow: {state['waiting']}")
-    for refused in state["refused"]:
-        print(f"Refused: an event by {_shown(refused['author'])}: {_shown(refused['why'])}")
+    refused: dict[tuple[str, str], int] = {}  # (author, why) → events: said once each
+    for event in state["refused"]:
+        key = (event["author"], event["why"])
+        refused[key] = refused.get(key, 0) + 1
+    for (author, why), count in refused.items():
+        events = f"{count} events" if count > 1 else "an event"
+        print(f"Refused: {events} by {_shown(author)}: {_shown(why)}")
     for problem in state["problems"]:
         print(f"Skipped: {_shown(problem)}")
 

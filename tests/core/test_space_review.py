@@ -108,7 +108,7 @@ def test_a_strangers_flood_is_dropped_before_the_fold(space):
     started = time.monotonic()
     state = space.fold()
     # THEN none of them was walked, each is refused, and it took a blink
-    assert space.walked == len(state.applied) + len(state.refused) - 10_000 == 3
+    assert space.walk_size == len(state.applied) + len(state.refused) - 10_000 == 3
     assert sum(why == "written by a device that is not a member" for why in state.refused.values())
     assert len(state.refused) == 10_000 and set(state.members) == {
         ALICE.public,
@@ -303,3 +303,24 @@ def test_an_invitation_of_the_wrong_shape_is_refused_whole(changed):
 def test_a_well_made_invitation_opens():
     opened = keys.open_invitation(BOB, invitation_with())
     assert opened["space"] == "a" * 32 and opened["head"] == ["d" * 64]
+
+
+def test_events_this_device_kept_are_not_verified_again(space, tmp_path):
+    from app.core.space.folder import SpaceFolder
+
+    # GIVEN Carol's many events in her file, which Bob's device kept when it first read them
+    folder = SpaceFolder(tmp_path / "team")
+    folder.prepare()
+    folder.write_own(ALICE.public, [e for e in space.events.values()])
+    carols = chain(space, CAROL, 500, space.heads())
+    folder.write_own(CAROL.public, carols)
+    kept = list(space.events.values()) + carols
+    # WHEN Bob's device reads the folder again
+    bobs = Record(space.space, space.root)
+    checked = []
+    real = trust.verify
+    with patch.object(trust, "verify", lambda *a: checked.append(a) or real(*a)):
+        reading = folder.read(bobs, kept)
+    # THEN no signature is checked twice, and nothing was lost
+    assert checked == [] and len(bobs.events) == 503
+    assert not reading.problems

@@ -114,22 +114,25 @@ class SpaceFolder:
 
     # ---- reading -------------------------------------------------------------------
     def read(self, record: Record, kept: list[dict] = ()) -> Reading:
-        """Every device's events added to `record`, then `kept` (the others' events this
-        device saw before: a device's record only grows, so a member's file that lost
-        events, truncated or put back by someone who can write the folder, undoes
-        nothing; the loss is said, once a file); what was skipped, said once a line.
-        InputError when the folder itself is missing or unreadable."""
+        """`kept` (the others' events this device saw before, from its own database) and
+        every device's events from the folder, added to `record`: a device's record only
+        grows, so a member's file that lost events, truncated or put back by someone who
+        can write the folder, undoes nothing; the loss is said, once a file. What was
+        skipped is said once a line. InputError when the folder itself is missing or
+        unreadable."""
         out = Reading()
+        had: dict[str, str] = {}  # event → its author, for those kept
+        for event in kept:
+            try:
+                had[record.keep(event)] = event["author"]
+            except InputError:
+                continue  # (kept after its checks: cannot happen, and costs nothing)
         found_here: set[str] = set()
         self._read_files(record, out, found_here)
         lost: dict[str, int] = {}
-        for event in kept:
-            try:
-                name = record.add(event)
-            except InputError:
-                continue  # (kept after its checks: cannot happen, and costs nothing)
+        for name, author in had.items():
             if name not in found_here:
-                lost[event["author"]] = lost.get(event["author"], 0) + 1
+                lost[author] = lost.get(author, 0) + 1
         for author, count in sorted(lost.items()):
             out.problems.append(
                 f"{MEMBERS}/{file_name(author)[:12]}…: file lost events this device had: kept "
@@ -225,6 +228,10 @@ def _admitted(
 
     def take(lines: list[tuple[str, int, dict]]) -> None:
         for shown, number, event in lines:
+            name = event_hash(event)
+            if name in record.events:  # the same bytes as one held: signed already
+                found_here.add(name)
+                continue
             try:
                 found_here.add(record.add(event))
             except InputError as exc:

@@ -115,7 +115,7 @@ class Record:
         self.space = space  # the space's random id
         self.root = root  # the hash of its create event: another create is not the space
         self.events: dict[str, dict] = {}
-        self.walked = 0  # how many events the last fold walked (strangers' are not)
+        self.walk_size = 0  # how many events the last fold walked (strangers' are not)
 
     # -- taking events in
 
@@ -126,6 +126,15 @@ class Record:
         self.check(event)
         if not trust.verify(event["author"], event, EVENT):
             raise InputError("an event not signed by the device it names")
+        name = event_hash(event)
+        self.events[name] = event
+        return name
+
+    def keep(self, event: dict) -> str:
+        """Keep an event this device checked before (its own, or another's it saw: from its
+        own database, not the folder), its shape checked again but not its signature;
+        its hash."""
+        self.check(event)
         name = event_hash(event)
         self.events[name] = event
         return name
@@ -250,7 +259,7 @@ class Record:
         state.refused.update(state_refused)
         state.waiting = waiting
         state.unreached = _unreached(state, live)
-        self.walked = len(live)
+        self.walk_size = len(live)
         return state
 
     def _walk(

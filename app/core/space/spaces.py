@@ -391,10 +391,11 @@ def _remember(spaces: Spaces, entry: dict, record: Record) -> None:
     me = spaces.device.public
     seen = entry.get("seen", [])
     known = {event_hash(e) for e in seen} | {event_hash(e) for e in entry["events"]}
+    worth = record.worth_keeping()
     new = [
         event
         for name, event in record.events.items()
-        if name not in known and event["author"] != me and name in record.worth_keeping()
+        if name not in known and event["author"] != me and name in worth
     ]
     if new:
         entry["seen"] = seen + new
