@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from app import local_socket
-from app.agents import events, hook, rules
+from app.agents import events, hook, meaning, rules
 from app.core import paths
 from app.core.errors import MnemoError, SecretError
 from app.core.runner import INTERACTIVE, Runner
@@ -196,7 +196,7 @@ def _captures(engine, event: str, data: dict, agent: str, commands: rules.Comman
         return
     if event == "prompt":
         prompt = data.get("prompt") if isinstance(data.get("prompt"), str) else ""
-        for statement in rules.statements(prompt):
+        for statement in meaning.statements(prompt, engine.embedder):
             _capture(engine, statement, agent, data, prompt)
     elif event == "tool":
         call = events.shell_call(data)

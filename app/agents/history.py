@@ -4,9 +4,10 @@ AGENTS.md, GEMINI.md, Cursor rules) and the person's own words in their past ses
 
 No LLM and no network: a memory file's items are lasting by what the file is (each bullet, or
 each sentence of a paragraph, outside code and headings); a transcript's prompts go through
-the capture rules (`rules.statements`), after what the agent injected into them is cut
-(`events.own_words`). Formats read (2026-11): Claude Code `~/.claude/projects/*/*.jsonl`
-(`{"type": "user", "message": {"content": …}, "cwd", "sessionId", "timestamp"}`); Codex
+the capture rules and, with the model, capture by meaning (`meaning.statements`), after what
+the agent injected into them is cut (`events.own_words`). Formats read (2026-11): Claude
+Code `~/.claude/projects/*/*.jsonl` (`{"type": "user", "message": {"content": …}, "cwd",
+"sessionId", "timestamp"}`); Codex
 `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl` (`session_meta`, then `event_msg` lines:
 `user_message`, or since 0.169 `item_completed` with a `UserMessage` item); Gemini CLI
 `~/.gemini/tmp/*/chats/session-*.jsonl` (a header line, then messages
@@ -23,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.agents import events, rules
+from app.agents import events, meaning, rules
 
 MAX_FILE = 64 * 1024 * 1024  # a transcript larger than this is not read (said, not guessed)
 MAX_LINE = 4 * 1024 * 1024  # a line of a transcript (a pasted file); longer is skipped
@@ -93,8 +94,9 @@ class Skipped(Exception):
     """A file that cannot be read as what it should be (the reason, in one line)."""
 
 
-def read(source: Source) -> tuple[list[Said], int]:
-    """The statements of one source, and how many of its lines were skipped as unreadable.
+def read(source: Source, model=None) -> tuple[list[Said], int]:
+    """The statements of one source, and how many of its lines were skipped as unreadable
+    (`model`: the embedding model capture by meaning uses, or None for the rules alone).
     Skipped when the whole file cannot be read."""
     try:
         size = source.path.stat().st_size
@@ -108,7 +110,7 @@ def read(source: Source) -> tuple[list[Said], int]:
     out = []
     for prompt in prompts:
         words = events.own_words(prompt.text)
-        for statement in rules.statements(words):
+        for statement in meaning.statements(words, model):
             out.append(
                 Said(
                     statement.text, statement.rule, source.agent, str(source.path),
@@ -328,9 +330,10 @@ def take(engine, found: list[Source], dry_run: bool = False, progress=None) -> T
     from app.core.storage.inbox import Candidate
 
     tally = Tally()
+    model = engine.embedder if engine is not None and not dry_run else None
     for n, source in enumerate(found, 1):
         try:
-            said, bad = read(source)
+            said, bad = read(source, model)
         except Skipped as exc:
             tally.say(f"{source.path}: skipped, {exc}")
             continue

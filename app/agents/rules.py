@@ -23,6 +23,7 @@ RULE_HELP = {
     "prefer": '"I prefer …", "we\'d rather …", "our convention is …"',
     "correction": '"no, use X instead of Y", "our CI runs on X, not Y"',
     "fixed-command": "a command that failed and then worked (its error is a keyword)",
+    "plain": 'a fact or habit said plainly ("logs go to Datadog"), judged by meaning',
     "agent-file": "an item of an agent's memory file (CLAUDE.md, AGENTS.md, …), imported",
 }
 MIN_CHARS = 12
@@ -124,7 +125,7 @@ _THEN_TASK = re.compile(
     r",\s*(?:so\s+|and\s+|then\s+)?(?:please\s+)?(?!(?:make|be) sure\b)(?P<verb>[a-z]+)\b[^,]*$",
     re.I,
 )
-_TASK_VERBS = VERBS | {
+TASK_VERBS = VERBS | {
     "merge",
     "delete",
     "list",
@@ -276,6 +277,23 @@ def _statement(sentence: str) -> Statement | None:
     return found
 
 
+def statement(sentence: str) -> Statement | None:
+    """What one sentence (of `sentences`) states as lasting by these rules, or None."""
+    return _statement(sentence)
+
+
+def of_the_moment(sentence: str) -> bool:
+    """Whether a sentence is about the work at hand or how things are now ("today", "this
+    PR", a failing test, a server down again, "…, list them"): not lasting, whatever else
+    it says."""
+    return bool(_TASK.search(sentence)) or not _a_fact(sentence)
+
+
+def tidy(text: str) -> str:
+    """A statement as proposed: trimmed, capitalized, ending with a full stop."""
+    return _tidy(text)
+
+
 def _said_now(core: str) -> bool:
     """Whether a sentence says how things are now (a failing test, a server down again)."""
     return bool(_STATE.search(core) or _NOW.search(core))
@@ -287,7 +305,7 @@ def _a_fact(core: str) -> bool:
     if _said_now(core):
         return False
     task = _THEN_TASK.search(core)
-    return not (task and task["verb"].lower() in _TASK_VERBS and not _LASTING.search(task[0]))
+    return not (task and task["verb"].lower() in TASK_VERBS and not _LASTING.search(task[0]))
 
 
 def _rule(core: str, sentence: str) -> Statement | None:

@@ -72,6 +72,8 @@ def remember(args: Namespace) -> int:
     """mnemo remember"""
     text = _read_stdin() if args.text == "-" else args.text
     engine = _engine()
+    if args.space is not None:  # (an unknown space: said before anything is stored)
+        engine.spaces.ready(args.space)
     result = engine.remember(
         text,
         title=args.title,
@@ -92,8 +94,14 @@ def remember(args: Namespace) -> int:
     # Not stored (a near-duplicate waits for --merge or --force): a script must not take
     # it for stored, so it exits NOT_STORED, not 0, though nothing went wrong.
     code = NOT_STORED if result.status is Remembered.SIMILAR else 0
+    shared = None
+    if args.space is not None and code == 0:
+        shared = engine.spaces.share(m.id, args.space)
     if args.json:
-        print(json.dumps(result.to_dict(), ensure_ascii=False))
+        out = result.to_dict()
+        if shared is not None:
+            out["space"] = shared
+        print(json.dumps(out, ensure_ascii=False))
         return code
     similarity = f"{result.similarity:.2f}" if result.similarity is not None else "?"
     if result.status is Remembered.STORED:
@@ -124,6 +132,9 @@ def remember(args: Namespace) -> int:
         say(result.notice)
     if result.proposal:
         say(f"to make it so: mnemo inbox accept {result.proposal} (or reject it: both stay)")
+    if shared is not None:
+        print(f"Shared in the space {shared['name']!r}.")
+        space_problems(shared, engine)
     return code
 
 
@@ -137,12 +148,17 @@ def recall(args: Namespace) -> int:
         filters=_filters(args),
         track=not args.no_track,
     )
+    spaces = engine.spaces.shared([r.memory.id for r in result.results])
     if args.json:
-        print(json.dumps(result.to_dict(explain=args.explain), ensure_ascii=False))
+        out = result.to_dict(explain=args.explain)
+        for item, r in zip(out["results"], result.results, strict=True):
+            item["space"] = spaces.get(r.memory.id)
+            item["author"] = author(r.memory.origins)
+        print(json.dumps(out, ensure_ascii=False))
         return 0
     if result.notice:
         say(result.notice)
-    print_results(result, args.explain)
+    print_results(result, args.explain, spaces)
     return 0
 
 
@@ -167,17 +183,66 @@ def edit(args: Namespace) -> int:
     """mnemo edit"""
     changes = {k: getattr(args, k) for k in (*EDIT_OPTIONS, "confidence", "pinned", "thread")}
     changes["source_project"] = args.project
-    if all(v is None for v in changes.values()):
-        raise InputError("nothing to change: give at least one of --title, --text, ...")
+    if all(v is None for v in changes.values()) and args.space is None:
+        raise InputError("nothing to change: give at least one of --title, --text, --space, ...")
     if args.pinned:  # a pinned memory is given to every agent unasked
         _persons_say("pinning", "pin it in the manager")
     who = origins.at_the_command_line(os.environ)
-    memory = _engine().edit(args.id, secrets=args.secrets, origin=who, **changes)
+    engine = _engine()
+    if args.space:  # (an unknown space or memory: said before anything changes)
+        engine.spaces.ready(args.space)
+    memory = engine.get(args.id)
+    if any(v is not None for v in changes.values()):
+        memory = engine.edit(memory.id, secrets=args.secrets, origin=who, **changes)
+    shared = _share(engine, memory.id, args.space) if args.space is not None else None
+    if args.space is None and (space := engine.spaces.shared([memory.id]).get(memory.id)):
+        shared = engine.spaces.sync(space)  # (a shared memory's edit goes out now)
     if args.json:
-        print(json.dumps(memory.to_dict(), ensure_ascii=False))
+        out = memory.to_dict()
+        if args.space is not None:
+            out["space"] = shared["name"] if shared and args.space else None
+        print(json.dumps(out, ensure_ascii=False))
     else:
         print(f"Updated {memory.id}: {visible(memory.display_title)}")
+        if args.space or (shared and args.space is None):
+            print(f"Shared in the space {shared['name']!r}.")
+        elif args.space is not None:
+            print(
+                "Withdrawn from its space: its members drop it from their view (what they "
+                "had stays theirs); it stays yours."
+                if shared
+                else "It was in no space."
+            )
+        if shared:
+            space_problems(shared, engine)
     return 0
+
+
+def _share(engine, memory_id: str, space: str) -> dict | None:
+    """Share a memory in `space`, or withdraw it from its space ('' or blank)."""
+    if space.strip():
+        return engine.spaces.share(memory_id, space)
+    return engine.spaces.unshare(memory_id)
+
+
+def space_problems(report: dict, engine: Engine | None = None) -> None:
+    """What a space's pass skipped or is waiting for, on standard error; with `engine`,
+    what it brought is embedded (found by meaning too)."""
+    if engine is not None and report["applied"]:
+        engine.backfill()
+    for problem in report["problems"]:
+        say(f"space {report['name']!r}: skipped {problem}")
+    if report["waiting"]:
+        say(f"space {report['name']!r}: {report['waiting']} line(s) wait for a key")
+
+
+def author(memory_origins) -> dict | None:
+    """Who wrote a memory of a space: the first member (person, device) its origins
+    name; None when its words are this device's own."""
+    for one in memory_origins:
+        if one.kind == origins.SPACE:
+            return {"person": one.name, "device": one.device}
+    return None
 
 
 def forget(args: Namespace) -> int:

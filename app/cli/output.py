@@ -31,9 +31,12 @@ def _dim(line: str) -> str:
     return f"\033[2m{line}\033[0m" if sys.stdout.isatty() else line
 
 
-def print_results(result: RecallResult, explain: bool = False) -> None:
+def print_results(
+    result: RecallResult, explain: bool = False, spaces: dict[str, str] | None = None
+) -> None:
     """Numbered results with score and band, id, category, tags, age and a highlighted
-    snippet; weak matches after a "weaker matches" line (dimmed on a terminal)."""
+    snippet; weak matches after a "weaker matches" line (dimmed on a terminal). A memory
+    of a team space (`spaces`: its id → the space's name) says the space and who wrote it."""
     if not result.results:
         query = result.query if len(result.query) <= 80 else result.query[:79] + "…"
         print(f"No relevant memories for {query!r}.")
@@ -59,6 +62,8 @@ def print_results(result: RecallResult, explain: bool = False) -> None:
         print(show(f"   {m.id} · {category}{' · ' + tags if tags else ''} · {when}"))
         if mark := written_by(m.origins):  # (an agent's words: an agent that runs this too)
             print(show(f"   ({mark})"))
+        if spaces and m.id in spaces:
+            print(show(f"   (space {visible(spaces[m.id])}, {visible(_member(m.origins))})"))
         excerpt, spans = snippet(m.text, result.query)
         shown = visible(excerpt)
         if weak:
@@ -151,3 +156,12 @@ class _Progress:
 
 
 progress_bar = _Progress()
+
+
+def _member(origins) -> str:
+    """Who wrote a memory of a space, in a few words: 'by alice (device 1a2b3c4d)' or 'by
+    you'."""
+    for one in origins:
+        if one.kind == "space":
+            return f"by {one.name or 'a member'} (device {one.device})"
+    return "by you"

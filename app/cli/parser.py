@@ -117,6 +117,9 @@ def _memory_commands(sub) -> None:
         help="merge with a near-duplicate (every statement of both is kept)",
     )
     group.add_argument("--force", action="store_true", help="store even if a near-duplicate exists")
+    p.add_argument(
+        "--space", metavar="NAME", help="share it in this team space too (mnemo space list)"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=commands.remember)
 
@@ -150,6 +153,12 @@ def _browse_commands(sub) -> None:
     pin.add_argument("--pin", dest="pinned", action="store_true", default=None)
     pin.add_argument("--unpin", dest="pinned", action="store_false")
     _secrets(p)
+    p.add_argument(
+        "--space",
+        metavar="NAME",
+        help="share it in this team space; '' withdraws it from its space (the members drop "
+        "it from their view; what they had stays theirs)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=commands.edit)
 
@@ -459,10 +468,10 @@ def _sync_commands(sub) -> None:
 
 
 def _space_commands(sub) -> None:
-    """space id | list | create | invite | join | members | remove | leave (ADR 0026)"""
+    """space id | list | create | invite | join | members | remove | leave | sync (ADR 0026)"""
     from app.cli import space
 
-    p = sub.add_parser("space", help="team spaces: people and invitations (sharing comes next)")
+    p = sub.add_parser("space", help="team spaces: people, invitations, shared memories")
     actions = p.add_subparsers(dest="space_command", metavar="ACTION", required=True)
     q = actions.add_parser("id", help="this device's id, to give to whoever invites it")
     q.set_defaults(func=space.id_)
@@ -496,6 +505,10 @@ def _space_commands(sub) -> None:
     q = actions.add_parser("leave", help="this device leaves the space")
     q.add_argument("name", metavar="NAME")
     q.set_defaults(func=space.leave)
+    q = actions.add_parser("sync", help="send this device's shared changes, take the members'")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("--json", action="store_true", help="as JSON")
+    q.set_defaults(func=space.sync)
 
 
 def _app_commands(sub) -> None:

@@ -1,5 +1,7 @@
-"""`mnemo space id | list | create | invite | join | members | remove | leave` (issue 45,
-ADR 0026): team spaces' people and invitations. Sharing memories in a space comes next."""
+"""`mnemo space id | list | create | invite | join | members | remove | leave | sync`
+(issue 45, ADR 0026): team spaces' people and invitations, and the pass that sends this
+device's shared memories and takes the members' (`mnemo remember --space`, `mnemo edit
+--space` share one)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import sys
 from argparse import Namespace
 from pathlib import Path
 
-from app.cli.commands import _engine, _read_stdin
+from app.cli.commands import _engine, _read_stdin, space_problems
 from app.cli.output import say
 from app.core import paths
 from app.core.errors import InputError
@@ -178,4 +180,29 @@ def leave(args: Namespace) -> int:
         + ("" if was_member else " (it was no longer a member)")
         + "; the folder is left as it is (delete or unshare it yourself)."
     )
+    return 0
+
+
+def sync(args: Namespace) -> int:
+    """mnemo space sync NAME [--json]"""
+    engine = _engine()
+    report = engine.spaces.sync(args.name)
+    if report["applied"]:
+        engine.backfill()  # (what arrived is found by meaning too)
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return 0
+    print(
+        f"Space {report['name']!r}: sent {report['sent']}, took {report['applied']}, "
+        f"withdrawn {report['withdrawn']}."
+    )
+    if not report["member"]:
+        print(
+            "This device is not a member (removed, or it left): it sends nothing, and reads "
+            "only what was written while it was in."
+        )
+    space_problems(report)
+    earlier = report["refused"] - len(report["problems"])
+    if earlier:
+        say(f"space {report['name']!r}: {earlier} line(s) refused, said at an earlier pass")
     return 0

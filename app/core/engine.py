@@ -80,7 +80,7 @@ class Engine:
             lambda: self.model.known_id(),  # the thread that calls)
             lambda memory_id, **changes: self.edit(memory_id, **changes),
         )
-        self.spaces = Spaces(self._db)  # team spaces this device is in (ADR 0026)
+        self.spaces = Spaces(self._db, self._store)  # team spaces this device is in (ADR 0026)
         self._writer = Writer(self._db, self._store, self._indexer, self._settings,
             lambda v: self.similar(v), lambda: self.model.error, self._inbox)  # fmt: skip
 

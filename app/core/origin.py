@@ -19,8 +19,9 @@ from dataclasses import dataclass, replace
 from app.core.errors import InputError
 
 PERSON, AGENT, CAPTURE, IMPORT, DEVICE = "person", "agent", "capture", "import", "device"
+SPACE = "space"  # a member of a team space wrote it (issue 45): the person, and their device
 UNKNOWN = "unknown"  # an older memory whose source word says nothing of who wrote it
-KINDS = (PERSON, AGENT, CAPTURE, IMPORT, DEVICE, UNKNOWN)  # ('space' comes with spaces)
+KINDS = (PERSON, AGENT, CAPTURE, IMPORT, DEVICE, UNKNOWN, SPACE)
 MAX_NAME_CHARS = 100
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -108,7 +109,13 @@ def summary(origins: list[Origin]) -> str:
     return first.describe() + (f", and {more} more" if more else "")
 
 
-_WORDS = {AGENT: "agent", CAPTURE: "captured from", IMPORT: "imported from", DEVICE: "device"}
+_WORDS = {
+    AGENT: "agent",
+    CAPTURE: "captured from",
+    IMPORT: "imported from",
+    DEVICE: "device",
+    SPACE: "space member",
+}
 
 
 # ---- the origins of each path (front ends choose one; no writer's field reaches them) ---
@@ -153,6 +160,14 @@ def imported(file_name: str) -> Origin:
     """A memory read from a file (markdown, a knowledge bank, a JSONL export, an agent's
     memory file): the file's name."""
     return Origin(IMPORT, label(file_name))
+
+
+def member(person_name: str, device_id: str, at: str = "") -> Origin:
+    """A memory a member of a team space wrote (its line signed by that device): the
+    person's name in the space and the start of the device's id. Not among the kinds
+    agents get unasked (`INJECTABLE`): a space's memories reach an agent only when it
+    allows it (issue 45, next)."""
+    return Origin(SPACE, label(person_name), device=label(device_id)[:12], at=label(at, 40))
 
 
 def device(name: str) -> Origin:

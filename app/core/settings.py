@@ -153,7 +153,15 @@ def _items(value: Any, kind: type) -> list:
     return value if kind is list else [value]
 
 
-CAPTURE_RULES = ("remember", "from-now-on", "always-never", "prefer", "correction", "fixed-command")
+CAPTURE_RULES = (
+    "remember",
+    "from-now-on",
+    "always-never",
+    "prefer",
+    "correction",
+    "fixed-command",
+    "plain",
+)
 
 SETTINGS: tuple[Setting, ...] = (
     # Model

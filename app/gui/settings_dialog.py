@@ -11,6 +11,7 @@ from app.gui.agents_page import AgentsPage
 from app.gui.contrast import make_quiet
 from app.gui.privacy_page import PrivacyPage
 from app.gui.qt import QtGui, QtWidgets, Signal
+from app.gui.spaces_page import SpacesPage
 from app.gui.sync_page import SyncPage
 from app.gui.worker import INTERACTIVE, Worker
 
@@ -115,6 +116,8 @@ class SettingsDialog(QtWidgets.QDialog):
         tabs.addTab(self.privacy, "Privacy")
         self.sync = SyncPage(worker)  # `mnemo sync`
         tabs.addTab(self.sync, "Sync")
+        self.spaces = SpacesPage(worker)  # `mnemo space`: team spaces' people (issue 45)
+        tabs.addTab(self.spaces, "Spaces")
         self.tabs = tabs
 
     def _widget(self, setting: Setting) -> QtWidgets.QWidget:

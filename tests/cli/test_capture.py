@@ -176,6 +176,17 @@ def test_a_prompts_statements_wait_in_the_inbox_and_become_memories_when_accepte
     assert wait(lambda: [c["text"] for c in _inbox()]) == ["The CI runs on Tuesdays."]
 
 
+def test_a_fact_said_plainly_waits_in_the_inbox_found_by_its_meaning(helper):
+    # WHEN the user states a fact of their setup without any words the rules look for
+    said = "Prod runs on Kubernetes 1.29 in eu-west-1. Fix the login bug."
+    assert _run("hook", "prompt", input=_prompt(said)).returncode == 0
+    # THEN the helper, which has the model loaded, proposes it by its meaning
+    waiting = wait(_inbox)
+    assert [(c["rule"], c["text"]) for c in waiting] == [
+        ("plain", "Prod runs on Kubernetes 1.29 in eu-west-1.")
+    ]
+
+
 def test_a_statement_known_already_counts_as_an_observation_not_a_candidate(helper):
     before = json.loads(_run("recall", "billing deploy helm", "--json").stdout)["results"][0]
     _run("hook", "prompt", input=_prompt("remember that we deploy billing with Helm on Fridays"))

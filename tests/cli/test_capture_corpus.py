@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from app.agents import meaning
 from app.agents.events import own_words
 from app.agents.rules import statements
 
@@ -18,6 +19,11 @@ HALVES = {
     half: [json.loads(line) for line in (DATA / f"{half}.jsonl").open(encoding="utf-8")]
     for half in ("tune", "check")
 }
+# Plain statements without trigger phrases and negatives like them (README): odd ids were
+# fitted on (bench/capture.py), even ids are the check of their own
+_PLAIN = [json.loads(line) for line in (DATA / "plain.jsonl").open(encoding="utf-8")]
+HALVES["plain-tune"] = [r for r in _PLAIN if int(r["id"][1:]) % 2 == 1]
+HALVES["plain-check"] = [r for r in _PLAIN if int(r["id"][1:]) % 2 == 0]
 # Words a rule adds or takes away when it tidies a statement ("Use X instead of Y" for
 # "we use X not Y", "The CI runs …" for "remember that the CI runs …"): not the person's
 _RULE_WORDS = {"remember", "that", "note", "from", "now", "on", "keep", "in", "mind", "please",
@@ -34,11 +40,12 @@ def _same(found: str, said: str) -> bool:
     return bool(own) and len(own & _words(said)) / len(own) >= 0.7
 
 
-def _measure(half: str) -> tuple[int, int, int, int]:
-    """(proposals that are meant to last, proposals, statements proposed, statements)."""
+def _measure(half: str, model=None) -> tuple[int, int, int, int]:
+    """(proposals that are meant to last, proposals, statements proposed, statements), by
+    the rules alone or, with a `model`, the rules and meaning."""
     right = proposed = kept = labelled = 0
     for row in HALVES[half]:
-        found = [s.text for s in statements(own_words(row["prompt"]))]
+        found = [s.text for s in meaning.statements(own_words(row["prompt"]), model)]
         proposed += len(found)
         labelled += len(row["lasting"])
         right += sum(any(_same(f, said) for said in row["lasting"]) for f in found)
@@ -51,6 +58,12 @@ def test_the_corpus_is_as_big_as_the_issue_asks():
     assert len(rows) >= 150 and len({r["id"] for r in rows}) == len(rows)
     assert all(said in r["prompt"] for r in rows for said in r["lasting"])
     assert sum(bool(r["lasting"]) for r in rows) >= 100  # and as many with nothing lasting
+
+
+def test_the_plain_corpus_has_200_prompts_half_of_them_lasting():
+    assert len(_PLAIN) >= 200 and len({r["id"] for r in _PLAIN}) == len(_PLAIN)
+    assert all(said in r["prompt"] for r in _PLAIN for said in r["lasting"])
+    assert 0.4 <= sum(bool(r["lasting"]) for r in _PLAIN) / len(_PLAIN) <= 0.6
 
 
 # The check half (a second helper's 130 prompts, data/capture/README.md), measured with the
@@ -71,6 +84,41 @@ def test_capture_is_90_percent_precise_and_keeps_85_percent(half):
 def test_the_check_half_does_not_fall_below_its_last_measure():
     right, proposed, kept, labelled = _measure("check")
     assert kept >= 19 and proposed - right <= 4, (right, proposed, kept, labelled)
+
+
+# Capture by meaning (app/agents/meaning.py): plain sentences the rules leave, judged by a
+# classifier over the bundled model's vectors, fitted by bench/capture.py on tune.jsonl and
+# plain.jsonl's odd ids. The goal is met on what it was fitted on; plain.jsonl's even ids (a
+# check it was not fitted on) measured 97.6 % precise (40/41), 75.5 % kept (40/53); the
+# check half, measured once with the fitted classifier and not read: 83.3 % precise
+# (45/54), 63.8 % kept (44/69); the rules alone, 82.6 % and 27.5 %.
+_PLAIN_SHORT = pytest.mark.xfail(strict=True, reason="plain check half: 75.5 % kept")
+_CHECK_SHORT = pytest.mark.xfail(strict=True, reason="check half: 83.3 % precise, 63.8 % kept")
+
+
+@pytest.mark.parametrize(
+    "half",
+    [
+        "tune",
+        "plain-tune",
+        pytest.param("plain-check", marks=_PLAIN_SHORT),
+        pytest.param("check", marks=_CHECK_SHORT),
+    ],
+)
+def test_capture_by_meaning_is_90_percent_precise_and_keeps_85_percent(half, embedder):
+    right, proposed, kept, labelled = _measure(half, embedder)
+    assert right >= 0.90 * proposed, f"{right} of {proposed} proposals meant to last"
+    assert kept >= 0.85 * labelled, f"{kept} of {labelled} lasting statements proposed"
+
+
+def test_the_plain_check_half_does_not_fall_below_its_measure_by_meaning(embedder):
+    right, proposed, kept, labelled = _measure("plain-check", embedder)
+    assert kept >= 40 and proposed - right <= 1, (right, proposed, kept, labelled)
+
+
+def test_the_check_half_does_not_fall_below_its_measure_by_meaning(embedder):
+    right, proposed, kept, labelled = _measure("check", embedder)
+    assert kept >= 44 and proposed - right <= 9, (right, proposed, kept, labelled)
 
 
 # Everyday tasks said like facts of the setup (helper-9 found 31 of 34 such prompts captured
@@ -116,5 +164,6 @@ TASKS = [
 
 
 @pytest.mark.parametrize("prompt", TASKS)
-def test_a_task_said_like_a_fact_is_not_proposed(prompt):
+def test_a_task_said_like_a_fact_is_not_proposed(prompt, embedder):
     assert statements(own_words(prompt)) == []
+    assert meaning.statements(own_words(prompt), embedder) == []  # nor by its meaning

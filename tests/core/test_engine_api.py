@@ -185,7 +185,9 @@ def test_one_json_shape_for_a_memory_everywhere(engine, mnemo_home):
         "related",
         "notice",
     }
-    assert set(cli_recall) == shape | {"score", "band"}
+    # (recall also says each result's team space and its author there: null when none)
+    assert set(cli_recall) == shape | {"score", "band", "space", "author"}
+    assert cli_recall["space"] is None and cli_recall["author"] is None
     assert set(cli_context) == shape | {"score", "band"}
     assert cli_recall["id"] == cli_context["id"] == cli_remember["id"]
 

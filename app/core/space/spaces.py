@@ -1,6 +1,7 @@
 """The team spaces this device is in (issue 45, ADR 0026): making one, inviting a device,
-joining, the members, removing one and leaving; what `engine.spaces` does for the CLI
-(and, next, the app).
+joining, the members, removing one and leaving, sharing a memory and withdrawing it, and
+the pass that sends and takes the space's memories (`sync`: `sharing.Sharing` over
+`lines`); what `engine.spaces` does for the CLI (and, next, the app and the runner).
 
 - **This device's key** is the Ed25519 key sync signs with (ADR 0018, `Identity.seed`),
   made once per database the way sync makes it when sync was never set up: `mnemo space
@@ -16,19 +17,25 @@ from __future__ import annotations
 
 import getpass
 import json
+import logging
 from datetime import UTC, datetime
 from pathlib import Path
 
 from app.core.errors import InputError
-from app.core.space import keys
+from app.core.space import keys, lines
 from app.core.space.folder import Reading, SpaceFolder
 from app.core.space.lock import one_at_a_time
 from app.core.space.membership import Members, Record, event_hash
+from app.core.space.sharing import Sharing
 from app.core.storage.db import Database
+from app.core.storage.store import Store
 from app.core.sync.state import Identity
+
+log = logging.getLogger(__name__)
 
 META = "spaces"  # this device's spaces, by id (JSON)
 MAX_NAME = 100
+MAX_SAID = 1000  # problems remembered as said, per space
 
 
 def _name(text: str, what: str) -> str:
@@ -59,9 +66,11 @@ def device_id(text: str) -> str:
 class Spaces:
     """This device's team spaces: the part `engine.spaces` is."""
 
-    def __init__(self, db: Database):
+    def __init__(self, db: Database, store: Store | None = None):
         self._db = db
         self._key: keys.DeviceKey | None = None
+        self._memories = store or Store(db)
+        self._sharing = Sharing(db, self._memories)
 
     # ---- this device -------------------------------------------------------------------
     @property
@@ -245,9 +254,11 @@ class Spaces:
                 f"that is this device; to go, `mnemo space leave {entry['name']}` (or remove "
                 "another device by its id)"
             )
-        # `upto` (each removed device's last line still taken) is 0: no line is written in
-        # a space yet; the sync pass that writes them will pass what it has read of each
-        self._wrote(entry, record, record.remove(self.device, devices, {}))
+        # `upto`: each removed device's last line in the folder this device may take now
+        # (signed, at an epoch it was in): what it wrote up to here stays the space's
+        read = lines.last_written(Path(entry["folder"]), entry["id"], state)
+        upto = {d: read.get(d, 0) for d in devices}
+        self._wrote(entry, record, record.remove(self.device, devices, upto))
         persons = _persons(record, state)
         return {"devices": [{"id": d, "person": persons.get(d, "")} for d in devices]}
 
@@ -265,11 +276,113 @@ class Spaces:
             return None
         member = self.device.public in record.fold().members
         if member:
-            self._wrote(entry, record, record.leave(self.device, 0))  # (0: as in `remove`)
+            last = self._sharing.last_seq(entry["id"])  # (its lines so far stay the space's)
+            self._wrote(entry, record, record.leave(self.device, last))
         spaces = self._load()
         spaces.pop(entry["id"], None)
         self._store(spaces)
         return member
+
+    # ---- the memories a space shares (`sharing.Sharing`, `lines`) -----------------------
+    def ready(self, name: str) -> dict:
+        """The space named, checked before anything is written in it: this device is in it
+        and a member. InputError otherwise (nothing changed)."""
+        entry = self._space(name)
+        record, _ = self._read(entry)
+        self._member(entry, record)
+        return {"name": entry["name"], "id": entry["id"]}
+
+    def share(self, memory_id: str, name: str) -> dict:
+        """Share a memory of this device in the space `name` and run a pass (its line goes
+        out now); the pass's report (`sync`)."""
+        entry = self.ready(name)
+        self._sharing.share(self._memories.get(memory_id), entry["id"])
+        return self.sync(entry["name"])
+
+    def unshare(self, memory_id: str) -> dict | None:
+        """Withdraw a memory from its space (the members drop it from their view; what they
+        had stays theirs) and run that space's pass; None when it was in no space."""
+        memory = self._memories.get(memory_id)
+        space = self._sharing.unshare(memory.id)
+        if space is None:
+            return None
+        entry = self._load().get(space)
+        return self.sync(entry["name"]) if entry else None
+
+    def shared(self, ids: list[str]) -> dict[str, str]:
+        """{memory id: space name} of these memories that are shared in a space."""
+        names = {e["id"]: e["name"] for e in self._load().values()}
+        return {m: names.get(s, s) for m, s in self._sharing.spaces_of(ids).items()}
+
+    def sync_all(self) -> list[dict]:
+        """A pass over every space this device is in (what the runner calls, as it runs
+        sync's): each one's report, or `{"name", "error"}` when its folder cannot be read."""
+        out = []
+        for entry in sorted(self._load().values(), key=lambda e: e["name"]):
+            try:
+                out.append(self.sync(entry["name"]))
+            except InputError as exc:
+                out.append({"name": entry["name"], "error": str(exc)})
+        return out
+
+    def epoch_key(self, name: str, epoch: str) -> bytes:
+        """The key of one of the space's epochs, when this device holds it (to check what
+        a line holds by hand); InputError otherwise."""
+        entry = self._space(name)
+        if epoch not in entry["keys"]:
+            raise InputError(f"this device does not hold the key of the epoch {epoch[:12]}")
+        return bytes.fromhex(entry["keys"][epoch])
+
+    def sync(self, name: str) -> dict:
+        """A pass over the space (`mnemo space sync NAME`; the runner calls it later): this
+        device's changes to its shared memories sealed and written (when it is a member and
+        holds the current key; a rotation first when one is due), then every member's
+        lines read and folded into memories here. What it sent, applied, withdrew, what
+        waits for a key, and each line refused, said once."""
+        entry = self._space(name)
+        record, reading = self._read(entry)
+        state = record.fold()
+        me = self.device.public
+        if state.rotation_due(me):
+            self._wrote(entry, record, record.rotate(self.device))
+            state = record.fold()
+        held = self._held(entry, record, state)
+        self._sharing.adopt(entry, self.device)  # (its own lines a restore lost: kept)
+        read = lines.read(Path(entry["folder"]), entry["id"], state, held)
+        sent: list[lines.Line] = []
+        if me in state.members and state.epoch in held:
+            lamport = max((n.lamport for n in read.lines), default=0)
+            key = held[state.epoch]
+            sent = self._sharing.publish(entry, self.device, state.epoch, key, lamport)
+            read = lines.read(Path(entry["folder"]), entry["id"], state, held)  # (with them)
+        applied = self._sharing.apply(entry["id"], read.lines, _persons(record, state), me)
+        problems = reading.problems + read.problems + applied["problems"]
+        return {
+            "name": entry["name"],
+            "member": me in state.members,
+            "sent": len(sent),
+            "applied": applied["applied"],
+            "withdrawn": applied["withdrawn"],
+            "waiting": read.waiting + applied["waiting"],
+            "problems": self._new_problems(entry, problems),  # (each said once)
+            "refused": len(problems),  # (said now or at an earlier pass)
+        }
+
+    def _new_problems(self, entry: dict, problems: list[str]) -> list[str]:
+        """The problems an earlier pass did not say (every pass reads the whole folder, so
+        a bad line is found again each time; it is said once). What the folder holds now is
+        kept as said (a line that is gone and comes back is said again)."""
+        said = set(self._load().get(entry["id"], entry).get("said", []))
+        if set(problems) != said:
+            with self._db.write():
+                spaces = self._load()
+                if entry["id"] in spaces:
+                    spaces[entry["id"]]["said"] = sorted(set(problems))[:MAX_SAID]
+                    self._store(spaces)
+        for problem in problems:
+            if problem not in said:
+                log.warning("space %s: %s", entry["name"], problem.split(":")[0])
+        return [p for p in problems if p not in said]
 
     # ---- what this device keeps ---------------------------------------------------------
     def _load(self) -> dict[str, dict]:

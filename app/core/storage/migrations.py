@@ -500,6 +500,24 @@ def m019_synced_versions(db: apsw.Connection) -> None:
     )
 
 
+def m020_space_memories(db: apsw.Connection) -> None:
+    """Team spaces' memories (issue 45, ADR 0026, `space/sharing.py`): which space a memory
+    is shared in, what the space last said of it (its heads and a digest of its shared
+    fields: a change here is what differs from it) and whether it was withdrawn; and the
+    lines this device wrote in each space (sealed, as they are in its file there). Not in
+    the journal: sharing changes no memory."""
+    db.execute(
+        "CREATE TABLE space_memories (memory_id TEXT PRIMARY KEY, space TEXT NOT NULL, "
+        "heads TEXT NOT NULL DEFAULT '[]', digest TEXT NOT NULL DEFAULT '', "
+        "withdrawn INTEGER NOT NULL DEFAULT 0)"
+    )
+    db.execute("CREATE INDEX space_memories_space ON space_memories(space)")
+    db.execute(
+        "CREATE TABLE space_lines (space TEXT NOT NULL, seq INTEGER NOT NULL, "
+        "line TEXT NOT NULL, PRIMARY KEY (space, seq))"
+    )
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
@@ -520,6 +538,7 @@ MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m017_origins,
     m018_memory_versions,
     m019_synced_versions,
+    m020_space_memories,
 )
 
 

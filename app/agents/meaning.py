@@ -1,0 +1,170 @@
+"""Capture by meaning: lasting statements said plainly, which the wording rules do not take.
+
+"We pin every dependency to an exact version" and "logs go to Datadog, not CloudWatch" carry
+no trigger phrase; "the test DB is on port 5433 in this log" reads the same. The rules
+(`rules.statements`) find the first kind by its wording only when it has a trigger. Here, a
+sentence the rules leave that is said plainly as a statement (`plain`: not a question, a
+task, a log line, a hypothesis or someone else's words) is judged by a logistic regression
+over its embedding, with weights fitted for one model file by `bench/capture.py` (issue 42;
+the corpus: tests/cli/data/capture/README.md).
+
+Without that model (another model chosen, no model, a failure), capture is the rules alone.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from app.agents import rules
+from app.core import paths
+
+log = logging.getLogger(__name__)
+
+RULE = "plain"  # the rule name a statement found by meaning is proposed under
+WEIGHTS = paths.RESOURCES / "models" / "capture-all-MiniLM-L6-v2.json"
+
+# A question said without its question mark ("who owns billing these days")
+_ASKED = re.compile(
+    r"^(?:what|what's|whats|why|how|who|where|when|which|is|are|am|do|does|did|can|could"
+    r"|should|shall|would|will|any|anyone|has|have|was|were)\b",
+    re.I,
+)
+# Said of one moment ("yesterday", "this run", "at some point"), not for good
+_ONCE = re.compile(
+    r"\b(?:yesterday|tomorrow|tonight|this (?:morning|afternoon|week|run|sprint|branch|time)"
+    r"|last (?:night|week|deploy|change|merge|release|commit)|earlier|just|currently"
+    r"|at the moment|at some point|next (?:week|quarter|sprint|month|year)"
+    r"|in (?:a|the) (?:bit|moment)|so far|lol|as far as i know|no idea)\b",
+    re.I,
+)
+# A guess, a wish, a hypothesis, or a sentence that leans on what came before ("it", "this")
+_UNSURE = re.compile(
+    r"^(?:if|suppose|imagine|maybe|perhaps|in theory|i (?:was )?think(?:ing)?|i suspect"
+    r"|i guess|i wonder|i need|i want to|we need|we might|we could|we should|probably"
+    r"|hopefully|ideally|here'?s|here is|there'?s|there is|there are|it|this|that|these"
+    r"|those|then|you|you're)\b|\b(?:might|could be|would be|wonder|probably)\b",
+    re.I,
+)
+# What the rules read for its words and left ("never mind", "in the future tense"), a
+# diagnosis ("the problem is in parse()")
+_LEFT = re.compile(
+    r"^(?:always|never|nvm|in (?:the )?future|going forward|from now on)\b"
+    r"|\b(?:never mind|problem|issue|culprit|cause|mistake|typo)\b",
+    re.I,
+)
+_QUOTED = re.compile(
+    r"\b(?:says|said|wrote|writes|claims?|mentions?|according to|thinks?|told me|asked)\b"
+    r"|[\"“”]",
+    re.I,
+)
+_LOG = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:ERROR|WARN|WARNING|FAILED|FATAL|Traceback)\b"
+    r"|\d{1,2}:\d{2}|\w+\(\d+,\d+\)|:::|\b[Ee]xit [Cc]ode\b|^\$ |^PS [A-Z]:"
+)
+# An imperative that states a habit ("explain regexes when you write them")
+_HABIT = re.compile(r"\b(?:when|whenever|before|without|unless|every time)\b", re.I)
+_ASKED_TO = rules.TASK_VERBS | set(
+    """draft generate implement give look try switch rewrite reformat parse wire build format
+    deploy review check add write make put skip rename spell show explain just stop help send
+    reply convert double don't do dont tell get see sort""".split()
+)
+# A verb in second or third place makes "commit messages follow …" a statement, not a task
+_STATING = set(
+    """is are follow follows go goes live lives sit sits get gets need needs should must run
+    runs use uses have has stay stays belong belongs""".split()
+)
+
+
+def plain(sentence: str) -> bool:
+    """Whether a sentence is said plainly as a statement that could last: not a question,
+    not the work at hand or of one moment, not a guess, a quote or a log line, not a task."""
+    if not rules.MIN_CHARS <= len(sentence) <= rules.MAX_CHARS:
+        return False
+    words = re.findall(r"[\w'-]+", sentence.lower())
+    if len(words) < 4 or sentence.rstrip().endswith(("?", ":")) or _ASKED.match(sentence):
+        return False
+    if rules.of_the_moment(sentence) or _ONCE.search(sentence) or _UNSURE.search(sentence):
+        return False
+    if _LEFT.search(sentence) or _QUOTED.search(sentence) or _LOG.search(sentence):
+        return False
+    asked_to = words[0] in _ASKED_TO and not _STATING & set(words[1:3])
+    return not asked_to or bool(_HABIT.search(sentence))
+
+
+@dataclass(frozen=True)
+class Classifier:
+    """Whether a plain sentence is meant to last, from its embedding by one model."""
+
+    model_id: str  # the model file the weights were fitted for (name@sha256 prefix)
+    weights: np.ndarray
+    bias: float
+    threshold: float
+
+    @classmethod
+    def load(cls, path: Path = WEIGHTS) -> Classifier | None:
+        """The classifier stored at `path`, or None when it cannot be read."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            weights = np.asarray(data["weights"], dtype=np.float32)
+            return cls(str(data["model_id"]), weights, float(data["bias"]), data["threshold"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.info("capture by meaning is off: %s", type(exc).__name__)
+            return None
+
+    def lasting(self, vectors: np.ndarray) -> np.ndarray:
+        """For each row of `vectors` (normalized embeddings), the chance it is meant to last."""
+        return 1.0 / (1.0 + np.exp(-(vectors @ self.weights + self.bias)))
+
+
+_loaded: dict[Path, Classifier | None] = {}
+
+
+def classifier(path: Path = WEIGHTS) -> Classifier | None:
+    """The classifier of `path`, read once per process."""
+    if path not in _loaded:
+        _loaded[path] = Classifier.load(path)
+    return _loaded[path]
+
+
+def statements(prompt: str, model=None, judge: Classifier | None = None) -> list[rules.Statement]:
+    """What a prompt states as lasting: the rules' statements, then the plain sentences
+    `judge` (by default the shipped classifier) finds lasting by `model`'s embedding, in
+    the prompt's order (at most rules.MOST_PER_PROMPT). The rules alone without a model
+    that fits the classifier, or when embedding fails."""
+    found = rules.statements(prompt)
+    if not found and (not isinstance(prompt, str) or prompt.lstrip().startswith("/")):
+        return found  # (not a prompt; a slash command)
+    judge = judge or (classifier() if model is not None else None)
+    if model is None or judge is None or len(found) >= rules.MOST_PER_PROMPT:
+        return found
+    if getattr(getattr(model, "info", None), "model_id", None) != judge.model_id:
+        return found
+    said = [s for s in rules.sentences(prompt) if rules.statement(s) is None and plain(s)]
+    if not said:
+        return found
+    try:  # one batch for the prompt's sentences
+        vectors = model.decode([model.query_sequence(s) for s in said], interactive=True)[0]
+    except Exception as exc:  # noqa: BLE001 - the rules' statements stand without it
+        log.info("capture by meaning skipped a prompt: %s", type(exc).__name__)
+        return found
+    taken = {s for s, p in zip(said, judge.lasting(vectors), strict=True) if p >= judge.threshold}
+    out = []
+    for sentence in rules.sentences(prompt):  # the rules' and meaning's, as said
+        statement = rules.statement(sentence)
+        if statement is None and sentence in taken:
+            statement = rules.Statement(RULE, rules.tidy(sentence))
+        if (
+            statement is not None
+            and statement not in out
+            and (statement.rule == RULE or statement in found)
+        ):
+            out.append(statement)
+        if len(out) == rules.MOST_PER_PROMPT:
+            break
+    return out

@@ -1,0 +1,301 @@
+"""The memories a space shares, on this device's side (issue 45, ADR 0026): which memory is
+in which space (table `space_memories`), this device's changes to them written as sealed
+lines (`publish`), and every member's lines folded into memories here (`apply`).
+
+- **Sharing** marks a memory as in a space; its state goes out at the next pass (a
+  command runs one at once). **Unsharing** withdraws it: a line saying so (no state), and
+  every member drops it from their view (into the trash: what they had stays theirs).
+- **A change here** is what differs from what the space last said of the memory (its
+  shared fields' digest): each pass writes one line per changed memory, made from the
+  versions the space had (`base`: its heads), numbered after this device's last line.
+- **The fold** is sync's (`sync.fold`, ADR 0015): the lines of one memory form a graph
+  by their `base`; edits made apart by two members are merged the way Mnemo merges
+  (every statement kept, the versions kept in the trash), whatever order they arrived in.
+- **Who wrote it** comes from the signatures, never from what a line says: a memory from
+  the space carries a `space` origin per member device whose words it holds (the person's
+  name in the membership record), so recall says its author.
+- A line naming a memory of this device that is not in that space (a private one, or
+  one of another space) is refused: a member cannot write over what was not shared (one
+  this device holds word for word as a line says it is taken: a member's second device
+  whose own sync brought the memory first).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from app.core import origin
+from app.core.errors import InputError, MnemoError, NotFoundError
+from app.core.memory import Memory, guard_secrets
+from app.core.space import keys, lines
+from app.core.storage.db import Database
+from app.core.storage.store import Store
+from app.core.sync import fold
+
+SHARED, BY_ME, BY_SPACE = 0, 1, 2  # `space_memories.withdrawn`: shared, withdrawn here,
+# withdrawn by another member (taken again when it is shared again)
+
+
+class Sharing:
+    """Which memories are in which space, and the pass that sends and takes them."""
+
+    def __init__(self, db: Database, store: Store):
+        self._db = db
+        self._store = store
+
+    # ---- marking ---------------------------------------------------------------------
+    def space_of(self, memory_id: str) -> str | None:
+        """The space (its id) a memory is shared in now; None when it is in none."""
+        rows = self._db.query(
+            "SELECT space FROM space_memories WHERE memory_id = ? AND withdrawn = 0", (memory_id,)
+        )
+        return rows[0][0] if rows else None
+
+    def spaces_of(self, ids: list[str]) -> dict[str, str]:
+        """{memory id: space id} of these memories that are shared now."""
+        if not ids:
+            return {}
+        marks = ", ".join("?" * len(ids))
+        return dict(
+            self._db.query(
+                f"SELECT memory_id, space FROM space_memories WHERE withdrawn = 0 AND "
+                f"memory_id IN ({marks})",
+                tuple(ids),
+            )
+        )
+
+    def share(self, memory: Memory, space: str) -> bool:
+        """Mark a memory as in `space`; whether it changed (False: it is there already).
+        InputError when it is in another space, or holds a secret (a space's members read
+        what it says: the same refusal as sync gives a plain folder)."""
+        now = self.space_of(memory.id)
+        if now == space:
+            return False
+        if now is not None:
+            raise InputError(
+                f"memory {memory.id} is shared in another space; unshare it first "
+                f"(mnemo edit {memory.id} --space '')"
+            )
+        try:
+            guard_secrets(lines.shared_of(memory), "refuse")
+        except InputError as exc:
+            raise InputError(f"not shared: {exc}") from None
+        with self._db.write() as conn:
+            rows = conn.execute(
+                "SELECT space, heads FROM space_memories WHERE memory_id = ?", (memory.id,)
+            ).fetchall()
+            heads = rows[0][1] if rows and rows[0][0] == space else "[]"
+            conn.execute(
+                "INSERT OR REPLACE INTO space_memories(memory_id, space, heads, digest, "
+                "withdrawn) VALUES (?, ?, ?, '', 0)",
+                (memory.id, space, heads),
+            )
+        return True
+
+    def unshare(self, memory_id: str) -> str | None:
+        """Withdraw a memory from its space (its line goes at the next pass); the space's
+        id, or None when it was in none."""
+        space = self.space_of(memory_id)
+        if space is not None:
+            with self._db.write() as conn:
+                conn.execute(
+                    "UPDATE space_memories SET withdrawn = ? WHERE memory_id = ?",
+                    (BY_ME, memory_id),
+                )
+        return space
+
+    def last_seq(self, space: str) -> int:
+        """This device's last line number in the space."""
+        rows = self._db.query(
+            "SELECT COALESCE(MAX(seq), 0) FROM space_lines WHERE space = ?", (space,)
+        )
+        return int(rows[0][0])
+
+    # ---- sending ---------------------------------------------------------------------
+    def publish(
+        self,
+        space: dict,
+        device: keys.DeviceKey,
+        epoch: str,
+        key: bytes,
+        lamport: int,
+    ) -> list[lines.Line]:
+        """A line for each memory of the space changed here since the space last said it
+        (sealed under `epoch`'s `key`), this device's file written again whole; the lines."""
+        ids = [
+            r[0]
+            for r in self._db.query(
+                "SELECT memory_id FROM space_memories WHERE space = ? ORDER BY memory_id",
+                (space["id"],),
+            )
+        ]
+        written: list[lines.Line] = []
+        for memory_id in ids:
+            with self._db.write() as conn:  # (read, numbered and kept at once: two passes
+                # at a time, the CLI's and the app's, never number two lines alike)
+                rows = conn.execute(
+                    "SELECT heads, digest, withdrawn FROM space_memories WHERE memory_id = ? "
+                    "AND space = ?",
+                    (memory_id, space["id"]),
+                ).fetchall()
+                if not rows:
+                    continue
+                heads, said, withdrawn = rows[0]
+                want = None if withdrawn else self._shared(memory_id)
+                base = tuple(json.loads(heads))
+                if lines.digest(want) == said or (want is None and not base):
+                    continue  # (unchanged; or withdrawn before it was ever sent)
+                seq = self.last_seq(space["id"]) + 1
+                lamport = max(lamport, *(w.lamport for w in written), 0) + 1
+                rev = lines.rev_of(space["id"], device.public, seq)
+                body = {"memory": memory_id, "rev": rev, "base": list(base), "lamport": lamport}
+                body["rec"] = want
+                text = lines.seal(key, space["id"], epoch, device, seq, body)
+                conn.execute(
+                    "INSERT INTO space_lines(space, seq, line) VALUES (?, ?, ?)",
+                    (space["id"], seq, text),
+                )
+                conn.execute(
+                    "UPDATE space_memories SET heads = ?, digest = ? WHERE memory_id = ?",
+                    (json.dumps([rev]), lines.digest(want), memory_id),
+                )
+            written.append(lines.Line(device.public, seq, memory_id, rev, base, lamport, want))
+        if self.last_seq(space["id"]):  # (written again when it differs: a file lost,
+            self.write_file(space, device)  # cut short or left behind by a failed write)
+        return written
+
+    def adopt(self, space: dict, device: keys.DeviceKey) -> int:
+        """The lines this device's file holds that its database does not (a snapshot from
+        before them restored, a database copied back): kept again, so its numbers go on
+        after them and its file is never written without them; how many."""
+        path = Path(space["folder"]) / lines.LINES / lines.file_name(device.public)
+        try:
+            data = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
+        except OSError:
+            return 0
+        found = 0
+        for text in data.split(b"\n"):
+            try:
+                outer = json.loads(text)
+                seq = outer["seq"]
+                ours = outer["author"] == device.public and outer["space"] == space["id"]
+            except (ValueError, KeyError, TypeError, RecursionError):
+                continue
+            if not ours or not isinstance(seq, int) or not keys.line_signed(outer):
+                continue
+            with self._db.write() as conn:
+                conn.execute(
+                    "INSERT OR IGNORE INTO space_lines(space, seq, line) VALUES (?, ?, ?)",
+                    (space["id"], seq, text.decode("utf-8")),
+                )
+                found += conn.changes()
+        return found
+
+    def write_file(self, space: dict, device: keys.DeviceKey) -> None:
+        """This device's file of lines in the space's folder, written whole."""
+        rows = self._db.query(
+            "SELECT line FROM space_lines WHERE space = ? ORDER BY seq", (space["id"],)
+        )
+        lines.write_own(space["folder"], device.public, [r[0] for r in rows])
+
+    def _shared(self, memory_id: str) -> dict | None:
+        try:
+            return lines.shared_of(self._store.get(memory_id))
+        except NotFoundError:
+            return None  # purged here: withdrawn from the space
+
+    # ---- taking ----------------------------------------------------------------------
+    def apply(self, space: str, taken: list[lines.Line], persons: dict[str, str], me: str) -> dict:
+        """Every memory the lines speak of, folded and written here; what changed
+        (`applied`, `withdrawn`) and the lines refused for the memory they name."""
+        by_memory: dict[str, list[lines.Line]] = {}
+        for line in taken:
+            by_memory.setdefault(line.memory, []).append(line)
+        out = {"applied": 0, "withdrawn": 0, "waiting": 0, "problems": []}
+        for memory_id, group in sorted(by_memory.items()):
+            try:
+                why = self._apply_one(space, memory_id, group, persons, me, out)
+            except MnemoError as exc:  # (what lines merged to failed a check: said, not fatal)
+                why = str(exc)
+            if why:
+                out["problems"].append(f"memory {memory_id}: {why}, skipped")
+        return out
+
+    def _apply_one(
+        self,
+        space: str,
+        memory_id: str,
+        group: list[lines.Line],
+        persons: dict[str, str],
+        me: str,
+        out: dict,
+    ) -> str:
+        rows = self._db.query(
+            "SELECT space, heads, withdrawn FROM space_memories WHERE memory_id = ?", (memory_id,)
+        )
+        here = bool(self._store.texts_of_ids([memory_id]))
+        if rows and rows[0][0] != space:
+            return "a line naming a memory of another space"
+        if (
+            not rows
+            and here
+            and lines.shared_of(self._store.get(memory_id)) not in [n.record for n in group]
+        ):  # (one this device holds as the space wrote it is the space's: a second device
+            # of a member, which its own sync brought it to first)
+            return "a line naming a memory of this device that is not in the space"
+        nodes = [fold.Node(n.rev, (n.lamport, n.author, n.seq), n.base, n.record) for n in group]
+        folded = fold.fold(memory_id, nodes)
+        out["waiting"] += folded.waiting
+        if not folded.heads:
+            return ""
+        heads = json.dumps(sorted(folded.heads))
+        if rows and rows[0][1] == heads:
+            return ""  # nothing new since the last pass
+        if rows and rows[0][2] == BY_ME:  # (what it says now is not this device's to take
+            self._mark(memory_id, space, heads, "withdrawn", BY_ME)  # until shared again)
+            return ""
+        if folded.record is None:
+            if here and not (rows and rows[0][2]):
+                self._store.set_deleted([memory_id], True)  # (dropped from view: theirs)
+                out["withdrawn"] += 1
+            self._mark(memory_id, space, heads, "withdrawn", BY_SPACE)
+            return ""
+        authors = list(dict.fromkeys(n.order[1] for n in sorted(nodes, key=lambda n: n.order)))
+        said = [
+            origin.member(persons.get(a, a[:8]), a, folded.record.get("updated_at") or "")
+            for a in authors
+            if a != me
+        ]
+        checked = Memory.from_dict({**folded.record, "id": memory_id})
+        shared = {name: getattr(checked, name) for name in lines.SHARED}
+        if here:
+            local = self._store.get(memory_id)
+            memory = replace(local, **shared)
+            for one in said:
+                memory.origins = origin.added(memory.origins, one)
+        else:
+            memory = replace(checked, source="space", origins=said or [origin.member("", me)])
+        changed = not here or lines.shared_of(self._store.get(memory_id)) != shared
+        if changed:
+            apart = frozenset(
+                (r.get("title"), r.get("text"), r.get("reasoning"))
+                for r in folded.originals.values()
+            )
+            self._store.put_synced(memory, said[-1] if said else None, (), apart)
+            out["applied"] += 1
+        for original, record in folded.originals.items():
+            if not self._store.texts_of_ids([original]):
+                kept = Memory.from_dict({**record, "id": original})
+                self._store.put_synced(replace(kept, source="space", origins=list(said)))
+        self._mark(memory_id, space, heads, lines.digest(shared), SHARED)
+        return ""
+
+    def _mark(self, memory_id: str, space: str, heads: str, said: str, withdrawn: int) -> None:
+        with self._db.write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO space_memories(memory_id, space, heads, digest, "
+                "withdrawn) VALUES (?, ?, ?, ?, ?)",
+                (memory_id, space, heads, said, withdrawn),
+            )

@@ -1,0 +1,440 @@
+"""Settings → Spaces: the dialog's face of `mnemo space id | list | create | invite | join |
+members | remove | leave` (issue 45, ADR 0026). This device's id as text and a QR code; the
+spaces it is in and, for the one selected, its members as its folder says now. Every call
+to `engine.spaces` runs on the engine thread (the worker); a refusal (the core's message)
+is one line in the page, and nothing changed."""
+
+from __future__ import annotations
+
+import getpass
+from pathlib import Path
+
+from app.core.errors import MnemoError
+from app.gui.qr import qr_pixmap
+from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
+from app.gui.space_dialogs import CreateDialog, InvitationDialog, InviteDialog, JoinDialog
+from app.gui.worker import INTERACTIVE, Worker
+
+LOOK_AGAIN_MS = 10_000  # while the page shows, the members' folders are read again this often
+
+
+def overview(engine) -> dict:
+    """On the engine thread: this device's id and each space with its members (or why its
+    folder cannot be read now)."""
+    spaces = engine.spaces
+    listed = []
+    for space in spaces.list():
+        try:
+            listed.append({**space, "state": spaces.members(space["name"]), "problem": ""})
+        except MnemoError as exc:
+            listed.append({**space, "state": None, "problem": str(exc)})
+    return {"id": spaces.id(), "spaces": listed}
+
+
+def standing(space: dict) -> str:
+    """This device's state in a space, in words: member, waiting for the folder, not one."""
+    state = space["state"]
+    if state is None:
+        return "folder unreadable"
+    if state["member"]:
+        return "member"
+    return "not a member" if state["arrived"] else "waiting for the folder"
+
+
+class SpacesPage(QtWidgets.QWidget):
+    """This device's id, its spaces and their members; create, invite, join, remove, leave."""
+
+    said = Signal(str)  # what the last action did, or why it did not (one line), for tests
+    shown = Signal()  # the spaces as last read are on the page
+
+    def __init__(self, worker: Worker, parent=None):
+        super().__init__(parent)
+        self.setObjectName("spacesPage")
+        self.worker = worker
+        self.spaces: list[dict] = []  # as last read (`overview`)
+        self.invitation: InvitationDialog | None = None  # the last invitation shown
+        about = QtWidgets.QLabel(
+            "A space shares chosen memories with named people through a folder of its own "
+            "(Syncthing, or any folder sync), end to end encrypted, with no server. For now "
+            "its members are set up here; putting memories in a space comes next."
+        )
+        about.setWordWrap(True)
+        self.device_id = QtWidgets.QLineEdit(objectName="spacesDeviceId")
+        self.device_id.setReadOnly(True)
+        self.device_id.setMinimumWidth(self.device_id.fontMetrics().horizontalAdvance("M" * 30))
+        copy = QtWidgets.QPushButton("Copy", objectName="spacesCopyId")
+        copy.clicked.connect(
+            lambda: QtGui.QGuiApplication.clipboard().setText(self.device_id.text())
+        )
+        self.qr = QtWidgets.QLabel(objectName="spacesQr")
+        self.qr.setToolTip("This device's id as a QR code")
+        id_help = QtWidgets.QLabel(
+            "Whoever invites this device to a space needs this id (it is not a secret)."
+        )
+        id_help.setWordWrap(True)
+        id_box = QtWidgets.QVBoxLayout()
+        id_row = QtWidgets.QHBoxLayout()
+        id_row.addWidget(self.device_id, 1)
+        id_row.addWidget(copy)
+        id_box.addWidget(QtWidgets.QLabel("<b>This device's id</b>"))
+        id_box.addLayout(id_row)
+        id_box.addWidget(id_help)
+        id_box.addStretch(1)
+        top = QtWidgets.QHBoxLayout()
+        top.addLayout(id_box, 1)
+        top.addWidget(self.qr)
+
+        self.list = QtWidgets.QTreeWidget(objectName="spacesList")
+        self.list.setHeaderLabels(["Space", "Folder", "Members", "This device"])
+        self.list.setRootIsDecorated(False)
+        self.list.setMinimumHeight(50)
+        self.list.currentItemChanged.connect(lambda *_: self._show_members())
+        self.create_button = QtWidgets.QPushButton("Create…", objectName="spacesCreate")
+        self.join_button = QtWidgets.QPushButton("Join…", objectName="spacesJoin")
+        self.invite_button = QtWidgets.QPushButton("Invite…", objectName="spacesInvite")
+        self.leave_button = QtWidgets.QPushButton("Leave", objectName="spacesLeave")
+        self.create_button.clicked.connect(self.ask_create)
+        self.join_button.clicked.connect(self.ask_join)
+        self.invite_button.clicked.connect(self.ask_invite)
+        self.leave_button.clicked.connect(self.leave)
+        space_buttons = QtWidgets.QHBoxLayout()
+        for button in (self.create_button, self.join_button, self.invite_button):
+            space_buttons.addWidget(button)
+        space_buttons.addStretch(1)
+        space_buttons.addWidget(self.leave_button)
+
+        self.members = QtWidgets.QTreeWidget(objectName="spacesMembers")
+        self.members.setHeaderLabels(["Member", "Device id"])
+        self.members.setMinimumHeight(72)
+        self.members.currentItemChanged.connect(lambda *_: self._enable())
+        self.remove_button = QtWidgets.QPushButton("Remove member", objectName="spacesRemove")
+        self.remove_button.clicked.connect(self.remove)
+        self.details = QtWidgets.QLabel(objectName="spacesDetails")
+        self.details.setWordWrap(True)
+        self.details.setTextFormat(Qt.PlainText)
+        self.details.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        below_members = QtWidgets.QHBoxLayout()  # (what the fold said, beside the button)
+        below_members.addWidget(self.details, 1)
+        below_members.addWidget(self.remove_button, 0, Qt.AlignTop)
+        self.status = QtWidgets.QLabel(objectName="spacesStatus")
+        self.status.setWordWrap(True)
+        self.status.setTextFormat(Qt.PlainText)
+        self.status.setTextInteractionFlags(Qt.TextSelectableByMouse)
+
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addWidget(about)
+        layout.addLayout(top)
+        layout.addWidget(QtWidgets.QLabel("<b>Spaces this device is in</b>"))
+        layout.addWidget(self.list, 1)
+        layout.addLayout(space_buttons)
+        layout.addWidget(QtWidgets.QLabel("<b>Members of the space selected</b>"))
+        layout.addWidget(self.members, 2)
+        layout.addLayout(below_members)
+        layout.addWidget(self.status)
+        # What other members did arrives through the folder: read it again while shown
+        self._look_again = QtCore.QTimer(self, interval=LOOK_AGAIN_MS)
+        self._look_again.timeout.connect(self.refresh)
+        self._enable()
+        self.refresh()
+
+    # ---- state ---------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Read this device's id, its spaces and their members again (engine thread)."""
+        self.worker.call(overview, self._show, self._failed, INTERACTIVE, channel="spaces")
+
+    def _show(self, seen: dict) -> None:
+        if self.device_id.text() != seen["id"]:
+            self.device_id.setText(seen["id"])
+            self.device_id.setCursorPosition(0)
+            self.qr.setPixmap(qr_pixmap(seen["id"], 3))
+        chosen = self.selected()
+        chosen_id = chosen["id"] if chosen else None
+        was = self.members.currentItem()  # (kept selected when it is still there)
+        kept = (was.text(0), was.text(1)) if was is not None else None
+        self.spaces = seen["spaces"]
+        self.list.blockSignals(True)  # (one members list shown below, not one per row)
+        self.list.clear()
+        for space in self.spaces:
+            state = space["state"]
+            persons = state["persons"] if state else []
+            devices = sum(len(p["devices"]) for p in persons)
+            count = str(len(persons)) + (f" ({devices} devices)" if devices > len(persons) else "")
+            item = QtWidgets.QTreeWidgetItem(
+                [space["name"], space["folder"], count if state else "?", standing(space)]
+            )
+            item.setData(0, Qt.UserRole, space["id"])
+            item.setToolTip(1, space["folder"])
+            self.list.addTopLevelItem(item)
+            if space["id"] == chosen_id:
+                self.list.setCurrentItem(item)
+        if self.list.currentItem() is None and self.list.topLevelItemCount():
+            self.list.setCurrentItem(self.list.topLevelItem(0))
+        self.list.blockSignals(False)
+        for column in range(4):
+            self.list.resizeColumnToContents(column)
+        self._show_members(kept)
+        self.shown.emit()
+
+    def selected(self) -> dict | None:
+        """The space selected in the list, as last read."""
+        item = self.list.currentItem()
+        wanted = item.data(0, Qt.UserRole) if item is not None else None
+        return next((s for s in self.spaces if s["id"] == wanted), None)
+
+    def _show_members(self, kept: tuple[str, str] | None = None) -> None:
+        self.members.clear()
+        space = self.selected()
+        state = space["state"] if space else None
+        if space is None:
+            self.details.setText("" if self.spaces else _NO_SPACE)
+        elif state is None:
+            self.details.setText(f"The folder cannot be read now: {space['problem']}")
+        else:
+            for person in state["persons"]:
+                top = QtWidgets.QTreeWidgetItem([person["person"], ""])
+                top.setData(0, Qt.UserRole, ("person", person["person"]))
+                for device in person["devices"]:
+                    label = "this device" if device["this"] else "a device"
+                    child = QtWidgets.QTreeWidgetItem([label, device["id"]])
+                    child.setData(0, Qt.UserRole, None if device["this"] else ("id", device["id"]))
+                    if device["this"]:
+                        font = child.font(0)
+                        font.setBold(True)
+                        child.setFont(0, font)
+                        top.setData(0, Qt.UserRole, None)  # (this device's person: leave)
+                    top.addChild(child)
+                self.members.addTopLevelItem(top)
+            for device in state["removed"]:
+                this = " (this device)" if device["id"] == state["this_device"] else ""
+                item = QtWidgets.QTreeWidgetItem(
+                    [f"{device['person'] or '?'}: removed or left{this}", device["id"]]
+                )
+                item.setData(0, Qt.UserRole, None)
+                item.setDisabled(True)
+                self.members.addTopLevelItem(item)
+            self.members.expandAll()
+            for item in self.member_items():
+                if (item.text(0), item.text(1)) == kept:
+                    self.members.setCurrentItem(item)
+            for column in range(2):
+                self.members.resizeColumnToContents(column)
+            self.details.setText("\n".join(_details(state)))
+        self._enable()
+
+    def member_items(self) -> list[QtWidgets.QTreeWidgetItem]:
+        """Every row of the members list: each person, then their devices; the removed."""
+        tops = [self.members.topLevelItem(i) for i in range(self.members.topLevelItemCount())]
+        return [i for top in tops for i in [top] + [top.child(c) for c in range(top.childCount())]]
+
+    def chosen_member(self) -> tuple[str, str] | None:
+        """The member selected: ("person", name) or ("id", device id); None when it cannot be
+        removed from here (this device, its person, one already gone)."""
+        item = self.members.currentItem()
+        return item.data(0, Qt.UserRole) if item is not None else None
+
+    def _enable(self) -> None:
+        space = self.selected()
+        member = bool(space and space["state"] and space["state"]["member"])
+        self.invite_button.setEnabled(member)
+        self.leave_button.setEnabled(space is not None)
+        self.remove_button.setEnabled(member and self.chosen_member() is not None)
+
+    def _failed(self, message: str) -> None:
+        line = " ".join(str(message).split())  # one line, whatever the message holds
+        self.status.setText(line)
+        self.said.emit(line)
+
+    def _done(self, message: str) -> None:
+        self.status.setText(message)
+        self.said.emit(message)
+        self.refresh()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt API
+        self._look_again.start()
+        super().showEvent(event)
+
+    def hideEvent(self, event) -> None:  # noqa: N802 - Qt API
+        self._look_again.stop()
+        super().hideEvent(event)
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt API
+        if event.key() == Qt.Key_F5:
+            self.refresh()
+        else:
+            super().keyPressEvent(event)
+
+    # ---- actions -------------------------------------------------------------------
+    def ask_create(self) -> CreateDialog:
+        """The Create window (not blocking); Create makes the space."""
+        dialog = CreateDialog(_login(), self)
+        dialog.accepted.connect(
+            lambda: self.create(dialog.name.text(), dialog.folder.text(), dialog.person.text())
+        )
+        dialog.open()
+        return dialog
+
+    def create(self, name: str, folder: str, person: str = "") -> None:
+        """Make the space `name` in `folder` with this device as its first member."""
+        where = _folder(folder)
+        if where is None:
+            self._failed("Choose the space's folder first.")
+            return
+        self.worker.call(
+            lambda e: e.spaces.create(name, where, person.strip() or None),
+            lambda state: self._done(
+                f"Space {state['name']} made in {state['folder']}. Share the folder with your "
+                "team, then invite each device (Invite…)."
+            ),
+            self._failed,
+            INTERACTIVE,
+        )
+
+    def ask_invite(self) -> InviteDialog | None:
+        """The Invite window for the space selected (not blocking)."""
+        space = self.selected()
+        if space is None:
+            self._failed("Select a space first.")
+            return None
+        dialog = InviteDialog(space["name"], self)
+        dialog.accepted.connect(
+            lambda: self.invite(space["name"], dialog.device.text(), dialog.person.text())
+        )
+        dialog.open()
+        return dialog
+
+    def invite(self, space: str, device: str, person: str = "") -> None:
+        """Admit `device` to `space` for `person`, then show the invitation made."""
+
+        def shown(made: tuple[str, str]) -> None:
+            invitation, named = made
+            self.invitation = InvitationDialog(invitation, space, named, self)
+            self.invitation.open()
+            self._done(f"Invited {named} to {space}: give them the invitation (valid 7 days).")
+
+        self.worker.call(
+            lambda e: e.spaces.invite(space, device, person.strip() or None),
+            shown,
+            self._failed,
+            INTERACTIVE,
+        )
+
+    def ask_join(self) -> JoinDialog:
+        """The Join window (not blocking); Join joins."""
+        dialog = JoinDialog(self)
+        dialog.accepted.connect(
+            lambda: self.join(dialog.invitation.toPlainText(), dialog.folder.text())
+        )
+        dialog.open()
+        return dialog
+
+    def join(self, invitation: str, folder: str) -> None:
+        """Join the space `invitation` names through `folder`."""
+        where = _folder(folder)
+        if where is None:
+            self._failed("Choose the space's folder first.")
+            return
+        text = invitation.strip()
+
+        def joined(state: dict) -> None:
+            waits = (
+                ""
+                if state["member"]
+                else " The members' events that admit this device have not reached the "
+                "folder yet: share it with them."
+            )
+            self._done(f"Joined {state['name']} through {state['folder']}.{waits}")
+
+        self.worker.call(lambda e: e.spaces.join(text, where), joined, self._failed, INTERACTIVE)
+
+    def remove(self) -> None:
+        """Remove the member selected from the space selected, once the person confirms."""
+        space, member = self.selected(), self.chosen_member()
+        if space is None or member is None:
+            self._failed("Select another member of a space first.")
+            return
+        who = member[1] if member[0] == "person" else f"the device {member[1][:12]}…"
+        if not self._sure(
+            f"Remove {who} from {space['name']}?",
+            f"The space's key changes: {who} reads nothing written in {space['name']} after "
+            "this. What they already had stays theirs (their copy of the folder, what they "
+            "read).",
+        ):
+            return
+        name, target = space["name"], member[1]
+        self.worker.call(
+            lambda e: e.spaces.remove(name, target),
+            lambda gone: self._done(
+                "Removed "
+                + ", ".join(d["person"] or d["id"][:12] for d in gone["devices"])
+                + f" from {name}; the space's key was changed."
+            ),
+            self._failed,
+            INTERACTIVE,
+        )
+
+    def leave(self) -> None:
+        """This device leaves the space selected, once the person confirms."""
+        space = self.selected()
+        if space is None:
+            self._failed("Select a space first.")
+            return
+        name = space["name"]
+        if not self._sure(
+            f"Leave {name}?",
+            f"This device leaves {name} and forgets it: it reads nothing written there after. "
+            "The folder is left as it is (delete or unshare it yourself). To come back, a "
+            "member invites this device again.",
+        ):
+            return
+        self.worker.call(
+            lambda e: e.spaces.leave(name),
+            lambda _: self._done(f"This device left {name}; the folder is left as it is."),
+            self._failed,
+            INTERACTIVE,
+        )
+
+    def _sure(self, title: str, text: str) -> bool:
+        answer = QtWidgets.QMessageBox.question(self, title, text)
+        return answer == QtWidgets.QMessageBox.Yes
+
+
+_NO_SPACE = (
+    "This device is in no space yet: create one, or join one with an invitation someone "
+    "made for this device's id."
+)
+
+
+def _details(state: dict) -> list[str]:
+    """What the fold said of a space, beyond its members, a line each."""
+    lines = []
+    if state["epoch"]:
+        lines.append(f"Key: epoch {state['epochs']} ({state['epoch'][:12]})")
+    if not state["member"]:
+        lines.append(
+            "This device is not a member (removed, or it left)."
+            if state["arrived"]
+            else "This device waits for the members' events that admit it to reach the folder."
+        )
+    if state["rotation_due"]:
+        lines.append("A new key is due: this device makes it at its next change to the space.")
+    elif state["needs_rotation"]:
+        lines.append("A new key is due: the next member to change the space makes it.")
+    if state["waiting"]:
+        lines.append(f"Events waiting for the events they follow: {state['waiting']}")
+    for refused in state["refused"][:5]:
+        lines.append(f"Refused: an event by {refused['author'][:12]}…: {refused['why']}")
+    for problem in state["problems"][:5]:
+        lines.append(f"Skipped: {problem}")
+    return lines
+
+
+def _folder(text: str) -> Path | None:
+    text = text.strip()
+    return Path(text).expanduser() if text else None
+
+
+def _login() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "me"

@@ -1,0 +1,141 @@
+"""Capture by meaning (issue 42): a lasting statement said plainly, without the words the
+rules look for, is proposed when the bundled model's vectors say it lasts; without that
+model (another one, none, a failure), capture is the rules alone. How well it does on the
+corpus: test_capture_corpus.py."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from app.agents import history, meaning, rules
+from tests.word_model import WordModel
+
+
+@pytest.mark.parametrize(
+    ("prompt", "found"),
+    [
+        # GIVEN a fact of the setup said plainly, before or after the task at hand
+        (
+            "Prod runs on Kubernetes 1.29 in eu-west-1. Fix the login bug.",
+            [("plain", "Prod runs on Kubernetes 1.29 in eu-west-1.")],
+        ),
+        ("The staging DB is on port 5433.", [("plain", "The staging DB is on port 5433.")]),
+        # AND with a rule's statement: both, in the order they were said
+        (
+            "Integration tests need the docker compose stack up. "
+            "Remember that the CI runs on Tuesdays.",
+            [
+                ("plain", "Integration tests need the docker compose stack up."),
+                ("remember", "The CI runs on Tuesdays."),
+            ],
+        ),
+        # AND what looks like it but is of this moment, asked or guessed: nothing
+        ("The test DB is on port 5433 in this log.", []),
+        ("Is the staging DB on port 5433 or 5432?", []),
+        ("Maybe we should move the logs to Loki at some point.", []),
+        ("The README says the staging DB is on port 5433.", []),
+        ("ERROR 10:14:02 worker-2 ConnectionRefusedError: port 5433", []),
+    ],
+)
+def test_a_plain_statement_is_proposed_by_its_meaning(prompt, found, embedder):
+    got = meaning.statements(prompt, embedder)
+    assert [(s.rule, s.text) for s in got] == found
+
+
+class _Failing(WordModel):
+    def decode(self, sequences, interactive=False, keep=0):
+        raise RuntimeError("llama_decode returned -3")
+
+
+SAID = "We pin every dependency to an exact version. Fix the login bug. Always run ruff."
+
+
+def test_without_the_model_it_was_fitted_for_capture_is_the_rules_alone(word_model, caplog):
+    rules_alone = rules.statements(SAID)
+    assert [s.rule for s in rules_alone] == ["always-never"]
+    # no model loaded, or another model than the classifier's (its vectors mean other things)
+    assert meaning.statements(SAID, None) == rules_alone
+    assert meaning.statements(SAID, word_model) == rules_alone
+    # AND a model that fails while embedding: the rules' statements, and nothing alarming
+    failing = _Failing()
+    sure = meaning.Classifier(failing.info.model_id, np.zeros(64, np.float32), 10.0, 0.5)
+    assert meaning.statements(SAID, failing, sure) == rules_alone
+    assert not [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
+
+
+def test_a_missing_or_damaged_weights_file_turns_meaning_off(tmp_path):
+    assert meaning.Classifier.load(tmp_path / "none.json") is None
+    damaged = tmp_path / "damaged.json"
+    damaged.write_text('{"model_id": "x", "weights": [0.1, ')
+    assert meaning.Classifier.load(damaged) is None
+    assert meaning.Classifier.load() is not None  # the shipped one
+
+
+def test_meaning_adds_to_the_rules_in_the_prompts_order_and_at_most_three(word_model):
+    # GIVEN a classifier for this model that finds every plain sentence lasting
+    sure = meaning.Classifier(word_model.info.model_id, np.zeros(64, np.float32), 10.0, 0.5)
+    said = (
+        "Our logs go to Loki. Fix the login bug. Always run ruff. Secrets live in Vault. "
+        "Is prod on Kubernetes? The queue is Kafka. Emails go through Postmark."
+    )
+    got = meaning.statements(said, word_model, sure)
+    # THEN the plain statements and the rule's, as said, never the task or the question
+    assert [(s.rule, s.text) for s in got] == [
+        ("plain", "Our logs go to Loki."),
+        ("always-never", "Always run ruff."),
+        ("plain", "Secrets live in Vault."),
+    ]
+    # AND a slash command is no prompt
+    assert meaning.statements("/compact Our logs go to Loki.", word_model, sure) == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Is the worker on systemd?",
+        "who owns the billing service these days",
+        "The build was slow yesterday.",
+        "If we moved to Kubernetes, the cron jobs would break.",
+        "Anna wrote in the review that we use tabs.",
+        "FAILED tests/test_api.py::test_create - AssertionError",
+        "Deploy the branch to staging.",
+        "The repo has two copies of utils.py, merge them.",
+        "Fix it.",
+    ],
+)
+def test_questions_one_offs_guesses_quotes_logs_and_tasks_are_not_plain(sentence):
+    assert not meaning.plain(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Commit messages follow Conventional Commits.",
+        "I'm on a MacBook with an M2.",
+        "Explain regexes when you write them.",
+        "Secrets live in Vault under kv/platform.",
+    ],
+)
+def test_statements_and_habits_are_plain(sentence):
+    assert meaning.plain(sentence)
+
+
+def test_an_imported_transcript_proposes_its_plain_statements_with_the_model(tmp_path, embedder):
+    # GIVEN a Claude Code transcript in which a fact of the setup was said plainly
+    path = tmp_path / "c1.jsonl"
+    line = {"type": "user", "cwd": "/home/u/shop", "sessionId": "c1",
+            "timestamp": "2026-11-20T09:00:00Z",
+            "message": {"role": "user", "content": "Secrets live in Vault under kv/platform. "
+                        "Add the Stripe key to the worker."}}  # fmt: skip
+    path.write_text(json.dumps(line) + "\n")
+    source = history.Source("claude", path, "claude")
+    # WHEN it is read with the model THEN the fact is proposed; without it, nothing
+    said, bad = history.read(source, embedder)
+    assert [(s.rule, s.text) for s in said] == [
+        ("plain", "Secrets live in Vault under kv/platform.")
+    ]
+    assert bad == 0 and said[0].session == "c1"
+    assert history.read(source)[0] == []

@@ -1,0 +1,61 @@
+"""Sharing memories in a team space from the command line (issue 45): `mnemo remember
+--space`, `mnemo edit --space`, `mnemo space sync` and `mnemo recall` saying each
+result's space and author, on two Mnemo homes sharing one folder directly."""
+
+from __future__ import annotations
+
+import json
+
+from tests.cli.test_space_cli import mnemo as run
+from tests.cli.test_space_cli import ok, one_line_error, snapshot, team
+
+
+def test_what_alice_shares_bob_recalls_with_its_space_and_author(tmp_path):
+    alice, bob, folder = team(tmp_path)
+    out = ok(alice, "remember", "--space", "team", "The staging database lives on port 5433")
+    assert "Shared in the space 'team'" in out
+    ok(alice, "remember", "My dentist appointment is on Tuesday")
+    assert "took 1" in ok(bob, "space", "sync", "team")
+    shown = ok(bob, "recall", "staging database", "--mode", "keyword")
+    assert "The staging database lives on port 5433" in shown
+    assert "(space team, by alice (device " in shown
+    got = json.loads(ok(bob, "recall", "staging database", "--mode", "keyword", "--json"))
+    first = got["results"][0]
+    assert first["space"] == "team" and first["author"]["person"] == "alice"
+    # Alice's own copy says the space, written by her
+    mine = json.loads(ok(alice, "recall", "staging database", "--mode", "keyword", "--json"))
+    assert mine["results"][0]["space"] == "team" and mine["results"][0]["author"] is None
+    # the private one is not Bob's, and no text of either reaches the folder
+    assert "No relevant" in ok(bob, "recall", "dentist appointment", "--mode", "keyword")
+    data = b"".join(snapshot(folder).values())
+    for words in (b"staging", b"5433", b"dentist", b"Tuesday"):
+        assert words not in data
+
+
+def test_edit_shares_and_withdraws(tmp_path):
+    alice, bob, _ = team(tmp_path)
+    memory_id = json.loads(ok(alice, "remember", "Deploys happen on Thursdays", "--json"))["id"]
+    assert "Shared in the space 'team'" in ok(alice, "edit", memory_id, "--space", "team")
+    ok(bob, "space", "sync", "team")
+    assert "Deploys happen" in ok(bob, "recall", "deploys thursdays", "--mode", "keyword")
+    # an edit of a shared memory goes out at once
+    ok(alice, "edit", memory_id, "--text", "Deploys happen on Thursdays at ten")
+    ok(bob, "space", "sync", "team")
+    assert "at ten" in ok(bob, "recall", "deploys thursdays", "--mode", "keyword")
+    out = ok(alice, "edit", memory_id, "--space", "")
+    assert "Withdrawn from its space" in out
+    assert "withdrawn 1" in ok(bob, "space", "sync", "team")
+    assert "Deploys happen" not in ok(bob, "recall", "deploys thursdays", "--mode", "keyword")
+    assert "Deploys happen" in ok(alice, "recall", "deploys thursdays", "--mode", "keyword")
+
+
+def test_an_unknown_space_is_one_line_and_changes_nothing(tmp_path):
+    alice, _, folder = team(tmp_path)
+    memory_id = json.loads(ok(alice, "remember", "Lunch is at one", "--json"))["id"]
+    before = snapshot(alice, folder)
+    err = one_line_error(run(alice, "remember", "--space", "nope", "Dinner is at eight"))
+    assert "no space named 'nope'" in err
+    err = one_line_error(run(alice, "edit", memory_id, "--space", "nope", "--text", "changed"))
+    assert "no space named 'nope'" in err
+    assert snapshot(alice, folder) == before
+    assert "changed" not in ok(alice, "show", memory_id)
