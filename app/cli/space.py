@@ -13,6 +13,7 @@ from pathlib import Path
 
 from app.cli.commands import _engine, _read_stdin, space_problems
 from app.cli.output import say
+from app.cli.output import shown as _shown
 from app.core import paths
 from app.core.errors import InputError
 
@@ -36,15 +37,6 @@ def _invitation(text: str) -> str:
         except OSError as exc:
             raise InputError(f"cannot read the invitation file {text}: {exc.strerror}") from None
     return text
-
-
-def _shown(text: object) -> str:
-    """Text from the space's folder (other people's devices), safe for a terminal: every
-    character that is not printable (an escape sequence, a newline that would start a fake
-    line) shown as its escape."""
-    return "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text)
-    )
 
 
 def id_(args: Namespace) -> int:

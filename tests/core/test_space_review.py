@@ -324,3 +324,32 @@ def test_events_this_device_kept_are_not_verified_again(space, tmp_path):
     # THEN no signature is checked twice, and nothing was lost
     assert checked == [] and len(bobs.events) == 503
     assert not reading.problems
+
+
+def test_every_command_that_changes_a_devices_spaces_holds_the_lock():
+    from app.core.space.spaces import Spaces
+
+    for name in (
+        "create",
+        "invite",
+        "join",
+        "members",
+        "remove",
+        "leave",
+        "ready",
+        "share",
+        "unshare",
+        "sync",
+    ):
+        method = getattr(Spaces, name)
+        assert method.__code__.co_name == "locked", name  # (`lock.one_at_a_time`)
+
+
+def test_a_passs_problems_reach_the_terminal_escaped(capsys):
+    from app.cli.commands import space_problems
+
+    space_problems(
+        {"name": "team", "problems": ["lines/ab… line 1: \x1b[2J\nRefused: all fine"], "waiting": 0}
+    )
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and len(err.strip().splitlines()) == 1, err

@@ -284,6 +284,7 @@ class Spaces:
         return member
 
     # ---- the memories a space shares (`sharing.Sharing`, `lines`) -----------------------
+    @one_at_a_time
     def ready(self, name: str) -> dict:
         """The space named, checked before anything is written in it: this device is in it
         and a member. InputError otherwise (nothing changed)."""
@@ -292,6 +293,7 @@ class Spaces:
         self._member(entry, record)
         return {"name": entry["name"], "id": entry["id"]}
 
+    @one_at_a_time
     def share(self, memory_id: str, name: str) -> dict:
         """Share a memory of this device in the space `name` and run a pass (its line goes
         out now); the pass's report (`sync`)."""
@@ -299,6 +301,7 @@ class Spaces:
         self._sharing.share(self._memories.get(memory_id), entry["id"])
         return self.sync(entry["name"])
 
+    @one_at_a_time
     def unshare(self, memory_id: str) -> dict | None:
         """Withdraw a memory from its space (the members drop it from their view; what they
         had stays theirs) and run that space's pass; None when it was in no space."""
@@ -333,6 +336,7 @@ class Spaces:
             raise InputError(f"this device does not hold the key of the epoch {epoch[:12]}")
         return bytes.fromhex(entry["keys"][epoch])
 
+    @one_at_a_time
     def sync(self, name: str) -> dict:
         """A pass over the space (`mnemo space sync NAME`; the runner calls it later): this
         device's changes to its shared memories sealed and written (when it is a member and
