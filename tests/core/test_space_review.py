@@ -353,3 +353,18 @@ def test_a_passs_problems_reach_the_terminal_escaped(capsys):
     )
     err = capsys.readouterr().err
     assert "\x1b" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_removed_members_later_events_are_not_kept(space):
+    # GIVEN Bob removed, then writing thousands of events as if he were not
+    bobs = copy(space)
+    removal = space.remove(ALICE, [BOB.public], {})
+    bobs.add(space.events[removal])
+    flood = chain(space, BOB, 2_000, [removal])
+    for event in flood:
+        space.add(event)
+    # THEN a device keeps the removal, and none of them (only Bob would gain by them, and
+    # he can drop them from his own file anyway): its record does not grow with his flood
+    kept = space.worth_keeping()
+    assert removal in kept
+    assert not kept & {event_hash(e) for e in flood}

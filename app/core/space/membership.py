@@ -38,6 +38,10 @@ EVENT = b"mnemo space event\0"  # the signature's domain
 KINDS = ("create", "admit", "remove", "rotate", "leave")
 FIRST = ("remove", "leave")  # ordered ahead of what was made apart from them
 STARTS_EPOCH = ("create", "remove", "rotate")
+_REMOVED = (  # why a removed device's event is refused
+    "written by a device removed before it",
+    "written by a device whose removal it had not seen",
+)
 MAX_PARENTS = 64
 MAX_DEVICES = 1000  # devices an event names (a team has a few dozen)
 MAX_EPOCHS = 10_000  # earlier epochs' keys an event wraps
@@ -182,11 +186,18 @@ class Record:
                 todo += admits.get(device, [])
         return out
 
-    def worth_keeping(self) -> set[str]:
+    def worth_keeping(self, state: Members | None = None) -> set[str]:
         """The events a device keeps once it saw them (its record only grows): those of
-        devices that could be members (`candidates`)."""
+        devices that could be members (`candidates`), but for a removed device's refused
+        for its removal (only it would gain by them, and it can drop them from its own
+        file anyway: a removed member's flood does not grow every device's database)."""
+        state = state or self.fold()
         could = self.candidates()
-        return {name for name, event in self.events.items() if event["author"] in could}
+        return {
+            name
+            for name, event in self.events.items()
+            if event["author"] in could and state.refused.get(name) not in _REMOVED
+        }
 
     def heads(self, state: Members | None = None) -> list[str]:
         """What a new event names as its parents: the events the fold walked (arrived with
@@ -318,9 +329,9 @@ class Record:
             state.seniority[author] = 0
             return _start_epoch(state, name, event)
         if name in discarded:
-            return "written by a device whose removal it had not seen"
+            return _REMOVED[1]
         if author in state.gone and author not in state.members:
-            return "written by a device removed before it"
+            return _REMOVED[0]
         if author not in state.members:
             return "written by a device that is not a member"
         if kind == "admit":
