@@ -103,6 +103,7 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
         tags: list[str] | None = None,
         project: str | None = None,
         thread: str | None = None,
+        space: str | None = None,
         ctx: Context | None = None,
     ) -> dict:
         """Store a learning: a short name, what was learned, why it matters, and a category
@@ -110,7 +111,9 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
         one more observation. A near-duplicate is stored as a new memory linked to the
         similar one (`similar` in the result says which); merging is left to the user.
         `thread` (optional, e.g. a session id): memories of one thread lend each other
-        context when searched."""
+        context when searched. `space` (optional): the name of a team space to share it
+        in, only when the user asked for it to be shared with that team; without it the
+        memory stays the user's own."""
         required(name=name, description=description, reasoning=reasoning, category=category)
         inline = embed_now(len(name) + len(description) + len(reasoning))
         origin = client_origin(ctx, session)
@@ -119,6 +122,8 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
             allowed = engine.settings["categories"]
             if category not in allowed:
                 raise InputError(f"unknown category {category!r}; use one of: {', '.join(allowed)}")
+            if space is not None:
+                engine.spaces.ready(space)  # (an unknown space: nothing stored)
             result = engine.remember(
                 description,
                 title=name,
@@ -146,6 +151,12 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
                     core.embed_later()
                     notices.append(LATER)
             out = result.to_dict()
+            if space is not None and result.memory is not None:
+                try:
+                    engine.spaces.share(result.memory.id, space)
+                    out["space"] = engine.spaces.shared([result.memory.id]).get(result.memory.id)
+                except InputError as exc:  # (stored all the same: said, never lost)
+                    notices.append(f"stored as the user's own, not shared in {space!r}: {exc}")
             if notices:
                 out["notice"] = "; ".join(notices)
             return out

@@ -1033,3 +1033,39 @@ def test_a_search_returns_another_agents_memory_marked_with_who_wrote_it(engine)
         assert server.close(30)
     finally:
         engine.close()
+
+
+def test_an_agent_shares_in_a_space_only_when_it_names_one(mnemo_home, tmp_path):
+    # issue 45: store_memory(space=…) puts the memory in a team space (its line goes out
+    # sealed); without `space` it stays the user's own; an unknown space stores nothing
+    folder = tmp_path / "shared" / "team"
+    done = run_cli("space", "create", "team", str(folder), "--person", "alice")
+    assert done.returncode == 0, done.stderr.decode()
+
+    async def session() -> tuple[dict, dict, str]:
+        async with Client(_params()) as client:
+            shared = _payload(
+                await client.call_tool("store_memory", {**LEARNING, "space": "team"})
+            )
+            own = _payload(
+                await client.call_tool(
+                    "store_memory",
+                    {**LEARNING, "name": "Own", "description": "Rotate the API keys monthly."},
+                )
+            )
+            refused = _error_text(
+                await client.call_tool(
+                    "store_memory",
+                    {**LEARNING, "description": "Never stored anywhere.", "space": "nope"},
+                )
+            )
+            return shared, own, refused
+
+    shared, own, refused = asyncio.run(session())
+    assert shared["space"] == "team" and "space" not in own
+    assert "no space named 'nope'" in refused
+    with Engine() as engine:
+        assert engine.spaces.shared([shared["id"], own["id"]]) == {shared["id"]: "team"}
+        assert engine.count() == 2  # (the refused one stored nothing)
+    lines = b"".join(p.read_bytes() for p in (folder / "lines").glob("*.jsonl"))
+    assert lines and b"parser" not in lines  # sent, sealed

@@ -118,6 +118,8 @@ class Runner:
         self._heard: dict[str, str] = {}  # the last pass told of, by the record it was in
         self._born = time.time()  # passes recorded before this are not news here
         self._sync_asked = False  # a person asked for a pass (runs here, owner or not)
+        self._space_mark: tuple = ()  # `Spaces.mark` as the last pass over the spaces left it
+        self._space_problem = ""  # why the last one could not run, said once
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
         self._order = itertools.count()
         self._latest: dict[str, concurrent.futures.Future] = {}
@@ -284,6 +286,8 @@ class Runner:
             if owner:
                 self._snapshot_if_due()
             self._sync_if_due(owner)
+            if owner:
+                self._spaces_if_due()
         except Exception:
             log.exception("a background look failed")
 
@@ -494,6 +498,30 @@ class Runner:
         self._sync_problem = ""
         self._tell_pass(result.summary())
         if result.applied:
+            self.listener.written_elsewhere(self._read_journal() or [Change("content")])
+            if self.model_id:
+                self.backfill()
+
+    def _spaces_if_due(self) -> None:
+        """A pass over the team spaces this device is in, by the process doing the
+        background work, when another member's file moved or a shared memory changed here
+        (`Spaces.mark`): what a member shared arrives, an edit made here goes out, without
+        `mnemo space sync`. A folder that cannot be read is said once by the pass."""
+        try:
+            mark = self.engine.spaces.mark()
+            if not mark or mark == self._space_mark:
+                return
+            reports = self.engine.spaces.sync_all()
+            # the shared memories as the pass left them, the folder as it was before it
+            # (a file another member wrote meanwhile is due)
+            self._space_mark = (self.engine.spaces.mark()[:1] or ((),)) + mark[1:]
+        except (MnemoError, OSError) as exc:
+            if str(exc) != self._space_problem:
+                self._space_problem = str(exc)
+                log.info("team spaces: %s", exc)
+            return
+        self._space_problem = ""
+        if any(r.get("applied") or r.get("withdrawn") for r in reports):
             self.listener.written_elsewhere(self._read_journal() or [Change("content")])
             if self.model_id:
                 self.backfill()
