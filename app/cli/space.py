@@ -1,4 +1,4 @@
-"""`mnemo space id | list | create | invite | join | members | remove | leave | sync`
+"""`mnemo space id | list | create | invite | join | members | remove | leave | sync | set`
 (issue 45, ADR 0026): team spaces' people and invitations, and the pass that sends this
 device's shared memories and takes the members' (`mnemo remember --space`, `mnemo edit
 --space` share one)."""
@@ -197,4 +197,18 @@ def sync(args: Namespace) -> int:
     earlier = report["refused"] - len(report["problems"])
     if earlier:
         say(f"space {report['name']!r}: {earlier} line(s) refused, said at an earlier pass")
+    return 0
+
+
+def set_(args: Namespace) -> int:
+    """mnemo space set NAME inject on|off"""
+    on = args.value == "on"
+    _engine().spaces.inject(args.name, on)
+    if on:
+        print(
+            f"The memories of {args.name!r} now reach your agents' sessions and prompts "
+            "unasked, as your own do (mnemo space set NAME inject off stops it)."
+        )
+    else:
+        print(f"The memories of {args.name!r} reach your agents only when they search.")
     return 0

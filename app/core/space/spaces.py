@@ -97,6 +97,7 @@ class Spaces:
                 "root": entry["root"],
                 "epochs_held": sorted(entry["keys"]),
                 "since": entry["since"],
+                "inject": bool(entry.get("inject")),
             }
             for entry in sorted(self._load().values(), key=lambda e: e["name"])
         ]
@@ -328,6 +329,20 @@ class Spaces:
             except InputError as exc:
                 out.append({"name": entry["name"], "error": str(exc)})
         return out
+
+    def inject(self, name: str, on: bool) -> None:
+        """Whether the space's memories reach agents' sessions and prompts unasked
+        (`mnemo space set NAME inject on`; off when a space is made or joined): its
+        members' memories then count as trusted (`origin.Trust.spaces`)."""
+        with self._db.write():
+            entry = self._space(name)
+            spaces = self._load()
+            spaces[entry["id"]]["inject"] = bool(on)
+            self._store(spaces)
+
+    def injected(self) -> list[str]:
+        """The ids of the spaces whose memories agents get unasked."""
+        return [i for i, entry in self._load().items() if entry.get("inject")]
 
     def mark(self) -> tuple:
         """Changes when a pass over the spaces is due (`sync_all`, by the process doing the
