@@ -340,6 +340,7 @@ def test_every_command_that_changes_a_devices_spaces_holds_the_lock():
         "share",
         "unshare",
         "sync",
+        "inject",
     ):
         method = getattr(Spaces, name)
         assert method.__code__.co_name == "locked", name  # (`lock.one_at_a_time`)

@@ -330,6 +330,7 @@ class Spaces:
                 out.append({"name": entry["name"], "error": str(exc)})
         return out
 
+    @one_at_a_time
     def inject(self, name: str, on: bool) -> None:
         """Whether the space's memories reach agents' sessions and prompts unasked
         (`mnemo space set NAME inject on`; off when a space is made or joined): its
