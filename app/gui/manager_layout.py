@@ -85,6 +85,9 @@ def _table(window) -> None:
     for column, width in enumerate((0, 100, 110, dates, dates, 60, 80, 150, 120)):
         if width:
             window.table.setColumnWidth(column, width)
+    # The Space column (`manager.SPACE_COLUMN`, the model's last) is shown after the title,
+    # where it is in view: the columns past Recalls are off to the right at the default size
+    header.moveSection(8, 1)
     window.table.setAlternatingRowColors(True)
     window.table.setWordWrap(False)  # a long title is cut mid-word with "…", not to "Book …"
     window.table.setContextMenuPolicy(Qt.CustomContextMenu)  # Share in space, Stop sharing
