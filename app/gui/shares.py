@@ -159,6 +159,7 @@ class Shares:
     def context_menu(self, at: QtCore.QPoint) -> None:
         """The table's context menu: share the selected memories, or stop sharing them."""
         menu = QtWidgets.QMenu(self.window)
+        menu.setAttribute(Qt.WA_DeleteOnClose)  # (one made at each right click)
         menu.addMenu(self.menu)
         menu.addAction(self.stop)
         menu.popup(self.window.table.viewport().mapToGlobal(at))

@@ -187,3 +187,18 @@ def test_the_popup_badges_a_result_of_a_space_with_its_author(
     popup.model.set_rows([own], "dates")
     settle(qtbot, worker)
     assert popup.model.badge(own) == "" and "team" not in " ".join(_painted(popup, 0))
+
+
+def test_the_tables_context_menu_offers_the_spaces_and_stop_sharing(
+    qtbot, worker, settings, seeded, team
+):
+    manager = _manager(qtbot, worker, settings)
+    qtbot.waitUntil(lambda: manager.findChild(QtGui.QAction, "shareIn:team") is not None)
+    _select(manager, [seeded["Parse"]])
+    manager.table.customContextMenuRequested.emit(QtCore.QPoint(10, 10))
+    qtbot.waitUntil(lambda: QtWidgets.QApplication.activePopupWidget() is not None)
+    menu = QtWidgets.QApplication.activePopupWidget()
+    entries = [a.text() for a in menu.actions()]
+    assert entries == ["Share in space", "Stop sharing"]
+    assert [a.text() for a in menu.actions()[0].menu().actions()] == ["team"]
+    menu.close()
