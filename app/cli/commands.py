@@ -10,7 +10,7 @@ import time
 from argparse import Namespace
 from pathlib import Path
 
-from app.cli.output import print_memory, print_results, progress_bar, say
+from app.cli.output import print_memory, print_results, progress_bar, say, shown
 from app.core import origin as origins
 from app.core import paths
 from app.core.display import visible
@@ -231,7 +231,7 @@ def space_problems(report: dict, engine: Engine | None = None) -> None:
     if engine is not None and report["applied"]:
         engine.backfill()
     for problem in report["problems"]:
-        say(f"space {report['name']!r}: skipped {problem}")
+        say(f"space {report['name']!r}: skipped {shown(problem)}")
     if report["waiting"]:
         say(f"space {report['name']!r}: {report['waiting']} line(s) wait for a key")
 

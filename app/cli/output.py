@@ -11,6 +11,15 @@ from app.core.search.ranking import MAX_STD, Band, band_of
 from app.core.search.recall import RecallResult
 
 
+def shown(text: object) -> str:
+    """Text from elsewhere (a space's folder: other people's devices), safe for a
+    terminal: every character that is not printable (an escape sequence, a newline that
+    would start a fake line) shown as its escape."""
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text)
+    )
+
+
 def say(message: str) -> None:
     """A notice for the user on standard error (stdout stays clean for pipes)."""
     print(f"mnemo: {message}", file=sys.stderr)

@@ -468,7 +468,7 @@ def _sync_commands(sub) -> None:
 
 
 def _space_commands(sub) -> None:
-    """space id | list | create | invite | join | members | remove | leave | sync (ADR 0026)"""
+    """space id | list | create | invite | join | members | remove | leave | sync | set"""
     from app.cli import space
 
     p = sub.add_parser("space", help="team spaces: people, invitations, shared memories")
@@ -509,6 +509,11 @@ def _space_commands(sub) -> None:
     q.add_argument("name", metavar="NAME")
     q.add_argument("--json", action="store_true", help="as JSON")
     q.set_defaults(func=space.sync)
+    q = actions.add_parser("set", help="a space's setting: inject on|off (what agents get)")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("setting", choices=["inject"], metavar="SETTING", help="inject")
+    q.add_argument("value", choices=["on", "off"], metavar="on|off")
+    q.set_defaults(func=space.set_)
 
 
 def _app_commands(sub) -> None:

@@ -1,4 +1,4 @@
-"""`mnemo space id | list | create | invite | join | members | remove | leave | sync`
+"""`mnemo space id | list | create | invite | join | members | remove | leave | sync | set`
 (issue 45, ADR 0026): team spaces' people and invitations, and the pass that sends this
 device's shared memories and takes the members' (`mnemo remember --space`, `mnemo edit
 --space` share one)."""
@@ -6,21 +6,30 @@ device's shared memories and takes the members' (`mnemo remember --space`, `mnem
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from argparse import Namespace
 from pathlib import Path
 
 from app.cli.commands import _engine, _read_stdin, space_problems
 from app.cli.output import say
+from app.cli.output import shown as _shown
 from app.core import paths
 from app.core.errors import InputError
 
 _INVITATION_BYTES = 64 * 1024  # an invitation is about 1,000 characters
+_STDIN_BYTES = 1024 * 1024  # what `join -` reads of standard input at most
 
 
 def _invitation(text: str) -> str:
     """The invitation given: its text, `-` (standard input) or a file holding it."""
     if text == "-":
-        return _read_stdin()
+        if sys.stdin is None or sys.stdin.isatty():
+            return _read_stdin()  # (says what is missing)
+        data = sys.stdin.buffer.read(_STDIN_BYTES + 1)
+        if len(data) > _STDIN_BYTES:
+            raise InputError("the invitation on standard input is too long (over 1 MB): not one")
+        return data.decode("utf-8", errors="replace")
     if not text.strip().startswith("mnemo-invite:") and Path(text).expanduser().is_file():
         try:
             data = paths.read_regular(Path(text).expanduser())[:_INVITATION_BYTES]
@@ -48,7 +57,7 @@ def list_(args: Namespace) -> int:
             "an invitation: mnemo space join INVITATION FOLDER)."
         )
     for space in listed:
-        print(f"{space['name']} ({space['id']}): {space['folder']}")
+        print(f"{_shown(space['name'])} ({space['id']}): {_shown(space['folder'])}")
     return 0
 
 
@@ -58,7 +67,8 @@ def create(args: Namespace) -> int:
     print(
         f"Space {state['name']!r} made in {state['folder']}, with you "
         f"({state['persons'][0]['person']}) as its only member. Share the folder with your "
-        f"team (Syncthing, say), then invite each device: mnemo space invite {args.name} ID "
+        f"team (Syncthing, say), then invite each device: mnemo space invite "
+        f"{_shown(shlex.quote(state['name']))} ID "
         "(its `mnemo space id`)."
     )
     return 0
@@ -80,11 +90,12 @@ def invite(args: Namespace) -> int:
 def join(args: Namespace) -> int:
     """mnemo space join INVITATION FOLDER"""
     state = _engine().spaces.join(_invitation(args.invitation), Path(args.folder))
-    print(f"Joined the space {state['name']!r} through {state['folder']}.")
+    print(f"Joined the space {_shown(state['name'])!r} through {_shown(state['folder'])}.")
     if not state["member"]:
         print(
             "The members' events that admit this device have not arrived in the folder yet "
-            f"(share it with them); `mnemo space members {state['name']}` says when they have."
+            f"(share it with them); `mnemo space members {_shown(state['name'])}` says when they "
+            "have."
         )
     else:
         _print_members(state)
@@ -97,19 +108,19 @@ def members(args: Namespace) -> int:
     if args.json:
         print(json.dumps(state, indent=1))
         return 0
-    print(f"Space {state['name']!r} ({state['id']}), folder {state['folder']}")
+    print(f"Space {_shown(state['name'])!r} ({state['id']}), folder {_shown(state['folder'])}")
     _print_members(state)
     return 0
 
 
 def _print_members(state: dict) -> None:
     for person in state["persons"]:
-        print(f"  {person['person']}")
+        print(f"  {_shown(person['person'])}")
         for device in person["devices"]:
             print(f"    {device['id']}" + ("  (this device)" if device["this"] else ""))
     for device in state["removed"]:
         this = " (this device)" if device["id"] == state["this_device"] else ""
-        print(f"  removed or left: {device['person']} {device['id']}{this}")
+        print(f"  removed or left: {_shown(device['person'])} {device['id']}{this}")
     if state["epoch"]:
         print(f"Epoch {state['epochs']} ({state['epoch'][:12]})")
     if not state["member"]:
@@ -123,17 +134,22 @@ def _print_members(state: dict) -> None:
         print("A new key is due: the next member to change the space makes it.")
     if state["waiting"]:
         print(f"Events waiting for the events they follow: {state['waiting']}")
-    for refused in state["refused"]:
-        print(f"Refused: an event by {refused['author']}: {refused['why']}")
+    refused: dict[tuple[str, str], int] = {}  # (author, why) → events: said once each
+    for event in state["refused"]:
+        key = (event["author"], event["why"])
+        refused[key] = refused.get(key, 0) + 1
+    for (author, why), count in refused.items():
+        events = f"{count} events" if count > 1 else "an event"
+        print(f"Refused: {events} by {_shown(author)}: {_shown(why)}")
     for problem in state["problems"]:
-        print(f"Skipped: {problem}")
+        print(f"Skipped: {_shown(problem)}")
 
 
 def remove(args: Namespace) -> int:
     """mnemo space remove NAME MEMBER"""
     removed = _engine().spaces.remove(args.name, args.member)
     for device in removed["devices"]:
-        print(f"Removed {device['person']} ({device['id']}) from {args.name!r}.")
+        print(f"Removed {_shown(device['person'])} ({device['id']}) from {args.name!r}.")
     print(
         "The space's key was changed: what they already had stays theirs (their copy of the "
         "folder, what they read), and they read nothing written after."
@@ -144,6 +160,13 @@ def remove(args: Namespace) -> int:
 def leave(args: Namespace) -> int:
     """mnemo space leave NAME"""
     was_member = _engine().spaces.leave(args.name)
+    if was_member is None:
+        print(
+            f"This device left {args.name!r} here; its folder is missing or unreadable, so "
+            "the members could not be told: it stays on their list until one removes it "
+            "(mnemo space remove NAME ID)."
+        )
+        return 0
     print(
         f"This device left {args.name!r}"
         + ("" if was_member else " (it was no longer a member)")
@@ -174,4 +197,18 @@ def sync(args: Namespace) -> int:
     earlier = report["refused"] - len(report["problems"])
     if earlier:
         say(f"space {report['name']!r}: {earlier} line(s) refused, said at an earlier pass")
+    return 0
+
+
+def set_(args: Namespace) -> int:
+    """mnemo space set NAME inject on|off"""
+    on = args.value == "on"
+    _engine().spaces.inject(args.name, on)
+    if on:
+        print(
+            f"The memories of {args.name!r} now reach your agents' sessions and prompts "
+            "unasked, as your own do (mnemo space set NAME inject off stops it)."
+        )
+    else:
+        print(f"The memories of {args.name!r} reach your agents only when they search.")
     return 0

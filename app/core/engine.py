@@ -259,8 +259,10 @@ class Engine:
 
     def trust(self) -> Trust:
         """What agents are given unasked: the setting `inject_origins`, less the devices
-        not approved here (issue 44)."""
-        return trust_from(self._settings["inject_origins"], self.sync.unapproved_names())
+        not approved here (issue 44), with the team spaces that allow it (issue 45)."""
+        return trust_from(
+            self._settings["inject_origins"], self.sync.unapproved_names(), self.spaces.injected()
+        )
 
     def mark_used(self, ids: list[str]) -> None:
         """Count memories as recalled (printed, copied, injected)."""

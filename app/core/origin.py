@@ -287,6 +287,9 @@ class Trust:
     kinds: frozenset[str] = frozenset(INJECTED_BY_DEFAULT)
     # devices this one knows and does not (or no longer) approve: what they wrote stays out
     unapproved: frozenset[str] = frozenset()
+    # team spaces (their ids) whose members' memories go in too (`mnemo space set NAME
+    # inject on`, issue 45): a `space` origin is trusted only in one of these
+    spaces: frozenset[str] = frozenset()
 
     @property
     def everything(self) -> bool:
@@ -326,6 +329,13 @@ class Trust:
         names = sorted(self.unapproved)
         unapproved = f"{elsewhere} AND {where} IN ({', '.join('?' * len(names))})"
         untrusted = f"{word} NOT IN ({', '.join('?' * len(kinds))})"
+        spaces = sorted(self.spaces)
+        if spaces:  # (a member's memory, in a space whose memories agents get)
+            untrusted = (
+                f"({untrusted} AND NOT ({field('kind')} = '{SPACE}' AND {alias}.id IN "
+                "(SELECT memory_id FROM space_memories WHERE withdrawn = 0 AND space IN "
+                f"({', '.join('?' * len(spaces))}))))"
+            )
         if DEVICE not in self.kinds:
             untrusted += f" OR {elsewhere}"
         any_of = f"EXISTS (SELECT 1 FROM json_each({alias}.origin) o WHERE {{}})".format
@@ -334,17 +344,21 @@ class Trust:
         if names:
             untrusted += f" OR ({unapproved})"
             pinned += f" AND NOT {any_of(unapproved)}"
+        trusted = [*kinds, *spaces]
         return (
             f"(({pinned}) OR (NOT {any_of(untrusted)}{empty}))",
-            [*names, *kinds, *names] if names else kinds,
+            [*names, *trusted, *names] if names else trusted,
         )
 
 
-def trust_from(kinds, unapproved=()) -> Trust:
+def trust_from(kinds, unapproved=(), spaces=()) -> Trust:
     """The trust a setting's list of kinds gives (unknown words left out: the settings
-    module refuses them), less the devices named in `unapproved`."""
+    module refuses them), less the devices named in `unapproved`, with the memories of the
+    team spaces (ids) in `spaces`."""
     return Trust(
-        frozenset(k for k in kinds if k in INJECTABLE), frozenset(map(label, unapproved)) - {""}
+        frozenset(k for k in kinds if k in INJECTABLE),
+        frozenset(map(label, unapproved)) - {""},
+        frozenset(spaces),
     )
 
 

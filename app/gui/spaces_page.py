@@ -388,7 +388,12 @@ class SpacesPage(QtWidgets.QWidget):
             return
         self.worker.call(
             lambda e: e.spaces.leave(name),
-            lambda _: self._done(f"This device left {name}; the folder is left as it is."),
+            lambda left: self._done(
+                f"This device left {name}; the folder is left as it is."
+                if left is not None
+                else f"This device left {name} here; its folder is missing or unreadable, so "
+                "the members could not be told: one of them removes this device."
+            ),
             self._failed,
             INTERACTIVE,
         )

@@ -6,6 +6,7 @@ each other apart, and a folder someone tampered with."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from app.core.space import keys
@@ -48,7 +49,7 @@ def snapshot(*places: Path) -> dict[str, bytes]:
     for place in places:
         if place.exists():
             for path in sorted(place.rglob("*")):
-                if path.is_file():
+                if path.is_file() and not path.name.endswith(".spaces-lock"):  # (a lock)
                     out[str(path)] = path.read_bytes()
     return out
 
@@ -249,7 +250,8 @@ def test_a_tampered_folder_is_read_around_and_reported(tmp_path):
         problems = state["problems"]
         assert sum("not JSON" in p for p in problems) == 1, problems
         assert sum("not a space event" in p for p in problems) == 1, problems
-        assert sum("not a member" in r["why"] for r in state["refused"]) == 1, state
+        # (a stranger's file is not even read past its shape: review of issue 45)
+        assert sum("by a device that is not a member" in p for p in problems) == 1, state
         text = ok(home, "space", "members", "team")
         assert "not JSON" in text and "not a member" in text
 
@@ -327,3 +329,196 @@ def test_after_a_leave_the_next_invitation_changes_the_key_first(tmp_path):
     assert state["epoch"] != first and not state["rotation_due"] and not state["needs_rotation"]
     assert [p["person"] for p in state["persons"]] == ["alice", "carol"]
     assert set(listed(carol)[0]["epochs_held"]) == {first, state["epoch"]}
+
+
+# ---- found in review (issue 45) ---------------------------------------------------------
+
+
+def team_of(tmp_path: Path, *people: str) -> tuple[dict[str, Path], Path]:
+    """The first person made the space `team` and invited each of the others, who joined."""
+    homes = {p: tmp_path / p for p in people}
+    folder = tmp_path / "shared" / "team"
+    ok(homes[people[0]], "space", "create", "team", str(folder), "--person", people[0])
+    for person in people[1:]:
+        invitation = ok(
+            homes[people[0]],
+            "space",
+            "invite",
+            "team",
+            device_id(homes[person]),
+            "--person",
+            person,
+        ).strip()
+        ok(homes[person], "space", "join", invitation, str(folder))
+    return homes, folder
+
+
+def own_file(folder: Path, home: Path) -> Path:
+    return folder / "members" / (keys.unb64(device_id(home)).hex() + ".jsonl")
+
+
+def test_a_removal_holds_when_the_removers_file_loses_it_later(tmp_path):
+    homes, folder = team_of(tmp_path, "alice", "bob", "carol", "dave")
+    alices = own_file(folder, homes["alice"])
+    before = alices.read_bytes()
+    # GIVEN Alice removed Carol, and Bob's device saw it
+    ok(homes["alice"], "space", "remove", "team", "carol")
+    assert [p["person"] for p in members(homes["bob"])["persons"]] == ["alice", "bob", "dave"]
+    # WHEN Carol (who can still write the folder) puts Alice's file back as it was before
+    alices.write_bytes(before)
+    # THEN on Bob's device Carol is still removed, and the loss is said
+    state = members(homes["bob"])
+    assert [p["person"] for p in state["persons"]] == ["alice", "bob", "dave"]
+    assert any("file lost events this device had: kept" in p for p in state["problems"]), state
+    # AND the next key Bob makes never reaches Carol
+    ok(homes["bob"], "space", "remove", "team", "dave")
+    latest = members(homes["bob"])["epoch"]
+    members(homes["carol"])
+    carols = {s["name"]: s for s in listed(homes["carol"])}["team"]
+    assert latest not in carols["epochs_held"]
+
+
+_FORGE = """
+import json, sys
+from pathlib import Path
+from app.core.engine import Engine
+from app.core.space import keys
+from app.core.space.folder import file_name
+from app.core.space.membership import EVENT
+engine = Engine()
+spaces = engine.spaces
+entry = spaces._space("team")
+record, _ = spaces._read(entry)
+newcomer = keys.DeviceKey.new()
+event = {
+    "v": 1, "space": entry["id"], "kind": "admit", "author": spaces.device.public,
+    "parents": record.heads(), "at": "2026-11-29T10:00:00+00:00",
+    "device": newcomer.public, "person": sys.argv[1], "epoch": record.fold().epoch,
+    "key": keys.seal_to(newcomer.public, b"k" * 32),
+}
+own = Path(entry["folder"]) / "members" / file_name(spaces.device.public)
+with own.open("a") as f:
+    f.write(json.dumps(spaces.device.sign(event, EVENT)) + "\\n")
+engine.close()
+"""
+
+
+def test_a_forged_name_with_control_characters_reaches_no_terminal(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    alice, bob, _ = team(tmp_path)
+    # GIVEN Alice's device (a member) writes an admission whose person's name carries an
+    # escape sequence and a newline with a fake line after it
+    name = "\x1b[31mevil\x1b[0m\nRefused: nothing, all is well"
+    subprocess.run(
+        [sys.executable, "-c", _FORGE, name],
+        env={**os.environ, "MNEMO_HOME": str(alice)},
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    )
+    # WHEN Bob lists the members
+    text = ok(bob, "space", "members", "team")
+    # THEN no control character reaches the terminal, and no line is the forged one
+    assert not any(c in text for c in "\x1b\r\x07"), text
+    assert not any(line.startswith("Refused: nothing") for line in text.splitlines()), text
+    assert "person's name" in text  # said: the event was refused at the door
+
+
+def test_two_commands_at_once_on_one_home_both_land(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    people = ("alice", "b1", "c1", "b2", "c2", "b3", "c3")
+    homes, folder = team_of(tmp_path, *people)
+    env = {**os.environ, "MNEMO_HOME": str(homes["alice"])}
+    for one, other in (("b1", "c1"), ("b2", "c2"), ("b3", "c3")):
+        # WHEN Alice removes two members at once, from two terminals
+        running = [
+            subprocess.Popen(
+                [sys.executable, "-m", "app", "space", "remove", "team", person],
+                env=env,
+                cwd=REPO,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for person in (one, other)
+        ]
+        for process in running:
+            _, err = process.communicate(timeout=120)
+            assert process.returncode == 0, err.decode()
+        # THEN both removals are in her record and her file, on her device and Bob's
+        for home in (homes["alice"], homes["c3"] if one != "b3" else homes["alice"]):
+            state = members(home)
+            assert one not in [p["person"] for p in state["persons"]], state
+            assert other not in [p["person"] for p in state["persons"]], state
+    text = own_file(folder, homes["alice"]).read_text()
+    assert sum('"kind": "remove"' in line for line in text.splitlines()) == 6
+
+
+def test_a_strangers_invitation_with_a_bad_head_is_one_line_and_nothing_saved(tmp_path):
+    bob, folder = tmp_path / "bob", tmp_path / "shared"
+    stranger = keys.DeviceKey.new()
+    invitation = keys.make_invitation(
+        stranger,
+        device_id(bob),
+        {"id": "a" * 32, "name": "team", "root": "b" * 64},
+        "c" * 64,
+        b"k" * 32,
+        [["x"]],
+    )
+    err = one_line_error(mnemo(bob, "space", "join", invitation, str(folder)))
+    assert "invitation" in err
+    assert listed(bob) == [] and not folder.exists()
+
+
+def test_leaving_a_space_whose_folder_is_gone_forgets_it_here(tmp_path):
+    import shutil
+
+    alice, bob, folder = team(tmp_path)
+    shutil.rmtree(folder)
+    said = ok(bob, "space", "leave", "team")
+    assert "could not be told" in said
+    assert listed(bob) == []
+
+
+def test_a_huge_mark_or_stdin_is_read_only_so_far(tmp_path):
+    from app.core.space import folder as folder_module
+
+    place = tmp_path / "space"
+    place.mkdir()
+    (place / "mnemo-space.json").write_bytes(b'{"id": "' + b"a" * (2 << 20) + b'"}')
+    assert folder_module.SpaceFolder(place).mark() is None
+    bob = tmp_path / "bob"
+    err = one_line_error(
+        mnemo(
+            bob,
+            "space",
+            "join",
+            "-",
+            str(tmp_path / "j"),
+            input=b"mnemo-invite:" + b"A" * (2 << 20),
+        )
+    )
+    assert "too long" in err and not (tmp_path / "j").exists()
+
+
+def test_a_cut_invitation_is_said_damaged_not_for_another_device(tmp_path):
+    alice, bob = tmp_path / "alice", tmp_path / "bob"
+    ok(alice, "space", "create", "team", str(tmp_path / "shared"), "--person", "alice")
+    invitation = ok(alice, "space", "invite", "team", device_id(bob)).strip()
+    for cut in (invitation[:30], invitation[:-1] + "!", "mnemo-invite:" + "A" * 20):
+        err = one_line_error(mnemo(bob, "space", "join", cut, str(tmp_path / "j")))
+        assert "damaged" in err, (cut, err)
+    assert listed(bob) == []
+
+
+def test_the_invite_hint_after_create_names_the_space_as_kept(tmp_path):
+    home = tmp_path / "home"
+    said = ok(home, "space", "create", "  my   team ", str(tmp_path / "shared"), "--person", "a")
+    assert "mnemo space invite 'my team' ID" in said or "mnemo space invite my team ID" in said

@@ -111,8 +111,11 @@ def test_earlier_epoch_keys_are_wrapped_under_the_new_one_and_only_open_with_it(
         keys.unwrap(new, {"e2": wrapped["e1"]})
 
 
+E1, H1, H2 = "e1" * 32, "01" * 32, "02" * 32  # an epoch and two heads: events' hashes
+
+
 def _invite(alice, bob, at=None):
-    return keys.make_invitation(alice, bob.public, SPACE, "e1", b"k" * 32, ["h2", "h1"], at)
+    return keys.make_invitation(alice, bob.public, SPACE, E1, b"k" * 32, [H2, H1], at)
 
 
 def test_an_invitation_opens_on_the_device_it_was_sealed_to(alice, bob):
@@ -120,8 +123,8 @@ def test_an_invitation_opens_on_the_device_it_was_sealed_to(alice, bob):
     assert text.startswith(keys.PREFIX) and "\n" not in text and " " not in text
     body = keys.open_invitation(bob, text)
     assert body["space"] == SPACE["id"] and body["name"] == "team" and body["root"] == SPACE["root"]
-    assert body["key"] == b"k" * 32 and body["epoch"] == "e1"
-    assert body["from"] == alice.public and body["head"] == ["h1", "h2"]
+    assert body["key"] == b"k" * 32 and body["epoch"] == E1
+    assert body["from"] == alice.public and body["head"] == [H1, H2]
     # pasted with line breaks and spaces (a wrapped terminal, a mail) it still opens
     folded = "\n  ".join(text[i : i + 60] for i in range(0, len(text), 60))
     assert keys.open_invitation(bob, folded)["key"] == b"k" * 32

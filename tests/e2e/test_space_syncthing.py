@@ -85,8 +85,10 @@ def test_three_devices_of_two_people_agree_on_a_space_over_syncthing(three):
     said = ok(alice, "space", "remove", "team", "bob")
     assert "nothing written after" in said
     wait(
-        lambda: all(members(h)["epoch"] != epoch for h in (alice, bob, desk))
-        and not members(bob)["member"],
+        lambda: (
+            all(members(h)["epoch"] != epoch for h in (alice, bob, desk))
+            and not members(bob)["member"]
+        ),
         180,
         "the removal to reach every device",
     )
@@ -94,3 +96,57 @@ def test_three_devices_of_two_people_agree_on_a_space_over_syncthing(three):
     assert members(desk)["epoch"] == members(bob)["epoch"] == moved
     assert members(desk)["member"] and members(alice)["member"]
     assert [r["person"] for r in members(desk)["removed"]] == ["bob"]
+
+
+def recalled(home: Path, query: str) -> list[dict]:
+    return json.loads(ok(home, "recall", query, "--mode", "keyword", "--json"))["results"]
+
+
+def test_memories_shared_over_syncthing_reach_the_members_and_nothing_else_does(three):
+    (alice, bob, desk), (alice_folder, bob_folder, desk_folder), syncs = three
+    ids = {home: ok(home, "space", "id").strip() for home in (alice, bob, desk)}
+    ok(alice, "space", "create", "team", str(alice_folder), "--person", "alice")
+    to_bob = ok(alice, "space", "invite", "team", ids[bob], "--person", "bob").strip()
+    to_desk = ok(alice, "space", "invite", "team", ids[desk], "--person", "alice").strip()
+    for home, folder, invitation in ((bob, bob_folder, to_bob), (desk, desk_folder, to_desk)):
+        wait(lambda f=folder: (f / "mnemo-space.json").exists(), 120, "the folder")
+        ok(home, "space", "join", invitation, str(folder))
+    # WHEN Alice shares one memory and keeps one to herself, and Bob shares one
+    ok(alice, "remember", "--space", "team", "The release train leaves every second Tuesday")
+    ok(alice, "remember", "My own dentist appointment is on the ninth")
+    ok(bob, "remember", "--space", "team", "The staging cluster is named fernhill")
+
+    def arrived(home: Path, query: str) -> bool:
+        ok(home, "space", "sync", "team")
+        return bool(recalled(home, query))
+
+    # THEN each member finds what the others shared, with its author
+    wait(lambda: arrived(bob, "release train Tuesday"), 180, "Alice's memory at Bob's")
+    wait(lambda: arrived(desk, "staging cluster fernhill"), 180, "Bob's memory at the desktop")
+    wait(lambda: arrived(alice, "staging cluster fernhill"), 180, "Bob's memory at Alice's")
+    got = recalled(bob, "release train Tuesday")[0]
+    assert got["space"] == "team" and got["author"]["person"] == "alice"
+    # AND what Alice kept to herself reached no one, and no folder holds text in the clear
+    for home in (bob, desk):
+        ok(home, "space", "sync", "team")
+        assert recalled(home, "dentist appointment ninth") == []
+    for folder in (alice_folder, bob_folder, desk_folder):
+        data = b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
+        for words in (b"release train", b"fernhill", b"dentist"):
+            assert words not in data
+
+    # WHEN Alice removes Bob and shares a new memory
+    ok(alice, "space", "remove", "team", "bob")
+    ok(alice, "remember", "--space", "team", "The new VPN gateway is vpn2.example.net")
+    wait(lambda: arrived(desk, "VPN gateway vpn2"), 180, "the new memory at the desktop")
+    # THEN Bob's device, whose copy of the folder has it sealed, cannot read it
+    def same_lines() -> bool:
+        mine = {p.name: p.read_bytes() for p in (alice_folder / "lines").glob("*.jsonl")}
+        his = {p.name: p.read_bytes() for p in (bob_folder / "lines").glob("*.jsonl")}
+        return all(his.get(name) == data for name, data in mine.items())
+
+    wait(same_lines, 180, "Alice's lines in Bob's copy of the folder")
+    ok(bob, "space", "sync", "team")
+    assert recalled(bob, "VPN gateway vpn2") == []
+    # (and what he had stays his)
+    assert recalled(bob, "release train Tuesday")

@@ -14,6 +14,7 @@ own, sealed with the space's key and signed line by line by member devices.
 - `spaces.py`: the spaces this device is in (`engine.spaces`, `mnemo space ...`): create,
   invite, join, members, remove, leave, share, withdraw, the pass (`sync`); this device's
   key is sync's signing key, and its spaces and epoch keys are kept in its database.
+- `lock.py`: one command at a time on a device's spaces (a `flock` beside the database).
 
 ADR 0026. The app's Settings → Spaces, MCP `store_memory(space=…)` and background passes
 build on them next.

@@ -22,11 +22,13 @@ from pathlib import Path
 from app.core import paths
 from app.core.errors import InputError
 from app.core.space import keys
-from app.core.space.membership import Record
+from app.core.space.membership import Record, event_hash
 
 MARK = "mnemo-space.json"
 MEMBERS = "members"
 MAX_FILE_BYTES = 16 * 1024 * 1024  # a team's record is a few hundred events of a few KB
+MAX_MARK_BYTES = 64 * 1024
+MAX_EVENTS = 20_000  # events read of one file (a device's own record: a few dozen)
 _FILE = re.compile(r"([0-9a-f]{64})(\.sync-conflict-[^/]*)?\.jsonl")
 
 
@@ -101,27 +103,58 @@ class SpaceFolder:
         if path.is_symlink() or not path.is_file():
             return None
         try:
-            mark = json.loads(paths.read_regular(path).decode("utf-8"))
+            with paths.open_regular(path) as f:
+                data = f.read(MAX_MARK_BYTES + 1)
+            if len(data) > MAX_MARK_BYTES:
+                return None  # (a mark is 150 bytes; one planted huge is not read)
+            mark = json.loads(data.decode("utf-8"))
         except (OSError, ValueError, RecursionError):
             return None
         return mark if isinstance(mark, dict) else None
 
     # ---- reading -------------------------------------------------------------------
-    def read(self, record: Record) -> Reading:
-        """Every device's events added to `record`; what was skipped, said once a line.
-        InputError when the folder itself is missing or unreadable."""
+    def read(self, record: Record, kept: list[dict] = ()) -> Reading:
+        """`kept` (the others' events this device saw before, from its own database) and
+        every device's events from the folder, added to `record`: a device's record only
+        grows, so a member's file that lost events, truncated or put back by someone who
+        can write the folder, undoes nothing; the loss is said, once a file. What was
+        skipped is said once a line. InputError when the folder itself is missing or
+        unreadable."""
         out = Reading()
+        had: dict[str, str] = {}  # event → its author, for those kept
+        for event in kept:
+            try:
+                had[record.keep(event)] = event["author"]
+            except InputError:
+                continue  # (kept after its checks: cannot happen, and costs nothing)
+        found_here: set[str] = set()
+        self._read_files(record, out, found_here)
+        lost: dict[str, int] = {}
+        for name, author in had.items():
+            if name not in found_here:
+                lost[author] = lost.get(author, 0) + 1
+        for author, count in sorted(lost.items()):
+            out.problems.append(
+                f"{MEMBERS}/{file_name(author)[:12]}…: file lost events this device had: kept "
+                f"({count})"
+            )
+        return out
+
+    def _read_files(self, record: Record, out: Reading, found_here: set[str]) -> None:
+        """Every file's lines: parsed and checked, then added device by device
+        (`_admitted`)."""
         folder = self.root / MEMBERS
         if not self.root.is_dir():
             raise InputError(f"the space folder {self.root} is missing (unmounted, or moved?)")
         if folder.is_symlink() or not folder.is_dir():
             if folder.is_symlink():
                 out.problems.append(f"{MEMBERS} is a link, not a folder: not read")
-            return out
+            return
         try:
             found = sorted(folder.iterdir())
         except OSError as exc:
             raise InputError(f"cannot read the space folder {self.root}: {exc.strerror}") from None
+        pending: dict[str, list[tuple[str, int, dict]]] = {}  # device → its lines' events
         for path in found:
             match = _FILE.fullmatch(path.name)
             if not match:
@@ -140,12 +173,20 @@ class SpaceFolder:
                 out.problems.append(f"{shown}: over {MAX_FILE_BYTES >> 20} MB, not read")
                 continue
             owner = _device(match.group(1))
+            count = 0
             for number, line in enumerate(data.split(b"\n"), 1):
-                if line.strip():
-                    why = _take(record, owner, line)
-                    if why:
-                        out.problems.append(f"{shown} line {number}: {why}")
-        return out
+                if not line.strip():
+                    continue
+                count += 1
+                if count > MAX_EVENTS:
+                    out.problems.append(f"{shown}: over {MAX_EVENTS} events: the rest not read")
+                    break
+                event, why = _parse(record, owner, line)
+                if why:
+                    out.problems.append(f"{shown} line {number}: {why}")
+                else:
+                    pending.setdefault(owner, []).append((shown, number, event))
+        _admitted(record, pending, out, found_here)
 
     # ---- writing (this device's own file only) -------------------------------------
     def write_own(self, device: str, events: list[dict]) -> None:
@@ -158,16 +199,65 @@ class SpaceFolder:
             raise InputError(f"cannot write the space folder {self.root}: {exc.strerror}") from None
 
 
-def _take(record: Record, owner: str, line: bytes) -> str:
-    """One line given to the record; why it was skipped ("" when it was taken)."""
+def _parse(record: Record, owner: str, line: bytes) -> tuple[dict, str]:
+    """One line's event, its shape checked (`Record.check`); why it was skipped ("" when
+    it was not)."""
     try:
         event = json.loads(line.decode("utf-8"))
     except (ValueError, RecursionError):
-        return "not JSON, skipped"
+        return {}, "not JSON, skipped"
     if isinstance(event, dict) and event.get("author") != owner:
-        return "written by another device than the file's, skipped"
+        return {}, "written by another device than the file's, skipped"
     try:
-        record.add(event)
+        record.check(event)
     except InputError as exc:
-        return f"{exc}, skipped"
-    return ""
+        return {}, f"{exc}, skipped"
+    return event, ""
+
+
+def _admitted(
+    record: Record,
+    pending: dict[str, list[tuple[str, int, dict]]],
+    out: Reading,
+    found_here: set[str],
+) -> None:
+    """The events read, added to `record` (signatures checked) device by device as far
+    as the devices could be members (`Record.candidates`: the creator, and whom such a
+    device admitted); the others' files are said once each and cost nothing more (a
+    stranger's flood is neither verified nor folded: review of issue 45)."""
+
+    def take(lines: list[tuple[str, int, dict]]) -> None:
+        for shown, number, event in lines:
+            name = event_hash(event)
+            if name in record.events:  # the same bytes as one held: signed already
+                found_here.add(name)
+                continue
+            try:
+                found_here.add(record.add(event))
+            except InputError as exc:
+                out.problems.append(f"{shown} line {number}: {exc}, skipped")
+
+    if record.root not in record.events:  # the space's create first: it names its creator
+        for device, lines in pending.items():
+            root = [line for line in lines if line[2]["kind"] == "create" and _root(record, line)]
+            take(root)
+            pending[device] = [line for line in lines if line not in root]
+    while True:
+        could = record.candidates()
+        ready = [device for device in pending if device in could]
+        if not ready:
+            break
+        for device in ready:
+            take(pending.pop(device))
+    for lines in pending.values():
+        files = sorted({shown for shown, _, _ in lines})
+        for shown in files:
+            count = sum(1 for line in lines if line[0] == shown)
+            out.problems.append(
+                f"{shown}: {count} event{'s' if count > 1 else ''} by a device that is not "
+                "a member, not read"
+            )
+
+
+def _root(record: Record, line: tuple[str, int, dict]) -> bool:
+    return event_hash(line[2]) == record.root

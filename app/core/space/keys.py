@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import secrets
 from datetime import UTC, datetime, timedelta
 
@@ -36,6 +37,7 @@ WRAP = b"mnemo space wrap\0"
 INVITATION = b"mnemo space invitation\0"  # the inviter's signature's domain
 PREFIX = "mnemo-invite:"
 VALID_FOR = timedelta(days=7)
+SEALED_MIN = 32 + 16 + 60  # a sealed box's key and tag, and the least a signed body takes
 
 
 def b64(data: bytes) -> str:
@@ -212,10 +214,13 @@ def open_invitation(device: DeviceKey, text: str, at: datetime | None = None) ->
     if not text.startswith(PREFIX):
         raise InputError("not a Mnemo invitation")
     data = text[len(PREFIX) :]
+    damaged = "a damaged invitation (cut short or changed on the way: copy it whole)"
     try:
-        sealed = base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
+        sealed = base64.b64decode(data + "=" * (-len(data) % 4), altchars=b"-_", validate=True)
     except (ValueError, TypeError) as e:
-        raise InputError("not a Mnemo invitation") from e
+        raise InputError(damaged) from e
+    if len(sealed) < SEALED_MIN:
+        raise InputError(damaged)
     opened = device.open_sealed(b64(sealed))
     try:
         body = json.loads(opened)
@@ -235,7 +240,41 @@ def open_invitation(device: DeviceKey, text: str, at: datetime | None = None) ->
             raise TypeError("head")
     except (KeyError, TypeError, ValueError) as e:
         raise InputError("an invitation missing what it must hold") from e
+    why = _invitation_problem(body)  # (an inviter's device may be anyone's: review of issue 45)
+    if why:
+        raise InputError(f"an invitation with {why}")
     if late:
-        raise InputError(f"an invitation that expired at {body['expires']}")
+        raise InputError(f"an invitation that expired at {str(body['expires'])[:40]}")
     body["key"] = unb64(body["key"])
     return {k: v for k, v in body.items() if k != "sig"}
+
+
+_HEX = re.compile(r"[0-9a-f]+")
+MAX_HEAD = 64  # heads an invitation names (as an event's parents: membership.MAX_PARENTS)
+
+
+def _invitation_problem(body: dict) -> str:
+    """What is wrong with a signed invitation's fields ("" when nothing): every one is
+    checked before anything is kept, whoever signed it."""
+
+    def hex_of(value: str, size: int) -> bool:
+        return len(value) == size and _HEX.fullmatch(value) is not None
+
+    if not hex_of(body["space"], 32):
+        return "a space id that is not one"
+    if not hex_of(body["root"], 64) or not hex_of(body["epoch"], 64):
+        return "a root or an epoch that is not an event's hash"
+    name = body["name"]
+    if not 0 < len(name) <= 100 or not name.isprintable() or name != " ".join(name.split()):
+        return "a space's name that is not one line of at most 100 printable characters"
+    head = body["head"]
+    if len(head) > MAX_HEAD or not all(isinstance(h, str) and hex_of(h, 64) for h in head):
+        return "heads that are not events' hashes"
+    try:
+        if len(unb64(body["key"])) != KEY_BYTES:
+            return "a key that is not one"
+    except InputError:
+        return "a key that is not one"
+    if not isinstance(body.get("expires"), str):
+        return "no time it expires"
+    return ""

@@ -23,7 +23,9 @@ one's removal stands and the other's is refused.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
+import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -36,7 +38,15 @@ EVENT = b"mnemo space event\0"  # the signature's domain
 KINDS = ("create", "admit", "remove", "rotate", "leave")
 FIRST = ("remove", "leave")  # ordered ahead of what was made apart from them
 STARTS_EPOCH = ("create", "remove", "rotate")
+_REMOVED = (  # why a removed device's event is refused
+    "written by a device removed before it",
+    "written by a device whose removal it had not seen",
+)
 MAX_PARENTS = 64
+MAX_DEVICES = 1000  # devices an event names (a team has a few dozen)
+MAX_EPOCHS = 10_000  # earlier epochs' keys an event wraps
+MAX_SEALED = 512  # characters of a key sealed to a device or wrapped (about 110)
+MAX_NAME = 100  # a space's or a person's name (as `mnemo space` takes them)
 
 
 def event_hash(event: dict) -> str:
@@ -60,6 +70,7 @@ class Members:
     refused: dict[str, str] = field(default_factory=dict)  # event → why
     waiting: set[str] = field(default_factory=set)  # events whose parents have not arrived
     applied: list[str] = field(default_factory=list)  # events that took effect, in order
+    walked: list[str] = field(default_factory=list)  # events walked (applied or refused)
     seniority: dict[str, int] = field(default_factory=dict)  # device → when admitted
     removals: list[str] = field(default_factory=list)  # remove and leave events applied
     unreached: set[str] = field(default_factory=set)  # epochs the current key does not
@@ -108,13 +119,33 @@ class Record:
         self.space = space  # the space's random id
         self.root = root  # the hash of its create event: another create is not the space
         self.events: dict[str, dict] = {}
+        self.walk_size = 0  # how many events the last fold walked (strangers' are not)
 
     # -- taking events in
 
     def add(self, event: dict) -> str:
         """Keep an event (from the folder or made here) and return its hash; InputError
-        for one that is malformed, of another space, or not signed by the author it names.
+        for one that is malformed (`check`), or not signed by the author it names.
         Whether its author was a member is the fold's to say (it depends on the others)."""
+        self.check(event)
+        if not trust.verify(event["author"], event, EVENT):
+            raise InputError("an event not signed by the device it names")
+        name = event_hash(event)
+        self.events[name] = event
+        return name
+
+    def keep(self, event: dict) -> str:
+        """Keep an event this device checked before (its own, or another's it saw: from its
+        own database, not the folder), its shape checked again but not its signature;
+        its hash."""
+        self.check(event)
+        name = event_hash(event)
+        self.events[name] = event
+        return name
+
+    def check(self, event: object) -> None:
+        """InputError when `event` is not an event of this space of a shape the fold
+        takes (its signature aside: checking it costs more, `add` does)."""
         if not isinstance(event, dict) or event.get("v") != 1:
             raise InputError("not a space event")
         if event.get("space") != self.space:
@@ -124,75 +155,163 @@ class Record:
         parents = event.get("parents")
         if not isinstance(parents, list) or len(parents) > MAX_PARENTS:
             raise InputError("an event without its parents")
-        if not all(isinstance(p, str) for p in parents):
+        if not all(_hash_ok(p) for p in parents):
             raise InputError("an event without its parents")
-        author = event.get("author")
-        if not isinstance(author, str) or not trust.verify(author, event, EVENT):
+        if not _device_ok(event.get("author")):
             raise InputError("an event not signed by the device it names")
-        name = event_hash(event)
-        self.events[name] = event
-        return name
+        for name in REQUIRED[event["kind"]]:
+            if name not in event:
+                raise InputError(f"an event ({event['kind']}) without its {name!r}")
+        for name, (ok, why) in FIELDS.items():
+            if name in event and not ok(event[name]):
+                raise InputError(f"an event ({event['kind']}) with {why}")
 
-    def heads(self) -> list[str]:
-        """The events no other builds on: what a new event names as its parents."""
-        built_on = {p for e in self.events.values() for p in e["parents"]}
-        return sorted(set(self.events) - built_on)
+    def candidates(self) -> set[str]:
+        """The devices that could ever be members: the creator, and every device admitted
+        by an event whose author is one (to a fixed point). The events of any other device
+        are a stranger's: refused before the fold, whatever they say."""
+        root = self.events.get(self.root)
+        if root is None:
+            return set()
+        admits: dict[str, list[str]] = {}
+        for event in self.events.values():
+            if event["kind"] == "admit" and isinstance(event.get("device"), str):
+                admits.setdefault(event["author"], []).append(event["device"])
+        out: set[str] = set()
+        todo = [root["author"]]
+        while todo:
+            device = todo.pop()
+            if device not in out:
+                out.add(device)
+                todo += admits.get(device, [])
+        return out
+
+    def worth_keeping(self, state: Members | None = None) -> set[str]:
+        """The events a device keeps once it saw them (its record only grows): those of
+        devices that could be members (`candidates`), but for a removed device's refused
+        for its removal (only it would gain by them, and it can drop them from its own
+        file anyway: a removed member's flood does not grow every device's database)."""
+        state = state or self.fold()
+        could = self.candidates()
+        return {
+            name
+            for name, event in self.events.items()
+            if event["author"] in could and state.refused.get(name) not in _REMOVED
+        }
+
+    def heads(self, state: Members | None = None) -> list[str]:
+        """What a new event names as its parents: the events the fold walked (arrived with
+        all their parents, from a device that could be a member: applied or refused) that
+        no other walked event builds on. Never an event waiting for its parents or a
+        stranger's (either would hold back every change made after it: review of issue
+        45); a refused event is named (it was seen: a removal refused in the end may
+        stand in a walk before, and what named it is then no event "made apart" from it).
+        At most MAX_PARENTS: the latest the fold walked (the others are older)."""
+        state = state or self.fold()
+        built_on = {p for name in state.walked for p in self.events[name]["parents"]}
+        heads = [name for name in state.walked if name not in built_on]
+        return sorted(heads[-MAX_PARENTS:])
 
     # -- folding
 
     def fold(self) -> Members:
-        """The members, the current epoch and what was refused, from the events held."""
-        waiting: set[str] = set()
-        changed = True
-        while changed:
-            changed = False
-            for name, event in self.events.items():
-                if name not in waiting and any(
-                    p not in self.events or p in waiting for p in event["parents"]
-                ):
-                    waiting.add(name)
-                    changed = True
-        live = {n: e for n, e in self.events.items() if n not in waiting}
-        before = _ancestors(live)
+        """The members, the current epoch and what was refused, from the events held.
+
+        Linear in the events held, give or take a log (review of issue 45): a stranger's
+        events (`candidates`) are refused before anything else, so a flood of them costs
+        nothing here; what a removal had seen is asked of that removal alone."""
+        could = self.candidates()
+        state_refused = {
+            name: "a create that is not this space's"
+            if event["kind"] == "create"
+            else "written by a device that is not a member"
+            for name, event in self.events.items()
+            if event["author"] not in could
+        }
+        events = {n: e for n, e in self.events.items() if n not in state_refused}
+        children: dict[str, list[str]] = {n: [] for n in events}
+        missing: dict[str, int] = {}
+        for name, event in events.items():
+            parents = set(event["parents"])
+            missing[name] = len(parents)
+            for parent in parents:
+                if parent in children:
+                    children[parent].append(name)
+        arrived = [n for n, count in missing.items() if count == 0]
+        todo, left = list(arrived), dict(missing)
+        while todo:
+            for child in children[todo.pop()]:
+                left[child] -= 1
+                if left[child] == 0:
+                    arrived.append(child)
+                    todo.append(child)
+        live = {n: events[n] for n in arrived}
+        waiting = set(events) - set(live)
+        by_author: dict[str, list[str]] = {}
+        for name, event in live.items():
+            by_author.setdefault(event["author"], []).append(name)
+        seen: dict[str, set[str]] = {}  # removal → the events before or after it
         discarded: set[str] = set()
         while True:
-            state = self._walk(live, discarded)
-            more = {
-                name
-                for removal in state.removals
-                for name, event in live.items()
-                if event["author"] in _leaving(live[removal])
-                and name != removal
-                and name not in before[removal]
-                and removal not in before[name]
-            }
+            state = self._walk(live, children, discarded)
+            more = set()
+            for removal in state.removals:
+                if removal not in seen:
+                    seen[removal] = _related(live, children, removal)
+                for device in _leaving(live[removal]):
+                    more |= {
+                        n
+                        for n in by_author.get(device, [])
+                        if n != removal and n not in seen[removal]
+                    }
             if more <= discarded:
                 break
             discarded |= more
+        state.refused.update(state_refused)
         state.waiting = waiting
         state.unreached = _unreached(state, live)
+        self.walk_size = len(live)
         return state
 
-    def _walk(self, live: dict[str, dict], discarded: set[str]) -> Members:
+    def _walk(
+        self, live: dict[str, dict], children: dict[str, list[str]], discarded: set[str]
+    ) -> Members:
         state = Members()
-        children: dict[str, list[str]] = {n: [] for n in live}
         missing = {n: len(set(e["parents"])) for n, e in live.items()}
-        for name, event in live.items():
-            for parent in set(event["parents"]):
-                children[parent].append(name)
-        ready = [n for n, count in missing.items() if count == 0]
-        while ready:
-            name = min(ready, key=lambda n: _order(live[n], n, state))
-            ready.remove(name)
-            why = self._apply(state, name, live[name], discarded)
+        heap: list[tuple[tuple, str]] = []
+        ready_by: dict[str, set[str]] = {}  # author → its events ready, not walked yet
+
+        def ready(name: str) -> None:
+            heapq.heappush(heap, (_order(live[name], name, state), name))
+            ready_by.setdefault(live[name]["author"], set()).add(name)
+
+        for name, count in missing.items():
+            if count == 0:
+                ready(name)
+        while heap:
+            key, name = heapq.heappop(heap)
+            if name not in ready_by.get(live[name]["author"], ()):
+                continue  # walked already (an entry pushed again)
+            if key != _order(live[name], name, state):
+                ready(name)  # its author's seniority changed since
+                continue
+            ready_by[live[name]["author"]].discard(name)
+            event = live[name]
+            state.walked.append(name)
+            why = self._apply(state, name, event, discarded)
             if why:
                 state.refused[name] = why
             else:
                 state.applied.append(name)
+                if event["kind"] in ("create", "admit"):
+                    device = event["author"] if event["kind"] == "create" else event["device"]
+                    for other in list(ready_by.get(device, ())):
+                        ready(other)  # now ranked by the seniority just given
             for child in children[name]:
-                missing[child] -= 1
-                if missing[child] == 0:
-                    ready.append(child)
+                if child in missing:  # (not one waiting for another parent)
+                    missing[child] -= 1
+                    if missing[child] == 0:
+                        ready(child)
         return state
 
     def _apply(self, state: Members, name: str, event: dict, discarded: set[str]) -> str:
@@ -210,9 +329,9 @@ class Record:
             state.seniority[author] = 0
             return _start_epoch(state, name, event)
         if name in discarded:
-            return "written by a device whose removal it had not seen"
+            return _REMOVED[1]
         if author in state.gone and author not in state.members:
-            return "written by a device removed before it"
+            return _REMOVED[0]
         if author not in state.members:
             return "written by a device that is not a member"
         if kind == "admit":
@@ -262,11 +381,11 @@ class Record:
         held: dict[str, bytes] = {}
         for name in state.applied:
             event = self.events[name]
-            sealed = (
-                event.get("keys", {}).get(device.public)
-                if event["kind"] != "admit"
-                else (event.get("key") if event.get("device") == device.public else None)
-            )
+            if event["kind"] == "admit":
+                sealed = event.get("key") if event.get("device") == device.public else None
+            else:
+                given = event.get("keys") if event["kind"] in STARTS_EPOCH else None
+                sealed = given.get(device.public) if isinstance(given, dict) else None
             if isinstance(sealed, str):
                 epoch = event["epoch"] if event["kind"] == "admit" else name
                 try:
@@ -288,7 +407,8 @@ class Record:
     # -- writing events
 
     def append(self, by: keys.DeviceKey, kind: str, **fields) -> str:
-        """A new event by this device (`by`) after every event it holds, signed, kept."""
+        """A new event by this device (`by`) after the events in effect it holds (`heads`),
+        signed, kept. (`admit`, `remove`, `rotate` and `leave` then check it took effect.)"""
         event = {
             "v": 1,
             "space": self.space,
@@ -299,6 +419,16 @@ class Record:
             **fields,
         }
         return self.add(by.sign(event, EVENT))
+
+    def _in_effect(self, name: str) -> str:
+        """`name`, an event just appended, when the fold applies it; otherwise it is taken
+        back and InputError says why (a command never claims what did not happen)."""
+        state = self.fold()
+        if name not in state.applied:
+            why = state.refused.get(name, "it waits for events this device does not hold")
+            kind = self.events.pop(name)["kind"]
+            raise InputError(f"this {kind} would not take effect ({why}); nothing was written")
+        return name
 
     @staticmethod
     def create(device: keys.DeviceKey, name: str, person: str) -> tuple[Record, bytes]:
@@ -324,8 +454,15 @@ class Record:
         """Admit the device `to` for `person`, the current epoch's key sealed to it."""
         state = self.fold()
         key = self.keys_for(device, state)[state.epoch]
-        return self.append(
-            device, "admit", device=to, person=person, epoch=state.epoch, key=keys.seal_to(to, key)
+        return self._in_effect(
+            self.append(
+                device,
+                "admit",
+                device=to,
+                person=person,
+                epoch=state.epoch,
+                key=keys.seal_to(to, key),
+            )
         )
 
     def remove(self, device: keys.DeviceKey, devices: list[str], upto: dict[str, int]) -> str:
@@ -333,12 +470,14 @@ class Record:
         whose key only the remaining member devices receive."""
         state = self.fold()
         staying = sorted(set(state.members) - set(devices))
-        return self.append(
-            device,
-            "remove",
-            devices=sorted(devices),
-            upto={d: int(upto.get(d, 0)) for d in devices},
-            **self._new_epoch(device, state, staying),
+        return self._in_effect(
+            self.append(
+                device,
+                "remove",
+                devices=sorted(devices),
+                upto={d: int(upto.get(d, 0)) for d in devices},
+                **self._new_epoch(device, state, staying),
+            )
         )
 
     def rotate(self, device: keys.DeviceKey) -> str:
@@ -346,11 +485,11 @@ class Record:
         key reached a device no longer a member: `Members.needs_rotation`)."""
         state = self.fold()
         fresh = self._new_epoch(device, state, sorted(state.members))
-        return self.append(device, "rotate", **fresh)
+        return self._in_effect(self.append(device, "rotate", **fresh))
 
     def leave(self, device: keys.DeviceKey, upto: int) -> str:
         """This device leaves (its lines up to `upto` stay accepted)."""
-        return self.append(device, "leave", upto={device.public: int(upto)})
+        return self._in_effect(self.append(device, "leave", upto={device.public: int(upto)}))
 
     def _new_epoch(self, device: keys.DeviceKey, state: Members, to: list[str]) -> dict:
         key = keys.new_epoch_key()
@@ -358,6 +497,96 @@ class Record:
             "keys": {d: keys.seal_to(d, key) for d in to},
             "prev": keys.wrap(key, self.keys_for(device, state)),
         }
+
+
+# ---- what an event's fields may hold, checked at the door (`Record.check`) -----------------
+
+_HASH = re.compile(r"[0-9a-f]{64}")
+
+
+def _hash_ok(value: object) -> bool:
+    return isinstance(value, str) and _HASH.fullmatch(value) is not None
+
+
+def _device_ok(value: object) -> bool:
+    """A device id: the base64 of 32 bytes."""
+    if not isinstance(value, str) or len(value) != 44:
+        return False
+    try:
+        return len(keys.unb64(value)) == 32
+    except InputError:
+        return False
+
+
+def _sealed_ok(value: object) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= MAX_SEALED
+
+
+def _count_ok(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
+
+
+def name_ok(value: object) -> bool:
+    """A space's or a person's name as `mnemo space` takes them: one line of at most 100
+    printable characters, spaces single, none at either end (names come from other
+    devices and reach a terminal: review of issue 45)."""
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= MAX_NAME
+        and value.isprintable()
+        and value == " ".join(value.split())
+    )
+
+
+def _map_ok(value: object, key, item, most: int) -> bool:
+    return (
+        isinstance(value, dict)
+        and len(value) <= most
+        and all(key(k) and item(v) for k, v in value.items())
+    )
+
+
+def _devices_ok(value: object) -> bool:
+    return (
+        isinstance(value, list)
+        and 0 < len(value) <= MAX_DEVICES
+        and all(_device_ok(d) for d in value)
+        and len(set(value)) == len(value)
+    )
+
+
+REQUIRED = {
+    "create": ("name", "person", "keys"),
+    "admit": ("device", "person", "epoch", "key"),
+    "remove": ("devices", "upto", "keys"),
+    "rotate": ("keys",),
+    "leave": ("upto",),
+}
+FIELDS = {  # a field, wherever it is: what it must be, and what is said when it is not
+    "at": (lambda v: isinstance(v, str) and len(v) <= 64, "a time that is not one"),
+    "sig": (lambda v: isinstance(v, str) and len(v) <= 200, "a signature that is not one"),
+    "name": (name_ok, f"a name that is not one line of at most {MAX_NAME} printable characters"),
+    "person": (
+        name_ok,
+        f"a person's name that is not one line of at most {MAX_NAME} printable characters",
+    ),
+    "device": (_device_ok, "a device that is not a device id"),
+    "epoch": (_hash_ok, "an epoch that is not an event's hash"),
+    "key": (_sealed_ok, "a sealed key that is not one"),
+    "devices": (_devices_ok, f"devices that are not 1 to {MAX_DEVICES} device ids"),
+    "upto": (
+        lambda v: _map_ok(v, _device_ok, _count_ok, MAX_DEVICES),
+        "line numbers that are not one per device",
+    ),
+    "keys": (
+        lambda v: _map_ok(v, _device_ok, _sealed_ok, MAX_DEVICES),
+        "keys that are not one sealed key per device",
+    ),
+    "prev": (
+        lambda v: _map_ok(v, _hash_ok, _sealed_ok, MAX_EPOCHS),
+        "earlier keys that are not one per epoch",
+    ),
+}
 
 
 def _epoch_problem(event: dict) -> str:
@@ -416,25 +645,15 @@ def _order(event: dict, name: str, state: Members) -> tuple:
     return (0 if event["kind"] in FIRST else 1, rank, name)
 
 
-def _ancestors(live: dict[str, dict]) -> dict[str, set[str]]:
-    """Each event's ancestors (every event it was made after)."""
-    out: dict[str, set[str]] = {}
-
-    def of(name: str) -> set[str]:
-        stack = [name]
-        while stack:
-            top = stack[-1]
-            if top in out:
-                stack.pop()
-                continue
-            todo = [p for p in live[top]["parents"] if p not in out]
-            if todo:
-                stack.extend(todo)
-                continue
-            out[top] = set().union(*([{p} | out[p] for p in live[top]["parents"]] or [set()]))
-            stack.pop()
-        return out[name]
-
-    for name in live:
-        of(name)
+def _related(live: dict[str, dict], children: dict[str, list[str]], event: str) -> set[str]:
+    """The events made before `event` (its ancestors) or after it (its descendants): what
+    it had seen, or what saw it. (Asked of removals only, so never one set per event.)"""
+    out: set[str] = set()
+    for step in (lambda n: live[n]["parents"], lambda n: children[n]):
+        todo = list(step(event))
+        while todo:
+            name = todo.pop()
+            if name not in out and name in live:
+                out.add(name)
+                todo += step(name)
     return out

@@ -25,6 +25,7 @@ from pathlib import Path
 from app.core.errors import InputError
 from app.core.space import keys, lines
 from app.core.space.folder import Reading, SpaceFolder, file_name
+from app.core.space.lock import one_at_a_time
 from app.core.space.membership import Members, Record, event_hash
 from app.core.space.sharing import Sharing
 from app.core.storage.db import Database
@@ -96,10 +97,12 @@ class Spaces:
                 "root": entry["root"],
                 "epochs_held": sorted(entry["keys"]),
                 "since": entry["since"],
+                "inject": bool(entry.get("inject")),
             }
             for entry in sorted(self._load().values(), key=lambda e: e["name"])
         ]
 
+    @one_at_a_time
     def create(self, name: str, folder: Path, person: str | None = None) -> dict:
         """A new space in `folder` (made if missing) with this device as its first member,
         for `person` (the user's login name unless given); its members."""
@@ -122,6 +125,7 @@ class Spaces:
         self._wrote(entry, record, record.root)
         return self.members(name)
 
+    @one_at_a_time
     def invite(self, name: str, to: str, person: str | None = None) -> tuple[str, str]:
         """Admit the device `to` for `person` (the record's `admit`, in the folder) and the
         invitation sealed to it, to pass on; and the person's name used."""
@@ -157,6 +161,7 @@ class Spaces:
         self._wrote(entry, record, admit)
         return invitation, person
 
+    @one_at_a_time
     def join(self, text: str, folder: Path) -> dict:
         """Join the space an invitation sealed to this device names, through `folder` (the
         members' shared folder: made if missing); its members, as far as they arrived.
@@ -184,8 +189,13 @@ class Spaces:
             "head": opened["head"],
         }
         self._save(entry)
-        return self.members(name)
+        try:
+            return self.members(name)
+        except Exception:  # kept only once everything succeeded (review of issue 45)
+            _forget(self, entry["id"])
+            raise
 
+    @one_at_a_time
     def members(self, name: str) -> dict:
         """Who is in the space as its folder says now: each person's devices (which is this
         one), who was removed or left, the epoch, and what the fold said: a rotation due,
@@ -223,6 +233,7 @@ class Spaces:
             "heads": record.heads(),
         }
 
+    @one_at_a_time
     def remove(self, name: str, member: str) -> dict:
         """Remove a member (a person's name: all their devices; or a device id) and start a
         new epoch whose key only the members who stay receive; the devices removed."""
@@ -253,11 +264,18 @@ class Spaces:
         persons = _persons(record, state)
         return {"devices": [{"id": d, "person": persons.get(d, "")} for d in devices]}
 
-    def leave(self, name: str) -> bool:
+    @one_at_a_time
+    def leave(self, name: str) -> bool | None:
         """This device leaves the space (a `leave` event, when it is still a member) and
-        forgets it; the folder is left as it is. Whether it was a member still."""
+        forgets it; the folder is left as it is. Whether it was a member still (None: the
+        folder is gone or unreadable, so it could not be told; forgotten here all the
+        same)."""
         entry = self._space(name)
-        record, _ = self._read(entry)
+        try:
+            record, _ = self._read(entry)
+        except InputError:
+            _forget(self, entry["id"])
+            return None
         member = self.device.public in record.fold().members
         if member:
             last = self._sharing.last_seq(entry["id"])  # (its lines so far stay the space's)
@@ -268,6 +286,7 @@ class Spaces:
         return member
 
     # ---- the memories a space shares (`sharing.Sharing`, `lines`) -----------------------
+    @one_at_a_time
     def ready(self, name: str) -> dict:
         """The space named, checked before anything is written in it: this device is in it
         and a member. InputError otherwise (nothing changed)."""
@@ -276,6 +295,7 @@ class Spaces:
         self._member(entry, record)
         return {"name": entry["name"], "id": entry["id"]}
 
+    @one_at_a_time
     def share(self, memory_id: str, name: str) -> dict:
         """Share a memory of this device in the space `name` and run a pass (its line goes
         out now); the pass's report (`sync`)."""
@@ -283,6 +303,7 @@ class Spaces:
         self._sharing.share(self._memories.get(memory_id), entry["id"])
         return self.sync(entry["name"])
 
+    @one_at_a_time
     def unshare(self, memory_id: str) -> dict | None:
         """Withdraw a memory from its space (the members drop it from their view; what they
         had stays theirs) and run that space's pass; None when it was in no space."""
@@ -308,6 +329,21 @@ class Spaces:
             except InputError as exc:
                 out.append({"name": entry["name"], "error": str(exc)})
         return out
+
+    @one_at_a_time
+    def inject(self, name: str, on: bool) -> None:
+        """Whether the space's memories reach agents' sessions and prompts unasked
+        (`mnemo space set NAME inject on`; off when a space is made or joined): its
+        members' memories then count as trusted (`origin.Trust.spaces`)."""
+        with self._db.write():
+            entry = self._space(name)
+            spaces = self._load()
+            spaces[entry["id"]]["inject"] = bool(on)
+            self._store(spaces)
+
+    def injected(self) -> list[str]:
+        """The ids of the spaces whose memories agents get unasked."""
+        return [i for i, entry in self._load().items() if entry.get("inject")]
 
     def mark(self) -> tuple:
         """Changes when a pass over the spaces is due (`sync_all`, by the process doing the
@@ -350,6 +386,7 @@ class Spaces:
             raise InputError(f"this device does not hold the key of the epoch {epoch[:12]}")
         return bytes.fromhex(entry["keys"][epoch])
 
+    @one_at_a_time
     def sync(self, name: str) -> dict:
         """A pass over the space (`mnemo space sync NAME`; the runner calls it later): this
         device's changes to its shared memories sealed and written (when it is a member and
@@ -429,11 +466,14 @@ class Spaces:
             raise InputError(f"a space named {name!r} is already here; give another name")
 
     def _read(self, entry: dict) -> tuple[Record, Reading]:
-        """The record: this device's own events, and every device's from the folder."""
+        """The record: this device's own events, every device's from the folder, and the
+        others' it saw before (kept: `_remember`)."""
         record = Record(entry["id"], entry["root"])
         for event in entry["events"]:
             record.add(event)
-        return record, SpaceFolder(Path(entry["folder"])).read(record)
+        reading = SpaceFolder(Path(entry["folder"])).read(record, entry.get("seen", []))
+        _remember(self, entry, record)
+        return record, reading
 
     def _member(self, entry: dict, record: Record) -> Members:
         state = record.fold()
@@ -492,8 +532,9 @@ def _unopened(why: str) -> str:
     """What a person is told of an invitation this device cannot use."""
     if why in ("not sealed to this device", "an invitation addressed to another device"):
         return (
-            "this invitation is not for this device: it was sealed to another device's id "
-            "(ask for one made for the id `mnemo space id` prints here); nothing was written"
+            "this invitation is not for this device: it was sealed to another device's id, "
+            "or damaged on the way (ask for one made for the id `mnemo space id` prints "
+            "here); nothing was written"
         )
     return f"cannot use this invitation: {why}; nothing was written"
 
@@ -507,3 +548,29 @@ def _login() -> str:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _remember(spaces: Spaces, entry: dict, record: Record) -> None:
+    """Keep every other device's event the record holds that this device had not kept
+    yet (`entry["seen"]`, beside its own events): a device's record only grows, so
+    whoever can write the folder cannot undo a removal by truncating or deleting a
+    member's file (review of issue 45)."""
+    me = spaces.device.public
+    seen = entry.get("seen", [])
+    known = {event_hash(e) for e in seen} | {event_hash(e) for e in entry["events"]}
+    worth = record.worth_keeping()
+    new = [
+        event
+        for name, event in record.events.items()
+        if name not in known and event["author"] != me and name in worth
+    ]
+    if new:
+        entry["seen"] = seen + new
+        spaces._save(entry)
+
+
+def _forget(spaces: Spaces, space: str) -> None:
+    """This device's entry for a space, dropped (a join that did not go through)."""
+    kept = spaces._load()
+    kept.pop(space, None)
+    spaces._store(kept)
