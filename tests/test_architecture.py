@@ -220,7 +220,6 @@ PRIVATE_READS = {
     "gui/test_popup_preview.py": 1,  # the popup's width as laid out
     "e2e/test_desktop.py": 1,  # the keys held down by the paste
     "core/test_agent_memory.py": 1,  # how often labels occur
-    "cli/test_space_cli.py": 2,  # a member's forged event, built on the space's record
 }
 
 

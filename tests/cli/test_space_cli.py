@@ -387,8 +387,8 @@ from app.core.space.folder import file_name
 from app.core.space.membership import EVENT
 engine = Engine()
 spaces = engine.spaces
-entry = spaces._space("team")
-record, _ = spaces._read(entry)
+entry = {s["name"]: s for s in spaces.list()}["team"]
+record = spaces.record("team")
 newcomer = keys.DeviceKey.new()
 event = {
     "v": 1, "space": entry["id"], "kind": "admit", "author": spaces.device.public,

@@ -196,6 +196,11 @@ class Spaces:
             raise
 
     @one_at_a_time
+    def record(self, name: str) -> Record:
+        """The space's membership record as this device holds it now (its own events, those
+        it kept, and the folder's)."""
+        return self._read(self._space(name))[0]
+
     def members(self, name: str) -> dict:
         """Who is in the space as its folder says now: each person's devices (which is this
         one), who was removed or left, the epoch, and what the fold said: a rotation due,
