@@ -18,6 +18,7 @@ from app.core.engine import Engine
 from app.core.errors import InputError
 from app.core.search.context import check_max_chars
 from app.core.settings import SETTINGS
+from app.core.space.sharing import holds_secret
 from app.core.storage.inbox import SAID_CHARS, SUPERSEDES
 from app.core.storage.store import Filters
 from app.core.writer import Remembered, RememberResult
@@ -71,6 +72,11 @@ def close_engines() -> None:
 def remember(args: Namespace) -> int:
     """mnemo remember"""
     text = _read_stdin() if args.text == "-" else args.text
+    if args.space is not None and args.secrets == "allow":
+        raise InputError(
+            "--allow-secrets cannot go with --space: the space's members would read the "
+            "secret (store it as yours alone without --space)"
+        )
     engine = _engine()
     if args.space is not None:  # (an unknown space: said before anything is stored)
         engine.spaces.ready(args.space)
@@ -192,6 +198,9 @@ def edit(args: Namespace) -> int:
     if args.space:  # (an unknown space or memory: said before anything changes)
         engine.spaces.ready(args.space)
     memory = engine.get(args.id)
+    space = args.space.strip() if args.space else engine.spaces.shared([memory.id]).get(memory.id)
+    if space and args.secrets == "allow":
+        no_secret_shared(memory.id, space, changes)
     if any(v is not None for v in changes.values()):
         memory = engine.edit(memory.id, secrets=args.secrets, origin=who, **changes)
     shared = _share(engine, memory.id, args.space) if args.space is not None else None
@@ -216,6 +225,16 @@ def edit(args: Namespace) -> int:
         if shared:
             space_problems(shared, engine)
     return 0
+
+
+def no_secret_shared(memory_id: str, space: str, values: dict) -> None:
+    """InputError (nothing changed) when words going into a memory shared in `space` hold a
+    secret: its members would read it (a pass would hold it back; said up front here)."""
+    if holds_secret(values):
+        raise InputError(
+            f"not changed: memory {memory_id} is shared in the space {space!r} and this puts "
+            "a secret in it (its members would read it); leave the secret out"
+        )
 
 
 def _share(engine, memory_id: str, space: str) -> dict | None:

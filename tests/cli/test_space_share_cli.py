@@ -59,3 +59,46 @@ def test_an_unknown_space_is_one_line_and_changes_nothing(tmp_path):
     assert "no space named 'nope'" in err
     assert snapshot(alice, folder) == before
     assert "changed" not in ok(alice, "show", memory_id)
+
+
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+def test_a_secret_cannot_be_edited_or_restored_into_a_shared_memory(tmp_path):
+    alice, _, folder = team(tmp_path)
+    memory_id = json.loads(
+        ok(alice, "remember", "--space", "team", "Staging uses a bot", "--json")
+    )["id"]
+    before = snapshot(alice, folder)
+    err = one_line_error(
+        run(alice, "edit", memory_id, "--allow-secrets", "--text", f"Staging uses a bot {TOKEN}")
+    )
+    assert "shared in the space 'team'" in err and "secret" in err
+    assert snapshot(alice, folder) == before and TOKEN not in ok(alice, "show", memory_id)
+    # a private memory stored with the token, edited clean, shared: its old version holds it
+    other = json.loads(ok(alice, "remember", "--allow-secrets", f"Prod uses {TOKEN}", "--json"))[
+        "id"
+    ]
+    ok(alice, "edit", other, "--text", "Prod uses the vault")
+    ok(alice, "edit", other, "--space", "team")
+    before = snapshot(alice, folder)
+    err = one_line_error(run(alice, "history", other, "--restore", "1"))
+    assert "shared in the space 'team'" in err and "secret" in err
+    assert snapshot(alice, folder) == before and TOKEN not in ok(alice, "show", other)
+    assert TOKEN.encode() not in b"".join(snapshot(folder).values())
+
+
+def test_space_with_allow_secrets_is_refused_before_anything_is_stored(tmp_path):
+    alice, _, folder = team(tmp_path)
+    before = snapshot(alice, folder)
+    err = one_line_error(
+        run(alice, "remember", "--space", "team", "--allow-secrets", f"Prod uses {TOKEN}")
+    )
+    assert "--allow-secrets" in err and "--space" in err
+    assert snapshot(alice, folder) == before
+    # sharing a memory that holds one: one clean line, not "not shared: not stored:"
+    memory_id = json.loads(
+        ok(alice, "remember", "--allow-secrets", f"Prod uses {TOKEN}", "--json")
+    )["id"]
+    err = one_line_error(run(alice, "edit", memory_id, "--space", "team"))
+    assert "holds a secret" in err and "not stored" not in err

@@ -439,3 +439,34 @@ def test_a_bad_line_is_said_once_not_at_every_pass(homes, tmp_path):
     again = bob.spaces.sync("team")
     assert again["problems"] == [] and again["refused"] == 1
     assert found(bob, "standup half past") == ["Standup is at half past nine"]
+
+
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+def test_a_secret_edited_into_a_shared_memory_is_held_here_not_sent(homes, tmp_path):
+    alice, bob, folder = team(homes, tmp_path)
+    memory_id = shared(alice, "Staging deploys use the bot account")
+    bob.spaces.sync("team")
+    # WHEN Alice puts a token into the shared memory by a way that allows it
+    alice.edit(
+        memory_id, text=f"Staging deploys use the bot account, token {TOKEN}", secrets="allow"
+    )
+    report = alice.spaces.sync("team")
+    # THEN nothing goes out, it is said once naming the memory, and her words stay hers
+    assert report["sent"] == 0
+    assert [p for p in report["problems"] if "holds a secret" in p] == [
+        f"memory {memory_id}: not sent to the space: it holds a secret; edit it out"
+    ]
+    assert b"ghp_" not in folder_bytes(folder)
+    assert TOKEN in alice.get(memory_id).text  # (never rolled back by her own pass)
+    again = alice.spaces.sync("team")
+    assert again["problems"] == [] and TOKEN in alice.get(memory_id).text
+    assert TOKEN not in bob.get(memory_id).text
+    bob.spaces.sync("team")
+    assert TOKEN not in bob.get(memory_id).text
+    # AND once she edits it out, it goes out again
+    alice.edit(memory_id, text="Staging deploys use the bot account, token in the vault")
+    assert alice.spaces.sync("team")["sent"] == 1
+    bob.spaces.sync("team")
+    assert bob.get(memory_id).text.endswith("in the vault")

@@ -27,12 +27,22 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.core import origin
-from app.core.errors import InputError, MnemoError, NotFoundError
+from app.core.errors import InputError, MnemoError, NotFoundError, SecretError
 from app.core.memory import Memory, guard_secrets
 from app.core.space import keys, lines
 from app.core.storage.db import Database
 from app.core.storage.store import Store
 from app.core.sync import fold
+
+
+def holds_secret(record: dict) -> bool:
+    """Whether a memory's shared fields hold a secret (`guard_secrets`, as sync checks)."""
+    try:
+        guard_secrets(record, "refuse")
+    except SecretError:
+        return True
+    return False
+
 
 SHARED, BY_ME, BY_SPACE = 0, 1, 2  # `space_memories.withdrawn`: shared, withdrawn here,
 # withdrawn by another member (taken again when it is shared again)
@@ -44,6 +54,7 @@ class Sharing:
     def __init__(self, db: Database, store: Store):
         self._db = db
         self._store = store
+        self.held: list[str] = []  # the memories the last `publish` did not send: a secret
 
     # ---- marking ---------------------------------------------------------------------
     def space_of(self, memory_id: str) -> str | None:
@@ -78,10 +89,11 @@ class Sharing:
                 f"memory {memory.id} is shared in another space; unshare it first "
                 f"(mnemo edit {memory.id} --space '')"
             )
-        try:
-            guard_secrets(lines.shared_of(memory), "refuse")
-        except InputError as exc:
-            raise InputError(f"not shared: {exc}") from None
+        if holds_secret(lines.shared_of(memory)):
+            raise InputError(
+                f"memory {memory.id} is not shared: it holds a secret (its members would "
+                "read it); edit it out first"
+            )
         with self._db.write() as conn:
             rows = conn.execute(
                 "SELECT space, heads FROM space_memories WHERE memory_id = ?", (memory.id,)
@@ -132,6 +144,7 @@ class Sharing:
             )
         ]
         written: list[lines.Line] = []
+        self.held = []
         for memory_id in ids:
             with self._db.write() as conn:  # (read, numbered and kept at once: two passes
                 # at a time, the CLI's and the app's, never number two lines alike)
@@ -144,6 +157,9 @@ class Sharing:
                     continue
                 heads, said, withdrawn = rows[0]
                 want = None if withdrawn else self._shared(memory_id)
+                if want is not None and holds_secret(want):
+                    self.held.append(memory_id)  # (not sent: its members would read it; the
+                    continue  # same check as `share`, on every path a secret came in by)
                 base = tuple(json.loads(heads))
                 if lines.digest(want) == said or (want is None and not base):
                     continue  # (unchanged; or withdrawn before it was ever sent)
@@ -215,6 +231,8 @@ class Sharing:
             by_memory.setdefault(line.memory, []).append(line)
         out = {"applied": 0, "withdrawn": 0, "waiting": 0, "problems": []}
         for memory_id, group in sorted(by_memory.items()):
+            if memory_id in self.held:
+                continue  # (its words here are not sent yet: not written over by the space's)
             try:
                 why = self._apply_one(space, memory_id, group, persons, me, out)
             except MnemoError as exc:  # (what lines merged to failed a check: said, not fatal)
@@ -291,6 +309,12 @@ class Sharing:
                 self._store.put_synced(replace(kept, source="space", origins=list(said)))
         self._mark(memory_id, space, heads, lines.digest(shared), SHARED)
         return ""
+
+    def held_problems(self) -> list[str]:
+        """What the last `publish` held back, one line per memory."""
+        return [
+            f"memory {m}: not sent to the space: it holds a secret; edit it out" for m in self.held
+        ]
 
     def _mark(self, memory_id: str, space: str, heads: str, said: str, withdrawn: int) -> None:
         with self._db.write() as conn:

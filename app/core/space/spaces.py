@@ -409,13 +409,16 @@ class Spaces:
         self._sharing.adopt(entry, self.device)  # (its own lines a restore lost: kept)
         read = lines.read(Path(entry["folder"]), entry["id"], state, held)
         sent: list[lines.Line] = []
+        self._sharing.held = []
         if me in state.members and state.epoch in held:
             lamport = max((n.lamport for n in read.lines), default=0)
             key = held[state.epoch]
             sent = self._sharing.publish(entry, self.device, state.epoch, key, lamport)
             read = lines.read(Path(entry["folder"]), entry["id"], state, held)  # (with them)
         applied = self._sharing.apply(entry["id"], read.lines, _persons(record, state), me)
-        problems = reading.problems + read.problems + applied["problems"]
+        problems = (
+            reading.problems + read.problems + applied["problems"] + self._sharing.held_problems()
+        )
         return {
             "name": entry["name"],
             "member": me in state.members,
