@@ -1044,9 +1044,7 @@ def test_an_agent_shares_in_a_space_only_when_it_names_one(mnemo_home, tmp_path)
 
     async def session() -> tuple[dict, dict, str]:
         async with Client(_params()) as client:
-            shared = _payload(
-                await client.call_tool("store_memory", {**LEARNING, "space": "team"})
-            )
+            shared = _payload(await client.call_tool("store_memory", {**LEARNING, "space": "team"}))
             own = _payload(
                 await client.call_tool(
                     "store_memory",

@@ -217,10 +217,13 @@ def edit(args: Namespace) -> int:
             print(f"Shared in the space {shared['name']!r}.")
         elif args.space is not None:
             print(
-                "Withdrawn from its space: its members drop it from their view (what they "
+                "It was in no space."
+                if not shared
+                else "Withdrawn from its space: its members drop it from their view (what they "
                 "had stays theirs); it stays yours."
-                if shared
-                else "It was in no space."
+                if shared.get("author", True)
+                else "No longer shared from here; it stays in the space for its other members "
+                "(only its author withdraws it for them)."
             )
         if shared:
             space_problems(shared, engine)

@@ -102,3 +102,15 @@ def test_space_with_allow_secrets_is_refused_before_anything_is_stored(tmp_path)
     )["id"]
     err = one_line_error(run(alice, "edit", memory_id, "--space", "team"))
     assert "holds a secret" in err and "not stored" not in err
+
+
+def test_bob_withdrawing_alices_memory_leaves_it_in_the_space(tmp_path):
+    alice, bob, _ = team(tmp_path)
+    memory_id = json.loads(
+        ok(alice, "remember", "--space", "team", "Backups run at two", "--json")
+    )["id"]
+    ok(bob, "space", "sync", "team")
+    out = ok(bob, "edit", memory_id, "--space", "")
+    assert "stays in the space for its other members" in out
+    ok(alice, "space", "sync", "team")
+    assert "(space team" in ok(alice, "recall", "backups", "--mode", "keyword")

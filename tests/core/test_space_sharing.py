@@ -470,3 +470,62 @@ def test_a_secret_edited_into_a_shared_memory_is_held_here_not_sent(homes, tmp_p
     assert alice.spaces.sync("team")["sent"] == 1
     bob.spaces.sync("team")
     assert bob.get(memory_id).text.endswith("in the vault")
+
+
+def test_what_another_member_forgets_or_withdraws_of_alices_goes_from_their_view_only(
+    homes, tmp_path
+):
+    alice, bob, _ = team(homes, tmp_path)
+    kept = [shared(alice, f"Rule {n}: the build cache lives on disk {n}") for n in range(3)]
+    bob.spaces.sync("team")
+    # WHEN Bob forgets one, purges another and withdraws the third
+    bob.forget([kept[0]])
+    bob.purge([kept[1]])
+    bob.spaces.unshare(kept[2])
+    assert bob.spaces.sync("team")["sent"] == 0  # (no trash, no withdrawal sent)
+    # THEN all three stay Alice's, in her view and in the space
+    report = alice.spaces.sync("team")
+    assert report["withdrawn"] == 0
+    for memory_id in kept:
+        assert alice.get(memory_id).deleted_at is None
+    assert alice.spaces.shared(kept) == {m: "team" for m in kept}
+    # AND Bob's trash holds the one he forgot, and no copy of it is shared on his side
+    assert bob.get(kept[0]).deleted_at is not None and bob.spaces.shared(kept) == {}
+
+
+def test_alices_withdrawal_on_one_device_keeps_it_on_her_other_device(tmp_path, word_model):
+    from app.core.settings import Settings
+    from tests.sync_devices import approve_waiting
+
+    def device(name: str) -> Engine:
+        return Engine(Settings(tmp_path / f"{name}.json"), tmp_path / f"{name}.db", word_model)
+
+    laptop, desk, bob = device("laptop"), device("desk"), device("bob")
+    try:
+        folder = tmp_path / "shared" / "team"
+        laptop.spaces.create("team", folder, "alice")
+        for other, person in ((desk, "alice"), (bob, "bob")):
+            invitation, _ = laptop.spaces.invite("team", other.spaces.id(), person)
+            other.spaces.join(invitation, folder)
+        # Alice's two devices are joined by device sync too
+        laptop.sync.init(str(tmp_path / "devices"), "laptop")
+        desk.sync.init(str(tmp_path / "devices"), "desk")
+        approve_waiting(laptop)
+        memory_id = shared(laptop, "The VPN config is in the wiki under ops")
+        for _ in range(2):
+            laptop.sync.now()
+            desk.sync.now()
+        for engine in (desk, bob):
+            engine.spaces.sync("team")
+        assert desk.get(memory_id).deleted_at is None and bob.get(memory_id).deleted_at is None
+        # WHEN Alice withdraws it on her laptop
+        laptop.spaces.unshare(memory_id)
+        # THEN her desk keeps it, in no space; Bob's copy goes to his trash
+        desk.spaces.sync("team")
+        bob.spaces.sync("team")
+        assert desk.get(memory_id).deleted_at is None and desk.spaces.shared([memory_id]) == {}
+        assert bob.get(memory_id).deleted_at is not None
+        assert laptop.get(memory_id).deleted_at is None
+    finally:
+        for engine in (laptop, desk, bob):
+            engine.close()

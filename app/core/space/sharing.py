@@ -55,6 +55,27 @@ class Sharing:
         self._db = db
         self._store = store
         self.held: list[str] = []  # the memories the last `publish` did not send: a secret
+        self.owners: dict[str, str] = {}  # memory id: the person whose line first said it
+        self.me = ""  # the person this device is in the space
+
+    def know(self, taken: list[lines.Line], persons: dict[str, str], me: str) -> None:
+        """Who first wrote each memory the lines speak of (the person signing its first
+        line), and who this device is: a memory's author alone withdraws or trashes it for
+        every member; anyone else's only leaves it here (ADR 0026 addendum)."""
+        first: dict[str, lines.Line] = {}
+        for line in taken:
+            if not line.base and (
+                line.memory not in first
+                or (line.lamport, line.author, line.seq)
+                < (first[line.memory].lamport, first[line.memory].author, first[line.memory].seq)
+            ):
+                first[line.memory] = line
+        self.owners = {m: persons.get(n.author, n.author) for m, n in first.items()}
+        self.me = persons.get(me, me)
+
+    def mine(self, memory_id: str) -> bool:
+        """Whether this person wrote the memory first (or nobody sent it yet)."""
+        return self.owners.get(memory_id, self.me) == self.me
 
     # ---- marking ---------------------------------------------------------------------
     def space_of(self, memory_id: str) -> str | None:
@@ -157,6 +178,13 @@ class Sharing:
                     continue
                 heads, said, withdrawn = rows[0]
                 want = None if withdrawn else self._shared(memory_id)
+                if (want is None or want.get("deleted_at")) and not self.mine(memory_id):
+                    if withdrawn == SHARED:  # (another's memory forgotten, purged or withdrawn
+                        conn.execute(  # here: gone from this view only, never sent)
+                            "UPDATE space_memories SET withdrawn = ? WHERE memory_id = ?",
+                            (BY_ME, memory_id),
+                        )
+                    continue
                 if want is not None and holds_secret(want):
                     self.held.append(memory_id)  # (not sent: its members would read it; the
                     continue  # same check as `share`, on every path a secret came in by)
@@ -274,6 +302,15 @@ class Sharing:
         if rows and rows[0][2] == BY_ME:  # (what it says now is not this device's to take
             self._mark(memory_id, space, heads, "withdrawn", BY_ME)  # until shared again)
             return ""
+        gone = folded.record is None or bool(folded.record.get("deleted_at"))
+        if (  # (this person's own, or one its author did not drop: it stays, in no space)
+            gone
+            and here
+            and not self._store.get(memory_id).deleted_at
+            and not self._theirs_to_drop(memory_id, nodes, folded.heads, persons)
+        ):
+            self._mark(memory_id, space, heads, "withdrawn", BY_SPACE)
+            return ""
         if folded.record is None:
             if here and not (rows and rows[0][2]):
                 self._store.set_deleted([memory_id], True)  # (dropped from view: theirs)
@@ -309,6 +346,13 @@ class Sharing:
                 self._store.put_synced(replace(kept, source="space", origins=list(said)))
         self._mark(memory_id, space, heads, lines.digest(shared), SHARED)
         return ""
+
+    def _theirs_to_drop(self, memory_id: str, nodes: list, heads, persons: dict) -> bool:
+        """Whether the space's withdrawal or trash of a memory here drops it here too: only
+        a copy of another person's memory, withdrawn by that person."""
+        owner = self.owners.get(memory_id)
+        by = {persons.get(n.order[1], n.order[1]) for n in nodes if n.rev in heads}
+        return owner is not None and owner != self.me and owner in by
 
     def held_problems(self) -> list[str]:
         """What the last `publish` held back, one line per memory."""

@@ -317,7 +317,11 @@ class Spaces:
         if space is None:
             return None
         entry = self._load().get(space)
-        return self.sync(entry["name"]) if entry else None
+        if not entry:
+            return None
+        report = self.sync(entry["name"])
+        return {**report, "author": self._sharing.mine(memory.id)}  # (False: another's, left
+        # in the space for its other members: only its author withdraws it for them)
 
     def shared(self, ids: list[str]) -> dict[str, str]:
         """{memory id: space name} of these memories that are shared in a space."""
@@ -410,11 +414,13 @@ class Spaces:
         read = lines.read(Path(entry["folder"]), entry["id"], state, held)
         sent: list[lines.Line] = []
         self._sharing.held = []
+        self._sharing.know(read.lines, _persons(record, state), me)
         if me in state.members and state.epoch in held:
             lamport = max((n.lamport for n in read.lines), default=0)
             key = held[state.epoch]
             sent = self._sharing.publish(entry, self.device, state.epoch, key, lamport)
             read = lines.read(Path(entry["folder"]), entry["id"], state, held)  # (with them)
+            self._sharing.know(read.lines, _persons(record, state), me)
         applied = self._sharing.apply(entry["id"], read.lines, _persons(record, state), me)
         problems = (
             reading.problems + read.problems + applied["problems"] + self._sharing.held_problems()
