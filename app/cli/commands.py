@@ -72,6 +72,11 @@ def close_engines() -> None:
 def remember(args: Namespace) -> int:
     """mnemo remember"""
     text = _read_stdin() if args.text == "-" else args.text
+    if args.space is not None and args.merge:
+        raise InputError(
+            "--merge cannot go with --space: the merged memory would take a private "
+            "memory's words and reasoning into the space (merge first, then share it)"
+        )
     if args.space is not None and args.secrets == "allow":
         raise InputError(
             "--allow-secrets cannot go with --space: the space's members would read the "
@@ -100,17 +105,22 @@ def remember(args: Namespace) -> int:
     # Not stored (a near-duplicate waits for --merge or --force): a script must not take
     # it for stored, so it exits NOT_STORED, not 0, though nothing went wrong.
     code = NOT_STORED if result.status is Remembered.SIMILAR else 0
-    shared = None
+    shared = apart = None
     if args.space is not None and code == 0:
-        shared = engine.spaces.share(m.id, args.space)
+        apart = engine.spaces.known_apart(m.id, args.space, result.status)
+        shared = None if apart else engine.spaces.share(m.id, args.space)
     if args.json:
         out = result.to_dict()
         if shared is not None:
             out["space"] = shared
+        if apart:
+            out["notice"] = "; ".join(filter(None, [out.get("notice"), apart]))
         print(json.dumps(out, ensure_ascii=False))
         return code
     similarity = f"{result.similarity:.2f}" if result.similarity is not None else "?"
-    if result.status is Remembered.STORED:
+    if apart:  # (in place of "Already known as …": it says which, and that it is not shared)
+        print(apart[0].upper() + apart[1:])
+    elif result.status is Remembered.STORED:
         print(f"Remembered {m.id}: {visible(m.display_title)}")
     elif result.status is Remembered.OBSERVED:
         print(f"Already known as {m.id} (seen {m.observation_count} times now)")

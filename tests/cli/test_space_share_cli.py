@@ -114,3 +114,32 @@ def test_bob_withdrawing_alices_memory_leaves_it_in_the_space(tmp_path):
     assert "stays in the space for its other members" in out
     ok(alice, "space", "sync", "team")
     assert "(space team" in ok(alice, "recall", "backups", "--mode", "keyword")
+
+
+def test_space_never_shares_a_private_memory_that_holds_the_same_words(tmp_path):
+    alice, bob, folder = team(tmp_path)
+    private = json.loads(
+        ok(
+            alice,
+            "remember",
+            "The staging DB is on 5433",
+            "--reasoning",
+            "Secret project Zephyr",
+            "--json",
+        )
+    )["id"]
+    before = snapshot(folder)
+    done = run(alice, "remember", "--space", "team", "The staging DB is on 5433")
+    assert done.returncode == 0, done
+    out = (done.stdout.decode() + done.stderr.decode()).lower()
+    assert f"already known as {private}, which is yours alone" in out
+    assert f"mnemo edit {private} --space team" in out and "Shared in" not in out
+    assert snapshot(folder) == before
+    got = json.loads(
+        ok(alice, "remember", "--space", "team", "The staging DB is on 5433", "--json")
+    )
+    assert got["id"] == private and "space" not in got and "yours alone" in got["notice"]
+    ok(bob, "space", "sync", "team")
+    assert "Zephyr" not in ok(bob, "recall", "staging", "--mode", "keyword")
+    err = one_line_error(run(alice, "remember", "--space", "team", "--merge", "Staging DB: 5433"))
+    assert "--merge" in err and "--space" in err

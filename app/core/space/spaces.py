@@ -31,6 +31,7 @@ from app.core.space.sharing import Sharing
 from app.core.storage.db import Database
 from app.core.storage.store import Store
 from app.core.sync.state import Identity
+from app.core.writer import Remembered
 
 log = logging.getLogger(__name__)
 
@@ -322,6 +323,23 @@ class Spaces:
         report = self.sync(entry["name"])
         return {**report, "author": self._sharing.mine(memory.id)}  # (False: another's, left
         # in the space for its other members: only its author withdraws it for them)
+
+    def known_apart(self, memory_id: str, name: str, status, whose: str = "yours") -> str:
+        """When `remember` with a space found its words already known in a memory that is
+        not in that space (seen again or brought back from the trash): what to say instead
+        of sharing it (its reasoning and tags are private); '' otherwise (share it)."""
+        if status not in (Remembered.OBSERVED, Remembered.RESTORED):
+            return ""
+        entry = self._space(name)
+        now = self.shared([memory_id]).get(memory_id)
+        if now == entry["name"]:
+            return ""
+        where = f"in the space {now!r}" if now else f"{whose} alone"
+        return (
+            f"already known as {memory_id}, which is {where}: not shared; share it with "
+            f"mnemo edit {memory_id} --space {entry['name']} if you mean to (its reasoning "
+            "and tags go with it)"
+        )
 
     def shared(self, ids: list[str]) -> dict[str, str]:
         """{memory id: space name} of these memories that are shared in a space."""
