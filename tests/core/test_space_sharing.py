@@ -529,3 +529,15 @@ def test_alices_withdrawal_on_one_device_keeps_it_on_her_other_device(tmp_path, 
     finally:
         for engine in (laptop, desk, bob):
             engine.close()
+
+
+def test_leaving_a_space_unmarks_its_memories_here_and_keeps_them(homes, tmp_path):
+    alice, bob, _ = team(homes, tmp_path)
+    hers = shared(alice, "The on-call rota is in the team calendar")
+    bob.spaces.sync("team")
+    his = shared(bob, "Bob's notes: restart the queue worker after deploys")
+    assert bob.spaces.shared([hers, his]) == {hers: "team", his: "team"}
+    bob.spaces.leave("team")
+    # no memory here says a space this device is no longer in; both stay Bob's
+    assert bob.spaces.shared([hers, his]) == {}
+    assert bob.get(hers).deleted_at is None and bob.get(his).deleted_at is None

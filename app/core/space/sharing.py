@@ -139,6 +139,12 @@ class Sharing:
                 )
         return space
 
+    def left(self, space: str) -> None:
+        """This device left `space`: none of its memories here is marked as in it any more
+        (each stays where it is, this person's: what they had stays theirs)."""
+        with self._db.write() as conn:
+            conn.execute("DELETE FROM space_memories WHERE space = ?", (space,))
+
     def last_seq(self, space: str) -> int:
         """This device's last line number in the space."""
         rows = self._db.query(

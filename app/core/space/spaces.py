@@ -281,14 +281,17 @@ class Spaces:
             record, _ = self._read(entry)
         except InputError:
             _forget(self, entry["id"])
+            self._sharing.left(entry["id"])
             return None
         member = self.device.public in record.fold().members
         if member:
             last = self._sharing.last_seq(entry["id"])  # (its lines so far stay the space's)
             self._wrote(entry, record, record.leave(self.device, last))
-        spaces = self._load()
-        spaces.pop(entry["id"], None)
-        self._store(spaces)
+        with self._db.write():
+            spaces = self._load()
+            spaces.pop(entry["id"], None)
+            self._store(spaces)
+            self._sharing.left(entry["id"])  # (its memories here: kept, in no space now)
         return member
 
     # ---- the memories a space shares (`sharing.Sharing`, `lines`) -----------------------
