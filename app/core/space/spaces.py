@@ -202,6 +202,7 @@ class Spaces:
         it kept, and the folder's)."""
         return self._read(self._space(name))[0]
 
+    @one_at_a_time
     def members(self, name: str) -> dict:
         """Who is in the space as its folder says now: each person's devices (which is this
         one), who was removed or left, the epoch, and what the fold said: a rotation due,
