@@ -34,6 +34,8 @@ from app.core.storage.db import Database
 from app.core.storage.store import Store
 from app.core.sync import fold
 
+HELD = "not sent to the space: it holds a secret; edit it out"  # (a memory `publish` held)
+
 
 def holds_secret(record: dict) -> bool:
     """Whether a memory's shared fields hold a secret (`guard_secrets`, as sync checks)."""
@@ -362,9 +364,7 @@ class Sharing:
 
     def held_problems(self) -> list[str]:
         """What the last `publish` held back, one line per memory."""
-        return [
-            f"memory {m}: not sent to the space: it holds a secret; edit it out" for m in self.held
-        ]
+        return [f"memory {m}: {HELD}" for m in self.held]
 
     def _mark(self, memory_id: str, space: str, heads: str, said: str, withdrawn: int) -> None:
         with self._db.write() as conn:

@@ -444,9 +444,8 @@ class Spaces:
             read = lines.read(Path(entry["folder"]), entry["id"], state, held)  # (with them)
             self._sharing.know(read.lines, _persons(record, state), me)
         applied = self._sharing.apply(entry["id"], read.lines, _persons(record, state), me)
-        problems = (
-            reading.problems + read.problems + applied["problems"] + self._sharing.held_problems()
-        )
+        problems = reading.problems + read.problems + applied["problems"]
+        held = self._sharing.held_problems()  # (not refused lines: memories kept back here)
         return {
             "name": entry["name"],
             "member": me in state.members,
@@ -454,8 +453,9 @@ class Spaces:
             "applied": applied["applied"],
             "withdrawn": applied["withdrawn"],
             "waiting": read.waiting + applied["waiting"],
-            "problems": self._new_problems(entry, problems),  # (each said once)
+            "problems": self._new_problems(entry, problems + held),  # (each said once)
             "refused": len(problems),  # (said now or at an earlier pass)
+            "held": len(held),  # (memories not sent: a secret; said now or earlier)
         }
 
     def _new_problems(self, entry: dict, problems: list[str]) -> list[str]:
