@@ -5,6 +5,10 @@ lines (`publish`), and every member's lines folded into memories here (`apply`).
 - **Sharing** marks a memory as in a space; its state goes out at the next pass (a
   command runs one at once). **Unsharing** withdraws it: a line saying so (no state), and
   every member drops it from their view (into the trash: what they had stays theirs).
+  Only its **author** (the person whose device signed its first line) withdraws or trashes
+  a memory for everyone: the same person's other devices only unshare it, and a member
+  who forgets, purges or withdraws another's memory sends nothing (it leaves their view).
+- **A secret** never goes out: a memory holding one is held back (`held`), said once.
 - **A change here** is what differs from what the space last said of the memory (its
   shared fields' digest): each pass writes one line per changed memory, made from the
   versions the space had (`base`: its heads), numbered after this device's last line.
