@@ -7,7 +7,7 @@ import json
 import os
 from argparse import Namespace
 
-from app.cli.commands import _engine, no_secret_shared
+from app.cli.commands import _engine
 from app.core import origin as origins
 from app.core.display import age, visible, word_changes
 from app.core.errors import InputError
@@ -102,12 +102,6 @@ def history(args: Namespace) -> int:
         count = len(found.versions)
         has = f"its versions are 1–{count}" if count else "it has no earlier versions"
         raise InputError(f"memory {found.memory.id} has no version {args.restore} ({has})")
-    if space := engine.spaces.shared([found.memory.id]).get(found.memory.id):
-        no_secret_shared(
-            found.memory.id,
-            space,
-            {f: getattr(version, f) for f in ("title", "text", "reasoning", "tags", "references")},
-        )
     who = origins.at_the_command_line(os.environ)
     memory = engine.restore_version(found.memory.id, version.seq, origin=who)
     kept = engine.history(memory.id).versions[0]

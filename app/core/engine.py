@@ -394,7 +394,9 @@ class Engine:
     def restore_version(
         self, memory_id: str, seq: int, *, origin: Origin | None = None, embed: bool = True
     ) -> Memory:
-        """A memory's words back to its version `seq` (`Writer.restore_version`)."""
+        """A memory's words back to its version `seq` (`Writer.restore_version`); refused
+        when they hold a secret and it is shared (`Spaces.may_restore`)."""
+        self.spaces.may_restore(memory_id, seq)
         return self._writer.restore_version(memory_id, seq, origin, embed)
 
     def forget(self, ids: list[str]) -> list[str]:

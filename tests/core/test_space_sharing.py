@@ -541,3 +541,19 @@ def test_leaving_a_space_unmarks_its_memories_here_and_keeps_them(homes, tmp_pat
     # no memory here says a space this device is no longer in; both stay Bob's
     assert bob.spaces.shared([hers, his]) == {}
     assert bob.get(hers).deleted_at is None and bob.get(his).deleted_at is None
+
+
+def test_restoring_a_version_with_a_secret_into_a_shared_memory_is_refused(homes, tmp_path):
+    # the engine's door (the manager's History tab and mnemo history --restore alike)
+    alice, _, folder = team(homes, tmp_path)
+    memory = alice.remember(f"Prod deploys use {TOKEN}", force=True, secrets="allow").memory
+    alice.edit(memory.id, text="Prod deploys use the vault")
+    alice.spaces.share(memory.id, "team")
+    old = alice.history(memory.id).version(1)
+    with pytest.raises(InputError, match="holds a secret"):
+        alice.restore_version(memory.id, old.seq)
+    assert alice.get(memory.id).text == "Prod deploys use the vault"
+    assert b"ghp_" not in folder_bytes(folder)
+    # not shared, it is the person's own to restore
+    alice.spaces.unshare(memory.id)
+    assert TOKEN in alice.restore_version(memory.id, old.seq).text

@@ -27,7 +27,7 @@ from app.core.space import keys, lines
 from app.core.space.folder import Reading, SpaceFolder, file_name
 from app.core.space.lock import one_at_a_time
 from app.core.space.membership import Members, Record, event_hash
-from app.core.space.sharing import Sharing
+from app.core.space.sharing import Sharing, holds_secret
 from app.core.storage.db import Database
 from app.core.storage.store import Store
 from app.core.sync.state import Identity
@@ -344,6 +344,19 @@ class Spaces:
             f"mnemo edit {memory_id} --space {entry['name']} if you mean to (its reasoning "
             "and tags go with it)"
         )
+
+    def may_restore(self, memory_id: str, seq: int) -> None:
+        """InputError (nothing changed) when restoring a shared memory's version `seq` would
+        put a secret in it (its members would read it; a pass would hold it back)."""
+        memory = self._memories.get(memory_id)
+        space = self.shared([memory.id]).get(memory.id)
+        for version in self._memories.versions.of(memory.id) if space else ():
+            words = {"title": version.title, "text": version.text, "reasoning": version.reasoning}
+            if version.seq == seq and holds_secret(words):
+                raise InputError(
+                    f"not changed: memory {memory.id} is shared in the space {space!r} and "
+                    f"version {version.number} holds a secret (its members would read it)"
+                )
 
     def shared(self, ids: list[str]) -> dict[str, str]:
         """{memory id: space name} of these memories that are shared in a space."""
