@@ -208,9 +208,8 @@ def edit(args: Namespace) -> int:
     if args.space:  # (an unknown space or memory: said before anything changes)
         engine.spaces.ready(args.space)
     memory = engine.get(args.id)
-    space = args.space.strip() if args.space else engine.spaces.shared([memory.id]).get(memory.id)
-    if space and args.secrets == "allow":
-        no_secret_shared(memory.id, space, changes)
+    if args.space and args.space.strip() and args.secrets == "allow":  # (shared already:
+        no_secret_shared(memory.id, args.space.strip(), changes)  # Engine.edit refuses it)
     if any(v is not None for v in changes.values()):
         memory = engine.edit(memory.id, secrets=args.secrets, origin=who, **changes)
     shared = _share(engine, memory.id, args.space) if args.space is not None else None

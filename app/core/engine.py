@@ -385,6 +385,7 @@ class Engine:
         changes = dict(title=title, text=text, reasoning=reasoning, category=category, tags=tags,
             references=references, source_project=source_project, confidence=confidence,
             pinned=pinned, keywords=keywords, thread=thread)  # fmt: skip
+        self.spaces.may_edit(memory_id, changes, secrets)  # (no secret into a shared one)
         return self._writer.edit(memory_id, secrets, embed, expect, origin, **changes)
 
     def history(self, memory_id: str) -> History:

@@ -86,6 +86,14 @@ def test_a_secret_cannot_be_edited_or_restored_into_a_shared_memory(tmp_path):
     assert "shared in the space 'team'" in err and "secret" in err
     assert snapshot(alice, folder) == before and TOKEN not in ok(alice, "show", other)
     assert TOKEN.encode() not in b"".join(snapshot(folder).values())
+    # sharing and putting a secret in at once: refused before either is done
+    private = json.loads(ok(alice, "remember", "Lint runs in CI", "--json"))["id"]
+    err = one_line_error(
+        run(alice, "edit", private, "--space", "team", "--allow-secrets", "--text", TOKEN)
+    )
+    assert "secret" in err and TOKEN not in ok(alice, "show", private)
+    got = json.loads(ok(alice, "recall", "lint runs", "--mode", "keyword", "--json"))
+    assert got["results"][0]["id"] == private and got["results"][0]["space"] is None
 
 
 def test_space_with_allow_secrets_is_refused_before_anything_is_stored(tmp_path):
@@ -152,12 +160,26 @@ def test_a_memory_held_for_a_secret_is_said_once_and_never_counted_as_refused(
     memory_id = json.loads(ok(alice, "remember", "--space", "team", "CI runs nightly", "--json"))[
         "id"
     ]
-    # a secret come in by a way the CLI does not guard (here: the app's or a sync's write)
+    # a secret come in by the one way no door of this device guards: an edit on another
+    # device of Alice's (which has it as her own), brought by device sync (sealed folder)
     from app.core.engine import Engine
+    from app.core.settings import Settings
+    from tests.sync_devices import approve_waiting
+    from tests.word_model import WordModel
 
     monkeypatch.setenv("MNEMO_HOME", str(alice))
-    with Engine() as engine:
-        engine.edit(memory_id, text=f"CI runs nightly with {TOKEN}", secrets="allow")
+    laptop = Engine(Settings(tmp_path / "laptop.json"), tmp_path / "laptop.db", WordModel())
+    with Engine() as desk:
+        desk.sync.init(str(tmp_path / "devices"), "desk", encrypt=True)
+        laptop.sync.init(str(tmp_path / "devices"), "laptop", key=desk.sync.key())
+        approve_waiting(desk)
+        for engine in (desk, laptop, desk, laptop):
+            engine.sync.now()
+        laptop.edit(memory_id, text=f"CI runs nightly with {TOKEN}", secrets="allow")
+        for engine in (laptop, desk, laptop, desk):
+            engine.sync.now()
+        assert TOKEN in desk.get(memory_id).text
+    laptop.close()
     first = run(alice, "space", "sync", "team")
     assert first.returncode == 0 and b"holds a secret" in first.stderr
     later = run(alice, "space", "sync", "team")

@@ -444,32 +444,68 @@ def test_a_bad_line_is_said_once_not_at_every_pass(homes, tmp_path):
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
-def test_a_secret_edited_into_a_shared_memory_is_held_here_not_sent(homes, tmp_path):
-    alice, bob, folder = team(homes, tmp_path)
-    memory_id = shared(alice, "Staging deploys use the bot account")
-    bob.spaces.sync("team")
-    # WHEN Alice puts a token into the shared memory by a way that allows it
-    alice.edit(
-        memory_id, text=f"Staging deploys use the bot account, token {TOKEN}", secrets="allow"
-    )
-    report = alice.spaces.sync("team")
-    # THEN nothing goes out, it is said once naming the memory, and her words stay hers
-    assert report["sent"] == 0
-    assert [p for p in report["problems"] if "holds a secret" in p] == [
-        f"memory {memory_id}: not sent to the space: it holds a secret; edit it out"
-    ]
-    assert b"ghp_" not in folder_bytes(folder)
-    assert TOKEN in alice.get(memory_id).text  # (never rolled back by her own pass)
-    again = alice.spaces.sync("team")
-    assert again["problems"] == [] and TOKEN in alice.get(memory_id).text
-    assert TOKEN not in bob.get(memory_id).text
-    bob.spaces.sync("team")
-    assert TOKEN not in bob.get(memory_id).text
-    # AND once she edits it out, it goes out again
-    alice.edit(memory_id, text="Staging deploys use the bot account, token in the vault")
-    assert alice.spaces.sync("team")["sent"] == 1
-    bob.spaces.sync("team")
-    assert bob.get(memory_id).text.endswith("in the vault")
+def alice_on_two_devices(tmp_path, word_model):
+    """Alice's laptop made the space `team` (Bob joined) and her desk joined it as hers;
+    laptop and desk are joined by device sync too."""
+    from app.core.settings import Settings
+    from tests.sync_devices import approve_waiting
+
+    def device(name: str) -> Engine:
+        return Engine(Settings(tmp_path / f"{name}.json"), tmp_path / f"{name}.db", word_model)
+
+    laptop, desk, bob = device("laptop"), device("desk"), device("bob")
+    folder = tmp_path / "shared" / "team"
+    laptop.spaces.create("team", folder, "alice")
+    for other, person in ((desk, "alice"), (bob, "bob")):
+        invitation, _ = laptop.spaces.invite("team", other.spaces.id(), person)
+        other.spaces.join(invitation, folder)
+    laptop.sync.init(str(tmp_path / "devices"), "laptop", encrypt=True)  # (sealed: it
+    desk.sync.init(str(tmp_path / "devices"), "desk", key=laptop.sync.key())  # carries
+    approve_waiting(laptop)  # what a plain folder refuses, a secret too)
+    return laptop, desk, bob, folder
+
+
+def device_sync(*engines: Engine) -> None:
+    for _ in range(2):
+        for engine in engines:
+            engine.sync.now()
+
+
+def test_a_secret_that_reaches_a_shared_memory_is_held_here_not_sent(tmp_path, word_model):
+    laptop, desk, bob, folder = alice_on_two_devices(tmp_path, word_model)
+    try:
+        memory = laptop.remember("Staging deploys use the bot account", force=True).memory
+        device_sync(laptop, desk)
+        desk.spaces.share(memory.id, "team")  # (shared from the desk: the laptop has it as
+        bob.spaces.sync("team")  # her own, and lets her allow a secret in it)
+        # WHEN a token edited in on the laptop reaches the desk by device sync
+        laptop.edit(
+            memory.id, text=f"Staging deploys use the bot account, {TOKEN}", secrets="allow"
+        )
+        device_sync(laptop, desk)
+        report = desk.spaces.sync("team")
+        # THEN nothing goes out, it is said once naming the memory, and her words stay
+        assert report["sent"] == 0 and report["held"] == 1
+        assert [p for p in report["problems"] if "holds a secret" in p] == [
+            f"memory {memory.id}: not sent to the space: it holds a secret; edit it out"
+        ]
+        assert b"ghp_" not in folder_bytes(folder)
+        assert TOKEN in desk.get(memory.id).text  # (never rolled back by her own pass)
+        again = desk.spaces.sync("team")
+        assert again["problems"] == [] and TOKEN in desk.get(memory.id).text
+        bob.spaces.sync("team")
+        assert TOKEN not in bob.get(memory.id).text
+        # AND an edit on the desk itself is refused up front (one door: Engine.edit)
+        with pytest.raises(InputError, match="shared in the space 'team'"):
+            desk.edit(memory.id, text=f"Deploys: {TOKEN} again", secrets="allow")
+        # AND once it is edited out, it goes out again
+        desk.edit(memory.id, text="Staging deploys use the bot account, token in the vault")
+        assert desk.spaces.sync("team")["sent"] == 1
+        bob.spaces.sync("team")
+        assert bob.get(memory.id).text.endswith("in the vault")
+    finally:
+        for engine in (laptop, desk, bob):
+            engine.close()
 
 
 def test_what_another_member_forgets_or_withdraws_of_alices_goes_from_their_view_only(
@@ -494,27 +530,10 @@ def test_what_another_member_forgets_or_withdraws_of_alices_goes_from_their_view
 
 
 def test_alices_withdrawal_on_one_device_keeps_it_on_her_other_device(tmp_path, word_model):
-    from app.core.settings import Settings
-    from tests.sync_devices import approve_waiting
-
-    def device(name: str) -> Engine:
-        return Engine(Settings(tmp_path / f"{name}.json"), tmp_path / f"{name}.db", word_model)
-
-    laptop, desk, bob = device("laptop"), device("desk"), device("bob")
+    laptop, desk, bob, _ = alice_on_two_devices(tmp_path, word_model)
     try:
-        folder = tmp_path / "shared" / "team"
-        laptop.spaces.create("team", folder, "alice")
-        for other, person in ((desk, "alice"), (bob, "bob")):
-            invitation, _ = laptop.spaces.invite("team", other.spaces.id(), person)
-            other.spaces.join(invitation, folder)
-        # Alice's two devices are joined by device sync too
-        laptop.sync.init(str(tmp_path / "devices"), "laptop")
-        desk.sync.init(str(tmp_path / "devices"), "desk")
-        approve_waiting(laptop)
         memory_id = shared(laptop, "The VPN config is in the wiki under ops")
-        for _ in range(2):
-            laptop.sync.now()
-            desk.sync.now()
+        device_sync(laptop, desk)
         for engine in (desk, bob):
             engine.spaces.sync("team")
         assert desk.get(memory_id).deleted_at is None and bob.get(memory_id).deleted_at is None

@@ -345,6 +345,19 @@ class Spaces:
             "and tags go with it)"
         )
 
+    def may_edit(self, memory_id: str, changes: dict, secrets: str) -> None:
+        """InputError (nothing changed) when an edit that lets secrets through (`secrets`
+        'allow') would put one in a shared memory (its members would read it)."""
+        if secrets != "allow":
+            return  # (refused or redacted by the edit itself, as on every path)
+        memory = self._memories.get(memory_id)
+        space = self.shared([memory.id]).get(memory.id)
+        if space and holds_secret({k: v for k, v in changes.items() if v is not None}):
+            raise InputError(
+                f"not changed: memory {memory.id} is shared in the space {space!r} and this "
+                "puts a secret in it (its members would read it); leave the secret out"
+            )
+
     def may_restore(self, memory_id: str, seq: int) -> None:
         """InputError (nothing changed) when restoring a shared memory's version `seq` would
         put a secret in it (its members would read it; a pass would hold it back)."""
