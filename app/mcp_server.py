@@ -151,7 +151,12 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
                     core.embed_later()
                     notices.append(LATER)
             out = result.to_dict()
-            if space is not None and result.memory is not None:
+            apart = space is not None and engine.spaces.known_apart(
+                result.memory.id, space, result.status, "the user's"
+            )
+            if apart:
+                notices.append(apart)
+            elif space is not None and result.memory is not None:
                 try:
                     engine.spaces.share(result.memory.id, space)
                     out["space"] = engine.spaces.shared([result.memory.id]).get(result.memory.id)

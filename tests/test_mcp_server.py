@@ -1044,9 +1044,7 @@ def test_an_agent_shares_in_a_space_only_when_it_names_one(mnemo_home, tmp_path)
 
     async def session() -> tuple[dict, dict, str]:
         async with Client(_params()) as client:
-            shared = _payload(
-                await client.call_tool("store_memory", {**LEARNING, "space": "team"})
-            )
+            shared = _payload(await client.call_tool("store_memory", {**LEARNING, "space": "team"}))
             own = _payload(
                 await client.call_tool(
                     "store_memory",
@@ -1069,3 +1067,22 @@ def test_an_agent_shares_in_a_space_only_when_it_names_one(mnemo_home, tmp_path)
         assert engine.count() == 2  # (the refused one stored nothing)
     lines = b"".join(p.read_bytes() for p in (folder / "lines").glob("*.jsonl"))
     assert lines and b"parser" not in lines  # sent, sealed
+
+
+def test_an_agent_storing_known_words_in_a_space_does_not_share_the_users_own(mnemo_home, tmp_path):
+    # issue 45 review 3: the same words as a memory of the user's own, stored with `space`,
+    # share nothing (the old memory's reasoning and tags are private); the notice says so
+    folder = tmp_path / "shared" / "team"
+    assert run_cli("space", "create", "team", str(folder), "--person", "alice").returncode == 0
+
+    async def session() -> tuple[dict, dict]:
+        async with Client(_params()) as client:
+            own = _payload(await client.call_tool("store_memory", LEARNING))
+            again = _payload(await client.call_tool("store_memory", {**LEARNING, "space": "team"}))
+            return own, again
+
+    own, again = asyncio.run(session())
+    assert again["id"] == own["id"] and "space" not in again
+    assert "alone" in again["notice"] and "--space team" in again["notice"]
+    with Engine() as engine:
+        assert engine.spaces.shared([own["id"]]) == {}

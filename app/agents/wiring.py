@@ -322,9 +322,7 @@ class _Edit:
 
     def data(self) -> bytes:
         if self.fmt == "yaml":
-            return configs.dump_yaml(
-                self.path, self.value, self.before, self.original, self.first
-            )
+            return configs.dump_yaml(self.path, self.value, self.before, self.original, self.first)
         if self.fmt == "toml":
             import tomlkit
 

@@ -18,6 +18,7 @@ from app.core.engine import Engine
 from app.core.errors import InputError
 from app.core.search.context import check_max_chars
 from app.core.settings import SETTINGS
+from app.core.space.sharing import holds_secret
 from app.core.storage.inbox import SAID_CHARS, SUPERSEDES
 from app.core.storage.store import Filters
 from app.core.writer import Remembered, RememberResult
@@ -71,6 +72,16 @@ def close_engines() -> None:
 def remember(args: Namespace) -> int:
     """mnemo remember"""
     text = _read_stdin() if args.text == "-" else args.text
+    if args.space is not None and args.merge:
+        raise InputError(
+            "--merge cannot go with --space: the merged memory would take a private "
+            "memory's words and reasoning into the space (merge first, then share it)"
+        )
+    if args.space is not None and args.secrets == "allow":
+        raise InputError(
+            "--allow-secrets cannot go with --space: the space's members would read the "
+            "secret (store it as yours alone without --space)"
+        )
     engine = _engine()
     if args.space is not None:  # (an unknown space: said before anything is stored)
         engine.spaces.ready(args.space)
@@ -94,17 +105,22 @@ def remember(args: Namespace) -> int:
     # Not stored (a near-duplicate waits for --merge or --force): a script must not take
     # it for stored, so it exits NOT_STORED, not 0, though nothing went wrong.
     code = NOT_STORED if result.status is Remembered.SIMILAR else 0
-    shared = None
+    shared = apart = None
     if args.space is not None and code == 0:
-        shared = engine.spaces.share(m.id, args.space)
+        apart = engine.spaces.known_apart(m.id, args.space, result.status)
+        shared = None if apart else engine.spaces.share(m.id, args.space)
     if args.json:
         out = result.to_dict()
         if shared is not None:
             out["space"] = shared
+        if apart:
+            out["notice"] = "; ".join(filter(None, [out.get("notice"), apart]))
         print(json.dumps(out, ensure_ascii=False))
         return code
     similarity = f"{result.similarity:.2f}" if result.similarity is not None else "?"
-    if result.status is Remembered.STORED:
+    if apart:  # (in place of "Already known as …": it says which, and that it is not shared)
+        print(apart[0].upper() + apart[1:])
+    elif result.status is Remembered.STORED:
         print(f"Remembered {m.id}: {visible(m.display_title)}")
     elif result.status is Remembered.OBSERVED:
         print(f"Already known as {m.id} (seen {m.observation_count} times now)")
@@ -192,6 +208,8 @@ def edit(args: Namespace) -> int:
     if args.space:  # (an unknown space or memory: said before anything changes)
         engine.spaces.ready(args.space)
     memory = engine.get(args.id)
+    if args.space and args.space.strip() and args.secrets == "allow":  # (shared already:
+        no_secret_shared(memory.id, args.space.strip(), changes)  # Engine.edit refuses it)
     if any(v is not None for v in changes.values()):
         memory = engine.edit(memory.id, secrets=args.secrets, origin=who, **changes)
     shared = _share(engine, memory.id, args.space) if args.space is not None else None
@@ -208,14 +226,27 @@ def edit(args: Namespace) -> int:
             print(f"Shared in the space {shared['name']!r}.")
         elif args.space is not None:
             print(
-                "Withdrawn from its space: its members drop it from their view (what they "
+                "It was in no space."
+                if not shared
+                else "Withdrawn from its space: its members drop it from their view (what they "
                 "had stays theirs); it stays yours."
-                if shared
-                else "It was in no space."
+                if shared.get("author", True)
+                else "No longer shared from here; it stays in the space for its other members "
+                "(only its author withdraws it for them)."
             )
         if shared:
             space_problems(shared, engine)
     return 0
+
+
+def no_secret_shared(memory_id: str, space: str, values: dict) -> None:
+    """InputError (nothing changed) when words going into a memory shared in `space` hold a
+    secret: its members would read it (a pass would hold it back; said up front here)."""
+    if holds_secret(values):
+        raise InputError(
+            f"not changed: memory {memory_id} is shared in the space {space!r} and this puts "
+            "a secret in it (its members would read it); leave the secret out"
+        )
 
 
 def _share(engine, memory_id: str, space: str) -> dict | None:

@@ -16,6 +16,7 @@ from app.cli.output import say
 from app.cli.output import shown as _shown
 from app.core import paths
 from app.core.errors import InputError
+from app.core.space.sharing import HELD
 
 _INVITATION_BYTES = 64 * 1024  # an invitation is about 1,000 characters
 _STDIN_BYTES = 1024 * 1024  # what `join -` reads of standard input at most
@@ -194,9 +195,15 @@ def sync(args: Namespace) -> int:
             "only what was written while it was in."
         )
     space_problems(report)
-    earlier = report["refused"] - len(report["problems"])
+    new_held = sum(p.endswith(HELD) for p in report["problems"])
+    earlier = report["refused"] - (len(report["problems"]) - new_held)
     if earlier:
         say(f"space {report['name']!r}: {earlier} line(s) refused, said at an earlier pass")
+    if count := report.get("held", 0) - new_held:
+        say(
+            f"space {report['name']!r}: {count} memor{'y' if count == 1 else 'ies'} not sent "
+            "(holding a secret), said at an earlier pass"
+        )
     return 0
 
 

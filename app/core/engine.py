@@ -385,6 +385,7 @@ class Engine:
         changes = dict(title=title, text=text, reasoning=reasoning, category=category, tags=tags,
             references=references, source_project=source_project, confidence=confidence,
             pinned=pinned, keywords=keywords, thread=thread)  # fmt: skip
+        self.spaces.may_edit(memory_id, changes, secrets)  # (no secret into a shared one)
         return self._writer.edit(memory_id, secrets, embed, expect, origin, **changes)
 
     def history(self, memory_id: str) -> History:
@@ -394,7 +395,9 @@ class Engine:
     def restore_version(
         self, memory_id: str, seq: int, *, origin: Origin | None = None, embed: bool = True
     ) -> Memory:
-        """A memory's words back to its version `seq` (`Writer.restore_version`)."""
+        """A memory's words back to its version `seq` (`Writer.restore_version`); refused
+        when they hold a secret and it is shared (`Spaces.may_restore`)."""
+        self.spaces.may_restore(memory_id, seq)
         return self._writer.restore_version(memory_id, seq, origin, embed)
 
     def forget(self, ids: list[str]) -> list[str]:

@@ -386,6 +386,7 @@ def guard_secrets(values: dict, policy: str = "refuse") -> str | None:
         raise SecretError(
             f"not stored: it contains a secret ({where}); remove it, or store a redacted copy"
         )
+
     # One secret, one label in every field, and gone from every field it is in, also where
     # its context is missing (a title that holds the token without "password:" before it)
     def redacted(text: str) -> str:

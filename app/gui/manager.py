@@ -20,15 +20,17 @@ from app.gui import manager_layout, window_state
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.removals import Removals
 from app.gui.saving import Saving
+from app.gui.shares import Shares, label, tooltip
 from app.gui.transfers import Transfers
 from app.gui.worker import INTERACTIVE, Worker
 
 PAGE = 200
 EDITOR_CHARS = 100_000  # a longer text opens by its start, read-only, until asked for whole
 HEADERS = ("Title", "Category", "Tags", "Created", "Updated", "Recalls", "Embedding", "Written by")
+HEADERS += ("Space",)  # a team space's name (issue 45), with its author when a member wrote it
 SORT_COLUMNS = ("title", "category", "tags", "created_at", "updated_at", "recall_count", None)
-SORT_COLUMNS += (None,)  # (who wrote it: not a column SQL sorts by)
-ORIGIN_COLUMN = 7
+SORT_COLUMNS += (None, None)  # (who wrote it, its space: not columns SQL sorts by)
+ORIGIN_COLUMN, SPACE_COLUMN = 7, 8
 
 
 class MemoryTable(QtCore.QAbstractTableModel):
@@ -46,6 +48,7 @@ class MemoryTable(QtCore.QAbstractTableModel):
         self.order = "updated_at DESC"
         # (memory, has current vectors) per row; None: its page is not read yet
         self.rows: list[tuple[Memory, bool] | None] = []
+        self.spaces: dict[str, str] = {}  # {memory id: its space's name}, read as rows come
         self._results: list[tuple[Memory, bool]] | None = None
         self._generation = 0  # bumped by every reload: older pages are dropped
         self._asked: set[int] = set()  # pages asked for in this generation
@@ -81,11 +84,14 @@ class MemoryTable(QtCore.QAbstractTableModel):
                 str(memory.recall_count),
                 "✓" if embedded else "missing",
                 isolated(origins.summary(memory.origins)),
+                isolated(label(memory, self.spaces.get(memory.id))),
             )[column]
         if role == Qt.ToolTipRole and column == ORIGIN_COLUMN:  # every origin of a merge
             return "\n".join(
                 f"{o.describe()}{f' ({o.at[:16]})' if o.at else ''}" for o in memory.origins
             )
+        if role == Qt.ToolTipRole and column == SPACE_COLUMN:
+            return tooltip(memory, self.spaces.get(memory.id)) or None
         if role == Qt.ToolTipRole and column in (3, 4):
             return memory.created_at if column == 3 else memory.updated_at
         if role == Qt.ToolTipRole and column == 0:  # the whole title, when the column cuts it
@@ -136,6 +142,28 @@ class MemoryTable(QtCore.QAbstractTableModel):
         self.dataChanged.emit(
             self.index(offset, 0), self.index(offset + len(page) - 1, len(HEADERS) - 1)
         )
+        self._ask_spaces([m.id for m, _ in page])
+
+    def _ask_spaces(self, ids: list[str]) -> None:
+        """The spaces of these rows' memories, read on the worker (the column, when they
+        arrive)."""
+        if ids:
+            self.worker.call(
+                lambda e: e.spaces.shared(ids),
+                lambda found: self._spaces_arrived(ids, found),
+                None,
+                INTERACTIVE,
+            )
+
+    def _spaces_arrived(self, ids: list[str], found: dict[str, str]) -> None:
+        for memory_id in ids:
+            if memory_id in found:
+                self.spaces[memory_id] = found[memory_id]
+            else:
+                self.spaces.pop(memory_id, None)
+        if self.rows:
+            last = len(self.rows) - 1
+            self.dataChanged.emit(self.index(0, SPACE_COLUMN), self.index(last, SPACE_COLUMN))
 
     def _fetch_failed(self, generation: int, page: int, message: str) -> None:
         if generation == self._generation:
@@ -176,6 +204,7 @@ class MemoryTable(QtCore.QAbstractTableModel):
         rows = list(rows[:total])
         self.rows = rows + [None] * (total - len(rows))
         self.endResetModel()
+        self._ask_spaces([m.id for m, _ in rows])
         self.loaded.emit()
 
     def show_results(self, results: list[tuple[Memory, bool]] | None) -> None:
@@ -219,6 +248,7 @@ class Manager(QtWidgets.QMainWindow):
         self.transfers = Transfers(self)  # imports and exports
         self.removals = Removals(self)  # trash, purge, merge, and their undo
         self.saving = Saving(self)  # the editor's saves, and a memory changed meanwhile
+        self.shares = Shares(self)  # the filter by team space, Share in space, Stop sharing
         self.inbox_dialog = None
         self.conflicts_dialog = None
         manager_layout.set_up(self)  # the widgets, as Qt Designer's setupUi
@@ -247,6 +277,7 @@ class Manager(QtWidgets.QMainWindow):
         self.tag_filter.textEdited.connect(lambda _t: self._tag_debounce.start())
         self.tag_completer.activated.connect(lambda _t: self._filters_changed())
         self.trash.toggled.connect(self._filters_changed)
+        self.space_filter.currentIndexChanged.connect(self._filters_changed)
         self.table.selectionModel().currentRowChanged.connect(self._row_changed)
         self.table_model.loaded.connect(self._rows_arrived)
         self.table_model.dataChanged.connect(self._page_arrived)
@@ -270,6 +301,7 @@ class Manager(QtWidgets.QMainWindow):
 
     # ---- browsing --------------------------------------------------------------------
     def _fill_filters(self) -> None:
+        self.shares.fill()
         self.worker.call(
             lambda e: e.filter_values(),
             self._set_filter_values,
@@ -307,6 +339,7 @@ class Manager(QtWidgets.QMainWindow):
             source=value["source"],
             origin=value["origin"],
             tags=tags_typed(self.tag_filter.text()),
+            space=self.space_filter.currentData(),
             only_deleted=self.trash.isChecked(),
         )
 

@@ -55,6 +55,13 @@ def _filter_bar(window) -> QtWidgets.QHBoxLayout:
     window.tag_filter.setMinimumWidth(150)
     window.tag_completer = TagCompleter(window.tag_filter)
     bar.insertWidget(bar.count() - 2, window.tag_filter)
+    # Team spaces (issue 45): any, only the user's own (in no space), or one space's; shown
+    # when this device is in a space (`shares.Shares` fills it)
+    window.space_filter = QtWidgets.QComboBox(objectName="filter_space")
+    window.space_filter.setMinimumWidth(110)
+    window.space_filter.setToolTip("Memories shared in a team space, or your own")
+    bar.addWidget(window.space_filter)
+    window.shares.listed([])
     window.trash = QtWidgets.QCheckBox("Trash", objectName="showTrash")
     bar.addWidget(window.trash)
     return bar
@@ -75,11 +82,16 @@ def _table(window) -> None:
     # Dates fit "11 months ago"; the title takes what is left.
     width_of = window.table.fontMetrics().horizontalAdvance
     dates = width_of("11 months ago") + 16
-    for column, width in enumerate((0, 100, 110, dates, dates, 60, 80, 150)):
+    for column, width in enumerate((0, 100, 110, dates, dates, 60, 80, 150, 120)):
         if width:
             window.table.setColumnWidth(column, width)
+    # The Space column (`manager.SPACE_COLUMN`, the model's last) is shown after the title,
+    # where it is in view: the columns past Recalls are off to the right at the default size
+    header.moveSection(8, 1)
     window.table.setAlternatingRowColors(True)
     window.table.setWordWrap(False)  # a long title is cut mid-word with "…", not to "Book …"
+    window.table.setContextMenuPolicy(Qt.CustomContextMenu)  # Share in space, Stop sharing
+    window.table.customContextMenuRequested.connect(window.shares.context_menu)
 
 
 def _status_bar(window) -> None:
@@ -168,6 +180,14 @@ def _toolbar(window) -> None:
     window.inbox_action.setToolTip("What your agents captured, to accept or reject")
     conflicts = bar.actions()[-2]
     conflicts.setToolTip("Memories edited on two of your devices apart, to review")
+    share = window.shares.menu.menuAction()  # (its menu: one action per space)
+    share.setObjectName("actionShareIn")
+    share.setToolTip("Share the selected memories in a team space")
+    bar.insertAction(conflicts, share)
+    bar.insertAction(conflicts, window.shares.stop)
+    button = bar.widgetForAction(share)
+    if isinstance(button, QtWidgets.QToolButton):  # (the menu opens on a click)
+        button.setPopupMode(QtWidgets.QToolButton.InstantPopup)
 
 
 class TagCompleter(QtWidgets.QCompleter):

@@ -19,6 +19,7 @@ from app.core.errors import LockedError, NotFoundError
 from app.core.memory import Memory
 from app.core.search.ranking import Band, Scored
 from app.core.search.recall import RecallResult
+from app.gui import shares
 from app.gui.contrast import make_quiet, quiet
 from app.gui.key_gate import KeyGate, replay
 from app.gui.pending_enter import PendingEnter
@@ -120,10 +121,13 @@ def markdown(memory: Memory) -> str:
 
 
 class ResultsModel(QtCore.QAbstractListModel):
-    """The rows of the popup: scored memories (or recent ones, with no score)."""
+    """The rows of the popup: scored memories (or recent ones, with no score), and the team
+    space each one is shared in (read on the worker after the rows: their badges)."""
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, worker: Worker | None = None):
         super().__init__(parent)
+        self.worker = worker
+        self.spaces: dict[str, str] = {}  # {memory id: its space's name}, as read last
         self.rows: list[Scored] = []
         self.query = ""
         self.stale = False  # rows of an earlier query, shown dimmed until new ones come
@@ -159,6 +163,29 @@ class ResultsModel(QtCore.QAbstractListModel):
                 (i for i in range(1, len(rows)) if weak(rows[i]) and not weak(rows[i - 1])), -1
             )
         self.endResetModel()
+        ids = [r.memory.id for r in rows]
+        if ids and self.worker is not None:
+            self.worker.call(
+                lambda e: e.spaces.shared(ids),
+                lambda found: self._spaces_arrived(ids, found),
+                None,
+                INTERACTIVE,
+                channel="popup-spaces",
+            )
+
+    def _spaces_arrived(self, ids: list[str], found: dict[str, str]) -> None:
+        for memory_id in ids:
+            if memory_id in found:
+                self.spaces[memory_id] = found[memory_id]
+            else:
+                self.spaces.pop(memory_id, None)
+        if self.rows:
+            self.dataChanged.emit(self.index(0), self.index(len(self.rows) - 1))
+
+    def badge(self, row: Scored) -> str:
+        """The badge of a row of a team space: 'team', or 'team · alice' when alice wrote
+        it; '' for one in no space."""
+        return shares.label(row.memory, self.spaces.get(row.memory.id))
 
     def height(self, shown: int) -> int:
         """Pixels for the first `shown` rows (and the divider line among them)."""
@@ -305,11 +332,15 @@ class ResultDelegate(QtWidgets.QStyledItemDelegate):
         ]
         if row.memory.pinned:
             meta.insert(0, "★ pinned")
+        line = QtCore.QRect(rect.left(), rect.top() + 36, rect.width(), 16)
+        if badge := model.badge(row):  # its team space (issue 45), at the line's right
+            taken = shares.draw_badge(painter, palette, selected, line, badge)
+            line.setRight(line.right() - taken - 8)
         painter.setPen(dim)
         painter.drawText(
-            QtCore.QRect(rect.left(), rect.top() + 36, rect.width(), 16),
+            line,
             Qt.AlignLeft,
-            fields_line(meta),
+            painter.fontMetrics().elidedText(fields_line(meta), Qt.ElideRight, line.width()),
         )
         painter.restore()
 
@@ -343,7 +374,7 @@ class Popup(QtWidgets.QWidget):
         font.setPointSizeF(font.pointSizeF() * 1.35)
         self.search.setFont(font)
         self.search.setMinimumHeight(40)
-        self.model = ResultsModel(self)
+        self.model = ResultsModel(self, worker)
         self.list = QtWidgets.QListView(objectName="popupResults")
         self.list.setModel(self.model)
         self.list.setItemDelegate(ResultDelegate(self.list))

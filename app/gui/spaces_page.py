@@ -55,8 +55,9 @@ class SpacesPage(QtWidgets.QWidget):
         self.invitation: InvitationDialog | None = None  # the last invitation shown
         about = QtWidgets.QLabel(
             "A space shares chosen memories with named people through a folder of its own "
-            "(Syncthing, or any folder sync), end to end encrypted, with no server. For now "
-            "its members are set up here; putting memories in a space comes next."
+            "(Syncthing, or any folder sync), end to end encrypted, with no server. Its members "
+            "are set up here; memories are shared from the manager (Share in space) or with "
+            "mnemo remember --space."
         )
         about.setWordWrap(True)
         self.device_id = QtWidgets.QLineEdit(objectName="spacesDeviceId")

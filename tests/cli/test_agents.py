@@ -697,7 +697,7 @@ def test_continues_remarks_stay_where_the_user_wrote_them_through_install_and_un
         # the item before, indented deeper, is that item's)
         above = new[first - 1] if first else ""
         ours = len(new[first]) - len(new[first].lstrip())
-        assert not above[:ours + 1].lstrip().startswith("#"), (case, wired)
+        assert not above[: ours + 1].lstrip().startswith("#"), (case, wired)
         # AND uninstalled as it is, the file is byte for byte the user's again
         assert _mnemo(home, "uninstall", "continue").returncode == 0
         assert cont.read_text() == text, case
@@ -1233,7 +1233,9 @@ def test_a_real_claude_and_codex_prompt_gets_its_memory_and_their_transcripts_im
 EMPTY_KEYS = {
     # Continue refuses `mcpServers:` read as null ("Failed to parse config"): an uninstall
     # gives back the user's own line, never a null where the user had a list or a map
-    "an empty flow list with a remark": ("continue", """name: Local Config
+    "an empty flow list with a remark": (
+        "continue",
+        """name: Local Config
 version: 1.0.0
 schema: v1
 # my servers
@@ -1241,12 +1243,14 @@ mcpServers: []  # none yet
 models:
   - name: Llama  # local
     provider: ollama
-"""),
+""",
+    ),
     "an empty flow list": ("continue", "name: Local Config\nversion: 1.0.0\nmcpServers: []\n"),
     "a bare key": ("continue", "name: C\nversion: 1.0.0\nmcpServers:\nmodels: []\n"),
     "a bare key with a remark": ("continue", "name: C\nversion: 1.0.0\nmcpServers:  # none\n"),
     "goose's empty flow map with a remark": (
-        "goose", "GOOSE_PROVIDER: openai\nextensions: {}  # none yet\n",
+        "goose",
+        "GOOSE_PROVIDER: openai\nextensions: {}  # none yet\n",
     ),
 }
 

@@ -59,3 +59,129 @@ def test_an_unknown_space_is_one_line_and_changes_nothing(tmp_path):
     assert "no space named 'nope'" in err
     assert snapshot(alice, folder) == before
     assert "changed" not in ok(alice, "show", memory_id)
+
+
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+def test_a_secret_cannot_be_edited_or_restored_into_a_shared_memory(tmp_path):
+    alice, _, folder = team(tmp_path)
+    memory_id = json.loads(
+        ok(alice, "remember", "--space", "team", "Staging uses a bot", "--json")
+    )["id"]
+    before = snapshot(alice, folder)
+    err = one_line_error(
+        run(alice, "edit", memory_id, "--allow-secrets", "--text", f"Staging uses a bot {TOKEN}")
+    )
+    assert "shared in the space 'team'" in err and "secret" in err
+    assert snapshot(alice, folder) == before and TOKEN not in ok(alice, "show", memory_id)
+    # a private memory stored with the token, edited clean, shared: its old version holds it
+    other = json.loads(ok(alice, "remember", "--allow-secrets", f"Prod uses {TOKEN}", "--json"))[
+        "id"
+    ]
+    ok(alice, "edit", other, "--text", "Prod uses the vault")
+    ok(alice, "edit", other, "--space", "team")
+    before = snapshot(alice, folder)
+    err = one_line_error(run(alice, "history", other, "--restore", "1"))
+    assert "shared in the space 'team'" in err and "secret" in err
+    assert snapshot(alice, folder) == before and TOKEN not in ok(alice, "show", other)
+    assert TOKEN.encode() not in b"".join(snapshot(folder).values())
+    # sharing and putting a secret in at once: refused before either is done
+    private = json.loads(ok(alice, "remember", "Lint runs in CI", "--json"))["id"]
+    err = one_line_error(
+        run(alice, "edit", private, "--space", "team", "--allow-secrets", "--text", TOKEN)
+    )
+    assert "secret" in err and TOKEN not in ok(alice, "show", private)
+    got = json.loads(ok(alice, "recall", "lint runs", "--mode", "keyword", "--json"))
+    assert got["results"][0]["id"] == private and got["results"][0]["space"] is None
+
+
+def test_space_with_allow_secrets_is_refused_before_anything_is_stored(tmp_path):
+    alice, _, folder = team(tmp_path)
+    before = snapshot(alice, folder)
+    err = one_line_error(
+        run(alice, "remember", "--space", "team", "--allow-secrets", f"Prod uses {TOKEN}")
+    )
+    assert "--allow-secrets" in err and "--space" in err
+    assert snapshot(alice, folder) == before
+    # sharing a memory that holds one: one clean line, not "not shared: not stored:"
+    memory_id = json.loads(
+        ok(alice, "remember", "--allow-secrets", f"Prod uses {TOKEN}", "--json")
+    )["id"]
+    err = one_line_error(run(alice, "edit", memory_id, "--space", "team"))
+    assert "holds a secret" in err and "not stored" not in err
+
+
+def test_bob_withdrawing_alices_memory_leaves_it_in_the_space(tmp_path):
+    alice, bob, _ = team(tmp_path)
+    memory_id = json.loads(
+        ok(alice, "remember", "--space", "team", "Backups run at two", "--json")
+    )["id"]
+    ok(bob, "space", "sync", "team")
+    out = ok(bob, "edit", memory_id, "--space", "")
+    assert "stays in the space for its other members" in out
+    ok(alice, "space", "sync", "team")
+    assert "(space team" in ok(alice, "recall", "backups", "--mode", "keyword")
+
+
+def test_space_never_shares_a_private_memory_that_holds_the_same_words(tmp_path):
+    alice, bob, folder = team(tmp_path)
+    private = json.loads(
+        ok(
+            alice,
+            "remember",
+            "The staging DB is on 5433",
+            "--reasoning",
+            "Secret project Zephyr",
+            "--json",
+        )
+    )["id"]
+    before = snapshot(folder)
+    done = run(alice, "remember", "--space", "team", "The staging DB is on 5433")
+    assert done.returncode == 0, done
+    out = (done.stdout.decode() + done.stderr.decode()).lower()
+    assert f"already known as {private}, which is yours alone" in out
+    assert f"mnemo edit {private} --space team" in out and "Shared in" not in out
+    assert snapshot(folder) == before
+    got = json.loads(
+        ok(alice, "remember", "--space", "team", "The staging DB is on 5433", "--json")
+    )
+    assert got["id"] == private and "space" not in got and "yours alone" in got["notice"]
+    ok(bob, "space", "sync", "team")
+    assert "Zephyr" not in ok(bob, "recall", "staging", "--mode", "keyword")
+    err = one_line_error(run(alice, "remember", "--space", "team", "--merge", "Staging DB: 5433"))
+    assert "--merge" in err and "--space" in err
+
+
+def test_a_memory_held_for_a_secret_is_said_once_and_never_counted_as_refused(
+    tmp_path, monkeypatch
+):
+    alice, _, folder = team(tmp_path)
+    memory_id = json.loads(ok(alice, "remember", "--space", "team", "CI runs nightly", "--json"))[
+        "id"
+    ]
+    # a secret come in by the one way no door of this device guards: an edit on another
+    # device of Alice's (which has it as her own), brought by device sync (sealed folder)
+    from app.core.engine import Engine
+    from app.core.settings import Settings
+    from tests.sync_devices import approve_waiting
+    from tests.word_model import WordModel
+
+    monkeypatch.setenv("MNEMO_HOME", str(alice))
+    laptop = Engine(Settings(tmp_path / "laptop.json"), tmp_path / "laptop.db", WordModel())
+    with Engine() as desk:
+        desk.sync.init(str(tmp_path / "devices"), "desk", encrypt=True)
+        laptop.sync.init(str(tmp_path / "devices"), "laptop", key=desk.sync.key())
+        approve_waiting(desk)
+        for engine in (desk, laptop, desk, laptop):
+            engine.sync.now()
+        laptop.edit(memory_id, text=f"CI runs nightly with {TOKEN}", secrets="allow")
+        for engine in (laptop, desk, laptop, desk):
+            engine.sync.now()
+        assert TOKEN in desk.get(memory_id).text
+    laptop.close()
+    first = run(alice, "space", "sync", "team")
+    assert first.returncode == 0 and b"holds a secret" in first.stderr
+    later = run(alice, "space", "sync", "team")
+    assert later.returncode == 0 and b"refused" not in later.stderr, later.stderr
+    assert TOKEN.encode() not in b"".join(snapshot(folder).values())

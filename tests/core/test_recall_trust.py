@@ -199,7 +199,9 @@ def test_a_word_being_typed_counts_as_typed_beside_a_correction(notes):
     notes.remember("Kubernetes: deploy with helm", force=True)
     typing = notes.recall("kuberntes deplo", mode="keyword", prefix=True, track=False)
     done = notes.recall("kuberntes deploy", mode="keyword", prefix=True, track=False)
-    assert typing.results[0].memory.text == done.results[0].memory.text == (
-        "Kubernetes: deploy with helm"
+    assert (
+        typing.results[0].memory.text
+        == done.results[0].memory.text
+        == ("Kubernetes: deploy with helm")
     )
     assert typing.results[0].band == done.results[0].band == "strong"

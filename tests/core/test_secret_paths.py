@@ -158,8 +158,7 @@ def test_a_secret_is_redacted_in_every_field_it_is_in_with_one_label():
 # characters inside the password, it kept its first letters ("pw USE-un…") where the text
 # said "[REDACTED:password]".
 LONG_LINE = (
-    "psql on orders-db.c8xkq2.eu-west-1.rds.amazonaws.com, user tkowalski, "
-    "pw USE-unaware-6442"
+    "psql on orders-db.c8xkq2.eu-west-1.rds.amazonaws.com, user tkowalski, pw USE-unaware-6442"
 )
 LONG_SECRET = "USE-unaware-6442"
 
@@ -175,9 +174,7 @@ def _made_again(memory) -> None:
     )
 
 
-def test_a_title_made_from_the_text_is_made_from_the_redacted_text_on_every_path(
-    engine, tmp_path
-):
+def test_a_title_made_from_the_text_is_made_from_the_redacted_text_on_every_path(engine, tmp_path):
     from app.core.memory import title_from
     from app.mcp_server import build_server
 
@@ -224,8 +221,7 @@ def test_a_title_of_its_own_keeps_its_words_with_the_secret_named_as_in_the_text
 # [REDAC…"); that title was made from its text, so it follows the text on an edit and is
 # made again on an import, as a title made now is.
 REDACTED_LINE = (
-    "psql on orders-db.c8xkq2.eu-west-1.rds.amazonaws.com, user tkowalski, pw "
-    "[REDACTED:password]"
+    "psql on orders-db.c8xkq2.eu-west-1.rds.amazonaws.com, user tkowalski, pw [REDACTED:password]"
 )
 OLD_CUT = REDACTED_LINE[:79].rstrip() + "…"
 

@@ -439,3 +439,140 @@ def test_a_bad_line_is_said_once_not_at_every_pass(homes, tmp_path):
     again = bob.spaces.sync("team")
     assert again["problems"] == [] and again["refused"] == 1
     assert found(bob, "standup half past") == ["Standup is at half past nine"]
+
+
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+def alice_on_two_devices(tmp_path, word_model):
+    """Alice's laptop made the space `team` (Bob joined) and her desk joined it as hers;
+    laptop and desk are joined by device sync too."""
+    from app.core.settings import Settings
+    from tests.sync_devices import approve_waiting
+
+    def device(name: str) -> Engine:
+        return Engine(Settings(tmp_path / f"{name}.json"), tmp_path / f"{name}.db", word_model)
+
+    laptop, desk, bob = device("laptop"), device("desk"), device("bob")
+    folder = tmp_path / "shared" / "team"
+    laptop.spaces.create("team", folder, "alice")
+    for other, person in ((desk, "alice"), (bob, "bob")):
+        invitation, _ = laptop.spaces.invite("team", other.spaces.id(), person)
+        other.spaces.join(invitation, folder)
+    laptop.sync.init(str(tmp_path / "devices"), "laptop", encrypt=True)  # (sealed: it
+    desk.sync.init(str(tmp_path / "devices"), "desk", key=laptop.sync.key())  # carries
+    approve_waiting(laptop)  # what a plain folder refuses, a secret too)
+    return laptop, desk, bob, folder
+
+
+def device_sync(*engines: Engine) -> None:
+    for _ in range(2):
+        for engine in engines:
+            engine.sync.now()
+
+
+def test_a_secret_that_reaches_a_shared_memory_is_held_here_not_sent(tmp_path, word_model):
+    laptop, desk, bob, folder = alice_on_two_devices(tmp_path, word_model)
+    try:
+        memory = laptop.remember("Staging deploys use the bot account", force=True).memory
+        device_sync(laptop, desk)
+        desk.spaces.share(memory.id, "team")  # (shared from the desk: the laptop has it as
+        bob.spaces.sync("team")  # her own, and lets her allow a secret in it)
+        # WHEN a token edited in on the laptop reaches the desk by device sync
+        laptop.edit(
+            memory.id, text=f"Staging deploys use the bot account, {TOKEN}", secrets="allow"
+        )
+        device_sync(laptop, desk)
+        report = desk.spaces.sync("team")
+        # THEN nothing goes out, it is said once naming the memory, and her words stay
+        assert report["sent"] == 0 and report["held"] == 1
+        assert [p for p in report["problems"] if "holds a secret" in p] == [
+            f"memory {memory.id}: not sent to the space: it holds a secret; edit it out"
+        ]
+        assert b"ghp_" not in folder_bytes(folder)
+        assert TOKEN in desk.get(memory.id).text  # (never rolled back by her own pass)
+        again = desk.spaces.sync("team")
+        assert again["problems"] == [] and TOKEN in desk.get(memory.id).text
+        bob.spaces.sync("team")
+        assert TOKEN not in bob.get(memory.id).text
+        # AND an edit on the desk itself is refused up front (one door: Engine.edit)
+        with pytest.raises(InputError, match="shared in the space 'team'"):
+            desk.edit(memory.id, text=f"Deploys: {TOKEN} again", secrets="allow")
+        # AND once it is edited out, it goes out again
+        desk.edit(memory.id, text="Staging deploys use the bot account, token in the vault")
+        assert desk.spaces.sync("team")["sent"] == 1
+        bob.spaces.sync("team")
+        assert bob.get(memory.id).text.endswith("in the vault")
+    finally:
+        for engine in (laptop, desk, bob):
+            engine.close()
+
+
+def test_what_another_member_forgets_or_withdraws_of_alices_goes_from_their_view_only(
+    homes, tmp_path
+):
+    alice, bob, _ = team(homes, tmp_path)
+    kept = [shared(alice, f"Rule {n}: the build cache lives on disk {n}") for n in range(3)]
+    bob.spaces.sync("team")
+    # WHEN Bob forgets one, purges another and withdraws the third
+    bob.forget([kept[0]])
+    bob.purge([kept[1]])
+    bob.spaces.unshare(kept[2])
+    assert bob.spaces.sync("team")["sent"] == 0  # (no trash, no withdrawal sent)
+    # THEN all three stay Alice's, in her view and in the space
+    report = alice.spaces.sync("team")
+    assert report["withdrawn"] == 0
+    for memory_id in kept:
+        assert alice.get(memory_id).deleted_at is None
+    assert alice.spaces.shared(kept) == {m: "team" for m in kept}
+    # AND Bob's trash holds the one he forgot, and no copy of it is shared on his side
+    assert bob.get(kept[0]).deleted_at is not None and bob.spaces.shared(kept) == {}
+
+
+def test_alices_withdrawal_on_one_device_keeps_it_on_her_other_device(tmp_path, word_model):
+    laptop, desk, bob, _ = alice_on_two_devices(tmp_path, word_model)
+    try:
+        memory_id = shared(laptop, "The VPN config is in the wiki under ops")
+        device_sync(laptop, desk)
+        for engine in (desk, bob):
+            engine.spaces.sync("team")
+        assert desk.get(memory_id).deleted_at is None and bob.get(memory_id).deleted_at is None
+        # WHEN Alice withdraws it on her laptop
+        laptop.spaces.unshare(memory_id)
+        # THEN her desk keeps it, in no space; Bob's copy goes to his trash
+        desk.spaces.sync("team")
+        bob.spaces.sync("team")
+        assert desk.get(memory_id).deleted_at is None and desk.spaces.shared([memory_id]) == {}
+        assert bob.get(memory_id).deleted_at is not None
+        assert laptop.get(memory_id).deleted_at is None
+    finally:
+        for engine in (laptop, desk, bob):
+            engine.close()
+
+
+def test_leaving_a_space_unmarks_its_memories_here_and_keeps_them(homes, tmp_path):
+    alice, bob, _ = team(homes, tmp_path)
+    hers = shared(alice, "The on-call rota is in the team calendar")
+    bob.spaces.sync("team")
+    his = shared(bob, "Bob's notes: restart the queue worker after deploys")
+    assert bob.spaces.shared([hers, his]) == {hers: "team", his: "team"}
+    bob.spaces.leave("team")
+    # no memory here says a space this device is no longer in; both stay Bob's
+    assert bob.spaces.shared([hers, his]) == {}
+    assert bob.get(hers).deleted_at is None and bob.get(his).deleted_at is None
+
+
+def test_restoring_a_version_with_a_secret_into_a_shared_memory_is_refused(homes, tmp_path):
+    # the engine's door (the manager's History tab and mnemo history --restore alike)
+    alice, _, folder = team(homes, tmp_path)
+    memory = alice.remember(f"Prod deploys use {TOKEN}", force=True, secrets="allow").memory
+    alice.edit(memory.id, text="Prod deploys use the vault")
+    alice.spaces.share(memory.id, "team")
+    old = alice.history(memory.id).version(1)
+    with pytest.raises(InputError, match="holds a secret"):
+        alice.restore_version(memory.id, old.seq)
+    assert alice.get(memory.id).text == "Prod deploys use the vault"
+    assert b"ghp_" not in folder_bytes(folder)
+    # not shared, it is the person's own to restore
+    alice.spaces.unshare(memory.id)
+    assert TOKEN in alice.restore_version(memory.id, old.seq).text

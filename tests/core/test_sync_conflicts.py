@@ -100,6 +100,7 @@ def test_the_cli_lists_and_resolves(apart, tmp_path, mnemo_home):
     assert len(listed[0]["versions"]) == 2
     done = run_cli("sync", "conflicts", "resolve", memory_id, env=home)
     assert done.returncode == 0, done.stderr.decode()
-    assert "No memory edited on two devices apart" in run_cli(
-        "sync", "conflicts", env=home
-    ).stdout.decode()
+    assert (
+        "No memory edited on two devices apart"
+        in run_cli("sync", "conflicts", env=home).stdout.decode()
+    )

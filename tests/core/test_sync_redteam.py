@@ -20,6 +20,7 @@ from tests.sync_devices import approve_waiting, plant, put, signer
 
 ALL = Filters(include_deleted=True)
 
+
 def device(tmp_path, name, word_model) -> Engine:
     return Engine(Settings(tmp_path / f"{name}.json"), tmp_path / f"{name}.db", word_model)
 

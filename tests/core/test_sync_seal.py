@@ -112,14 +112,10 @@ def test_encrypting_says_the_plain_sync_folder_still_holds_every_memory(tmp_path
     assert run_cli("sync", "init", str(old), "--no-embed", env=env).returncode == 0
     done = run_cli("encrypt", "--passphrase", env=env)
     assert done.returncode == 0
-    assert f"the sync folder {old} still holds your memories in the clear" in (
-        done.stderr.decode()
-    )
+    assert f"the sync folder {old} still holds your memories in the clear" in (done.stderr.decode())
     refused = run_cli("sync", "now", "--no-embed", env=env)
     assert refused.returncode == 1
-    assert f"{old} already holds what was written there in the clear" in (
-        refused.stderr.decode()
-    )
+    assert f"{old} already holds what was written there in the clear" in (refused.stderr.decode())
     moved = run_cli("sync", "init", str(tmp_path / "sealed"), "--no-embed", env=env)
     assert moved.returncode == 0, moved.stderr.decode()
     assert f"the sync folder {old} still holds your memories in the clear" in (

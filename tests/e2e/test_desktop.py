@@ -103,8 +103,6 @@ def test_hotkey_opens_the_popup_and_enter_copies_the_best_memory(desktop):
     )
 
 
-
-
 def test_alt_enter_pastes_the_memory_into_the_window_the_user_was_in(desktop, tmp_path):
     env, _home, _app = desktop
     typed = tmp_path / "typed.txt"

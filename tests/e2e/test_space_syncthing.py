@@ -139,6 +139,7 @@ def test_memories_shared_over_syncthing_reach_the_members_and_nothing_else_does(
     ok(alice, "space", "remove", "team", "bob")
     ok(alice, "remember", "--space", "team", "The new VPN gateway is vpn2.example.net")
     wait(lambda: arrived(desk, "VPN gateway vpn2"), 180, "the new memory at the desktop")
+
     # THEN Bob's device, whose copy of the folder has it sealed, cannot read it
     def same_lines() -> bool:
         mine = {p.name: p.read_bytes() for p in (alice_folder / "lines").glob("*.jsonl")}

@@ -71,9 +71,7 @@ def devices(tmp_path):
         # a person approves each new device on the first one; the others follow it
         for home in homes[1:]:
             device = json.loads(mnemo(home, "sync", "status", "--json"))["device"]
-            wait(
-                lambda d=device: d in mnemo(homes[0], "sync", "devices"), 120, "the new device"
-            )
+            wait(lambda d=device: d in mnemo(homes[0], "sync", "devices"), 120, "the new device")
             mnemo(homes[0], "sync", "devices", "approve", device)
         return homes, syncs
 

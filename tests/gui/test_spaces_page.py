@@ -381,3 +381,10 @@ def test_the_page_reads_the_spaces_on_the_engine_thread(qtbot, alice, monkeypatc
     page.refresh()
     qtbot.waitUntil(lambda: len(threads) >= 1, timeout=10_000)
     assert set(threads) == {alice.thread_ident} and threading.get_ident() not in threads
+
+
+def test_the_page_says_memories_are_shared_from_the_manager(qtbot, alice):
+    # review of issue 45: "putting memories in a space comes next" was no longer true
+    page = page_of(qtbot, alice)
+    said = " ".join(label.text() for label in page.findChildren(QtWidgets.QLabel))
+    assert "comes next" not in said and "manager" in said

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 import secrets
@@ -203,7 +204,15 @@ def make_invitation(
     }
     signed = json.dumps(inviter.sign(body, INVITATION), sort_keys=True, separators=(",", ":"))
     sealed = unb64(seal_to(to, signed.encode()))
-    return PREFIX + base64.urlsafe_b64encode(sealed).decode("ascii").rstrip("=")
+    return (
+        PREFIX + _check(sealed) + "." + base64.urlsafe_b64encode(sealed).decode("ascii").rstrip("=")
+    )
+
+
+def _check(sealed: bytes) -> str:
+    """An invitation's check, before its sealed bytes: one cut short or changed on the way
+    is told from one sealed to another device (review of issue 45)."""
+    return hashlib.sha256(sealed).hexdigest()[:8]
 
 
 def open_invitation(device: DeviceKey, text: str, at: datetime | None = None) -> dict:
@@ -214,12 +223,13 @@ def open_invitation(device: DeviceKey, text: str, at: datetime | None = None) ->
     if not text.startswith(PREFIX):
         raise InputError("not a Mnemo invitation")
     data = text[len(PREFIX) :]
+    check, _, data = data.rpartition(".")  # (no check: an invitation made before it)
     damaged = "a damaged invitation (cut short or changed on the way: copy it whole)"
     try:
         sealed = base64.b64decode(data + "=" * (-len(data) % 4), altchars=b"-_", validate=True)
     except (ValueError, TypeError) as e:
         raise InputError(damaged) from e
-    if len(sealed) < SEALED_MIN:
+    if len(sealed) < SEALED_MIN or (check and check != _check(sealed)):
         raise InputError(damaged)
     opened = device.open_sealed(b64(sealed))
     try:

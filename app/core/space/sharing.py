@@ -5,6 +5,10 @@ lines (`publish`), and every member's lines folded into memories here (`apply`).
 - **Sharing** marks a memory as in a space; its state goes out at the next pass (a
   command runs one at once). **Unsharing** withdraws it: a line saying so (no state), and
   every member drops it from their view (into the trash: what they had stays theirs).
+  Only its **author** (the person whose device signed its first line) withdraws or trashes
+  a memory for everyone: the same person's other devices only unshare it, and a member
+  who forgets, purges or withdraws another's memory sends nothing (it leaves their view).
+- **A secret** never goes out: a memory holding one is held back (`held`), said once.
 - **A change here** is what differs from what the space last said of the memory (its
   shared fields' digest): each pass writes one line per changed memory, made from the
   versions the space had (`base`: its heads), numbered after this device's last line.
@@ -27,12 +31,24 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.core import origin
-from app.core.errors import InputError, MnemoError, NotFoundError
+from app.core.errors import InputError, MnemoError, NotFoundError, SecretError
 from app.core.memory import Memory, guard_secrets
 from app.core.space import keys, lines
 from app.core.storage.db import Database
 from app.core.storage.store import Store
 from app.core.sync import fold
+
+HELD = "not sent to the space: it holds a secret; edit it out"  # (a memory `publish` held)
+
+
+def holds_secret(record: dict) -> bool:
+    """Whether a memory's shared fields hold a secret (`guard_secrets`, as sync checks)."""
+    try:
+        guard_secrets(record, "refuse")
+    except SecretError:
+        return True
+    return False
+
 
 SHARED, BY_ME, BY_SPACE = 0, 1, 2  # `space_memories.withdrawn`: shared, withdrawn here,
 # withdrawn by another member (taken again when it is shared again)
@@ -44,6 +60,28 @@ class Sharing:
     def __init__(self, db: Database, store: Store):
         self._db = db
         self._store = store
+        self.held: list[str] = []  # the memories the last `publish` did not send: a secret
+        self.owners: dict[str, str] = {}  # memory id: the person whose line first said it
+        self.me = ""  # the person this device is in the space
+
+    def know(self, taken: list[lines.Line], persons: dict[str, str], me: str) -> None:
+        """Who first wrote each memory the lines speak of (the person signing its first
+        line), and who this device is: a memory's author alone withdraws or trashes it for
+        every member; anyone else's only leaves it here (ADR 0026 addendum)."""
+        first: dict[str, lines.Line] = {}
+        for line in taken:
+            if not line.base and (
+                line.memory not in first
+                or (line.lamport, line.author, line.seq)
+                < (first[line.memory].lamport, first[line.memory].author, first[line.memory].seq)
+            ):
+                first[line.memory] = line
+        self.owners = {m: persons.get(n.author, n.author) for m, n in first.items()}
+        self.me = persons.get(me, me)
+
+    def mine(self, memory_id: str) -> bool:
+        """Whether this person wrote the memory first (or nobody sent it yet)."""
+        return self.owners.get(memory_id, self.me) == self.me
 
     # ---- marking ---------------------------------------------------------------------
     def space_of(self, memory_id: str) -> str | None:
@@ -78,10 +116,11 @@ class Sharing:
                 f"memory {memory.id} is shared in another space; unshare it first "
                 f"(mnemo edit {memory.id} --space '')"
             )
-        try:
-            guard_secrets(lines.shared_of(memory), "refuse")
-        except InputError as exc:
-            raise InputError(f"not shared: {exc}") from None
+        if holds_secret(lines.shared_of(memory)):
+            raise InputError(
+                f"memory {memory.id} is not shared: it holds a secret (its members would "
+                "read it); edit it out first"
+            )
         with self._db.write() as conn:
             rows = conn.execute(
                 "SELECT space, heads FROM space_memories WHERE memory_id = ?", (memory.id,)
@@ -105,6 +144,12 @@ class Sharing:
                     (BY_ME, memory_id),
                 )
         return space
+
+    def left(self, space: str) -> None:
+        """This device left `space`: none of its memories here is marked as in it any more
+        (each stays where it is, this person's: what they had stays theirs)."""
+        with self._db.write() as conn:
+            conn.execute("DELETE FROM space_memories WHERE space = ?", (space,))
 
     def last_seq(self, space: str) -> int:
         """This device's last line number in the space."""
@@ -132,6 +177,7 @@ class Sharing:
             )
         ]
         written: list[lines.Line] = []
+        self.held = []
         for memory_id in ids:
             with self._db.write() as conn:  # (read, numbered and kept at once: two passes
                 # at a time, the CLI's and the app's, never number two lines alike)
@@ -144,6 +190,16 @@ class Sharing:
                     continue
                 heads, said, withdrawn = rows[0]
                 want = None if withdrawn else self._shared(memory_id)
+                if (want is None or want.get("deleted_at")) and not self.mine(memory_id):
+                    if withdrawn == SHARED:  # (another's memory forgotten, purged or withdrawn
+                        conn.execute(  # here: gone from this view only, never sent)
+                            "UPDATE space_memories SET withdrawn = ? WHERE memory_id = ?",
+                            (BY_ME, memory_id),
+                        )
+                    continue
+                if want is not None and holds_secret(want):
+                    self.held.append(memory_id)  # (not sent: its members would read it; the
+                    continue  # same check as `share`, on every path a secret came in by)
                 base = tuple(json.loads(heads))
                 if lines.digest(want) == said or (want is None and not base):
                     continue  # (unchanged; or withdrawn before it was ever sent)
@@ -215,6 +271,8 @@ class Sharing:
             by_memory.setdefault(line.memory, []).append(line)
         out = {"applied": 0, "withdrawn": 0, "waiting": 0, "problems": []}
         for memory_id, group in sorted(by_memory.items()):
+            if memory_id in self.held:
+                continue  # (its words here are not sent yet: not written over by the space's)
             try:
                 why = self._apply_one(space, memory_id, group, persons, me, out)
             except MnemoError as exc:  # (what lines merged to failed a check: said, not fatal)
@@ -256,6 +314,15 @@ class Sharing:
         if rows and rows[0][2] == BY_ME:  # (what it says now is not this device's to take
             self._mark(memory_id, space, heads, "withdrawn", BY_ME)  # until shared again)
             return ""
+        gone = folded.record is None or bool(folded.record.get("deleted_at"))
+        if (  # (this person's own, or one its author did not drop: it stays, in no space)
+            gone
+            and here
+            and not self._store.get(memory_id).deleted_at
+            and not self._theirs_to_drop(memory_id, nodes, folded.heads, persons)
+        ):
+            self._mark(memory_id, space, heads, "withdrawn", BY_SPACE)
+            return ""
         if folded.record is None:
             if here and not (rows and rows[0][2]):
                 self._store.set_deleted([memory_id], True)  # (dropped from view: theirs)
@@ -291,6 +358,17 @@ class Sharing:
                 self._store.put_synced(replace(kept, source="space", origins=list(said)))
         self._mark(memory_id, space, heads, lines.digest(shared), SHARED)
         return ""
+
+    def _theirs_to_drop(self, memory_id: str, nodes: list, heads, persons: dict) -> bool:
+        """Whether the space's withdrawal or trash of a memory here drops it here too: only
+        a copy of another person's memory, withdrawn by that person."""
+        owner = self.owners.get(memory_id)
+        by = {persons.get(n.order[1], n.order[1]) for n in nodes if n.rev in heads}
+        return owner is not None and owner != self.me and owner in by
+
+    def held_problems(self) -> list[str]:
+        """What the last `publish` held back, one line per memory."""
+        return [f"memory {m}: {HELD}" for m in self.held]
 
     def _mark(self, memory_id: str, space: str, heads: str, said: str, withdrawn: int) -> None:
         with self._db.write() as conn:

@@ -27,10 +27,11 @@ from app.core.space import keys, lines
 from app.core.space.folder import Reading, SpaceFolder, file_name
 from app.core.space.lock import one_at_a_time
 from app.core.space.membership import Members, Record, event_hash
-from app.core.space.sharing import Sharing
+from app.core.space.sharing import Sharing, holds_secret
 from app.core.storage.db import Database
 from app.core.storage.store import Store
 from app.core.sync.state import Identity
+from app.core.writer import Remembered
 
 log = logging.getLogger(__name__)
 
@@ -280,14 +281,17 @@ class Spaces:
             record, _ = self._read(entry)
         except InputError:
             _forget(self, entry["id"])
+            self._sharing.left(entry["id"])
             return None
         member = self.device.public in record.fold().members
         if member:
             last = self._sharing.last_seq(entry["id"])  # (its lines so far stay the space's)
             self._wrote(entry, record, record.leave(self.device, last))
-        spaces = self._load()
-        spaces.pop(entry["id"], None)
-        self._store(spaces)
+        with self._db.write():
+            spaces = self._load()
+            spaces.pop(entry["id"], None)
+            self._store(spaces)
+            self._sharing.left(entry["id"])  # (its memories here: kept, in no space now)
         return member
 
     # ---- the memories a space shares (`sharing.Sharing`, `lines`) -----------------------
@@ -317,7 +321,54 @@ class Spaces:
         if space is None:
             return None
         entry = self._load().get(space)
-        return self.sync(entry["name"]) if entry else None
+        if not entry:
+            return None
+        report = self.sync(entry["name"])
+        return {**report, "author": self._sharing.mine(memory.id)}  # (False: another's, left
+        # in the space for its other members: only its author withdraws it for them)
+
+    def known_apart(self, memory_id: str, name: str, status, whose: str = "yours") -> str:
+        """When `remember` with a space found its words already known in a memory that is
+        not in that space (seen again or brought back from the trash): what to say instead
+        of sharing it (its reasoning and tags are private); '' otherwise (share it)."""
+        if status not in (Remembered.OBSERVED, Remembered.RESTORED):
+            return ""
+        entry = self._space(name)
+        now = self.shared([memory_id]).get(memory_id)
+        if now == entry["name"]:
+            return ""
+        where = f"in the space {now!r}" if now else f"{whose} alone"
+        return (
+            f"already known as {memory_id}, which is {where}: not shared; share it with "
+            f"mnemo edit {memory_id} --space {entry['name']} if you mean to (its reasoning "
+            "and tags go with it)"
+        )
+
+    def may_edit(self, memory_id: str, changes: dict, secrets: str) -> None:
+        """InputError (nothing changed) when an edit that lets secrets through (`secrets`
+        'allow') would put one in a shared memory (its members would read it)."""
+        if secrets != "allow":
+            return  # (refused or redacted by the edit itself, as on every path)
+        memory = self._memories.get(memory_id)
+        space = self.shared([memory.id]).get(memory.id)
+        if space and holds_secret({k: v for k, v in changes.items() if v is not None}):
+            raise InputError(
+                f"not changed: memory {memory.id} is shared in the space {space!r} and this "
+                "puts a secret in it (its members would read it); leave the secret out"
+            )
+
+    def may_restore(self, memory_id: str, seq: int) -> None:
+        """InputError (nothing changed) when restoring a shared memory's version `seq` would
+        put a secret in it (its members would read it; a pass would hold it back)."""
+        memory = self._memories.get(memory_id)
+        space = self.shared([memory.id]).get(memory.id)
+        for version in self._memories.versions.of(memory.id) if space else ():
+            words = {"title": version.title, "text": version.text, "reasoning": version.reasoning}
+            if version.seq == seq and holds_secret(words):
+                raise InputError(
+                    f"not changed: memory {memory.id} is shared in the space {space!r} and "
+                    f"version {version.number} holds a secret (its members would read it)"
+                )
 
     def shared(self, ids: list[str]) -> dict[str, str]:
         """{memory id: space name} of these memories that are shared in a space."""
@@ -409,13 +460,17 @@ class Spaces:
         self._sharing.adopt(entry, self.device)  # (its own lines a restore lost: kept)
         read = lines.read(Path(entry["folder"]), entry["id"], state, held)
         sent: list[lines.Line] = []
+        self._sharing.held = []
+        self._sharing.know(read.lines, _persons(record, state), me)
         if me in state.members and state.epoch in held:
             lamport = max((n.lamport for n in read.lines), default=0)
             key = held[state.epoch]
             sent = self._sharing.publish(entry, self.device, state.epoch, key, lamport)
             read = lines.read(Path(entry["folder"]), entry["id"], state, held)  # (with them)
+            self._sharing.know(read.lines, _persons(record, state), me)
         applied = self._sharing.apply(entry["id"], read.lines, _persons(record, state), me)
         problems = reading.problems + read.problems + applied["problems"]
+        held = self._sharing.held_problems()  # (not refused lines: memories kept back here)
         return {
             "name": entry["name"],
             "member": me in state.members,
@@ -423,8 +478,9 @@ class Spaces:
             "applied": applied["applied"],
             "withdrawn": applied["withdrawn"],
             "waiting": read.waiting + applied["waiting"],
-            "problems": self._new_problems(entry, problems),  # (each said once)
+            "problems": self._new_problems(entry, problems + held),  # (each said once)
             "refused": len(problems),  # (said now or at an earlier pass)
+            "held": len(held),  # (memories not sent: a secret; said now or earlier)
         }
 
     def _new_problems(self, entry: dict, problems: list[str]) -> list[str]:

@@ -144,6 +144,9 @@ class Filters:
     # `active`: a search looks where it would without it and keeps the candidates it
     # admits (every origin read first would cost an agent's prompt 0.3 s at 100,000)
     trust: origins.Trust | None = None
+    # A team space's id: the memories shared in it now; "": those in no space (the
+    # manager's filter by space; issue 45)
+    space: str | None = None
 
     def __post_init__(self) -> None:
         self.since = _moment(self.since, "since")  # the CLI's --since
@@ -178,6 +181,13 @@ class Filters:
             condition, bound = self.trust.sql(alias)
             parts.append(condition)
             args.extend(bound)
+        if self.space is not None:
+            parts.append(
+                f"{'NOT ' if self.space == '' else ''}EXISTS (SELECT 1 FROM space_memories sp "
+                f"WHERE sp.memory_id = {alias}.id AND sp.withdrawn = 0"
+                f"{' AND sp.space = ?' if self.space else ''})"
+            )
+            args.extend([self.space] if self.space else [])
         if self.since:
             parts.append(f"{alias}.created_at >= ?")
             args.append(self.since)
@@ -211,6 +221,7 @@ class Filters:
                 self.project,
                 self.source,
                 self.origin,
+                self.space is not None,
                 self.since,
                 self.until,
                 self.pinned is not None,

@@ -1,0 +1,204 @@
+"""Team spaces in the manager and the popup (issue 45): the Space column and its author, the
+filter by space, Share in space ▸ NAME and Stop sharing, the popup's badge. The user is Bob
+(the app's database); Alice is a second real home sharing one space folder with him."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.engine import Engine
+from app.core.search.ranking import Scored
+from app.gui.manager import SPACE_COLUMN, Manager
+from app.gui.popup import Popup
+from app.gui.qt import Qt, QtCore, QtGui, QtWidgets
+from tests.gui.conftest import settle
+
+ALICES = "The staging database lives on port 5433"
+SECRET = "the deploy key is ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+@pytest.fixture
+def team(embedder, seeded, tmp_path):
+    """Bob's engine (the app's database) and Alice's, in the space `team`: Bob shared his
+    k8s memory, Alice one of hers, and Bob's pass brought Alice's."""
+    bob = Engine(embedder=embedder)
+    alice = Engine(database=tmp_path / "alice.db", embedder=embedder)
+    folder = tmp_path / "shared" / "team"
+    alice.spaces.create("team", folder, "alice")
+    invitation, _ = alice.spaces.invite("team", bob.spaces.id(), "bob")
+    bob.spaces.join(invitation, folder)
+    alices = alice.remember(ALICES, force=True).memory.id
+    alice.spaces.share(alices, "team")
+    bob.spaces.share(seeded["k8s"], "team")  # (its pass brings Alice's)
+    assert bob.get(alices).text == ALICES
+    yield {"bob": bob, "alice": alice, "alices": alices}
+    alice.close()
+    bob.close()
+
+
+def _manager(qtbot, worker, settings) -> Manager:
+    manager = Manager(worker, settings)
+    qtbot.addWidget(manager)
+    with qtbot.waitSignal(manager.table_model.loaded, timeout=10_000):
+        manager.show()
+    return manager
+
+
+def _space_shown(manager: Manager, memory_id: str, role=Qt.DisplayRole):
+    model = manager.table_model
+    row = next((i for i, m in model.loaded_rows() if m.id == memory_id), None)
+    return None if row is None else model.data(model.index(row, SPACE_COLUMN), role)
+
+
+def _select(manager: Manager, ids: list[str]) -> None:
+    manager.table.clearSelection()
+    selection = manager.table.selectionModel()
+    for row, memory in manager.table_model.loaded_rows():
+        if memory.id in ids:
+            index = manager.table_model.index(row, 0)
+            flags = QtCore.QItemSelectionModel.Select | QtCore.QItemSelectionModel.Rows
+            selection.select(index, flags)
+
+
+def test_the_space_column_names_the_space_and_the_member_who_wrote_it(
+    qtbot, worker, settings, seeded, team
+):
+    manager = _manager(qtbot, worker, settings)
+    assert manager.table_model.headerData(SPACE_COLUMN, Qt.Horizontal) == "Space"
+    # THEN Alice's memory shows its space and Alice; Bob's shared one its space; his own none
+    qtbot.waitUntil(lambda: _space_shown(manager, team["alices"]) == "team · alice")
+    assert _space_shown(manager, seeded["k8s"]) == "team"
+    assert _space_shown(manager, seeded["Parse"]) == ""
+    tip = _space_shown(manager, team["alices"], Qt.ToolTipRole)
+    assert tip.startswith("Shared by alice (device ") and tip.endswith("in the space team")
+    assert _space_shown(manager, seeded["k8s"], Qt.ToolTipRole) == "Shared by you in the space team"
+
+
+def test_the_filter_shows_one_space_or_only_the_users_own(qtbot, worker, settings, seeded, team):
+    manager = _manager(qtbot, worker, settings)
+    box = manager.space_filter
+    qtbot.waitUntil(lambda: box.count() == 3)  # any space, only mine, team
+    assert [box.itemText(i) for i in range(3)] == ["any space", "only mine", "team"]
+    assert not box.isHidden()
+    # WHEN the filter is `team` THEN only its two memories are listed
+    box.setCurrentIndex(box.findText("team"))
+    qtbot.waitUntil(lambda: manager.table_model.rowCount() == 2)
+    shown = {m.id for _, m in manager.table_model.loaded_rows()}
+    assert shown == {team["alices"], seeded["k8s"]}
+    # WHEN it is "only mine" THEN the three memories in no space
+    box.setCurrentIndex(box.findText("only mine"))
+    qtbot.waitUntil(lambda: manager.table_model.rowCount() == 3)
+    shown = {m.id for _, m in manager.table_model.loaded_rows()}
+    assert shown == {seeded["Parse"], seeded["Grandma's"], seeded["The"]}
+
+
+def test_the_filter_is_hidden_when_this_device_is_in_no_space(qtbot, worker, settings, seeded):
+    manager = _manager(qtbot, worker, settings)
+    settle(qtbot, worker)
+    assert manager.space_filter.isHidden()
+    menu = manager.findChild(QtGui.QAction, "actionShareIn").menu()
+    assert [a.isEnabled() for a in menu.actions()] == [False]  # "No spaces yet"
+
+
+def test_share_and_stop_sharing_from_the_manager(qtbot, worker, settings, seeded, team):
+    bob = team["bob"]
+    manager = _manager(qtbot, worker, settings)
+    qtbot.waitUntil(lambda: manager.findChild(QtGui.QAction, "shareIn:team") is not None)
+    share = manager.findChild(QtGui.QAction, "shareIn:team")
+    # WHEN Bob selects two of his memories and shares them in `team`
+    _select(manager, [seeded["Parse"], seeded["Grandma's"]])
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        share.trigger()
+    # THEN both are in the space, the column says so, and the status line counts them
+    both = [seeded["Parse"], seeded["Grandma's"]]
+    assert bob.spaces.shared(both) == {i: "team" for i in both}
+    qtbot.waitUntil(lambda: _space_shown(manager, seeded["Parse"]) == "team")
+    assert "Shared in “team”: 2 memories." in manager.statusBar().currentMessage()
+    # WHEN he stops sharing one THEN it is his own again
+    _select(manager, [seeded["Parse"]])
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        manager.findChild(QtGui.QAction, "actionStopSharing").trigger()
+    assert bob.spaces.shared(both) == {seeded["Grandma's"]: "team"}
+    qtbot.waitUntil(lambda: _space_shown(manager, seeded["Parse"]) == "")
+    assert "Stopped sharing: 1 memory." in manager.statusBar().currentMessage()
+
+
+def test_a_memory_holding_a_secret_is_refused_and_the_others_go(
+    qtbot, worker, settings, seeded, team
+):
+    bob = team["bob"]
+    secret = bob.remember(SECRET, force=True, secrets="allow").memory.id
+    manager = _manager(qtbot, worker, settings)
+    qtbot.waitUntil(lambda: manager.findChild(QtGui.QAction, "shareIn:team") is not None)
+    _select(manager, [secret, seeded["Parse"]])
+    with qtbot.waitSignal(worker.changed, timeout=10_000):
+        manager.findChild(QtGui.QAction, "shareIn:team").trigger()
+    # THEN the other one is shared, the secret is not, and the line says which and why
+    assert bob.spaces.shared([secret, seeded["Parse"]]) == {seeded["Parse"]: "team"}
+    said = manager.statusBar().currentMessage()
+    assert said.startswith("Shared in “team”: 1 memory.") and "not shared" in said, said
+
+
+def test_an_unknown_space_is_said_and_nothing_changes(
+    qtbot, worker, settings, seeded, team, monkeypatch
+):
+    said: list[str] = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda *a: said.append(a[2]))
+    manager = _manager(qtbot, worker, settings)
+    _select(manager, [seeded["Parse"]])
+    manager.shares.share_selected("nowhere")
+    qtbot.waitUntil(lambda: bool(said), timeout=10_000)
+    assert "no space named 'nowhere'" in said[0]
+    assert team["bob"].spaces.shared([seeded["Parse"]]) == {}
+
+
+def _painted(popup: Popup, row: int) -> list[str]:
+    """Every text the delegate draws for a row of the popup."""
+    drawn: list[str] = []
+
+    class Recording(QtGui.QPainter):
+        def drawText(self, *args):  # noqa: N802 - Qt API
+            drawn.append(next(a for a in args if isinstance(a, str)))
+            return super().drawText(*args)
+
+    image = QtGui.QImage(800, 80, QtGui.QImage.Format_ARGB32)
+    painter = Recording(image)
+    option = QtWidgets.QStyleOptionViewItem()
+    popup.list.initViewItemOption(option)
+    option.rect = QtCore.QRect(0, 0, 660, 62)
+    popup.list.itemDelegate().paint(painter, option, popup.model.index(row))
+    painter.end()
+    return drawn
+
+
+def test_the_popup_badges_a_result_of_a_space_with_its_author(
+    qtbot, worker, settings, seeded, team
+):
+    popup = Popup(worker, settings)
+    qtbot.addWidget(popup)
+    popup.present()
+    qtbot.keyClicks(popup.search, "staging database port")
+    qtbot.waitUntil(lambda: any(r.memory.id == team["alices"] for r in popup.model.rows))
+    row = next(i for i, r in enumerate(popup.model.rows) if r.memory.id == team["alices"])
+    qtbot.waitUntil(lambda: popup.model.badge(popup.model.rows[row]) == "team · alice")
+    assert "team · alice" in _painted(popup, row)
+    # AND a memory in no space has none
+    own = Scored(memory=team["bob"].get(seeded["Parse"]), seq=0, score=0.8)
+    popup.model.set_rows([own], "dates")
+    settle(qtbot, worker)
+    assert popup.model.badge(own) == "" and "team" not in " ".join(_painted(popup, 0))
+
+
+def test_the_tables_context_menu_offers_the_spaces_and_stop_sharing(
+    qtbot, worker, settings, seeded, team
+):
+    manager = _manager(qtbot, worker, settings)
+    qtbot.waitUntil(lambda: manager.findChild(QtGui.QAction, "shareIn:team") is not None)
+    _select(manager, [seeded["Parse"]])
+    manager.table.customContextMenuRequested.emit(QtCore.QPoint(10, 10))
+    qtbot.waitUntil(lambda: QtWidgets.QApplication.activePopupWidget() is not None)
+    menu = QtWidgets.QApplication.activePopupWidget()
+    entries = [a.text() for a in menu.actions()]
+    assert entries == ["Share in space", "Stop sharing"]
+    assert [a.text() for a in menu.actions()[0].menu().actions()] == ["team"]
+    menu.close()
