@@ -189,6 +189,9 @@ def sync(args: Namespace) -> int:
         f"Space {report['name']!r}: sent {report['sent']}, took {report['applied']}, "
         f"withdrawn {report['withdrawn']}."
     )
+    for one in report.get("joined") or []:
+        who = _shown(one["person"] or one["device"][:12])
+        print(f"{who} is now in the space (device {one['device'][:12]}).")
     if not report["member"]:
         print(
             "This device is not a member (removed, or it left): it sends nothing, and reads "

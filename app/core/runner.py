@@ -86,6 +86,10 @@ class Listener:
     def settings_taken(self, keys: list[str]) -> None:
         """Settings another process saved were taken."""
 
+    def spaces_moved(self, reports: list[dict]) -> None:
+        """A pass over the team spaces ran here (`Spaces.sync_all`): each space's report
+        (who joined since the last pass, what arrived, problems said once)."""
+
 
 def _thread(target: Callable[[], None], name: str) -> Any:
     thread = threading.Thread(target=target, name=name, daemon=True)
@@ -521,6 +525,7 @@ class Runner:
                 log.info("team spaces: %s", exc)
             return
         self._space_problem = ""
+        self.listener.spaces_moved(reports)
         if any(r.get("applied") or r.get("withdrawn") for r in reports):
             self.listener.written_elsewhere(self._read_journal() or [Change("content")])
             if self.model_id:

@@ -29,6 +29,7 @@ class SyncTray:
         self._soon.timeout.connect(app.worker.runner.look_soon)
         self._watch.directoryChanged.connect(lambda _: self._soon.start())
         self._watch.fileChanged.connect(lambda _: self._soon.start())
+        app.worker.spacesMoved.connect(self.on_spaces)
 
     def watch_folder(self) -> None:
         """Watch the sync folder's device folders and each device's newest log (new files
@@ -101,6 +102,26 @@ class SyncTray:
                 "devices apart: both versions are kept. Review them in the manager.",
                 action=("Review", self.app.show_conflicts),
             )
+
+    def on_spaces(self, reports: list[dict]) -> None:
+        """A pass over the team spaces ran: who joined one since the last pass is said
+        (each once: the core keeps what it told of)."""
+        for report in reports:
+            joined = report.get("joined") or []
+            if not joined:
+                continue
+            names = ", ".join(j["person"] or j["device"][:12] for j in joined)
+            self.app.notify(
+                "Someone joined a team space",
+                f"{names} {'is' if len(joined) == 1 else 'are'} now in the space "
+                f"{report['name']!r}: what its members share reaches them too.",
+                action=("Settings → Spaces", self._show_spaces),
+            )
+
+    def _show_spaces(self) -> None:
+        self.app.show_settings()
+        dialog = self.app.settings_dialog
+        dialog.tabs.setCurrentWidget(dialog.spaces)
 
     def ask_details(self) -> None:
         self._details_at = time.monotonic()

@@ -74,6 +74,7 @@ class Worker(QtCore.QObject, Listener):
     settingsChanged = Signal(str)  # comma-separated keys another process changed on disk
     changedElsewhere = Signal()  # another process (the CLI, an agent) wrote, not only a use
     syncMoved = Signal(object)  # a sync pass ran: its summary, a new dict (`Listener.synced`)
+    spacesMoved = Signal(object)  # a pass over the team spaces ran: the reports, a new list
 
     def __init__(
         self, engine_factory: Callable[[], Engine] = Engine, parent=None, start: bool = True
@@ -127,6 +128,9 @@ class Worker(QtCore.QObject, Listener):
 
     def synced(self, summary: dict) -> None:  # Listener
         self.syncMoved.emit(dict(summary))
+
+    def spaces_moved(self, reports: list[dict]) -> None:  # Listener
+        self.spacesMoved.emit([dict(r) for r in reports])
 
     def settings_taken(self, keys: list[str]) -> None:  # Listener
         self.settingsChanged.emit(",".join(keys))

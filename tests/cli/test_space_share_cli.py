@@ -185,3 +185,21 @@ def test_a_memory_held_for_a_secret_is_said_once_and_never_counted_as_refused(
     later = run(alice, "space", "sync", "team")
     assert later.returncode == 0 and b"refused" not in later.stderr, later.stderr
     assert TOKEN.encode() not in b"".join(snapshot(folder).values())
+
+
+def test_space_sync_says_who_joined_since_the_last_pass(tmp_path):
+    # issue 45: a member another member invited is told of at the next pass, once
+    alice, bob, carol = tmp_path / "alice", tmp_path / "bob", tmp_path / "carol"
+    folder = tmp_path / "shared" / "team"
+
+    ok(alice, "space", "create", "team", str(folder), "--person", "alice")
+    to_bob = ok(alice, "space", "invite", "team", ok(bob, "space", "id").strip(), "--person", "bob")
+    ok(bob, "space", "join", to_bob.strip(), str(folder))
+    assert "is now in the space" not in ok(alice, "space", "sync", "team")  # (where it starts)
+    to_carol = ok(
+        bob, "space", "invite", "team", ok(carol, "space", "id").strip(), "--person", "carol"
+    )
+    ok(carol, "space", "join", to_carol.strip(), str(folder))
+    said = ok(alice, "space", "sync", "team")
+    assert "carol is now in the space" in said
+    assert "is now in the space" not in ok(alice, "space", "sync", "team")  # (once)

@@ -202,3 +202,41 @@ def test_the_tables_context_menu_offers_the_spaces_and_stop_sharing(
     assert entries == ["Share in space", "Stop sharing"]
     assert [a.text() for a in menu.actions()[0].menu().actions()] == ["team"]
     menu.close()
+
+
+def test_the_app_says_when_someone_joins_a_space(qtbot, qapp, embedder, tmp_path, monkeypatch):
+    """Issue 45: a notification when a member joins a space, also one another member
+    invited (the app learns it from the folder, in its background pass)."""
+    from app.core.engine import Engine
+    from app.gui.app import MnemoApp
+    from tests.gui.conftest import close_app
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    folder = tmp_path / "shared" / "team"
+    bob = Engine(database=tmp_path / "bob.db", embedder=embedder)
+    carol = Engine(database=tmp_path / "carol.db", embedder=embedder)
+    try:
+        with Engine(embedder=embedder) as alice:  # the app's own database
+            alice.spaces.create("team", folder, "alice")
+            invitation, _ = alice.spaces.invite("team", bob.spaces.id(), "bob")
+            bob.spaces.join(invitation, folder)
+            alice.spaces.sync("team")  # (what this device knew of the space before)
+        app = MnemoApp(qapp, engine_factory=lambda s: Engine(settings=s, embedder=embedder))
+        try:
+            # WHEN Bob invites Carol (Alice's device learns it from the folder only)
+            invitation, _ = bob.spaces.invite("team", carol.spaces.id(), "carol")
+            carol.spaces.join(invitation, folder)
+            # THEN Alice's app says so, once
+            qtbot.waitUntil(
+                lambda: (app.status()["last_notification"] or [""])[0]
+                == "Someone joined a team space",
+                timeout=30_000,
+            )
+            assert "carol" in app.status()["last_notification"][1]
+            assert "team" in app.status()["last_notification"][1]
+        finally:
+            close_app(app)
+    finally:
+        bob.close()
+        carol.close()

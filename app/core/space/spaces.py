@@ -474,6 +474,7 @@ class Spaces:
         return {
             "name": entry["name"],
             "member": me in state.members,
+            "joined": self._news(entry, state, _persons(record, state)),
             "sent": len(sent),
             "applied": applied["applied"],
             "withdrawn": applied["withdrawn"],
@@ -482,6 +483,28 @@ class Spaces:
             "refused": len(problems),  # (said now or at an earlier pass)
             "held": len(held),  # (memories not sent: a secret; said now or earlier)
         }
+
+    def _news(self, entry: dict, state: Members, persons: dict[str, str]) -> list[dict]:
+        """The devices that became members since this device's last pass over the space
+        ({"device", "person"}; none at its first pass: what it knew then is where it
+        starts), kept so that each is told once."""
+        now = sorted(state.members)
+        known = entry.get("known")
+        if known == now:
+            return []
+        with self._db.write():
+            spaces = self._load()
+            if entry["id"] in spaces:
+                spaces[entry["id"]]["known"] = now
+                self._store(spaces)
+        if known is None:
+            return []
+        me = self.device.public
+        return [
+            {"device": d, "person": persons.get(d, "")}
+            for d in now
+            if d not in set(known) and d != me
+        ]
 
     def _new_problems(self, entry: dict, problems: list[str]) -> list[str]:
         """The problems an earlier pass did not say (every pass reads the whole folder, so
