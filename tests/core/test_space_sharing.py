@@ -576,3 +576,35 @@ def test_restoring_a_version_with_a_secret_into_a_shared_memory_is_refused(homes
     # not shared, it is the person's own to restore
     alice.spaces.unshare(memory.id)
     assert TOKEN in alice.restore_version(memory.id, old.seq).text
+
+
+def test_a_removal_racing_an_edit_ends_alike_on_every_member(homes, tmp_path):
+    """Bob edits a shared memory while Alice, who has not run a pass since, removes him;
+    Carol took the edit before the removal reached her. The removal accepts Bob's lines up
+    to the last one Alice's copy of the folder held (his edit was there: made while he was a
+    member, it stays the space's); once every member has both, they hold the same words."""
+    alice, bob, folder = team(homes, tmp_path)
+    carol = homes("carol")
+    invitation, _ = alice.spaces.invite("team", carol.spaces.id(), "carol")
+    carol.spaces.join(invitation, folder)
+    memory_id = shared(alice, "The backup window is at two in the morning")
+    for member in (bob, carol, alice):
+        member.spaces.sync("team")
+    # WHEN Bob edits it and sends the edit, Carol takes it, and Alice (not having read it)
+    # removes Bob
+    bob.edit(memory_id, text="The backup window is at four in the morning")
+    bob.spaces.sync("team")
+    carol.spaces.sync("team")
+    assert "four" in carol.get(memory_id).text
+    alice.spaces.remove("team", "bob")
+    # THEN once the removal has reached everyone, Alice and Carol hold the same words
+    for member in (alice, carol, alice, carol):
+        member.spaces.sync("team")
+    assert alice.get(memory_id).text == carol.get(memory_id).text
+    assert "four" in alice.get(memory_id).text
+    # AND an edit Bob makes after it is nobody's but his
+    bob.edit(memory_id, text="The backup window is at six in the morning")
+    bob.spaces.sync("team")
+    for member in (alice, carol):
+        member.spaces.sync("team")
+        assert "four" in member.get(memory_id).text
