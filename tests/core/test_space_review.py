@@ -341,6 +341,9 @@ def test_every_command_that_changes_a_devices_spaces_holds_the_lock():
         "unshare",
         "sync",
         "inject",
+        "removals",
+        "apply_removals",
+        "keep_removals",
     ):
         method = getattr(Spaces, name)
         assert method.__code__.co_name == "locked", name  # (`lock.one_at_a_time`)

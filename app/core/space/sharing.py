@@ -8,6 +8,12 @@ lines (`publish`), and every member's lines folded into memories here (`apply`).
   Only its **author** (the person whose device signed its first line) withdraws or trashes
   a memory for everyone: the same person's other devices only unshare it, and a member
   who forgets, purges or withdraws another's memory sends nothing (it leaves their view).
+- **Removals en masse wait for a person**: when one member's lines would withdraw or
+  trash more of the memories here at once than device sync lets one device remove
+  (`sync.holding.massive`, ADR 0015), none of them is applied; they are held (`_metadata`
+  `space_held:SPACE`, by person) until a person applies them (`let_through`, for one
+  pass) or keeps them (`keep`: the copies stay here, in no space); that member's edits and
+  new memories still come.
 - **A secret** never goes out: a memory holding one is held back (`held`), said once.
 - **A change here** is what differs from what the space last said of the memory (its
   shared fields' digest): each pass writes one line per changed memory, made from the
@@ -37,6 +43,7 @@ from app.core.space import keys, lines
 from app.core.storage.db import Database
 from app.core.storage.store import Store
 from app.core.sync import fold
+from app.core.sync.holding import massive
 
 HELD = "not sent to the space: it holds a secret; edit it out"  # (a memory `publish` held)
 
@@ -63,6 +70,7 @@ class Sharing:
         self.held: list[str] = []  # the memories the last `publish` did not send: a secret
         self.owners: dict[str, str] = {}  # memory id: the person whose line first said it
         self.me = ""  # the person this device is in the space
+        self.let_through: set[str] = set()  # persons whose held removals a person applied
 
     def know(self, taken: list[lines.Line], persons: dict[str, str], me: str) -> None:
         """Who first wrote each memory the lines speak of (the person signing its first
@@ -150,6 +158,7 @@ class Sharing:
         (each stays where it is, this person's: what they had stays theirs)."""
         with self._db.write() as conn:
             conn.execute("DELETE FROM space_memories WHERE space = ?", (space,))
+            conn.execute("DELETE FROM _metadata WHERE key = ?", (_HELD + space,))
 
     def last_seq(self, space: str) -> int:
         """This device's last line number in the space."""
@@ -269,10 +278,12 @@ class Sharing:
         by_memory: dict[str, list[lines.Line]] = {}
         for line in taken:
             by_memory.setdefault(line.memory, []).append(line)
-        out = {"applied": 0, "withdrawn": 0, "waiting": 0, "problems": []}
+        out = {"applied": 0, "withdrawn": 0, "waiting": 0, "problems": [], "held_removals": {}}
+        waiting = self._hold(space, by_memory, persons, out)
         for memory_id, group in sorted(by_memory.items()):
-            if memory_id in self.held:
-                continue  # (its words here are not sent yet: not written over by the space's)
+            if memory_id in self.held or memory_id in waiting:
+                continue  # (its words here are not sent yet: not written over by the space's;
+                # or a removal en masse that waits for a person)
             try:
                 why = self._apply_one(space, memory_id, group, persons, me, out)
             except MnemoError as exc:  # (what lines merged to failed a check: said, not fatal)
@@ -303,7 +314,7 @@ class Sharing:
         ):  # (one this device holds as the space wrote it is the space's: a second device
             # of a member, which its own sync brought it to first)
             return "a line naming a memory of this device that is not in the space"
-        nodes = [fold.Node(n.rev, (n.lamport, n.author, n.seq), n.base, n.record) for n in group]
+        nodes = _nodes(group)
         folded = fold.fold(memory_id, nodes)
         out["waiting"] += folded.waiting
         if not folded.heads:
@@ -366,6 +377,73 @@ class Sharing:
         by = {persons.get(n.order[1], n.order[1]) for n in nodes if n.rev in heads}
         return owner is not None and owner != self.me and owner in by
 
+    # ---- removals en masse, held for a person ------------------------------------------
+    def _hold(self, space: str, by_memory: dict, persons: dict, out: dict) -> set[str]:
+        """The memories whose removal here (withdrawn or trashed by their author) waits for
+        a person: all of one member's when they are many at once (device sync's rule) or
+        that member has some waiting already. Those newly held said in `out`, by person."""
+        removing: dict[str, list[str]] = {}
+        for memory_id, group in by_memory.items():
+            if self._would_drop(space, memory_id, group, persons):
+                removing.setdefault(self.owners[memory_id], []).append(memory_id)
+        before = self.held_removals(space)
+        live = self._db.query("SELECT COUNT(*) FROM memories WHERE deleted_at IS NULL")[0][0]
+        now = {
+            person: sorted(ids)
+            for person, ids in removing.items()
+            if person not in self.let_through and (person in before or massive(len(ids), live))
+        }
+        if now != before:
+            self._db.set_meta(_HELD + space, json.dumps(now, sort_keys=True))
+        for person, ids in now.items():
+            if set(ids) - set(before.get(person, [])):
+                out["held_removals"][person] = len(ids)
+        return {memory_id for ids in now.values() for memory_id in ids}
+
+    def _would_drop(self, space: str, memory_id: str, group: list, persons: dict) -> bool:
+        """Whether the lines take this device's live copy of a shared memory from its view
+        (its author withdrew or trashed it since the last pass)."""
+        rows = self._db.query(
+            "SELECT space, heads, withdrawn FROM space_memories WHERE memory_id = ?", (memory_id,)
+        )
+        if not rows or rows[0][0] != space or rows[0][2] != SHARED:
+            return False
+        nodes = _nodes(group)
+        folded = fold.fold(memory_id, nodes)
+        if not folded.heads or json.dumps(sorted(folded.heads)) == rows[0][1]:
+            return False
+        if folded.record is not None and not folded.record.get("deleted_at"):
+            return False
+        try:
+            local = self._store.get(memory_id)
+        except NotFoundError:
+            return False
+        return not local.deleted_at and self._theirs_to_drop(
+            memory_id, nodes, folded.heads, persons
+        )
+
+    def held_removals(self, space: str) -> dict[str, list[str]]:
+        """{person: memory ids} whose removal here waits for a person."""
+        try:
+            held = json.loads(self._db.get_meta(_HELD + space, "{}"))
+        except ValueError:
+            return {}
+        return held if isinstance(held, dict) else {}
+
+    def keep(self, space: str, person: str) -> int:
+        """The removals held of `person`'s memories, refused: the copies stay here and are
+        no longer shared (this person's now: nothing the space says of them comes here);
+        how many."""
+        held = self.held_removals(space)
+        ids = held.pop(person, [])
+        with self._db.write() as conn:
+            conn.executemany(
+                "UPDATE space_memories SET withdrawn = ? WHERE memory_id = ? AND space = ?",
+                [(BY_ME, memory_id, space) for memory_id in ids],
+            )
+            self._db.set_meta(_HELD + space, json.dumps(held, sort_keys=True))
+        return len(ids)
+
     def held_problems(self) -> list[str]:
         """What the last `publish` held back, one line per memory."""
         return [f"memory {m}: {HELD}" for m in self.held]
@@ -377,3 +455,10 @@ class Sharing:
                 "withdrawn) VALUES (?, ?, ?, ?, ?)",
                 (memory_id, space, heads, said, withdrawn),
             )
+
+
+_HELD = "space_held:"  # (`_metadata`: a space's removals held for a person)
+
+
+def _nodes(group: list[lines.Line]) -> list[fold.Node]:
+    return [fold.Node(n.rev, (n.lamport, n.author, n.seq), n.base, n.record) for n in group]

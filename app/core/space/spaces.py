@@ -482,7 +482,49 @@ class Spaces:
             "problems": self._new_problems(entry, problems + held),  # (each said once)
             "refused": len(problems),  # (said now or at an earlier pass)
             "held": len(held),  # (memories not sent: a secret; said now or earlier)
+            "held_removals": applied["held_removals"],  # ({person: count} newly held)
         }
+
+    # ---- removals en masse, held for a person (`Sharing._hold`) -------------------------
+    @one_at_a_time
+    def removals(self, name: str) -> list[dict]:
+        """The removals held in the space, by member: how many memories and their first
+        titles (`mnemo space removals NAME`)."""
+        entry = self._space(name)
+        out = []
+        for person, ids in sorted(self._sharing.held_removals(entry["id"]).items()):
+            found = self._memories.texts_of_ids(ids[:5])
+            titles = [self._memories.get(i).title for i in ids[:5] if i in found]
+            out.append({"member": person, "memories": len(ids), "titles": titles})
+        return out
+
+    @one_at_a_time
+    def apply_removals(self, name: str, member: str) -> dict:
+        """Apply the removals held of `member`'s memories (into the trash here) in a pass
+        over the space; the pass's report."""
+        person = self._held_member(name, member)
+        self._sharing.let_through = {person}
+        try:
+            return self.sync(name)
+        finally:
+            self._sharing.let_through = set()
+
+    @one_at_a_time
+    def keep_removals(self, name: str, member: str) -> int:
+        """Refuse the removals held of `member`'s memories: the copies stay here, no longer
+        shared (this person's now); how many."""
+        person = self._held_member(name, member)
+        return self._sharing.keep(self._space(name)["id"], person)
+
+    def _held_member(self, name: str, member: str) -> str:
+        entry = self._space(name)
+        person = " ".join(str(member).split())
+        if person not in self._sharing.held_removals(entry["id"]):
+            raise InputError(
+                f"no removals of {person[:100]!r} wait in the space {entry['name']!r} (`mnemo "
+                f"space removals {entry['name']}` lists them)"
+            )
+        return person
 
     def _news(self, entry: dict, state: Members, persons: dict[str, str]) -> list[dict]:
         """The devices that became members since this device's last pass over the space

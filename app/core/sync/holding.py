@@ -19,7 +19,9 @@ HOLD_MIN = 50
 HOLD_SHARE = 0.10
 
 
-def _massive(count: int, live: int) -> bool:
+def massive(count: int, live: int) -> bool:
+    """Whether removing `count` of `live` memories at once is "many at once": held for a
+    person (the rule device sync and team spaces share, ADR 0015)."""
     return count > HOLD_MIN and count > HOLD_SHARE * live
 
 
@@ -106,7 +108,7 @@ class Holding:
             by_device.setdefault(device, []).append((memory_id, revs))
         for device, items in by_device.items():
             total = self._state.removed_by.get(device, 0) + len(items)
-            if device not in held_devices and not _massive(total, self._state.live_at_start):
+            if device not in held_devices and not massive(total, self._state.live_at_start):
                 self._state.removed_by[device] = total
                 continue
             self._db.conn.executemany(
@@ -158,7 +160,7 @@ class Holding:
         removed = was_live - self._live_among(was_live)
         before = self.held_here()
         if not removed or (
-            not before and not _massive(len(removed), self._state.live_at_start + len(removed))
+            not before and not massive(len(removed), self._state.live_at_start + len(removed))
         ):
             if before:
                 self._db.conn.execute("DELETE FROM _metadata WHERE key = 'sync_held_here'")
