@@ -509,6 +509,14 @@ def _space_commands(sub) -> None:
     q.add_argument("name", metavar="NAME")
     q.add_argument("--json", action="store_true", help="as JSON")
     q.set_defaults(func=space.sync)
+    q = actions.add_parser(
+        "removals", help="a member's removals en masse, held: list them, apply or keep them"
+    )
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("action", nargs="?", choices=["apply", "keep"], metavar="apply|keep")
+    q.add_argument("member", nargs="?", metavar="MEMBER", help="the person whose removals")
+    q.add_argument("--json", action="store_true", help="as JSON (the list)")
+    q.set_defaults(func=space.removals)
     q = actions.add_parser("set", help="a space's setting: inject on|off (what agents get)")
     q.add_argument("name", metavar="NAME")
     q.add_argument("setting", choices=["inject"], metavar="SETTING", help="inject")

@@ -1,7 +1,7 @@
-"""`mnemo space id | list | create | invite | join | members | remove | leave | sync | set`
-(issue 45, ADR 0026): team spaces' people and invitations, and the pass that sends this
-device's shared memories and takes the members' (`mnemo remember --space`, `mnemo edit
---space` share one)."""
+"""`mnemo space id | list | create | invite | join | members | remove | leave | sync |
+removals | set` (issue 45, ADR 0026): team spaces' people and invitations, the pass that
+sends this device's shared memories and takes the members' (`mnemo remember --space`,
+`mnemo edit --space` share one), and a member's removals en masse held for a person."""
 
 from __future__ import annotations
 
@@ -192,6 +192,13 @@ def sync(args: Namespace) -> int:
     for one in report.get("joined") or []:
         who = _shown(one["person"] or one["device"][:12])
         print(f"{who} is now in the space (device {one['device'][:12]}).")
+    for person, count in (report.get("held_removals") or {}).items():
+        member, space = shlex.quote(_shown(person)), shlex.quote(report["name"])
+        print(
+            f"{_shown(person)} would withdraw or trash {count} memories here at once: held "
+            f"until you decide (mnemo space removals {space} apply {member} sends them to your "
+            f"trash, or keep {member} keeps them here, no longer shared)."
+        )
     if not report["member"]:
         print(
             "This device is not a member (removed, or it left): it sends nothing, and reads "
@@ -221,4 +228,43 @@ def set_(args: Namespace) -> int:
         )
     else:
         print(f"The memories of {args.name!r} reach your agents only when they search.")
+    return 0
+
+
+def removals(args: Namespace) -> int:
+    """mnemo space removals NAME [apply|keep MEMBER] [--json]"""
+    spaces = _engine().spaces
+    if args.action and not args.member:
+        raise InputError(
+            f"say whose removals to {args.action}: mnemo space removals NAME {args.action} MEMBER"
+        )
+    if args.action == "apply":
+        count = {h["member"]: h["memories"] for h in spaces.removals(args.name)}
+        person = " ".join(args.member.split())
+        spaces.apply_removals(args.name, args.member)
+        print(
+            f"{count.get(person, 0)} memories {_shown(person)} withdrew or trashed went to "
+            "your trash here (mnemo restore brings one back)."
+        )
+        return 0
+    if args.action == "keep":
+        kept = spaces.keep_removals(args.name, args.member)
+        print(
+            f"Kept {kept} memories of {_shown(args.member.strip())} here: no longer shared, "
+            "yours now."
+        )
+        return 0
+    held = spaces.removals(args.name)
+    if args.json:
+        print(json.dumps(held, indent=1))
+        return 0
+    if not held:
+        print(f"Nothing waits in {args.name!r}: no member's removals are held.")
+    for one in held:
+        titles = "; ".join(_shown(t) for t in one["titles"])
+        more = ", ..." if one["memories"] > len(one["titles"]) else ""
+        print(
+            f"{_shown(one['member'])}: {one['memories']} memories they withdrew or trashed, "
+            f"held here ({titles}{more})."
+        )
     return 0
