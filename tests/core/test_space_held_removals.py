@@ -113,3 +113,14 @@ def test_a_members_withdrawal_en_masse_is_held_too(homes, tmp_path):
     assert trashed(bob, ids) == []
     assert bob.spaces.apply_removals("team", "alice")["withdrawn"] == len(ids)
     assert sorted(trashed(bob, ids)) == sorted(ids)
+
+
+def test_while_some_wait_that_members_next_removal_joins_them(homes, tmp_path):
+    alice, bob, ids = team(homes, tmp_path, HOLD_MIN + 2)
+    alice.forget(ids[:-1])
+    alice.spaces.sync("team")
+    assert bob.spaces.sync("team")["held_removals"] == {"alice": len(ids) - 1}
+    alice.forget(ids[-1:])
+    alice.spaces.sync("team")
+    assert bob.spaces.sync("team")["held_removals"] == {"alice": len(ids)}  # (said again)
+    assert trashed(bob, ids) == []
