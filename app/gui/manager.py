@@ -20,7 +20,7 @@ from app.gui import manager_layout, window_state
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.removals import Removals
 from app.gui.saving import Saving
-from app.gui.shares import Shares, label, tooltip
+from app.gui.shares import Shares, label, take_found, tooltip
 from app.gui.transfers import Transfers
 from app.gui.worker import INTERACTIVE, Worker
 
@@ -156,11 +156,7 @@ class MemoryTable(QtCore.QAbstractTableModel):
             )
 
     def _spaces_arrived(self, ids: list[str], found: dict[str, str]) -> None:
-        for memory_id in ids:
-            if memory_id in found:
-                self.spaces[memory_id] = found[memory_id]
-            else:
-                self.spaces.pop(memory_id, None)
+        take_found(self.spaces, ids, found)
         if self.rows:
             last = len(self.rows) - 1
             self.dataChanged.emit(self.index(0, SPACE_COLUMN), self.index(last, SPACE_COLUMN))

@@ -174,11 +174,7 @@ class ResultsModel(QtCore.QAbstractListModel):
             )
 
     def _spaces_arrived(self, ids: list[str], found: dict[str, str]) -> None:
-        for memory_id in ids:
-            if memory_id in found:
-                self.spaces[memory_id] = found[memory_id]
-            else:
-                self.spaces.pop(memory_id, None)
+        shares.take_found(self.spaces, ids, found)
         if self.rows:
             self.dataChanged.emit(self.index(0), self.index(len(self.rows) - 1))
 

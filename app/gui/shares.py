@@ -31,6 +31,16 @@ def label(memory: Memory, space: str | None) -> str:
     return f"{space} · {one.name or 'a member'}" if one is not None else space
 
 
+def take_found(spaces: dict[str, str], ids: list[str], found: dict[str, str]) -> None:
+    """`spaces` (a results model's space by memory id) as `Spaces.shared` answered for
+    `ids`: the ones it named in their space, the others in none."""
+    for memory_id in ids:
+        if memory_id in found:
+            spaces[memory_id] = found[memory_id]
+        else:
+            spaces.pop(memory_id, None)
+
+
 def tooltip(memory: Memory, space: str | None) -> str:
     """Who shared a memory of a space, in a sentence."""
     if not space:

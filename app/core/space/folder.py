@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +40,46 @@ def file_name(device: str) -> str:
 
 def _device(hex_name: str) -> str:
     return keys.b64(bytes.fromhex(hex_name))
+
+
+def device_files(
+    root: Path, part: str, pattern: re.Pattern, limit: int, problems: list[str]
+) -> Iterator[tuple[str, str, bytes]]:
+    """Each device's file in `root/part` (named as `pattern` says: the hex of its key
+    first), as (its device, how it is shown, its bytes): a link, a file that cannot be
+    read or one over `limit` bytes is said in `problems` and skipped; any other name (a
+    file being written, Syncthing's own) is not ours. InputError when `root` is missing or
+    cannot be listed. (The members' events here, their lines in `lines.py`.)"""
+    if not root.is_dir():
+        raise InputError(f"the space folder {root} is missing (unmounted, or moved?)")
+    folder = root / part
+    if folder.is_symlink():
+        problems.append(f"{part} is a link, not a folder: not read")
+        return
+    if not folder.is_dir():
+        return
+    try:
+        found = sorted(folder.iterdir())
+    except OSError as exc:
+        raise InputError(f"cannot read the space folder {root}: {exc.strerror}") from None
+    for path in found:
+        match = pattern.fullmatch(path.name)
+        if not match:
+            continue
+        shown = f"{part}/{path.name[:12]}…"
+        if path.is_symlink() or not path.is_file():
+            problems.append(f"{shown}: not a regular file, not read")
+            continue
+        try:
+            with paths.open_regular(path) as f:
+                data = f.read(limit + 1)
+        except OSError as exc:
+            problems.append(f"{shown}: cannot be read ({exc.strerror or exc})")
+            continue
+        if len(data) > limit:
+            problems.append(f"{shown}: over {limit >> 20} MB, not read")
+            continue
+        yield _device(match.group(1)), shown, data
 
 
 @dataclass
@@ -143,36 +184,9 @@ class SpaceFolder:
     def _read_files(self, record: Record, out: Reading, found_here: set[str]) -> None:
         """Every file's lines: parsed and checked, then added device by device
         (`_admitted`)."""
-        folder = self.root / MEMBERS
-        if not self.root.is_dir():
-            raise InputError(f"the space folder {self.root} is missing (unmounted, or moved?)")
-        if folder.is_symlink() or not folder.is_dir():
-            if folder.is_symlink():
-                out.problems.append(f"{MEMBERS} is a link, not a folder: not read")
-            return
-        try:
-            found = sorted(folder.iterdir())
-        except OSError as exc:
-            raise InputError(f"cannot read the space folder {self.root}: {exc.strerror}") from None
         pending: dict[str, list[tuple[str, int, dict]]] = {}  # device → its lines' events
-        for path in found:
-            match = _FILE.fullmatch(path.name)
-            if not match:
-                continue  # a temporary file being written, Syncthing's, a note: not ours
-            shown = f"{MEMBERS}/{path.name[:12]}…"
-            if path.is_symlink() or not path.is_file():
-                out.problems.append(f"{shown}: not a regular file, not read")
-                continue
-            try:
-                with paths.open_regular(path) as f:
-                    data = f.read(MAX_FILE_BYTES + 1)
-            except OSError as exc:
-                out.problems.append(f"{shown}: cannot be read ({exc.strerror or exc})")
-                continue
-            if len(data) > MAX_FILE_BYTES:
-                out.problems.append(f"{shown}: over {MAX_FILE_BYTES >> 20} MB, not read")
-                continue
-            owner = _device(match.group(1))
+        files = device_files(self.root, MEMBERS, _FILE, MAX_FILE_BYTES, out.problems)
+        for owner, shown, data in files:
             count = 0
             for number, line in enumerate(data.split(b"\n"), 1):
                 if not line.strip():

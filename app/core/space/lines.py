@@ -32,6 +32,7 @@ from app.core import paths
 from app.core.errors import InputError, MnemoError
 from app.core.memory import Memory, guard_secrets
 from app.core.space import keys
+from app.core.space.folder import device_files
 from app.core.space.membership import Members
 
 LINES = "lines"
@@ -132,37 +133,7 @@ def read(root: Path, space: str, state: Members, held: dict[str, bytes]) -> Read
     """Every member's lines this device may take (`state.may_write`) and can open (`held`:
     its epoch keys); InputError when the folder itself is missing."""
     out = Reading()
-    root = Path(root)
-    if not root.is_dir():
-        raise InputError(f"the space folder {root} is missing (unmounted, or moved?)")
-    folder = root / LINES
-    if folder.is_symlink():
-        out.problems.append(f"{LINES} is a link, not a folder: not read")
-        return out
-    if not folder.is_dir():
-        return out
-    try:
-        found = sorted(folder.iterdir())
-    except OSError as exc:
-        raise InputError(f"cannot read the space folder {root}: {exc.strerror}") from None
-    for path in found:
-        match = _FILE.fullmatch(path.name)
-        if not match:
-            continue  # a temporary file, Syncthing's own, a conflict copy: not a member's
-        shown = f"{LINES}/{path.name[:12]}…"
-        if path.is_symlink() or not path.is_file():
-            out.problems.append(f"{shown}: not a regular file, not read")
-            continue
-        try:
-            with paths.open_regular(path) as f:
-                data = f.read(MAX_FILE_BYTES + 1)
-        except OSError as exc:
-            out.problems.append(f"{shown}: cannot be read ({exc.strerror or exc})")
-            continue
-        if len(data) > MAX_FILE_BYTES:
-            out.problems.append(f"{shown}: over {MAX_FILE_BYTES >> 20} MB, not read")
-            continue
-        owner = keys.b64(bytes.fromhex(match.group(1)))
+    for owner, shown, data in device_files(Path(root), LINES, _FILE, MAX_FILE_BYTES, out.problems):
         seen: set[int] = set()
         for number, text in enumerate(data.split(b"\n"), 1):
             if not text.strip():
@@ -185,19 +156,7 @@ def last_written(root: Path, space: str, state: Members) -> dict[str, int]:
     """Each device's last line number its file holds that is signed and that it may write
     (`may_write` at its epoch): what a removal names as `upto` (the lines read so far)."""
     out: dict[str, int] = {}
-    folder = Path(root) / LINES
-    if folder.is_symlink() or not folder.is_dir():
-        return out
-    for path in sorted(folder.iterdir()):
-        match = _FILE.fullmatch(path.name)
-        if not match or path.is_symlink() or not path.is_file():
-            continue
-        owner = keys.b64(bytes.fromhex(match.group(1)))
-        try:
-            with paths.open_regular(path) as f:
-                data = f.read(MAX_FILE_BYTES + 1)
-        except OSError:
-            continue
+    for owner, _, data in device_files(Path(root), LINES, _FILE, MAX_FILE_BYTES, []):
         for text in data.split(b"\n"):
             try:
                 outer = json.loads(text)
