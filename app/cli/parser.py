@@ -486,7 +486,12 @@ def _space_commands(sub) -> None:
     q = actions.add_parser("invite", help="admit a device (its ID) and print its invitation")
     q.add_argument("name", metavar="NAME")
     q.add_argument("id", metavar="ID", help="the device's `mnemo space id`")
-    q.add_argument("--person", metavar="NAME", help="whose device it is")
+    q.add_argument(
+        "--person",
+        metavar="NAME",
+        help="a new person's name (default: a device of yours; another member's devices "
+        "invite their own)",
+    )
     q.set_defaults(func=space.invite)
     q = actions.add_parser("join", help="join with an invitation, through FOLDER")
     q.add_argument(
@@ -500,7 +505,11 @@ def _space_commands(sub) -> None:
     q.set_defaults(func=space.members)
     q = actions.add_parser("remove", help="remove a person or device; the key changes")
     q.add_argument("name", metavar="NAME")
-    q.add_argument("member", metavar="MEMBER", help="a person's name or a device id")
+    q.add_argument(
+        "member",
+        metavar="MEMBER",
+        help="a person's name or id (see members --json), or a device id",
+    )
     q.set_defaults(func=space.remove)
     q = actions.add_parser("leave", help="this device leaves the space")
     q.add_argument("name", metavar="NAME")

@@ -79,7 +79,7 @@ def invite(args: Namespace) -> int:
     """mnemo space invite NAME ID [--person NAME]"""
     invitation, person = _engine().spaces.invite(args.name, args.id, args.person)
     print(invitation)
-    named = "" if args.person else " (--person NAME names them)"
+    named = "" if args.person else " (a device of yours; --person NAME admits another person)"
     say(
         f"admitted that device to {args.name!r} as {person!r}{named}. Give it the line above "
         "(only that device can open it; valid 7 days) and share the folder with it; it "

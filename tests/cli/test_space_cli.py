@@ -106,7 +106,7 @@ def test_the_invitation_can_come_from_stdin_or_a_file(tmp_path):
     alice, bob, carol = tmp_path / "alice", tmp_path / "bob", tmp_path / "carol"
     folder = tmp_path / "shared"
     ok(alice, "space", "create", "team", str(folder), "--person", "alice")
-    to_bob = ok(alice, "space", "invite", "team", device_id(bob))
+    to_bob = ok(alice, "space", "invite", "team", device_id(bob), "--person", "bob")
     ok(bob, "space", "join", "-", str(folder), input=to_bob.encode())
     to_carol = tmp_path / "carol.txt"
     to_carol.write_text(ok(alice, "space", "invite", "team", device_id(carol), "--person", "c"))

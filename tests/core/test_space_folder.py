@@ -33,6 +33,12 @@ def shared(tmp_path) -> tuple[SpaceFolder, Record]:
     return folder, record
 
 
+def named(record: Record) -> dict[str, list[str]]:
+    """Each person's devices, by the name Alice opens for them."""
+    names = record.names(ALICE)
+    return {names[p]: ds for p, ds in record.fold().persons().items()}
+
+
 def read(folder: SpaceFolder, record: Record) -> tuple[Record, list[str]]:
     fresh = Record(record.space, record.root)
     return fresh, folder.read(fresh).problems
@@ -46,7 +52,7 @@ def test_each_device_writes_one_private_file_and_another_device_reads_it(shared)
         assert path.stat().st_mode & 0o777 == 0o600
     fresh, problems = read(folder, record)
     assert problems == [] and set(fresh.events) == set(record.events)
-    assert fresh.fold().persons() == {"alice": [ALICE.public], "bob": [BOB.public]}
+    assert named(fresh) == {"alice": [ALICE.public], "bob": [BOB.public]}
 
 
 def test_planted_lines_are_skipped_and_said_once_and_the_rest_is_read(shared):
@@ -82,7 +88,7 @@ def test_planted_lines_are_skipped_and_said_once_and_the_rest_is_read(shared):
     ), problems
     assert any(" line 6:" in p for p in problems)  # (the create and admit are lines 1, 2)
     assert set(fresh.events) == set(record.events)
-    assert fresh.fold().persons() == {"alice": [ALICE.public], "bob": [BOB.public]}
+    assert named(fresh) == {"alice": [ALICE.public], "bob": [BOB.public]}
 
 
 def test_a_file_too_large_is_not_read_and_says_so(shared, monkeypatch):

@@ -42,7 +42,9 @@ def space():
 def test_a_space_starts_with_its_creator_and_an_epoch_only_she_holds():
     record, key = Record.create(ALICE, "team", "alice")
     state = record.fold()
-    assert state.name == "team" and state.members == {ALICE.public: "alice"}
+    assert state.members == {ALICE.public: record.root}  # (a person is the event that
+    # introduced them, the create for its creator: never a name)
+    assert record.names(ALICE, state) == {record.root: "alice"}
     assert state.epoch == record.root and state.epochs == [record.root]
     assert not state.needs_rotation
     assert record.keys_for(ALICE) == {record.root: key}
@@ -51,7 +53,8 @@ def test_a_space_starts_with_its_creator_and_an_epoch_only_she_holds():
 
 def test_an_admitted_device_receives_the_current_key(space):
     state = space["bob"].fold()
-    assert state.persons() == {
+    names = space["bob"].names(BOB, state)
+    assert {names[p]: ds for p, ds in state.persons().items()} == {
         "alice": [ALICE.public],
         "bob": [BOB.public],
         "carol": [CAROL.public],
@@ -106,7 +109,7 @@ def test_an_unsigned_or_changed_event_is_refused_at_the_door(space):
     with pytest.raises(InputError, match="not signed"):
         record.add({k: v for k, v in event.items() if k != "sig"})
     with pytest.raises(InputError, match="not signed"):
-        record.add(event | {"name": "renamed"})
+        record.add(event | {"keys": {}})
     with pytest.raises(InputError, match="another space"):
         record.add(event | {"space": "0" * 32})
     forged = MALLORY.sign(
@@ -121,7 +124,7 @@ def test_an_event_signed_by_a_device_that_never_was_a_member_is_refused(space):
     # GIVEN Mallory, who can write the folder, adds herself and removes Alice
     mallorys = copy(space["alice"])
     admit = mallorys.append(
-        MALLORY, "admit", device=MALLORY.public, person="m", epoch=mallorys.root, key="x"
+        MALLORY, "admit", device=MALLORY.public, new=True, epoch=mallorys.root, key="x"
     )
     removal = mallorys.append(MALLORY, "remove", devices=[ALICE.public], upto={}, keys={})
     # WHEN those events reach Carol
@@ -136,8 +139,8 @@ def test_an_event_signed_by_a_device_that_never_was_a_member_is_refused(space):
 @pytest.mark.parametrize(
     "kind,fields",
     [
-        ("admit", {"device": ["x"], "person": "m", "epoch": "e", "key": "k"}),
-        ("admit", {"device": "x", "person": "m", "epoch": ["e"], "key": "k"}),
+        ("admit", {"device": ["x"], "new": True, "epoch": "e", "key": "k"}),
+        ("admit", {"device": "x", "new": True, "epoch": ["e"], "key": "k"}),
         ("remove", {"devices": [["x"]], "upto": {}, "keys": {}}),
         ("remove", {"devices": "x", "upto": [], "keys": {}}),
         ("rotate", {"keys": [], "prev": {}}),
@@ -198,7 +201,7 @@ def test_a_removed_device_that_saw_its_removal_writes_nothing_that_counts(space)
     space["alice"].remove(ALICE, [BOB.public], {})
     sync(space["bob"], space["alice"])
     late = space["bob"].append(
-        BOB, "admit", device=MALLORY.public, person="m", epoch=space["bob"].root, key="x"
+        BOB, "admit", device=MALLORY.public, new=True, epoch=space["bob"].root, key="x"
     )
     sync(space["carol"], space["bob"])
     state = space["carol"].fold()
@@ -211,7 +214,7 @@ def test_a_removed_device_dating_an_event_back_is_refused(space):
     old = copy(space["bob"])
     space["alice"].remove(ALICE, [BOB.public], {})
     # WHEN Bob, removed, writes as if he had not seen it (parents before the removal)
-    backdated = old.append(BOB, "admit", device=MALLORY.public, person="m", epoch=old.root, key="x")
+    backdated = old.append(BOB, "admit", device=MALLORY.public, new=True, epoch=old.root, key="x")
     sync(space["carol"], space["alice"])
     sync(space["carol"], old)
     state = space["carol"].fold()

@@ -1,7 +1,7 @@
 """A space's folder on disk (ADR 0026): its mark and each member device's own file of
 membership events.
 
-    FOLDER/mnemo-space.json             what space this folder holds (its id, name, root)
+    FOLDER/mnemo-space.json             what space this folder holds (its id and root)
     FOLDER/members/<device>.jsonl       one device's signed events, one JSON object a line
 
 `<device>` is the hex of the device's public key (64 letters: the same on every file
@@ -98,7 +98,7 @@ class SpaceFolder:
 
     # ---- setting up ----------------------------------------------------------------
     @staticmethod
-    def check(root: Path, space: str | None = None) -> Path:
+    def check(root: Path, space: str | None = None, known: dict | None = None) -> Path:
         """The folder a space is made or joined in, as an absolute path, not made yet;
         InputError when it is a file, holds another space (`space`: the one it may hold),
         or holds other files (Syncthing's own dot files are fine)."""
@@ -110,7 +110,7 @@ class SpaceFolder:
         mark = SpaceFolder(root).mark()
         if mark is not None and mark.get("id") != space:
             raise InputError(
-                f"{root} already holds the space {str(mark.get('name'))[:100]!r}; give a "
+                f"{root} already holds {_which(mark, known or {})}; give a "
                 "folder of its own to each space"
             )
         try:
@@ -275,3 +275,10 @@ def _admitted(
 
 def _root(record: Record, line: tuple[str, int, dict]) -> bool:
     return event_hash(line[2]) == record.root
+
+
+def _which(mark: dict, known: dict) -> str:
+    """The space a folder's mark names, by the name this device keeps (`known`: {id: name})
+    when it is one of its spaces: the folder shows no name."""
+    space = str(mark.get("id"))[:32]
+    return f"the space {known[space]!r}" if space in known else f"another space ({space})"

@@ -2,10 +2,11 @@
 
 An append-only set of events, each signed by a member device and naming the events its
 author had seen (`parents`, their hashes): `create` (the root: the space's id and name,
-its first epoch), `admit` (a device, its person's name, the current epoch's key sealed to
-it), `remove` (devices, the last line of each still accepted, a new epoch whose key is
-sealed to every remaining member device), `rotate` (a new epoch, nobody removed) and
-`leave` (the author goes). The record travels as any file of the space's folder does; a
+its first epoch), `admit` (a device, of its author's own person or a new one, the current
+epoch's key sealed to it), `remove` (devices, the last line of each still accepted, a new
+epoch whose key is sealed to every remaining member device), `rotate` (a new epoch, nobody
+removed) and `leave` (the author goes); names and times sealed (`persons`). The record
+travels as any file of the space's folder does; a
 device keeps every event whose signature holds and folds them (`Record.fold`) to the
 members, the current epoch and which events were refused, a pure function of the set of
 events: every device that holds the same events sees the same space, whatever order they
@@ -25,28 +26,23 @@ from __future__ import annotations
 import hashlib
 import heapq
 import json
-import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from app.core.errors import InputError
-from app.core.space import keys
+from app.core.space import checks, keys, persons
+from app.core.space.checks import KINDS, MAX_PARENTS  # noqa: F401  (what others import here)
 from app.core.sync import trust
 
 EVENT = b"mnemo space event\0"  # the signature's domain
-KINDS = ("create", "admit", "remove", "rotate", "leave")
+VERSION = 2  # what this device writes (1: names and times in the clear, still read)
 FIRST = ("remove", "leave")  # ordered ahead of what was made apart from them
 STARTS_EPOCH = ("create", "remove", "rotate")
 _REMOVED = (  # why a removed device's event is refused
     "written by a device removed before it",
     "written by a device whose removal it had not seen",
 )
-MAX_PARENTS = 64
-MAX_DEVICES = 1000  # devices an event names (a team has a few dozen)
-MAX_EPOCHS = 10_000  # earlier epochs' keys an event wraps
-MAX_SEALED = 512  # characters of a key sealed to a device or wrapped (about 110)
-MAX_NAME = 100  # a space's or a person's name (as `mnemo space` takes them)
 
 
 def event_hash(event: dict) -> str:
@@ -59,8 +55,11 @@ def event_hash(event: dict) -> str:
 class Members:
     """What a record folds to."""
 
-    name: str = ""
-    members: dict[str, str] = field(default_factory=dict)  # device → its person's name
+    name: str = ""  # the space's name when its create says it in the clear (version 1)
+    members: dict[str, str] = field(default_factory=dict)  # device → its person (the hash of
+    # the event that introduced them: `persons`; never a name)
+    person_of: dict[str, str] = field(default_factory=dict)  # every device admitted (the
+    # removed too) → its person
     epoch: str = ""  # the current epoch (the hash of the event that started it)
     epochs: list[str] = field(default_factory=list)  # every epoch, in the fold's order
     recipients: dict[str, set[str]] = field(default_factory=dict)  # epoch → devices its
@@ -94,7 +93,7 @@ class Members:
         return self.needs_rotation or any(device in self.recipients[e] for e in self.unreached)
 
     def persons(self) -> dict[str, list[str]]:
-        """Each member person's devices."""
+        """Each member person's devices, by person id (their names: `persons.names`)."""
         out: dict[str, list[str]] = {}
         for device, person in sorted(self.members.items()):
             out.setdefault(person, []).append(device)
@@ -145,26 +144,8 @@ class Record:
 
     def check(self, event: object) -> None:
         """InputError when `event` is not an event of this space of a shape the fold
-        takes (its signature aside: checking it costs more, `add` does)."""
-        if not isinstance(event, dict) or event.get("v") != 1:
-            raise InputError("not a space event")
-        if event.get("space") != self.space:
-            raise InputError("an event of another space")
-        if event.get("kind") not in KINDS:
-            raise InputError(f"an unknown kind of event: {str(event.get('kind'))[:40]!r}")
-        parents = event.get("parents")
-        if not isinstance(parents, list) or len(parents) > MAX_PARENTS:
-            raise InputError("an event without its parents")
-        if not all(_hash_ok(p) for p in parents):
-            raise InputError("an event without its parents")
-        if not _device_ok(event.get("author")):
-            raise InputError("an event not signed by the device it names")
-        for name in REQUIRED[event["kind"]]:
-            if name not in event:
-                raise InputError(f"an event ({event['kind']}) without its {name!r}")
-        for name, (ok, why) in FIELDS.items():
-            if name in event and not ok(event[name]):
-                raise InputError(f"an event ({event['kind']}) with {why}")
+        takes (its signature aside: checking it costs more, `add` does; `checks`)."""
+        checks.check(event, self.space)
 
     def candidates(self) -> set[str]:
         """The devices that could ever be members: the creator, and every device admitted
@@ -320,12 +301,14 @@ class Record:
         if kind == "create":
             if name != self.root or state.epoch:
                 return "a create that is not this space's"
-            if not isinstance(event.get("name"), str) or not isinstance(event.get("person"), str):
+            if event["v"] == 1 and not (
+                isinstance(event.get("name"), str) and isinstance(event.get("person"), str)
+            ):
                 return "a create without a name"
             if _epoch_problem(event):
                 return _epoch_problem(event)
-            state.name = event["name"]
-            state.members[author] = event["person"]
+            state.name = event.get("name", "") if event["v"] == 1 else ""
+            state.members[author] = state.person_of[author] = name  # (the creator's person)
             state.seniority[author] = 0
             return _start_epoch(state, name, event)
         if name in discarded:
@@ -335,8 +318,8 @@ class Record:
         if author not in state.members:
             return "written by a device that is not a member"
         if kind == "admit":
-            device, person, epoch = event.get("device"), event.get("person"), event.get("epoch")
-            if not isinstance(device, str) or not isinstance(person, str):
+            device, epoch = event.get("device"), event.get("epoch")
+            if not isinstance(device, str):
                 return "an admission without a device"
             if not isinstance(epoch, str):
                 return "an admission at an unknown epoch"
@@ -344,7 +327,9 @@ class Record:
                 return "an admission of a member"
             if epoch not in state.recipients:
                 return "an admission at an unknown epoch"
-            state.members[device] = person
+            state.members[device] = state.person_of[device] = _person(
+                self.events, name, event, state.members[author]
+            )
             state.seniority[device] = len(state.applied) + 1
             state.gone.pop(device, None)
             if isinstance(event.get("key"), str):
@@ -404,18 +389,34 @@ class Record:
                 held.setdefault(epoch, opened[epoch])
         return held
 
+    def names(self, device: keys.DeviceKey, state: Members | None = None) -> dict[str, str]:
+        """{person id: name} of every person admitted, as `device` opens the names with the
+        keys it holds (a placeholder where it cannot: `persons.names`)."""
+        state = state or self.fold()
+        held = self.keys_for(device, state)
+        return persons.names(self.events, set(state.person_of.values()), held)
+
     # -- writing events
 
-    def append(self, by: keys.DeviceKey, kind: str, **fields) -> str:
+    def append(self, by: keys.DeviceKey, kind: str, said: dict | None = None, **fields) -> str:
         """A new event by this device (`by`) after the events in effect it holds (`heads`),
-        signed, kept. (`admit`, `remove`, `rotate` and `leave` then check it took effect.)"""
+        its time and what `said` names sealed under the current epoch's key as this device
+        holds it (else the latest it holds), signed, kept. (`admit`, `remove`, `rotate` and
+        `leave` then check it took effect.)"""
+        state = self.fold()
+        held = self.keys_for(by, state)
+        under = next((e for e in reversed(state.epochs) if e in held), state.epoch or self.root)
+        if under not in held:  # (a device holding no key: what it says, nobody opens)
+            held = {under: keys.new_epoch_key()}
+        said = {**(said or {}), "at": _now()}
         event = {
-            "v": 1,
+            "v": VERSION,
             "space": self.space,
             "kind": kind,
             "author": by.public,
-            "parents": self.heads(),
-            "at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "parents": self.heads(state),
+            "under": under,
+            "sealed": persons.seal(held[under], self.space, under, by.public, kind, said),
             **fields,
         }
         return self.add(by.sign(event, EVENT))
@@ -432,17 +433,19 @@ class Record:
 
     @staticmethod
     def create(device: keys.DeviceKey, name: str, person: str) -> tuple[Record, bytes]:
-        """A new space: its record (holding its create event) and its first epoch's key."""
+        """A new space: its record (holding its create event) and its first epoch's key.
+        Its name, the creator's and the time are sealed under that key."""
+        _named(name, person)
         key = keys.new_epoch_key()
+        space = secrets.token_hex(16)
+        said = {"name": name, "person": person, "at": _now()}
         event = {
-            "v": 1,
-            "space": secrets.token_hex(16),
+            "v": VERSION,
+            "space": space,
             "kind": "create",
             "author": device.public,
             "parents": [],
-            "at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "name": name,
-            "person": person,
+            "sealed": persons.seal(key, space, "", device.public, "create", said),
             "keys": {device.public: keys.seal_to(device.public, key)},
         }
         event = device.sign(event, EVENT)
@@ -450,18 +453,25 @@ class Record:
         record.add(event)
         return record, key
 
-    def admit(self, device: keys.DeviceKey, to: str, person: str) -> str:
-        """Admit the device `to` for `person`, the current epoch's key sealed to it."""
+    def admit(self, device: keys.DeviceKey, to: str, person: str | None = None) -> str:
+        """Admit the device `to`, the current epoch's key sealed to it: a device of this
+        device's own person when `person` is None, else a new person of that name (a
+        member's device cannot join another person: review of issue 45)."""
+        if person is not None:
+            _named(person)
         state = self.fold()
-        key = self.keys_for(device, state)[state.epoch]
+        held = self.keys_for(device, state)
+        if state.epoch not in held:
+            raise InputError("this device does not hold the space's current key")
         return self._in_effect(
             self.append(
                 device,
                 "admit",
+                said={"person": person} if person is not None else {},
                 device=to,
-                person=person,
+                new=person is not None,
                 epoch=state.epoch,
-                key=keys.seal_to(to, key),
+                key=keys.seal_to(to, held[state.epoch]),
             )
         )
 
@@ -499,94 +509,31 @@ class Record:
         }
 
 
-# ---- what an event's fields may hold, checked at the door (`Record.check`) -----------------
-
-_HASH = re.compile(r"[0-9a-f]{64}")
+# ---- persons, names and times -------------------------------------------------------------
 
 
-def _hash_ok(value: object) -> bool:
-    return isinstance(value, str) and _HASH.fullmatch(value) is not None
+def _person(events: dict[str, dict], name: str, event: dict, authors: str) -> str:
+    """The person an admission (`name`) adds its device to: a new one (the admission's own
+    hash) or its author's (`authors`). Version 2 says which (`new`); a version 1 admission
+    named a person in the clear: its author's own when the name is the one the author's
+    person was introduced with, else a new person. Never a third member's."""
+    if event["v"] != 1:
+        return name if event.get("new") else authors
+    introduced = events.get(authors, {})
+    same = introduced.get("v") == 1 and introduced.get("person") == event.get("person")
+    return authors if same else name
 
 
-def _device_ok(value: object) -> bool:
-    """A device id: the base64 of 32 bytes."""
-    if not isinstance(value, str) or len(value) != 44:
-        return False
-    try:
-        return len(keys.unb64(value)) == 32
-    except InputError:
-        return False
+def _named(*names: str) -> None:
+    for one in names:
+        if not checks.name_ok(one):
+            raise InputError(
+                f"a name must be one line of at most {checks.MAX_NAME} printable characters"
+            )
 
 
-def _sealed_ok(value: object) -> bool:
-    return isinstance(value, str) and 0 < len(value) <= MAX_SEALED
-
-
-def _count_ok(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
-
-
-def name_ok(value: object) -> bool:
-    """A space's or a person's name as `mnemo space` takes them: one line of at most 100
-    printable characters, spaces single, none at either end (names come from other
-    devices and reach a terminal: review of issue 45)."""
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= MAX_NAME
-        and value.isprintable()
-        and value == " ".join(value.split())
-    )
-
-
-def _map_ok(value: object, key, item, most: int) -> bool:
-    return (
-        isinstance(value, dict)
-        and len(value) <= most
-        and all(key(k) and item(v) for k, v in value.items())
-    )
-
-
-def _devices_ok(value: object) -> bool:
-    return (
-        isinstance(value, list)
-        and 0 < len(value) <= MAX_DEVICES
-        and all(_device_ok(d) for d in value)
-        and len(set(value)) == len(value)
-    )
-
-
-REQUIRED = {
-    "create": ("name", "person", "keys"),
-    "admit": ("device", "person", "epoch", "key"),
-    "remove": ("devices", "upto", "keys"),
-    "rotate": ("keys",),
-    "leave": ("upto",),
-}
-FIELDS = {  # a field, wherever it is: what it must be, and what is said when it is not
-    "at": (lambda v: isinstance(v, str) and len(v) <= 64, "a time that is not one"),
-    "sig": (lambda v: isinstance(v, str) and len(v) <= 200, "a signature that is not one"),
-    "name": (name_ok, f"a name that is not one line of at most {MAX_NAME} printable characters"),
-    "person": (
-        name_ok,
-        f"a person's name that is not one line of at most {MAX_NAME} printable characters",
-    ),
-    "device": (_device_ok, "a device that is not a device id"),
-    "epoch": (_hash_ok, "an epoch that is not an event's hash"),
-    "key": (_sealed_ok, "a sealed key that is not one"),
-    "devices": (_devices_ok, f"devices that are not 1 to {MAX_DEVICES} device ids"),
-    "upto": (
-        lambda v: _map_ok(v, _device_ok, _count_ok, MAX_DEVICES),
-        "line numbers that are not one per device",
-    ),
-    "keys": (
-        lambda v: _map_ok(v, _device_ok, _sealed_ok, MAX_DEVICES),
-        "keys that are not one sealed key per device",
-    ),
-    "prev": (
-        lambda v: _map_ok(v, _hash_ok, _sealed_ok, MAX_EPOCHS),
-        "earlier keys that are not one per epoch",
-    ),
-}
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _epoch_problem(event: dict) -> str:

@@ -71,6 +71,7 @@ class Sharing:
         self.owners: dict[str, str] = {}  # memory id: the person whose line first said it
         self.me = ""  # the person this device is in the space
         self.let_through: set[str] = set()  # persons whose held removals a person applied
+        self.names: dict[str, str] = {}  # device: its person's name (for the origins shown)
 
     def know(self, taken: list[lines.Line], persons: dict[str, str], me: str) -> None:
         """Who first wrote each memory the lines speak of (the person signing its first
@@ -272,9 +273,19 @@ class Sharing:
             return None  # purged here: withdrawn from the space
 
     # ---- taking ----------------------------------------------------------------------
-    def apply(self, space: str, taken: list[lines.Line], persons: dict[str, str], me: str) -> dict:
+    def apply(
+        self,
+        space: str,
+        taken: list[lines.Line],
+        persons: dict[str, str],
+        me: str,
+        names: dict[str, str] | None = None,
+    ) -> dict:
         """Every memory the lines speak of, folded and written here; what changed
-        (`applied`, `withdrawn`) and the lines refused for the memory they name."""
+        (`applied`, `withdrawn`) and the lines refused for the memory they name. `persons`:
+        each device's person (who may withdraw what: an id, never a name); `names`: each
+        device's person's name, as the memories' origins show it (`persons` when not given)."""
+        self.names = persons if names is None else names
         by_memory: dict[str, list[lines.Line]] = {}
         for line in taken:
             by_memory.setdefault(line.memory, []).append(line)
@@ -342,7 +353,7 @@ class Sharing:
             return ""
         authors = list(dict.fromkeys(n.order[1] for n in sorted(nodes, key=lambda n: n.order)))
         said = [
-            origin.member(persons.get(a, a[:8]), a, folded.record.get("updated_at") or "")
+            origin.member(self.names.get(a, a[:8]), a, folded.record.get("updated_at") or "")
             for a in authors
             if a != me
         ]

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from app.core.errors import InputError
-from app.core.space import keys, lines
+from app.core.space import keys, lines, persons
 from app.core.space.folder import Reading, SpaceFolder, file_name
 from app.core.space.lock import one_at_a_time
 from app.core.space.membership import Members, Record, event_hash
@@ -110,10 +110,11 @@ class Spaces:
         name = _name(name, "space's name")
         person = _name(person or _login(), "person's name")
         self._free(name)
-        root = SpaceFolder.check(Path(folder))
+        root = SpaceFolder.check(Path(folder), None, self._known())
         record, key = Record.create(self.device, name, person)
         place = SpaceFolder(root)
-        place.prepare({"mnemo_space": 1, "id": record.space, "name": name, "root": record.root})
+        place.prepare({"mnemo_space": 1, "id": record.space, "root": record.root})  # (no name:
+        # the folder shows none; each device keeps its own, from its create or invitation)
         entry = {
             "id": record.space,
             "name": name,
@@ -128,13 +129,24 @@ class Spaces:
 
     @one_at_a_time
     def invite(self, name: str, to: str, person: str | None = None) -> tuple[str, str]:
-        """Admit the device `to` for `person` (the record's `admit`, in the folder) and the
-        invitation sealed to it, to pass on; and the person's name used."""
+        """Admit the device `to` (the record's `admit`, in the folder) and the invitation
+        sealed to it, to pass on; and the person's name used. A device of this device's
+        own person when `person` is not given or is that person's name; else a new person
+        of that name, unless another member carries it (only their devices add theirs)."""
         to = device_id(to)
-        person = _name(person or to[:8], "person's name")
+        person = _name(person, "person's name") if person and person.strip() else None
         entry = self._space(name)
         record, _ = self._read(entry)
         state = self._member(entry, record)
+        named = self._names(entry, record, state)
+        mine = state.members[self.device.public]
+        if person is None or person == named[mine]:
+            person = None  # (a device of this device's own person)
+        elif person in (named[p] for p in set(state.members.values())):
+            raise InputError(
+                f"{person} is another member; a device of {person}'s must invite it (or give "
+                "this person another name); nothing was written"
+            )
         if to in state.members:
             raise InputError(
                 f"that device is already a member of the space {entry['name']!r} (its "
@@ -160,7 +172,7 @@ class Spaces:
             record.heads(),
         )
         self._wrote(entry, record, admit)
-        return invitation, person
+        return invitation, named[mine] if person is None else person
 
     @one_at_a_time
     def join(self, text: str, folder: Path) -> dict:
@@ -176,7 +188,7 @@ class Spaces:
             raise InputError(f"this device is already in the space {opened['name']!r}")
         name = _name(opened["name"], "space's name")
         self._free(name)
-        root = SpaceFolder.check(Path(folder), opened["space"])
+        root = SpaceFolder.check(Path(folder), opened["space"], self._known())
         SpaceFolder(root).prepare()
         entry = {
             "id": opened["space"],
@@ -211,7 +223,7 @@ class Spaces:
         state = record.fold()
         self._held(entry, record, state)
         me = self.device.public
-        persons = _persons(record, state)
+        named = self._names(entry, record, state)
         order = sorted(state.persons().items(), key=lambda p: min(state.seniority[d] for d in p[1]))
         missing = [h for h in entry.get("head", []) if h not in record.events]
         return {
@@ -222,10 +234,13 @@ class Spaces:
             "member": me in state.members,
             "arrived": not missing,
             "persons": [
-                {"person": p, "devices": [{"id": d, "this": d == me} for d in ds]}
+                {"person": named[p], "id": p, "devices": [{"id": d, "this": d == me} for d in ds]}
                 for p, ds in order
             ],
-            "removed": [{"id": d, "person": persons.get(d, "")} for d in sorted(state.gone)],
+            "removed": [
+                {"id": d, "person": named.get(state.person_of.get(d, ""), "")}
+                for d in sorted(state.gone)
+            ],
             "epoch": state.epoch,
             "epochs": len(state.epochs),
             "rotation_due": state.rotation_due(me),
@@ -241,17 +256,20 @@ class Spaces:
 
     @one_at_a_time
     def remove(self, name: str, member: str) -> dict:
-        """Remove a member (a person's name: all their devices; or a device id) and start a
-        new epoch whose key only the members who stay receive; the devices removed."""
+        """Remove a member (a person: their name, when no other member carries it, or their
+        id: all their devices; or a device id) and start a new epoch whose key only the
+        members who stay receive; the devices removed."""
         entry = self._space(name)
         record, _ = self._read(entry)
         state = self._member(entry, record)
+        named = self._names(entry, record, state)
         wanted = "".join(member.split())
-        devices = (
-            [wanted]
-            if wanted in state.members
-            else sorted(d for d, p in state.members.items() if p == member.strip())
-        )
+        if wanted in state.members:
+            devices = [wanted]
+        else:
+            mine = {p: named[p] for p in set(state.members.values())}
+            person = wanted if wanted in mine else persons.one_named(mine, member, entry["name"])
+            devices = sorted(d for d, p in state.members.items() if p == person)
         if not devices:
             raise InputError(
                 f"no member {member.strip()[:100]!r} in the space {entry['name']!r} (`mnemo "
@@ -267,8 +285,7 @@ class Spaces:
         read = lines.last_written(Path(entry["folder"]), entry["id"], state)
         upto = {d: read.get(d, 0) for d in devices}
         self._wrote(entry, record, record.remove(self.device, devices, upto))
-        persons = _persons(record, state)
-        return {"devices": [{"id": d, "person": persons.get(d, "")} for d in devices]}
+        return {"devices": [{"id": d, "person": named[state.members[d]]} for d in devices]}
 
     @one_at_a_time
     def leave(self, name: str) -> bool | None:
@@ -461,20 +478,23 @@ class Spaces:
         read = lines.read(Path(entry["folder"]), entry["id"], state, held)
         sent: list[lines.Line] = []
         self._sharing.held = []
-        self._sharing.know(read.lines, _persons(record, state), me)
+        who = dict(state.person_of)  # (a memory's author is a person: by id, not by name)
+        named = persons.names(record.events, set(who.values()), held)
+        names = {d: named[p] for d, p in who.items()}
+        self._sharing.know(read.lines, who, me)
         if me in state.members and state.epoch in held:
             lamport = max((n.lamport for n in read.lines), default=0)
             key = held[state.epoch]
             sent = self._sharing.publish(entry, self.device, state.epoch, key, lamport)
             read = lines.read(Path(entry["folder"]), entry["id"], state, held)  # (with them)
-            self._sharing.know(read.lines, _persons(record, state), me)
-        applied = self._sharing.apply(entry["id"], read.lines, _persons(record, state), me)
+            self._sharing.know(read.lines, who, me)
+        applied = self._sharing.apply(entry["id"], read.lines, who, me, names)
         problems = reading.problems + read.problems + applied["problems"]
         held = self._sharing.held_problems()  # (not refused lines: memories kept back here)
         return {
             "name": entry["name"],
             "member": me in state.members,
-            "joined": self._news(entry, state, _persons(record, state)),
+            "joined": self._news(entry, state, names),
             "sent": len(sent),
             "applied": applied["applied"],
             "withdrawn": applied["withdrawn"],
@@ -482,7 +502,9 @@ class Spaces:
             "problems": self._new_problems(entry, problems + held),  # (each said once)
             "refused": len(problems),  # (said now or at an earlier pass)
             "held": len(held),  # (memories not sent: a secret; said now or earlier)
-            "held_removals": applied["held_removals"],  # ({person: count} newly held)
+            "held_removals": {  # ({person: count} newly held, by name)
+                named.get(p, p): n for p, n in applied["held_removals"].items()
+            },
         }
 
     # ---- removals en masse, held for a person (`Sharing._hold`) -------------------------
@@ -491,11 +513,14 @@ class Spaces:
         """The removals held in the space, by member: how many memories and their first
         titles (`mnemo space removals NAME`)."""
         entry = self._space(name)
+        named = self._held_names(entry)
         out = []
         for person, ids in sorted(self._sharing.held_removals(entry["id"]).items()):
             found = self._memories.texts_of_ids(ids[:5])
             titles = [self._memories.get(i).title for i in ids[:5] if i in found]
-            out.append({"member": person, "memories": len(ids), "titles": titles})
+            out.append(
+                {"member": named.get(person, person), "memories": len(ids), "titles": titles}
+            )
         return out
 
     @one_at_a_time
@@ -517,16 +542,36 @@ class Spaces:
         return self._sharing.keep(self._space(name)["id"], person)
 
     def _held_member(self, name: str, member: str) -> str:
+        """The person (their id) whose removals wait, named by a person (by name or id)."""
         entry = self._space(name)
         person = " ".join(str(member).split())
-        if person not in self._sharing.held_removals(entry["id"]):
+        held = self._sharing.held_removals(entry["id"])
+        if person not in held:
+            named = self._held_names(entry)
+            person = (
+                persons.one_named({p: named.get(p, p) for p in held}, person, entry["name"])
+                or person
+            )
+        if person not in held:
             raise InputError(
                 f"no removals of {person[:100]!r} wait in the space {entry['name']!r} (`mnemo "
                 f"space removals {entry['name']}` lists them)"
             )
         return person
 
-    def _news(self, entry: dict, state: Members, persons: dict[str, str]) -> list[dict]:
+    def _held_names(self, entry: dict) -> dict[str, str]:
+        """{person id: name} of the space's persons, as this device opens them."""
+        record, _ = self._read(entry)
+        state = record.fold()
+        return self._names(entry, record, state)
+
+    def _names(self, entry: dict, record: Record, state: Members) -> dict[str, str]:
+        """{person id: name} of every person the record admitted, as this device opens the
+        names (a placeholder where it holds no key for one)."""
+        held = self._held(entry, record, state)
+        return persons.names(record.events, set(state.person_of.values()), held)
+
+    def _news(self, entry: dict, state: Members, names: dict[str, str]) -> list[dict]:
         """The devices that became members since this device's last pass over the space
         ({"device", "person"}; none at its first pass: what it knew then is where it
         starts), kept so that each is told once."""
@@ -543,7 +588,7 @@ class Spaces:
             return []
         me = self.device.public
         return [
-            {"device": d, "person": persons.get(d, "")}
+            {"device": d, "person": names.get(d, "")}
             for d in now
             if d not in set(known) and d != me
         ]
@@ -580,6 +625,9 @@ class Spaces:
             spaces = self._load()
             spaces[entry["id"]] = entry
             self._store(spaces)
+
+    def _known(self) -> dict[str, str]:
+        return {i: entry["name"] for i, entry in self._load().items()}
 
     def _space(self, name: str) -> dict:
         for entry in self._load().values():
@@ -639,19 +687,6 @@ class Spaces:
             **{e: k.hex() for e, k in record.keys_for(self.device).items()},
         }
         self._save(entry)
-
-
-def _persons(record: Record, state: Members) -> dict[str, str]:
-    """Each device the events that took effect named, with its person's name (the removed
-    too: `Members.members` holds only those still in)."""
-    out = {}
-    for name in state.applied:
-        event = record.events[name]
-        if event["kind"] == "create":
-            out[event["author"]] = event["person"]
-        elif event["kind"] == "admit":
-            out[event["device"]] = event["person"]
-    return out
 
 
 def _unopened(why: str) -> str:

@@ -1,0 +1,114 @@
+"""Who the members of a space are, by name, and how those names are sealed (ADR 0026).
+
+A person is not a name: a person is the event that introduced them (the `create` for the
+creator, an `admit` with `new` for anyone else), named by its hash, and every device the
+record admits is either its author's own person's or a new person's. The fold groups
+devices by that id and never reads a name (`Members.members`), so two people may carry the
+same name and a member cannot add a device to someone else's person.
+
+The names (the space's and each person's) and each event's time are sealed in the event
+(`sealed`) with AES-256-GCM under the key of an epoch (`under`; a `create`'s own first
+epoch, which it cannot name), with the space, that epoch, the author and the kind as
+associated data: the folder shows none of them. A member opens them with the epoch keys
+it holds (`Record.keys_for`); a name under an epoch this device was never given shows as
+`member 3f2a…` (never an error: the fold does not need it). Version 1 events (spaces made
+before) carried them in the clear, and still fold and show as they did.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+
+from app.core.errors import InputError
+from app.core.space import keys
+from app.core.space.checks import name_ok
+
+NAMES = b"mnemo space names\0"  # the associated data's domain
+
+
+def placeholder(person: str) -> str:
+    """What a person whose name this device cannot open is shown as."""
+    return f"member {person[:4]}…"
+
+
+def _aad(space: str, under: str, author: str, kind: str) -> bytes:
+    return NAMES + f"{space}\0{under}\0{author}\0{kind}".encode()
+
+
+def seal(key: bytes, space: str, under: str, author: str, kind: str, said: dict) -> str:
+    """`said` (names, a time) sealed under an epoch's `key`, bound to the event's space,
+    that epoch (`under`: "" for a create, whose epoch is itself), author and kind."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    nonce = secrets.token_bytes(keys.NONCE_BYTES)
+    text = json.dumps(said, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    return keys.b64(nonce + AESGCM(key).encrypt(nonce, text, _aad(space, under, author, kind)))
+
+
+def sealed_under(name: str, event: dict) -> str:
+    """The epoch whose key seals an event's names: its `under`, or a create's own."""
+    return name if event["kind"] == "create" else str(event.get("under", ""))
+
+
+def opened(key: bytes, event: dict) -> dict:
+    """What an event (version 2) sealed; InputError when `key` does not open it."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    under = "" if event["kind"] == "create" else str(event.get("under", ""))
+    try:
+        data = keys.unb64(str(event.get("sealed", "")))
+        aad = _aad(event["space"], under, event["author"], event["kind"])
+        text = AESGCM(key).decrypt(data[: keys.NONCE_BYTES], data[keys.NONCE_BYTES :], aad)
+        said = json.loads(text)
+    except (InvalidTag, ValueError, KeyError, TypeError) as e:
+        raise InputError("this key does not open the event's names") from e
+    if not isinstance(said, dict):
+        raise InputError("this key does not open the event's names")
+    return said
+
+
+def said(name: str, event: dict, held: dict[str, bytes]) -> dict:
+    """What an event says of names and time, opened with the keys `held` ({} when this
+    device cannot open them, or they are not well made); a version 1 event's, as it is."""
+    if event.get("v") == 1:
+        return {k: event[k] for k in ("name", "person", "at") if k in event}
+    key = held.get(sealed_under(name, event))
+    if key is None:
+        return {}
+    try:
+        out = opened(key, event)
+    except InputError:
+        return {}
+    return {k: v for k, v in out.items() if k in ("name", "person", "at") and isinstance(v, str)}
+
+
+def names(events: dict[str, dict], persons: set[str], held: dict[str, bytes]) -> dict[str, str]:
+    """Each person's name ({person id: name}) as this device opens it from the event that
+    introduced them; a placeholder where it cannot (`placeholder`)."""
+    out = {}
+    for person in sorted(persons):
+        name = said(person, events[person], held).get("person") if person in events else None
+        out[person] = name if name_ok(name) else placeholder(person)
+    return out
+
+
+def space_name(events: dict[str, dict], root: str, held: dict[str, bytes]) -> str:
+    """The space's name as its create says it (opened with `held`); "" when unknown. (The
+    app shows the name this device keeps, from its invitation or its own create.)"""
+    name = said(root, events[root], held).get("name") if root in events else None
+    return name if name_ok(name) else ""
+
+
+def one_named(named: dict[str, str], wanted: str, space: str) -> str | None:
+    """The one person (their id) a name given by a person means among `named` ({person id:
+    name}); None when none; InputError when two people carry that name."""
+    wanted = " ".join(str(wanted).split())
+    found = sorted(p for p, n in named.items() if n == wanted)
+    if len(found) > 1:
+        raise InputError(
+            f"{len(found)} members are named {wanted[:100]!r} in the space {space!r}: name "
+            f"one by a device id (`mnemo space members {space}` lists them)"
+        )
+    return found[0] if found else None
