@@ -71,9 +71,9 @@ def test_a_shared_memory_reaches_the_other_member_with_its_author(homes, tmp_pat
     assert bob.spaces.shared([memory_id]) == {memory_id: "team"}
     assert [(o.kind, o.name) for o in got.origins] == [("space", "alice")]
     assert alice.spaces.id().startswith(got.origins[0].device)
-    # AND the folder holds neither text in the clear
+    # AND the folder holds neither text in the clear, nor the space's or a person's name
     data = folder_bytes(folder)
-    for words in (b"staging", b"5433", b"dentist", b"Tuesday"):
+    for words in (b"staging", b"5433", b"dentist", b"Tuesday", b"team", b"alice", b"bob"):
         assert words not in data
     # (nor base64 of them: the bodies are sealed, not encoded)
     assert b"staging" not in b"".join(
