@@ -104,7 +104,7 @@ class InviteDialog(_Form):
         self.device = QtWidgets.QLineEdit(objectName="inviteDevice")
         self.device.setPlaceholderText("44 letters, digits, + and /, ending in =")
         self.person = QtWidgets.QLineEdit(objectName="invitePerson")
-        self.person.setPlaceholderText("who uses it, e.g. bob")
+        self.person.setPlaceholderText("empty: a device of yours; or a new person, e.g. bob")
         self.form.addRow("Device id", self.device)
         self.form.addRow("Person", self.person)
         self.required(self.device)

@@ -193,7 +193,8 @@ class SpacesPage(QtWidgets.QWidget):
         else:
             for person in state["persons"]:
                 top = QtWidgets.QTreeWidgetItem([person["person"], ""])
-                top.setData(0, Qt.UserRole, ("person", person["person"]))
+                top.setData(0, Qt.UserRole, ("person", person["id"]))  # (by id: two people
+                # may carry one name; a name is only shown)
                 for device in person["devices"]:
                     label = "this device" if device["this"] else "a device"
                     child = QtWidgets.QTreeWidgetItem([label, device["id"]])
@@ -228,7 +229,7 @@ class SpacesPage(QtWidgets.QWidget):
         return [i for top in tops for i in [top] + [top.child(c) for c in range(top.childCount())]]
 
     def chosen_member(self) -> tuple[str, str] | None:
-        """The member selected: ("person", name) or ("id", device id); None when it cannot be
+        """The member selected: ("person", person id) or ("id", device id); None when it cannot be
         removed from here (this device, its person, one already gone)."""
         item = self.members.currentItem()
         return item.data(0, Qt.UserRole) if item is not None else None
@@ -353,7 +354,8 @@ class SpacesPage(QtWidgets.QWidget):
         if space is None or member is None:
             self._failed("Select another member of a space first.")
             return
-        who = member[1] if member[0] == "person" else f"the device {member[1][:12]}…"
+        shown = self.members.currentItem().text(0)
+        who = shown if member[0] == "person" else f"the device {member[1][:12]}…"
         if not self._sure(
             f"Remove {who} from {space['name']}?",
             f"The space's key changes: {who} reads nothing written in {space['name']} after "

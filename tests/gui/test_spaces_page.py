@@ -333,6 +333,26 @@ def test_a_device_id_that_is_not_one_is_refused_and_nobody_is_admitted(qtbot, al
     assert [p["person"] for p in state["persons"]] == ["alice"]
 
 
+def test_a_device_under_another_members_name_is_refused_in_one_line(qtbot, alice, bob, tmp_path):
+    from app.core.space.keys import DeviceKey
+
+    alice_page, bob_page = page_of(qtbot, alice), page_of(qtbot, bob)
+    team(qtbot, alice_page, bob_page, tmp_path / "shared" / "team")
+    # WHEN alice invites a device as bob's (the dialog goes through the engine's check)
+    dialog = alice_page.ask_invite()
+    dialog.device.setText(DeviceKey.new().public)
+    dialog.person.setText("bob")
+    with qtbot.waitSignal(alice_page.said, timeout=10_000) as said:
+        dialog.ok_button.click()
+    # THEN it is refused, one line, and nobody is admitted
+    assert _said_one_line(alice_page, said).startswith(
+        "bob is another member; a device of bob's must invite it"
+    )
+    state = ask(qtbot, alice, lambda e: e.spaces.members("team"))
+    shown = [(p["person"], len(p["devices"])) for p in state["persons"]]
+    assert shown == [("alice", 1), ("bob", 1)]
+
+
 def test_one_device_of_a_person_can_be_removed_by_its_row(qtbot, alice, bob, tmp_path, word_model):
     # GIVEN bob in the space on two devices (his second one a third home)
     alice_page, bob_page = page_of(qtbot, alice), page_of(qtbot, bob)
@@ -341,10 +361,10 @@ def test_one_device_of_a_person_can_be_removed_by_its_row(qtbot, alice, bob, tmp
     second = _worker(tmp_path, word_model, "bob-desktop")
     try:
         second_page = page_of(qtbot, second)
-        with qtbot.waitSignal(alice_page.said, timeout=10_000):
-            alice_page.invite("team", second_page.device_id.text(), "bob")
+        with qtbot.waitSignal(bob_page.said, timeout=10_000):  # (only a device of bob's
+            bob_page.invite("team", second_page.device_id.text())  # adds one of his)
         with qtbot.waitSignal(second_page.said, timeout=10_000):
-            second_page.join(alice_page.invitation.invitation, str(folder))
+            second_page.join(bob_page.invitation.invitation, str(folder))
         alice_page.refresh()
         qtbot.waitUntil(lambda: len(rows(alice_page.members)) == 5, timeout=10_000)
         assert rows(alice_page.list)[0][2] == "2 (3 devices)"
