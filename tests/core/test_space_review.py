@@ -246,6 +246,52 @@ def test_a_members_event_of_the_wrong_shape_is_refused_at_the_door_never_raises(
         record.keys_for(device, state)
 
 
+SEALED = keys.b64(b"n" * 60)  # (the door checks its shape; only members open it)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    kind=st.sampled_from(["create", "admit", "remove", "rotate", "leave"]),
+    field=st.sampled_from(
+        ["sealed", "under", "new", "name", "person", "at", "keys", "device", "epoch", "upto"]
+    ),
+    value=JSON,
+)
+def test_a_version_2_event_of_the_wrong_shape_is_refused_at_the_door_never_raises(
+    space, kind, field, value
+):
+    # GIVEN a version 2 event (names and time sealed) by a member, one field any JSON
+    epoch = space.fold().epoch
+    fields = {k: v for k, v in well_made(space, kind).items() if k not in ("name", "person")} | {
+        "sealed": SEALED,
+        "under": epoch,
+    }
+    if kind == "admit":
+        fields["new"] = True
+    event = {
+        "v": 2,
+        "space": space.space,
+        "kind": kind,
+        "author": CAROL.public,
+        "parents": space.heads(),
+        **fields,
+        field: value,
+    }
+    record = copy(space)
+    try:
+        record.add(CAROL.sign(event, EVENT))
+    except InputError:
+        return
+    # THEN what is taken folds, heads, opens keys and names without a fault
+    state = record.fold()
+    record.heads(state)
+    for device in (ALICE, BOB, CAROL, MALLORY):
+        record.keys_for(device, state)
+        record.names(device, state)
+
+
 def test_the_reviewers_crashing_leave_is_refused_at_the_door(space):
     # a member's leave with `keys` a string: every device's keys_for called .get on it
     event = CAROL.sign(
