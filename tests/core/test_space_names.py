@@ -177,11 +177,9 @@ def test_a_version_1_record_folds_as_before_names_in_the_clear():
     assert state.name == "team" and not state.refused
     names = record.names(B, state)
     grouped = sorted((names[p], sorted(ds)) for p, ds in state.persons().items())
-    assert grouped == [
-        ("alice", sorted([A.public, C.public])),
-        ("alice", [D.public]),
-        ("bob", [B.public]),
-    ]
+    assert grouped == sorted(
+        [("alice", sorted([A.public, C.public])), ("alice", [D.public]), ("bob", [B.public])]
+    )
     # AND a version 2 event follows on, sealed under the same epoch's key
     record.admit(A, keys.DeviceKey.new().public, "erin")
     assert "erin" in record.names(A).values()

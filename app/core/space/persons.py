@@ -101,6 +101,20 @@ def space_name(events: dict[str, dict], root: str, held: dict[str, bytes]) -> st
     return name if name_ok(name) else ""
 
 
+def invited(named: dict[str, str], members: set[str], mine: str, person: str | None):
+    """The new person an invitation admits (their name), or None: a device of this device's
+    own person (`mine`; no name given, or its own). InputError when the name is another
+    member person's (only their devices add theirs: review of issue 45)."""
+    if person is None or person == named.get(mine):
+        return None
+    if person in (named.get(p) for p in members):
+        raise InputError(
+            f"{person} is another member; a device of {person}'s must invite it (or give "
+            "this person another name); nothing was written"
+        )
+    return person
+
+
 def one_named(named: dict[str, str], wanted: str, space: str) -> str | None:
     """The one person (their id) a name given by a person means among `named` ({person id:
     name}); None when none; InputError when two people carry that name."""

@@ -140,13 +140,7 @@ class Spaces:
         state = self._member(entry, record)
         named = self._names(entry, record, state)
         mine = state.members[self.device.public]
-        if person is None or person == named[mine]:
-            person = None  # (a device of this device's own person)
-        elif person in (named[p] for p in set(state.members.values())):
-            raise InputError(
-                f"{person} is another member; a device of {person}'s must invite it (or give "
-                "this person another name); nothing was written"
-            )
+        person = persons.invited(named, set(state.members.values()), mine, person)
         if to in state.members:
             raise InputError(
                 f"that device is already a member of the space {entry['name']!r} (its "
