@@ -115,14 +115,35 @@ def invited(named: dict[str, str], members: set[str], mine: str, person: str | N
     return person
 
 
-def one_named(named: dict[str, str], wanted: str, space: str) -> str | None:
+def meant(members: dict[str, str], named: dict[str, str], member: str, space: str) -> list[str]:
+    """The member devices `member` means ([] when none): a device id, a person's id (all
+    their devices) or a person's name when no other member carries it (`one_named`);
+    `members`: device → person id."""
+    wanted = "".join(str(member).split())
+    if wanted in members:
+        return [wanted]
+    devices: dict[str, list[str]] = {}
+    for device, person in sorted(members.items()):
+        devices.setdefault(person, []).append(device)
+    if wanted not in devices:
+        wanted = one_named({p: named[p] for p in devices}, member, space, devices) or ""
+    return devices.get(wanted, [])
+
+
+def one_named(
+    named: dict[str, str], wanted: str, space: str, devices: dict[str, list[str]] | None = None
+) -> str | None:
     """The one person (their id) a name given by a person means among `named` ({person id:
-    name}); None when none; InputError when two people carry that name."""
+    name}); None when none; InputError when two people carry that name, naming each one's
+    devices (`devices`: person id → device ids) and their person ids."""
     wanted = " ".join(str(wanted).split())
     found = sorted(p for p, n in named.items() if n == wanted)
     if len(found) > 1:
+        each = "; ".join(
+            f"person {p} (devices {', '.join((devices or {}).get(p, [])) or '?'})" for p in found
+        )
         raise InputError(
             f"{len(found)} members are named {wanted[:100]!r} in the space {space!r}: name "
-            f"one by a device id (`mnemo space members {space}` lists them)"
+            f"one by its person id or a device id: {each}"
         )
     return found[0] if found else None

@@ -257,13 +257,7 @@ class Spaces:
         record, _ = self._read(entry)
         state = self._member(entry, record)
         named = self._names(entry, record, state)
-        wanted = "".join(member.split())
-        if wanted in state.members:
-            devices = [wanted]
-        else:
-            mine = {p: named[p] for p in set(state.members.values())}
-            person = wanted if wanted in mine else persons.one_named(mine, member, entry["name"])
-            devices = sorted(d for d, p in state.members.items() if p == person)
+        devices = persons.meant(state.members, named, member, entry["name"])
         if not devices:
             raise InputError(
                 f"no member {member.strip()[:100]!r} in the space {entry['name']!r} (`mnemo "
