@@ -210,7 +210,12 @@ class SpacesPage(QtWidgets.QWidget):
             devices = sum(len(p["devices"]) for p in persons)
             count = str(len(persons)) + (f" ({devices} devices)" if devices > len(persons) else "")
             item = QtWidgets.QTreeWidgetItem(
-                [space["name"], space["folder"], count if state else "?", standing(space)]
+                [
+                    space["name"],
+                    shown_folder(space["folder"]),
+                    count if state else "?",
+                    standing(space),
+                ]
             )
             item.setData(0, Qt.UserRole, space["id"])
             item.setToolTip(1, space["folder"])
@@ -546,6 +551,15 @@ def _details(state: dict) -> list[str]:
     for problem in state["problems"][:5]:
         lines.append(f"Skipped: {problem}")
     return lines
+
+
+def shown_folder(folder: str) -> str:
+    """A space's folder as its person reads it: one under their home as ~/… (the tooltip
+    keeps the whole path)."""
+    try:
+        return str(Path("~") / Path(folder).relative_to(Path.home()))
+    except (ValueError, RuntimeError):  # (not under the home; no home known)
+        return folder
 
 
 def _folder(text: str) -> Path | None:
