@@ -152,6 +152,7 @@ class SpacesPage(QtWidgets.QWidget):
         self.held.setHeaderLabels(["Member", "Memories", "Some of them"])
         self.held.setRootIsDecorated(False)
         self.held.setMinimumHeight(50)
+        self.held.setMaximumHeight(self.held.fontMetrics().height() * 6)  # (a row per member)
         self.held.currentItemChanged.connect(lambda *_: self._enable())
         self.apply_button = QtWidgets.QPushButton("Apply", objectName="spacesApplyRemovals")
         self.apply_button.setToolTip(
@@ -291,6 +292,7 @@ class SpacesPage(QtWidgets.QWidget):
             )
             item = QtWidgets.QTreeWidgetItem([one["member"], str(one["memories"]), titles])
             item.setData(0, Qt.UserRole, (one["member"], one["memories"]))
+            item.setToolTip(2, "\n".join(one["titles"]))
             self.held.addTopLevelItem(item)
         if held:
             self.held.setCurrentItem(self.held.topLevelItem(0))
