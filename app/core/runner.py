@@ -90,6 +90,11 @@ class Listener:
         """A pass over the team spaces ran here (`Spaces.sync_all`): each space's report
         (who joined since the last pass, what arrived, problems said once)."""
 
+    def removals_held(self, held: list[dict]) -> None:
+        """Removals en masse in a team space wait for a person, not told of before here
+        (`Spaces.held_now`: {"space", "member", "memories", "hold"}), whichever process's
+        pass held them."""
+
 
 def _thread(target: Callable[[], None], name: str) -> Any:
     thread = threading.Thread(target=target, name=name, daemon=True)
@@ -124,6 +129,7 @@ class Runner:
         self._sync_asked = False  # a person asked for a pass (runs here, owner or not)
         self._space_mark: tuple = ()  # `Spaces.mark` as the last pass over the spaces left it
         self._space_problem = ""  # why the last one could not run, said once
+        self._holds_told: set[str] = set()  # the removals held in spaces, told of once
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
         self._order = itertools.count()
         self._latest: dict[str, concurrent.futures.Future] = {}
@@ -292,6 +298,7 @@ class Runner:
             self._sync_if_due(owner)
             if owner:
                 self._spaces_if_due()
+            self._tell_held_removals()
         except Exception:
             log.exception("a background look failed")
 
@@ -530,6 +537,20 @@ class Runner:
             self.listener.written_elsewhere(self._read_journal() or [Change("content")])
             if self.model_id:
                 self.backfill()
+
+    def _tell_held_removals(self) -> None:
+        """Tell the listener of each removal en masse held in a space that it was not told
+        of: read from the database, so whichever process's pass held it (this one's, an
+        MCP server's, `mnemo space sync`); once while it waits, again when it grows."""
+        try:
+            held = self.engine.spaces.held_now()
+        except MnemoError as exc:
+            log.info("cannot read the removals held in the spaces: %s", exc)
+            return
+        new = [h for h in held if h["hold"] not in self._holds_told]
+        self._holds_told = {h["hold"] for h in held}
+        if new:
+            self.listener.removals_held(new)
 
     def _tell_pass(self, summary: dict) -> None:
         """Tell the listener of a pass made here, and the other processes when this one

@@ -1,7 +1,8 @@
 """What the tray says of sync and what it tells a person: the line "Synced at 14:02" (or why
 sync cannot run), the menu of the other devices and what waits, a notification when a device
 waits for approval, removals are held or a memory was edited on two devices apart (each said
-once), and a watch on the sync folder so what arrives is applied within a moment."""
+once), and a watch on the sync folder so what arrives is applied within a moment. Team
+spaces: a notification when someone joins one, or a member's removals en masse are held."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ class SyncTray:
         self._watch.directoryChanged.connect(lambda _: self._soon.start())
         self._watch.fileChanged.connect(lambda _: self._soon.start())
         app.worker.spacesMoved.connect(self.on_spaces)
+        app.worker.spacesHeld.connect(self.on_removals_held)
 
     def watch_folder(self) -> None:
         """Watch the sync folder's device folders and each device's newest log (new files
@@ -118,10 +120,26 @@ class SyncTray:
                 action=("Settings → Spaces", self._show_spaces),
             )
 
-    def _show_spaces(self) -> None:
+    def on_removals_held(self, held: list[dict]) -> None:
+        """A member's removals en masse wait in a team space: said once per hold (the
+        runner tells each new one, whichever process's pass held it); decided in Settings →
+        Spaces."""
+        for one in held:
+            count = one["memories"]
+            self.app.notify(
+                "Removals held in a team space",
+                f"{one['member']}'s removal of {count} shared memor{'ies' if count > 1 else 'y'} "
+                f"in {one['space']!r} is held: nothing left your view. Open Settings → Spaces "
+                "to decide.",
+                action=("Settings → Spaces", lambda space=one["space"]: self._show_spaces(space)),
+            )
+
+    def _show_spaces(self, space: str | None = None) -> None:
         self.app.show_settings()
         dialog = self.app.settings_dialog
         dialog.tabs.setCurrentWidget(dialog.spaces)
+        if space is not None:
+            dialog.spaces.choose(space)
 
     def ask_details(self) -> None:
         self._details_at = time.monotonic()

@@ -75,6 +75,7 @@ class Worker(QtCore.QObject, Listener):
     changedElsewhere = Signal()  # another process (the CLI, an agent) wrote, not only a use
     syncMoved = Signal(object)  # a sync pass ran: its summary, a new dict (`Listener.synced`)
     spacesMoved = Signal(object)  # a pass over the team spaces ran: the reports, a new list
+    spacesHeld = Signal(object)  # removals held in a team space, not told before: a new list
 
     def __init__(
         self, engine_factory: Callable[[], Engine] = Engine, parent=None, start: bool = True
@@ -131,6 +132,9 @@ class Worker(QtCore.QObject, Listener):
 
     def spaces_moved(self, reports: list[dict]) -> None:  # Listener
         self.spacesMoved.emit([dict(r) for r in reports])
+
+    def removals_held(self, held: list[dict]) -> None:  # Listener
+        self.spacesHeld.emit([dict(h) for h in held])
 
     def settings_taken(self, keys: list[str]) -> None:  # Listener
         self.settingsChanged.emit(",".join(keys))

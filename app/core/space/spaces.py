@@ -516,6 +516,14 @@ class Spaces:
         person = self._held_member(name, member)
         return self._sharing.keep(self._space(name)["id"], person)
 
+    def held_now(self) -> list[dict]:
+        """Every member's removals held in this device's spaces ({"space": its name,
+        "member", "memories", "hold": names one hold, another once it grows or after a
+        decision}), for the app to say each once (`Runner`); one query when none waits."""
+        held = self._sharing.all_held()
+        names = {i: e["name"] for i, e in self._load().items()} if held else {}
+        return [{**h, "space": names[h["space"]]} for h in held if h["space"] in names]
+
     def _held_member(self, name: str, member: str) -> str:
         entry = self._space(name)
         person = " ".join(str(member).split())
