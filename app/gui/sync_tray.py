@@ -30,7 +30,7 @@ class SyncTray:
         self._soon.timeout.connect(app.worker.runner.look_soon)
         self._watch.directoryChanged.connect(lambda _: self._soon.start())
         self._watch.fileChanged.connect(lambda _: self._soon.start())
-        app.worker.spacesMoved.connect(self.on_spaces)
+        app.worker.spacesJoined.connect(self.on_joined)
         app.worker.spacesHeld.connect(self.on_removals_held)
 
     def watch_folder(self) -> None:
@@ -105,19 +105,19 @@ class SyncTray:
                 action=("Review", self.app.show_conflicts),
             )
 
-    def on_spaces(self, reports: list[dict]) -> None:
-        """A pass over the team spaces ran: who joined one since the last pass is said
-        (each once: the core keeps what it told of)."""
-        for report in reports:
-            joined = report.get("joined") or []
-            if not joined:
-                continue
-            names = ", ".join(j["person"] or j["device"][:12] for j in joined)
+    def on_joined(self, joined: list[dict]) -> None:
+        """Devices joined a team space: said once, by space (the runner tells each join
+        once, whichever process's pass saw it)."""
+        spaces: dict[str, list[dict]] = {}
+        for one in joined:
+            spaces.setdefault(one["space"], []).append(one)
+        for space, ones in spaces.items():
+            names = ", ".join(dict.fromkeys(j["person"] or j["device"][:12] for j in ones))
             self.app.notify(
                 "Someone joined a team space",
-                f"{names} {'is' if len(joined) == 1 else 'are'} now in the space "
-                f"{report['name']!r}: what its members share reaches them too.",
-                action=("Settings → Spaces", self._show_spaces),
+                f"{names} {'is' if len(ones) == 1 else 'are'} now in the space "
+                f"{space!r}: what its members share reaches them too.",
+                action=("Settings → Spaces", lambda space=space: self._show_spaces(space)),
             )
 
     def on_removals_held(self, held: list[dict]) -> None:

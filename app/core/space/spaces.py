@@ -19,6 +19,7 @@ import getpass
 import json
 import logging
 import os
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,6 +39,8 @@ log = logging.getLogger(__name__)
 META = "spaces"  # this device's spaces, by id (JSON)
 MAX_NAME = 100
 MAX_SAID = 1000  # problems remembered as said, per space
+MAX_JOINS = 50  # joins remembered for the app to tell, per space
+NEWS_S = 7 * 86400  # (and for how long)
 
 
 def _name(text: str, what: str) -> str:
@@ -542,18 +545,32 @@ class Spaces:
         known = entry.get("known")
         if known == now:
             return []
+        me = self.device.public
+        joined = [
+            {"device": d, "person": persons.get(d, "")}
+            for d in now
+            if known is not None and d not in set(known) and d != me
+        ]
+        at = time.time()
         with self._db.write():
             spaces = self._load()
             if entry["id"] in spaces:
                 spaces[entry["id"]]["known"] = now
+                told = [j for j in spaces[entry["id"]].get("joins", []) if j["at"] > at - NEWS_S]
+                told += [{**j, "at": at} for j in joined]
+                spaces[entry["id"]]["joins"] = told[-MAX_JOINS:]
                 self._store(spaces)
-        if known is None:
-            return []
-        me = self.device.public
+        return joined
+
+    def joined_since(self, at: float) -> list[dict]:
+        """Who joined a space after `at` (a time), as this device's passes saw them,
+        whichever process made them ({"space": its name, "device", "person", "at"}): for
+        the app to tell each once (`Runner`)."""
         return [
-            {"device": d, "person": persons.get(d, "")}
-            for d in now
-            if d not in set(known) and d != me
+            {**one, "space": entry["name"]}
+            for entry in self._load().values()
+            for one in entry.get("joins", [])
+            if one["at"] > at
         ]
 
     def _new_problems(self, entry: dict, problems: list[str]) -> list[str]:
