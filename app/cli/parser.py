@@ -514,8 +514,10 @@ def _space_commands(sub) -> None:
     q = actions.add_parser("leave", help="this device leaves the space")
     q.add_argument("name", metavar="NAME")
     q.set_defaults(func=space.leave)
-    q = actions.add_parser("sync", help="send this device's shared changes, take the members'")
-    q.add_argument("name", metavar="NAME")
+    q = actions.add_parser(
+        "sync", help="send this device's shared changes, take the members' (every space: no NAME)"
+    )
+    q.add_argument("name", metavar="NAME", nargs="?", default=None)
     q.add_argument("--json", action="store_true", help="as JSON")
     q.set_defaults(func=space.sync)
     q = actions.add_parser(

@@ -177,14 +177,28 @@ def leave(args: Namespace) -> int:
 
 
 def sync(args: Namespace) -> int:
-    """mnemo space sync NAME [--json]"""
+    """mnemo space sync [NAME] [--json]: one space, or every space this device is in."""
     engine = _engine()
-    report = engine.spaces.sync(args.name)
-    if report["applied"]:
+    one = args.name is not None
+    reports = [engine.spaces.sync(args.name)] if one else engine.spaces.sync_all()
+    if any(report.get("applied") for report in reports):
         engine.backfill()  # (what arrived is found by meaning too)
+    failed = int(any("error" in report for report in reports))  # (a folder not read)
     if args.json:
-        print(json.dumps(report, indent=1))
-        return 0
+        print(json.dumps(reports[0] if one else reports, indent=1))
+        return failed
+    if not reports:
+        print("This device is not in any space (mnemo space create or join makes one).")
+    for report in reports:
+        if "error" in report:
+            say(f"space {report['name']!r}: {report['error']}")
+        else:
+            _said(report)
+    return failed
+
+
+def _said(report: dict) -> None:
+    """What one space's pass did, said as `space sync` says it."""
     print(
         f"Space {report['name']!r}: sent {report['sent']}, took {report['applied']}, "
         f"withdrawn {report['withdrawn']}."
@@ -214,7 +228,6 @@ def sync(args: Namespace) -> int:
             f"space {report['name']!r}: {count} memor{'y' if count == 1 else 'ies'} not sent "
             "(holding a secret), said at an earlier pass"
         )
-    return 0
 
 
 def set_(args: Namespace) -> int:

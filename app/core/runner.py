@@ -86,9 +86,15 @@ class Listener:
     def settings_taken(self, keys: list[str]) -> None:
         """Settings another process saved were taken."""
 
-    def spaces_moved(self, reports: list[dict]) -> None:
-        """A pass over the team spaces ran here (`Spaces.sync_all`): each space's report
-        (who joined since the last pass, what arrived, problems said once)."""
+    def members_joined(self, joined: list[dict]) -> None:
+        """Devices joined a team space since this process started, not told of before here
+        (`Spaces.joined_since`: {"space", "device", "person", "at"}), whichever process's
+        pass saw them."""
+
+    def removals_held(self, held: list[dict]) -> None:
+        """Removals en masse in a team space wait for a person, not told of before here
+        (`Spaces.held_now`: {"space", "member", "memories", "hold"}), whichever process's
+        pass held them."""
 
 
 def _thread(target: Callable[[], None], name: str) -> Any:
@@ -124,6 +130,8 @@ class Runner:
         self._sync_asked = False  # a person asked for a pass (runs here, owner or not)
         self._space_mark: tuple = ()  # `Spaces.mark` as the last pass over the spaces left it
         self._space_problem = ""  # why the last one could not run, said once
+        self._holds_told: set[str] = set()  # the removals held in spaces, told of once
+        self._joins_told = self._born  # the last join into a space told of (its time)
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
         self._order = itertools.count()
         self._latest: dict[str, concurrent.futures.Future] = {}
@@ -292,6 +300,7 @@ class Runner:
             self._sync_if_due(owner)
             if owner:
                 self._spaces_if_due()
+            self._tell_space_news()
         except Exception:
             log.exception("a background look failed")
 
@@ -525,11 +534,29 @@ class Runner:
                 log.info("team spaces: %s", exc)
             return
         self._space_problem = ""
-        self.listener.spaces_moved(reports)
         if any(r.get("applied") or r.get("withdrawn") for r in reports):
             self.listener.written_elsewhere(self._read_journal() or [Change("content")])
             if self.model_id:
                 self.backfill()
+
+    def _tell_space_news(self) -> None:
+        """Tell the listener of each removal en masse held in a space and each device that
+        joined one, not told of before: read from the database, so whichever process's
+        pass saw it (this one's, an MCP server's, `mnemo space sync`); a hold once while it
+        waits, again when it grows; a join once, if it came after this process started."""
+        try:
+            held = self.engine.spaces.held_now()
+            joined = self.engine.spaces.joined_since(self._joins_told)
+        except MnemoError as exc:
+            log.info("cannot read the news of the spaces: %s", exc)
+            return
+        new = [h for h in held if h["hold"] not in self._holds_told]
+        self._holds_told = {h["hold"] for h in held}
+        if new:
+            self.listener.removals_held(new)
+        if joined:
+            self._joins_told = max(j["at"] for j in joined)
+            self.listener.members_joined(joined)
 
     def _tell_pass(self, summary: dict) -> None:
         """Tell the listener of a pass made here, and the other processes when this one

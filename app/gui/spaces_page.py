@@ -1,6 +1,7 @@
 """Settings → Spaces: the dialog's face of `mnemo space id | list | create | invite | join |
-members | remove | leave` (issue 45, ADR 0026). This device's id as text and a QR code; the
-spaces it is in and, for the one selected, its members as its folder says now. Every call
+members | remove | leave | removals` (issue 45, ADR 0026). This device's id as text and a QR
+code; the spaces it is in and, for the one selected, its members as its folder says now and
+the removals en masse held for a person (Apply, Keep mine). Every call
 to `engine.spaces` runs on the engine thread (the worker); a refusal (the core's message)
 is one line in the page, and nothing changed."""
 
@@ -25,9 +26,11 @@ def overview(engine) -> dict:
     listed = []
     for space in spaces.list():
         try:
-            listed.append({**space, "state": spaces.members(space["name"]), "problem": ""})
+            state = spaces.members(space["name"])
+            held = spaces.removals(space["name"])
+            listed.append({**space, "state": state, "held": held, "problem": ""})
         except MnemoError as exc:
-            listed.append({**space, "state": None, "problem": str(exc)})
+            listed.append({**space, "state": None, "held": [], "problem": str(exc)})
     return {"id": spaces.id(), "spaces": listed}
 
 
@@ -53,6 +56,7 @@ class SpacesPage(QtWidgets.QWidget):
         self.worker = worker
         self.spaces: list[dict] = []  # as last read (`overview`)
         self.invitation: InvitationDialog | None = None  # the last invitation shown
+        self.wanted: str | None = None  # a space to select once the spaces are read (`choose`)
         about = QtWidgets.QLabel(
             "A space shares chosen memories with named people through a folder of its own "
             "(Syncthing, or any folder sync), end to end encrypted, with no server. Its members "
@@ -117,6 +121,7 @@ class SpacesPage(QtWidgets.QWidget):
         below_members = QtWidgets.QHBoxLayout()  # (what the fold said, beside the button)
         below_members.addWidget(self.details, 1)
         below_members.addWidget(self.remove_button, 0, Qt.AlignTop)
+        self.held_box = self._held_box()
         self.status = QtWidgets.QLabel(objectName="spacesStatus")
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.PlainText)
@@ -131,12 +136,54 @@ class SpacesPage(QtWidgets.QWidget):
         layout.addWidget(QtWidgets.QLabel("<b>Members of the space selected</b>"))
         layout.addWidget(self.members, 2)
         layout.addLayout(below_members)
+        layout.addWidget(self.held_box)
         layout.addWidget(self.status)
         # What other members did arrives through the folder: read it again while shown
         self._look_again = QtCore.QTimer(self, interval=LOOK_AGAIN_MS)
         self._look_again.timeout.connect(self.refresh)
         self._enable()
         self.refresh()
+
+    def _held_box(self) -> QtWidgets.QWidget:
+        """The removals en masse held in the space selected, by member: Apply, Keep mine
+        (`mnemo space removals NAME apply|keep MEMBER`); shown only while some wait."""
+        box = QtWidgets.QWidget(objectName="spacesHeldBox")
+        self.held = QtWidgets.QTreeWidget(objectName="spacesHeld")
+        self.held.setHeaderLabels(["Member", "Memories", "Some of them"])
+        self.held.setRootIsDecorated(False)
+        self.held.setMinimumHeight(50)
+        self.held.setMaximumHeight(self.held.fontMetrics().height() * 6)  # (a row per member)
+        self.held.currentItemChanged.connect(lambda *_: self._enable())
+        self.apply_button = QtWidgets.QPushButton("Apply", objectName="spacesApplyRemovals")
+        self.apply_button.setToolTip(
+            "Let them through: these memories go to your trash here (you can restore them)"
+        )
+        self.keep_button = QtWidgets.QPushButton("Keep mine", objectName="spacesKeepRemovals")
+        self.keep_button.setToolTip(
+            "Keep your copies here: no longer shared, yours (nothing is sent to the others)"
+        )
+        self.apply_button.clicked.connect(self.apply_removals)
+        self.keep_button.clicked.connect(self.keep_removals)
+        about = QtWidgets.QLabel(
+            "A member would withdraw or trash many of the memories here at once: none of them "
+            "left your view. Apply lets them go (to your trash); Keep mine keeps your copies, "
+            "no longer shared."
+        )
+        about.setWordWrap(True)
+        buttons = QtWidgets.QVBoxLayout()
+        buttons.addWidget(self.apply_button)
+        buttons.addWidget(self.keep_button)
+        buttons.addStretch(1)
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(self.held, 1)
+        row.addLayout(buttons)
+        layout = QtWidgets.QVBoxLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(QtWidgets.QLabel("<b>Removals held for you</b>"))
+        layout.addWidget(about)
+        layout.addLayout(row)
+        box.hide()
+        return box
 
     # ---- state ---------------------------------------------------------------------
     def refresh(self) -> None:
@@ -150,6 +197,9 @@ class SpacesPage(QtWidgets.QWidget):
             self.qr.setPixmap(qr_pixmap(seen["id"], 3))
         chosen = self.selected()
         chosen_id = chosen["id"] if chosen else None
+        if self.wanted is not None:  # (a notification named it)
+            wanted = [s["id"] for s in seen["spaces"] if s["name"] == self.wanted]
+            chosen_id, self.wanted = (wanted or [chosen_id])[0], None
         was = self.members.currentItem()  # (kept selected when it is still there)
         kept = (was.text(0), was.text(1)) if was is not None else None
         self.spaces = seen["spaces"]
@@ -161,7 +211,12 @@ class SpacesPage(QtWidgets.QWidget):
             devices = sum(len(p["devices"]) for p in persons)
             count = str(len(persons)) + (f" ({devices} devices)" if devices > len(persons) else "")
             item = QtWidgets.QTreeWidgetItem(
-                [space["name"], space["folder"], count if state else "?", standing(space)]
+                [
+                    space["name"],
+                    shown_folder(space["folder"]),
+                    count if state else "?",
+                    standing(space),
+                ]
             )
             item.setData(0, Qt.UserRole, space["id"])
             item.setToolTip(1, space["folder"])
@@ -175,6 +230,11 @@ class SpacesPage(QtWidgets.QWidget):
             self.list.resizeColumnToContents(column)
         self._show_members(kept)
         self.shown.emit()
+
+    def choose(self, name: str) -> None:
+        """Select the space `name` once the spaces are read again (now)."""
+        self.wanted = name
+        self.refresh()
 
     def selected(self) -> dict | None:
         """The space selected in the list, as last read."""
@@ -221,7 +281,30 @@ class SpacesPage(QtWidgets.QWidget):
             for column in range(2):
                 self.members.resizeColumnToContents(column)
             self.details.setText("\n".join(_details(state)))
+        self._show_held(space["held"] if space else [])
         self._enable()
+
+    def _show_held(self, held: list[dict]) -> None:
+        """The removals held in the space selected: a row per member (the first chosen)."""
+        self.held.clear()
+        for one in held:
+            titles = "; ".join(one["titles"]) + (
+                "; …" if one["memories"] > len(one["titles"]) else ""
+            )
+            item = QtWidgets.QTreeWidgetItem([one["member"], str(one["memories"]), titles])
+            item.setData(0, Qt.UserRole, (one["member"], one["memories"]))
+            item.setToolTip(2, "\n".join(one["titles"]))
+            self.held.addTopLevelItem(item)
+        if held:
+            self.held.setCurrentItem(self.held.topLevelItem(0))
+            for column in range(2):
+                self.held.resizeColumnToContents(column)
+        self.held_box.setVisible(bool(held))
+
+    def chosen_held(self) -> tuple[str, int] | None:
+        """The member whose held removals are selected, and how many: (person, count)."""
+        item = self.held.currentItem()
+        return item.data(0, Qt.UserRole) if item is not None else None
 
     def member_items(self) -> list[QtWidgets.QTreeWidgetItem]:
         """Every row of the members list: each person, then their devices; the removed."""
@@ -240,6 +323,8 @@ class SpacesPage(QtWidgets.QWidget):
         self.invite_button.setEnabled(member)
         self.leave_button.setEnabled(space is not None)
         self.remove_button.setEnabled(member and self.chosen_member() is not None)
+        self.apply_button.setEnabled(self.chosen_held() is not None)
+        self.keep_button.setEnabled(self.chosen_held() is not None)
 
     def _failed(self, message: str) -> None:
         line = " ".join(str(message).split())  # one line, whatever the message holds
@@ -253,6 +338,7 @@ class SpacesPage(QtWidgets.QWidget):
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt API
         self._look_again.start()
+        self.refresh()  # (opened from a notification: what waits now)
         super().showEvent(event)
 
     def hideEvent(self, event) -> None:  # noqa: N802 - Qt API
@@ -401,6 +487,41 @@ class SpacesPage(QtWidgets.QWidget):
             INTERACTIVE,
         )
 
+    def apply_removals(self) -> None:
+        """Let the selected member's held removals through: into the trash here (a pass)."""
+        space, chosen = self.selected(), self.chosen_held()
+        if space is None or chosen is None:
+            self._failed("Select a member's held removals first.")
+            return
+        name, (person, count) = space["name"], chosen
+        self.worker.call(
+            lambda e: e.spaces.apply_removals(name, person),
+            lambda _report: self._done(
+                f"{count} memories {person} withdrew or trashed went to your trash here (the "
+                "manager's trash brings one back)."
+            ),
+            self._failed,
+            INTERACTIVE,
+            writes=True,
+        )
+
+    def keep_removals(self) -> None:
+        """Refuse the selected member's held removals: the copies stay here, unshared."""
+        space, chosen = self.selected(), self.chosen_held()
+        if space is None or chosen is None:
+            self._failed("Select a member's held removals first.")
+            return
+        name, person = space["name"], chosen[0]
+        self.worker.call(
+            lambda e: e.spaces.keep_removals(name, person),
+            lambda kept: self._done(
+                f"Kept {kept} memories of {person} here: no longer shared, yours now."
+            ),
+            self._failed,
+            INTERACTIVE,
+            writes=True,
+        )
+
     def _sure(self, title: str, text: str) -> bool:
         answer = QtWidgets.QMessageBox.question(self, title, text)
         return answer == QtWidgets.QMessageBox.Yes
@@ -434,6 +555,15 @@ def _details(state: dict) -> list[str]:
     for problem in state["problems"][:5]:
         lines.append(f"Skipped: {problem}")
     return lines
+
+
+def shown_folder(folder: str) -> str:
+    """A space's folder as its person reads it: one under their home as ~/… (the tooltip
+    keeps the whole path)."""
+    try:
+        return str(Path("~") / Path(folder).relative_to(Path.home()))
+    except (ValueError, RuntimeError):  # (not under the home; no home known)
+        return folder
 
 
 def _folder(text: str) -> Path | None:

@@ -1,7 +1,8 @@
 """What the tray says of sync and what it tells a person: the line "Synced at 14:02" (or why
 sync cannot run), the menu of the other devices and what waits, a notification when a device
 waits for approval, removals are held or a memory was edited on two devices apart (each said
-once), and a watch on the sync folder so what arrives is applied within a moment."""
+once), and a watch on the sync folder so what arrives is applied within a moment. Team
+spaces: a notification when someone joins one, or a member's removals en masse are held."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ class SyncTray:
         self._soon.timeout.connect(app.worker.runner.look_soon)
         self._watch.directoryChanged.connect(lambda _: self._soon.start())
         self._watch.fileChanged.connect(lambda _: self._soon.start())
-        app.worker.spacesMoved.connect(self.on_spaces)
+        app.worker.spacesJoined.connect(self.on_joined)
+        app.worker.spacesHeld.connect(self.on_removals_held)
 
     def watch_folder(self) -> None:
         """Watch the sync folder's device folders and each device's newest log (new files
@@ -103,25 +105,41 @@ class SyncTray:
                 action=("Review", self.app.show_conflicts),
             )
 
-    def on_spaces(self, reports: list[dict]) -> None:
-        """A pass over the team spaces ran: who joined one since the last pass is said
-        (each once: the core keeps what it told of)."""
-        for report in reports:
-            joined = report.get("joined") or []
-            if not joined:
-                continue
-            names = ", ".join(j["person"] or j["device"][:12] for j in joined)
+    def on_joined(self, joined: list[dict]) -> None:
+        """Devices joined a team space: said once, by space (the runner tells each join
+        once, whichever process's pass saw it)."""
+        spaces: dict[str, list[dict]] = {}
+        for one in joined:
+            spaces.setdefault(one["space"], []).append(one)
+        for space, ones in spaces.items():
+            names = ", ".join(dict.fromkeys(j["person"] or j["device"][:12] for j in ones))
             self.app.notify(
                 "Someone joined a team space",
-                f"{names} {'is' if len(joined) == 1 else 'are'} now in the space "
-                f"{report['name']!r}: what its members share reaches them too.",
-                action=("Settings → Spaces", self._show_spaces),
+                f"{names} {'is' if len(ones) == 1 else 'are'} now in the space "
+                f"{space!r}: what its members share reaches them too.",
+                action=("Settings → Spaces", lambda space=space: self._show_spaces(space)),
             )
 
-    def _show_spaces(self) -> None:
+    def on_removals_held(self, held: list[dict]) -> None:
+        """A member's removals en masse wait in a team space: said once per hold (the
+        runner tells each new one, whichever process's pass held it); decided in Settings →
+        Spaces."""
+        for one in held:
+            count = one["memories"]
+            self.app.notify(
+                "Removals held in a team space",
+                f"{one['member']}'s removal of {count} shared memor{'ies' if count > 1 else 'y'} "
+                f"in {one['space']!r} is held: nothing left your view. Open Settings → Spaces "
+                "to decide.",
+                action=("Settings → Spaces", lambda space=one["space"]: self._show_spaces(space)),
+            )
+
+    def _show_spaces(self, space: str | None = None) -> None:
         self.app.show_settings()
         dialog = self.app.settings_dialog
         dialog.tabs.setCurrentWidget(dialog.spaces)
+        if space is not None:
+            dialog.spaces.choose(space)
 
     def ask_details(self) -> None:
         self._details_at = time.monotonic()

@@ -74,7 +74,8 @@ class Worker(QtCore.QObject, Listener):
     settingsChanged = Signal(str)  # comma-separated keys another process changed on disk
     changedElsewhere = Signal()  # another process (the CLI, an agent) wrote, not only a use
     syncMoved = Signal(object)  # a sync pass ran: its summary, a new dict (`Listener.synced`)
-    spacesMoved = Signal(object)  # a pass over the team spaces ran: the reports, a new list
+    spacesJoined = Signal(object)  # devices joined a team space: a new list, told once
+    spacesHeld = Signal(object)  # removals held in a team space, not told before: a new list
 
     def __init__(
         self, engine_factory: Callable[[], Engine] = Engine, parent=None, start: bool = True
@@ -129,8 +130,11 @@ class Worker(QtCore.QObject, Listener):
     def synced(self, summary: dict) -> None:  # Listener
         self.syncMoved.emit(dict(summary))
 
-    def spaces_moved(self, reports: list[dict]) -> None:  # Listener
-        self.spacesMoved.emit([dict(r) for r in reports])
+    def members_joined(self, joined: list[dict]) -> None:  # Listener
+        self.spacesJoined.emit([dict(j) for j in joined])
+
+    def removals_held(self, held: list[dict]) -> None:  # Listener
+        self.spacesHeld.emit([dict(h) for h in held])
 
     def settings_taken(self, keys: list[str]) -> None:  # Listener
         self.settingsChanged.emit(",".join(keys))

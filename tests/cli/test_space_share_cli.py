@@ -203,3 +203,20 @@ def test_space_sync_says_who_joined_since_the_last_pass(tmp_path):
     said = ok(alice, "space", "sync", "team")
     assert "carol is now in the space" in said
     assert "is now in the space" not in ok(alice, "space", "sync", "team")  # (once)
+
+
+def test_space_sync_without_a_name_passes_over_every_space(tmp_path):
+    alice, bob, _ = team(tmp_path)
+    ok(alice, "remember", "--space", "team", "The build cache lives on the NAS")
+    out = ok(bob, "space", "sync")  # (no NAME: every space this device is in)
+    assert "Space 'team': sent 0, took 1" in out
+    assert "build cache" in ok(bob, "recall", "build cache", "--mode", "keyword")
+    got = json.loads(ok(bob, "space", "sync", "--json"))
+    assert isinstance(got, list) and [one["name"] for one in got] == ["team"]
+
+
+def test_space_sync_without_a_name_and_no_space_says_so(tmp_path):
+    home = tmp_path / "lonely"
+    out = ok(home, "space", "sync")
+    assert "not in any space" in out
+    assert json.loads(ok(home, "space", "sync", "--json")) == []

@@ -5,10 +5,16 @@ member says so (`mnemo space removals NAME apply|keep MEMBER`)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
+from app.core.duties import Duties
 from app.core.engine import Engine
+from app.core.errors import NotFoundError
+from app.core.runner import Listener, Runner
 from app.core.sync.holding import HOLD_MIN
+from tests.conftest import wait
 
 WORDS = "amber birch cedar delta ember fjord garnet harbor indigo juniper kelp lotus".split()
 
@@ -124,3 +130,103 @@ def test_while_some_wait_that_members_next_removal_joins_them(homes, tmp_path):
     alice.spaces.sync("team")
     assert bob.spaces.sync("team")["held_removals"] == {"alice": len(ids)}  # (said again)
     assert trashed(bob, ids) == []
+
+
+# ---- the news of a hold, for the app (issue 45: a notification when a removal is held) --
+class Heard(Listener):
+    """What a runner told: each call of `removals_held`, as (space, member, count)."""
+
+    def __init__(self) -> None:
+        self.held: list[list[tuple]] = []
+        self.lock = threading.Lock()
+
+    def removals_held(self, held) -> None:
+        with self.lock:
+            self.held.append([(h["space"], h["member"], h["memories"]) for h in held])
+
+    def told(self) -> list[list[tuple]]:
+        with self.lock:
+            return list(self.held)
+
+
+def _runner(database, word_model, heard: Heard) -> Runner:
+    runner = Runner(
+        lambda: Engine(database=database, embedder=word_model),
+        listener=heard,
+        load_model=False,
+        kind="app",
+    )
+    runner.poll_s = 0.1
+    runner.start()
+    return runner
+
+
+def _text(runner: Runner, memory_id: str) -> str | None:
+    def read(e: Engine) -> str | None:
+        try:
+            return e.get(memory_id).text
+        except NotFoundError:
+            return None
+
+    return runner.submit(read).result(10)
+
+
+def test_a_hold_made_by_the_apps_own_pass_is_told_once_then_again_when_it_grows(
+    homes, tmp_path, word_model
+):
+    alice, _, ids = team(homes, tmp_path, HOLD_MIN + 1)
+    heard = Heard()
+    runner = _runner(tmp_path / "bob.db", word_model, heard)  # (Bob's app: the owner)
+    try:
+        # WHEN Alice trashes them all; Bob's app makes the pass that holds them
+        alice.forget(ids)
+        alice.spaces.sync("team")
+        wait(heard.told, 30, "the news of the hold")
+        # THEN it is told once, with the member and the count
+        assert heard.told() == [[("team", "alice", len(ids))]]
+        # AND a later pass (a new memory of Alice's arrives) does not tell it again
+        extra = alice.remember("The spare projector sits in room nine", force=True).memory
+        alice.spaces.share(extra.id, "team")
+        wait(lambda: _text(runner, extra.id), 30, "Alice's new memory at Bob's")
+        assert heard.told() == [[("team", "alice", len(ids))]]
+        # AND once it grows (her next removal joins the hold), it is told again
+        alice.forget([extra.id])
+        alice.spaces.sync("team")
+        wait(lambda: len(heard.told()) == 2, 30, "the news of the hold grown")
+        assert heard.told()[1] == [("team", "alice", len(ids) + 1)]
+    finally:
+        runner.stop(30)
+
+
+def test_a_hold_made_by_another_process_is_told_too(homes, tmp_path, word_model):
+    # GIVEN Bob's app is not the process doing the background work (a command holds it)
+    alice, bob, ids = team(homes, tmp_path, HOLD_MIN + 1)
+    claim = Duties(tmp_path / "bob.db", "cli")
+    assert claim.held()
+    heard = Heard()
+    runner = _runner(tmp_path / "bob.db", word_model, heard)
+    try:
+        # WHEN Alice trashes them all and `mnemo space sync` on Bob's device holds them
+        alice.forget(ids)
+        alice.spaces.sync("team")
+        assert bob.spaces.sync("team")["held_removals"] == {"alice": len(ids)}
+        # THEN Bob's app learns it from the database, once
+        wait(heard.told, 30, "the news of the hold")
+        assert heard.told() == [[("team", "alice", len(ids))]]
+        # AND decided (kept) and held again later, the new hold is told
+        bob.spaces.keep_removals("team", "alice")
+        assert runner.submit(lambda e: e.spaces.held_now()).result(10) == []
+        more = [
+            alice.remember(f"Crate {n} holds spare cables", force=True).memory.id
+            for n in range(HOLD_MIN + 1)
+        ]
+        for memory_id in more:
+            alice.spaces.share(memory_id, "team")
+        bob.spaces.sync("team")
+        alice.forget(more)
+        alice.spaces.sync("team")
+        assert bob.spaces.sync("team")["held_removals"] == {"alice": len(more)}
+        wait(lambda: len(heard.told()) == 2, 30, "the news of the new hold")
+    finally:
+        runner.stop(30)
+        claim.let_go()

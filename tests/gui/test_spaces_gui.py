@@ -229,8 +229,9 @@ def test_the_app_says_when_someone_joins_a_space(qtbot, qapp, embedder, tmp_path
             carol.spaces.join(invitation, folder)
             # THEN Alice's app says so, once
             qtbot.waitUntil(
-                lambda: (app.status()["last_notification"] or [""])[0]
-                == "Someone joined a team space",
+                lambda: (
+                    (app.status()["last_notification"] or [""])[0] == "Someone joined a team space"
+                ),
                 timeout=30_000,
             )
             assert "carol" in app.status()["last_notification"][1]
@@ -240,3 +241,132 @@ def test_the_app_says_when_someone_joins_a_space(qtbot, qapp, embedder, tmp_path
     finally:
         bob.close()
         carol.close()
+
+
+def _held_team(me: Engine, alice: Engine, folder, count: int) -> list[str]:
+    """Alice makes `team`, invites `me`, shares `count` memories that `me` takes; then she
+    trashes them all (her pass writes it): `me`'s next pass holds them for a person."""
+    alice.spaces.create("team", folder, "alice")
+    invitation, _ = alice.spaces.invite("team", me.spaces.id(), "me")
+    me.spaces.join(invitation, folder)
+    ids = []
+    for n in range(count):
+        memory = alice.remember(f"Crate number {n} on shelf {n % 7} holds cables", force=True)
+        ids.append(memory.memory.id)
+        alice.spaces.share(memory.memory.id, "team")
+    assert me.spaces.sync("team")["applied"] == count
+    return ids
+
+
+def _ask(qtbot, worker, fn):
+    got: list = []
+    worker.call(fn, got.append)
+    qtbot.waitUntil(lambda: bool(got), timeout=10_000)
+    return got[0]
+
+
+def test_the_app_says_a_held_removal_and_settings_spaces_applies_it(
+    qtbot, qapp, word_model, tmp_path, monkeypatch
+):
+    """Issue 45: a notification when a member's removals en masse are held (once), whose
+    click opens Settings → Spaces, where Apply does what `mnemo space removals NAME apply
+    MEMBER` does: the memories go to the trash here."""
+    from app.core.sync.holding import HOLD_MIN
+    from app.gui.app import MnemoApp
+    from tests.gui.conftest import close_app
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    alice = Engine(database=tmp_path / "alice.db", embedder=word_model)
+    try:
+        with Engine(embedder=word_model) as me:  # the app's own database
+            ids = _held_team(me, alice, tmp_path / "shared" / "team", HOLD_MIN + 1)
+        app = MnemoApp(qapp, engine_factory=lambda s: Engine(settings=s, embedder=word_model))
+        try:
+            titles, notify = [], app.notify  # (each notification's title, in order)
+            monkeypatch.setattr(
+                app, "notify", lambda t, *a, **k: (titles.append(t), notify(t, *a, **k))
+            )
+            # WHEN Alice trashes them all (the app's background pass meets it)
+            alice.forget(ids)
+            alice.spaces.sync("team")
+            # THEN the app says so, naming her, the count and the space
+            qtbot.waitUntil(
+                lambda: (
+                    (app.status()["last_notification"] or [""])[0]
+                    == "Removals held in a team space"
+                ),
+                timeout=30_000,
+            )
+            title, text = app.status()["last_notification"]
+            assert "alice" in text and str(len(ids)) in text and "'team'" in text, text
+            assert "Settings → Spaces" in text
+            assert _ask(qtbot, app.worker, lambda e: [i for i in ids if e.get(i).deleted_at]) == []
+            # AND its click opens Settings → Spaces on the space, the hold listed
+            app.last_action[1]()
+            dialog = app.settings_dialog
+            page = dialog.spaces
+            assert dialog.isVisible() and dialog.tabs.currentWidget() is page
+            qtbot.waitUntil(lambda: page.held.topLevelItemCount() == 1, timeout=10_000)
+            assert page.held_box.isVisible()
+            row = [page.held.topLevelItem(0).text(c) for c in range(2)]
+            assert row == ["alice", str(len(ids))]
+            # WHEN the person presses Apply
+            with qtbot.waitSignal(page.said, timeout=30_000) as said:
+                page.apply_button.click()
+            # THEN the memories are in the trash here, and the row is gone
+            assert said.args[0].startswith(f"{len(ids)} memories alice withdrew or trashed")
+            gone = _ask(qtbot, app.worker, lambda e: [i for i in ids if e.get(i).deleted_at])
+            assert sorted(gone) == sorted(ids)
+            qtbot.waitUntil(lambda: not page.held_box.isVisible(), timeout=10_000)
+            assert page.held.topLevelItemCount() == 0
+            assert _ask(qtbot, app.worker, lambda e: e.spaces.removals("team")) == []
+            # (told once: the passes since did not tell it again)
+            settle(qtbot, app.worker)
+            assert titles.count("Removals held in a team space") == 1, titles
+        finally:
+            close_app(app)
+    finally:
+        alice.close()
+
+
+def test_keep_mine_in_settings_spaces_keeps_the_copies_unshared(qtbot, qapp, word_model, tmp_path):
+    """Keep mine does what `mnemo space removals NAME keep MEMBER` does: the copies stay
+    here, out of the trash, no longer shared."""
+    from app.core.settings import Settings
+    from app.core.sync.holding import HOLD_MIN
+    from app.gui.spaces_page import SpacesPage
+    from app.gui.worker import Worker
+
+    alice = Engine(database=tmp_path / "alice.db", embedder=word_model)
+    try:
+        with Engine(database=tmp_path / "me.db", embedder=word_model) as me:
+            ids = _held_team(me, alice, tmp_path / "shared" / "team", HOLD_MIN + 1)
+            alice.forget(ids)
+            alice.spaces.sync("team")
+            assert me.spaces.sync("team")["held_removals"] == {"alice": len(ids)}
+        worker = Worker(
+            lambda: Engine(Settings(tmp_path / "me.json"), tmp_path / "me.db", word_model)
+        )
+        try:
+            page = SpacesPage(worker)
+            qtbot.addWidget(page)
+            page.show()
+            qtbot.waitUntil(lambda: page.held.topLevelItemCount() == 1, timeout=10_000)
+            assert page.keep_button.isEnabled() and page.apply_button.isEnabled()
+            # WHEN the person presses Keep mine
+            with qtbot.waitSignal(page.said, timeout=30_000) as said:
+                page.keep_button.click()
+            # THEN the copies stay here, out of the trash and no longer shared; the row goes
+            assert (
+                said.args[0]
+                == f"Kept {len(ids)} memories of alice here: no longer shared, yours now."
+            )
+            assert _ask(qtbot, worker, lambda e: [i for i in ids if e.get(i).deleted_at]) == []
+            assert _ask(qtbot, worker, lambda e: e.spaces.shared(ids)) == {}
+            qtbot.waitUntil(lambda: page.held.topLevelItemCount() == 0, timeout=10_000)
+            assert not page.held_box.isVisible() and not page.keep_button.isEnabled()
+        finally:
+            worker.stop()
+    finally:
+        alice.close()

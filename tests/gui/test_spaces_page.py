@@ -408,3 +408,20 @@ def test_the_page_says_memories_are_shared_from_the_manager(qtbot, alice):
     page = page_of(qtbot, alice)
     said = " ".join(label.text() for label in page.findChildren(QtWidgets.QLabel))
     assert "comes next" not in said and "manager" in said
+
+
+def test_a_folder_under_the_home_is_shown_as_the_person_reads_it(
+    qtbot, alice, tmp_path, monkeypatch
+):
+    # GIVEN a space made in a folder under the person's home
+    from app.gui.spaces_page import shown_folder
+
+    home = tmp_path / "home-of-alice"
+    monkeypatch.setenv("HOME", str(home))
+    page = page_of(qtbot, alice)
+    create_through_dialog(qtbot, page, home / "Sync" / "team")
+    # THEN the list says ~/Sync/team, its tooltip the whole path; one elsewhere is whole
+    item = page.list.topLevelItem(0)
+    assert item.text(1) == "~/Sync/team"
+    assert item.toolTip(1) == str(home / "Sync" / "team")
+    assert shown_folder("/srv/shared/team") == "/srv/shared/team"

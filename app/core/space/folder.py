@@ -15,6 +15,7 @@ names, or in another device's file is skipped and said, once, and the rest is re
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -278,7 +279,29 @@ def _root(record: Record, line: tuple[str, int, dict]) -> bool:
 
 
 def _which(mark: dict, known: dict) -> str:
-    """The space a folder's mark names, by the name this device keeps (`known`: {id: name})
-    when it is one of its spaces: the folder shows no name."""
+    """The space a folder's mark names, by the name this device keeps (`known`: this
+    device's spaces by id) when it is one of its own: the folder shows no name."""
     space = str(mark.get("id"))[:32]
-    return f"the space {known[space]!r}" if space in known else f"another space ({space})"
+    return f"the space {known[space]['name']!r}" if space in known else f"another space ({space})"
+
+
+def stamps(folders: dict[str, Path], parts: tuple[str, ...], own: str) -> tuple:
+    """(space, part, file name, size, time) of every file in each space's `parts` folders
+    but this device's own (`own`, its public id): what moves when another device wrote
+    (`Spaces.mark`); a stat per file, none opened."""
+    mine, files = file_name(own), []
+    for space, root in sorted(folders.items()):
+        for part in parts:
+            try:
+                names = sorted(os.listdir(root / part))
+            except OSError:
+                continue
+            for name in names:
+                if name == mine:
+                    continue
+                try:
+                    stat = os.stat(root / part / name, follow_symlinks=False)
+                except OSError:
+                    continue
+                files.append((space, part, name, stat.st_size, stat.st_mtime_ns))
+    return tuple(files)

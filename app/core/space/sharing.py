@@ -32,6 +32,7 @@ lines (`publish`), and every member's lines folded into memories here (`apply`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -440,6 +441,31 @@ class Sharing:
         except ValueError:
             return {}
         return held if isinstance(held, dict) else {}
+
+    def all_held(self) -> list[dict]:
+        """Every removal held on this device, by space id and person: {"space", "member",
+        "memories", "hold"}; `hold` names it by what it holds (another once it grows, or
+        for a new hold after a decision). One query."""
+        out = []
+        rows = self._db.query("SELECT key, value FROM _metadata WHERE key GLOB ?", (_HELD + "*",))
+        for key, value in rows:
+            try:
+                held = json.loads(value)
+            except ValueError:
+                continue
+            for person, ids in sorted(held.items() if isinstance(held, dict) else ()):
+                if isinstance(ids, list) and ids:
+                    named = "\n".join([key, person, *sorted(map(str, ids))]).encode()
+                    hold = hashlib.sha256(named).hexdigest()[:32]
+                    out.append(
+                        {
+                            "space": key[len(_HELD) :],
+                            "member": person,
+                            "memories": len(ids),
+                            "hold": hold,
+                        }
+                    )
+        return out
 
     def keep(self, space: str, person: str) -> int:
         """The removals held of `person`'s memories, refused: the copies stay here and are

@@ -18,13 +18,13 @@ from __future__ import annotations
 import getpass
 import json
 import logging
-import os
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 from app.core.errors import InputError
 from app.core.space import keys, lines, persons
-from app.core.space.folder import Reading, SpaceFolder, file_name
+from app.core.space.folder import Reading, SpaceFolder, stamps
 from app.core.space.lock import one_at_a_time
 from app.core.space.membership import Members, Record, event_hash
 from app.core.space.sharing import Sharing, holds_secret
@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 META = "spaces"  # this device's spaces, by id (JSON)
 MAX_NAME = 100
 MAX_SAID = 1000  # problems remembered as said, per space
+MAX_JOINS = 50  # joins remembered for the app to tell, per space
+NEWS_S = 7 * 86400  # (and for how long)
 
 
 def _name(text: str, what: str) -> str:
@@ -110,7 +112,7 @@ class Spaces:
         name = _name(name, "space's name")
         person = _name(person or _login(), "person's name")
         self._free(name)
-        root = SpaceFolder.check(Path(folder), None, self._known())
+        root = SpaceFolder.check(Path(folder), None, self._load())
         record, key = Record.create(self.device, name, person)
         place = SpaceFolder(root)
         place.prepare({"mnemo_space": 1, "id": record.space, "root": record.root})  # (no name:
@@ -130,9 +132,8 @@ class Spaces:
     @one_at_a_time
     def invite(self, name: str, to: str, person: str | None = None) -> tuple[str, str]:
         """Admit the device `to` (the record's `admit`, in the folder) and the invitation
-        sealed to it, to pass on; and the person's name used. A device of this device's
-        own person when `person` is not given or is that person's name; else a new person
-        of that name, unless another member carries it (only their devices add theirs)."""
+        sealed to it, to pass on; and the person's name used: this device's own person, or
+        a new person named `person` (`persons.invited`)."""
         to = device_id(to)
         person = _name(person, "person's name") if person and person.strip() else None
         entry = self._space(name)
@@ -182,7 +183,7 @@ class Spaces:
             raise InputError(f"this device is already in the space {opened['name']!r}")
         name = _name(opened["name"], "space's name")
         self._free(name)
-        root = SpaceFolder.check(Path(folder), opened["space"], self._known())
+        root = SpaceFolder.check(Path(folder), opened["space"], self._load())
         SpaceFolder(root).prepare()
         entry = {
             "id": opened["space"],
@@ -420,24 +421,8 @@ class Spaces:
                 "JOIN memories m ON m.id = s.memory_id ORDER BY m.id"
             )
         )
-        own = file_name(self.device.public)  # (its name in members/ and in lines/)
-        files = []
-        for entry in sorted(spaces.values(), key=lambda e: e["id"]):
-            for part in ("members", lines.LINES):
-                place = Path(entry["folder"]) / part
-                try:
-                    names = sorted(os.listdir(place))
-                except OSError:
-                    continue
-                for name in names:
-                    if name == own:
-                        continue
-                    try:
-                        stat = os.stat(place / name, follow_symlinks=False)
-                    except OSError:
-                        continue
-                    files.append((entry["id"], part, name, stat.st_size, stat.st_mtime_ns))
-        return (shared, tuple(files))
+        folders = {e["id"]: Path(e["folder"]) for e in spaces.values()}
+        return (shared, stamps(folders, ("members", lines.LINES), self.device.public))
 
     def epoch_key(self, name: str, epoch: str) -> bytes:
         """The key of one of the space's epochs, when this device holds it (to check what
@@ -501,7 +486,7 @@ class Spaces:
         """The removals held in the space, by member: how many memories and their first
         titles (`mnemo space removals NAME`)."""
         entry = self._space(name)
-        named = self._held_names(entry)
+        named = self._names(entry)
         out = []
         for person, ids in sorted(self._sharing.held_removals(entry["id"]).items()):
             found = self._memories.texts_of_ids(ids[:5])
@@ -529,13 +514,26 @@ class Spaces:
         person = self._held_member(name, member)
         return self._sharing.keep(self._space(name)["id"], person)
 
+    def held_now(self) -> list[dict]:
+        """Every member's removals held in this device's spaces ({"space": its name,
+        "member", "memories", "hold": names one hold, another once it grows or after a
+        decision}), for the app to say each once (`Runner`); one query when none waits."""
+        held = self._sharing.all_held()  # (by person id: shown by name)
+        entries = self._load() if held else {}
+        named = {i: self._names(entries[i]) for i in {h["space"] for h in held} if i in entries}
+        return [
+            {**h, "space": entries[s]["name"], "member": named[s].get(h["member"], h["member"])}
+            for h in held
+            if (s := h["space"]) in entries
+        ]
+
     def _held_member(self, name: str, member: str) -> str:
         """The person (their id) whose removals wait, named by a person (by name or id)."""
         entry = self._space(name)
         person = " ".join(str(member).split())
         held = self._sharing.held_removals(entry["id"])
         if person not in held:
-            named = self._held_names(entry)
+            named = self._names(entry)
             person = (
                 persons.one_named({p: named.get(p, p) for p in held}, person, entry["name"])
                 or person
@@ -547,15 +545,15 @@ class Spaces:
             )
         return person
 
-    def _held_names(self, entry: dict) -> dict[str, str]:
-        """{person id: name} of the space's persons, as this device opens them."""
-        record, _ = self._read(entry)
-        state = record.fold()
-        return self._names(entry, record, state)
-
-    def _names(self, entry: dict, record: Record, state: Members) -> dict[str, str]:
-        """{person id: name} of every person the record admitted, as this device opens the
-        names (a placeholder where it holds no key for one)."""
+    def _names(self, entry: dict, record: Record | None = None, state=None) -> dict[str, str]:
+        """{person id: name} of every person admitted, as this device opens the names
+        (`persons.names`); the folder read when no record is given ({}: unreadable)."""
+        if record is None:
+            try:
+                record = self._read(entry)[0]
+            except InputError:
+                return {}
+        state = state or record.fold()
         held = self._held(entry, record, state)
         return persons.names(record.events, set(state.person_of.values()), held)
 
@@ -567,18 +565,32 @@ class Spaces:
         known = entry.get("known")
         if known == now:
             return []
+        me = self.device.public
+        joined = [
+            {"device": d, "person": names.get(d, "")}
+            for d in now
+            if known is not None and d not in set(known) and d != me
+        ]
+        at = time.time()
         with self._db.write():
             spaces = self._load()
             if entry["id"] in spaces:
                 spaces[entry["id"]]["known"] = now
+                told = [j for j in spaces[entry["id"]].get("joins", []) if j["at"] > at - NEWS_S]
+                told += [{**j, "at": at} for j in joined]
+                spaces[entry["id"]]["joins"] = told[-MAX_JOINS:]
                 self._store(spaces)
-        if known is None:
-            return []
-        me = self.device.public
+        return joined
+
+    def joined_since(self, at: float) -> list[dict]:
+        """Who joined a space after `at` (a time), as this device's passes saw them,
+        whichever process made them ({"space": its name, "device", "person", "at"}): for
+        the app to tell each once (`Runner`)."""
         return [
-            {"device": d, "person": names.get(d, "")}
-            for d in now
-            if d not in set(known) and d != me
+            {**one, "space": entry["name"]}
+            for entry in self._load().values()
+            for one in entry.get("joins", [])
+            if one["at"] > at
         ]
 
     def _new_problems(self, entry: dict, problems: list[str]) -> list[str]:
@@ -613,9 +625,6 @@ class Spaces:
             spaces = self._load()
             spaces[entry["id"]] = entry
             self._store(spaces)
-
-    def _known(self) -> dict[str, str]:
-        return {i: entry["name"] for i, entry in self._load().items()}
 
     def _space(self, name: str) -> dict:
         for entry in self._load().values():
