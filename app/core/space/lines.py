@@ -18,6 +18,12 @@ device's file, not signed by its author, of a device that may not write there
 (`Members.may_write`: not a member, or past its removal's `upto`), that the key does not
 open, or whose body is not a memory's state is skipped and said once; one of an epoch
 whose key this device does not hold (yet, or ever: written after its removal) waits.
+
+A device drops its own lines no other may still need (`compaction.py`), so a file's numbers
+have gaps. A line's `base` naming a number its author's file no longer holds (a *gap*,
+below the author's last line taken) stands for that author's lines of the same memory
+numbered before it (`Reading.stand_in`): compaction drops only a line made from all of
+them, so the fold sees the same versions, heads and edits made apart as over the full file.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from app.core import paths
@@ -37,6 +43,7 @@ from app.core.space.membership import Members
 
 LINES = "lines"
 MAX_FILE_BYTES = 64 * 1024 * 1024
+GAP_LOOKS = 1_000_000  # places of dropped lines hashed a pass, at most (about a second)
 # The fields a space's line carries: what a member sees of a memory. How this device keeps
 # it (pinned, its project, its thread, where it came from) stays here.
 SHARED = (
@@ -52,6 +59,7 @@ SHARED = (
     "deleted_at",
 )
 _FILE = re.compile(r"([0-9a-f]{64})\.jsonl")
+_SEQ = re.compile(rb'"seq":\s*(\d{1,18})')  # (a damaged line's number: not a gap)
 _ID = re.compile(r"[a-z0-9_\-]{1,64}")  # (memories' ids: lowercase, as the store reads them)
 
 
@@ -97,6 +105,28 @@ class Reading:
     waiting: int = 0
     problems: list[str] = field(default_factory=list)
     last: dict[str, int] = field(default_factory=dict)
+    gaps: dict[str, tuple[str, int]] = field(default_factory=dict)  # rev: (author, seq)
+
+    def stand_in(self) -> None:
+        """Each line's bases that are gaps (lines their author dropped) replaced by what
+        they stand for: that author's lines of the same memory numbered before the gap."""
+        if not self.gaps:
+            return
+        numbered: dict[tuple[str, str], list[Line]] = {}
+        for n in self.lines:
+            numbered.setdefault((n.author, n.memory), []).append(n)
+        out = []
+        for n in self.lines:
+            if not any(b in self.gaps for b in n.base):
+                out.append(n)
+                continue
+            base: list[str] = []
+            for b in n.base:
+                author, seq = self.gaps.get(b, ("", 0))
+                under = [m.rev for m in numbered.get((author, n.memory), []) if m.seq < seq]
+                base += under or [b]  # (not a gap, or nothing under it: as it is, and waits)
+            out.append(replace(n, base=tuple(dict.fromkeys(base))))
+        self.lines = out
 
 
 def file_name(device: str) -> str:
@@ -133,11 +163,13 @@ def read(root: Path, space: str, state: Members, held: dict[str, bytes]) -> Read
     """Every member's lines this device may take (`state.may_write`) and can open (`held`:
     its epoch keys); InputError when the folder itself is missing."""
     out = Reading()
+    present: dict[str, set[int]] = {}
     for owner, shown, data in device_files(Path(root), LINES, _FILE, MAX_FILE_BYTES, out.problems):
         seen: set[int] = set()
         for number, text in enumerate(data.split(b"\n"), 1):
             if not text.strip():
                 continue
+            present.setdefault(owner, set()).update(int(s) for s in _SEQ.findall(text))
             try:
                 line = _take(text, owner, space, state, held, seen)
             except _Waiting:
@@ -149,7 +181,31 @@ def read(root: Path, space: str, state: Members, held: dict[str, bytes]) -> Read
             seen.add(line.seq)
             out.lines.append(line)
             out.last[owner] = max(out.last.get(owner, 0), line.seq)
+    out.gaps = _gaps(space, out, present)
+    out.stand_in()
     return out
+
+
+def _gaps(space: str, out: Reading, present: dict[str, set[int]]) -> dict[str, tuple[str, int]]:
+    """The bases no line taken is, that are the place of a number missing from its
+    author's file below its last line taken (a line compaction dropped): {rev: (author,
+    seq)}. Looked for from each author's last number down, at most `GAP_LOOKS` places a
+    pass (a base past that waits, as one not arrived yet)."""
+    missing = {b for n in out.lines for b in n.base} - {n.rev for n in out.lines}
+    found: dict[str, tuple[str, int]] = {}
+    looks = GAP_LOOKS
+    for author, last in sorted(out.last.items()):
+        have = present.get(author, set())
+        for seq in range(last - 1, 0, -1):
+            if len(found) == len(missing) or looks <= 0:
+                return found
+            if seq in have:
+                continue
+            looks -= 1
+            rev = rev_of(space, author, seq)
+            if rev in missing:
+                found[rev] = (author, seq)
+    return found
 
 
 def last_written(root: Path, space: str, state: Members) -> dict[str, int]:
@@ -168,6 +224,25 @@ def last_written(root: Path, space: str, state: Members) -> dict[str, int]:
                     out[owner] = max(out.get(owner, 0), seq)
             except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 continue
+    return out
+
+
+def named(problems: list[str], persons: dict[str, str]) -> list[str]:
+    """The problems of a look at the lines, a file too big to read said with the member
+    whose device wrote it (what they share from it does not reach this device)."""
+    out = []
+    for problem in problems:
+        shown, _, why = problem.partition(": ")
+        if shown.startswith(f"{LINES}/") and why.startswith("over "):
+            start = shown[len(LINES) + 1 :].rstrip("…")
+            device = next((d for d in persons if file_name(d).startswith(start)), "")
+            who = persons.get(device) or "a member"
+            problem = (
+                f"{shown}: {who}'s device wrote more than {MAX_FILE_BYTES >> 20} MB of lines, "
+                f"not read: what {who} shares from it does not reach this device (ask them "
+                "to update Mnemo, which keeps it smaller, or to share less)"
+            )
+        out.append(problem)
     return out
 
 

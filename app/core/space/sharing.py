@@ -40,13 +40,17 @@ from pathlib import Path
 from app.core import origin
 from app.core.errors import InputError, MnemoError, NotFoundError, SecretError
 from app.core.memory import Memory, guard_secrets
-from app.core.space import keys, lines
+from app.core.space import compaction, keys, lines
 from app.core.storage.db import Database
 from app.core.storage.store import Store
 from app.core.sync import fold
 from app.core.sync.holding import massive
 
 HELD = "not sent to the space: it holds a secret; edit it out"  # (a memory `publish` held)
+OVER = (  # (a memory `publish` held: the file would pass what a member reads)
+    f"not sent to the space: this device's lines there would pass {lines.MAX_FILE_BYTES >> 20} "
+    "MB, the most a member reads; unshare some memories or make this one shorter"
+)
 
 
 def holds_secret(record: dict) -> bool:
@@ -73,6 +77,7 @@ class Sharing:
         self.me = ""  # the person this device is in the space
         self.let_through: set[str] = set()  # persons whose held removals a person applied
         self.names: dict[str, str] = {}  # device: its person's name (for the origins shown)
+        self.over: set[str] = set()  # those of `held` held because the file would be too big
 
     def know(self, taken: list[lines.Line], persons: dict[str, str], me: str) -> None:
         """Who first wrote each memory the lines speak of (the person signing its first
@@ -131,6 +136,7 @@ class Sharing:
                 f"memory {memory.id} is not shared: it holds a secret (its members would "
                 "read it); edit it out first"
             )
+        self.fits(space, lines.shared_of(memory), f"memory {memory.id} is not shared")
         with self._db.write() as conn:
             rows = conn.execute(
                 "SELECT space, heads FROM space_memories WHERE memory_id = ?", (memory.id,)
@@ -142,6 +148,33 @@ class Sharing:
                 (memory.id, space, heads),
             )
         return True
+
+    def share_many(self, ids: list[str], space: str) -> tuple[list[str], list[tuple[str, str]]]:
+        """`share` each memory (every check, each on its own): those shared, and (id, why)
+        of each refused."""
+        done, refused = [], []
+        for memory_id in ids:
+            try:
+                self.share(self._store.get(memory_id), space)
+                done.append(memory_id)
+            except MnemoError as exc:
+                refused.append((memory_id, str(exc)))
+        return done, refused
+
+    def may_edit(self, memory: Memory, changes: dict, secrets: str, name: str | None) -> None:
+        """InputError (nothing changed) when an edit of a memory shared in the space `name`
+        would bring this device's file of lines past what a member reads (`fits`), or,
+        letting secrets through (`secrets` 'allow'), put one in it (its members read it)."""
+        if not name:
+            return
+        given = {k: changes[k] for k in lines.SHARED if changes.get(k)}
+        what = f"not changed: memory {memory.id} is shared in the space {name!r}"
+        self.fits(self.space_of(memory.id), {**lines.shared_of(memory), **given}, what)
+        if secrets == "allow" and holds_secret({k: v for k, v in changes.items() if v is not None}):
+            raise InputError(
+                f"{what} and this puts a secret in it (its members would read it); leave the "
+                "secret out"
+            )
 
     def unshare(self, memory_id: str) -> str | None:
         """Withdraw a memory from its space (its line goes at the next pass); the space's
@@ -161,6 +194,26 @@ class Sharing:
         with self._db.write() as conn:
             conn.execute("DELETE FROM space_memories WHERE space = ?", (space,))
             conn.execute("DELETE FROM _metadata WHERE key = ?", (_HELD + space,))
+
+    def fits(self, space: str, record: dict, what: str) -> None:
+        """InputError ("`what`: ...", nothing changed) when one more line saying `record`
+        would bring this device's file in `space` past what a member reads."""
+        size = self.file_bytes(space) + line_bytes(record)
+        if size > lines.MAX_FILE_BYTES:
+            raise InputError(
+                f"{what}: this device's lines in the space would pass "
+                f"{lines.MAX_FILE_BYTES >> 20} MB, the most a member reads (they hold "
+                f"{self.file_bytes(space) / 2**20:.1f} MB); unshare some memories or make "
+                "this one shorter"
+            )
+
+    def file_bytes(self, space: str) -> int:
+        """The size of this device's file of lines in `space` (its lines, a newline each)."""
+        rows = self._db.query(
+            "SELECT COALESCE(SUM(LENGTH(line) + 1), 0) FROM space_lines WHERE space = ?",
+            (space,),
+        )
+        return int(rows[0][0])
 
     def last_seq(self, space: str) -> int:
         """This device's last line number in the space."""
@@ -188,7 +241,8 @@ class Sharing:
             )
         ]
         written: list[lines.Line] = []
-        self.held = []
+        self.held, self.over = [], set()
+        size = self.file_bytes(space["id"])
         for memory_id in ids:
             with self._db.write() as conn:  # (read, numbered and kept at once: two passes
                 # at a time, the CLI's and the app's, never number two lines alike)
@@ -220,6 +274,11 @@ class Sharing:
                 body = {"memory": memory_id, "rev": rev, "base": list(base), "lamport": lamport}
                 body["rec"] = want
                 text = lines.seal(key, space["id"], epoch, device, seq, body)
+                if size + len(text) + 1 > lines.MAX_FILE_BYTES:
+                    self.held.append(memory_id)  # (nobody would read the file: not sent,
+                    self.over.add(memory_id)  # said; the space's state not folded over it)
+                    continue
+                size += len(text) + 1
                 conn.execute(
                     "INSERT INTO space_lines(space, seq, line) VALUES (?, ?, ?)",
                     (space["id"], seq, text),
@@ -266,6 +325,27 @@ class Sharing:
             "SELECT line FROM space_lines WHERE space = ? ORDER BY seq", (space["id"],)
         )
         lines.write_own(space["folder"], device.public, [r[0] for r in rows])
+
+    def compact(self, space: dict, device: keys.DeviceKey, taken: list[lines.Line]) -> int:
+        """This device's lines the space no longer needs (`compaction.droppable`: the space
+        folds the same without them) dropped from its database and file, when their weight
+        is worth a rewrite (`compaction.worth_it`); how many. Numbers are never reused."""
+        sizes = dict(
+            self._db.query(
+                "SELECT seq, LENGTH(line) + 1 FROM space_lines WHERE space = ?", (space["id"],)
+            )
+        )
+        dead = (compaction.droppable(device.public, taken) & set(sizes)) - {max(sizes, default=0)}
+        weight = sum(sizes[seq] for seq in dead)
+        if not compaction.worth_it(weight, sum(sizes.values()), lines.MAX_FILE_BYTES):
+            return 0
+        with self._db.write() as conn:
+            conn.executemany(
+                "DELETE FROM space_lines WHERE space = ? AND seq = ?",
+                [(space["id"], seq) for seq in sorted(dead)],
+            )
+        self.write_file(space, device)
+        return len(dead)
 
     def _shared(self, memory_id: str) -> dict | None:
         try:
@@ -483,7 +563,7 @@ class Sharing:
 
     def held_problems(self) -> list[str]:
         """What the last `publish` held back, one line per memory."""
-        return [f"memory {m}: {HELD}" for m in self.held]
+        return [f"memory {m}: {OVER if m in self.over else HELD}" for m in self.held]
 
     def _mark(self, memory_id: str, space: str, heads: str, said: str, withdrawn: int) -> None:
         with self._db.write() as conn:
@@ -495,6 +575,13 @@ class Sharing:
 
 
 _HELD = "space_held:"  # (`_metadata`: a space's removals held for a person)
+
+
+def line_bytes(record: dict | None) -> int:
+    """About how many bytes a line saying `record` takes in a file (sealed, in base64,
+    signed, a newline): what a share or an edit is checked against before it is made."""
+    body = json.dumps(record, sort_keys=True, ensure_ascii=False).encode()
+    return (len(body) + 128) * 4 // 3 + 400  # (a base, the clock, nonce and tag; the fields)
 
 
 def _nodes(group: list[lines.Line]) -> list[fold.Node]:

@@ -319,6 +319,14 @@ class Spaces:
         return self.sync(entry["name"])
 
     @one_at_a_time
+    def share_many(self, memory_ids: list[str], name: str) -> dict:
+        """Share several memories in the space `name` with one pass, each checked as by
+        `share`: `shared`, `not_shared` ([(id, why)]) and the pass's report."""
+        entry = self.ready(name)
+        done, refused = self._sharing.share_many(memory_ids, entry["id"])
+        return {**self.sync(entry["name"]), "shared": done, "not_shared": refused}
+
+    @one_at_a_time
     def unshare(self, memory_id: str) -> dict | None:
         """Withdraw a memory from its space (the members drop it from their view; what they
         had stays theirs) and run that space's pass; None when it was in no space."""
@@ -351,17 +359,10 @@ class Spaces:
         )
 
     def may_edit(self, memory_id: str, changes: dict, secrets: str) -> None:
-        """InputError (nothing changed) when an edit that lets secrets through (`secrets`
-        'allow') would put one in a shared memory (its members would read it)."""
-        if secrets != "allow":
-            return  # (refused or redacted by the edit itself, as on every path)
+        """InputError (nothing changed) when an edit would put a secret in a shared memory
+        or bring this device's file of lines past the cap (`Sharing.may_edit`)."""
         memory = self._memories.get(memory_id)
-        space = self.shared([memory.id]).get(memory.id)
-        if space and holds_secret({k: v for k, v in changes.items() if v is not None}):
-            raise InputError(
-                f"not changed: memory {memory.id} is shared in the space {space!r} and this "
-                "puts a secret in it (its members would read it); leave the secret out"
-            )
+        self._sharing.may_edit(memory, changes, secrets, self.shared([memory.id]).get(memory.id))
 
     def may_restore(self, memory_id: str, seq: int) -> None:
         """InputError (nothing changed) when restoring a shared memory's version `seq` would
@@ -461,8 +462,9 @@ class Spaces:
             sent = self._sharing.publish(entry, self.device, state.epoch, key, lamport)
             read = lines.read(Path(entry["folder"]), entry["id"], state, held)  # (with them)
             self._sharing.know(read.lines, who, me)
+            self._sharing.compact(entry, self.device, read.lines)  # (folds the same)
         applied = self._sharing.apply(entry["id"], read.lines, who, me, names)
-        problems = reading.problems + read.problems + applied["problems"]
+        problems = reading.problems + lines.named(read.problems, names) + applied["problems"]
         held = self._sharing.held_problems()  # (not refused lines: memories kept back here)
         return {
             "name": entry["name"],
