@@ -1,7 +1,7 @@
 """Team spaces in the manager and the popup (issue 45): the words of the manager's Space
 column and of the popup's badge, the badge's colours, and the manager's filter by space and
 its *Share in space ▸ NAME* and *Stop sharing*, done on the worker through
-`engine.spaces` (`list`, `ready`, `share`, `unshare`, `shared`)."""
+`engine.spaces` (`list`, `share_many`, `unshare`, `shared`)."""
 
 from __future__ import annotations
 
@@ -175,9 +175,9 @@ class Shares:
         menu.popup(self.window.table.viewport().mapToGlobal(at))
 
     def share_selected(self, name: str) -> None:
-        """Share each selected memory in the space `name`; one refused (a secret in it) is
-        said and the others go. An unknown space, or one this device is not a member of:
-        said, nothing changed."""
+        """Share the selected memories in the space `name` with one pass; one refused (a
+        secret in it) is said and the others go. An unknown space, or one this device is
+        not a member of: said, nothing changed."""
         chosen = [m for m in self.window.selected() if not m.deleted_at]
         if not chosen:
             self.window.statusBar().showMessage("Select the memories to share.", 4000)
@@ -186,8 +186,8 @@ class Shares:
         titles = {m.id: m.display_title for m in chosen}
 
         def share(engine):
-            engine.spaces.ready(name)  # (before anything is written)
-            return _each(ids, lambda memory_id: engine.spaces.share(memory_id, name))
+            out = engine.spaces.share_many(ids, name)  # (one pass for them all)
+            return out["shared"], out["not_shared"]
 
         self.window._write(share, lambda out: self._said(f"Shared in “{name}”", out, titles))
 
