@@ -274,3 +274,66 @@ def test_sharing_many_memories_is_one_pass_and_names_each_refused(homes, tmp_pat
     assert "secret" in report["not_shared"][0][1]
     assert alice.spaces.shared([*ids, secret]) == {m: "team" for m in ids}
     assert bob.spaces.sync("team")["applied"] == 5
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_three_members_compacting_at_every_pass_fold_as_the_whole_files(
+    homes, tmp_path, monkeypatch, seed
+):
+    """Members edit shared memories apart and run passes in a random order, each pass
+    dropping every line it may (no threshold); the folder as it is folds every memory to
+    the same state and heads as the folder holding every line ever written, and the
+    members end alike."""
+    import random
+
+    from app.core.space import compaction
+
+    monkeypatch.setattr(compaction, "COMPACT_MIN_BYTES", 0)
+    monkeypatch.setattr(compaction, "COMPACT_SHARE", 0.0)
+    rng = random.Random(seed)
+    people, folder = team(homes, tmp_path, "bob", "carol")
+    ids = []
+    for n in range(3):
+        ids.append(people[0].remember(f"Shared fact {n} about the build.", force=True).memory.id)
+        people[0].spaces.share(ids[-1], "team")
+    kept: dict[str, dict[int, str]] = {m.spaces.id(): {} for m in people}
+
+    def note() -> None:
+        for member in people:
+            path = own_file(member, folder)
+            if path.exists():
+                remember_lines(path, kept[member.spaces.id()])
+
+    for member in people:
+        member.spaces.sync("team")
+    note()
+    for step in range(40):
+        member = rng.choice(people)
+        memory_id = rng.choice(ids)
+        if rng.random() < 0.7:
+            now = member.get(memory_id).text
+            member.edit(memory_id, text=f"{now} Note {step} by member {people.index(member)}.")
+        member.spaces.sync("team")
+        note()
+    written = sum(len(k) for k in kept.values())
+    now_lines = sum(
+        len(numbers(own_file(m, folder))) for m in people if own_file(m, folder).exists()
+    )
+    assert now_lines < written  # (something was dropped)
+    full = tmp_path / "full"
+    shutil.copytree(folder, full)
+    for member in people:
+        device = member.spaces.id()
+        if kept[device]:
+            copy = full / lines.LINES / lines.file_name(device)
+            copy.write_text("".join(kept[device][s] + "\n" for s in sorted(kept[device])))
+    now, before = folded(people[0], folder), folded(people[0], full)
+    assert _same(now, before)
+    for memory in now:
+        assert set(now[memory].originals) <= set(before[memory].originals)
+    for _ in range(2):
+        for member in people:
+            member.spaces.sync("team")
+    for memory_id in ids:
+        states = {(m.get(memory_id).text, bool(m.get(memory_id).deleted_at)) for m in people}
+        assert len(states) == 1, states
