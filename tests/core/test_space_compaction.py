@@ -209,6 +209,29 @@ def test_a_lost_file_is_written_again_as_compacted(homes, tmp_path):
     assert bob.get(memory).text == big(7)
 
 
+def test_a_removal_after_compaction_keeps_every_line_up_to_its_upto(homes, tmp_path):
+    (alice, bob, carol), folder = team(homes, tmp_path, "bob", "carol")
+    memory = bob.remember(big(0), force=True).memory.id
+    bob.spaces.share(memory, "team")
+    for n in range(1, 8):
+        bob.edit(memory, text=big(n))
+        bob.spaces.sync("team")
+    other = bob.remember("Bob's last note: the pager rota changes on Monday", force=True)
+    bob.spaces.share(other.memory.id, "team")
+    path = own_file(bob, folder)
+    assert numbers(path)[-1] == 9 and len(numbers(path)) < 9  # (gaps below his last)
+    # WHEN Alice removes Bob, having read his compacted file
+    alice.spaces.sync("team")
+    alice.spaces.remove("team", "bob")
+    # THEN his lines up to the last one she had stay the space's on every member
+    for member in (alice, carol, alice, carol):
+        report = member.spaces.sync("team")
+        assert report["problems"] == [] and report["waiting"] == 0
+    for member in (alice, carol):
+        assert member.get(memory).text == big(7)
+        assert member.get(other.memory.id).text.startswith("Bob's last note")
+
+
 def test_a_file_stays_under_the_read_cap_and_bob_gets_every_edit(homes, tmp_path, monkeypatch):
     # GIVEN members read files up to 1 MB (the cap, 64 MB, made small to test it)
     monkeypatch.setattr(lines, "MAX_FILE_BYTES", 1024 * 1024)
