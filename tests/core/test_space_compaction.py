@@ -333,9 +333,16 @@ def test_three_members_compacting_at_every_pass_fold_as_the_whole_files(
     for step in range(40):
         member = rng.choice(people)
         memory_id = rng.choice(ids)
-        if rng.random() < 0.7:
-            now = member.get(memory_id).text
-            member.edit(memory_id, text=f"{now} Note {step} by member {people.index(member)}.")
+        roll = rng.random()
+        if member is people[0] and roll < 0.2:  # (the author withdraws it, or shares again)
+            if member.spaces.shared([memory_id]):
+                member.spaces.unshare(memory_id)
+            else:
+                member.spaces.share(memory_id, "team")
+        elif roll < 0.7 and member.spaces.shared([memory_id]):
+            if not member.get(memory_id).deleted_at:
+                now = member.get(memory_id).text
+                member.edit(memory_id, text=f"{now} Note {step} by member {people.index(member)}.")
         member.spaces.sync("team")
         note()
     written = sum(len(k) for k in kept.values())
@@ -354,6 +361,9 @@ def test_three_members_compacting_at_every_pass_fold_as_the_whole_files(
     assert _same(now, before)
     for memory in now:
         assert set(now[memory].originals) <= set(before[memory].originals)
+    for memory_id in ids:  # (every one shared at the end, so every member holds it)
+        if not people[0].spaces.shared([memory_id]):
+            people[0].spaces.share(memory_id, "team")
     for _ in range(2):
         for member in people:
             member.spaces.sync("team")

@@ -230,9 +230,15 @@ class Sharing:
         epoch: str,
         key: bytes,
         lamport: int,
+        taken: list[lines.Line] = (),
     ) -> list[lines.Line]:
         """A line for each memory of the space changed here since the space last said it
-        (sealed under `epoch`'s `key`), this device's file written again whole; the lines."""
+        (sealed under `epoch`'s `key`), this device's file written again whole; the lines.
+        `taken`: the space's lines as read, for a memory shared again after it was
+        withdrawn here (its line builds on the removals its person saw, `_over_removals`)."""
+        by_memory: dict[str, list[lines.Line]] = {}
+        for line in taken:
+            by_memory.setdefault(line.memory, []).append(line)
         ids = [
             r[0]
             for r in self._db.query(
@@ -256,8 +262,10 @@ class Sharing:
                 heads, said, withdrawn = rows[0]
                 want = None if withdrawn else self._shared(memory_id)
                 if (want is None or want.get("deleted_at")) and not self.mine(memory_id):
-                    if withdrawn == SHARED:  # (another's memory forgotten, purged or withdrawn
-                        conn.execute(  # here: gone from this view only, never sent)
+                    if withdrawn == SHARED and lines.digest(want) != said:  # (another's
+                        # memory forgotten, purged or withdrawn here: gone from this view
+                        # only, never sent; not one the space's own lines put in the trash)
+                        conn.execute(
                             "UPDATE space_memories SET withdrawn = ? WHERE memory_id = ?",
                             (BY_ME, memory_id),
                         )
@@ -266,6 +274,8 @@ class Sharing:
                     self.held.append(memory_id)  # (not sent: its members would read it; the
                     continue  # same check as `share`, on every path a secret came in by)
                 base = tuple(json.loads(heads))
+                if not said and base and want is not None:  # (shared again: see `taken`)
+                    base = tuple(_over_removals(list(base), _nodes(by_memory.get(memory_id, []))))
                 if lines.digest(want) == said or (want is None and not base):
                     continue  # (unchanged; or withdrawn before it was ever sent)
                 seq = self.last_seq(space["id"]) + 1
@@ -415,7 +425,9 @@ class Sharing:
         if rows and rows[0][1] == heads:
             return ""  # nothing new since the last pass
         if rows and rows[0][2] == BY_ME:  # (what it says now is not this device's to take
-            self._mark(memory_id, space, heads, "withdrawn", BY_ME)  # until shared again)
+            # until shared again; nor to build on, but for removals of what it had)
+            seen = json.dumps(_over_removals(json.loads(rows[0][1]), nodes))
+            self._mark(memory_id, space, seen, "withdrawn", BY_ME)
             return ""
         gone = folded.record is None or bool(folded.record.get("deleted_at"))
         if (  # (this person's own, or one its author did not drop: it stays, in no space)
@@ -582,6 +594,43 @@ def line_bytes(record: dict | None) -> int:
     signed, a newline): what a share or an edit is checked against before it is made."""
     body = json.dumps(record, sort_keys=True, ensure_ascii=False).encode()
     return (len(body) + 128) * 4 // 3 + 400  # (a base, the clock, nonce and tag; the fields)
+
+
+def _over_removals(heads: list[str], nodes: list[fold.Node]) -> list[str]:
+    """The revisions a device that takes no lines of a memory (withdrawn here) may say it
+    built on when it shares the memory again: those it had, and every withdrawal or trash
+    made on them that changes no word (its person decided against it, or it says nothing
+    new); never another member's edit, whose words this device has not taken, so that
+    edit and this device's words fold together instead of one hiding the other."""
+    by = {n.rev: n for n in nodes}
+    seen: set[str] = set()
+    todo = list(heads)
+    while todo:
+        rev = todo.pop()
+        if rev not in seen:
+            seen.add(rev)
+            todo.extend(by[rev].base if rev in by else ())
+    grew = True
+    while grew:
+        grew = False
+        for node in sorted(nodes, key=lambda n: n.order):
+            fresh = node.rev not in seen and node.base and set(node.base) <= seen
+            if fresh and _removes_only(node, by):
+                seen.add(node.rev)
+                grew = True
+    inner = {b for rev in seen if rev in by for b in by[rev].base}
+    return sorted(rev for rev in seen if rev not in inner)
+
+
+def _removes_only(node: fold.Node, by: dict[str, fold.Node]) -> bool:
+    """A withdrawal, or a trash of the one state it was made on with no word changed."""
+    if node.record is None:
+        return True
+    if not node.record.get("deleted_at") or len(node.base) != 1 or node.base[0] not in by:
+        return False
+    before = by[node.base[0]].record
+    words = [k for k in lines.SHARED if k not in ("deleted_at", "updated_at")]
+    return before is not None and all(before.get(k) == node.record.get(k) for k in words)
 
 
 def _nodes(group: list[lines.Line]) -> list[fold.Node]:

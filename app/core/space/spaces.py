@@ -459,7 +459,7 @@ class Spaces:
         if me in state.members and state.epoch in held:
             lamport = max((n.lamport for n in read.lines), default=0)
             key = held[state.epoch]
-            sent = self._sharing.publish(entry, self.device, state.epoch, key, lamport)
+            sent = self._sharing.publish(entry, self.device, state.epoch, key, lamport, read.lines)
             read = lines.read(Path(entry["folder"]), entry["id"], state, held)  # (with them)
             self._sharing.know(read.lines, who, me)
             self._sharing.compact(entry, self.device, read.lines)  # (folds the same)
