@@ -339,10 +339,9 @@ def test_three_members_compacting_at_every_pass_fold_as_the_whole_files(
                 member.spaces.unshare(memory_id)
             else:
                 member.spaces.share(memory_id, "team")
-        elif roll < 0.7 and member.spaces.shared([memory_id]):
-            if not member.get(memory_id).deleted_at:
-                now = member.get(memory_id).text
-                member.edit(memory_id, text=f"{now} Note {step} by member {people.index(member)}.")
+        elif roll < 0.7 and member.spaces.shared([memory_id]) and not member.get(memory_id).deleted_at:
+            now = member.get(memory_id).text
+            member.edit(memory_id, text=f"{now} Note {step} by member {people.index(member)}.")
         member.spaces.sync("team")
         note()
     written = sum(len(k) for k in kept.values())
