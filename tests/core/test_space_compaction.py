@@ -90,6 +90,10 @@ def whole(folder: Path, into: Path, kept: dict[int, str], path: Path) -> Path:
     return into
 
 
+def live(engine: Engine, memory_id: str) -> bool:
+    return engine.get(memory_id).deleted_at is None
+
+
 def remember_lines(path: Path, kept: dict[int, str]) -> None:
     for text in path.read_text().splitlines():
         kept[json.loads(text)["seq"]] = text
@@ -339,7 +343,7 @@ def test_three_members_compacting_at_every_pass_fold_as_the_whole_files(
                 member.spaces.unshare(memory_id)
             else:
                 member.spaces.share(memory_id, "team")
-        elif roll < 0.7 and member.spaces.shared([memory_id]) and not member.get(memory_id).deleted_at:
+        elif roll < 0.7 and member.spaces.shared([memory_id]) and live(member, memory_id):
             now = member.get(memory_id).text
             member.edit(memory_id, text=f"{now} Note {step} by member {people.index(member)}.")
         member.spaces.sync("team")
