@@ -47,9 +47,13 @@ def droppable(me: str, taken: list[Line]) -> set[int]:
 
 
 def _dead(mine: list[Line], group: list[Line]) -> set[int]:
+    waiting = _waiting(group)
+    if any(n.rev in waiting for n in mine):
+        return set()  # (a line of this device still waits for one it was made from)
+    group = [n for n in group if n.rev not in waiting]  # (another's line waiting for a base
+    # nobody here holds, a forged one included: the fold does not fold it; when its base
+    # comes, it is an edit made apart from what went, as the module's docstring says)
     by_rev = {n.rev: n for n in group}
-    if any(b not in by_rev for n in group for b in n.base):
-        return set()  # (a line still waits for one it was made from: nothing goes yet)
     anc = _ancestors(group, by_rev)
     latest = mine[-1]
     own = {n.rev for n in mine}
@@ -69,6 +73,20 @@ def _dead(mine: list[Line], group: list[Line]) -> set[int]:
         ):
             continue  # (a version made apart from it says something else: both kept)
         out.add(line.seq)
+    return out
+
+
+def _waiting(group: list[Line]) -> set[str]:
+    """The lines of one memory that wait for a base no line here is, or for such a line."""
+    held = {n.rev for n in group}
+    out: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for n in group:
+            if n.rev not in out and any(b not in held or b in out for b in n.base):
+                out.add(n.rev)
+                grew = True
     return out
 
 
