@@ -525,9 +525,10 @@ class Runner:
             if not mark or mark == self._space_mark:
                 return
             reports = self.engine.spaces.sync_all()
-            # the shared memories as the pass left them, the folder as it was before it
-            # (a file another member wrote meanwhile is due)
-            self._space_mark = (self.engine.spaces.mark()[:1] or ((),)) + mark[1:]
+            # the shared memories and this device's own files as the pass left them, the
+            # others' files as they were before it (one another member wrote meanwhile is due)
+            after = self.engine.spaces.mark()
+            self._space_mark = (after[:1] or ((),)) + mark[1:2] + after[2:]
         except (MnemoError, OSError) as exc:
             if str(exc) != self._space_problem:
                 self._space_problem = str(exc)

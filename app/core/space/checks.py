@@ -84,8 +84,11 @@ def _names_ok(value: object) -> bool:
         return False
 
 
+MAX_COUNT = 2**53  # (line numbers and clocks: exact in every JSON reader)
+
+
 def _count_ok(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_COUNT
 
 
 def name_ok(value: object) -> bool:

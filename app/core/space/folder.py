@@ -205,13 +205,41 @@ class SpaceFolder:
 
     # ---- writing (this device's own file only) -------------------------------------
     def write_own(self, device: str, events: list[dict]) -> None:
-        """This device's file, replaced whole by the events it made, in order."""
+        """This device's file, replaced whole by the events it made, in order (unless it
+        holds them already: a folder sync then has nothing to carry)."""
         text = "".join(json.dumps(e, sort_keys=True) + "\n" for e in events)
+        path = self.root / MEMBERS / file_name(device)
+        if holds(path, text.encode()):
+            return
         self.prepare()
         try:
             paths.replace_file(self.root / MEMBERS / file_name(device), lambda f: f.write(text))
         except OSError as exc:
             raise InputError(f"cannot write the space folder {self.root}: {exc.strerror}") from None
+
+
+def holds(path: Path, data: bytes) -> bool:
+    """Whether the regular file at `path` holds exactly `data` (read no further than that)."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return False
+        with paths.open_regular(path) as f:
+            return f.read(len(data) + 1) == data
+    except OSError:
+        return False
+
+
+def read_capped(path: Path, limit: int) -> bytes | None:
+    """The bytes of the regular file at `path` (b"" when there is none), None when it holds
+    more than `limit` bytes or cannot be read: never more than that is read."""
+    if path.is_symlink() or not path.is_file():
+        return b""
+    try:
+        with paths.open_regular(path) as f:
+            data = f.read(limit + 1)
+    except OSError:
+        return None
+    return None if len(data) > limit else data
 
 
 def _parse(record: Record, owner: str, line: bytes) -> tuple[dict, str]:
@@ -285,23 +313,26 @@ def _which(mark: dict, known: dict) -> str:
     return f"the space {known[space]['name']!r}" if space in known else f"another space ({space})"
 
 
-def stamps(folders: dict[str, Path], parts: tuple[str, ...], own: str) -> tuple:
+def stamps(folders: dict[str, Path], parts: tuple[str, ...], own: str, mine: bool = False) -> tuple:
     """(space, part, file name, size, time) of every file in each space's `parts` folders
     but this device's own (`own`, its public id): what moves when another device wrote
-    (`Spaces.mark`); a stat per file, none opened."""
-    mine, files = file_name(own), []
+    (`Spaces.mark`); with `mine`, of this device's own files alone (one put back older,
+    cut short or deleted by someone else: its pass writes it again). A stat per file, none
+    opened."""
+    own_name, files = file_name(own), []
     for space, root in sorted(folders.items()):
         for part in parts:
             try:
-                names = sorted(os.listdir(root / part))
+                names = [own_name] if mine else sorted(os.listdir(root / part))
             except OSError:
                 continue
             for name in names:
-                if name == mine:
+                if (name == own_name) != mine:
                     continue
                 try:
                     stat = os.stat(root / part / name, follow_symlinks=False)
                 except OSError:
+                    files.append((space, part, name, -1, 0))
                     continue
                 files.append((space, part, name, stat.st_size, stat.st_mtime_ns))
     return tuple(files)

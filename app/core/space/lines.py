@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -38,7 +39,8 @@ from app.core import paths
 from app.core.errors import InputError, MnemoError
 from app.core.memory import Memory, guard_secrets
 from app.core.space import keys
-from app.core.space.folder import device_files
+from app.core.space.checks import MAX_COUNT
+from app.core.space.folder import device_files, holds
 from app.core.space.membership import Members
 
 LINES = "lines"
@@ -106,6 +108,10 @@ class Reading:
     problems: list[str] = field(default_factory=list)
     last: dict[str, int] = field(default_factory=dict)
     gaps: dict[str, tuple[str, int]] = field(default_factory=dict)  # rev: (author, seq)
+    fresh: list[tuple[str, int, str, str]] = field(default_factory=list)  # (author, seq,
+    # hash, text) of the lines taken that this device had not taken before
+    dropped: list[tuple[str, int]] = field(default_factory=list)  # (author, seq) of lines it
+    # took that their member dropped since (compaction): their text need not be kept
 
     def stand_in(self) -> None:
         """Each line's bases that are gaps (lines their author dropped) replaced by what
@@ -141,11 +147,8 @@ def write_own(root: Path, device: str, lines: list[str]) -> None:
         raise InputError(f"{folder} is a link, not a folder; not written through")
     text = "".join(line + "\n" for line in lines)
     path = folder / file_name(device)
-    try:
-        if path.is_file() and not path.is_symlink() and path.read_bytes() == text.encode():
-            return  # (as it is: not written again, so a folder sync has nothing to carry)
-    except OSError:
-        pass
+    if holds(path, text.encode()):
+        return  # (as it is: not written again, so a folder sync has nothing to carry)
     try:
         paths.private_dir(folder)
         paths.replace_file(path, lambda f: f.write(text))
@@ -159,53 +162,181 @@ def seal(key: bytes, space: str, epoch: str, author: keys.DeviceKey, seq: int, b
     return json.dumps(keys.seal_line(key, space, epoch, author, seq, text), sort_keys=True)
 
 
-def read(root: Path, space: str, state: Members, held: dict[str, bytes]) -> Reading:
+@dataclass
+class Kept:
+    """What this device took before of each other device's lines (`space/ledger.py`): per
+    author, each number's hash; and the sealed text of one, when still kept."""
+
+    hashes: dict[str, dict[int, str]] = field(default_factory=dict)
+    text: Callable[[str, int], str | None] = lambda author, seq: None
+
+
+def line_hash(text: bytes) -> str:
+    """A line's hash as this device keeps it (what it took, to see it changed)."""
+    return hashlib.sha256(text.strip()).hexdigest()[:32]
+
+
+def read(
+    root: Path, space: str, state: Members, held: dict[str, bytes], kept: Kept | None = None
+) -> Reading:
     """Every member's lines this device may take (`state.may_write`) and can open (`held`:
-    its epoch keys); InputError when the folder itself is missing."""
-    out = Reading()
+    its epoch keys); InputError when the folder itself is missing. `kept`: what it took
+    before; a line it took that changed, or a file that lost lines it took (put back older,
+    cut short, deleted), does not change what it takes: the kept line is used, said once."""
+    out, kept = Reading(), kept or Kept()
     present: dict[str, set[int]] = {}
-    for owner, shown, data in device_files(Path(root), LINES, _FILE, MAX_FILE_BYTES, out.problems):
+    files = device_files(Path(root), LINES, _FILE, MAX_FILE_BYTES, out.problems)
+    read_here: set[str] = set()
+    for owner, shown, data in files:
+        if owner not in state.person_of:  # (a stranger's file: said, never read)
+            out.problems.append(f"{shown}: by a device that is not a member, not read")
+            continue
+        read_here.add(owner)
+        bad = _Bad(shown)
         seen: set[int] = set()
-        for number, text in enumerate(data.split(b"\n"), 1):
+        had = kept.hashes.get(owner, {})
+        rows = data.split(b"\n", MAX_LINES)
+        if len(rows) > MAX_LINES:
+            out.problems.append(f"{shown}: over {MAX_LINES:,} lines: the rest not read")
+            rows = rows[:MAX_LINES]
+        for number, text in enumerate(rows, 1):
             if not text.strip():
                 continue
-            present.setdefault(owner, set()).update(int(s) for s in _SEQ.findall(text))
-            try:
-                line = _take(text, owner, space, state, held, seen)
-            except _Waiting:
-                out.waiting += 1
-                continue
-            except (InputError, MnemoError) as exc:
-                out.problems.append(f"{shown} line {number}: {exc}, skipped")
-                continue
-            seen.add(line.seq)
-            out.lines.append(line)
-            out.last[owner] = max(out.last.get(owner, 0), line.seq)
+            numbers = [int(s) for s in _SEQ.findall(text)]
+            present.setdefault(owner, set()).update(numbers)
+            seq = numbers[0] if len(numbers) == 1 else 0
+            if seq in had and seq not in seen and had[seq] != line_hash(text):
+                out.problems.append(
+                    f"{shown} line {number}: line {seq} of {WHO} changed after this device "
+                    "took it: kept as it was"
+                )
+                text = (kept.text(owner, seq) or "").encode()
+                if not text:
+                    continue
+            _one(out, bad, text, number, owner, space, state, held, seen, had)
+        out.problems += bad.summary()
+    _lost(out, kept, present, read_here, space, state, held)
     out.gaps = _gaps(space, out, present)
     out.stand_in()
     return out
 
 
+WHO = "this member"  # (in a problem: the member's name once `named` reads it)
+MAX_LINES = 500_000  # lines read of one file (an honest one: under 150,000 in 64 MB)
+SAID_BAD = 3  # bad lines of one file said one by one; the rest in one line
+
+
+class _Bad:
+    """The bad lines of one file: the first few said one by one, the rest counted."""
+
+    def __init__(self, shown: str):
+        self.shown, self.said, self.more, self.why = shown, [], 0, {}
+
+    def add(self, number: int, why: str) -> None:
+        if len(self.said) < SAID_BAD:
+            self.said.append(f"{self.shown} line {number}: {why}, skipped")
+            return
+        self.more += 1
+        self.why[why] = self.why.get(why, 0) + 1
+
+    def summary(self) -> list[str]:
+        if not self.more:
+            return self.said
+        why = ", ".join(w for w, _ in sorted(self.why.items(), key=lambda p: -p[1])[:3])
+        return [*self.said, f"{self.shown}: {self.more:,} more lines not taken ({why})"]
+
+
+def _one(out, bad, text, number, owner, space, state, held, seen, had) -> None:
+    """One line read: taken (and kept as new when this device had not taken it), waiting
+    for a key, or said as bad."""
+    try:
+        line = _take(text, owner, space, state, held, seen)
+    except _Waiting:
+        out.waiting += 1
+        return
+    except (InputError, MnemoError) as exc:
+        bad.add(number, str(exc))
+        return
+    seen.add(line.seq)
+    out.lines.append(line)
+    out.last[owner] = max(out.last.get(owner, 0), line.seq)
+    if line.seq not in had:
+        out.fresh.append((owner, line.seq, line_hash(text), text.decode("utf-8").strip()))
+
+
+def _lost(out, kept: Kept, present, read_here, space, state, held) -> None:
+    """The lines this device took that a file no longer holds, used still: every one of a
+    device no longer a member (its past is read from what was kept, never from the file
+    again), and of a member's those past the last number its file holds (put back older or
+    cut short; a number dropped below it is compaction's gap, `stand_in`). Said once a file."""
+    for owner, had in sorted(kept.hashes.items()):
+        there = present.get(owner, set())
+        top = max(there, default=0)
+        member = owner in state.members
+        lost = [s for s in sorted(had) if s not in there and (s > top or not member)]
+        if member:
+            out.dropped += [(owner, s) for s in had if s < top and s not in there]
+        rolled = False
+        seen = {n.seq for n in out.lines if n.author == owner}
+        for seq in lost:
+            text = kept.text(owner, seq)
+            if not text or seq in seen:
+                continue
+            bad = _Bad(f"{LINES}/{file_name(owner)[:12]}…")
+            _one(out, bad, text.encode(), seq, owner, space, state, held, seen, had)
+            rolled = rolled or seq > top
+        if rolled and owner in read_here:
+            out.problems.append(
+                f"{LINES}/{file_name(owner)[:12]}…: {WHO}'s file lost lines this device had: kept"
+            )
+
+
 def _gaps(space: str, out: Reading, present: dict[str, set[int]]) -> dict[str, tuple[str, int]]:
     """The bases no line taken is, that are the place of a number missing from its
-    author's file below its last line taken (a line compaction dropped): {rev: (author,
-    seq)}. Looked for from each author's last number down, at most `GAP_LOOKS` places a
-    pass (a base past that waits, as one not arrived yet)."""
-    missing = {b for n in out.lines for b in n.base} - {n.rev for n in out.lines}
+    author's file (a line compaction dropped): {rev: (author, seq)}. A dropped line of a
+    memory lies between its author's first and latest lines of that memory (both are
+    kept), so only those spans of the memories whose lines name a missing base are looked
+    at, from the top down, at most `GAP_LOOKS` places a pass (a base past that waits, as
+    one not arrived yet): a line numbered far away costs nothing more."""
+    have_rev = {n.rev for n in out.lines}
+    missing = {b for n in out.lines for b in n.base} - have_rev
+    if not missing:
+        return {}
+    wanting = {n.memory for n in out.lines if any(b in missing for b in n.base)}
+    spans: dict[str, list[tuple[int, int]]] = {}
+    numbers: dict[tuple[str, str], list[int]] = {}
+    for n in out.lines:
+        if n.memory in wanting:
+            numbers.setdefault((n.author, n.memory), []).append(n.seq)
+    for (author, _), seqs in numbers.items():
+        if len(seqs) > 1:
+            spans.setdefault(author, []).append((min(seqs), max(seqs)))
     found: dict[str, tuple[str, int]] = {}
     looks = GAP_LOOKS
-    for author, last in sorted(out.last.items()):
+    for author, pairs in sorted(spans.items()):
         have = present.get(author, set())
-        for seq in range(last - 1, 0, -1):
-            if len(found) == len(missing) or looks <= 0:
-                return found
-            if seq in have:
-                continue
-            looks -= 1
-            rev = rev_of(space, author, seq)
-            if rev in missing:
-                found[rev] = (author, seq)
+        for lo, hi in _merged(pairs):
+            for seq in range(hi - 1, lo, -1):
+                if len(found) == len(missing) or looks <= 0:
+                    return found
+                if seq in have:
+                    continue
+                looks -= 1
+                rev = rev_of(space, author, seq)
+                if rev in missing:
+                    found[rev] = (author, seq)
     return found
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans (lo, hi) joined where they overlap, the highest first."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out[::-1]
 
 
 def last_written(root: Path, space: str, state: Members) -> dict[str, int]:
@@ -219,7 +350,7 @@ def last_written(root: Path, space: str, state: Members) -> dict[str, int]:
                 seq, epoch = outer["seq"], outer["epoch"]
                 if outer.get("space") != space or outer.get("author") != owner:
                     continue
-                signed = isinstance(seq, int) and keys.line_signed(outer)
+                signed = isinstance(seq, int) and seq < MAX_COUNT and keys.line_signed(outer)
                 if signed and state.may_write(owner, epoch, seq):
                     out[owner] = max(out.get(owner, 0), seq)
             except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
@@ -228,22 +359,28 @@ def last_written(root: Path, space: str, state: Members) -> dict[str, int]:
 
 
 def named(problems: list[str], persons: dict[str, str]) -> list[str]:
-    """The problems of a look at the lines, a file too big to read said with the member
-    whose device wrote it (what they share from it does not reach this device)."""
+    """The problems of a look at the lines with the member whose device wrote the file
+    named: a file too big to read (what they share from it does not reach this device), a
+    line or a file of theirs that changed after this device took it."""
     out = []
     for problem in problems:
         shown, _, why = problem.partition(": ")
-        if shown.startswith(f"{LINES}/") and why.startswith("over "):
-            start = shown[len(LINES) + 1 :].rstrip("…")
-            device = next((d for d in persons if file_name(d).startswith(start)), "")
-            who = persons.get(device) or "a member"
+        start = _SHOWN.match(shown)
+        device = start and next((d for d in persons if file_name(d).startswith(start[1])), "")
+        who = persons.get(device or "") or "a member"
+        if start and why.startswith("over ") and " MB" in why:
             problem = (
                 f"{shown}: {who}'s device wrote more than {MAX_FILE_BYTES >> 20} MB of lines, "
                 f"not read: what {who} shares from it does not reach this device (ask them "
                 "to update Mnemo, which keeps it smaller, or to share less)"
             )
+        elif start:
+            problem = problem.replace(WHO, who)
         out.append(problem)
     return out
+
+
+_SHOWN = re.compile(rf"{LINES}/([0-9a-f]{{12}})…")
 
 
 class _Waiting(Exception):
@@ -266,6 +403,8 @@ def _take(
     seq, epoch = outer.get("seq"), outer.get("epoch")
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1 or not isinstance(epoch, str):
         raise InputError("a line without its number or epoch")
+    if seq >= MAX_COUNT:
+        raise InputError(f"a line numbered past {MAX_COUNT - 1} (what a removal can name)")
     if seq in seen:
         raise InputError(f"a second line numbered {seq}")
     if not keys.line_signed(outer):
@@ -303,7 +442,7 @@ def _body(text: str, space: str, owner: str, seq: int) -> Line:
         raise InputError("a body whose revision is not its place's")
     if not isinstance(base, list) or not all(isinstance(b, str) for b in base) or len(base) > 64:
         raise InputError("a body without the versions it was made from")
-    if not isinstance(lamport, int) or isinstance(lamport, bool) or not 0 < lamport < 2**53:
+    if not isinstance(lamport, int) or isinstance(lamport, bool) or not 0 < lamport < MAX_COUNT:
         raise InputError("a body without its clock")
     record = body.get("rec")
     if record is not None:

@@ -41,6 +41,7 @@ from app.core import origin
 from app.core.errors import InputError, MnemoError, NotFoundError, SecretError
 from app.core.memory import Memory, guard_secrets
 from app.core.space import compaction, keys, lines
+from app.core.space.folder import read_capped
 from app.core.storage.db import Database
 from app.core.storage.store import Store
 from app.core.sync import fold
@@ -62,6 +63,15 @@ def holds_secret(record: dict) -> bool:
     return False
 
 
+DISPUTED = "\0disputed"  # (`Sharing.owners`: first written as new by two persons)
+DISPUTED_SAID = (
+    "who shared it first is disputed (two members wrote it as new): nobody withdraws or "
+    "trashes it for everyone; a withdrawal of it only unshares it here"
+)
+UNREAD = (  # (this device's own file of lines, too big or unreadable: not adopted)
+    f"this device's own file of lines is over {lines.MAX_FILE_BYTES >> 20} MB or cannot be "
+    "read: not read (its lines are kept in its database and the file written again from them)"
+)
 SHARED, BY_ME, BY_SPACE = 0, 1, 2  # `space_memories.withdrawn`: shared, withdrawn here,
 # withdrawn by another member (taken again when it is shared again)
 
@@ -78,21 +88,33 @@ class Sharing:
         self.let_through: set[str] = set()  # persons whose held removals a person applied
         self.names: dict[str, str] = {}  # device: its person's name (for the origins shown)
         self.over: set[str] = set()  # those of `held` held because the file would be too big
+        self.disputed: list[str] = []  # memories first written as new by two persons (`know`)
+        self.notes: list[str] = []  # what the last `adopt` could not read (said by `apply`)
 
     def know(self, taken: list[lines.Line], persons: dict[str, str], me: str) -> None:
         """Who first wrote each memory the lines speak of (the person signing its first
         line), and who this device is: a memory's author alone withdraws or trashes it for
-        every member; anyone else's only leaves it here (ADR 0026 addendum)."""
-        first: dict[str, lines.Line] = {}
+        every member; anyone else's only leaves it here (ADR 0026 addendum). Honest devices
+        never write a memory another person shared as new, so when first lines of one
+        memory come from two persons its authorship is disputed (`disputed`): nobody
+        withdraws it for everyone, but a device never gives up a memory it wrote first."""
+        firsts: dict[str, set[str]] = {}
         for line in taken:
-            if not line.base and (
-                line.memory not in first
-                or (line.lamport, line.author, line.seq)
-                < (first[line.memory].lamport, first[line.memory].author, first[line.memory].seq)
-            ):
-                first[line.memory] = line
-        self.owners = {m: persons.get(n.author, n.author) for m, n in first.items()}
+            if not line.base:
+                firsts.setdefault(line.memory, set()).add(persons.get(line.author, line.author))
         self.me = persons.get(me, me)
+        self.owners, self.disputed = {}, []
+        for memory_id, who in firsts.items():
+            if len(who) == 1:
+                self.owners[memory_id] = next(iter(who))
+                continue
+            self.disputed.append(memory_id)
+            mine = self.me in who and self._wrote_first(memory_id, taken, me)
+            self.owners[memory_id] = self.me if mine else DISPUTED
+
+    @staticmethod
+    def _wrote_first(memory_id: str, taken: list[lines.Line], me: str) -> bool:
+        return any(n.memory == memory_id and not n.base and n.author == me for n in taken)
 
     def mine(self, memory_id: str) -> bool:
         """Whether this person wrote the memory first (or nobody sent it yet)."""
@@ -307,9 +329,9 @@ class Sharing:
         before them restored, a database copied back): kept again, so its numbers go on
         after them and its file is never written without them; how many."""
         path = Path(space["folder"]) / lines.LINES / lines.file_name(device.public)
-        try:
-            data = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
-        except OSError:
+        data = read_capped(path, lines.MAX_FILE_BYTES)
+        self.notes = [] if data is not None else [f"{lines.LINES}/{path.name[:12]}…: {UNREAD}"]
+        if not data:
             return 0
         found = 0
         for text in data.split(b"\n"):
@@ -382,6 +404,8 @@ class Sharing:
             by_memory.setdefault(line.memory, []).append(line)
         out = {"applied": 0, "withdrawn": 0, "waiting": 0, "problems": [], "held_removals": {}}
         waiting = self._hold(space, by_memory, persons, out)
+        out["problems"] += [f"memory {m}: {DISPUTED_SAID}" for m in sorted(self.disputed)]
+        out["problems"] += self.notes
         for memory_id, group in sorted(by_memory.items()):
             if memory_id in self.held or memory_id in waiting:
                 continue  # (its words here are not sent yet: not written over by the space's;

@@ -518,6 +518,17 @@ def m020_space_memories(db: apsw.Connection) -> None:
     )
 
 
+def m021_space_taken(db: apsw.Connection) -> None:
+    """The lines this device took of the other devices in each space (issue 45, ADR 0026,
+    `space/ledger.py`): by author and number, the line's hash and its sealed text (none
+    once its author dropped it), so a line changed or lost in the folder changes nothing
+    here."""
+    db.execute(
+        "CREATE TABLE space_taken (space TEXT NOT NULL, author TEXT NOT NULL, "
+        "seq INTEGER NOT NULL, hash TEXT NOT NULL, line TEXT, PRIMARY KEY (space, author, seq))"
+    )
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m001_memories,
     m002_embeddings,
@@ -539,6 +550,7 @@ MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     m018_memory_versions,
     m019_synced_versions,
     m020_space_memories,
+    m021_space_taken,
 )
 
 
