@@ -214,7 +214,7 @@ def edit(args: Namespace) -> int:
         memory = engine.edit(memory.id, secrets=args.secrets, origin=who, **changes)
     shared = _share(engine, memory.id, args.space) if args.space is not None else None
     if args.space is None and (space := engine.spaces.shared([memory.id]).get(memory.id)):
-        shared = engine.spaces.sync(space)  # (a shared memory's edit goes out now)
+        shared = _send(engine, space)  # (a shared memory's edit goes out now)
     if args.json:
         out = memory.to_dict()
         if args.space is not None:
@@ -247,6 +247,17 @@ def no_secret_shared(memory_id: str, space: str, values: dict) -> None:
             f"not changed: memory {memory_id} is shared in the space {space!r} and this puts "
             "a secret in it (its members would read it); leave the secret out"
         )
+
+
+def _send(engine: Engine, space: str) -> dict | None:
+    """A pass over the space an edited shared memory is in, so its edit goes out now; None
+    when the pass cannot run (the folder cannot be written or read): the edit is kept
+    here, it is the person's, and its line goes at the next pass; said on standard error."""
+    try:
+        return engine.spaces.sync(space)
+    except InputError as exc:
+        say(f"changed here; not yet sent to the space {space!r}: {exc}; sent at the next pass")
+        return None
 
 
 def _share(engine, memory_id: str, space: str) -> dict | None:

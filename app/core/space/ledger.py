@@ -62,8 +62,3 @@ class Ledger:
                     [(entry["id"], a, s) for a, s in reading.dropped],
                 )
         return reading
-
-    def forget(self, space: str) -> None:
-        """What this device took in a space it left, dropped."""
-        with self._db.write() as conn:
-            conn.execute("DELETE FROM space_taken WHERE space = ?", (space,))

@@ -215,6 +215,7 @@ class Sharing:
         (each stays where it is, this person's: what they had stays theirs)."""
         with self._db.write() as conn:
             conn.execute("DELETE FROM space_memories WHERE space = ?", (space,))
+            conn.execute("DELETE FROM space_taken WHERE space = ?", (space,))  # (`ledger`)
             conn.execute("DELETE FROM _metadata WHERE key = ?", (_HELD + space,))
 
     def fits(self, space: str, record: dict, what: str) -> None:
