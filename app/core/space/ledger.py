@@ -29,10 +29,14 @@ class Ledger:
     def kept(self, space: str) -> lines.Kept:
         """What this device took in `space`: hashes by author and number, the text on ask."""
         hashes: dict[str, dict[int, str]] = {}
-        for author, seq, digest in self._db.query(
-            "SELECT author, seq, hash FROM space_taken WHERE space = ?", (space,)
+        with_text: set[tuple[str, int]] = set()
+        for author, seq, digest, has in self._db.query(
+            "SELECT author, seq, hash, line IS NOT NULL FROM space_taken WHERE space = ?",
+            (space,),
         ):
             hashes.setdefault(author, {})[int(seq)] = digest
+            if has:
+                with_text.add((author, int(seq)))
 
         def text(author: str, seq: int) -> str | None:
             rows = self._db.query(
@@ -41,7 +45,7 @@ class Ledger:
             )
             return rows[0][0] if rows else None
 
-        return lines.Kept(hashes, text)
+        return lines.Kept(hashes, with_text, text)
 
     def read(self, entry: dict, state: Members, held: dict[str, bytes], me: str) -> lines.Reading:
         """The space's lines (`lines.read`) with what this device took before, and the

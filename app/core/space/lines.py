@@ -168,6 +168,8 @@ class Kept:
     author, each number's hash; and the sealed text of one, when still kept."""
 
     hashes: dict[str, dict[int, str]] = field(default_factory=dict)
+    with_text: set[tuple[str, int]] = field(default_factory=set)  # (author, seq) whose text
+    # is kept (not of a line its member dropped since)
     text: Callable[[str, int], str | None] = lambda author, seq: None
 
 
@@ -278,11 +280,12 @@ def _lost(out, kept: Kept, present, read_here, space, state, held) -> None:
         member = owner in state.members
         lost = [s for s in sorted(had) if s not in there and (s > top or not member)]
         if member:
-            out.dropped += [(owner, s) for s in had if s < top and s not in there]
+            gone = [s for s in had if s < top and s not in there]
+            out.dropped += [(owner, s) for s in gone if (owner, s) in kept.with_text]
         rolled = False
         seen = {n.seq for n in out.lines if n.author == owner}
         for seq in lost:
-            text = kept.text(owner, seq)
+            text = kept.text(owner, seq) if (owner, seq) in kept.with_text else None
             if not text or seq in seen:
                 continue
             bad = _Bad(f"{LINES}/{file_name(owner)[:12]}…")
