@@ -204,12 +204,24 @@ class SpaceFolder:
         _admitted(record, pending, out, found_here)
 
     # ---- writing (this device's own file only) -------------------------------------
+    def restore_own(self, device: str, events: list[dict]) -> None:
+        """This device's file written again when it differs from the events it made (lost,
+        cut short or put back by someone else: a newcomer waits on it); nothing when it made
+        none, or when the folder cannot take it now (a link, a write refused: the pass goes
+        on, and the folder's read says what is wrong)."""
+        if not events or (self.root / MEMBERS).is_symlink():
+            return
+        try:
+            self.write_own(device, events)
+        except InputError:
+            return
+
     def write_own(self, device: str, events: list[dict]) -> None:
         """This device's file, replaced whole by the events it made, in order (unless it
         holds them already: a folder sync then has nothing to carry)."""
         text = "".join(json.dumps(e, sort_keys=True) + "\n" for e in events)
         path = self.root / MEMBERS / file_name(device)
-        if holds(path, text.encode()):
+        if holds(path, text.encode()) and not (self.root / MEMBERS).is_symlink():
             return
         self.prepare()
         try:
@@ -313,26 +325,24 @@ def _which(mark: dict, known: dict) -> str:
     return f"the space {known[space]['name']!r}" if space in known else f"another space ({space})"
 
 
-def stamps(folders: dict[str, Path], parts: tuple[str, ...], own: str, mine: bool = False) -> tuple:
-    """(space, part, file name, size, time) of every file in each space's `parts` folders
-    but this device's own (`own`, its public id): what moves when another device wrote
-    (`Spaces.mark`); with `mine`, of this device's own files alone (one put back older,
-    cut short or deleted by someone else: its pass writes it again). A stat per file, none
-    opened."""
-    own_name, files = file_name(own), []
+def stamps(folders: dict[str, Path], parts: tuple[str, ...], own: str) -> tuple[tuple, tuple]:
+    """(space, part, file name, size, time) of every file in each space's `parts` folders:
+    those of the other devices (what moves when another device wrote: `Spaces.mark`) and
+    this device's own (`own`, its public id: one put back older, cut short or deleted by
+    someone else, which its pass writes again). A stat per file, none opened."""
+    own_name, others, mine = file_name(own), [], []
     for space, root in sorted(folders.items()):
         for part in parts:
             try:
-                names = [own_name] if mine else sorted(os.listdir(root / part))
+                names = sorted(set(os.listdir(root / part)) | {own_name})
             except OSError:
                 continue
             for name in names:
-                if (name == own_name) != mine:
-                    continue
+                into = mine if name == own_name else others
                 try:
                     stat = os.stat(root / part / name, follow_symlinks=False)
                 except OSError:
-                    files.append((space, part, name, -1, 0))
+                    into.append((space, part, name, -1, 0))
                     continue
-                files.append((space, part, name, stat.st_size, stat.st_mtime_ns))
-    return tuple(files)
+                into.append((space, part, name, stat.st_size, stat.st_mtime_ns))
+    return tuple(others), tuple(mine)

@@ -42,6 +42,7 @@ from app.core.errors import InputError, MnemoError, NotFoundError, SecretError
 from app.core.memory import Memory, guard_secrets
 from app.core.space import compaction, keys, lines
 from app.core.space.folder import read_capped
+from app.core.space.ledger import Ledger
 from app.core.storage.db import Database
 from app.core.storage.store import Store
 from app.core.sync import fold
@@ -90,6 +91,7 @@ class Sharing:
         self.over: set[str] = set()  # those of `held` held because the file would be too big
         self.disputed: list[str] = []  # memories first written as new by two persons (`know`)
         self.notes: list[str] = []  # what the last `adopt` could not read (said by `apply`)
+        self.ledger = Ledger(db)  # what this device took of the others' lines
 
     def know(self, taken: list[lines.Line], persons: dict[str, str], me: str) -> None:
         """Who first wrote each memory the lines speak of (the person signing its first

@@ -25,7 +25,6 @@ from pathlib import Path
 from app.core.errors import InputError
 from app.core.space import keys, lines, persons
 from app.core.space.folder import Reading, SpaceFolder, stamps
-from app.core.space.ledger import Ledger
 from app.core.space.lock import one_at_a_time
 from app.core.space.membership import Members, Record, event_hash
 from app.core.space.sharing import Sharing, holds_secret
@@ -76,7 +75,6 @@ class Spaces:
         self._key: keys.DeviceKey | None = None
         self._memories = store or Store(db)
         self._sharing = Sharing(db, self._memories)
-        self._ledger = Ledger(db)
 
     # ---- this device -------------------------------------------------------------------
     @property
@@ -425,8 +423,7 @@ class Spaces:
             )
         )
         folders = {e["id"]: Path(e["folder"]) for e in spaces.values()}
-        parts, me = ("members", lines.LINES), self.device.public
-        return (shared, stamps(folders, parts, me), stamps(folders, parts, me, mine=True))
+        return (shared, *stamps(folders, ("members", lines.LINES), self.device.public))
 
     def epoch_key(self, name: str, epoch: str) -> bytes:
         """The key of one of the space's epochs, when this device holds it (to check what
@@ -447,14 +444,13 @@ class Spaces:
         record, reading = self._read(entry)
         state = record.fold()
         me = self.device.public
-        if entry["events"]:  # (its own file of events, written again when it differs)
-            SpaceFolder(Path(entry["folder"])).write_own(me, entry["events"])
+        SpaceFolder(Path(entry["folder"])).restore_own(me, entry["events"])  # (it differs?)
         if state.rotation_due(me):
             self._wrote(entry, record, record.rotate(self.device))
             state = record.fold()
         held = self._held(entry, record, state)
         self._sharing.adopt(entry, self.device)  # (its own lines a restore lost: kept)
-        read = self._ledger.read(entry, state, held, me)
+        read = self._sharing.ledger.read(entry, state, held, me)
         sent: list[lines.Line] = []
         self._sharing.held = []
         who = dict(state.person_of)  # (a memory's author is a person: by id, not by name)
@@ -465,7 +461,7 @@ class Spaces:
             lamport = max((n.lamport for n in read.lines), default=0)
             key = held[state.epoch]
             sent = self._sharing.publish(entry, self.device, state.epoch, key, lamport, read.lines)
-            read = self._ledger.read(entry, state, held, me)  # (with them)
+            read = self._sharing.ledger.read(entry, state, held, me)  # (with them)
             self._sharing.know(read.lines, who, me)
             self._sharing.compact(entry, self.device, read.lines)  # (folds the same)
         applied = self._sharing.apply(entry["id"], read.lines, who, me, names)
