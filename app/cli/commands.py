@@ -113,8 +113,9 @@ def remember(args: Namespace) -> int:
         out = result.to_dict()
         if shared is not None:
             out["space"] = shared
-        if apart:
-            out["notice"] = "; ".join(filter(None, [out.get("notice"), apart]))
+        if apart or (shared and shared.get("outside")):
+            unsent = not_sent(shared, "the memory") if shared and shared.get("outside") else ""
+            out["notice"] = "; ".join(filter(None, [out.get("notice"), apart, unsent]))
         print(json.dumps(out, ensure_ascii=False))
         return code
     similarity = f"{result.similarity:.2f}" if result.similarity is not None else "?"
@@ -149,7 +150,11 @@ def remember(args: Namespace) -> int:
     if result.proposal:
         say(f"to make it so: mnemo inbox accept {result.proposal} (or reject it: both stay)")
     if shared is not None:
-        print(f"Shared in the space {shared['name']!r}.")
+        print(
+            not_sent(shared, "the memory")
+            if shared.get("outside")
+            else f"Shared in the space {shared['name']!r}."
+        )
         space_problems(shared, engine)
     return code
 
@@ -219,10 +224,14 @@ def edit(args: Namespace) -> int:
         out = memory.to_dict()
         if args.space is not None:
             out["space"] = shared["name"] if shared and args.space else None
+        if shared and shared.get("outside"):
+            out["notice"] = not_sent(shared, "the edit")
         print(json.dumps(out, ensure_ascii=False))
     else:
         print(f"Updated {memory.id}: {visible(memory.display_title)}")
-        if args.space or (shared and args.space is None):
+        if shared and shared.get("outside"):  # (removed, left, no key yet: not sent)
+            print(not_sent(shared, "the edit"))
+        elif args.space or (shared and args.space is None):
             print(f"Shared in the space {shared['name']!r}.")
         elif args.space is not None:
             print(
@@ -237,6 +246,13 @@ def edit(args: Namespace) -> int:
         if shared:
             space_problems(shared, engine)
     return 0
+
+
+def not_sent(report: dict, what: str) -> str:
+    """The line said in place of "Shared" when a pass sent nothing: why (removed, left, no
+    key yet), and that `what` stays here only."""
+    why = report["outside"]
+    return f"Not shared: {why}, so {what} stays on this device only."
 
 
 def no_secret_shared(memory_id: str, space: str, values: dict) -> None:

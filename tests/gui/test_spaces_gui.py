@@ -77,16 +77,16 @@ def test_the_space_column_names_the_space_and_the_member_who_wrote_it(
 def test_the_filter_shows_one_space_or_only_the_users_own(qtbot, worker, settings, seeded, team):
     manager = _manager(qtbot, worker, settings)
     box = manager.space_filter
-    qtbot.waitUntil(lambda: box.count() == 3)  # any space, only mine, team
-    assert [box.itemText(i) for i in range(3)] == ["any space", "only mine", "team"]
+    qtbot.waitUntil(lambda: box.count() == 3)  # any space, not shared, team
+    assert [box.itemText(i) for i in range(3)] == ["any space", "not shared", "team"]
     assert not box.isHidden()
     # WHEN the filter is `team` THEN only its two memories are listed
     box.setCurrentIndex(box.findText("team"))
     qtbot.waitUntil(lambda: manager.table_model.rowCount() == 2)
     shown = {m.id for _, m in manager.table_model.loaded_rows()}
     assert shown == {team["alices"], seeded["k8s"]}
-    # WHEN it is "only mine" THEN the three memories in no space
-    box.setCurrentIndex(box.findText("only mine"))
+    # WHEN it is "not shared" THEN the three memories in no space
+    box.setCurrentIndex(box.findText("not shared"))
     qtbot.waitUntil(lambda: manager.table_model.rowCount() == 3)
     shown = {m.id for _, m in manager.table_model.loaded_rows()}
     assert shown == {seeded["Parse"], seeded["Grandma's"], seeded["The"]}

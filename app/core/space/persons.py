@@ -147,3 +147,19 @@ def one_named(
             f"one by its person id or a device id: {each}"
         )
     return found[0] if found else None
+
+
+def held_of(held: dict, named, member: str, space: str) -> str:
+    """The person (their id) among those whose removals are `held` that `member` (a person's
+    name or id) means; `named()`: {person id: name}, read only when a name is given.
+    InputError when none."""
+    person = " ".join(str(member).split())
+    if person not in held:
+        names = named()
+        person = one_named({p: names.get(p, p) for p in held}, person, space) or person
+    if person not in held:
+        raise InputError(
+            f"no removals of {person[:100]!r} wait in the space {space!r} (`mnemo space "
+            f"removals {space}` lists them)"
+        )
+    return person
