@@ -185,14 +185,22 @@ def recall(args: Namespace) -> int:
 
 def show(args: Namespace) -> int:
     """mnemo show"""
-    memory = _engine().get(args.id)
+    engine = _engine()
+    memory = engine.get(args.id)
+    space = engine.spaces.shared([memory.id]).get(memory.id)
     if args.json:
         out = memory.to_dict()
         if memory.changed:  # it superseded an older memory (shown, never stored)
             out["changed"] = memory.changed
+        out["space"] = space
+        out["author"] = author(memory.origins) if space else None
         print(json.dumps(out, ensure_ascii=False))
     else:
         print_memory(memory)
+        if space:
+            one = author(memory.origins)
+            by = f", by {visible(one['person'] or 'a member')}" if one else ", by you"
+            print(f"{'space:':<16}shared in {visible(space)}{by}")
     return 0
 
 
@@ -379,13 +387,34 @@ def listing(args: Namespace) -> int:
     """mnemo list"""
     filters = _filters(args)
     filters.only_deleted = args.trash
-    memories = _engine().listing(filters, limit=args.limit)
+    engine = _engine()
+    if args.space is not None:
+        filters.space = _space_id(engine, args.space)
+    memories = engine.listing(filters, limit=args.limit)
+    spaces = engine.spaces.shared([m.id for m in memories])
     if args.json:
-        print(json.dumps([m.to_dict() for m in memories], ensure_ascii=False))
+        print(
+            json.dumps(
+                [{**m.to_dict(), "space": spaces.get(m.id)} for m in memories],
+                ensure_ascii=False,
+            )
+        )
         return 0
     for m in memories:
-        print(f"{m.id}  {visible(m.category):<12} {visible(m.display_title)}")
+        where = f"  [{visible(spaces[m.id])}]" if m.id in spaces else ""
+        print(f"{m.id}  {visible(m.category):<12} {visible(m.display_title)}{where}")
     return 0
+
+
+def _space_id(engine: Engine, name: str) -> str:
+    """The id of the space named (`list --space NAME`); "" for memories in none."""
+    if not name.strip():
+        return ""
+    wanted = " ".join(name.split())
+    for space in engine.spaces.list():
+        if space["name"] == wanted:
+            return space["id"]
+    raise InputError(f"no space named {name[:100]!r} here (`mnemo space list` shows them)")
 
 
 def import_(args: Namespace) -> int:

@@ -24,8 +24,9 @@ def checked(root: Path, space: str, known: dict, wait: bool) -> Path:
         return root
     what = "does not exist" if not root.exists() else "is empty"
     raise NotArrived(
-        f"{root} {what}: it holds nothing of the space yet. Check it is this device's copy "
-        "of the folder the members share (Syncthing's), and join once its files are there; "
+        f"the folder {root} {what}: it holds nothing of the space yet. Check it is this "
+        "device's copy of the folder the members share (Syncthing's), and join once its "
+        "files are there; "
         "or join now and wait for them (--wait); nothing was written"
     )
 

@@ -142,6 +142,11 @@ class Spaces:
         named = self._names(entry, record, state)
         mine = state.members[self.device.public]
         person = persons.invited(named, set(state.members.values()), mine, person)
+        if to == self.device.public:
+            raise InputError(
+                "this is this device's own id (it is in the space already); invite another "
+                "device with the id its `mnemo space id` prints"
+            )
         if to in state.members:
             raise InputError(
                 f"that device is already a member of the space {entry['name']!r} (its "
@@ -462,7 +467,7 @@ class Spaces:
         sent: list[lines.Line] = []
         self._sharing.held = []
         who = dict(state.person_of)  # (a memory's author is a person: by id, not by name)
-        named = persons.names(record.events, set(who.values()), held)
+        named = persons.names(record.events, set(who.values()), held, who)
         names = {d: named[p] for d, p in who.items()}
         self._sharing.know(read.lines, who, me)
         if me in state.members and state.epoch in held:
@@ -557,7 +562,7 @@ class Spaces:
                 return {}
         state = state or record.fold()
         held = self._held(entry, record, state)
-        return persons.names(record.events, set(state.person_of.values()), held)
+        return persons.names(record.events, set(state.person_of.values()), held, state.person_of)
 
     def joined_since(self, at: float) -> list[dict]:
         """Who joined a space after `at` (a time), as this device's passes saw them,

@@ -154,3 +154,12 @@ def view(entry: dict, record, reading, state: Members, named: dict, me: str) -> 
         "problems": reading.problems,
         "heads": record.heads(),
     }
+
+
+def counted(count: dict) -> str:
+    """ "2 people (3 devices, 1 invited)": the members (`view`'s `count`), and how many of
+    their devices only were invited."""
+    people = f"{count['persons']} {'person' if count['persons'] == 1 else 'people'}"
+    devices = f"{count['devices']} device{'' if count['devices'] == 1 else 's'}"
+    invited = f", {count['invited']} invited" if count["invited"] else ""
+    return f"{people} ({devices}{invited})"
