@@ -232,7 +232,7 @@ def test_removing_a_member_asks_first_then_lists_them_as_removed(qtbot, alice, b
     bob_page.refresh()
     qtbot.waitUntil(lambda: rows(bob_page.list)[0][3] == "not a member", timeout=10_000)
     assert not bob_page.invite_button.isEnabled()
-    assert "not a member (removed, or it left)" in bob_page.details.text()
+    assert "not a member any more (alice removed it)" in bob_page.details.text()
 
 
 def test_leaving_asks_first_and_forgets_the_space(qtbot, alice, tmp_path):
@@ -262,7 +262,7 @@ def test_a_malformed_invitation_is_one_line_and_changes_nothing(qtbot, alice, tm
     dialog.folder.setText(str(folder))
     with qtbot.waitSignal(page.said, timeout=10_000) as said:
         dialog.ok_button.click()
-    assert "cannot use this invitation: not a Mnemo invitation" in _said_one_line(page, said)
+    assert "Cannot use this invitation: not a Mnemo invitation" in _said_one_line(page, said)
     assert "nothing was written" in said.args[0]
     settle(qtbot, alice)
     assert ask(qtbot, alice, lambda e: e.spaces.list()) == [] and not folder.exists()
