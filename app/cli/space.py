@@ -133,7 +133,7 @@ def _print_members(state: dict) -> None:
         print(counted(state["count"]))
     for device in state["removed"]:
         this = " (this device)" if device["id"] == state["this_device"] else ""
-        print(f"  removed or left: {_shown(device['person'])} {device['id']}{this}")
+        print(f"  {device['how']}: {_shown(device['person'])} {device['id']}{this}")
     if state["epoch"]:
         print(f"Epoch {state['epochs']} ({state['epoch'][:12]})")
     if not state["member"]:

@@ -119,8 +119,7 @@ class SpacesPage(QtWidgets.QWidget):
 
         self.members = QtWidgets.QTreeWidget(objectName="spacesMembers")
         self.members.setHeaderLabels(["Member", "Device id"])
-        self.members.setMinimumHeight(self.members.fontMetrics().height() * 7)  # (rows whole
-        # under a long line below)
+        self.members.setMinimumHeight(72)
         self.members.currentItemChanged.connect(lambda *_: self._enable())
         self.remove_button = QtWidgets.QPushButton("Remove member", objectName="spacesRemove")
         self.remove_button.clicked.connect(self.remove)
@@ -136,6 +135,9 @@ class SpacesPage(QtWidgets.QWidget):
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.PlainText)
         self.status.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.status.setMaximumHeight(self.status.fontMetrics().lineSpacing() * 2 + 4)  # (a
+        # long refusal does not take the members' rows: the window that was refused says
+        # it whole, and so does the tooltip)
 
         layout = QtWidgets.QVBoxLayout(self)
         layout.addWidget(about)
@@ -283,7 +285,7 @@ class SpacesPage(QtWidgets.QWidget):
             for device in state["removed"]:
                 this = " (this device)" if device["id"] == state["this_device"] else ""
                 item = QtWidgets.QTreeWidgetItem(
-                    [f"{device['person'] or '?'}: removed or left{this}", device["id"]]
+                    [f"{device['person'] or '?'}: {device['how']}{this}", device["id"]]
                 )
                 item.setData(0, Qt.UserRole, None)
                 item.setDisabled(True)
@@ -348,6 +350,7 @@ class SpacesPage(QtWidgets.QWidget):
     def _failed(self, message: str, dialog=None) -> None:
         line = spoken(message)  # one line, whatever the message holds
         self.status.setText(line)
+        self.status.setToolTip(line)
         if dialog is not None:
             dialog.refused(line)
         self.said.emit(line)

@@ -187,7 +187,7 @@ def test_bad_input_is_one_line_and_changes_nothing(tmp_path):
         (("space", "members", "nosuch"), "no space named 'nosuch'"),
         (("space", "invite", "nosuch", device_id(tmp_path / "b")), "no space named"),
         (("space", "invite", "team", "not-an-id"), "not a device id"),
-        (("space", "invite", "team", device_id(home)), "already a member"),
+        (("space", "invite", "team", device_id(home)), "this device's own id"),
         (("space", "join", "mnemo-invite:AAAA", str(tmp_path / "j")), "invitation"),
         (("space", "join", "hello", str(tmp_path / "j")), "not a Mnemo invitation"),
         (("space", "remove", "team", "nobody"), "no member 'nobody'"),
@@ -288,7 +288,7 @@ def test_a_join_into_a_folder_that_cannot_be_made_keeps_nothing(tmp_path):
     invitation = ok(alice, "space", "invite", "team", device_id(bob)).strip()
     a_file = tmp_path / "a-file"
     a_file.write_text("not a folder")
-    err = one_line_error(mnemo(bob, "space", "join", invitation, str(a_file / "team")))
+    err = one_line_error(mnemo(bob, "space", "join", invitation, str(a_file / "team"), "--wait"))
     assert "cannot" in err
     assert listed(bob) == []
     # the same invitation still works once a folder is given that can be

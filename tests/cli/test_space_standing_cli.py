@@ -28,6 +28,9 @@ def test_a_removed_members_edit_is_not_called_shared(tmp_path):
     assert "stays on this device only" in out
     assert sorted(p.name for p in (folder / "lines").iterdir()) == before
     assert {p.name: p.stat().st_size for p in (folder / "lines").iterdir()} == sizes
+    assert f"removed by alice: bob {device_id(bob)} (this device)" in ok(
+        bob, "space", "members", "team"
+    )
     got = json.loads(ok(bob, "edit", shared["id"], "--tags", "y", "--json"))
     assert "alice removed it" in got["notice"]
     # AND sharing anew is refused up front, naming why, nothing stored

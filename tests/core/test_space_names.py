@@ -86,7 +86,7 @@ def test_a_member_cannot_invite_a_device_under_another_members_name(homes, tmp_p
     alice, bob, carol, folder = team(homes, tmp_path)
     before = folder_bytes(folder)
     stranger = keys.DeviceKey.new().public
-    with pytest.raises(InputError, match=f"{ALICE} is another member; a device of {ALICE}'s"):
+    with pytest.raises(InputError, match=f"another member is named {ALICE}; a device of {ALICE}'s"):
         carol.spaces.invite(SPACE, stranger, ALICE)
     assert folder_bytes(folder) == before  # (nothing written)
     # AND her own name, or none, admits a device of hers; a new name, a new person

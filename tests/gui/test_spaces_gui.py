@@ -370,3 +370,29 @@ def test_keep_mine_in_settings_spaces_keeps_the_copies_unshared(qtbot, qapp, wor
             worker.stop()
     finally:
         alice.close()
+
+
+def test_a_removed_members_manager_says_an_edit_stays_here_and_offers_no_share(
+    qtbot, worker, settings, seeded, team
+):
+    # GIVEN Alice removed Bob, and Bob's pass saw it
+    team["alice"].spaces.remove("team", "bob")
+    assert team["bob"].spaces.sync("team")["member"] is False
+    manager = _manager(qtbot, worker, settings)
+    # THEN Share in space ▸ team is there but cannot be chosen
+
+    def offered() -> str:
+        action = manager.findChild(QtGui.QAction, "shareIn:team")
+        return "" if action is None else f"{action.text()} {action.isEnabled()}"
+
+    qtbot.waitUntil(lambda: offered() == "team (not a member) False")
+    # WHEN he edits Alice's memory THEN the save says it stays on this device, and why
+    row = next(i for i, m in manager.table_model.loaded_rows() if m.id == team["alices"])
+    manager.table.selectRow(row)
+    manager.f_tags.setText("x")
+    qtbot.mouseClick(manager.save_button, Qt.LeftButton)
+    qtbot.waitUntil(
+        lambda: "Saved on this device only" in manager.statusBar().currentMessage(),
+        timeout=10_000,
+    )
+    assert "alice removed it" in manager.statusBar().currentMessage()

@@ -127,7 +127,7 @@ def invited(named: dict[str, str], members: set[str], mine: str, person: str | N
         return None
     if person in (named.get(p) for p in members):
         raise InputError(
-            f"{person} is another member; a device of {person}'s must invite it (or give "
+            f"another member is named {person}; a device of {person}'s must invite it (or give "
             "this person another name); nothing was written"
         )
     return person

@@ -16,19 +16,31 @@ from app.core.space.membership import Members
 
 MAX_JOINS = 50  # joins remembered for the app to tell, per space
 NEWS_S = 7 * 86400  # (and for how long)
+BY = "removed by "
 
 
 def how_gone(state: Members, events: dict[str, dict], me: str, named: dict[str, str]) -> str:
     """How this device stopped being a member: "it left", "bob removed it", or "removed,
     or it left" when the record does not say (a removal it cannot read)."""
+    how = went(state, events, me, named)
+    if how == "left":
+        return "it left"
+    if how.startswith(BY):
+        return f"{how[len(BY) :]} removed it"
+    return "removed, or it left" if how == "removed or left" else how
+
+
+def went(state: Members, events: dict[str, dict], device: str, named: dict[str, str]) -> str:
+    """How a device stopped being a member: "left", "removed by bob", "removed" (by whom
+    cannot be read), or "removed or left" when the record does not say."""
     for name in reversed(state.removals):
         event = events.get(name, {})
-        if event.get("kind") == "leave" and event.get("author") == me:
-            return "it left"
-        if event.get("kind") == "remove" and me in (event.get("devices") or []):
+        if event.get("kind") == "leave" and event.get("author") == device:
+            return "left"
+        if event.get("kind") == "remove" and device in (event.get("devices") or []):
             by = named.get(state.person_of.get(event.get("author", ""), ""), "")
-            return f"{by} removed it" if by else "removed"
-    return "removed, or it left"
+            return f"{BY}{by}" if by else "removed"
+    return "removed or left"
 
 
 def outside(
@@ -139,7 +151,11 @@ def view(entry: dict, record, reading, state: Members, named: dict, me: str) -> 
         ],
         "count": {"persons": len(order), "devices": len(state.members), "invited": invited},
         "removed": [
-            {"id": d, "person": named.get(state.person_of.get(d, ""), "")}
+            {
+                "id": d,
+                "person": named.get(state.person_of.get(d, ""), ""),
+                "how": went(state, record.events, d, named),  # (left, removed by …)
+            }
             for d in sorted(state.gone)
         ],
         "epoch": state.epoch,
