@@ -257,9 +257,11 @@ def edit(args: Namespace) -> int:
 
 
 def not_sent(report: dict, what: str) -> str:
-    """The line said in place of "Shared" when a pass sent nothing: why (removed, left, no
-    key yet), and that `what` stays here only."""
+    """The line said in place of "Shared" when a pass sent nothing: why (removed, left: `what`
+    stays here only; no current key yet: it goes out later)."""
     why = report["outside"]
+    if report.get("member"):  # (a member without the current key yet: it goes out later)
+        return f"Not sent yet: {why}; {what} goes out at the first pass that holds it."
     return f"Not shared: {why}, so {what} stays on this device only."
 
 

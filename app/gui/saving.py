@@ -117,7 +117,7 @@ class Saving:
         memory, unsent = out
         self.window._saved(memory)
         if unsent:
-            self.window.statusBar().showMessage(f"Saved on this device only: {unsent}.", 15_000)
+            self.window.statusBar().showMessage(f"Saved, not shared: {unsent}.", 15_000)
 
     def _conflict(
         self, memory_id: str, inline: bool, changes: dict, loaded: Memory, other: Memory

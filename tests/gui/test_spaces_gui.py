@@ -392,7 +392,7 @@ def test_a_removed_members_manager_says_an_edit_stays_here_and_offers_no_share(
     manager.f_tags.setText("x")
     qtbot.mouseClick(manager.save_button, Qt.LeftButton)
     qtbot.waitUntil(
-        lambda: "Saved on this device only" in manager.statusBar().currentMessage(),
+        lambda: "Saved, not shared" in manager.statusBar().currentMessage(),
         timeout=10_000,
     )
     assert "alice removed it" in manager.statusBar().currentMessage()

@@ -95,10 +95,11 @@ def news(
     """The member devices that joined (first wrote to the folder) since this device's last
     pass over the space ({"device", "person"}; none at its first pass: what it knew then is
     where it starts; none when this device is not a member; none of a device it invited),
-    and what to keep in the space's entry (`known`, `joins`: so that each is told once; {}
+    and what to keep in the space's entry (`present`, `joins`: so that each is told once; {}
     when nothing changed)."""
     now = sorted(d for d in joined(Path(entry["folder"]), state) if d in state.members)
-    known = entry.get("known")
+    known = entry.get("present")  # (not `known`, the members an older pass kept: those
+    # invited but not joined then are told when they join)
     if known == now:
         return [], {}
     mine = invited_by(events, me)
@@ -113,7 +114,7 @@ def news(
     )
     joins = [j for j in entry.get("joins", []) if j["at"] > at - NEWS_S]
     joins += [{**j, "at": at} for j in told]
-    return told, {"known": now, "joins": joins[-MAX_JOINS:]}
+    return told, {"present": now, "joins": joins[-MAX_JOINS:]}
 
 
 def since(kept: dict[str, dict], at: float) -> list[dict]:
