@@ -158,8 +158,13 @@ def build_server(engine: Engine | None = None) -> MnemoServer:
                 notices.append(apart)
             elif space is not None and result.memory is not None:
                 try:
-                    engine.spaces.share(result.memory.id, space)
-                    out["space"] = engine.spaces.shared([result.memory.id]).get(result.memory.id)
+                    report = engine.spaces.share(result.memory.id, space)
+                    if report.get("outside"):  # (nothing sent: removed, left, no key yet)
+                        notices.append(f"stored here, not shared in {space!r}: {report['outside']}")
+                    else:
+                        out["space"] = engine.spaces.shared([result.memory.id]).get(
+                            result.memory.id
+                        )
                 except InputError as exc:  # (stored all the same: said, never lost)
                     notices.append(f"stored as the user's own, not shared in {space!r}: {exc}")
             if notices:

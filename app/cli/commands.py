@@ -113,8 +113,9 @@ def remember(args: Namespace) -> int:
         out = result.to_dict()
         if shared is not None:
             out["space"] = shared
-        if apart:
-            out["notice"] = "; ".join(filter(None, [out.get("notice"), apart]))
+        if apart or (shared and shared.get("outside")):
+            unsent = not_sent(shared, "the memory") if shared and shared.get("outside") else ""
+            out["notice"] = "; ".join(filter(None, [out.get("notice"), apart, unsent]))
         print(json.dumps(out, ensure_ascii=False))
         return code
     similarity = f"{result.similarity:.2f}" if result.similarity is not None else "?"
@@ -149,7 +150,11 @@ def remember(args: Namespace) -> int:
     if result.proposal:
         say(f"to make it so: mnemo inbox accept {result.proposal} (or reject it: both stay)")
     if shared is not None:
-        print(f"Shared in the space {shared['name']!r}.")
+        print(
+            not_sent(shared, "the memory")
+            if shared.get("outside")
+            else f"Shared in the space {shared['name']!r}."
+        )
         space_problems(shared, engine)
     return code
 
@@ -180,14 +185,22 @@ def recall(args: Namespace) -> int:
 
 def show(args: Namespace) -> int:
     """mnemo show"""
-    memory = _engine().get(args.id)
+    engine = _engine()
+    memory = engine.get(args.id)
+    space = engine.spaces.shared([memory.id]).get(memory.id)
     if args.json:
         out = memory.to_dict()
         if memory.changed:  # it superseded an older memory (shown, never stored)
             out["changed"] = memory.changed
+        out["space"] = space
+        out["author"] = author(memory.origins) if space else None
         print(json.dumps(out, ensure_ascii=False))
     else:
         print_memory(memory)
+        if space:
+            one = author(memory.origins)
+            by = f", by {visible(one['person'] or 'a member')}" if one else ", by you"
+            print(f"{'space:':<16}shared in {visible(space)}{by}")
     return 0
 
 
@@ -219,10 +232,14 @@ def edit(args: Namespace) -> int:
         out = memory.to_dict()
         if args.space is not None:
             out["space"] = shared["name"] if shared and args.space else None
+        if shared and shared.get("outside"):
+            out["notice"] = not_sent(shared, "the edit")
         print(json.dumps(out, ensure_ascii=False))
     else:
         print(f"Updated {memory.id}: {visible(memory.display_title)}")
-        if args.space or (shared and args.space is None):
+        if shared and shared.get("outside"):  # (removed, left, no key yet: not sent)
+            print(not_sent(shared, "the edit"))
+        elif args.space or (shared and args.space is None):
             print(f"Shared in the space {shared['name']!r}.")
         elif args.space is not None:
             print(
@@ -237,6 +254,15 @@ def edit(args: Namespace) -> int:
         if shared:
             space_problems(shared, engine)
     return 0
+
+
+def not_sent(report: dict, what: str) -> str:
+    """The line said in place of "Shared" when a pass sent nothing: why (removed, left: `what`
+    stays here only; no current key yet: it goes out later)."""
+    why = report["outside"]
+    if report.get("member"):  # (a member without the current key yet: it goes out later)
+        return f"Not sent yet: {why}; {what} goes out at the first pass that holds it."
+    return f"Not shared: {why}, so {what} stays on this device only."
 
 
 def no_secret_shared(memory_id: str, space: str, values: dict) -> None:
@@ -374,13 +400,34 @@ def listing(args: Namespace) -> int:
     """mnemo list"""
     filters = _filters(args)
     filters.only_deleted = args.trash
-    memories = _engine().listing(filters, limit=args.limit)
+    engine = _engine()
+    if args.space is not None:
+        filters.space = _space_id(engine, args.space)
+    memories = engine.listing(filters, limit=args.limit)
+    spaces = engine.spaces.shared([m.id for m in memories])
     if args.json:
-        print(json.dumps([m.to_dict() for m in memories], ensure_ascii=False))
+        print(
+            json.dumps(
+                [{**m.to_dict(), "space": spaces.get(m.id)} for m in memories],
+                ensure_ascii=False,
+            )
+        )
         return 0
     for m in memories:
-        print(f"{m.id}  {visible(m.category):<12} {visible(m.display_title)}")
+        where = f"  [{visible(spaces[m.id])}]" if m.id in spaces else ""
+        print(f"{m.id}  {visible(m.category):<12} {visible(m.display_title)}{where}")
     return 0
+
+
+def _space_id(engine: Engine, name: str) -> str:
+    """The id of the space named (`list --space NAME`); "" for memories in none."""
+    if not name.strip():
+        return ""
+    wanted = " ".join(name.split())
+    for space in engine.spaces.list():
+        if space["name"] == wanted:
+            return space["id"]
+    raise InputError(f"no space named {name[:100]!r} here (`mnemo space list` shows them)")
 
 
 def import_(args: Namespace) -> int:

@@ -200,6 +200,11 @@ def _browse_commands(sub) -> None:
     p.add_argument("--limit", type=int, default=20)
     p.add_argument("--trash", action="store_true", help="list the trash")
     _filters(p)
+    p.add_argument(
+        "--space",
+        metavar="NAME",
+        help="only those shared in this team space ('' for those in none)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=commands.listing)
 
@@ -498,6 +503,18 @@ def _space_commands(sub) -> None:
         "invitation", metavar="INVITATION", help="its text, - (standard input) or a file"
     )
     q.add_argument("folder", metavar="FOLDER", help="your copy of the space's shared folder")
+    q.add_argument(
+        "--as",
+        dest="local_name",
+        metavar="NAME",
+        help="the name the space has here (when you already have a space of its name)",
+    )
+    q.add_argument(
+        "--wait",
+        action="store_true",
+        help="join though FOLDER holds nothing of the space yet (the folder sync has not "
+        "brought it): it waits for its files",
+    )
     q.set_defaults(func=space.join)
     q = actions.add_parser("members", help="persons, devices, the key's epoch, problems")
     q.add_argument("name", metavar="NAME")
@@ -528,10 +545,16 @@ def _space_commands(sub) -> None:
     q.add_argument("member", nargs="?", metavar="MEMBER", help="the person whose removals")
     q.add_argument("--json", action="store_true", help="as JSON (the list)")
     q.set_defaults(func=space.removals)
-    q = actions.add_parser("set", help="a space's setting: inject on|off (what agents get)")
+    q = actions.add_parser(
+        "set",
+        help="a space's setting here: inject on|off (what agents get), name NEW (what it is "
+        "called here), folder PATH (where its folder is now)",
+    )
     q.add_argument("name", metavar="NAME")
-    q.add_argument("setting", choices=["inject"], metavar="SETTING", help="inject")
-    q.add_argument("value", choices=["on", "off"], metavar="on|off")
+    q.add_argument(
+        "setting", choices=["inject", "name", "folder"], metavar="SETTING", help="what to set"
+    )
+    q.add_argument("value", metavar="VALUE", help="on|off, a new name, or a folder")
     q.set_defaults(func=space.set_)
 
 

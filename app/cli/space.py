@@ -17,6 +17,7 @@ from app.cli.output import shown as _shown
 from app.core import paths
 from app.core.errors import InputError
 from app.core.space.sharing import HELD
+from app.core.space.standing import counted
 
 _INVITATION_BYTES = 64 * 1024  # an invitation is about 1,000 characters
 _STDIN_BYTES = 1024 * 1024  # what `join -` reads of standard input at most
@@ -65,13 +66,19 @@ def list_(args: Namespace) -> int:
 def create(args: Namespace) -> int:
     """mnemo space create NAME FOLDER [--person NAME]"""
     state = _engine().spaces.create(args.name, Path(args.folder), args.person)
+    you = state["persons"][0]["person"]
     print(
         f"Space {state['name']!r} made in {state['folder']}, with you "
-        f"({state['persons'][0]['person']}) as its only member. Share the folder with your "
+        f"({you}) as its only member. Share the folder with your "
         f"team (Syncthing, say), then invite each device: mnemo space invite "
         f"{_shown(shlex.quote(state['name']))} ID "
         "(its `mnemo space id`)."
     )
+    if not (args.person or "").strip():
+        print(
+            f"Your teammates see you as {you!r} (your login name); --person NAME chooses "
+            "another when you make a space."
+        )
     return 0
 
 
@@ -89,8 +96,10 @@ def invite(args: Namespace) -> int:
 
 
 def join(args: Namespace) -> int:
-    """mnemo space join INVITATION FOLDER"""
-    state = _engine().spaces.join(_invitation(args.invitation), Path(args.folder))
+    """mnemo space join INVITATION FOLDER [--as NAME] [--wait]"""
+    state = _engine().spaces.join(
+        _invitation(args.invitation), Path(args.folder), args.local_name, args.wait
+    )
     print(f"Joined the space {_shown(state['name'])!r} through {_shown(state['folder'])}.")
     if not state["member"]:
         print(
@@ -118,16 +127,20 @@ def _print_members(state: dict) -> None:
     for person in state["persons"]:
         print(f"  {_shown(person['person'])}")
         for device in person["devices"]:
-            print(f"    {device['id']}" + ("  (this device)" if device["this"] else ""))
+            said = "this device" if device["this"] else "" if device["joined"] else INVITED
+            print(f"    {device['id']}" + (f"  ({said})" if said else ""))
+    if state["persons"]:
+        print(counted(state["count"]))
     for device in state["removed"]:
         this = " (this device)" if device["id"] == state["this_device"] else ""
-        print(f"  removed or left: {_shown(device['person'])} {device['id']}{this}")
+        print(f"  {device['how']}: {_shown(device['person'])} {device['id']}{this}")
     if state["epoch"]:
         print(f"Epoch {state['epochs']} ({state['epoch'][:12]})")
     if not state["member"]:
         print(
-            "This device is not a member"
-            + (" (removed, or it left)." if state["arrived"] else " yet: waiting for the folder.")
+            f"This device is not a member any more ({state['gone']})."
+            if state["arrived"]
+            else "This device is not a member yet: waiting for the folder."
         )
     if state["rotation_due"]:
         print("A new key is due: this device makes it at its next change to the space.")
@@ -144,6 +157,9 @@ def _print_members(state: dict) -> None:
         print(f"Refused: {events} by {_shown(author)}: {_shown(why)}")
     for problem in state["problems"]:
         print(f"Skipped: {_shown(problem)}")
+
+
+INVITED = "invited, not joined yet"  # (a device that wrote nothing to the folder yet)
 
 
 def remove(args: Namespace) -> int:
@@ -213,10 +229,11 @@ def _said(report: dict) -> None:
             f"until you decide (mnemo space removals {space} apply {member} sends them to your "
             f"trash, or keep {member} keeps them here, no longer shared)."
         )
-    if not report["member"]:
+    if report.get("outside"):
         print(
-            "This device is not a member (removed, or it left): it sends nothing, and reads "
-            "only what was written while it was in."
+            f"Not sent: {report['outside']}; it reads only what was written while it could."
+            if not report["member"]
+            else f"Not sent: {report['outside']}."
         )
     space_problems(report)
     new_held = sum(p.endswith(HELD) for p in report["problems"])
@@ -231,9 +248,25 @@ def _said(report: dict) -> None:
 
 
 def set_(args: Namespace) -> int:
-    """mnemo space set NAME inject on|off"""
+    """mnemo space set NAME inject on|off | name NEW | folder PATH"""
+    spaces = _engine().spaces
+    if args.setting == "name":
+        new = spaces.rename(args.name, args.value)
+        print(
+            f"The space {args.name.strip()!r} is called {_shown(new)!r} here now (each member "
+            "keeps their own name for it)."
+        )
+        return 0
+    if args.setting == "folder":
+        state = spaces.move(args.name, Path(args.value))
+        print(f"The space {_shown(state['name'])!r} is read through {_shown(state['folder'])} now.")
+        if not state["arrived"]:
+            print("Its members' files have not arrived there yet: the space waits for them.")
+        return 0
+    if args.value not in ("on", "off"):
+        raise InputError(f"inject is on or off, not {args.value[:40]!r}")
     on = args.value == "on"
-    _engine().spaces.inject(args.name, on)
+    spaces.inject(args.name, on)
     if on:
         print(
             f"The memories of {args.name!r} now reach your agents' sessions and prompts "

@@ -105,13 +105,19 @@ class Saving:
                 "editor: Save again to keep it as a new memory."
             )
 
-        window.worker.call(
-            lambda e: e.edit(memory_id, embed=inline, expect=expect, origin=MANAGER, **changes),
-            window._saved,
-            gone,
-            INTERACTIVE,
-            writes=True,
-        )
+        def edit(engine):
+            memory = engine.edit(memory_id, embed=inline, expect=expect, origin=MANAGER, **changes)
+            return memory, engine.spaces.unsent(memory_id)  # (a space that no longer takes it)
+
+        window.worker.call(edit, self._saved, gone, INTERACTIVE, writes=True)
+
+    def _saved(self, out) -> None:
+        """Saved; said so, and when the memory's space does not take it any more, that it
+        stays on this device (removed, left: `Spaces.unsent`)."""
+        memory, unsent = out
+        self.window._saved(memory)
+        if unsent:
+            self.window.statusBar().showMessage(f"Saved, not shared: {unsent}.", 15_000)
 
     def _conflict(
         self, memory_id: str, inline: bool, changes: dict, loaded: Memory, other: Memory

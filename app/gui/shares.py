@@ -141,8 +141,10 @@ class Shares:
         self.spaces = spaces
         self.menu.clear()
         for space in spaces:
-            action = self.menu.addAction(space["name"])
+            member = space.get("member", True)  # (removed, or left: nothing would go out)
+            action = self.menu.addAction(space["name"] + ("" if member else " (not a member)"))
             action.setObjectName(f"shareIn:{space['name']}")
+            action.setEnabled(member)
             action.triggered.connect(lambda _c=False, n=space["name"]: self.share_selected(n))
         if not spaces:
             none = self.menu.addAction("No spaces yet (Settings → Spaces)")
@@ -154,7 +156,7 @@ class Shares:
         box.blockSignals(True)
         box.clear()
         box.addItem("any space", ANY)
-        box.addItem("only mine", MINE)
+        box.addItem("not shared", MINE)
         box.setItemData(1, "Memories in no space", Qt.ToolTipRole)
         for space in spaces:
             box.addItem(space["name"], space["id"])

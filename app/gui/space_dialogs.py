@@ -8,7 +8,7 @@ from pathlib import Path
 
 from app.core import paths
 from app.gui.qr import qr_pixmap
-from app.gui.qt import Qt, QtGui, QtWidgets
+from app.gui.qt import Qt, QtGui, QtWidgets, Signal
 
 INVITATION_BYTES = 64 * 1024  # an invitation is about 1,000 characters (as `mnemo space join`)
 
@@ -32,7 +32,11 @@ def folder_row(edit: QtWidgets.QLineEdit, title: str, name: str) -> QtWidgets.QW
 
 
 class _Form(QtWidgets.QDialog):
-    """A titled form with OK and Cancel, its OK enabled once the required fields are filled."""
+    """A titled form with OK and Cancel, its OK enabled once the required fields are filled.
+    OK sends `submitted` and the window stays open: the page closes it once the engine did
+    what was asked (`succeeded`), or shows the refusal in it (`refused`), what was typed kept."""
+
+    submitted = Signal()
 
     def __init__(self, title: str, about: str, ok: str, parent=None):
         super().__init__(parent)
@@ -44,14 +48,36 @@ class _Form(QtWidgets.QDialog):
         )
         self.ok_button = self.buttons.button(QtWidgets.QDialogButtonBox.Ok)
         self.ok_button.setText(ok)
-        self.buttons.accepted.connect(self.accept)
+        self.buttons.accepted.connect(self._submit)
         self.buttons.rejected.connect(self.reject)
         text = QtWidgets.QLabel(about)
         text.setWordWrap(True)
+        self.refusal = QtWidgets.QLabel(objectName="formRefusal")
+        self.refusal.setWordWrap(True)
+        self.refusal.setTextFormat(Qt.PlainText)
+        self.refusal.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.refusal.setStyleSheet("color: palette(link);")
+        self.refusal.hide()
         layout = QtWidgets.QVBoxLayout(self)
         layout.addWidget(text)
         layout.addLayout(self.form)
+        layout.addWidget(self.refusal)
         layout.addWidget(self.buttons)
+
+    def _submit(self) -> None:
+        self.refusal.hide()
+        self.ok_button.setEnabled(False)  # (until the engine answers)
+        self.submitted.emit()
+
+    def refused(self, message: str) -> None:
+        """The engine refused: why, in the window, which stays open with what was typed."""
+        self.refusal.setText(message)
+        self.refusal.show()
+        self.ok_button.setEnabled(True)
+
+    def succeeded(self) -> None:
+        """The engine did it: the window closes."""
+        self.accept()
 
     def required(self, *fields) -> None:
         """OK only when each of these fields holds text."""
@@ -81,12 +107,12 @@ class CreateDialog(_Form):
         self.name.setPlaceholderText("team")
         self.folder = QtWidgets.QLineEdit(objectName="spaceFolder")
         self.folder.setPlaceholderText("made if missing, e.g. ~/Sync/team")
-        self.person = QtWidgets.QLineEdit(objectName="spacePerson")
-        self.person.setPlaceholderText(person)
+        self.person = QtWidgets.QLineEdit(person, objectName="spacePerson")
+        self.person.setToolTip("The name your teammates see you by in this space")
         self.form.addRow("Name", self.name)
         self.form.addRow("Folder", folder_row(self.folder, "The space's folder", "spaceChoose"))
         self.form.addRow("Your name", self.person)
-        self.required(self.name, self.folder)
+        self.required(self.name, self.folder, self.person)
 
 
 class InviteDialog(_Form):
@@ -117,7 +143,7 @@ class JoinDialog(_Form):
         super().__init__(
             "Join a space",
             "Paste the invitation you were given (or load the file holding it), and choose "
-            "the folder the members share with this device (made if missing).",
+            "this device's copy of the folder the members share (Syncthing's).",
             "Join",
             parent,
         )
@@ -142,6 +168,14 @@ class JoinDialog(_Form):
         layout.addLayout(row)
         self.form.addRow("Invitation", column)
         self.form.addRow("Folder", folder_row(self.folder, "The space's folder", "joinChoose"))
+        self.local_name = QtWidgets.QLineEdit(objectName="joinName")
+        self.local_name.setPlaceholderText("as the invitation names it")
+        self.local_name.setToolTip("The space's name on this device (needed when it is taken)")
+        self.form.addRow("Name here", self.local_name)
+        self.wait = QtWidgets.QCheckBox(
+            "The folder has not arrived yet: join now and wait for it", objectName="joinWait"
+        )
+        self.form.addRow("", self.wait)
         self.required(self.invitation, self.folder)
 
     def _load(self) -> None:

@@ -8,9 +8,11 @@ is one line in the page, and nothing changed."""
 from __future__ import annotations
 
 import getpass
+import re
 from pathlib import Path
 
 from app.core.errors import MnemoError
+from app.core.space.standing import counted
 from app.gui.qr import qr_pixmap
 from app.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from app.gui.space_dialogs import CreateDialog, InvitationDialog, InviteDialog, JoinDialog
@@ -93,11 +95,17 @@ class SpacesPage(QtWidgets.QWidget):
         self.list.setHeaderLabels(["Space", "Folder", "Members", "This device"])
         self.list.setRootIsDecorated(False)
         self.list.setMinimumHeight(50)
-        self.list.currentItemChanged.connect(lambda *_: self._show_members())
+        self.list.currentItemChanged.connect(lambda *_: self._chosen())
         self.create_button = QtWidgets.QPushButton("Create…", objectName="spacesCreate")
         self.join_button = QtWidgets.QPushButton("Join…", objectName="spacesJoin")
         self.invite_button = QtWidgets.QPushButton("Invite…", objectName="spacesInvite")
         self.leave_button = QtWidgets.QPushButton("Leave", objectName="spacesLeave")
+        self.rename_button = QtWidgets.QPushButton("Rename…", objectName="spacesRename")
+        self.rename_button.setToolTip("The space's name on this device (yours alone)")
+        self.move_button = QtWidgets.QPushButton("Folder…", objectName="spacesMove")
+        self.move_button.setToolTip("Where the space's folder is now, when it moved")
+        self.rename_button.clicked.connect(self.ask_rename)
+        self.move_button.clicked.connect(self.ask_move)
         self.create_button.clicked.connect(self.ask_create)
         self.join_button.clicked.connect(self.ask_join)
         self.invite_button.clicked.connect(self.ask_invite)
@@ -106,7 +114,8 @@ class SpacesPage(QtWidgets.QWidget):
         for button in (self.create_button, self.join_button, self.invite_button):
             space_buttons.addWidget(button)
         space_buttons.addStretch(1)
-        space_buttons.addWidget(self.leave_button)
+        for button in (self.rename_button, self.move_button, self.leave_button):
+            space_buttons.addWidget(button)
 
         self.members = QtWidgets.QTreeWidget(objectName="spacesMembers")
         self.members.setHeaderLabels(["Member", "Device id"])
@@ -126,6 +135,9 @@ class SpacesPage(QtWidgets.QWidget):
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.PlainText)
         self.status.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.status.setMaximumHeight(self.status.fontMetrics().lineSpacing() * 2 + 4)  # (a
+        # long refusal does not take the members' rows: the window that was refused says
+        # it whole, and so does the tooltip)
 
         layout = QtWidgets.QVBoxLayout(self)
         layout.addWidget(about)
@@ -207,14 +219,12 @@ class SpacesPage(QtWidgets.QWidget):
         self.list.clear()
         for space in self.spaces:
             state = space["state"]
-            persons = state["persons"] if state else []
-            devices = sum(len(p["devices"]) for p in persons)
-            count = str(len(persons)) + (f" ({devices} devices)" if devices > len(persons) else "")
+            count = counted(state["count"]) if state else "?"
             item = QtWidgets.QTreeWidgetItem(
                 [
                     space["name"],
                     shown_folder(space["folder"]),
-                    count if state else "?",
+                    count,
                     standing(space),
                 ]
             )
@@ -256,7 +266,13 @@ class SpacesPage(QtWidgets.QWidget):
                 top.setData(0, Qt.UserRole, ("person", person["id"]))  # (by id: two people
                 # may carry one name; a name is only shown)
                 for device in person["devices"]:
-                    label = "this device" if device["this"] else "a device"
+                    label = (
+                        "this device"
+                        if device["this"]
+                        else "a device"
+                        if device["joined"]
+                        else "invited, not joined yet"
+                    )
                     child = QtWidgets.QTreeWidgetItem([label, device["id"]])
                     child.setData(0, Qt.UserRole, None if device["this"] else ("id", device["id"]))
                     if device["this"]:
@@ -269,7 +285,7 @@ class SpacesPage(QtWidgets.QWidget):
             for device in state["removed"]:
                 this = " (this device)" if device["id"] == state["this_device"] else ""
                 item = QtWidgets.QTreeWidgetItem(
-                    [f"{device['person'] or '?'}: removed or left{this}", device["id"]]
+                    [f"{device['person'] or '?'}: {device['how']}{this}", device["id"]]
                 )
                 item.setData(0, Qt.UserRole, None)
                 item.setDisabled(True)
@@ -326,10 +342,24 @@ class SpacesPage(QtWidgets.QWidget):
         self.apply_button.setEnabled(self.chosen_held() is not None)
         self.keep_button.setEnabled(self.chosen_held() is not None)
 
-    def _failed(self, message: str) -> None:
-        line = " ".join(str(message).split())  # one line, whatever the message holds
+    def _chosen(self) -> None:
+        """Another space selected: what was said of the last one goes."""
+        self.status.clear()
+        self._show_members()
+
+    def _failed(self, message: str, dialog=None) -> None:
+        line = spoken(message)  # one line, whatever the message holds
         self.status.setText(line)
+        self.status.setToolTip(line)
+        if dialog is not None:
+            dialog.refused(line)
         self.said.emit(line)
+
+    def _asked(self, dialog, act) -> None:
+        """`dialog` open, not blocking: OK runs `act(dialog)`; Cancel clears the status."""
+        dialog.submitted.connect(lambda: act(dialog))
+        dialog.rejected.connect(self.status.clear)
+        dialog.open()
 
     def _done(self, message: str) -> None:
         self.status.setText(message)
@@ -355,25 +385,29 @@ class SpacesPage(QtWidgets.QWidget):
     def ask_create(self) -> CreateDialog:
         """The Create window (not blocking); Create makes the space."""
         dialog = CreateDialog(_login(), self)
-        dialog.accepted.connect(
-            lambda: self.create(dialog.name.text(), dialog.folder.text(), dialog.person.text())
+        self._asked(
+            dialog, lambda d: self.create(d.name.text(), d.folder.text(), d.person.text(), d)
         )
-        dialog.open()
         return dialog
 
-    def create(self, name: str, folder: str, person: str = "") -> None:
+    def create(self, name: str, folder: str, person: str = "", dialog=None) -> None:
         """Make the space `name` in `folder` with this device as its first member."""
         where = _folder(folder)
         if where is None:
-            self._failed("Choose the space's folder first.")
+            self._failed("Choose the space's folder first.", dialog)
             return
-        self.worker.call(
-            lambda e: e.spaces.create(name, where, person.strip() or None),
-            lambda state: self._done(
+
+        def made(state: dict) -> None:
+            _close(dialog)
+            self._done(
                 f"Space {state['name']} made in {state['folder']}. Share the folder with your "
                 "team, then invite each device (Invite…)."
-            ),
-            self._failed,
+            )
+
+        self.worker.call(
+            lambda e: e.spaces.create(name, where, person.strip() or None),
+            made,
+            lambda message: self._failed(message, dialog),
             INTERACTIVE,
         )
 
@@ -384,16 +418,16 @@ class SpacesPage(QtWidgets.QWidget):
             self._failed("Select a space first.")
             return None
         dialog = InviteDialog(space["name"], self)
-        dialog.accepted.connect(
-            lambda: self.invite(space["name"], dialog.device.text(), dialog.person.text())
+        self._asked(
+            dialog, lambda d: self.invite(space["name"], d.device.text(), d.person.text(), d)
         )
-        dialog.open()
         return dialog
 
-    def invite(self, space: str, device: str, person: str = "") -> None:
+    def invite(self, space: str, device: str, person: str = "", dialog=None) -> None:
         """Admit `device` to `space` for `person`, then show the invitation made."""
 
         def shown(made: tuple[str, str]) -> None:
+            _close(dialog)
             invitation, named = made
             self.invitation = InvitationDialog(invitation, space, named, self)
             self.invitation.open()
@@ -402,28 +436,38 @@ class SpacesPage(QtWidgets.QWidget):
         self.worker.call(
             lambda e: e.spaces.invite(space, device, person.strip() or None),
             shown,
-            self._failed,
+            lambda message: self._failed(message, dialog),
             INTERACTIVE,
         )
 
     def ask_join(self) -> JoinDialog:
         """The Join window (not blocking); Join joins."""
         dialog = JoinDialog(self)
-        dialog.accepted.connect(
-            lambda: self.join(dialog.invitation.toPlainText(), dialog.folder.text())
+        self._asked(
+            dialog,
+            lambda d: self.join(
+                d.invitation.toPlainText(),
+                d.folder.text(),
+                d.local_name.text(),
+                d.wait.isChecked(),
+                d,
+            ),
         )
-        dialog.open()
         return dialog
 
-    def join(self, invitation: str, folder: str) -> None:
-        """Join the space `invitation` names through `folder`."""
+    def join(
+        self, invitation: str, folder: str, name: str = "", wait: bool = False, dialog=None
+    ) -> None:
+        """Join the space `invitation` names through `folder`, called `name` here (or as the
+        invitation says); `wait`: though the folder holds nothing of the space yet."""
         where = _folder(folder)
         if where is None:
-            self._failed("Choose the space's folder first.")
+            self._failed("Choose the space's folder first.", dialog)
             return
-        text = invitation.strip()
+        text, name = invitation.strip(), name.strip() or None
 
         def joined(state: dict) -> None:
+            _close(dialog)
             waits = (
                 ""
                 if state["member"]
@@ -432,7 +476,55 @@ class SpacesPage(QtWidgets.QWidget):
             )
             self._done(f"Joined {state['name']} through {state['folder']}.{waits}")
 
-        self.worker.call(lambda e: e.spaces.join(text, where), joined, self._failed, INTERACTIVE)
+        self.worker.call(
+            lambda e: e.spaces.join(text, where, name, wait),
+            joined,
+            lambda message: self._failed(message, dialog),
+            INTERACTIVE,
+        )
+
+    def ask_rename(self) -> None:
+        """Ask for the selected space's new name here (blocking), then rename it."""
+        space = self.selected()
+        if space is None:
+            self._failed("Select a space first.")
+            return
+        new, ok = QtWidgets.QInputDialog.getText(
+            self, "Rename the space", "Its name on this device:", text=space["name"]
+        )
+        if ok and new.strip():
+            self.rename(space["name"], new)
+
+    def rename(self, space: str, new: str) -> None:
+        """Call the space `space` `new` on this device."""
+        self.worker.call(
+            lambda e: e.spaces.rename(space, new),
+            lambda name: self._done(f"The space {space} is called {name} here now."),
+            self._failed,
+            INTERACTIVE,
+        )
+
+    def ask_move(self) -> None:
+        """Ask where the selected space's folder is now (blocking), then point at it."""
+        space = self.selected()
+        if space is None:
+            self._failed("Select a space first.")
+            return
+        path = QtWidgets.QFileDialog.getExistingDirectory(
+            self, "Where the space's folder is now", space["folder"]
+        )
+        if path:
+            self.move(space["name"], path)
+
+    def move(self, space: str, folder: str) -> None:
+        """Read the space `space` through `folder` from now on."""
+        where = _folder(folder)
+        self.worker.call(
+            lambda e: e.spaces.move(space, where),
+            lambda state: self._done(f"The space {space} is read through {state['folder']} now."),
+            self._failed,
+            INTERACTIVE,
+        )
 
     def remove(self) -> None:
         """Remove the member selected from the space selected, once the person confirms."""
@@ -540,7 +632,7 @@ def _details(state: dict) -> list[str]:
         lines.append(f"Key: epoch {state['epochs']} ({state['epoch'][:12]})")
     if not state["member"]:
         lines.append(
-            "This device is not a member (removed, or it left)."
+            f"This device is not a member any more ({state['gone']})."
             if state["arrived"]
             else "This device waits for the members' events that admit it to reach the folder."
         )
@@ -564,6 +656,21 @@ def shown_folder(folder: str) -> str:
         return str(Path("~") / Path(folder).relative_to(Path.home()))
     except (ValueError, RuntimeError):  # (not under the home; no home known)
         return folder
+
+
+def spoken(message) -> str:
+    """A core's refusal as the app says it: one line, starting with a capital and ending
+    with a full stop, without the command lines it names for the CLI (in brackets)."""
+    line = " ".join(str(message).split())
+    line = re.sub(r"\s*\([^()]*(`|mnemo |--)[^()]*\)", "", line).strip()
+    if line and line[-1] not in ".?!":
+        line += "."
+    return line[:1].upper() + line[1:]
+
+
+def _close(dialog) -> None:
+    if dialog is not None:
+        dialog.succeeded()
 
 
 def _folder(text: str) -> Path | None:

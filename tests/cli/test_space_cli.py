@@ -98,8 +98,9 @@ def test_two_people_join_one_space_and_both_see_both(tmp_path):
     assert "alice" in text and "bob" in text and "(this device)" in text
     assert [s["name"] for s in listed(alice)] == [s["name"] for s in listed(bob)] == ["team"]
     # one file per device in the folder, each written by its device alone
-    files = sorted(p.name for p in (folder / "members").iterdir())
-    assert len(files) == 1  # Bob has written nothing yet: joining is not an event
+    files = {p.name: p.read_bytes() for p in (folder / "members").iterdir()}
+    assert len(files) == 2  # Bob's file is empty: joining is not an event (but is seen)
+    assert sorted(len(data) > 0 for data in files.values()) == [False, True]
 
 
 def test_the_invitation_can_come_from_stdin_or_a_file(tmp_path):
@@ -186,7 +187,7 @@ def test_bad_input_is_one_line_and_changes_nothing(tmp_path):
         (("space", "members", "nosuch"), "no space named 'nosuch'"),
         (("space", "invite", "nosuch", device_id(tmp_path / "b")), "no space named"),
         (("space", "invite", "team", "not-an-id"), "not a device id"),
-        (("space", "invite", "team", device_id(home)), "already a member"),
+        (("space", "invite", "team", device_id(home)), "this device's own id"),
         (("space", "join", "mnemo-invite:AAAA", str(tmp_path / "j")), "invitation"),
         (("space", "join", "hello", str(tmp_path / "j")), "not a Mnemo invitation"),
         (("space", "remove", "team", "nobody"), "no member 'nobody'"),
@@ -262,7 +263,7 @@ def test_a_join_before_the_folder_arrived_waits_for_it(tmp_path):
     ok(alice, "space", "create", "team", str(shared), "--person", "alice")
     invitation = ok(alice, "space", "invite", "team", device_id(bob), "--person", "bob")
     # GIVEN Bob joins through his copy of the folder, which the folder sync has not filled
-    said = ok(bob, "space", "join", invitation.strip(), str(bobs_copy))
+    said = ok(bob, "space", "join", invitation.strip(), str(bobs_copy), "--wait")
     assert "have not arrived" in said
     state = members(bob)
     assert state["member"] is False and state["arrived"] is False and state["persons"] == []
@@ -287,7 +288,7 @@ def test_a_join_into_a_folder_that_cannot_be_made_keeps_nothing(tmp_path):
     invitation = ok(alice, "space", "invite", "team", device_id(bob)).strip()
     a_file = tmp_path / "a-file"
     a_file.write_text("not a folder")
-    err = one_line_error(mnemo(bob, "space", "join", invitation, str(a_file / "team")))
+    err = one_line_error(mnemo(bob, "space", "join", invitation, str(a_file / "team"), "--wait"))
     assert "cannot" in err
     assert listed(bob) == []
     # the same invitation still works once a folder is given that can be

@@ -86,7 +86,7 @@ def test_a_member_cannot_invite_a_device_under_another_members_name(homes, tmp_p
     alice, bob, carol, folder = team(homes, tmp_path)
     before = folder_bytes(folder)
     stranger = keys.DeviceKey.new().public
-    with pytest.raises(InputError, match=f"{ALICE} is another member; a device of {ALICE}'s"):
+    with pytest.raises(InputError, match=f"another member is named {ALICE}; a device of {ALICE}'s"):
         carol.spaces.invite(SPACE, stranger, ALICE)
     assert folder_bytes(folder) == before  # (nothing written)
     # AND her own name, or none, admits a device of hers; a new name, a new person
@@ -106,8 +106,11 @@ def test_a_forged_admission_under_another_name_makes_a_new_person(homes, tmp_pat
     SpaceFolder(folder).write_own(carol.spaces.id(), mine)
     # THEN the others see two persons of that name, Alice's device alone under hers
     shown = bob.spaces.members(SPACE)["persons"]
-    named = [p for p in shown if p["person"] == ALICE]
+    named = [p for p in shown if p["person"].startswith(ALICE)]
     assert len(named) == 2 and sorted(len(p["devices"]) for p in named) == [1, 1]
+    # AND the one a member admitted says who did, wherever names are shown (review)
+    assert sorted(p["person"] for p in named) == [ALICE, f"{ALICE} (added by {CAROL})"]
+    assert next(p for p in named if p["person"] == ALICE)["devices"][0]["id"] == alice.spaces.id()
     assert {d["id"] for p in named for d in p["devices"]} == {alice.spaces.id(), forged}
     # AND removing "Alicia Medlar" by name is refused, one line, nothing changed
     before = folder_bytes(folder)

@@ -390,6 +390,8 @@ def test_every_command_that_changes_a_devices_spaces_holds_the_lock():
         "removals",
         "apply_removals",
         "keep_removals",
+        "rename",
+        "move",
     ):
         method = getattr(Spaces, name)
         assert method.__code__.co_name == "locked", name  # (`lock.one_at_a_time`)

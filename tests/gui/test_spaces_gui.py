@@ -77,16 +77,16 @@ def test_the_space_column_names_the_space_and_the_member_who_wrote_it(
 def test_the_filter_shows_one_space_or_only_the_users_own(qtbot, worker, settings, seeded, team):
     manager = _manager(qtbot, worker, settings)
     box = manager.space_filter
-    qtbot.waitUntil(lambda: box.count() == 3)  # any space, only mine, team
-    assert [box.itemText(i) for i in range(3)] == ["any space", "only mine", "team"]
+    qtbot.waitUntil(lambda: box.count() == 3)  # any space, not shared, team
+    assert [box.itemText(i) for i in range(3)] == ["any space", "not shared", "team"]
     assert not box.isHidden()
     # WHEN the filter is `team` THEN only its two memories are listed
     box.setCurrentIndex(box.findText("team"))
     qtbot.waitUntil(lambda: manager.table_model.rowCount() == 2)
     shown = {m.id for _, m in manager.table_model.loaded_rows()}
     assert shown == {team["alices"], seeded["k8s"]}
-    # WHEN it is "only mine" THEN the three memories in no space
-    box.setCurrentIndex(box.findText("only mine"))
+    # WHEN it is "not shared" THEN the three memories in no space
+    box.setCurrentIndex(box.findText("not shared"))
     qtbot.waitUntil(lambda: manager.table_model.rowCount() == 3)
     shown = {m.id for _, m in manager.table_model.loaded_rows()}
     assert shown == {seeded["Parse"], seeded["Grandma's"], seeded["The"]}
@@ -370,3 +370,29 @@ def test_keep_mine_in_settings_spaces_keeps_the_copies_unshared(qtbot, qapp, wor
             worker.stop()
     finally:
         alice.close()
+
+
+def test_a_removed_members_manager_says_an_edit_stays_here_and_offers_no_share(
+    qtbot, worker, settings, seeded, team
+):
+    # GIVEN Alice removed Bob, and Bob's pass saw it
+    team["alice"].spaces.remove("team", "bob")
+    assert team["bob"].spaces.sync("team")["member"] is False
+    manager = _manager(qtbot, worker, settings)
+    # THEN Share in space ▸ team is there but cannot be chosen
+
+    def offered() -> str:
+        action = manager.findChild(QtGui.QAction, "shareIn:team")
+        return "" if action is None else f"{action.text()} {action.isEnabled()}"
+
+    qtbot.waitUntil(lambda: offered() == "team (not a member) False")
+    # WHEN he edits Alice's memory THEN the save says it stays on this device, and why
+    row = next(i for i, m in manager.table_model.loaded_rows() if m.id == team["alices"])
+    manager.table.selectRow(row)
+    manager.f_tags.setText("x")
+    qtbot.mouseClick(manager.save_button, Qt.LeftButton)
+    qtbot.waitUntil(
+        lambda: "Saved, not shared" in manager.statusBar().currentMessage(),
+        timeout=10_000,
+    )
+    assert "alice removed it" in manager.statusBar().currentMessage()

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections import Counter
 
 from app.core.errors import InputError
 from app.core.space import keys
 from app.core.space.checks import name_ok
 
 NAMES = b"mnemo space names\0"  # the associated data's domain
+ADDED = " (added by "  # a name two persons carry: who admitted this one
 
 
 def placeholder(person: str) -> str:
@@ -84,13 +86,29 @@ def said(name: str, event: dict, held: dict[str, bytes]) -> dict:
     return {k: v for k, v in out.items() if k in ("name", "person", "at") and isinstance(v, str)}
 
 
-def names(events: dict[str, dict], persons: set[str], held: dict[str, bytes]) -> dict[str, str]:
+def names(
+    events: dict[str, dict],
+    persons: set[str],
+    held: dict[str, bytes],
+    person_of: dict[str, str] | None = None,
+) -> dict[str, str]:
     """Each person's name ({person id: name}) as this device opens it from the event that
-    introduced them; a placeholder where it cannot (`placeholder`)."""
+    introduced them; a placeholder where it cannot (`placeholder`). With `person_of` (device
+    → person), a name two persons carry says, for each one admitted, who admitted them
+    ("alice (added by mal)"): a member can name a new person as anyone (review of issue 45)."""
     out = {}
     for person in sorted(persons):
         name = said(person, events[person], held).get("person") if person in events else None
         out[person] = name if name_ok(name) else placeholder(person)
+    if person_of is None:
+        return out
+    carried = Counter(out.values())
+    base = dict(out)
+    for person, name in base.items():
+        event = events.get(person, {})
+        by = person_of.get(str(event.get("author")), "")
+        if carried[name] > 1 and event.get("kind") == "admit" and by in base and by != person:
+            out[person] = f"{name}{ADDED}{base[by]})"
     return out
 
 
@@ -109,7 +127,7 @@ def invited(named: dict[str, str], members: set[str], mine: str, person: str | N
         return None
     if person in (named.get(p) for p in members):
         raise InputError(
-            f"{person} is another member; a device of {person}'s must invite it (or give "
+            f"another member is named {person}; a device of {person}'s must invite it (or give "
             "this person another name); nothing was written"
         )
     return person
@@ -138,6 +156,8 @@ def one_named(
     devices (`devices`: person id → device ids) and their person ids."""
     wanted = " ".join(str(wanted).split())
     found = sorted(p for p, n in named.items() if n == wanted)
+    if len(found) < 2:  # ("alice" means each "alice (added by …)" too: never a guess)
+        found = sorted({*found, *(p for p, n in named.items() if n.startswith(wanted + ADDED))})
     if len(found) > 1:
         each = "; ".join(
             f"person {p} (devices {', '.join((devices or {}).get(p, [])) or '?'})" for p in found
@@ -147,3 +167,19 @@ def one_named(
             f"one by its person id or a device id: {each}"
         )
     return found[0] if found else None
+
+
+def held_of(held: dict, named, member: str, space: str) -> str:
+    """The person (their id) among those whose removals are `held` that `member` (a person's
+    name or id) means; `named()`: {person id: name}, read only when a name is given.
+    InputError when none."""
+    person = " ".join(str(member).split())
+    if person not in held:
+        names = named()
+        person = one_named({p: names.get(p, p) for p in held}, person, space) or person
+    if person not in held:
+        raise InputError(
+            f"no removals of {person[:100]!r} wait in the space {space!r} (`mnemo space "
+            f"removals {space}` lists them)"
+        )
+    return person

@@ -18,12 +18,13 @@ from __future__ import annotations
 import getpass
 import json
 import logging
+import shlex
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 from app.core.errors import InputError
-from app.core.space import keys, lines, persons
+from app.core.space import keys, lines, persons, place, standing
 from app.core.space.folder import Reading, SpaceFolder, stamps
 from app.core.space.lock import one_at_a_time
 from app.core.space.membership import Members, Record, event_hash
@@ -38,8 +39,6 @@ log = logging.getLogger(__name__)
 META = "spaces"  # this device's spaces, by id (JSON)
 MAX_NAME = 100
 MAX_SAID = 1000  # problems remembered as said, per space
-MAX_JOINS = 50  # joins remembered for the app to tell, per space
-NEWS_S = 7 * 86400  # (and for how long)
 
 
 def _name(text: str, what: str) -> str:
@@ -101,6 +100,7 @@ class Spaces:
                 "epochs_held": sorted(entry["keys"]),
                 "since": entry["since"],
                 "inject": bool(entry.get("inject")),
+                "member": bool(entry.get("member", True)),  # (as its last pass found)
             }
             for entry in sorted(self._load().values(), key=lambda e: e["name"])
         ]
@@ -142,6 +142,11 @@ class Spaces:
         named = self._names(entry, record, state)
         mine = state.members[self.device.public]
         person = persons.invited(named, set(state.members.values()), mine, person)
+        if to == self.device.public:
+            raise InputError(
+                "this is this device's own id (it is in the space already); invite another "
+                "device with the id its `mnemo space id` prints"
+            )
         if to in state.members:
             raise InputError(
                 f"that device is already a member of the space {entry['name']!r} (its "
@@ -170,9 +175,12 @@ class Spaces:
         return invitation, named[mine] if person is None else person
 
     @one_at_a_time
-    def join(self, text: str, folder: Path) -> dict:
-        """Join the space an invitation sealed to this device names, through `folder` (the
-        members' shared folder: made if missing); its members, as far as they arrived.
+    def join(self, text: str, folder: Path, name: str | None = None, wait: bool = False) -> dict:
+        """Join the space an invitation sealed to this device names, through `folder` (this
+        device's copy of the members' shared folder), under the name the invitation gives
+        or `name` (this device's own); its members, as far as they arrived. A folder that
+        holds nothing of the space yet (missing, or empty: a mistyped path, or one the
+        folder sync has not filled) is refused unless `wait` (then made if missing).
         Nothing is written (here or there) when the invitation is not for this device."""
         try:
             opened = keys.open_invitation(self.device, text)
@@ -180,10 +188,15 @@ class Spaces:
             raise InputError(_unopened(str(exc))) from None
         spaces = self._load()
         if opened["space"] in spaces:
-            raise InputError(f"this device is already in the space {opened['name']!r}")
-        name = _name(opened["name"], "space's name")
-        self._free(name)
-        root = SpaceFolder.check(Path(folder), opened["space"], self._load())
+            had = spaces[opened["space"]]
+            raise InputError(
+                f"this device is already in the space {had['name']!r}, through "
+                f"{had['folder']} (to use another folder: mnemo space set "
+                f"{shlex.quote(had['name'])} folder PATH)"
+            )
+        name = _name(name if name and name.strip() else opened["name"], "space's name")
+        self._free(name, "mnemo space join INVITATION FOLDER --as ANOTHER")
+        root = place.checked(Path(folder), opened["space"], self._load(), wait)
         SpaceFolder(root).prepare()
         entry = {
             "id": opened["space"],
@@ -198,10 +211,31 @@ class Spaces:
         }
         self._save(entry)
         try:
+            SpaceFolder(root).write_own(self.device.public, [])  # (it joined: the members see)
             return self.members(name)
         except Exception:  # kept only once everything succeeded (review of issue 45)
             _forget(self, entry["id"])
             raise
+
+    @one_at_a_time
+    def rename(self, name: str, new: str) -> str:
+        """Call the space `name` `new` on this device (the name is its own: the members
+        each keep theirs); the name now."""
+        entry, new = self._space(name), _name(new, "space's name")
+        if new != entry["name"]:
+            self._free(new)
+            self._update(entry["id"], {"name": new})
+        return new
+
+    @one_at_a_time
+    def move(self, name: str, folder: Path) -> dict:
+        """Read and write the space `name` through `folder` from now on (its folder moved):
+        one holding this space's mark, or empty (`place.moved`); its members there."""
+        entry = self._space(name)
+        root = place.moved(Path(folder), entry["id"], self._load())
+        SpaceFolder(root).write_own(self.device.public, entry["events"])
+        self._update(entry["id"], {"folder": str(root.resolve())})
+        return self.members(entry["name"])
 
     def record(self, name: str) -> Record:
         """The space's membership record as this device holds it now (its own events, those
@@ -217,37 +251,8 @@ class Spaces:
         record, reading = self._read(entry)
         state = record.fold()
         self._held(entry, record, state)
-        me = self.device.public
         named = self._names(entry, record, state)
-        order = sorted(state.persons().items(), key=lambda p: min(state.seniority[d] for d in p[1]))
-        missing = [h for h in entry.get("head", []) if h not in record.events]
-        return {
-            "name": entry["name"],
-            "id": entry["id"],
-            "folder": entry["folder"],
-            "this_device": me,
-            "member": me in state.members,
-            "arrived": not missing,
-            "persons": [
-                {"person": named[p], "id": p, "devices": [{"id": d, "this": d == me} for d in ds]}
-                for p, ds in order
-            ],
-            "removed": [
-                {"id": d, "person": named.get(state.person_of.get(d, ""), "")}
-                for d in sorted(state.gone)
-            ],
-            "epoch": state.epoch,
-            "epochs": len(state.epochs),
-            "rotation_due": state.rotation_due(me),
-            "needs_rotation": state.needs_rotation,
-            "waiting": len(state.waiting),
-            "refused": [
-                {"event": h, "author": record.events[h]["author"], "why": why}
-                for h, why in sorted(state.refused.items())
-            ],
-            "problems": reading.problems,
-            "heads": record.heads(),
-        }
+        return standing.view(entry, record, reading, state, named, self.device.public)
 
     @one_at_a_time
     def remove(self, name: str, member: str) -> dict:
@@ -307,7 +312,7 @@ class Spaces:
         and a member. InputError otherwise (nothing changed)."""
         entry = self._space(name)
         record, _ = self._read(entry)
-        self._member(entry, record)
+        self._member(entry, record, key=True)
         return {"name": entry["name"], "id": entry["id"]}
 
     @one_at_a_time
@@ -340,6 +345,17 @@ class Spaces:
         report = self.sync(entry["name"])
         return {**report, "author": self._sharing.mine(memory.id)}  # (False: another's, left
         # in the space for its other members: only its author withdraws it for them)
+
+    def unsent(self, memory_id: str) -> str:
+        """Why a change to this memory reaches none of its space's members (removed, left,
+        no key yet: `ready`'s refusal); "" when it is in no space or goes out."""
+        space = self.shared([memory_id]).get(memory_id)
+        try:
+            if space:
+                self.ready(space)
+        except InputError as exc:
+            return str(exc)
+        return ""
 
     def known_apart(self, memory_id: str, name: str, status, whose: str = "yours") -> str:
         """When `remember` with a space found its words already known in a memory that is
@@ -398,11 +414,7 @@ class Spaces:
         """Whether the space's memories reach agents' sessions and prompts unasked
         (`mnemo space set NAME inject on`; off when a space is made or joined): its
         members' memories then count as trusted (`origin.Trust.spaces`)."""
-        with self._db.write():
-            entry = self._space(name)
-            spaces = self._load()
-            spaces[entry["id"]]["inject"] = bool(on)
-            self._store(spaces)
+        self._update(self._space(name)["id"], {"inject": bool(on)})
 
     def injected(self) -> list[str]:
         """The ids of the spaces whose memories agents get unasked."""
@@ -449,12 +461,14 @@ class Spaces:
             self._wrote(entry, record, record.rotate(self.device))
             state = record.fold()
         held = self._held(entry, record, state)
+        if me in state.members:
+            place.present(Path(entry["folder"]), me, entry["events"])
         self._sharing.adopt(entry, self.device)  # (its own lines a restore lost: kept)
         read = self._sharing.ledger.read(entry, state, held, me)
         sent: list[lines.Line] = []
         self._sharing.held = []
         who = dict(state.person_of)  # (a memory's author is a person: by id, not by name)
-        named = persons.names(record.events, set(who.values()), held)
+        named = persons.names(record.events, set(who.values()), held, who)
         names = {d: named[p] for d, p in who.items()}
         self._sharing.know(read.lines, who, me)
         if me in state.members and state.epoch in held:
@@ -465,12 +479,15 @@ class Spaces:
             self._sharing.know(read.lines, who, me)
             self._sharing.compact(entry, self.device, read.lines)  # (folds the same)
         applied = self._sharing.apply(entry["id"], read.lines, who, me, names)
+        why = standing.outside(entry["name"], state, record.events, me, named, held, False)
         problems = reading.problems + lines.named(read.problems, names) + applied["problems"]
         held = self._sharing.held_problems()  # (not refused lines: memories kept back here)
         return {
             "name": entry["name"],
             "member": me in state.members,
-            "joined": self._news(entry, state, names),
+            "joined": self._news(entry, record, state, names),
+            "sending": not why,  # (what changes here reaches the members)
+            "outside": why,  # (why not: removed, left, no key yet; "" when it does)
             "sent": len(sent),
             "applied": applied["applied"],
             "withdrawn": applied["withdrawn"],
@@ -533,20 +550,8 @@ class Spaces:
     def _held_member(self, name: str, member: str) -> str:
         """The person (their id) whose removals wait, named by a person (by name or id)."""
         entry = self._space(name)
-        person = " ".join(str(member).split())
         held = self._sharing.held_removals(entry["id"])
-        if person not in held:
-            named = self._names(entry)
-            person = (
-                persons.one_named({p: named.get(p, p) for p in held}, person, entry["name"])
-                or person
-            )
-        if person not in held:
-            raise InputError(
-                f"no removals of {person[:100]!r} wait in the space {entry['name']!r} (`mnemo "
-                f"space removals {entry['name']}` lists them)"
-            )
-        return person
+        return persons.held_of(held, lambda: self._names(entry), member, entry["name"])
 
     def _names(self, entry: dict, record: Record | None = None, state=None) -> dict[str, str]:
         """{person id: name} of every person admitted, as this device opens the names
@@ -558,55 +563,38 @@ class Spaces:
                 return {}
         state = state or record.fold()
         held = self._held(entry, record, state)
-        return persons.names(record.events, set(state.person_of.values()), held)
-
-    def _news(self, entry: dict, state: Members, names: dict[str, str]) -> list[dict]:
-        """The devices that became members since this device's last pass over the space
-        ({"device", "person"}; none at its first pass: what it knew then is where it
-        starts), kept so that each is told once."""
-        now = sorted(state.members)
-        known = entry.get("known")
-        if known == now:
-            return []
-        me = self.device.public
-        joined = [
-            {"device": d, "person": names.get(d, "")}
-            for d in now
-            if known is not None and d not in set(known) and d != me
-        ]
-        at = time.time()
-        with self._db.write():
-            spaces = self._load()
-            if entry["id"] in spaces:
-                spaces[entry["id"]]["known"] = now
-                told = [j for j in spaces[entry["id"]].get("joins", []) if j["at"] > at - NEWS_S]
-                told += [{**j, "at": at} for j in joined]
-                spaces[entry["id"]]["joins"] = told[-MAX_JOINS:]
-                self._store(spaces)
-        return joined
+        return persons.names(record.events, set(state.person_of.values()), held, state.person_of)
 
     def joined_since(self, at: float) -> list[dict]:
         """Who joined a space after `at` (a time), as this device's passes saw them,
         whichever process made them ({"space": its name, "device", "person", "at"}): for
         the app to tell each once (`Runner`)."""
-        return [
-            {**one, "space": entry["name"]}
-            for entry in self._load().values()
-            for one in entry.get("joins", [])
-            if one["at"] > at
-        ]
+        return standing.since(self._load(), at)
+
+    def _news(self, entry: dict, record: Record, state: Members, names: dict) -> list[dict]:
+        """Who joined since the last pass (`standing.news`), kept so each is told once."""
+        me = self.device.public
+        told, changes = standing.news(entry, state, record.events, names, me, time.time())
+        if entry.get("member", True) != (me in state.members):
+            changes["member"] = me in state.members  # (what `list` shows, read here)
+        if changes:
+            self._update(entry["id"], changes)
+        return told
+
+    def _update(self, space: str, changes: dict) -> None:
+        """Fields of a space's entry changed (read again under the write)."""
+        with self._db.write():
+            spaces = self._load()
+            if space in spaces:
+                spaces[space].update(changes)
+                self._store(spaces)
 
     def _new_problems(self, entry: dict, problems: list[str]) -> list[str]:
-        """The problems an earlier pass did not say (every pass reads the whole folder, so
-        a bad line is found again each time; it is said once). What the folder holds now is
-        kept as said (a line that is gone and comes back is said again)."""
+        """The problems an earlier pass did not say: every pass reads the whole folder, so
+        a bad line is found again each time; it is said once (what it holds now is kept)."""
         said = set(self._load().get(entry["id"], entry).get("said", []))
         if set(problems) != said:
-            with self._db.write():
-                spaces = self._load()
-                if entry["id"] in spaces:
-                    spaces[entry["id"]]["said"] = sorted(set(problems))[:MAX_SAID]
-                    self._store(spaces)
+            self._update(entry["id"], {"said": sorted(set(problems))[:MAX_SAID]})
         for problem in problems:
             if problem not in said:
                 log.warning("space %s: %s", entry["name"], problem.split(":")[0])
@@ -635,9 +623,16 @@ class Spaces:
                 return entry
         raise InputError(f"no space named {name[:100]!r} here (`mnemo space list` shows them)")
 
-    def _free(self, name: str) -> None:
+    def _free(self, name: str, way: str = "") -> None:
         if any(entry["name"] == name for entry in self._load().values()):
-            raise InputError(f"a space named {name!r} is already here; give another name")
+            raise InputError(
+                f"a space named {name!r} is already here; give another name"
+                + (
+                    f" ({way}, or rename yours: mnemo space set {shlex.quote(name)} name NEW)"
+                    if way
+                    else ""
+                )
+            )
 
     def _read(self, entry: dict) -> tuple[Record, Reading]:
         """The record: this device's own events, every device's from the folder, and the
@@ -649,17 +644,18 @@ class Spaces:
         _remember(self, entry, record)
         return record, reading
 
-    def _member(self, entry: dict, record: Record) -> Members:
+    def _member(self, entry: dict, record: Record, key: bool = False) -> Members:
+        """The record folded; InputError when this device is not a member (with `key`: or
+        does not hold the current key), saying why (`standing.outside`)."""
         state = record.fold()
-        if self.device.public not in state.members:
-            waiting = [h for h in entry.get("head", []) if h not in record.events]
-            raise InputError(
-                f"this device is not a member of the space {entry['name']!r} yet: the "
-                "members' events that admit it have not arrived in its folder"
-                if waiting
-                else f"this device is not a member of the space {entry['name']!r} (removed, "
-                "or it left)"
-            )
+        me = self.device.public
+        held = self._held(entry, record, state) if key else None
+        if me not in state.members or key:
+            waiting = any(h not in record.events for h in entry.get("head", []))
+            named = self._names(entry, record, state) if me not in state.members else {}
+            why = standing.outside(entry["name"], state, record.events, me, named, held, waiting)
+            if why:
+                raise InputError(why)
         return state
 
     def _held(self, entry: dict, record: Record, state: Members) -> dict[str, bytes]:
