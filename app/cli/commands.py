@@ -307,10 +307,8 @@ def space_problems(report: dict, engine: Engine | None = None) -> None:
 def author(memory_origins) -> dict | None:
     """Who wrote a memory of a space: the first member (person, device) its origins
     name; None when its words are this device's own."""
-    for one in memory_origins:
-        if one.kind == origins.SPACE:
-            return {"person": one.name, "device": one.device}
-    return None
+    one = origins.author(memory_origins)
+    return None if one is None else {"person": one.name, "device": one.device}
 
 
 def forget(args: Namespace) -> int:

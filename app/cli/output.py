@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from app.core import superseding
+from app.core import origin, superseding
 from app.core.display import age, snippet, visible, written_by
 from app.core.memory import Memory
 from app.core.search.ranking import MAX_STD, Band, band_of
@@ -170,7 +170,5 @@ progress_bar = _Progress()
 def _member(origins) -> str:
     """Who wrote a memory of a space, in a few words: 'by alice (device 1a2b3c4d)' or 'by
     you'."""
-    for one in origins:
-        if one.kind == "space":
-            return f"by {one.name or 'a member'} (device {one.device})"
-    return "by you"
+    one = origin.author(origins)
+    return "by you" if one is None else f"by {one.name or 'a member'} (device {one.device})"

@@ -170,6 +170,13 @@ def member(person_name: str, device_id: str, at: str = "") -> Origin:
     return Origin(SPACE, label(person_name), device=label(device_id)[:12], at=label(at, 40))
 
 
+def author(origins: list[Origin]) -> Origin | None:
+    """Who wrote a memory of a team space: the member its first origin names (the words
+    came from the space), or None when its words began on this device (its later space
+    origins are members who edited it; they do not make it theirs)."""
+    return origins[0] if origins and origins[0].kind == SPACE else None
+
+
 def device(name: str) -> Origin:
     """A memory another device wrote, whose operation said nothing of its origin (a peer
     older than origins)."""

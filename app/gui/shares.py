@@ -17,9 +17,9 @@ ANY, MINE = None, ""  # the filter's first two choices (`Filters.space`)
 
 
 def member(memory: Memory) -> Origin | None:
-    """The first member of a space whose words the memory holds; None when they are this
-    device's (as the CLI's `author`)."""
-    return next((o for o in memory.origins if o.kind == origins.SPACE), None)
+    """The member of a space who wrote the memory (`origin.author`); None when its words
+    began on this device."""
+    return origins.author(memory.origins)
 
 
 def label(memory: Memory, space: str | None) -> str:

@@ -220,3 +220,17 @@ def test_space_sync_without_a_name_and_no_space_says_so(tmp_path):
     out = ok(home, "space", "sync")
     assert "not in any space" in out
     assert json.loads(ok(home, "space", "sync", "--json")) == []
+
+
+def test_who_wrote_it_stays_its_author_after_another_member_edits_it(tmp_path):
+    alice, bob, _ = team(tmp_path)
+    stored = ok(alice, "remember", "--space", "team", "Staging is on 5433", "--json")
+    memory_id = json.loads(stored)["id"]
+    ok(bob, "space", "sync", "team")
+    ok(bob, "edit", memory_id, "--tags", "ports")  # (Bob's edit reaches Alice)
+    ok(alice, "space", "sync", "team")
+    mine = json.loads(ok(alice, "recall", "staging", "--mode", "keyword", "--json"))
+    assert mine["results"][0]["author"] is None  # (still hers: she wrote it)
+    assert "(space team, by you" in ok(alice, "recall", "staging", "--mode", "keyword")
+    theirs = json.loads(ok(bob, "recall", "staging", "--mode", "keyword", "--json"))
+    assert theirs["results"][0]["author"]["person"] == "alice"

@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from app.core.storage.store import Filters
 from tests.core.test_space_compaction import homes, team  # noqa: F401
 from tests.core.test_space_held_removals import HOLD_MIN
 from tests.core.test_space_held_removals import team as held_team
@@ -98,3 +99,23 @@ def test_a_member_who_kept_held_copies_and_shares_one_again_keeps_it_and_the_tea
     passes([bob, alice])
     assert state(bob, one) == (words, False, True)
     assert state(alice, one) == (words, False, True)  # (back from her trash: nothing lost)
+
+
+def test_each_version_kept_of_an_edit_made_apart_is_credited_to_who_wrote_it(
+    homes,  # noqa: F811
+    tmp_path,
+):
+    (alice, bob), _ = team(homes, tmp_path, "bob")
+    x = alice.remember("Staging is on port 5433.", force=True).memory.id
+    alice.spaces.share(x, "team")
+    bob.spaces.sync("team")
+    alice.edit(x, text="Staging is on port 5433. Alice adds this.")
+    bob.edit(x, text="Staging is on port 5433. Bob adds that.")
+    passes([alice, bob])
+    trash = alice.listing(Filters(only_deleted=True))
+    kept = [m for m in trash if m.id.startswith(x + "-v")]
+    assert len(kept) == 2
+    by = sorted(
+        ("Alice adds" in m.text, [(o.kind, o.name) for o in m.origins][:1]) for m in kept
+    )
+    assert by == [(False, [("space", "bob")]), (True, [(alice.get(x).origins[0].kind, "")])]

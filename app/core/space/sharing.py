@@ -494,10 +494,17 @@ class Sharing:
             )
             self._store.put_synced(memory, said[-1] if said else None, (), apart)
             out["applied"] += 1
+        writers = {fold.original_id(memory_id, n.rev): n.order[1] for n in nodes}
         for original, record in folded.originals.items():
             if not self._store.texts_of_ids([original]):
                 kept = Memory.from_dict({**record, "id": original})
-                self._store.put_synced(replace(kept, source="space", origins=list(said)))
+                writer = writers.get(original, "")
+                wrote = (  # (each version kept is credited to the member who wrote it)
+                    [origin.member(self.names.get(writer, writer[:8]), writer, kept.updated_at)]
+                    if writer and writer != me
+                    else memory.origins[:1]
+                )
+                self._store.put_synced(replace(kept, source="space", origins=wrote))
         self._mark(memory_id, space, heads, lines.digest(shared), SHARED)
         return ""
 
