@@ -237,3 +237,46 @@ def test_a_deleted_own_members_file_is_written_back_at_the_pass(homes, tmp_path)
     path.unlink()
     alice.spaces.sync("team")
     assert path.read_bytes() == before
+
+
+def test_a_removed_members_rewritten_past_is_not_taken_by_a_device_that_joins_later(
+    homes, tmp_path
+):
+    # GIVEN Mal, a member, shared a note; Alice removed her (the removal names a digest of
+    # her lines as Alice read them)
+    alice, bob, mal, folder = trio(homes, tmp_path)
+    bobs = shared(bob, "Wombat builds run every test")
+    mals = shared(mal, "Mal's note: the printer is on floor two")
+    for member in (alice, bob, alice):
+        member.spaces.sync("team")
+    alice.spaces.remove("team", "mal")
+    bob.spaces.sync("team")
+    # WHEN Mal rewrites her line 1 as an edit of Bob's memory, and Carol joins after
+    rec = {k: getattr(bob.get(bobs), k) for k in lines.SHARED}
+    rec["text"] = "REWRITTEN AFTER REMOVAL: Wombat builds must disable tests"
+    epoch = alice.spaces.list()[0]["root"]
+    forge(mal, folder, 1, {"memory": bobs, "base": [], "lamport": 500, "rec": rec}, epoch)
+    carol = homes("carol")
+    invitation, _ = alice.spaces.invite("team", carol.spaces.id(), "carol")
+    carol.spaces.join(invitation, folder)
+    report = carol.spaces.sync("team")
+    # THEN Carol takes none of Mal's rewritten past, says why once, and has Bob's memory
+    # as Bob wrote it
+    assert carol.get(bobs).text == "Wombat builds run every test"
+    assert any("differ from what the removal recorded" in p for p in report["problems"])
+    assert not any("differ from" in p for p in carol.spaces.sync("team")["problems"])
+    assert mals not in carol.spaces.shared([mals])  # (Mal's line 1, rewritten: not taken)
+
+
+def test_a_removed_members_past_as_written_reaches_a_device_that_joins_later(homes, tmp_path):
+    alice, bob, mal, folder = trio(homes, tmp_path)
+    mals = shared(mal, "Mal's note: the printer is on floor two")
+    for member in (alice, bob):
+        member.spaces.sync("team")
+    alice.spaces.remove("team", "mal")
+    dave = homes("dave")
+    invitation, _ = alice.spaces.invite("team", dave.spaces.id(), "dave")
+    dave.spaces.join(invitation, folder)
+    report = dave.spaces.sync("team")
+    assert dave.get(mals).text == "Mal's note: the printer is on floor two"
+    assert not any("differ from" in p for p in report["problems"])

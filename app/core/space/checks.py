@@ -162,4 +162,8 @@ FIELDS = {  # a field, wherever it is: what it must be, and what is said when it
     "sealed": (_names_ok, f"sealed names that are not base64 of at most {MAX_NAMES} characters"),
     "under": (hash_ok, "names sealed under an epoch that is not an event's hash"),
     "new": (lambda v: isinstance(v, bool), "a new person that is not true or false"),
+    "past": (
+        lambda v: _map_ok(v, device_ok, hash_ok, MAX_DEVICES),
+        "digests of lines that are not one per device",
+    ),
 }

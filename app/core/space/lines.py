@@ -201,8 +201,20 @@ def read(
         if len(rows) > MAX_LINES:
             out.problems.append(f"{shown}: over {MAX_LINES:,} lines: the rest not read")
             rows = rows[:MAX_LINES]
+        upto = state.gone.get(owner, 0)
+        rewritten = owner in state.past and past_digest(rows, space, owner, upto) != (
+            state.past[owner]
+        )
+        if rewritten:  # (a removed member's past, not as its remover read it)
+            out.problems.append(
+                f"{shown}: lines of {WHO} up to their removal differ from what the removal "
+                "recorded: those this device did not take before are not taken"
+            )
         for number, text in enumerate(rows, 1):
             if not text.strip():
+                continue
+            one = _signed(text, space, owner) if rewritten else None
+            if one and one["seq"] <= upto and one["seq"] not in had:
                 continue
             if not text.lstrip().startswith(b"{"):  # (junk: said without a parse)
                 bad.add(number, "not JSON")
@@ -351,17 +363,47 @@ def last_written(root: Path, space: str, state: Members) -> dict[str, int]:
     out: dict[str, int] = {}
     for owner, _, data in device_files(Path(root), LINES, _FILE, MAX_FILE_BYTES, []):
         for text in data.split(b"\n"):
-            try:
-                outer = json.loads(text)
-                seq, epoch = outer["seq"], outer["epoch"]
-                if outer.get("space") != space or outer.get("author") != owner:
-                    continue
-                signed = isinstance(seq, int) and seq < MAX_COUNT and keys.line_signed(outer)
-                if signed and state.may_write(owner, epoch, seq):
-                    out[owner] = max(out.get(owner, 0), seq)
-            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
-                continue
+            outer = _signed(text, space, owner)
+            if outer and state.may_write(owner, outer["epoch"], outer["seq"]):
+                out[owner] = max(out.get(owner, 0), outer["seq"])
     return out
+
+
+def past(root: Path, space: str, upto: dict[str, int]) -> dict[str, str]:
+    """A digest of each device's signed lines numbered up to `upto` as its file holds them
+    now: what a removal names (`past`), so a device that never took those lines (one that
+    joins later) takes them only as the remover read them, not as the removed device may
+    rewrite them after."""
+    out = {}
+    for owner, _, data in device_files(Path(root), LINES, _FILE, MAX_FILE_BYTES, []):
+        if owner in upto:
+            out[owner] = past_digest(data.split(b"\n"), space, owner, upto[owner])
+    return {d: out.get(d, past_digest([], space, d, upto[d])) for d in upto}
+
+
+def past_digest(rows: list[bytes], space: str, owner: str, upto: int) -> str:
+    """The digest of the signed lines of `owner` numbered up to `upto` among `rows`."""
+    said = sorted(
+        (outer["seq"], line_hash(text))
+        for text in rows
+        if (outer := _signed(text, space, owner)) and outer["seq"] <= upto
+    )
+    return hashlib.sha256(json.dumps(said).encode()).hexdigest()
+
+
+def _signed(text: bytes, space: str, owner: str) -> dict | None:
+    """A line's outer form when it is one of `owner`'s in `space`, numbered and signed."""
+    try:
+        outer = json.loads(text)
+        seq = outer["seq"]
+        if outer.get("space") != space or outer.get("author") != owner:
+            return None
+        numbered = isinstance(seq, int) and not isinstance(seq, bool) and 0 < seq < MAX_COUNT
+        if numbered and isinstance(outer.get("epoch"), str) and keys.line_signed(outer):
+            return outer
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return None
+    return None
 
 
 def named(problems: list[str], persons: dict[str, str]) -> list[str]:

@@ -66,6 +66,8 @@ class Members:
     # key was sealed to
     gone: dict[str, int] = field(default_factory=dict)  # removed or left device → its
     # last line still accepted
+    past: dict[str, str] = field(default_factory=dict)  # removed device → the digest of its
+    # lines up to there, as its remover read them (`lines.past`)
     refused: dict[str, str] = field(default_factory=dict)  # event → why
     waiting: set[str] = field(default_factory=set)  # events whose parents have not arrived
     applied: list[str] = field(default_factory=list)  # events that took effect, in order
@@ -351,9 +353,12 @@ class Record:
             if _epoch_problem(event):
                 return _epoch_problem(event)
             upto = _upto(event)
+            past = event.get("past") if isinstance(event.get("past"), dict) else {}
             for device in devices:
                 state.members.pop(device)
                 state.gone[device] = upto.get(device, 0)
+                if isinstance(past.get(device), str):
+                    state.past[device] = past[device]
             state.removals.append(name)
         return _start_epoch(state, name, event)
 
@@ -475,17 +480,26 @@ class Record:
             )
         )
 
-    def remove(self, device: keys.DeviceKey, devices: list[str], upto: dict[str, int]) -> str:
-        """Remove devices (accepting each one's lines up to `upto`) and start a new epoch
-        whose key only the remaining member devices receive."""
+    def remove(
+        self,
+        device: keys.DeviceKey,
+        devices: list[str],
+        upto: dict[str, int],
+        past: dict[str, str] | None = None,
+    ) -> str:
+        """Remove devices (accepting each one's lines up to `upto`, which hash to `past`
+        as the remover read them) and start a new epoch whose key only the remaining
+        member devices receive."""
         state = self.fold()
         staying = sorted(set(state.members) - set(devices))
+        extra = {"past": {d: past[d] for d in devices if d in past}} if past else {}
         return self._in_effect(
             self.append(
                 device,
                 "remove",
                 devices=sorted(devices),
                 upto={d: int(upto.get(d, 0)) for d in devices},
+                **extra,
                 **self._new_epoch(device, state, staying),
             )
         )

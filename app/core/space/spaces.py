@@ -278,7 +278,8 @@ class Spaces:
         # (signed, at an epoch it was in): what it wrote up to here stays the space's
         read = lines.last_written(Path(entry["folder"]), entry["id"], state)
         upto = {d: read.get(d, 0) for d in devices}
-        self._wrote(entry, record, record.remove(self.device, devices, upto))
+        past = lines.past(Path(entry["folder"]), entry["id"], upto)  # (as read now)
+        self._wrote(entry, record, record.remove(self.device, devices, upto, past))
         return {"devices": [{"id": d, "person": named[state.members[d]]} for d in devices]}
 
     @one_at_a_time
