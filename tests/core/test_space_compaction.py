@@ -17,20 +17,6 @@ from app.core.space import lines
 from app.core.sync import fold
 
 
-@pytest.fixture
-def homes(tmp_path, word_model):
-    made: list[Engine] = []
-
-    def engine(name: str) -> Engine:
-        eng = Engine(database=tmp_path / f"{name}.db", embedder=word_model)
-        made.append(eng)
-        return eng
-
-    yield engine
-    for eng in made:
-        eng.close()
-
-
 def team(homes, tmp_path, *names: str) -> tuple[list[Engine], Path]:
     """Alice made the space `team`; each other name was invited and joined."""
     alice = homes("alice")

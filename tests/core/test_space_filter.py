@@ -4,10 +4,10 @@ search narrowed to one space's memories, or to those in none."""
 from __future__ import annotations
 
 from app.core.storage.store import Filters
-from tests.core.test_space_sharing import homes, shared, team  # noqa: F401 - the fixture
+from tests.core.test_space_sharing import shared, team
 
 
-def test_a_listing_and_a_search_narrow_to_a_space_or_to_no_space(homes, tmp_path):  # noqa: F811
+def test_a_listing_and_a_search_narrow_to_a_space_or_to_no_space(homes, tmp_path):
     alice, bob, _ = team(homes, tmp_path)
     # GIVEN Alice shares one memory in `team` and keeps one to herself
     in_team = shared(alice, "The staging database lives on port 5433")

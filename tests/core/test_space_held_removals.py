@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
 from app.core.duties import Duties
 from app.core.engine import Engine
 from app.core.errors import NotFoundError
@@ -17,20 +15,6 @@ from app.core.sync.holding import HOLD_MIN
 from tests.conftest import wait
 
 WORDS = "amber birch cedar delta ember fjord garnet harbor indigo juniper kelp lotus".split()
-
-
-@pytest.fixture
-def homes(tmp_path, word_model):
-    made: list[Engine] = []
-
-    def engine(name: str) -> Engine:
-        eng = Engine(database=tmp_path / f"{name}.db", embedder=word_model)
-        made.append(eng)
-        return eng
-
-    yield engine
-    for eng in made:
-        eng.close()
 
 
 def team(homes, tmp_path, count: int) -> tuple[Engine, Engine, list[str]]:

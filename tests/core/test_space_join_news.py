@@ -11,7 +11,6 @@ from app.core.duties import Duties
 from app.core.engine import Engine
 from app.core.runner import Listener, Runner
 from tests.conftest import wait
-from tests.core.test_space_held_removals import homes  # noqa: F401 (a fixture)
 
 
 class Heard(Listener):
@@ -43,7 +42,7 @@ def _runner(database, word_model, heard: Heard) -> Runner:
 
 
 def test_a_join_seen_by_another_processs_pass_is_told_by_the_app_once(
-    homes,  # noqa: F811
+    homes,
     tmp_path,
     word_model,
 ):

@@ -8,24 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from app.core.engine import Engine
 from app.core.space import compaction, lines
-
-
-@pytest.fixture
-def homes(tmp_path, word_model):
-    made: list[Engine] = []
-
-    def engine(name: str) -> Engine:
-        eng = Engine(database=tmp_path / f"{name}.db", embedder=word_model)
-        made.append(eng)
-        return eng
-
-    yield engine
-    for eng in made:
-        eng.close()
 
 
 def trio(homes, tmp_path) -> tuple[Engine, Engine, Engine, Path]:

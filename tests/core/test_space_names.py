@@ -20,20 +20,6 @@ from app.core.space.membership import EVENT, Record, event_hash
 SPACE, ALICE, BOB, CAROL = "Orchard Quince", "Alicia Medlar", "Bertil Sorrel", "Carola Damson"
 
 
-@pytest.fixture
-def homes(tmp_path, word_model):
-    made: list[Engine] = []
-
-    def engine(name: str) -> Engine:
-        eng = Engine(database=tmp_path / f"{name}.db", embedder=word_model)
-        made.append(eng)
-        return eng
-
-    yield engine
-    for eng in made:
-        eng.close()
-
-
 def team(homes, tmp_path) -> tuple[Engine, Engine, Engine, Path]:
     """Alice made the space, invited Bob and Carol as persons of their own; both joined."""
     alice, bob, carol = homes("alice"), homes("bob"), homes("carol")

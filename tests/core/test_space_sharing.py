@@ -18,20 +18,6 @@ from app.core.errors import InputError
 from app.core.space import keys, lines
 
 
-@pytest.fixture
-def homes(tmp_path, word_model):
-    made: list[Engine] = []
-
-    def engine(name: str) -> Engine:
-        eng = Engine(database=tmp_path / f"{name}.db", embedder=word_model)
-        made.append(eng)
-        return eng
-
-    yield engine
-    for eng in made:
-        eng.close()
-
-
 def team(homes, tmp_path) -> tuple[Engine, Engine, Path]:
     """Alice made the space `team`, invited Bob's device, Bob joined."""
     alice, bob = homes("alice"), homes("bob")

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from app.core.space import keys
 from app.core.space.folder import SpaceFolder
-from tests.core.test_space_names import ALICE, CAROL, SPACE, homes, team  # noqa: F401
+from tests.core.test_space_names import ALICE, CAROL, SPACE, team
 
 
 def test_a_person_a_member_admitted_under_an_existing_name_says_who_added_them(
-    homes,  # noqa: F811
+    homes,
     tmp_path,
 ):
     alice, bob, carol, folder = team(homes, tmp_path)

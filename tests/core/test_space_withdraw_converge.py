@@ -9,7 +9,7 @@ import random
 import pytest
 
 from app.core.storage.store import Filters
-from tests.core.test_space_compaction import homes, team  # noqa: F401
+from tests.core.test_space_compaction import team
 from tests.core.test_space_held_removals import HOLD_MIN
 from tests.core.test_space_held_removals import team as held_team
 
@@ -26,7 +26,7 @@ def passes(people, rounds: int = 2) -> None:
 
 
 def test_an_edit_racing_the_authors_withdrawal_is_kept_when_she_shares_it_again(
-    homes,  # noqa: F811
+    homes,
     tmp_path,
 ):
     (alice, bob, carol), _ = team(homes, tmp_path, "bob", "carol")
@@ -51,7 +51,7 @@ def test_an_edit_racing_the_authors_withdrawal_is_kept_when_she_shares_it_again(
 
 @pytest.mark.parametrize("seed", range(1, 7))
 def test_members_edit_while_the_author_withdraws_and_shares_again_and_end_alike(
-    homes,  # noqa: F811
+    homes,
     tmp_path,
     seed,
 ):
@@ -85,7 +85,7 @@ def test_members_edit_while_the_author_withdraws_and_shares_again_and_end_alike(
 
 
 def test_a_member_who_kept_held_copies_and_shares_one_again_keeps_it_and_the_team_gets_it(
-    homes,  # noqa: F811
+    homes,
     tmp_path,
 ):
     alice, bob, ids = held_team(homes, tmp_path, HOLD_MIN + 1)
@@ -102,7 +102,7 @@ def test_a_member_who_kept_held_copies_and_shares_one_again_keeps_it_and_the_tea
 
 
 def test_each_version_kept_of_an_edit_made_apart_is_credited_to_who_wrote_it(
-    homes,  # noqa: F811
+    homes,
     tmp_path,
 ):
     (alice, bob), _ = team(homes, tmp_path, "bob")
