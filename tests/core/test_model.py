@@ -285,6 +285,37 @@ def test_llama_cpp_messages_stay_out_of_the_terminal(tmp_path):
     assert (run.stdout, run.stderr) == ("done\n", "")
 
 
+def test_a_closed_model_raises_model_error_instead_of_crashing_the_process(tmp_path):
+    # A thread that still held a model its owner had freed (the engine closed, or the model
+    # switched) tokenized or decoded on freed memory: the whole process died (SIGSEGV).
+    run = _python(
+        "import threading\n"
+        "from app.core import paths\n"
+        "from app.core.errors import ModelError\n"
+        "from app.core.model.embedder import Embedder\n"
+        "e = Embedder.load(paths.DEFAULT_MODEL)\n"
+        "results = []\n"
+        "def use():\n"
+        "    for _ in range(2000):\n"
+        "        try:\n"
+        "            e.embed_query('a query asked while the model closes')\n"
+        "        except ModelError as exc:\n"
+        "            results.append(str(exc)); return\n"
+        "user = threading.Thread(target=use); user.start()\n"
+        "e.embed_query('warm'); e.close(); e.close()\n"
+        "user.join()\n"
+        "for ask in (lambda: e.query_sequence('hello'), lambda: e.embed_documents(['a'])):\n"
+        "    try:\n"
+        "        ask()\n"
+        "    except ModelError as exc:\n"
+        "        results.append(str(exc))\n"
+        "print(len(results), results[-1], flush=True)\n",
+        tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("3 ") and "the model was closed" in run.stdout
+
+
 def test_what_other_threads_print_while_a_model_loads_is_not_lost(tmp_path):
     # llama-cpp-python pointed the whole process's stdout and stderr at /dev/null while a
     # model loaded: the desktop app's log lines written meanwhile (the hotkeys bound through

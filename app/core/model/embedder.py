@@ -409,6 +409,9 @@ class Embedder(EmbeddingModel):
         self._free = FreeCores()
         self._threads = 1  # what the context runs with now (it starts with one)
         self._lock = threading.Lock()
+        # Tokenizing takes no turn behind a decode, but the model must not be freed under it
+        self._vocab = threading.Lock()
+        self._closed = False
         n_ctx = min(info.trained_context, MAX_CONTEXT)
         if gpu_layers and native.llama_supports_gpu_offload():
             try:
@@ -454,7 +457,15 @@ class Embedder(EmbeddingModel):
             return []
         # NUL and other C0 controls can end the C string early or confuse the tokenizer.
         clean = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", " ", text)
-        return self._llm.tokenize(clean.encode("utf-8", errors="replace"), add_bos=False)
+        with self._vocab:
+            self._open_or_raise()
+            return self._llm.tokenize(clean.encode("utf-8", errors="replace"), add_bos=False)
+
+    def _open_or_raise(self) -> None:
+        """ModelError when the model was closed: a thread still holding it after its owner
+        freed it (a model switch, an engine closed) gets an error, not freed memory."""
+        if self._closed:
+            raise ModelError(f"{self.info.path.name}: the model was closed")
 
     @property
     def threads(self) -> int:
@@ -519,6 +530,7 @@ class Embedder(EmbeddingModel):
 
         asked = None if interactive else self.give_way  # (a query never gives way)
         with self._lock:
+            self._open_or_raise()
             self._use_threads(interactive)
             llm.batch.reset()
             used = 0
@@ -547,6 +559,8 @@ class Embedder(EmbeddingModel):
         return self._free.free() >= 2
 
     def close(self) -> None:
-        """Free the model."""
-        with self._lock:
-            self._llm.close()
+        """Free the model (once; what is asked of it after that raises ModelError)."""
+        with self._lock, self._vocab:
+            if not self._closed:
+                self._closed = True
+                self._llm.close()
