@@ -31,8 +31,9 @@ from app.core.model.embedder import Embedder
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "cli" / "data" / "capture"
 LAMBDAS = (0.01, 0.03, 0.1, 0.3)
-THRESHOLDS = (0.4, 0.5, 0.6, 0.7, 0.8)
+THRESHOLDS = (0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9)
 FOLDS = 5
+FITTED = ("tune", "plain-tune", "more")  # the corpora fitted on; never plain-check, check*
 SURE = 0.92  # out of fold, at least this share of proposals right on each corpus
 # Words a rule adds when it tidies a statement (as tests/cli/test_capture_corpus.py)
 _RULE_WORDS = {"remember", "that", "note", "from", "now", "on", "keep", "in", "mind", "please",
@@ -125,7 +126,7 @@ def _judged(rows: list[dict], tag: str, chance: dict, threshold: float):
 
 def fit(model: Embedder, out: Path) -> None:
     """Choose by cross-validation, fit on all the tuning sentences, write the weights."""
-    halves = {"tune": corpus("tune"), "plain-tune": corpus("plain-tune")}
+    halves = {name: corpus(name) for name in FITTED}
     said = [s for tag, rows in halves.items() for s in _sentences(rows, tag) if not s["holds"]]
     x = model.decode([model.query_sequence(s["text"]) for s in said], interactive=True)[0]
     y = np.array([s["y"] for s in said], dtype=np.float64)
@@ -157,7 +158,7 @@ def fit(model: Embedder, out: Path) -> None:
             {
                 "model_id": model.info.model_id,
                 "fitted_by": "bench/capture.py fit",
-                "fitted_on": "tests/cli/data/capture: tune.jsonl, plain.jsonl odd ids "
+                "fitted_on": "tests/cli/data/capture: tune.jsonl, plain.jsonl odd ids, more.jsonl "
                 f"({len(said)} sentences, {int(y.sum())} lasting)",
                 "lambda": lam,
                 "threshold": threshold,
@@ -225,7 +226,8 @@ def main() -> None:
     if args.what == "fit":
         fit(model, meaning.WEIGHTS)
         return
-    names = ["tune", "plain-tune", "plain-check"] + (["check"] if args.check else [])
+    names = ["tune", "plain-tune", "more", "plain-check"]
+    names += ["check", "check2"] if args.check else []
     table(model, names)
 
 

@@ -17,7 +17,7 @@ from app.agents.rules import statements
 DATA = Path(__file__).parent / "data" / "capture"
 HALVES = {
     half: [json.loads(line) for line in (DATA / f"{half}.jsonl").open(encoding="utf-8")]
-    for half in ("tune", "check")
+    for half in ("tune", "check", "more", "check2")
 }
 # Plain statements without trigger phrases and negatives like them (README): odd ids were
 # fitted on (bench/capture.py), even ids are the check of their own
@@ -60,6 +60,14 @@ def test_the_corpus_is_as_big_as_the_issue_asks():
     assert sum(bool(r["lasting"]) for r in rows) >= 100  # and as many with nothing lasting
 
 
+@pytest.mark.parametrize("corpus,size", [("more", 220), ("check2", 200)])
+def test_the_third_and_fourth_writers_corpora_are_whole(corpus, size):
+    rows = HALVES[corpus]
+    assert len(rows) == size and len({r["id"] for r in rows}) == size
+    assert all(said in r["prompt"] for r in rows for said in r["lasting"])
+    assert sum(bool(r["lasting"]) for r in rows) == size // 2
+
+
 def test_the_plain_corpus_has_200_prompts_half_of_them_lasting():
     assert len(_PLAIN) >= 200 and len({r["id"] for r in _PLAIN}) == len(_PLAIN)
     assert all(said in r["prompt"] for r in _PLAIN for said in r["lasting"])
@@ -87,13 +95,17 @@ def test_the_check_half_does_not_fall_below_its_last_measure():
 
 
 # Capture by meaning (app/agents/meaning.py): plain sentences the rules leave, judged by a
-# classifier over the bundled model's vectors, fitted by bench/capture.py on tune.jsonl and
-# plain.jsonl's odd ids. The goal is met on what it was fitted on; plain.jsonl's even ids (a
-# check it was not fitted on) measured 97.6 % precise (40/41), 75.5 % kept (40/53); the
-# check half, measured once with the fitted classifier and not read: 83.3 % precise
-# (45/54), 63.8 % kept (44/69); the rules alone, 82.6 % and 27.5 %.
-_PLAIN_SHORT = pytest.mark.xfail(strict=True, reason="plain check half: 75.5 % kept")
-_CHECK_SHORT = pytest.mark.xfail(strict=True, reason="check half: 83.3 % precise, 63.8 % kept")
+# classifier over the bundled model's vectors, fitted by bench/capture.py on tune.jsonl,
+# plain.jsonl's odd ids and more.jsonl (a third writer's, 2026-11-30). The goal is met on
+# what it was fitted on but more.jsonl (93.6 % precise, 73.9 % kept). Not fitted on:
+# plain.jsonl's even ids, 95.3 % (41/43) / 77.4 % (41/53); the check half, measured once per
+# fit and never read, 84.9 % (45/53) / 63.8 % (44/69) (fitted on two writers: 83.3 % /
+# 63.8 %); check2.jsonl (a fourth writer's, measured once per fit, never read), 81.0 %
+# (68/84) / 60.9 % (67/110) (fitted on two writers: 76.5 % / 58.2 %).
+_PLAIN_SHORT = pytest.mark.xfail(strict=True, reason="plain check half: 77.4 % kept")
+_MORE_SHORT = pytest.mark.xfail(strict=True, reason="more.jsonl: 73.9 % kept")
+_CHECK_SHORT = pytest.mark.xfail(strict=True, reason="check half: 84.9 % precise, 63.8 % kept")
+_CHECK2_SHORT = pytest.mark.xfail(strict=True, reason="check2: 81.0 % precise, 60.9 % kept")
 
 
 @pytest.mark.parametrize(
@@ -101,8 +113,10 @@ _CHECK_SHORT = pytest.mark.xfail(strict=True, reason="check half: 83.3 % precise
     [
         "tune",
         "plain-tune",
+        pytest.param("more", marks=_MORE_SHORT),
         pytest.param("plain-check", marks=_PLAIN_SHORT),
         pytest.param("check", marks=_CHECK_SHORT),
+        pytest.param("check2", marks=_CHECK2_SHORT),
     ],
 )
 def test_capture_by_meaning_is_90_percent_precise_and_keeps_85_percent(half, embedder):
@@ -111,14 +125,15 @@ def test_capture_by_meaning_is_90_percent_precise_and_keeps_85_percent(half, emb
     assert kept >= 0.85 * labelled, f"{kept} of {labelled} lasting statements proposed"
 
 
-def test_the_plain_check_half_does_not_fall_below_its_measure_by_meaning(embedder):
-    right, proposed, kept, labelled = _measure("plain-check", embedder)
-    assert kept >= 40 and proposed - right <= 1, (right, proposed, kept, labelled)
-
-
-def test_the_check_half_does_not_fall_below_its_measure_by_meaning(embedder):
-    right, proposed, kept, labelled = _measure("check", embedder)
-    assert kept >= 44 and proposed - right <= 9, (right, proposed, kept, labelled)
+@pytest.mark.parametrize(
+    "half,least_kept,most_wrong",
+    [("plain-check", 41, 2), ("check", 44, 8), ("check2", 67, 16), ("more", 88, 6)],
+)
+def test_capture_by_meaning_does_not_fall_below_its_last_measure(
+    half, least_kept, most_wrong, embedder
+):
+    right, proposed, kept, labelled = _measure(half, embedder)
+    assert kept >= least_kept and proposed - right <= most_wrong, (right, proposed, kept)
 
 
 # Everyday tasks said like facts of the setup (helper-9 found 31 of 34 such prompts captured
