@@ -38,7 +38,9 @@ _ASKED = re.compile(
 # Said of one moment ("yesterday", "this run", "at some point"), not for good
 _ONCE = re.compile(
     r"\b(?:yesterday|tomorrow|tonight|this (?:morning|afternoon|week|run|sprint|branch|time)"
-    r"|last (?:night|week|deploy|change|merge|release|commit)|earlier|just|currently"
+    r"|last (?:night|week|deploy|change|merge|release|commit)|earlier|currently"
+    # "just" of a moment ("I just pushed", "just now"), not of a habit ("just ask back")
+    r"|just (?:now|need|want|\w+ed|did|got|saw|ran|broke|made|had|lost|went|came|wrote)"
     r"|at the moment|at some point|next (?:week|quarter|sprint|month|year)"
     r"|in (?:a|the) (?:bit|moment)|so far|lol|as far as i know|no idea)\b",
     re.I,

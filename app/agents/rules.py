@@ -54,7 +54,9 @@ _REMEMBER = re.compile(
     r"^(?:please\s+|pls\s+|and\s+)?(?:remember|remeber|rember|note|keep in mind"
     r"|don'?t forget|never forget)"
     r"(?:\s+that|\s*:|\s*,|\s+(?=(?:we|our|i|my)\s|(?:i['’]m|we['’]re|i am|we are)\b)"
-    r"|\s+(?=the\s+[\w ./`-]{2,50}?\s+(?:is|are|runs?|needs?|uses?|lives?)\b))"
+    r"|\s+(?=the\s+[\w ./`-]{2,50}?\s+(?:is|are|runs?|needs?|uses?|lives?)\b)"
+    # "keep in mind" before five words or more ("keep in mind the firmware targets an STM32")
+    r"|(?<=keep in mind)\s+(?=(?:[\w'’-]+\W+){4}\w))"
     r"\s*(?P<what>.+)$",
     re.I,
 )
@@ -122,7 +124,10 @@ _NOW = re.compile(
     re.I,
 )
 _THEN_TASK = re.compile(
-    r",\s*(?:so\s+|and\s+|then\s+)?(?:please\s+)?(?!(?:make|be) sure\b)(?P<verb>[a-z]+)\b[^,]*$",
+    r",\s*(?:so\s+|and\s+|then\s+)?(?:please\s+)?(?!(?:make|be) sure\b)(?P<verb>[a-z]+)\b"
+    # a noun that only looks like a verb: "…, read replicas are behind …", "…, read-only"
+    r"(?!-|\s+[\w-]+\s+(?:is|are|was|were|live|lives|go|goes|run|runs|get|gets|sit|sits)\b)"
+    r"[^,]*$",
     re.I,
 )
 TASK_VERBS = VERBS | {
@@ -333,7 +338,7 @@ def _rule(core: str, sentence: str) -> Statement | None:
         verb = "It is" if verb.startswith("it") else verb.capitalize()
         right, wrong = m["right"].strip(), m["wrong"].strip()
         return Statement("correction", f"{verb} {right} instead of {wrong}.")
-    if (m := _ALWAYS_NEVER.match(core)) and (m["verb"] or m["dont"]).lower() in VERBS:
+    if (m := _ALWAYS_NEVER.match(core)) and _commanded(m["verb"], m["dont"]):
         return Statement("always-never", _tidy(sentence))
     # "our CI runs on X, not Y, so ignore the Jenkinsfile": the fact, and what follows of it
     said_against = _SETUP.match(re.sub(r",\s*so\s+.*$", "", core))
@@ -370,6 +375,27 @@ def _rule(core: str, sentence: str) -> Statement | None:
     ):
         return Statement("always-never", _tidy(sentence))
     return None
+
+
+def _commanded(verb: str | None, dont: str | None) -> bool:
+    """Whether "always …", "never …" or "don't ever …" goes on with a verb told to do: one
+    of VERBS, or after always/never any word that is not said of a thing ("always returns
+    None": what code does) nor "never mind" ("always send reporting queries to the replica",
+    "dont ever trigger the prod job yourself"). After a plain "don't", one of VERBS only."""
+    if dont is not None:
+        return dont.lower() in VERBS
+    word = (verb or "").lower()
+    if word in VERBS:
+        return True
+    said_of = word.endswith("s") and not word.endswith("ss")  # "always returns None"
+    past = word.endswith(("ed", "en")) or word in _PAST  # "never seen this error before"
+    return not said_of and not past and word not in ("mind", "ever", "again", "the", "a", "an")
+
+
+_PAST = frozenset(
+    """had got did was were saw knew thought went came made ran took gave found told felt
+    left kept heard said met paid sent understood worked""".split()
+)
 
 
 def statements(prompt: str) -> list[Statement]:

@@ -52,6 +52,19 @@ MNEMO = Path(sys.executable).parent / "mnemo"
         ("Don't call the payments API directly.", "always-never", None),
         ("do not push to main anymore", "always-never", "Do not push to main anymore."),
         ("Our CI runs on GitHub Actions, not Jenkins.", "correction", None),
+        # a verb the rules had no list entry for (a third writer's corpus, more.jsonl)
+        ("always send reporting queries to the replica.", "always-never", None),
+        ("and dont ever trigger the prod job yourself.", "always-never", None),
+        (
+            "keep in mind the firmware targets an STM32F407 with 192KB RAM.",
+            "remember",
+            "The firmware targets an STM32F407 with 192KB RAM.",
+        ),
+        (
+            "keep in mind most of our users are on low-end android phones",
+            "remember",
+            "Most of our users are on low-end android phones.",
+        ),
     ],
 )
 def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
@@ -67,6 +80,10 @@ def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
         # the red team's near misses: descriptions, the task at hand, a question first
         "Always a pleasure. Now let's tackle the flaky test.",
         "Never seen this error before: SSL: CERTIFICATE_VERIFY_FAILED.",
+        "never had this problem on the old laptop",
+        "Always returns None when the cache is cold.",
+        "never mind the lint warnings in this file",
+        "keep in mind the edge cases",
         "Going forward, let's split this into three commits.",
         "Never mind, the issue was in my local env.",
         "Always fails at the lint step with E501.",

@@ -13,6 +13,8 @@ import pytest
 from app.agents import history, meaning, rules
 from tests.word_model import WordModel
 
+_SECOND_LANGUAGE = "English is not my first language, if my question is unclear just ask back."
+
 
 @pytest.mark.parametrize(
     ("prompt", "found"),
@@ -32,7 +34,16 @@ from tests.word_model import WordModel
                 ("remember", "The CI runs on Tuesdays."),
             ],
         ),
+        # AND a noun after a comma that reads like a task verb ("read replicas", "read-only"),
+        # and a "just" of a habit, not of a moment (a third writer's corpus, more.jsonl)
+        (
+            "prod db is aurora postgres, read replicas are behind the -ro endpoint. "
+            "write the monthly revenue query",
+            [("plain", "Prod db is aurora postgres, read replicas are behind the -ro endpoint.")],
+        ),
+        (_SECOND_LANGUAGE.lower(), [("plain", _SECOND_LANGUAGE)]),
         # AND what looks like it but is of this moment, asked or guessed: nothing
+        ("I just pushed the fix to main, the staging DB is on port 5433.", []),
         ("The test DB is on port 5433 in this log.", []),
         ("Is the staging DB on port 5433 or 5432?", []),
         ("Maybe we should move the logs to Loki at some point.", []),
