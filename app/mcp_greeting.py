@@ -11,7 +11,11 @@ client is, as always) and the SDK's own answer to it is not written twice
 start answers with it. Anything else on the first line: nothing is answered early.
 
 Answers are kept by code: one another Mnemo or another SDK gave (before an upgrade) is never
-given, since its instructions or capabilities may not be this code's. A server that had to
+given, since its instructions or capabilities may not be this code's. With nothing kept (the
+first start after an install or an upgrade), the answer this code's own constants make
+(`builtin`) goes out at once when the installed SDK is the release it was checked against
+(`CHECKED_SDK`: tests/test_mcp_server.py compares it with the SDK's for every protocol
+version); with another SDK release, the SDK loads and answers, as before. A server that had to
 load the SDK to answer (the first start after an install or an upgrade) then asks the SDK,
 over a connection in memory, for its answers to the other protocol versions it negotiates
 and keeps them too, after its own answer went out: the next agent's start is answered at
@@ -33,6 +37,24 @@ except ImportError:
     fcntl = None
 
 MAX_FIRST = 1 << 20  # what of the input is read before the SDK takes over
+
+INSTRUCTIONS = (
+    "Mnemo is the user's long-term memory, shared with their other agents and their desktop "
+    "app. Call search_memory before relying on assumptions about the user's projects, "
+    "preferences or past decisions. Call store_memory when you learn something worth keeping "
+    "beyond this session: a pattern that worked, an anti-pattern to avoid, a heuristic, with "
+    "the reasoning behind it. Never store secrets (they are redacted)."
+)
+# The SDK release whose answer to `initialize` `builtin` makes, for these protocol versions
+# (its HANDSHAKE_PROTOCOL_VERSIONS), and what it says the server can do (tools, prompts and
+# resources: MCPServer registers handlers for all three)
+CHECKED_SDK = "2.3.0"
+PROTOCOLS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+CAPABILITIES = {
+    "prompts": {"listChanged": False},
+    "resources": {"listChanged": False, "subscribe": False},
+    "tools": {"listChanged": False},
+}
 _MODULES = ("mcp_greeting.py", "mcp_server.py", "mcp_runtime.py", "mcp_transport.py")
 
 
@@ -44,6 +66,7 @@ class First:
     request_id: int | str | None = None  # the `initialize` request's id, if it was that
     key: str | None = None  # what the answer is kept under
     answered: bool = False  # whether it was answered early
+    made: bool = False  # ... with `builtin`'s answer (nothing was kept for this code)
 
 
 first: First | None = None  # set by `greet`, read by the transport
@@ -216,6 +239,30 @@ def refresh_later():
     return thread
 
 
+def builtin(protocol: str) -> dict | None:
+    """The SDK's answer to `initialize` in `protocol`, made from this code's constants,
+    without loading the SDK: only when the installed SDK is `CHECKED_SDK` and speaks
+    `protocol` (else None: the SDK answers)."""
+    if protocol not in PROTOCOLS or _sdk_release() != CHECKED_SDK:
+        return None
+    return {
+        "capabilities": json.loads(json.dumps(CAPABILITIES)),
+        "instructions": INSTRUCTIONS,
+        "protocolVersion": protocol,
+        "serverInfo": {"name": "mnemo", "version": __version__},
+    }
+
+
+def _sdk_release() -> str | None:
+    """The installed MCP SDK's release, read from its metadata (the SDK is not imported)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("mcp")
+    except (importlib.metadata.PackageNotFoundError, ValueError, OSError):
+        return None
+
+
 def _usable(result: object, protocol: str) -> bool:
     """An answer kept as the SDK gives it (a planted one naming another server is not)."""
     return (
@@ -259,6 +306,9 @@ def greet(fd_in: int = 0, fd_out: int = 1) -> First:
         return first
     result = _kept().get(first.key)
     if not _usable(result, protocol):
+        result = builtin(protocol)  # (the first start after an install or an upgrade)
+        first.made = result is not None
+    if result is None:
         return first
     answer = json.dumps(
         {"jsonrpc": "2.0", "id": message["id"], "result": result},

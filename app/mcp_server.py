@@ -47,6 +47,7 @@ from app.core.memory import public_dict
 from app.core.runner import LONG_TEXT_CHARS, embed_now
 from app.core.storage.store import Filters
 from app.core.writer import Remembered
+from app.mcp_greeting import INSTRUCTIONS
 from app.mcp_runtime import EXIT_GRACE, EngineThread, MnemoServer
 
 log = logging.getLogger(__name__)
@@ -57,14 +58,6 @@ INLINE_EMBED_CHARS = LONG_TEXT_CHARS  # longer learnings: embedded later (runner
 LATER = (
     "a long text: stored and found by keywords now; its embedding continues in the "
     "background, then search by meaning finds it too (it was not checked for near-duplicates)"
-)
-
-INSTRUCTIONS = (
-    "Mnemo is the user's long-term memory, shared with their other agents and their desktop "
-    "app. Call search_memory before relying on assumptions about the user's projects, "
-    "preferences or past decisions. Call store_memory when you learn something worth keeping "
-    "beyond this session: a pattern that worked, an anti-pattern to avoid, a heuristic, with "
-    "the reasoning behind it. Never store secrets (they are redacted)."
 )
 
 

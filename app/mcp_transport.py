@@ -265,9 +265,11 @@ async def stdio_transport(
                     result = item.message.result
                     if isinstance(result, dict):
                         kept = {greeted.key: json.loads(json.dumps(result))}
-                    early, greeted = greeted.answered, None
+                    early, made, greeted = greeted.answered, greeted.made, None
                     if early:  # answered before the SDK loaded: not twice
-                        if kept is not None:
+                        if kept is not None and made:  # (nothing was kept: all versions)
+                            tasks.start_soon(keep_answers, kept, answer_for)
+                        elif kept is not None:
                             mcp_greeting.keep(kept)  # (when it differs from the one given)
                         continue
                 if not gone:  # (answers still count: the end of input waits for them)

@@ -924,6 +924,52 @@ def test_after_an_upgrade_no_older_answer_is_given_and_one_start_keeps_every_ver
     assert sdk["2025-11-25"]["protocolVersion"] == "2025-11-25"
 
 
+@pytest.mark.parametrize("protocol", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_the_first_start_answers_as_the_sdk_does_before_loading_it(mnemo_home, tmp_path, protocol):
+    # The first start after an install or an upgrade (nothing kept) loaded the SDK before it
+    # answered `initialize`: 1-2 s, past some agents' patience
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    assert protocol in HANDSHAKE_PROTOCOL_VERSIONS  # (the SDK negotiates each of these)
+    kept = paths.state_dir() / "mcp-initialize.json"
+    assert not kept.exists()
+    # WHEN `mnemo mcp`'s first step reads an `initialize` with nothing kept
+    hello = {"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
+        "protocolVersion": protocol, "capabilities": {},
+        "clientInfo": {"name": "claude-code", "version": "2"}}}  # fmt: skip
+    probe = (
+        "import json, os, sys\n"
+        "from app import mcp_greeting\n"
+        "r, w = os.pipe(); out_r, out_w = os.pipe()\n"
+        f"os.write(w, json.dumps({hello!r}).encode() + b'\\n')\n"
+        "first = mcp_greeting.greet(r, out_w)\n"
+        "print(json.dumps([first.answered, 'mcp' in sys.modules, "
+        "json.loads(os.read(out_r, 1 << 20))]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    answered, sdk_loaded, early = json.loads(done.stdout)
+    # THEN it answered at once, without the SDK
+    assert answered and not sdk_loaded and early["id"] == 3
+    # AND with what the SDK itself answers a server started the usual way (kept by it)
+    sdk = _first_answer(tmp_path / "sdk.txt", protocol)
+    by_protocol = {json.loads(k)[-1]: v for k, v in json.loads(kept.read_text()).items()}
+    assert early["result"] == sdk["result"] == by_protocol[protocol]
+
+
+def test_with_another_sdk_release_the_sdk_answers_the_first_start(monkeypatch):
+    # (an answer made for one SDK release is never given for another's: its capabilities
+    # or fields may differ)
+    from app import mcp_greeting
+
+    assert mcp_greeting.builtin("2025-06-18") is not None
+    monkeypatch.setattr(mcp_greeting, "CHECKED_SDK", "0.0.0-another")
+    assert mcp_greeting.builtin("2025-06-18") is None
+    monkeypatch.undo()
+    assert mcp_greeting.builtin("2099-01-01") is None  # (a version the SDK does not speak)
+
+
 def test_an_mcp_store_has_the_clients_own_name_as_origin_and_no_field_can_forge_another(
     mnemo_home,
 ):
