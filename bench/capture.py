@@ -3,14 +3,16 @@ capture with the rules alone and with it.
 
     .venv/bin/python -m bench.capture fit      # writes resources/models/capture-*.json
     .venv/bin/python -m bench.capture          # the table, on the prompts that may be read
-    .venv/bin/python -m bench.capture --check  # and on check.jsonl (measured, never read)
+    .venv/bin/python -m bench.capture --check  # and on check*.jsonl (measured, never read)
 
-Fitted on the sentences of tune.jsonl and of plain.jsonl's odd ids (tests/cli/data/capture):
+Fitted on the sentences of tune.jsonl, plain.jsonl's odd ids and more*.jsonl (five writers;
+tests/cli/data/capture):
 a sentence is lasting when a proposal of it would count as a labelled statement (the
 corpus test's measure); one that holds a labelled statement and more is left out. The
 regularization and the threshold are chosen by 5-fold cross-validation over those prompts
 (folds by prompt): the threshold that keeps the most, out of fold, with at least 92 % of the
-proposals right on both corpora. plain.jsonl's even ids and check.jsonl are never fitted on.
+proposals right over all the fitted corpora. plain.jsonl's even ids, check.jsonl and
+check2.jsonl are never fitted on.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ DATA = Path(__file__).resolve().parent.parent / "tests" / "cli" / "data" / "capt
 LAMBDAS = (0.01, 0.03, 0.1, 0.3)
 THRESHOLDS = (0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9)
 FOLDS = 5
-FITTED = ("tune", "plain-tune", "more")  # the corpora fitted on; never plain-check, check*
-SURE = 0.92  # out of fold, at least this share of proposals right on each corpus
+FITTED = ("tune", "plain-tune", "more", "more2", "more3")  # never plain-check, check*
+SURE = 0.92  # out of fold, at least this share of all proposals right (one writer's
+# own rules-alone precision is 84 %: asked of each corpus, no threshold would do)
 # Words a rule adds when it tidies a statement (as tests/cli/test_capture_corpus.py)
 _RULE_WORDS = {"remember", "that", "note", "from", "now", "on", "keep", "in", "mind", "please",
                "always", "never", "instead", "of", "it", "is"}  # fmt: skip
@@ -143,7 +146,7 @@ def fit(model: Embedder, out: Path) -> None:
         chance = {(s["prompt"], s["text"]): c for s, c in zip(said, chances, strict=True)}
         for threshold in THRESHOLDS:
             scores = [_judged(rows, tag, chance, threshold) for tag, rows in halves.items()]
-            sure = all(r >= SURE * p for r, p, _, _ in scores)
+            sure = sum(r for r, *_ in scores) >= SURE * sum(p for _, p, *_ in scores)
             kept = sum(k for _, _, k, _ in scores)
             line = "  ".join(f"{r}/{p} {k}/{n}" for r, p, k, n in scores)
             print(f"lambda {lam:<5} threshold {threshold}: {line}{'' if sure else '  (not sure)'}")
@@ -158,7 +161,7 @@ def fit(model: Embedder, out: Path) -> None:
             {
                 "model_id": model.info.model_id,
                 "fitted_by": "bench/capture.py fit",
-                "fitted_on": "tests/cli/data/capture: tune.jsonl, plain.jsonl odd ids, more.jsonl "
+                "fitted_on": "tests/cli/data/capture: tune.jsonl, plain.jsonl odd ids, more*.jsonl "
                 f"({len(said)} sentences, {int(y.sum())} lasting)",
                 "lambda": lam,
                 "threshold": threshold,
@@ -226,7 +229,7 @@ def main() -> None:
     if args.what == "fit":
         fit(model, meaning.WEIGHTS)
         return
-    names = ["tune", "plain-tune", "more", "plain-check"]
+    names = [*FITTED, "plain-check"]
     names += ["check", "check2"] if args.check else []
     table(model, names)
 
