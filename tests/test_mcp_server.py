@@ -930,7 +930,13 @@ def test_the_first_start_answers_as_the_sdk_does_before_loading_it(mnemo_home, t
     # answered `initialize`: 1-2 s, past some agents' patience
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+    from app import mcp_greeting
+
     assert protocol in HANDSHAKE_PROTOCOL_VERSIONS  # (the SDK negotiates each of these)
+    assert mcp_greeting.builtin(protocol) is not None, (
+        "the installed MCP SDK is not mcp_greeting.CHECKED_SDK: if this test passes with "
+        "CHECKED_SDK set to its release, set it so"
+    )
     kept = paths.state_dir() / "mcp-initialize.json"
     assert not kept.exists()
     # WHEN `mnemo mcp`'s first step reads an `initialize` with nothing kept
