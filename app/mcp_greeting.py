@@ -263,6 +263,21 @@ def _sdk_release() -> str | None:
         return None
 
 
+def _well_formed(message: dict) -> bool:
+    """Whether an `initialize` is one the SDK accepts (JSON-RPC 2.0, capabilities an object,
+    the client named with a name and a version): only such a one is answered early, or
+    a client that sent a malformed one got a result and then the SDK's error."""
+    params = message["params"]
+    client = params.get("clientInfo")
+    return (
+        message.get("jsonrpc") == "2.0"
+        and isinstance(params.get("capabilities"), dict)
+        and isinstance(client, dict)
+        and isinstance(client.get("name"), str)
+        and isinstance(client.get("version"), str)
+    )
+
+
 def _usable(result: object, protocol: str) -> bool:
     """An answer kept as the SDK gives it (a planted one naming another server is not)."""
     return (
@@ -301,6 +316,8 @@ def greet(fd_in: int = 0, fd_out: int = 1) -> First:
     protocol = params.get("protocolVersion") if isinstance(params, dict) else None
     if type(message.get("id")) not in (int, str) or not isinstance(protocol, str):
         return first
+    if not _well_formed(message):
+        return first  # (the SDK answers it: with an error, never after a result given here)
     first.request_id, first.key = message["id"], _key(protocol)
     if first.key is None:
         return first

@@ -262,10 +262,12 @@ async def stdio_transport(
                 requests.answered(item.message)
                 kept: dict[str, dict] | None = None  # the SDK's answer to keep, written first
                 if greeted is not None and greeted.key is not None and _answers(item, greeted):
-                    result = item.message.result
+                    result = getattr(item.message, "result", None)  # (None: an error)
                     if isinstance(result, dict):
                         kept = {greeted.key: json.loads(json.dumps(result))}
                     early, made, greeted = greeted.answered, greeted.made, None
+                    if early and kept is None:  # the SDK refused what was answered early
+                        log.warning("the SDK refused an initialize answered before it loaded")
                     if early:  # answered before the SDK loaded: not twice
                         if kept is not None and made:  # (nothing was kept: all versions)
                             tasks.start_soon(keep_answers, kept, answer_for)
@@ -333,9 +335,10 @@ async def keep_answers(
 
 
 def _answers(item: SessionMessage, greeted: Any) -> bool:
-    """Whether an outgoing message is the SDK's answer to the `initialize` read early."""
+    """Whether an outgoing message is the SDK's answer to the `initialize` read early (a
+    result or an error)."""
     message = item.message
-    return isinstance(message, JSONRPCResponse) and message.id == greeted.request_id
+    return isinstance(message, JSONRPCResponse | JSONRPCError) and message.id == greeted.request_id
 
 
 class _Prefixed:

@@ -964,6 +964,32 @@ def test_the_first_start_answers_as_the_sdk_does_before_loading_it(mnemo_home, t
     assert early["result"] == sdk["result"] == by_protocol[protocol]
 
 
+@pytest.mark.parametrize("kept_before", [False, True])
+def test_a_malformed_initialize_gets_the_sdks_error_alone_and_a_retry_its_answer(
+    mnemo_home, tmp_path, kept_before
+):
+    # A malformed first `initialize` (no clientInfo) was answered early with a result, then
+    # the SDK's error came too; the retry with the same id was never answered (a review)
+    if kept_before:
+        _first_answer(tmp_path / "before.txt")  # (an answer is kept for this code)
+    server = _RawServer(tmp_path / "stderr.txt")
+    try:
+        bad = {"protocolVersion": "2025-06-18", "capabilities": {}}
+        server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": bad})
+        first = server.reply()
+        good = {**bad, "clientInfo": {"name": "raw-test", "version": "1"}}
+        server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": good})
+        second = server.reply()
+        server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        third = server.reply()
+    finally:
+        server.close()
+    assert first["id"] == 1 and "error" in first and "result" not in first
+    assert second["id"] == 1 and second["result"]["serverInfo"]["name"] == "mnemo"
+    assert third["id"] == 2 and third["result"]["tools"]
+
+
 def test_with_another_sdk_release_the_sdk_answers_the_first_start(monkeypatch):
     # (an answer made for one SDK release is never given for another's: its capabilities
     # or fields may differ)

@@ -56,7 +56,8 @@ _REMEMBER = re.compile(
     r"(?:\s+that|\s*:|\s*,|\s+(?=(?:we|our|i|my)\s|(?:i['’]m|we['’]re|i am|we are)\b)"
     r"|\s+(?=the\s+[\w ./`-]{2,50}?\s+(?:is|are|runs?|needs?|uses?|lives?)\b)"
     # "keep in mind" before five words or more ("keep in mind the firmware targets an STM32")
-    r"|(?<=keep in mind)\s+(?=(?:[\w'’-]+\W+){4}\w))"
+    r"|(?<=keep in mind)\s+(?!(?:what|whatever|how|why|where|when|who|you|there|this|that"
+    r"|it|the last)\b)(?=(?:[\w'’-]+\W+){4}\w)(?!.*\b(?:this|that|before|earlier)[.!]?$))"
     r"\s*(?P<what>.+)$",
     re.I,
 )
@@ -379,22 +380,21 @@ def _rule(core: str, sentence: str) -> Statement | None:
 
 def _commanded(verb: str | None, dont: str | None) -> bool:
     """Whether "always …", "never …" or "don't ever …" goes on with a verb told to do: one
-    of VERBS, or after always/never any word that is not said of a thing ("always returns
-    None": what code does) nor "never mind" ("always send reporting queries to the replica",
-    "dont ever trigger the prod job yourself"). After a plain "don't", one of VERBS only."""
-    if dont is not None:
-        return dont.lower() in VERBS
-    word = (verb or "").lower()
-    if word in VERBS:
-        return True
-    said_of = word.endswith("s") and not word.endswith("ss")  # "always returns None"
-    past = word.endswith(("ed", "en")) or word in _PAST  # "never seen this error before"
-    return not said_of and not past and word not in ("mind", "ever", "again", "the", "a", "an")
+    of VERBS or `_TOLD` ("always send reporting queries to the replica", "dont ever trigger
+    the prod job yourself"). Not any word: "always happy to help", "never easy with legacy
+    code" and "always mess up the rebase" are remarks, not rules."""
+    word = (verb or dont or "").lower()
+    return word in VERBS or (verb is not None and word in _TOLD)
 
 
-_PAST = frozenset(
-    """had got did was were saw knew thought went came made ran took gave found told felt
-    left kept heard said met paid sent understood worked""".split()
+# Verbs an instruction to a coding agent starts with after "always"/"never", beside VERBS
+# (which also decide what is a task: these do not)
+_TOLD = frozenset(
+    """send trigger route point target ship pass validate sanitize encode decode cache batch
+    paginate notify back vendor version bundle publish upload download migrate seed drop
+    truncate reindex rotate encrypt hash login refactor rewrite reformat regenerate
+    generate scaffold query fetch request post revert reset stash
+    allow approve disable enable expose""".split()
 )
 
 

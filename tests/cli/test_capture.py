@@ -84,6 +84,13 @@ def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
         "Always returns None when the cache is cold.",
         "never mind the lint warnings in this file",
         "keep in mind the edge cases",
+        # remarks, not rules (a review of the rules that took any word after "always")
+        "always happy to help",
+        "never easy with these legacy systems",
+        "always mess up the rebase",
+        "keep in mind what I said about the tests before",
+        "keep in mind you have full access to the repo",
+        "keep in mind there might be other callers of this",
         "Going forward, let's split this into three commits.",
         "Never mind, the issue was in my local env.",
         "Always fails at the lint step with E501.",
