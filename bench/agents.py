@@ -341,9 +341,11 @@ def _mcp_after_upgrade(args: argparse.Namespace) -> None:
         "waited for until it exits. 3 memories"
         + (peer if args.peer else "")
         + ". Goal (issue 42): `mnemo mcp` initialize ≤ 1 s. An older Mnemo's answer is "
-        "never given; the first start loads the MCP SDK, answers, then keeps the SDK's "
-        "answers to every protocol version it negotiates (asked in memory), so the next "
-        "start is answered before the SDK loads whichever version its agent speaks.",
+        "never given. Since 2026-11-30 the first start answers from Mnemo's own copy of the "
+        "SDK's answer (`mcp_greeting.builtin`, when the installed SDK is the release it was "
+        "checked against) before the SDK loads, then keeps the SDK's own answers to every "
+        "protocol version; before (4ab8cd2) it loaded the SDK first. The next start answers "
+        "from what was kept.",
     )
 
 
