@@ -115,7 +115,5 @@ def test_each_version_kept_of_an_edit_made_apart_is_credited_to_who_wrote_it(
     trash = alice.listing(Filters(only_deleted=True))
     kept = [m for m in trash if m.id.startswith(x + "-v")]
     assert len(kept) == 2
-    by = sorted(
-        ("Alice adds" in m.text, [(o.kind, o.name) for o in m.origins][:1]) for m in kept
-    )
+    by = sorted(("Alice adds" in m.text, [(o.kind, o.name) for o in m.origins][:1]) for m in kept)
     assert by == [(False, [("space", "bob")]), (True, [(alice.get(x).origins[0].kind, "")])]

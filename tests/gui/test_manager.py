@@ -384,9 +384,11 @@ def test_export_and_import_report_progress(qtbot, worker, settings, seeded, stor
     # (waited on what it waits for: another job's `finished`, a page read the manager asked
     # for as it opened, came first on a busy machine)
     qtbot.waitUntil(
-        lambda: ("export", 400, 450) in seen
-        and out.exists()
-        and len(out.read_text().splitlines()) == 450,
+        lambda: (
+            ("export", 400, 450) in seen
+            and out.exists()
+            and len(out.read_text().splitlines()) == 450
+        ),
         timeout=10_000,
     )
     assert ("export", 200, 450) in seen

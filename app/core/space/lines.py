@@ -202,8 +202,8 @@ def read(
             out.problems.append(f"{shown}: over {MAX_LINES:,} lines: the rest not read")
             rows = rows[:MAX_LINES]
         upto = state.gone.get(owner, 0)
-        rewritten = owner in state.past and past_digest(rows, space, owner, upto) != (
-            state.past[owner]
+        rewritten = (
+            owner in state.past and past_digest(rows, space, owner, upto) != (state.past[owner])
         )
         if rewritten:  # (a removed member's past, not as its remover read it)
             out.problems.append(
