@@ -42,7 +42,8 @@ _ONCE = re.compile(
     # "just" of a moment ("I just pushed", "just now"), not of a habit ("just ask back")
     r"|just (?:now|need|want|\w+ed|did|got|saw|ran|broke|made|had|lost|went|came|wrote)"
     r"|at the moment|at some point|next (?:week|quarter|sprint|month|year)"
-    r"|in (?:a|the) (?:bit|moment)|so far|lol|as far as i know|no idea)\b",
+    r"|in (?:a|the) (?:bit|moment)|so far|lol|as far as i know|no idea"
+    r"|haha\w*|hehe|my bad|oops|lmao)\b",
     re.I,
 )
 # A guess, a wish, a hypothesis, or a sentence that leans on what came before ("it", "this")
@@ -68,6 +69,8 @@ _QUOTED = re.compile(
 _LOG = re.compile(
     r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:ERROR|WARN|WARNING|FAILED|FATAL|Traceback)\b"
     r"|\d{1,2}:\d{2}|\w+\(\d+,\d+\)|:::|\b[Ee]xit [Cc]ode\b|^\$ |^PS [A-Z]:"
+    # a tool's "Key: value" line ("Found: react@18.2.0"), npm's errors
+    r"|^[A-Z]\w*: \S+\.?$|\bERR!"
 )
 # An imperative that states a habit ("explain regexes when you write them")
 _HABIT = re.compile(r"\b(?:when|whenever|before|without|unless|every time)\b", re.I)

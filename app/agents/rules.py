@@ -189,6 +189,12 @@ _FACT = re.compile(
 _ASK_AFTER = re.compile(
     r",\s*(?:so\s+)?(?:fix|can you|could you|please|pls|now|then|and then|anyway)\b[^,]*$", re.I
 )
+# What leads a statement in, and nothing after it: what followed the comma was the statement
+_ONLY_LEAD = re.compile(
+    r"^\W*(?:from now on|going forward|from here on|in (?:the )?future|henceforth|remember"
+    r"|note|keep in mind|always|never)\W*$",
+    re.I,
+)
 _STOP = re.compile(r"^(?:stop|quit)\s+(?P<doing>[a-z]+ing)\b.+$", re.I)
 _HATE = re.compile(r"^i (?:really )?(?:hate|can'?t stand|don'?t like) (?:it )?when you\b.+$", re.I)
 _SWITCHED = re.compile(
@@ -265,7 +271,9 @@ def _statement(sentence: str) -> Statement | None:
         if not standing or not re.search(r"\b(?:please|pls)\b", sentence, re.I):
             return None  # "can you always use tabs?" may ask whether it can
         return Statement("always-never", _tidy(sentence.rstrip("?")))
-    sentence = _ASK_AFTER.sub("", sentence)  # "…, fix the file you just wrote": the task
+    trimmed = _ASK_AFTER.sub("", sentence)  # "…, fix the file you just wrote": the task
+    if not _ONLY_LEAD.match(trimmed):  # ("From now on, please ask me …" is the statement)
+        sentence = trimmed
     core = _LEAD.sub("", sentence)
     if len(core) < MIN_CHARS:
         return None
@@ -337,7 +345,7 @@ def _rule(core: str, sentence: str) -> Statement | None:
             return None
         verb = m["verb"].lower()
         verb = "It is" if verb.startswith("it") else verb.capitalize()
-        right, wrong = m["right"].strip(), m["wrong"].strip()
+        right, wrong = m["right"].strip(" ,;:"), m["wrong"].strip(" ,;:")
         return Statement("correction", f"{verb} {right} instead of {wrong}.")
     if (m := _ALWAYS_NEVER.match(core)) and _commanded(m["verb"], m["dont"]):
         return Statement("always-never", _tidy(sentence))

@@ -52,6 +52,18 @@ MNEMO = Path(sys.executable).parent / "mnemo"
         ("Don't call the payments API directly.", "always-never", None),
         ("do not push to main anymore", "always-never", "Do not push to main anymore."),
         ("Our CI runs on GitHub Actions, not Jenkins.", "correction", None),
+        # "please" after "from now on," is not a task after the statement; a correction's
+        # words end at a semicolon (a new user's walkthrough, helper-54)
+        (
+            "From now on, please ask me before adding any new dependencies.",
+            "from-now-on",
+            "From now on, please ask me before adding any new dependencies.",
+        ),
+        (
+            "No, use httpx instead of requests; the whole codebase is async.",
+            "correction",
+            "Use httpx instead of requests.",
+        ),
         # a verb the rules had no list entry for (a third writer's corpus, more.jsonl)
         ("always send reporting queries to the replica.", "always-never", None),
         ("and dont ever trigger the prod job yourself.", "always-never", None),

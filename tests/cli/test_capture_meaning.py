@@ -44,6 +44,8 @@ _SECOND_LANGUAGE = "English is not my first language, if my question is unclear 
         (_SECOND_LANGUAGE.lower(), [("plain", _SECOND_LANGUAGE)]),
         # AND what looks like it but is of this moment, asked or guessed: nothing
         ("I just pushed the fix to main, the staging DB is on port 5433.", []),
+        ("haha I always forget that, my bad", []),  # (a new user's walkthrough, helper-54)
+        ("npm install fails with:\nnpm ERR! code ERESOLVE\nFound: react@18.2.0", []),
         ("The test DB is on port 5433 in this log.", []),
         ("Is the staging DB on port 5433 or 5432?", []),
         ("Maybe we should move the logs to Loki at some point.", []),
