@@ -133,7 +133,7 @@ def print_memory(m: Memory) -> None:
     # who wrote it (every origin of a merge, oldest first)
     for n, one in enumerate(m.origins):
         written = f" ({one.at[:19].replace('T', ' ')} UTC, {age(one.at)})" if one.at else ""
-        rows.append(("origin" if n == 0 else "", one.describe() + written))
+        rows.append(("origin" if n == 0 else "", one.describe(written)))
     for key, value in rows:
         if value:
             print(f"{key + ':' if key else '':<16}{visible(value)}")

@@ -81,8 +81,10 @@ class Origin:
         """This origin with its time (kept when it has one)."""
         return self if self.at else replace(self, at=at)
 
-    def describe(self) -> str:
-        """One line for a person: 'agent claude-code (session 4f2a) on laptop'."""
+    def describe(self, when: str = "") -> str:
+        """One line for a person: 'agent claude-code (session 4f2a) on laptop', with `when`
+        (its time, as the caller words it) right after who wrote it: before 'accepted by
+        you', which it would otherwise seem to date."""
         if self.kind in (PERSON, UNKNOWN):
             text = "you" if self.kind == PERSON else "unknown"
             text += f" ({self.name})" if self.name else ""
@@ -92,6 +94,7 @@ class Origin:
             text += f", session {self.session}"
         if self.device:
             text += f", on {self.device}"
+        text += when
         if self.reviewed:
             text += ", accepted by you"
         if self.inferred:

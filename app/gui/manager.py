@@ -87,9 +87,7 @@ class MemoryTable(QtCore.QAbstractTableModel):
                 isolated(label(memory, self.spaces.get(memory.id))),
             )[column]
         if role == Qt.ToolTipRole and column == ORIGIN_COLUMN:  # every origin of a merge
-            return "\n".join(
-                f"{o.describe()}{f' ({o.at[:16]})' if o.at else ''}" for o in memory.origins
-            )
+            return "\n".join(o.describe(f" ({o.at[:16]})" if o.at else "") for o in memory.origins)
         if role == Qt.ToolTipRole and column == SPACE_COLUMN:
             return tooltip(memory, self.spaces.get(memory.id)) or None
         if role == Qt.ToolTipRole and column in (3, 4):

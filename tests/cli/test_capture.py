@@ -5,6 +5,7 @@ secrets kept out; near-duplicates counted as observations; `mnemo inbox` to revi
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -206,6 +207,13 @@ def test_a_prompts_statements_wait_in_the_inbox_and_become_memories_when_accepte
     top = found["results"][0]
     assert top["text"] == edited and {"captured", "remember"} <= set(top["tags"])
     assert _inbox() == []
+    # AND `mnemo show` dates who said it, not the acceptance (a new user read the time of
+    # the prompt, after "accepted by you", as the time they accepted it)
+    shown = _run("show", top["id"]).stdout
+    origin_line = next(line for line in shown.splitlines() if line.startswith("origin:"))
+    assert re.search(
+        r"session s1 \(\d{4}-\d\d-\d\d [\d:]+ UTC, [^)]*\), accepted by you$", origin_line
+    )
     # AND the rejected words are not proposed again
     _run("hook", "prompt", input=_prompt("No, use ruff instead of flake8.", "s2"))
     _run("hook", "prompt", input=_prompt("remember that the CI runs on Tuesdays", "s2"))
