@@ -325,12 +325,14 @@ class Tally:
 
 def take(engine, found: list[Source], dry_run: bool = False, progress=None) -> Tally:
     """Read every source and hand its statements to `engine.capture_imported` (or, with
-    `dry_run`, only count them); `progress(done, total, path)` after each file."""
+    `dry_run`, only count them: those taken from the same file before, those holding a
+    secret, the rest); `progress(done, total, path)` after each file."""
     from app.core.errors import MnemoError, SecretError
+    from app.core.secrets import scan as scan_secrets
     from app.core.storage.inbox import Candidate
 
     tally = Tally()
-    model = engine.embedder if engine is not None and not dry_run else None
+    model = engine.embedder if engine is not None else None
     for n, source in enumerate(found, 1):
         try:
             said, bad = read(source, model)
@@ -341,13 +343,17 @@ def take(engine, found: list[Source], dry_run: bool = False, progress=None) -> T
         if bad:
             tally.say(f"{source.path}: {bad} line(s) not readable, skipped")
         for item in said:
-            if dry_run:
-                tally.add("found")
-                continue
             candidate = Candidate(
                 item.text, item.rule, [], item.agent, item.project, item.session[:200],
                 item.said, source=item.source, said_at=item.at[:40],
             )  # fmt: skip
+            if dry_run:  # (what a real run would say of it, nothing kept)
+                known = engine is not None and engine.capture_imported(candidate, keep=False)
+                if known == "known":
+                    tally.add("known")
+                else:
+                    tally.add("secret" if scan_secrets(item.text) else "found")
+                continue
             try:
                 tally.add(engine.capture_imported(candidate))
             except SecretError:

@@ -844,7 +844,7 @@ def agents_import(args: Namespace) -> int:
             print(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} files",
                   end="" if done < total else "\n", file=sys.stderr, flush=True)  # fmt: skip
 
-    engine = None if args.dry_run else _engine()
+    engine = _engine()  # (a dry run too: what was taken before, by the rules and meaning)
     tally = history.take(engine, found, dry_run=args.dry_run, progress=progress)
     counts = tally.counts or {}
     if args.json:
@@ -853,7 +853,10 @@ def agents_import(args: Namespace) -> int:
     for problem in tally.problems or []:
         print(f"mnemo: {problem}", file=sys.stderr)
     if args.dry_run:
-        print(f"Would propose up to {counts.get('found', 0)} statements from {tally.files} files")
+        also = [f"{counts[k]} {v}" for k, v in (("known", "taken from the same file before"),
+                ("secret", "holding a secret (never kept)")) if counts.get(k)]  # fmt: skip
+        print(f"Would propose up to {counts.get('found', 0)} statements from {tally.files} files"
+              + "".join(f"; {a}" for a in also))  # fmt: skip
         return 0
     words = {"proposed": "proposed for review", "again": "waiting already (counted again)",
              "observed": "known already (counted as seen again)",

@@ -422,11 +422,13 @@ class Engine:
         review (`Writer.capture`)."""
         return self._writer.capture(candidate, self._inbox, auto)
 
-    def capture_imported(self, candidate: Candidate) -> str:
+    def capture_imported(self, candidate: Candidate, keep: bool = True) -> str:
         """A statement read in an agent's file (`candidate.source`): captured like a hook's
-        (`capture`) the first time, "known" when these words came from that file before."""
-        if self._inbox.imported(candidate.source, candidate.text):
-            return "known"
+        the first time, "known" when it came from that file before (else, without `keep`,
+        "new": nothing written)."""
+        known = self._inbox.imported(candidate.source, candidate.text)
+        if known or not keep:
+            return "known" if known else "new"
         what, _ = self._writer.capture(candidate, self._inbox, auto=False)
         self._inbox.record_import(candidate.source, candidate.text)
         return what

@@ -1006,6 +1006,11 @@ def test_agents_import_proposes_what_the_agents_were_told_as_lasting(home, model
                              "text": "I'd rather you use pnpm than npm. Add zod."}]}}},
     )  # fmt: skip
     (home / "project" / "AGENTS.md").write_text("Run `make check` before every commit.\n")
+    # WHEN the user first asks what an import would propose THEN it says, keeping nothing
+    dry = mnemo("agents", "import", "--project", str(home / "project"), "--dry-run")
+    assert "Would propose up to 7 statements" in dry.stdout, dry.stdout
+    assert "1 holding a secret (never kept)" in dry.stdout
+    assert json.loads(mnemo("inbox", "--json").stdout) == []
     # WHEN the user imports what their agents know
     done = mnemo("agents", "import", "--project", str(home / "project"))
     # THEN each lasting statement waits for review, with the agent, project, session, date and
@@ -1041,6 +1046,9 @@ def test_agents_import_proposes_what_the_agents_were_told_as_lasting(home, model
     # WHEN it runs again THEN nothing new is proposed or counted
     again = mnemo("agents", "import", "--project", str(home / "project"))
     assert "7 taken from the same file before" in again.stdout, again.stdout
+    # AND a dry run says so too (it said "up to 7" again: a new user's walkthrough)
+    dry = mnemo("agents", "import", "--project", str(home / "project"), "--dry-run")
+    assert "up to 0 statements" in dry.stdout and "7 taken from the same file" in dry.stdout
     assert json.loads(mnemo("inbox", "--json").stdout) == waiting
     # AND a whole file's proposals are accepted at once
     accepted = mnemo("inbox", "accept", "--source", str(home / ".claude" / "CLAUDE.md"))
