@@ -36,6 +36,19 @@ def _highlight(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+def _named_time(result) -> str:
+    """The header over the memories of the time a query named: its words, and "or within
+    two days" when some of them were made only near it (they rank with it: people tell of a
+    day in the days after; a note stored on Monday sat under "on saturday")."""
+    window, text = result.window, result.window.text
+    exact = (
+        window.contains(r.memory.created_at) or window.contains(r.memory.updated_at)
+        for r in result.results
+        if r.in_window
+    )
+    return text if all(exact) else f"{text}, or within two days"
+
+
 def _dim(line: str) -> str:
     return f"\033[2m{line}\033[0m" if sys.stdout.isatty() else line
 
@@ -57,7 +70,7 @@ def print_results(
         band = r.band or band_of(r.score)
         weak = band is Band.WEAK
         if grouped and n == 1 and r.in_window:
-            print(_dim(f"   ── {result.window.text} ──"))
+            print(_dim(f"   ── {_named_time(result)} ──"))
         if grouped and not r.in_window and (n == 1 or result.results[n - 2].in_window):
             print(_dim("   ── other times ──"))
         elif not grouped and weak and previous not in (None, Band.WEAK):

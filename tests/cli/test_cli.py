@@ -318,3 +318,38 @@ def test_every_engine_a_command_opens_is_closed_also_when_it_fails(mnemo_home, m
     assert cli.main(["show", "no-such-id"]) == 1  # a known problem: one line, exit 1
     assert cli.main(["stats"]) == 0
     assert len(opened) == 3 and all(engine in closed for engine in opened)
+
+
+def test_the_header_over_a_named_days_memories_says_when_some_are_only_near_it(tmp_path):
+    # "on saturday" stood over a note stored on Monday (two days near it rank with the day,
+    # as people tell of a day in the days after; the header said only the day: a new user)
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(
+        json.dumps(
+            {
+                "text": "The staging database is read-only on weekends.",
+                "created_at": "2026-11-30T09:00:00Z",
+            }
+        )
+        + "\n"  # fmt: skip
+    )
+    ok("import", str(notes))
+    near = ok("recall", "is staging writable on 28 November 2026").stdout.decode()
+    assert "── on 28 November 2026, or within two days ──" in near, near
+    # AND a memory of that very day is under the day's words alone
+    notes.write_text(
+        json.dumps(
+            {
+                "text": "Staging was rebuilt from scratch over the weekend.",
+                "created_at": "2026-11-28T15:00:00Z",
+            }
+        )
+        + "\n"  # fmt: skip
+    )
+    ok("import", str(notes))
+    ok(
+        "forget",
+        json.loads(ok("recall", "read-only on weekends", "--json").stdout)["results"][0]["id"],
+    )
+    day = ok("recall", "was staging rebuilt on 28 November 2026").stdout.decode()
+    assert "── on 28 November 2026 ──" in day, day
