@@ -19,6 +19,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 import app
+from app import mcp_greeting
 from app.core import paths
 from app.core.engine import Engine
 from tests.conftest import REPO, run_cli, wait
@@ -924,15 +925,14 @@ def test_after_an_upgrade_no_older_answer_is_given_and_one_start_keeps_every_ver
     assert sdk["2025-11-25"]["protocolVersion"] == "2025-11-25"
 
 
-@pytest.mark.parametrize("protocol", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+@pytest.mark.parametrize("protocol", mcp_greeting.PROTOCOLS)
 def test_the_first_start_answers_as_the_sdk_does_before_loading_it(mnemo_home, tmp_path, protocol):
     # The first start after an install or an upgrade (nothing kept) loaded the SDK before it
     # answered `initialize`: 1-2 s, past some agents' patience
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-    from app import mcp_greeting
-
-    assert protocol in HANDSHAKE_PROTOCOL_VERSIONS  # (the SDK negotiates each of these)
+    # (the versions the copy is made for are every one the SDK negotiates)
+    assert sorted(mcp_greeting.PROTOCOLS) == sorted(HANDSHAKE_PROTOCOL_VERSIONS)
     assert mcp_greeting.builtin(protocol) is not None, (
         "the installed MCP SDK is not mcp_greeting.CHECKED_SDK: if this test passes with "
         "CHECKED_SDK set to its release, set it so"
@@ -993,8 +993,6 @@ def test_a_malformed_initialize_gets_the_sdks_error_alone_and_a_retry_its_answer
 def test_with_another_sdk_release_the_sdk_answers_the_first_start(monkeypatch):
     # (an answer made for one SDK release is never given for another's: its capabilities
     # or fields may differ)
-    from app import mcp_greeting
-
     assert mcp_greeting.builtin("2025-06-18") is not None
     monkeypatch.setattr(mcp_greeting, "CHECKED_SDK", "0.0.0-another")
     assert mcp_greeting.builtin("2025-06-18") is None

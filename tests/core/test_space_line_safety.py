@@ -23,6 +23,18 @@ def trio(homes, tmp_path) -> tuple[Engine, Engine, Engine, Path]:
     return alice, bob, mal, folder
 
 
+def _mal_removed(homes, tmp_path):
+    """Bob and Mal each shared a note, every member took both, then Alice removed Mal:
+    (alice, bob, mal, folder, Bob's memory id, Mal's)."""
+    alice, bob, mal, folder = trio(homes, tmp_path)
+    bobs = shared(bob, "Wombat builds run every test")
+    mals = shared(mal, "Mal's note: the printer is on floor two")
+    for member in (alice, bob, alice):
+        member.spaces.sync("team")
+    alice.spaces.remove("team", "mal")
+    return alice, bob, mal, folder, bobs, mals
+
+
 def shared(engine: Engine, text: str) -> str:
     memory = engine.remember(text, force=True).memory
     engine.spaces.share(memory.id, "team")
@@ -127,12 +139,7 @@ def test_a_line_numbered_past_what_a_removal_may_name_is_refused_and_removal_wor
 
 
 def test_a_removed_member_cannot_rewrite_a_line_every_device_took(homes, tmp_path):
-    alice, bob, mal, folder = trio(homes, tmp_path)
-    bobs = shared(bob, "Wombat builds run every test")
-    mals = shared(mal, "Mal's note: the printer is on floor two")
-    for member in (alice, bob, alice):
-        member.spaces.sync("team")
-    alice.spaces.remove("team", "mal")
+    alice, bob, mal, folder, bobs, mals = _mal_removed(homes, tmp_path)
     for member in (bob, alice):
         member.spaces.sync("team")
     # WHEN Mal, removed, rewrites her line 1 (old epoch, within her `upto`) as an edit of
@@ -228,12 +235,7 @@ def test_a_removed_members_rewritten_past_is_not_taken_by_a_device_that_joins_la
 ):
     # GIVEN Mal, a member, shared a note; Alice removed her (the removal names a digest of
     # her lines as Alice read them)
-    alice, bob, mal, folder = trio(homes, tmp_path)
-    bobs = shared(bob, "Wombat builds run every test")
-    mals = shared(mal, "Mal's note: the printer is on floor two")
-    for member in (alice, bob, alice):
-        member.spaces.sync("team")
-    alice.spaces.remove("team", "mal")
+    alice, bob, mal, folder, bobs, mals = _mal_removed(homes, tmp_path)
     bob.spaces.sync("team")
     # WHEN Mal rewrites her line 1 as an edit of Bob's memory, and Carol joins after
     rec = {k: getattr(bob.get(bobs), k) for k in lines.SHARED}
