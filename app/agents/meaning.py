@@ -29,9 +29,10 @@ log = logging.getLogger(__name__)
 RULE = "plain"  # the rule name a statement found by meaning is proposed under
 WEIGHTS = paths.RESOURCES / "models" / "capture-all-MiniLM-L6-v2.json"
 
-# A question said without its question mark ("who owns billing these days")
+# A question said without its question mark ("who owns billing these days"); "when …, do
+# this" ("When you finish a task, write a summary") is a habit, not a question
 _ASKED = re.compile(
-    r"^(?:what|what's|whats|why|how|who|where|when|which|is|are|am|do|does|did|can|could"
+    r"^(?:what|what's|whats|why|how|who|where|when(?![^?]*[,:\u2014])|which|is|are|am|do|does|did|can|could"
     r"|should|shall|would|will|any|anyone|has|have|was|were)\b",
     re.I,
 )
@@ -42,6 +43,9 @@ _ONCE = re.compile(
     # "just" of a moment ("I just pushed", "just now"), not of a habit ("just ask back")
     r"|just (?:now|need|want|\w+ed|did|got|saw|ran|broke|made|had|lost|went|came|wrote)"
     r"|at the moment|at some point|next (?:week|quarter|sprint|month|year)"
+    # for a while only ("from now until Friday", "for the next two hours")
+    r"|until (?:\w+day|tomorrow|tonight|next \w+|the end of (?:the |this )?\w+)"
+    r"|for the next (?:\w+ )?(?:minutes?|hours?|days?|weeks?)"
     r"|in (?:a|the) (?:bit|moment)|so far|lol|as far as i know|no idea"
     r"|haha\w*|hehe|my bad|oops|lmao)\b",
     re.I,
@@ -94,7 +98,7 @@ def plain(sentence: str) -> bool:
     words = re.findall(r"[\w'-]+", sentence.lower())
     if len(words) < 4 or sentence.rstrip().endswith(("?", ":")) or _ASKED.match(sentence):
         return False
-    if rules.of_the_moment(sentence) or _ONCE.search(sentence) or _UNSURE.search(sentence):
+    if rules.at_hand(sentence) or _ONCE.search(sentence) or _UNSURE.search(sentence):
         return False
     if _LEFT.search(sentence) or _QUOTED.search(sentence) or _LOG.search(sentence):
         return False

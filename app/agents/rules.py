@@ -119,11 +119,15 @@ _ENVIRONMENT = re.compile(
 )
 # What is wrong or passing now (a fact said of the setup with it is the work's state, not a
 # lasting fact), and a task asked after a comma ("…, merge them")
-_NOW = re.compile(
-    r"\b(?:but|why|again|wrong|blank|empty|down|unreachable|missing|stale|too (?:much|many|slow)"
-    r"|out of date|since|duplicate|twice|forever|no longer works?|anymore\?)\b",
-    re.I,
+_NOW_PLAINLY = (
+    r"why|again|wrong|blank|empty|down|unreachable|missing|stale|too (?:much|many|slow)"
+    r"|out of date|duplicate|twice|forever|no longer works?|anymore\?"
 )
+_NOW = re.compile(rf"\b(?:but|since|{_NOW_PLAINLY})\b", re.I)
+# …without a contrast ("I know SQL well but Python only a little") or a reason ("since I
+# want it to run on old laptops"), which the rules read as the state of the work
+_PLAINLY_NOW = re.compile(rf"\b(?:{_NOW_PLAINLY})\b", re.I)
+_ON_WHAT_WAS_SAID = {"it", "them", "that", "this", "these", "those", "what", "pls", "please"}
 _THEN_TASK = re.compile(
     r",\s*(?:so\s+|and\s+|then\s+)?(?:please\s+)?(?!(?:make|be) sure\b)(?P<verb>[a-z]+)\b"
     # a noun that only looks like a verb: "…, read replicas are behind …", "…, read-only"
@@ -301,6 +305,20 @@ def of_the_moment(sentence: str) -> bool:
     PR", a failing test, a server down again, "…, list them"): not lasting, whatever else
     it says."""
     return bool(_TASK.search(sentence)) or not _a_fact(sentence)
+
+
+def at_hand(sentence: str) -> bool:
+    """Whether a sentence is plainly about the work at hand or how things are now ("today",
+    "this PR", a failing test, a server down again): `of_the_moment` without reading a
+    contrast, a reason or a request after a comma as the work of now ("I mostly write Go,
+    so explain Rust in terms of Go" lasts). Capture by meaning judges those itself."""
+    if _TASK.search(sentence) or _STATE.search(sentence) or _PLAINLY_NOW.search(sentence):
+        return True
+    task = _THEN_TASK.search(sentence)  # "…, merge them", "…, fix pls": a task on what was said
+    if not task or task["verb"].lower() not in TASK_VERBS:
+        return False
+    rest = re.findall(r"[\w']+", sentence[task.end("verb") :].lower())
+    return not rest or rest[0] in _ON_WHAT_WAS_SAID or "accordingly" in rest
 
 
 def tidy(text: str) -> str:

@@ -42,6 +42,20 @@ _SECOND_LANGUAGE = "English is not my first language, if my question is unclear 
             [("plain", "Prod db is aurora postgres, read replicas are behind the -ro endpoint.")],
         ),
         (_SECOND_LANGUAGE.lower(), [("plain", _SECOND_LANGUAGE)]),
+        # AND a fact with a request after it, a contrast, a reason, a "when …, do …" habit:
+        # the wording rules read these as the work of now; meaning judges them
+        (
+            "I mostly write Go, so explain Rust code in terms of Go.",
+            [("plain", "I mostly write Go, so explain Rust code in terms of Go.")],
+        ),
+        (
+            "I know SQL well but Python only a little.",
+            [("plain", "I know SQL well but Python only a little.")],
+        ),
+        (
+            "When you write SQL for me, put the keywords in capitals.",
+            [("plain", "When you write SQL for me, put the keywords in capitals.")],
+        ),
         # AND what looks like it but is of this moment, asked or guessed: nothing
         ("I just pushed the fix to main, the staging DB is on port 5433.", []),
         ("haha I always forget that, my bad", []),  # (a new user's walkthrough, helper-54)
@@ -116,6 +130,10 @@ def test_meaning_adds_to_the_rules_in_the_prompts_order_and_at_most_three(word_m
         "FAILED tests/test_api.py::test_create - AssertionError",
         "Deploy the branch to staging.",
         "The repo has two copies of utils.py, merge them.",
+        "The importer is slow, fix pls",
+        "the docs folder is out of date, update it",
+        "the staging cluster is down again",
+        "when does the nightly job run",
         "Fix it.",
     ],
 )
@@ -129,6 +147,9 @@ def test_questions_one_offs_guesses_quotes_logs_and_tasks_are_not_plain(sentence
         "Commit messages follow Conventional Commits.",
         "I'm on a MacBook with an M2.",
         "Explain regexes when you write them.",
+        "We pin Node 20 since the build image ships it.",
+        "When you add a migration, include a rollback step.",
+        "I'm on an old laptop, so keep the docker setups small.",
         "Secrets live in Vault under kv/platform.",
     ],
 )
