@@ -76,14 +76,20 @@ _LOG = re.compile(
     # a tool's "Key: value" line ("Found: react@18.2.0"), npm's errors
     r"|^[A-Z]\w*: \S+\.?$|\bERR!"
 )
-# An imperative that states a habit ("explain regexes when you write them")
-_HABIT = re.compile(r"\b(?:when|whenever|before|without|unless|every time)\b", re.I)
+# An imperative that states a habit ("explain regexes when you write them", "prefer
+# table-driven tests", "default to async SQLAlchemy for new code")
+_HABIT = re.compile(
+    r"\b(?:when|whenever|before|without|unless|every time)\b|^(?:prefer|default to)\b", re.I
+)
+# A first word set off by a comma or a colon is no order: "wait, we don't use MySQL",
+# "Update: we're web-only now"
+_SET_OFF = re.compile(r"^[\w']+\s*[,:]")
 _ASKED_TO = rules.TASK_VERBS | set(
     """draft generate implement give look try switch rewrite reformat parse wire build format
     deploy review check add write make put skip rename spell show explain just stop help send
     reply convert double don't do dont tell get see sort""".split()
 )
-# A verb in second or third place makes "commit messages follow …" a statement, not a task
+# A verb after the first word makes "commit messages follow …" a statement, not a task
 _STATING = set(
     """is are follow follows go goes live lives sit sits get gets need needs should must run
     runs use uses have has stay stays belong belongs""".split()
@@ -102,7 +108,10 @@ def plain(sentence: str) -> bool:
         return False
     if _LEFT.search(sentence) or _QUOTED.search(sentence) or _LOG.search(sentence):
         return False
-    asked_to = words[0] in _ASKED_TO and not _STATING & set(words[1:3])
+    # (a verb in the second to fourth place: "test data always uses …", "commit messages
+    # here have to follow …")
+    asked_to = words[0] in _ASKED_TO and not _STATING & set(words[1:4])
+    asked_to = asked_to and not _SET_OFF.match(sentence)
     return not asked_to or bool(_HABIT.search(sentence))
 
 

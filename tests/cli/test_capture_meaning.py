@@ -129,6 +129,8 @@ def test_meaning_adds_to_the_rules_in_the_prompts_order_and_at_most_three(word_m
         "Anna wrote in the review that we use tabs.",
         "FAILED tests/test_api.py::test_create - AssertionError",
         "Deploy the branch to staging.",
+        "Switch to the payments branch and run the tests.",
+        "Update the changelog for the release.",
         "The repo has two copies of utils.py, merge them.",
         "The importer is slow, fix pls",
         "the docs folder is out of date, update it",
@@ -150,6 +152,12 @@ def test_questions_one_offs_guesses_quotes_logs_and_tasks_are_not_plain(sentence
         "We pin Node 20 since the build image ships it.",
         "When you add a migration, include a rollback step.",
         "I'm on an old laptop, so keep the docker setups small.",
+        # a habit's own verb, a noun that reads like an order, a word set off before it
+        "Prefer dataclasses over dicts for config objects.",
+        "Default to UTC for every timestamp you store.",
+        "Test fixtures always live under tests/data.",
+        "Wait, we moved every service to Postgres last year.",
+        "Update: the mobile app plan is dropped, we are web-only.",
         "Secrets live in Vault under kv/platform.",
     ],
 )
