@@ -79,7 +79,8 @@ def measure(rows: list[dict], propose) -> tuple[int, int, int, int]:
 def _sentences(rows: list[dict], tag: str) -> list[dict]:
     out = []
     for row in rows:
-        for s in rules.sentences(own_words(row["prompt"])):
+        said = rules.sentences(own_words(row["prompt"]))
+        for s in (part for sentence in said for part in meaning.parts(sentence)):
             lasting = any(same(s, said) for said in row["lasting"])
             holds = not lasting and any(said in s for said in row["lasting"])
             out.append({"prompt": f"{tag}:{row['id']}", "text": s, "y": lasting, "holds": holds})
@@ -109,12 +110,13 @@ def _judged(rows: list[dict], tag: str, chance: dict, threshold: float):
 
     def propose(prompt: str, row_id: str) -> list[str]:
         found = [s.text for s in rules.statements(prompt)]
-        for s in rules.sentences(prompt):
-            if len(found) >= rules.MOST_PER_PROMPT:
-                break
-            judged = chance.get((f"{tag}:{row_id}", s), 0.0)
-            if rules.statement(s) is None and meaning.plain(s) and judged >= threshold:
-                found.append(rules.tidy(s))
+        for sentence in rules.sentences(prompt):
+            if rules.statement(sentence) is not None:
+                continue
+            for s in meaning.parts(sentence):
+                judged = chance.get((f"{tag}:{row_id}", s), 0.0)
+                if len(found) < rules.MOST_PER_PROMPT and meaning.plain(s) and judged >= threshold:
+                    found.append(rules.tidy(s))
         return found
 
     right = proposed = kept = labelled = 0

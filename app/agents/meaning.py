@@ -96,6 +96,34 @@ _STATING = set(
 )
 
 
+# A lead that frames what follows ("Context about me:", "Two things for the future:",
+# "Correction to something I told you before:", "reminder that …"): not part of it
+_FRAMING = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|also|and|btw|just|a|one|two|three|few|some|quick|more)[\s,]+)*"
+    r"(?:(?:[\w'’-]+\s+){0,6}?(?:context|things?|reminders?|corrections?|background|heads up"
+    r"|notes?|rules?|conventions?)\b[^:.!?]{0,50}:|reminder(?: that)?\b[:,]?)\s+",
+    re.I,
+)
+# Two statements said as one ("I'm a PhD student in chemistry, and I run everything on the
+# HPC"): each clause, when it has its own subject, is judged and proposed on its own
+_AND = re.compile(
+    r",?\s+and\s+(?=(?:i|i'm|im|i've|we|we're|we've|our|my|the|everything|all|every)\b)",
+    re.I,
+)
+
+
+def parts(sentence: str) -> list[str]:
+    """What of a sentence is judged as a statement: without a framing lead, each clause
+    joined by ", and" with its own subject apart (a clause under four words stays joined)."""
+    body = _FRAMING.sub("", sentence, count=1)
+    if len(body) < rules.MIN_CHARS:
+        body = sentence
+    clauses = _AND.split(body)
+    if len(clauses) < 2 or any(len(re.findall(r"[\w'-]+", c)) < 4 for c in clauses):
+        return [body]
+    return clauses
+
+
 def plain(sentence: str) -> bool:
     """Whether a sentence is said plainly as a statement that could last: not a question,
     not the work at hand or of one moment, not a guess, a quote or a log line, not a task."""
@@ -163,7 +191,13 @@ def statements(prompt: str, model=None, judge: Classifier | None = None) -> list
         return found
     if getattr(getattr(model, "info", None), "model_id", None) != judge.model_id:
         return found
-    said = [s for s in rules.sentences(prompt) if rules.statement(s) is None and plain(s)]
+    said = [
+        part
+        for sentence in rules.sentences(prompt)
+        if rules.statement(sentence) is None
+        for part in parts(sentence)
+        if plain(part)
+    ]
     if not said:
         return found
     try:  # one batch for the prompt's sentences
@@ -175,14 +209,13 @@ def statements(prompt: str, model=None, judge: Classifier | None = None) -> list
     out = []
     for sentence in rules.sentences(prompt):  # the rules' and meaning's, as said
         statement = rules.statement(sentence)
-        if statement is None and sentence in taken:
-            statement = rules.Statement(RULE, rules.tidy(sentence))
-        if (
-            statement is not None
-            and statement not in out
-            and (statement.rule == RULE or statement in found)
-        ):
-            out.append(statement)
-        if len(out) == rules.MOST_PER_PROMPT:
-            break
+        if statement is not None:
+            said_here = [statement] if statement in found else []
+        else:
+            said_here = [
+                rules.Statement(RULE, rules.tidy(p)) for p in parts(sentence) if p in taken
+            ]
+        for statement in said_here:
+            if statement not in out and len(out) < rules.MOST_PER_PROMPT:
+                out.append(statement)
     return out

@@ -56,6 +56,24 @@ _SECOND_LANGUAGE = "English is not my first language, if my question is unclear 
             "When you write SQL for me, put the keywords in capitals.",
             [("plain", "When you write SQL for me, put the keywords in capitals.")],
         ),
+        # AND without the lead that frames it, two statements joined by ", and" apart
+        (
+            "Context about me: I'm a data engineer at a bank, and we deploy everything "
+            "with Terraform.",
+            [
+                ("plain", "I'm a data engineer at a bank."),
+                ("plain", "We deploy everything with Terraform."),
+            ],
+        ),
+        (
+            "Quick reminder that the staging database is read-only for the app user.",
+            [("plain", "The staging database is read-only for the app user.")],
+        ),
+        # (a part of the setup named before a colon is no framing lead)
+        (
+            "Backend: Laravel 11 on Forge, MySQL 8.",
+            [("plain", "Backend: Laravel 11 on Forge, MySQL 8.")],
+        ),
         # AND what looks like it but is of this moment, asked or guessed: nothing
         ("I just pushed the fix to main, the staging DB is on port 5433.", []),
         ("haha I always forget that, my bad", []),  # (a new user's walkthrough, helper-54)
