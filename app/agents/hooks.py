@@ -153,17 +153,36 @@ def drop(value: dict[str, Any], ours: set[str]) -> bool:
     return taken
 
 
-def state(value: dict[str, Any], wanted: dict[str, tuple[str, str | None]]) -> str:
-    """ "wired" (every event has this install's hook), "partly" (some have), "another
-    install" (only another Mnemo's hooks are there, or an older form), or "absent"."""
+def _found(value: dict[str, Any], ours: set[str]) -> dict[str, list[str]]:
+    """Each event's Mnemo hooks (their command lines), this install's or another's."""
     hooks = value.get("hooks") if isinstance(value.get("hooks"), dict) else {}
     found: dict[str, list[str]] = {}
     for name, items in hooks.items():
         for item in items if isinstance(items, list) else []:
             inner = _handlers(item)
             for hook in [item] if inner is None else inner:
-                if is_ours(hook, lines(wanted)):
+                if is_ours(hook, ours):
                     found.setdefault(name, []).append(hook["command"])
+    return found
+
+
+def states(value: dict[str, Any], wanted: dict[str, tuple[str, str | None]]) -> dict[str, str]:
+    """Per wanted event: "wired" (this install's hook is there), "another install" (only
+    another Mnemo's, or an older form) or "absent"."""
+    found = _found(value, lines(wanted))
+    return {name: _one_state(line, found.get(name, [])) for name, (line, _) in wanted.items()}
+
+
+def _one_state(line: str, there: list[str]) -> str:
+    if line in there:
+        return "wired"
+    return "another install" if there else "absent"
+
+
+def state(value: dict[str, Any], wanted: dict[str, tuple[str, str | None]]) -> str:
+    """ "wired" (every event has this install's hook), "partly" (some have), "another
+    install" (only another Mnemo's hooks are there, or an older form), or "absent"."""
+    found = _found(value, lines(wanted))
     wired = [name for name, (line, _) in wanted.items() if line in found.get(name, [])]
     if len(wired) == len(wanted):
         return "wired"

@@ -781,8 +781,18 @@ def _trust_state(
     return "wired" if trusted else "wired, untrusted (run mnemo agents install codex)"
 
 
+def _hook_rows(agent: Agent, value: dict, command: list[str]) -> list[dict[str, Any]]:
+    """Each hook Mnemo wires into `agent`: the agent's event, the `mnemo hook` event it
+    runs, its matcher, and whether it is in the config's `value` (`hooks.states`)."""
+    found = hooks.states(value, _wanted(command, agent))
+    return [
+        {"event": name, "runs": runs, "matcher": matcher, "state": found[name]}
+        for name, runs, matcher in agent.hook_events
+    ]
+
+
 def status(project: Path | None = None, check: bool = True) -> list[dict[str, Any]]:
-    """Per agent: present, where its config is, whether Mnemo's server and hook are in it
+    """Per agent: present, where its config is, whether Mnemo's server and hooks are in it
     (this installation's, or another's), and whether this installation's server answers.
     Only Mnemo's own command is ever started: a config's entry may name any program (a
     project's `mnemo` is checked by running this installation)."""
@@ -802,6 +812,7 @@ def status(project: Path | None = None, check: bool = True) -> list[dict[str, An
         mcp = agent.mcp_file(project)
         row["config"] = str(mcp) if mcp else None
         row["server"], row["hook"], row["problem"], row["answers"] = "absent", None, None, None
+        row["hooks"] = []
         try:
             if mcp is not None:
                 servers = config(mcp).value.get(agent.servers)
@@ -816,6 +827,7 @@ def status(project: Path | None = None, check: bool = True) -> list[dict[str, An
             hook_path = agent.hook_file(project)
             if hook_path is not None:
                 row["hook"] = hooks.state(config(hook_path).value, _wanted(command, agent))
+                row["hooks"] = _hook_rows(agent, config(hook_path).value, command)
                 if agent.trusts and row["hook"] == "wired" and mcp is not None:
                     row["hook"] = _trust_state(
                         config(hook_path).value, config(mcp), hook_path, command, agent

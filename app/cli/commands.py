@@ -888,18 +888,9 @@ def agents(args: Namespace) -> int:
         if args.json:
             print(json.dumps(rows, indent=2))
             return 0
-        for row in rows:
-            found = "found" if row["present"] else "not found"
-            line = f"{row['name']} ({found}): server {row['server']}"
-            if row.get("answers") is not None:
-                line += ", answers" if row["answers"] else f", does not answer ({row['problem']})"
-            if row["hook"] is not None:
-                line += f"; session-start hook {row['hook']}"
-            if row["problem"] and row.get("answers") is None:
-                line += f"; {row['problem']}"
-            print(f"{line}\n    {row['config'] or 'no config for this scope'}")
-            if row["notes"] and row["server"] != "absent":
-                print(f"    ({row['notes']})")
+        from app.cli.agents import print_status
+
+        print_status(rows)
         return 0
     act = wiring.install if args.agents_command == "install" else wiring.uninstall
     done = act(args.agents or None, project, hooks=not args.no_hooks)

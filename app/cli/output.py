@@ -117,8 +117,10 @@ def print_results(
 
 
 def print_memory(m: Memory) -> None:
-    """Every field of one memory, readable."""
-    print(f"{visible(m.display_title)}\n")
+    """Every field of one memory, readable: its title above its text only when the title
+    says something else than the text's start (a short memory's title is its text)."""
+    if m.own_title:
+        print(f"{visible(m.title)}\n")
     print(visible(m.text))
     if m.reasoning:
         print(f"\nReasoning: {visible(m.reasoning)}")

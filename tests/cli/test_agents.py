@@ -434,6 +434,43 @@ def test_an_older_installs_session_start_hook_is_brought_up_to_date_not_doubled(
     assert next(r for r in status if r["agent"] == "claude")["hook"] == "wired"
 
 
+def _status_lines(home: Path) -> dict[str, str]:
+    """What `agents status` says of each agent found, after its "NAME (found): "."""
+    out = _mnemo(home, "status", "--no-check").stdout
+    return dict(line.split(" (found): ", 1) for line in out.splitlines() if " (found): " in line)
+
+
+def test_status_names_every_hook_mnemo_wired_and_the_ones_taken_out_by_hand(home):
+    # GIVEN Mnemo wired into Claude Code and Gemini CLI
+    assert _mnemo(home, "install", "claude", "gemini").returncode == 0
+    # WHEN the user asks what is wired
+    said = _status_lines(home)
+    # THEN each line names the server and every hook: session start, each prompt, the shell
+    assert said["Claude Code"] == "server wired; hooks wired: session-start, prompt, Bash"
+    assert said["Gemini CLI"] == (
+        "server wired; hooks wired: session-start, prompt, run_shell_command"
+    )
+    # WHEN the user takes out by hand Claude Code's prompt hook and one of its two Bash hooks
+    settings = home / ".claude" / "settings.json"
+    value = json.loads(settings.read_text())
+    del value["hooks"]["UserPromptSubmit"], value["hooks"]["PostToolUseFailure"]
+    settings.write_text(json.dumps(value))
+    # THEN the line says which are missing, and --json says it per event of the agent
+    assert _status_lines(home)["Claude Code"] == (
+        "server wired; hooks wired: session-start, Bash (PostToolUse) "
+        "(missing: prompt, Bash (PostToolUseFailure))"
+    )
+    status = json.loads(_mnemo(home, "status", "--no-check", "--json").stdout)
+    claude = next(r for r in status if r["agent"] == "claude")
+    assert claude["hook"] == "partly"
+    assert {h["event"]: h["state"] for h in claude["hooks"]} == {
+        "SessionStart": "wired",
+        "UserPromptSubmit": "absent",
+        "PostToolUse": "wired",
+        "PostToolUseFailure": "absent",
+    }
+
+
 def _codex_hooks(home: Path) -> list[dict]:
     """What the real Codex CLI says of the hooks it would run (`codex app-server`,
     `hooks/list`): each with its command and whether it is trusted."""

@@ -80,6 +80,26 @@ def test_edit_forget_restore_cycle():
     assert json.loads(ok("recall", "standup", "--json").stdout)["results"][0]["id"] == memory_id
 
 
+def test_show_prints_a_memorys_text_once_and_a_title_of_its_own_above_it():
+    # GIVEN a short memory (its title is its text), a long one (its title is its start)
+    # and one with a title that says something else
+    short = "Use port 5432 for the dev database"
+    long = "The backup job copies the photo library to the NAS at two; it mails a report after."
+    titled = "Migrate first, then restart the web workers"
+    ids = [
+        json.loads(ok("remember", text, *more, "--json").stdout)["id"]
+        for text, more in ((short, ()), (long, ()), (titled, ("--title", "How to deploy")))
+    ]
+    # WHEN each is shown
+    shown = [ok("show", memory_id).stdout.decode() for memory_id in ids]
+    # THEN the short and the long one say their words once, their fields still after them
+    assert shown[0].startswith(f"{short}\n\nid:") and shown[0].count(short) == 1
+    assert shown[1].startswith(f"{long}\n\nid:") and shown[1].count("The backup job") == 1
+    assert "origin:" in shown[0] and "created:" in shown[1]
+    # AND the titled one keeps its title above its text
+    assert shown[2].startswith(f"How to deploy\n\n{titled}\n\nid:")
+
+
 def test_known_problems_are_one_line_and_exit_1():
     assert "no memory" in fails("show", "0123456789abcdef")
     assert "empty" in fails("recall", "   ")
