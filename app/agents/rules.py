@@ -246,12 +246,20 @@ def sentences(prompt: str) -> list[str]:
     glued = False  # the part before ended with an abbreviation ("e.g."): the same sentence
     for part in _SENTENCE_END.split("\n".join(lines)):
         sentence = _BULLET.sub("", _SPACE.sub(" ", part).strip())
-        if sentence and glued and out:
+        if sentence and (glued or _goes_on(out, sentence)) and out:
             out[-1] = f"{out[-1]} {sentence}"
         elif sentence:
             out.append(sentence)
         glued = bool(sentence) and bool(_ABBREVIATION.search(sentence)) and "\n" not in part
     return out
+
+
+def _goes_on(before: list[str], clause: str) -> bool:
+    """Whether a clause after a semicolon says how to do what the one before told: "Never
+    call the payments API directly; go through the gateway client" is one instruction (a
+    clause with its own "always"/"never" is one of its own)."""
+    first = clause.split(maxsplit=1)[0].lower()
+    return bool(before) and before[-1].endswith(";") and first in VERBS and first != "let"
 
 
 def _tidy(text: str) -> str:

@@ -51,6 +51,12 @@ MNEMO = Path(sys.executable).parent / "mnemo"
         ("Make sure you always run the linter before committing.", "always-never", None),
         ("make sure to never commit .env files", "always-never", None),
         ("Don't call the payments API directly.", "always-never", None),
+        # the way to do it after a semicolon is kept with the instruction (it was dropped)
+        (
+            "Never call the payments API directly; go through the gateway client.",
+            "always-never",
+            "Never call the payments API directly; go through the gateway client.",
+        ),
         ("do not push to main anymore", "always-never", "Do not push to main anymore."),
         ("Our CI runs on GitHub Actions, not Jenkins.", "correction", None),
         # "please" after "from now on," is not a task after the statement; a correction's
