@@ -292,3 +292,37 @@ def drop_trust(value: Any, hooks_path: Path, ours: set[str]) -> bool:
     if taken and isinstance(hooks, dict) and not hooks:
         del value["hooks"]
     return taken
+
+
+# ---- in a user's words ------------------------------------------------------------------
+# A hook's state (`app.agents.hooks.states`) in the status line, in the order said
+_HOOK_WORDS = {"wired": "wired", "another install": "another install's", "absent": "missing"}
+
+
+def _labels(hooks: list[dict]) -> dict[str, list[str]]:
+    """The hooks of one agent by state, in a user's words: "session-start", "prompt", or the
+    tool a capture hook watches ("Bash"); the agent's event beside it when the events of one
+    hook differ (Claude Code's Bash hook is two: after a command worked, after one failed)."""
+    by_label: dict[str, list[dict]] = {}
+    for hook in hooks:
+        by_label.setdefault(hook["matcher"] or hook["runs"], []).append(hook)
+    out: dict[str, list[str]] = {}
+    for label, group in by_label.items():
+        alike = len({hook["state"] for hook in group}) == 1
+        for hook in group[:1] if alike else group:
+            said = label if alike else f"{label} ({hook['event']})"
+            out.setdefault(hook["state"], []).append(said)
+    return out
+
+
+def said(row: dict) -> str:
+    """An agent's hooks (a row of `wiring.status`) in a user's words: `wired: session-start,
+    prompt, Bash`, what is not wired in brackets after (`(missing: prompt)`); `absent` when
+    none is there. `mnemo agents status` and the settings' Agents page say it."""
+    labels = _labels(row["hooks"])
+    if set(labels) == {"absent"}:
+        return "absent"
+    states = [state for state in _HOOK_WORDS if state in labels]
+    first = row["hook"] if states == ["wired"] else _HOOK_WORDS[states[0]]  # (Codex: trusted?)
+    rest = "; ".join(f"{_HOOK_WORDS[s]}: {', '.join(labels[s])}" for s in states[1:])
+    return f"{first}: {', '.join(labels[states[0]])}" + (f" ({rest})" if rest else "")

@@ -13,6 +13,7 @@ import logging
 import threading
 
 from app.agents import wiring
+from app.agents.hooks import said
 from app.core.errors import MnemoError
 from app.gui.contrast import make_quiet
 from app.gui.qt import Qt, QtWidgets, Signal
@@ -108,7 +109,7 @@ class AgentsPage(QtWidgets.QWidget):
                 row["name"],
                 "found" if row["present"] else "not found",
                 server,
-                row["hook"] or "—",
+                said(row) if row["hook"] is not None else "—",
                 row["config"] or "",
             )
             for c, text in enumerate(cells):

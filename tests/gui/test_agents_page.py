@@ -3,6 +3,7 @@ and taking out an agent from it, with a real dialog and real config files."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -64,3 +65,34 @@ def test_nothing_selected_says_what_to_do(qtbot, worker, settings, tmp_path, mon
     qtbot.mouseClick(page.wire, QtCore.Qt.LeftButton)
     assert page.status.text().startswith("Select the agents first")
     assert not (tmp_path / ".claude.json").exists()
+
+
+def test_the_agents_page_names_every_hook_and_the_one_taken_out_by_hand(
+    qtbot, worker, settings, tmp_path, monkeypatch
+):
+    # GIVEN Claude Code wired from the page
+    home = tmp_path / "user"
+    (home / ".claude").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    dialog = SettingsDialog(settings, worker)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.tabs.setCurrentWidget(dialog.agents)
+    page = dialog.agents
+    qtbot.waitUntil(lambda: page.table.rowCount() == len(AGENTS), timeout=10_000)
+    claude = _row(page, "claude")
+    page.table.selectRow(claude)
+    qtbot.mouseClick(page.wire, QtCore.Qt.LeftButton)
+    # THEN its Hooks cell names each hook Mnemo wired, as `mnemo agents status` does
+    qtbot.waitUntil(lambda: page.table.item(claude, 2).text() == "wired", timeout=10_000)
+    assert page.table.item(claude, 3).text() == "wired: session-start, prompt, Bash"
+    # WHEN the prompt hook is taken out by hand and the page checked again (F5)
+    settings_file = home / ".claude" / "settings.json"
+    value = json.loads(settings_file.read_text())
+    del value["hooks"]["UserPromptSubmit"]
+    settings_file.write_text(json.dumps(value, indent=2))
+    qtbot.keyClick(page, QtCore.Qt.Key_F5)
+    # THEN the cell says which one is missing (before: "partly")
+    qtbot.waitUntil(lambda: "missing" in page.table.item(claude, 3).text(), timeout=10_000)
+    assert page.table.item(claude, 3).text() == "wired: session-start, Bash (missing: prompt)"
