@@ -78,6 +78,7 @@ _LOG = re.compile(
 )
 # An imperative that states a habit ("explain regexes when you write them", "prefer
 # table-driven tests", "default to async SQLAlchemy for new code")
+_HABIT_OPENER = re.compile(r"^(?:prefer|default to)\b", re.I)
 _HABIT = re.compile(
     r"\b(?:when|whenever|before|without|unless|every time)\b|^(?:prefer|default to)\b", re.I
 )
@@ -112,22 +113,53 @@ _AND = re.compile(
 )
 
 
+# A framing lead of the moment ("The rules for this PR:", "Context for the bug you're
+# fixing:"): what follows holds for the moment only
+_LEAD_OF_NOW = re.compile(
+    r"\b(?:this|today|tonight|you['’]re|the (?:bug|ticket|task|issue|pr))\b", re.I
+)
+
+
 def parts(sentence: str) -> list[str]:
     """What of a sentence is judged as a statement: without a framing lead, each clause
-    joined by ", and" with its own subject apart (a clause under four words stays joined)."""
+    joined by ", and" with its own subject apart (a clause under four words stays joined).
+    Nothing of a sentence of the moment as a whole ("The demo is tomorrow, and …") or
+    under a lead of the moment ("Conventions for this spike: …")."""
     body = _FRAMING.sub("", sentence, count=1)
     if len(body) < rules.MIN_CHARS:
         body = sentence
+    if body != sentence or _AND.search(body):
+        lead = sentence[: len(sentence) - len(body)]
+        if rules.at_hand(sentence) or _ONCE.search(sentence) or _LEAD_OF_NOW.search(lead):
+            return []
     clauses = _AND.split(body)
     if len(clauses) < 2 or any(len(re.findall(r"[\w'-]+", c)) < 4 for c in clauses):
         return [body]
     return clauses
 
 
+# "When you get to the auth module, …": a step of the work, not a habit
+_WHEN_THERE = re.compile(
+    r"^when\s+you(?:['’]re| are)?\s+(?:get(?:ting)? to|reach|(?:are )?done with|finish(?:ed)? with"
+    r"|in|come to|open)\s+the\b",
+    re.I,
+)
+# "Prefer smaller commits in this refactor", "default to the new URL": one case, not a habit
+_ONE_CASE = re.compile(
+    r"\b(?:this|that|these|those)\s+(?!repo|project|codebase|team|monorepo)\w+"
+    r"|\bthe (?:new|old|current|second|first)\b",
+    re.I,
+)
+
+
 def plain(sentence: str) -> bool:
     """Whether a sentence is said plainly as a statement that could last: not a question,
     not the work at hand or of one moment, not a guess, a quote or a log line, not a task."""
     if not rules.MIN_CHARS <= len(sentence) <= rules.MAX_CHARS:
+        return False
+    if _WHEN_THERE.match(sentence) or (
+        _HABIT_OPENER.match(sentence) and _ONE_CASE.search(sentence)
+    ):
         return False
     words = re.findall(r"[\w'-]+", sentence.lower())
     if len(words) < 4 or sentence.rstrip().endswith(("?", ":")) or _ASKED.match(sentence):

@@ -128,6 +128,22 @@ _NOW = re.compile(rf"\b(?:but|since|{_NOW_PLAINLY})\b", re.I)
 # want it to run on old laptops"), which the rules read as the state of the work
 _PLAINLY_NOW = re.compile(rf"\b(?:{_NOW_PLAINLY})\b", re.I)
 _ON_WHAT_WAS_SAID = {"it", "them", "that", "this", "these", "those", "what", "pls", "please"}
+# A reason that is an event ("since the vendor updated their SDK", "Since the refactor, …"),
+# an order after "but", what just arrived before a request ("prod has the new config, …"),
+# a sentence that opens on a condition of one's own ("when you …", "if we …": a habit; "when
+# the build finishes, deploy it" is a step), a habit's own words
+_PAST = r"(?:\w{3,}ed|did|was|were|went|got|made|broke|ran|came|sent|shipped)"
+_SINCE_EVENT = re.compile(
+    rf"\bsince\s+(?:the|you|i|we|they|my|our|it)\b[^,]*?\b{_PAST}\b|^since the \w+,", re.I
+)
+_BUT_ORDER = re.compile(r"\bbut\s+(?:please\s+)?(?P<verb>[a-z]+)\b", re.I)
+_ARRIVED = re.compile(
+    r"\b(?:the new|done|finished|landed|merged|approved|ready|shipped|released|updated)\b", re.I
+)
+_CONDITION = re.compile(
+    r"^(?:whenever|(?:when|if|unless|before|every time) (?:you|we|i)|when in doubt)\b", re.I
+)
+_WHENEVER = re.compile(r"\b(?:when|whenever|every time|each time|unless)\b", re.I)
 _THEN_TASK = re.compile(
     r",\s*(?:so\s+|and\s+|then\s+)?(?:please\s+)?(?!(?:make|be) sure\b)(?P<verb>[a-z]+)\b"
     # a noun that only looks like a verb: "…, read replicas are behind …", "…, read-only"
@@ -255,11 +271,19 @@ def sentences(prompt: str) -> list[str]:
 
 
 def _goes_on(before: list[str], clause: str) -> bool:
-    """Whether a clause after a semicolon says how to do what the one before told: "Never
-    call the payments API directly; go through the gateway client" is one instruction (a
-    clause with its own "always"/"never" is one of its own)."""
+    """Whether a clause after a semicolon says what to do instead of what the one before
+    forbade: "Never call the payments API directly; go through the gateway client" is one
+    instruction. Not after a rule that tells to do ("We use pnpm; run pnpm install" is a
+    rule, then a task), not a clause of the work at hand ("…; remove the key you just
+    added"), not one with its own "always"/"never"."""
+    if not before or not before[-1].endswith(";") or not _FORBADE.match(before[-1]):
+        return False
     first = clause.split(maxsplit=1)[0].lower()
-    return bool(before) and before[-1].endswith(";") and first in VERBS and first != "let"
+    now = _TASK.search(clause) or _STATE.search(clause) or re.search(r"\bjust\b", clause, re.I)
+    return first in VERBS and first != "let" and not now
+
+
+_FORBADE = re.compile(r"^\W*(?:please\s+)?(?:never|don['’]?t|dont|do not|avoid|no)\b", re.I)
 
 
 def _tidy(text: str) -> str:
@@ -319,14 +343,24 @@ def at_hand(sentence: str) -> bool:
     """Whether a sentence is plainly about the work at hand or how things are now ("today",
     "this PR", a failing test, a server down again): `of_the_moment` without reading a
     contrast, a reason or a request after a comma as the work of now ("I mostly write Go,
-    so explain Rust in terms of Go" lasts). Capture by meaning judges those itself."""
+    so explain Rust in terms of Go" lasts). Capture by meaning judges those itself, except
+    a reason that is an event ("since the refactor landed, …"), an order after "but" ("…
+    but keep the current colors") and a request on what was said or what just arrived
+    ("…, merge them"; "prod has the new config, so restart the pods")."""
     if _TASK.search(sentence) or _STATE.search(sentence) or _PLAINLY_NOW.search(sentence):
         return True
-    task = _THEN_TASK.search(sentence)  # "…, merge them", "…, fix pls": a task on what was said
-    if not task or task["verb"].lower() not in TASK_VERBS:
-        return False
+    if _SINCE_EVENT.search(sentence):
+        return True
+    habit = _LASTING.search(sentence) or _CONDITION.match(sentence) or _WHENEVER.search(sentence)
+    order = _BUT_ORDER.search(sentence)
+    if order and order["verb"].lower() in TASK_VERBS and not habit:
+        return True
+    task = _THEN_TASK.search(sentence)
+    if not task or task["verb"].lower() not in TASK_VERBS or _CONDITION.match(sentence):
+        return False  # ("When you add a dependency, pin it": "it" is what the habit is about)
     rest = re.findall(r"[\w']+", sentence[task.end("verb") :].lower())
-    return not rest or rest[0] in _ON_WHAT_WAS_SAID or "accordingly" in rest
+    on_what_was_said = not rest or rest[0] in _ON_WHAT_WAS_SAID or "accordingly" in rest
+    return on_what_was_said or bool(_ARRIVED.search(sentence[: task.start()]))
 
 
 def tidy(text: str) -> str:

@@ -57,6 +57,14 @@ MNEMO = Path(sys.executable).parent / "mnemo"
             "always-never",
             "Never call the payments API directly; go through the gateway client.",
         ),
+        # …but not a task after a rule, nor a clause of the work at hand (a red team, helper-56)
+        ("We use pnpm; run pnpm install and then start the dev server.", "prefer", "We use pnpm."),
+        (
+            "Never commit secrets; remove the key you just added to config.py.",
+            "always-never",
+            "Never commit secrets.",
+        ),
+        ("Never push to main; open a PR for this change instead.", "always-never", None),
         ("do not push to main anymore", "always-never", "Do not push to main anymore."),
         ("Our CI runs on GitHub Actions, not Jenkins.", "correction", None),
         # "please" after "from now on," is not a task after the statement; a correction's

@@ -74,6 +74,11 @@ _SECOND_LANGUAGE = "English is not my first language, if my question is unclear 
             "Backend: Laravel 11 on Forge, MySQL 8.",
             [("plain", "Backend: Laravel 11 on Forge, MySQL 8.")],
         ),
+        # AND under a lead of the moment, or in a sentence of the moment as a whole: nothing
+        # (a red team's, helper-56)
+        ("The rules for this PR: no new dependencies and no schema changes.", []),
+        ("Conventions for this spike: we skip tests and we hardcode the config.", []),
+        ("The demo is tomorrow, and the slides live in docs/demo.", []),
         # AND what looks like it but is of this moment, asked or guessed: nothing
         ("I just pushed the fix to main, the staging DB is on port 5433.", []),
         ("haha I always forget that, my bad", []),  # (a new user's walkthrough, helper-54)
@@ -149,6 +154,15 @@ def test_meaning_adds_to_the_rules_in_the_prompts_order_and_at_most_three(word_m
         "Deploy the branch to staging.",
         "Switch to the payments branch and run the tests.",
         "Update the changelog for the release.",
+        # a request after what just arrived, a reason that is an event, an order after "but",
+        # a step of the work, "prefer" of one case (a red team, helper-56)
+        "Prod has the new config, so restart the worker pods.",
+        "Since the refactor landed, the import paths in the CLI need updating.",
+        "The design team wants rounded corners but keep the current colors.",
+        "When you get to the auth module, skip the legacy handlers.",
+        "When the build finishes, deploy it to staging.",
+        "Prefer smaller commits in this refactor.",
+        "Default to the staging URL in the new script.",
         "The repo has two copies of utils.py, merge them.",
         "The importer is slow, fix pls",
         "the docs folder is out of date, update it",
@@ -176,6 +190,8 @@ def test_questions_one_offs_guesses_quotes_logs_and_tasks_are_not_plain(sentence
         "Test fixtures always live under tests/data.",
         "Wait, we moved every service to Postgres last year.",
         "Update: the mobile app plan is dropped, we are web-only.",
+        "When you add a dependency, pin it to an exact version.",
+        "We release on Tuesdays since the ops team is on call then.",
         "Secrets live in Vault under kv/platform.",
     ],
 )
