@@ -12,7 +12,7 @@ corpus test's measure); one that holds a labelled statement and more is left out
 regularization and the threshold are chosen by 5-fold cross-validation over those prompts
 (folds by prompt): the threshold that keeps the most, out of fold, with at least 92 % of the
 proposals right over all the fitted corpora. plain.jsonl's even ids, check.jsonl and
-check2.jsonl are never fitted on.
+check*.jsonl are never fitted on.
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def main() -> None:
         fit(model, meaning.WEIGHTS)
         return
     names = [*FITTED, "plain-check"]
-    names += ["check", "check2"] if args.check else []
+    names += ["check", "check2", "check3"] if args.check else []
     table(model, names)
 
 

@@ -17,7 +17,7 @@ from app.agents.rules import statements
 DATA = Path(__file__).parent / "data" / "capture"
 HALVES = {
     half: [json.loads(line) for line in (DATA / f"{half}.jsonl").open(encoding="utf-8")]
-    for half in ("tune", "check", "more", "more2", "more3", "check2")
+    for half in ("tune", "check", "more", "more2", "more3", "check2", "check3")
 }
 # Plain statements without trigger phrases and negatives like them (README): odd ids were
 # fitted on (bench/capture.py), even ids are the check of their own
@@ -62,7 +62,13 @@ def test_the_corpus_is_as_big_as_the_issue_asks():
 
 @pytest.mark.parametrize(
     "corpus,size,lasting",
-    [("more", 220, 110), ("check2", 200, 100), ("more2", 240, 120), ("more3", 240, 108)],
+    [
+        ("more", 220, 110),
+        ("check2", 200, 100),
+        ("more2", 240, 120),
+        ("more3", 240, 108),
+        ("check3", 240, 109),
+    ],
 )
 def test_the_later_writers_corpora_are_whole(corpus, size, lasting):
     rows = HALVES[corpus]
@@ -99,16 +105,15 @@ def test_the_check_half_does_not_fall_below_its_last_measure():
 
 # Capture by meaning (app/agents/meaning.py): plain sentences the rules leave, judged by a
 # classifier over the bundled model's vectors, fitted by bench/capture.py on tune.jsonl,
-# plain.jsonl's odd ids and more*.jsonl (five writers in all; data/capture/README.md). The
-# goal is met on tune.jsonl and plain.jsonl's odd ids only. Not fitted on: plain.jsonl's even
-# ids, 97.8 % (44/45) / 83.0 % (44/53); the check half (measured once per change, never
-# read), 85.2 % (46/54) / 65.2 % (45/69); check2.jsonl (a fourth writer's, likewise), 84.9 %
-# (73/86) / 65.5 % (72/110). Fitted on two writers they were 83.3 % / 63.8 % and 76.5 % /
-# 58.2 %.
+# plain.jsonl's odd ids and more*.jsonl (five writers in all; data/capture/README.md, which
+# holds every measure). The goal is met on tune.jsonl, plain.jsonl's odd ids and more.jsonl.
+# Never fitted on: plain.jsonl's even ids, check.jsonl and check2.jsonl (measured once per
+# change, never read) and check3.jsonl (a seventh writer's, measured once, never read).
 _PLAIN_SHORT = pytest.mark.xfail(strict=True, reason="plain check half: 79.2 % kept")
 _MORE_SHORT = pytest.mark.xfail(strict=True, reason="more2/3.jsonl: 82.1 and 78.4 % kept")
 _CHECK_SHORT = pytest.mark.xfail(strict=True, reason="check half: 87.5 % precise, 69.6 % kept")
 _CHECK2_SHORT = pytest.mark.xfail(strict=True, reason="check2: 87.4 % precise, 68.2 % kept")
+_CHECK3_SHORT = pytest.mark.xfail(strict=True, reason="check3: 80.4 % precise, 74.1 % kept")
 
 
 @pytest.mark.parametrize(
@@ -122,6 +127,7 @@ _CHECK2_SHORT = pytest.mark.xfail(strict=True, reason="check2: 87.4 % precise, 6
         pytest.param("plain-check", marks=_PLAIN_SHORT),
         pytest.param("check", marks=_CHECK_SHORT),
         pytest.param("check2", marks=_CHECK2_SHORT),
+        pytest.param("check3", marks=_CHECK3_SHORT),
     ],
 )
 def test_capture_by_meaning_is_90_percent_precise_and_keeps_85_percent(half, embedder):
@@ -132,7 +138,13 @@ def test_capture_by_meaning_is_90_percent_precise_and_keeps_85_percent(half, emb
 
 @pytest.mark.parametrize(
     "half,least_kept,most_wrong",
-    [("plain-check", 42, 1), ("check", 48, 7), ("check2", 75, 11), ("more", 104, 3)],
+    [
+        ("plain-check", 42, 1),
+        ("check", 48, 7),
+        ("check2", 75, 11),
+        ("check3", 83, 21),
+        ("more", 104, 3),
+    ],
 )
 def test_capture_by_meaning_does_not_fall_below_its_last_measure(
     half, least_kept, most_wrong, embedder
