@@ -169,10 +169,33 @@ TASK_VERBS = VERBS | {
     "investigate",
 }
 _TASK = re.compile(
-    r"\b(?:let'?s|let us|this (?:task|pr|commit|time|once|one|change|diff|file|function|test)"
-    r"|right now|today|for now|for the moment|yet|after you change it)\b",
+    r"\b(?:let'?s|let us|this (?:task|pr|commit|time|once|one|change|diff|file|function|test"
+    r"|refactor|bug|session|branch|script|folder|hotfix|ticket|issue|demo|sprint|analysis"
+    r"|notebook|query|run|job|spike|migration)"
+    r"|right now|today|for now|for the moment|yet|after you change it"
+    r"|(?:on |at |in )?line \d+)\b",  # (a place in the code at hand: "on line 42")
     re.I,
 )
+# What is so for a moment only, said after "remember" / "note" / "keep in mind": a time just
+# past or near, something "above"/"below" in the prompt, a scratch path, "…, so just …"
+_MOMENT = re.compile(
+    r"\b(?:a (?:minute|moment|second|few minutes) ago|just now|this (?:morning|afternoon"
+    r"|evening|week)|tonight|tomorrow|at the moment|currently|on battery)\b"
+    r"|\bthe (?:\w+ ){1,3}(?:above|below)\b(?!\s+\d)|\b(?:is|are|was|were) (?:above|below)[.!]?$"
+    r"|(?:^|\s)/tmp/|,\s*so\s+just\s+\w+",
+    re.I,
+)
+# "always"/"never" of one thing pointed at ("never commit this", "don't ever do that again"),
+# and what the code should do ("make sure the function always returns a list")
+_POINTED = re.compile(
+    r"^(?:please\s+|and\s+|also\s+)?(?:(?:make|be)\s+sure\s+(?:that\s+)?(?:you\s+|to\s+|we\s+)?)?"
+    r"(?:always|never|don['’]?t(?:\s+ever)?|do not(?:\s+ever)?)\s+[a-z]+\s+"
+    r"(?:this|that|these|those|it)\b(?!\s+(?:repo|project|codebase|monorepo|team)\b)"
+    r"|^make sure (?:the|this|that|it|each|every)\b[^,]*?\b(?:always|never)\s+\w+s\b",
+    re.I,
+)
+# A quotation ('The README says "from now on, use v2"'): its words are someone else's
+_QUOTATION = re.compile(r"[\"“][^\"”]*[\"”]")
 # What is wrong with the work now (a failing test, a bug): found, not a rule for later
 _STATE = re.compile(
     r"\b(?:failing|fails|failed|broken|crash(?:es|ed|ing)?|flaky|bug"
@@ -320,7 +343,9 @@ def _statement(sentence: str) -> Statement | None:
         sentence,
         re.I,
     ) or re.search(r"\b(?:btw|fyi)[.!]?$", sentence, re.I)
-    if found is None and told and _FACT.match(core) and not _STATE.search(core):
+    after = _THEN_TASK.search(core)  # "fyi I'm out for lunch, keep going": the state of now
+    task_after = after and after["verb"].lower() in TASK_VERBS and not _LASTING.search(after[0])
+    if found is None and told and _FACT.match(core) and not _STATE.search(core) and not task_after:
         found = Statement("prefer", _tidy(sentence))
     if found is not None and found.rule in ("remember", "correction") and _STATE.search(core):
         return None  # "note: the failing test is …": the state of the work, not a rule
@@ -358,9 +383,20 @@ def at_hand(sentence: str) -> bool:
     task = _THEN_TASK.search(sentence)
     if not task or task["verb"].lower() not in TASK_VERBS or _CONDITION.match(sentence):
         return False  # ("When you add a dependency, pin it": "it" is what the habit is about)
-    rest = re.findall(r"[\w']+", sentence[task.end("verb") :].lower())
-    on_what_was_said = not rest or rest[0] in _ON_WHAT_WAS_SAID or "accordingly" in rest
-    return on_what_was_said or bool(_ARRIVED.search(sentence[: task.start()]))
+    return _on_what_was_said(sentence, TASK_VERBS) or bool(
+        _ARRIVED.search(sentence[: task.start()])
+    )
+
+
+def _on_what_was_said(text: str, verbs: set[str] | frozenset[str]) -> bool:
+    """Whether a request after a comma is about what was just said: "…, merge them", "…,
+    fix pls", "…, upgrade the manifests accordingly", "I prefer the shorter name, call it
+    fetch"."""
+    task = _THEN_TASK.search(text)
+    if not task or task["verb"].lower() not in verbs:
+        return False
+    rest = re.findall(r"[\w']+", text[task.end("verb") :].lower())
+    return not rest or rest[0] in _ON_WHAT_WAS_SAID or "accordingly" in rest
 
 
 def tidy(text: str) -> str:
@@ -386,7 +422,13 @@ def _rule(core: str, sentence: str) -> Statement | None:
     """The rule a sentence (`core`: without its lead words) states as lasting, if any."""
     if m := _REMEMBER.match(core):
         what = m["what"].strip()
-        if re.match(r"^(?:this|it)\b", what, re.I):  # "remember: this is a draft": the task
+        if re.match(
+            r"^(?:\w+ing\s+)?(?:this|it)\b(?!\s+(?:repo|project|codebase|monorepo|team)\b)",
+            what,
+            re.I,
+        ):
+            return None  # "remember: this is a draft": the task ("this repo uses uv" stays)
+        if _MOMENT.search(what):  # "remember that I changed the port a minute ago"
             return None
         return Statement("remember", _tidy(what)) if len(what) >= MIN_CHARS else None
     if m := _REMEMBER_TO.match(core):
@@ -401,12 +443,21 @@ def _rule(core: str, sentence: str) -> Statement | None:
         said_no = core.lower().startswith(("no", "nope", "wrong", "not quite", "actually"))
         if not said_no and m["verb"].lower() not in ("use", "run", "call", "prefer"):
             return None  # "it's X not Y" is a correction only after a "no"
+        if re.match(r"^\w+ing\s+(?:it|this|that|them|everything|all)\b", m["wrong"], re.I):
+            return None  # "use the variable instead of recomputing it": the code at hand
+        told = re.match(
+            r"^(?:(?:no|nope|wrong|not quite|actually)\W+)?(?:please\s+)?use\b", core, re.I
+        )
+        if told and re.search(r"\bhere$", m["right"], re.I):
+            return None  # "use a dict here instead of the list": this spot in the code
         if len(m["wrong"].split()) > 6:
             return None
         verb = m["verb"].lower()
         verb = "It is" if verb.startswith("it") else verb.capitalize()
         right, wrong = m["right"].strip(" ,;:"), m["wrong"].strip(" ,;:")
         return Statement("correction", f"{verb} {right} instead of {wrong}.")
+    if _POINTED.match(core):  # "don't ever do that again": that one thing
+        return None
     if (m := _ALWAYS_NEVER.match(core)) and _commanded(m["verb"], m["dont"]):
         return Statement("always-never", _tidy(sentence))
     # "our CI runs on X, not Y, so ignore the Jenkinsfile": the fact, and what follows of it
@@ -420,6 +471,7 @@ def _rule(core: str, sentence: str) -> Statement | None:
         (m := _PREFER.match(core))
         and (not m["habit"] or m["habit"].lower() in VERBS)
         and not re.search(r"\bhere[.!]?$", core, re.I)  # "… than add a retry here"
+        and not _on_what_was_said(core, TASK_VERBS | _TOLD)  # "I prefer X, call it fetch"
     ):
         return Statement("prefer", _tidy(sentence))
     if (_TEAM.match(core) and _a_fact(core)) or _HATE.match(core):
@@ -430,7 +482,7 @@ def _rule(core: str, sentence: str) -> Statement | None:
         return Statement("always-never", _tidy(sentence))
     if re.match(r"^no\s+\w[^,]*,\s*(?:ever|anywhere|please)[.!]?$", core, re.I):
         return Statement("always-never", _tidy(sentence))  # "no emojis in commits, ever"
-    lasting = _LASTING.search(core)
+    lasting = _LASTING.search(_QUOTATION.sub(lambda q: " " * len(q[0]), core))
     if not lasting or re.search(r"\bnever mind\b|\bgoing forward with\b", core, re.I):
         return None
     if re.search(r"\b(?:that|which|who)\s+(?:\w+\s+)?$", core[: lasting.start()], re.I):

@@ -65,6 +65,9 @@ MNEMO = Path(sys.executable).parent / "mnemo"
             "Never commit secrets.",
         ),
         ("Never push to main; open a PR for this change instead.", "always-never", None),
+        # "this" of the project, not of the task; "here" of the project when "we" say it
+        ("Keep in mind that this repo uses uv, not pip.", "remember", None),
+        ("We use tabs here instead of spaces.", "correction", None),
         ("do not push to main anymore", "always-never", "Do not push to main anymore."),
         ("Our CI runs on GitHub Actions, not Jenkins.", "correction", None),
         # "please" after "from now on," is not a task after the statement; a correction's
@@ -139,6 +142,20 @@ def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
         "Make sure you run the tests",
         "our CI runs on tuesdays?",
         "Don't worry about the docs for now.",
+        # rule-shaped, of the work at hand (a red team of the rules, helper-58)
+        "Always check the return value here, the call on line 42 can fail.",
+        "From now on in this refactor, keep the old names as aliases.",
+        "Remember that I changed the port to 8081 a minute ago.",
+        'note: the traceback is below\nTraceback (most recent call last):\n  File "a.py", line 3',
+        "I prefer the shorter name, call it fetch.",
+        "Make sure the function always returns a list.",
+        "Don't ever do that again, you deleted my whole branch!",
+        'The README says "from now on, use the v2 endpoint" - update the client accordingly.',
+        "fyi I'm out for lunch, keep going with the refactor.",
+        "Use pytest -k test_login instead of running everything.",
+        "No, use the variable from line 10 instead of recomputing it.",
+        "Use a dict here instead of the list.",
+        "Always drop the first week of data in this analysis, the tracking was broken then.",
     ],
 )
 def test_the_rules_leave_questions_code_and_tasks_alone(prompt):
