@@ -320,7 +320,7 @@ def said(row: dict) -> str:
     prompt, Bash`, what is not wired in brackets after (`(missing: prompt)`); `absent` when
     none is there. `mnemo agents status` and the settings' Agents page say it."""
     labels = _labels(row["hooks"])
-    if set(labels) == {"absent"}:
+    if not labels or set(labels) == {"absent"}:
         return "absent"
     states = [state for state in _HOOK_WORDS if state in labels]
     first = row["hook"] if states == ["wired"] else _HOOK_WORDS[states[0]]  # (Codex: trusted?)

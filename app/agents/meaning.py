@@ -29,11 +29,14 @@ log = logging.getLogger(__name__)
 RULE = "plain"  # the rule name a statement found by meaning is proposed under
 WEIGHTS = paths.RESOURCES / "models" / "capture-all-MiniLM-L6-v2.json"
 
-# A question said without its question mark ("who owns billing these days"); "when …, do
-# this" ("When you finish a task, write a summary") is a habit, not a question
+# A question said without its question mark ("who owns billing these days"); "when" asks
+# before a verb ("when does the nightly job run"), and opens a habit before a clause and a
+# comma ("When you finish a task, write a summary")
 _ASKED = re.compile(
-    r"^(?:what|what's|whats|why|how|who|where|when(?![^?]*[,:\u2014])|which|is|are|am|do|does|did|can|could"
-    r"|should|shall|would|will|any|anyone|has|have|was|were)\b",
+    r"^(?:what|what's|whats|why|how|who|where|which|is|are|am|do|does|did|can|could|should"
+    r"|shall|would|will|any|anyone|has|have|was|were"
+    r"|when(?=\s+(?:is|are|was|were|does|do|did|will|would|should|can|could|has|have)\b)"
+    r"|when(?![^?]*[,:\u2014]))\b",
     re.I,
 )
 # Said of one moment ("yesterday", "this run", "at some point"), not for good
@@ -79,12 +82,13 @@ _LOG = re.compile(
 # An imperative that states a habit ("explain regexes when you write them", "prefer
 # table-driven tests", "default to async SQLAlchemy for new code")
 _HABIT_OPENER = re.compile(r"^(?:prefer|default to)\b", re.I)
-_HABIT = re.compile(
-    r"\b(?:when|whenever|before|without|unless|every time)\b|^(?:prefer|default to)\b", re.I
-)
+_HABIT_WORD = re.compile(r"\b(?:when|whenever|before|without|unless|every time)\b", re.I)
 # A first word set off by a comma or a colon is no order: "wait, we don't use MySQL",
 # "Update: we're web-only now"
-_SET_OFF = re.compile(r"^[\w']+\s*[,:]")
+_SET_OFF = re.compile(
+    r"^(?:wait|update|also|ok|okay|oh|actually|btw|fyi|correction|heads up|context)\s*[,:]",
+    re.I,
+)
 _ASKED_TO = rules.TASK_VERBS | set(
     """draft generate implement give look try switch rewrite reformat parse wire build format
     deploy review check add write make put skip rename spell show explain just stop help send
@@ -100,15 +104,17 @@ _STATING = set(
 # A lead that frames what follows ("Context about me:", "Two things for the future:",
 # "Correction to something I told you before:", "reminder that …"): not part of it
 _FRAMING = re.compile(
-    r"^(?:(?:ok(?:ay)?|so|also|and|btw|just|a|one|two|three|few|some|quick|more)[\s,]+)*"
-    r"(?:(?:[\w'’-]+\s+){0,6}?(?:context|things?|reminders?|corrections?|background|heads up"
-    r"|notes?|rules?|conventions?)\b[^:.!?]{0,50}:|reminder(?: that)?\b[:,]?)\s+",
+    r"^(?:(?:ok(?:ay)?|so|also|and|btw|just|a|an|the|one|two|three|few|some|quick|more|my|our"
+    r"|couple of|important)[\s,]+)*"
+    r"(?:(?:context|things?|reminders?|corrections?|background|heads up|notes?|rules?"
+    r"|conventions?)\b[^:.!?]{0,50}:|reminder(?:\s+that\b|\s*[:,]))\s+",
     re.I,
 )
 # Two statements said as one ("I'm a PhD student in chemistry, and I run everything on the
 # HPC"): each clause, when it has its own subject, is judged and proposed on its own
 _AND = re.compile(
-    r",?\s+and\s+(?=(?:i|i'm|im|i've|we|we're|we've|our|my|the|everything|all|every)\b)",
+    r",\s+and\s+(?=(?:i|i'm|im|i've|we|we're|we've|our|my|the|everything|all|every)\b)"
+    r"|\s+and\s+(?=(?:i|i'm|im|i've|we|we're|we've)\b)",
     re.I,
 )
 
@@ -146,7 +152,9 @@ _WHEN_THERE = re.compile(
 )
 # "Prefer smaller commits in this refactor", "default to the new URL": one case, not a habit
 _ONE_CASE = re.compile(
-    r"\b(?:this|that|these|those)\s+(?!repo|project|codebase|team|monorepo)\w+"
+    r"\b(?:this|that|these|those)\s+"
+    r"(?!(?:repo|project|codebase|team|monorepo|have|has|are|is|was|return|returns|use|uses"
+    r"|do|does|can|will)\b)\w+"
     r"|\bthe (?:new|old|current|second|first)\b",
     re.I,
 )
@@ -172,7 +180,7 @@ def plain(sentence: str) -> bool:
     # here have to follow …")
     asked_to = words[0] in _ASKED_TO and not _STATING & set(words[1:4])
     asked_to = asked_to and not _SET_OFF.match(sentence)
-    return not asked_to or bool(_HABIT.search(sentence))
+    return not asked_to or bool(_HABIT_WORD.search(sentence) or _HABIT_OPENER.match(sentence))
 
 
 @dataclass(frozen=True)
@@ -223,13 +231,8 @@ def statements(prompt: str, model=None, judge: Classifier | None = None) -> list
         return found
     if getattr(getattr(model, "info", None), "model_id", None) != judge.model_id:
         return found
-    said = [
-        part
-        for sentence in rules.sentences(prompt)
-        if rules.statement(sentence) is None
-        for part in parts(sentence)
-        if plain(part)
-    ]
+    sentences = [(s, rules.statement(s)) for s in rules.sentences(prompt)]
+    said = [p for s, statement in sentences if statement is None for p in parts(s) if plain(p)]
     if not said:
         return found
     try:  # one batch for the prompt's sentences
@@ -238,16 +241,15 @@ def statements(prompt: str, model=None, judge: Classifier | None = None) -> list
         log.info("capture by meaning skipped a prompt: %s", type(exc).__name__)
         return found
     taken = {s for s, p in zip(said, judge.lasting(vectors), strict=True) if p >= judge.threshold}
-    out = []
-    for sentence in rules.sentences(prompt):  # the rules' and meaning's, as said
-        statement = rules.statement(sentence)
+    room = rules.MOST_PER_PROMPT - len(found)  # the rules' statements are never crowded out
+    out: list[rules.Statement] = []
+    for sentence, statement in sentences:  # the rules' and meaning's, as said
         if statement is not None:
-            said_here = [statement] if statement in found else []
-        else:
-            said_here = [
-                rules.Statement(RULE, rules.tidy(p)) for p in parts(sentence) if p in taken
-            ]
-        for statement in said_here:
-            if statement not in out and len(out) < rules.MOST_PER_PROMPT:
-                out.append(statement)
+            out += [statement] if statement in found and statement not in out else []
+            continue
+        for part in parts(sentence):
+            judged = rules.Statement(RULE, rules.tidy(part))
+            if part in taken and judged not in out and room > 0:
+                out.append(judged)
+                room -= 1
     return out

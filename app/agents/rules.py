@@ -134,7 +134,9 @@ _ON_WHAT_WAS_SAID = {"it", "them", "that", "this", "these", "those", "what", "pl
 # the build finishes, deploy it" is a step), a habit's own words
 _PAST = r"(?:\w{3,}ed|did|was|were|went|got|made|broke|ran|came|sent|shipped)"
 _SINCE_EVENT = re.compile(
-    rf"\bsince\s+(?:the|you|i|we|they|my|our|it)\b[^,]*?\b{_PAST}\b|^since the \w+,", re.I
+    rf"\bsince\s+(?:the|you|i|we|they|my|our|it)\b(?:(?!\b(?:is|are|am)\b)[^,])*?\b{_PAST}\b"
+    r"|^since the \w+,",
+    re.I,
 )
 _BUT_ORDER = re.compile(r"\bbut\s+(?:please\s+)?(?P<verb>[a-z]+)\b", re.I)
 _ARRIVED = re.compile(
@@ -143,7 +145,7 @@ _ARRIVED = re.compile(
 _CONDITION = re.compile(
     r"^(?:whenever|(?:when|if|unless|before|every time) (?:you|we|i)|when in doubt)\b", re.I
 )
-_WHENEVER = re.compile(r"\b(?:when|whenever|every time|each time|unless)\b", re.I)
+_WHENEVER = re.compile(r"\b(?:when|whenever|every time|each time|unless|before)\b", re.I)
 _THEN_TASK = re.compile(
     r",\s*(?:so\s+|and\s+|then\s+)?(?:please\s+)?(?!(?:make|be) sure\b)(?P<verb>[a-z]+)\b"
     # a noun that only looks like a verb: "…, read replicas are behind …", "…, read-only"
@@ -173,7 +175,7 @@ _TASK = re.compile(
     r"|refactor|bug|session|branch|script|folder|hotfix|ticket|issue|demo|sprint|analysis"
     r"|notebook|query|run|job|spike|migration)"
     r"|right now|today|for now|for the moment|yet|after you change it"
-    r"|(?:on |at |in )?line \d+)\b",  # (a place in the code at hand: "on line 42")
+    r"|on line \d+)\b",  # (a place in the code at hand: "the call on line 42")
     re.I,
 )
 # What is so for a moment only, said after "remember" / "note" / "keep in mind": a time just
@@ -181,8 +183,8 @@ _TASK = re.compile(
 _MOMENT = re.compile(
     r"\b(?:a (?:minute|moment|second|few minutes) ago|just now|this (?:morning|afternoon"
     r"|evening|week)|tonight|tomorrow|at the moment|currently|on battery)\b"
-    r"|\bthe (?:\w+ ){1,3}(?:above|below)\b(?!\s+\d)|\b(?:is|are|was|were) (?:above|below)[.!]?$"
-    r"|(?:^|\s)/tmp/|,\s*so\s+just\s+\w+",
+    r"|\bthe (?:\w+ ){1,3}(?:above|below)\s*(?:[:.!]|$)|\b(?:is|are|was|were) (?:above|below)[.!]?$"
+    r"|(?:^|\s)/tmp/\S|,\s*so\s+just\s+\w+",
     re.I,
 )
 # "always"/"never" of one thing pointed at ("never commit this", "don't ever do that again"),
@@ -293,6 +295,14 @@ def sentences(prompt: str) -> list[str]:
     return out
 
 
+# What forbids ("never …", "don't …", "no …"), not "never mind" nor "no worries"
+_FORBADE = re.compile(
+    r"^\W*(?:please\s+)?(?:never(?!\s+mind)|don['’]?t|dont|do not|avoid"
+    r"|no(?!\s+(?:worries|rush|problem|idea|need|pressure|stress)))\b",
+    re.I,
+)
+
+
 def _goes_on(before: list[str], clause: str) -> bool:
     """Whether a clause after a semicolon says what to do instead of what the one before
     forbade: "Never call the payments API directly; go through the gateway client" is one
@@ -304,9 +314,6 @@ def _goes_on(before: list[str], clause: str) -> bool:
     first = clause.split(maxsplit=1)[0].lower()
     now = _TASK.search(clause) or _STATE.search(clause) or re.search(r"\bjust\b", clause, re.I)
     return first in VERBS and first != "let" and not now
-
-
-_FORBADE = re.compile(r"^\W*(?:please\s+)?(?:never|don['’]?t|dont|do not|avoid|no)\b", re.I)
 
 
 def _tidy(text: str) -> str:
@@ -343,9 +350,14 @@ def _statement(sentence: str) -> Statement | None:
         sentence,
         re.I,
     ) or re.search(r"\b(?:btw|fyi)[.!]?$", sentence, re.I)
-    after = _THEN_TASK.search(core)  # "fyi I'm out for lunch, keep going": the state of now
-    task_after = after and after["verb"].lower() in TASK_VERBS and not _LASTING.search(after[0])
-    if found is None and told and _FACT.match(core) and not _STATE.search(core) and not task_after:
+    # ("fyi I'm out for lunch, keep going": the state of now)
+    if (
+        found is None
+        and told
+        and _FACT.match(core)
+        and not _STATE.search(core)
+        and not _task_after(core)
+    ):
         found = Statement("prefer", _tidy(sentence))
     if found is not None and found.rule in ("remember", "correction") and _STATE.search(core):
         return None  # "note: the failing test is …": the state of the work, not a rule
@@ -357,21 +369,14 @@ def statement(sentence: str) -> Statement | None:
     return _statement(sentence)
 
 
-def of_the_moment(sentence: str) -> bool:
-    """Whether a sentence is about the work at hand or how things are now ("today", "this
-    PR", a failing test, a server down again, "…, list them"): not lasting, whatever else
-    it says."""
-    return bool(_TASK.search(sentence)) or not _a_fact(sentence)
-
-
 def at_hand(sentence: str) -> bool:
     """Whether a sentence is plainly about the work at hand or how things are now ("today",
-    "this PR", a failing test, a server down again): `of_the_moment` without reading a
-    contrast, a reason or a request after a comma as the work of now ("I mostly write Go,
-    so explain Rust in terms of Go" lasts). Capture by meaning judges those itself, except
-    a reason that is an event ("since the refactor landed, …"), an order after "but" ("…
-    but keep the current colors") and a request on what was said or what just arrived
-    ("…, merge them"; "prod has the new config, so restart the pods")."""
+    "this PR", a failing test, a server down again), without reading a contrast, a reason
+    or a request after a comma as the work of now, as the rules' own facts do (`_a_fact`):
+    "I mostly write Go, so explain Rust in terms of Go" lasts. Capture by meaning judges
+    those itself, except a reason that is an event ("since the refactor landed, …"), an
+    order after "but" ("… but keep the current colors") and a request on what was said or
+    what just arrived ("…, merge them"; "prod has the new config, so restart the pods")."""
     if _TASK.search(sentence) or _STATE.search(sentence) or _PLAINLY_NOW.search(sentence):
         return True
     if _SINCE_EVENT.search(sentence):
@@ -412,10 +417,14 @@ def _said_now(core: str) -> bool:
 def _a_fact(core: str) -> bool:
     """Whether a fact said of the setup lasts: not what is wrong now, not followed by a task
     ("…, merge them"; "…, make sure you never …" is a rule and stays)."""
-    if _said_now(core):
-        return False
-    task = _THEN_TASK.search(core)
-    return not (task and task["verb"].lower() in TASK_VERBS and not _LASTING.search(task[0]))
+    return not _said_now(core) and not _task_after(core)
+
+
+def _task_after(text: str) -> bool:
+    """Whether a task is asked after a comma ("…, merge them"), not a rule ("…, make sure
+    you never …")."""
+    task = _THEN_TASK.search(text)
+    return bool(task and task["verb"].lower() in TASK_VERBS and not _LASTING.search(task[0]))
 
 
 def _rule(core: str, sentence: str) -> Statement | None:
@@ -456,8 +465,8 @@ def _rule(core: str, sentence: str) -> Statement | None:
         verb = "It is" if verb.startswith("it") else verb.capitalize()
         right, wrong = m["right"].strip(" ,;:"), m["wrong"].strip(" ,;:")
         return Statement("correction", f"{verb} {right} instead of {wrong}.")
-    if _POINTED.match(core):  # "don't ever do that again": that one thing
-        return None
+    if _POINTED.match(core) and not _WHENEVER.search(core):  # "don't ever do that again"
+        return None  # (that one thing; "always check these logs before …" is a habit)
     if (m := _ALWAYS_NEVER.match(core)) and _commanded(m["verb"], m["dont"]):
         return Statement("always-never", _tidy(sentence))
     # "our CI runs on X, not Y, so ignore the Jenkinsfile": the fact, and what follows of it

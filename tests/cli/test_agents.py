@@ -1413,3 +1413,11 @@ def test_a_remark_after_the_list_stays_after_it_when_ruamel_writes_the_install(h
     ours = lines.index("  - name: mnemo")
     assert lines[ours - 1] == "    command: npx", lines
     assert lines.index("# end of my servers") == lines.index("models: []") - 1 > ours, lines
+
+
+def test_an_agent_without_hook_events_reads_absent_not_an_error():
+    # a row with no hooks at all (an agent Mnemo wires no hook into) said in words, as the
+    # settings' Agents page asks for every row (a review, helper-59: IndexError)
+    from app.agents import hooks
+
+    assert hooks.said({"hook": "wired", "hooks": []}) == "absent"

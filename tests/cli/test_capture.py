@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from app.agents import rules
 from app.agents.events import own_words
 from app.agents.rules import CommandWatch, error_id, statements
 from tests.conftest import REPO, wait
@@ -68,6 +69,11 @@ MNEMO = Path(sys.executable).parent / "mnemo"
         # "this" of the project, not of the task; "here" of the project when "we" say it
         ("Keep in mind that this repo uses uv, not pip.", "remember", None),
         ("We use tabs here instead of spaces.", "correction", None),
+        # lasting, though they say "line 1", "above", "/tmp/", "these" (a review, helper-59)
+        ("Remember that line 1 of every CSV is a header.", "remember", None),
+        ("Remember that the cache is above the database in our stack.", "remember", None),
+        ("Remember that /tmp/ is wiped on every boot on our CI runners.", "remember", None),
+        ("Always check these logs before filing a bug.", "always-never", None),
         ("do not push to main anymore", "always-never", "Do not push to main anymore."),
         ("Our CI runs on GitHub Actions, not Jenkins.", "correction", None),
         # "please" after "from now on," is not a task after the statement; a correction's
@@ -487,3 +493,9 @@ def test_gemini_first_prompt_is_searched_and_read_without_the_session_block_it_c
 def test_what_an_agent_injected_into_a_prompt_is_not_the_persons_words(prompt, own):
     assert own_words(prompt) == own
     assert statements(own_words(prompt)) == statements(own)
+
+
+def test_a_clause_after_no_worries_is_not_glued_to_it():
+    # "no worries" forbids nothing: what follows stays a sentence of its own (helper-59)
+    got = rules.sentences("No worries; use the staging database for all integration tests.")
+    assert got == ["No worries;", "use the staging database for all integration tests."]

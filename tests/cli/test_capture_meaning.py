@@ -142,6 +142,40 @@ def test_meaning_adds_to_the_rules_in_the_prompts_order_and_at_most_three(word_m
     assert meaning.statements("/compact Our logs go to Loki.", word_model, sure) == []
 
 
+def test_a_rules_statement_is_never_crowded_out_by_meanings_parts(word_model):
+    # GIVEN three plain parts in one sentence before a rule's statement (a review, helper-59)
+    sure = meaning.Classifier(word_model.info.model_id, np.zeros(64, np.float32), 10.0, 0.5)
+    said = (
+        "Context about me: I'm a PhD student in chemistry, and I run everything on the HPC "
+        "cluster, and we deploy from main every night. Always run ruff before committing."
+    )
+    got = [(s.rule, s.text) for s in meaning.statements(said, word_model, sure)]
+    # THEN the rule's statement is kept, and meaning fills what room is left, as said
+    assert len(got) == rules.MOST_PER_PROMPT
+    assert got[-1] == ("always-never", "Always run ruff before committing.")
+    assert got[0] == ("plain", "I'm a PhD student in chemistry.")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "judged"),
+    [
+        # two clauses with a subject each, apart; a list joined by "and" stays whole
+        (
+            "I'm a PhD student in chemistry, and I run everything on the HPC cluster.",
+            ["I'm a PhD student in chemistry", "I run everything on the HPC cluster."],
+        ),
+        ("I run pytest with coverage and all warnings as errors.", None),
+        ("We choose between Postgres and the managed MySQL instance for new services.", None),
+        # a framing lead goes; a subject that starts like one stays
+        ("Context about me: I'm a backend developer.", ["I'm a backend developer."]),
+        ("Reminder emails go out at 9 UTC from the cron box.", None),
+        ("Release notes go in docs/changes: one line per change, newest first.", None),
+    ],
+)
+def test_parts_take_off_a_framing_lead_and_split_clauses_with_their_own_subject(sentence, judged):
+    assert meaning.parts(sentence) == (judged or [sentence])
+
+
 @pytest.mark.parametrize(
     "sentence",
     [
@@ -162,6 +196,8 @@ def test_meaning_adds_to_the_rules_in_the_prompts_order_and_at_most_three(word_m
         "When you get to the auth module, skip the legacy handlers.",
         "When the build finishes, deploy it to staging.",
         "Prefer smaller commits in this refactor.",
+        "Prefer small modules in this reporting service.",
+        "When does the nightly build run, I forget",
         "Default to the staging URL in the new script.",
         "The repo has two copies of utils.py, merge them.",
         "The importer is slow, fix pls",
@@ -191,6 +227,7 @@ def test_questions_one_offs_guesses_quotes_logs_and_tasks_are_not_plain(sentence
         "Wait, we moved every service to Postgres last year.",
         "Update: the mobile app plan is dropped, we are web-only.",
         "When you add a dependency, pin it to an exact version.",
+        "Prefer libraries that have type hints.",
         "We release on Tuesdays since the ops team is on call then.",
         "Secrets live in Vault under kv/platform.",
     ],
