@@ -175,7 +175,7 @@ _TASK = re.compile(
     r"|refactor|bug|session|branch|script|folder|hotfix|ticket|issue|demo|sprint|analysis"
     r"|notebook|query|run|job|spike|migration)"
     r"|right now|today|for now|for the moment|yet|after you change it"
-    r"|on line \d+)\b",  # (a place in the code at hand: "the call on line 42")
+    r"|(?:on|see|check) line \d+)\b",  # (a place in the code at hand: "on line 42")
     re.I,
 )
 # What is so for a moment only, said after "remember" / "note" / "keep in mind": a time just
@@ -184,6 +184,9 @@ _MOMENT = re.compile(
     r"\b(?:a (?:minute|moment|second|few minutes) ago|just now|this (?:morning|afternoon"
     r"|evening|week)|tonight|tomorrow|at the moment|currently|on battery)\b"
     r"|\bthe (?:\w+ ){1,3}(?:above|below)\s*(?:[:.!]|$)|\b(?:is|are|was|were) (?:above|below)[.!]?$"
+    # (what was pasted with the prompt: "the test output above was truncated")
+    r"|\b(?:output|log|logs|trace|traceback|error|errors|diff|snippet|message|results?"
+    r"|screenshot|query|code) (?:above|below)\b"
     r"|(?:^|\s)/tmp/\S|,\s*so\s+just\s+\w+",
     re.I,
 )

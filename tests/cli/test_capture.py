@@ -162,6 +162,9 @@ def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
         "No, use the variable from line 10 instead of recomputing it.",
         "Use a dict here instead of the list.",
         "Always drop the first week of data in this analysis, the tracking was broken then.",
+        "note that the test output above was truncated",
+        "Note: the stack trace below is from the second run.",
+        "Always check line 12 first, that's where it fails.",
     ],
 )
 def test_the_rules_leave_questions_code_and_tasks_alone(prompt):
