@@ -112,9 +112,9 @@ _FRAMING = re.compile(
 )
 # Two statements said as one ("I'm a PhD student in chemistry, and I run everything on the
 # HPC"): each clause, when it has its own subject, is judged and proposed on its own
+_PERSON = r"i|i'm|im|i've|we|we're|we've"  # (without a comma only these start a clause)
 _AND = re.compile(
-    r",\s+and\s+(?=(?:i|i'm|im|i've|we|we're|we've|our|my|the|everything|all|every)\b)"
-    r"|\s+and\s+(?=(?:i|i'm|im|i've|we|we're|we've)\b)",
+    rf",\s+and\s+(?=(?:{_PERSON}|our|my|the|everything|all|every)\b)|\s+and\s+(?=(?:{_PERSON})\b)",
     re.I,
 )
 

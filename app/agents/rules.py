@@ -384,12 +384,13 @@ def at_hand(sentence: str) -> bool:
         return True
     if _SINCE_EVENT.search(sentence):
         return True
-    habit = _LASTING.search(sentence) or _CONDITION.match(sentence) or _WHENEVER.search(sentence)
+    condition = _CONDITION.match(sentence)
+    habit = _LASTING.search(sentence) or condition or _WHENEVER.search(sentence)
     order = _BUT_ORDER.search(sentence)
     if order and order["verb"].lower() in TASK_VERBS and not habit:
         return True
     task = _THEN_TASK.search(sentence)
-    if not task or task["verb"].lower() not in TASK_VERBS or _CONDITION.match(sentence):
+    if not task or task["verb"].lower() not in TASK_VERBS or condition:
         return False  # ("When you add a dependency, pin it": "it" is what the habit is about)
     return _on_what_was_said(sentence, TASK_VERBS) or bool(
         _ARRIVED.search(sentence[: task.start()])

@@ -16,13 +16,8 @@ def _row(page, key: str) -> int:
     return next(i for i, r in enumerate(page.rows) if r["agent"] == key)
 
 
-def test_the_agents_page_wires_and_takes_out_an_agent(
-    qtbot, worker, settings, tmp_path, monkeypatch
-):
-    home = tmp_path / "user"
-    (home / ".codex").mkdir(parents=True)
-    config = home / ".codex" / "config.toml"
-    config.write_text('# mine\nmodel = "o4"\n')
+def _agents_page(qtbot, worker, settings, monkeypatch, home: Path):
+    """The settings dialog open on its Agents page for `home`, once every agent has a row."""
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     dialog = SettingsDialog(settings, worker)
@@ -30,8 +25,19 @@ def test_the_agents_page_wires_and_takes_out_an_agent(
     dialog.show()
     dialog.tabs.setCurrentWidget(dialog.agents)
     page = dialog.agents
-    # THEN every agent has a row; Codex is found (its folder exists), not wired yet
     qtbot.waitUntil(lambda: page.table.rowCount() == len(AGENTS), timeout=10_000)
+    return page
+
+
+def test_the_agents_page_wires_and_takes_out_an_agent(
+    qtbot, worker, settings, tmp_path, monkeypatch
+):
+    home = tmp_path / "user"
+    (home / ".codex").mkdir(parents=True)
+    config = home / ".codex" / "config.toml"
+    config.write_text('# mine\nmodel = "o4"\n')
+    # THEN every agent has a row; Codex is found (its folder exists), not wired yet
+    page = _agents_page(qtbot, worker, settings, monkeypatch, home)
     codex = _row(page, "codex")
     assert page.table.item(codex, 1).text() == "found"
     assert page.table.item(codex, 2).text() == "absent"
@@ -73,14 +79,7 @@ def test_the_agents_page_names_every_hook_and_the_one_taken_out_by_hand(
     # GIVEN Claude Code wired from the page
     home = tmp_path / "user"
     (home / ".claude").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    dialog = SettingsDialog(settings, worker)
-    qtbot.addWidget(dialog)
-    dialog.show()
-    dialog.tabs.setCurrentWidget(dialog.agents)
-    page = dialog.agents
-    qtbot.waitUntil(lambda: page.table.rowCount() == len(AGENTS), timeout=10_000)
+    page = _agents_page(qtbot, worker, settings, monkeypatch, home)
     claude = _row(page, "claude")
     page.table.selectRow(claude)
     qtbot.mouseClick(page.wire, QtCore.Qt.LeftButton)
