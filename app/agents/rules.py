@@ -62,7 +62,25 @@ _REMEMBER = re.compile(
     re.I,
 )
 _REMEMBER_TO = re.compile(
-    r"^(?:please\s+|and\s+)?(?:remember|don'?t forget)\s+to\s+(?P<what>\w.+)$", re.I
+    r"^(?:please\s+|and\s+)?(?:remember|don'?t forget|dont forget)\s+to\s+(?P<what>\w.+)$",
+    re.I,
+)
+# A reminder of a habit, not of one step: "remember to always …", "… before every commit",
+# "… before you commit" said in general ("before you tag the release", "after you push the
+# theme change", "when you're done" are one step of the work)
+_HABIT_REMINDED = re.compile(
+    r"\b(?:always|never|every|each|whenever|any ?time|anymore|in (?:the )?future|going forward)\b"
+    r"|\b(?:before|after|when)\s+(?:you\s+|we\s+)?\w+\s*[.!]?$",
+    re.I,
+)
+# "from now on in site.yml", "… in TransferViewModel", "… in the star_align module": a rule
+# for one file, class or part, not for the project
+_ONE_PLACE = re.compile(
+    r"^(?:from now on|going forward|from here on),?\s+(?:in|inside|for)\s+"
+    r"(?:\S+\.[a-z]{1,5}\b|(?-i:[A-Z][a-z]+[A-Z])\w*|this\s+\w+|the\s+[\w. -]{1,30}?\s+"
+    r"(?:module|file|class|function|method|component|screen|page|guide|doc|script|notebook"
+    r"|view|controller|test|section|chapter|playbook|role|template|pipeline|branch|pr))\b",
+    re.I,
 )
 _FROM_NOW_ON = re.compile(
     r"^(?:and\s+|also\s+|ok(?:ay)?,?\s+)?(?:please\s+)?(?:(?:from now on|from now(?= always)"
@@ -126,7 +144,7 @@ _NOW_PLAINLY = (
 _NOW = re.compile(rf"\b(?:but|since|{_NOW_PLAINLY})\b", re.I)
 # …without a contrast ("I know SQL well but Python only a little") or a reason ("since I
 # want it to run on old laptops"), which the rules read as the state of the work
-_PLAINLY_NOW = re.compile(rf"\b(?:{_NOW_PLAINLY})\b", re.I)
+_PLAINLY_NOW = re.compile(rf"\b(?!why\b)(?:{_NOW_PLAINLY})\b", re.I)
 _ON_WHAT_WAS_SAID = {"it", "them", "that", "this", "these", "those", "what", "pls", "please"}
 # A reason that is an event ("since the vendor updated their SDK", "Since the refactor, …"),
 # an order after "but", what just arrived before a request ("prod has the new config, …"),
@@ -182,7 +200,8 @@ _TASK = re.compile(
 # past or near, something "above"/"below" in the prompt, a scratch path, "…, so just …"
 _MOMENT = re.compile(
     r"\b(?:a (?:minute|moment|second|few minutes) ago|just now|this (?:morning|afternoon"
-    r"|evening|week)|tonight|tomorrow|at the moment|currently|on battery)\b"
+    r"|evening|week)|tonight|tomorrow|at the moment|currently|on battery|yesterday|earlier"
+    r"|last (?:night|week|time|run)|timed out)\b"
     r"|\bthe (?:\w+ ){1,3}(?:above|below)\s*(?:[:.!]|$)|\b(?:is|are|was|were) (?:above|below)[.!]?$"
     # (what was pasted with the prompt: "the test output above was truncated")
     r"|\b(?:output|log|logs|trace|traceback|error|errors|diff|snippet|message|results?"
@@ -445,7 +464,11 @@ def _rule(core: str, sentence: str) -> Statement | None:
             return None
         return Statement("remember", _tidy(what)) if len(what) >= MIN_CHARS else None
     if m := _REMEMBER_TO.match(core):
+        if not _HABIT_REMINDED.search(m["what"]):
+            return None  # "remember to bump versionCode before you tag the release"
         return Statement("remember", _tidy(m["what"]))
+    if _ONE_PLACE.match(core):
+        return None  # "from now on in site.yml, …"
     if m := _FROM_NOW_ON.match(core):
         if re.match(r"^(?:the|this|it)\b[^,]*\bshould\b", m["what"], re.I):
             return None  # "from now on the endpoint should return 404": the code's spec

@@ -96,6 +96,11 @@ MNEMO = Path(sys.executable).parent / "mnemo"
             "remember",
             "The firmware targets an STM32F407 with 192KB RAM.",
         ),
+        # a reminder of a habit ("every", "always", a step said in general)
+        ("remember to always bump the version and the changelog together", "remember", None),
+        ("Don't forget to run the linter before every commit.", "remember", None),
+        ("From now on in commit messages, use the imperative mood.", "from-now-on", None),
+        ("From now on in new code, use pathlib.", "from-now-on", None),
         (
             "keep in mind most of our users are on low-end android phones",
             "remember",
@@ -165,6 +170,20 @@ def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
         "note that the test output above was truncated",
         "Note: the stack trace below is from the second run.",
         "Always check line 12 first, that's where it fails.",
+        # a reminder of one step, a remark of one moment, a rule for one file (every writer
+        # of the capture corpus labels these as not lasting; more4.jsonl)
+        "remember to drain the node from the LB before you reboot it",
+        "Remember to bump versionCode before you tag the release",
+        "dont forget to run php artisan storage:link on the new server",
+        "Remember to update the 'last reviewed' date on the page when you're done.",
+        "remember to update the CHANGELOG when you finish this change",
+        "Keep in mind the link checker flagged 12 links yesterday, and some were wrong.",
+        "keep in mind ams1-db03 was reimaged yesterday so its cached facts are stale",
+        "keep in mind the staging test I ran earlier timed out",
+        "from now on in site.yml put tags on every import_playbook line",
+        "From now on in TransferViewModel use viewModelScope.launch, not Dispatchers.IO.",
+        "From now on in the migration guide, call it 'v2' and not 'version 2'.",
+        "from now on in the star_align module use --outSAMtype BAM Unsorted",
     ],
 )
 def test_the_rules_leave_questions_code_and_tasks_alone(prompt):
