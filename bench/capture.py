@@ -3,16 +3,17 @@ capture with the rules alone and with it.
 
     .venv/bin/python -m bench.capture fit      # writes resources/models/capture-*.json
     .venv/bin/python -m bench.capture          # the table, on the prompts that may be read
-    .venv/bin/python -m bench.capture --check  # and on check*.jsonl (measured, never read)
+    .venv/bin/python -m bench.capture --check  # and on check4/check5.jsonl (never read)
 
-Fitted on the sentences of tune.jsonl, plain.jsonl's odd ids and more*.jsonl (five writers;
-tests/cli/data/capture):
+Fitted on the sentences of tune.jsonl, plain.jsonl's odd ids, more*.jsonl and check.jsonl,
+check2.jsonl, check3.jsonl (nine writers; tests/cli/data/capture; the three check files were
+held out until 2026-11-30, when check4 and check5 took their place):
 a sentence is lasting when a proposal of it would count as a labelled statement (the
 corpus test's measure); one that holds a labelled statement and more is left out. The
-regularization and the threshold are chosen by 5-fold cross-validation over those prompts
-(folds by prompt): the threshold that keeps the most, out of fold, with at least 92 % of the
-proposals right over all the fitted corpora. plain.jsonl's even ids, check.jsonl and
-check*.jsonl are never fitted on.
+regularization and the threshold are chosen by cross-validation with each writer left out
+in turn (what a new person's prompts get): the threshold that keeps the most, out of fold,
+with at least 92 % of the proposals right over all the fitted corpora. plain.jsonl's even
+ids, check4.jsonl and check5.jsonl are never fitted on.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from app.core.model.embedder import Embedder
 DATA = Path(__file__).resolve().parent.parent / "tests" / "cli" / "data" / "capture"
 LAMBDAS = (0.01, 0.03, 0.1, 0.3)
 THRESHOLDS = (0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9)
-FOLDS = 5
-FITTED = ("tune", "plain-tune", "more", "more2", "more3")  # never plain-check, check*
+FITTED = ("tune", "plain-tune", "more", "more2", "more3", "more4", "check", "check2", "check3")
+HELD_OUT = ("check4", "check5")  # (and plain-check): never fitted on, never read
 SURE = 0.92  # out of fold, at least this share of all proposals right (one writer's
 # own rules-alone precision is 84 %: asked of each corpus, no threshold would do)
 # Words a rule adds when it tidies a statement (as tests/cli/test_capture_corpus.py)
@@ -64,11 +65,13 @@ def same(found: str, said: str) -> bool:
     return bool(own) and len(own & _words(said)) / len(own) >= 0.7
 
 
-def measure(rows: list[dict], propose) -> tuple[int, int, int, int]:
-    """(proposals meant to last, proposals, statements proposed, statements meant to last)."""
+def measure(rows: list[dict], propose, with_id: bool = False) -> tuple[int, int, int, int]:
+    """(proposals meant to last, proposals, statements proposed, statements meant to last);
+    `propose(prompt)`, or `propose(prompt, row id)` `with_id`."""
     right = proposed = kept = labelled = 0
     for row in rows:
-        found = [s.text for s in propose(own_words(row["prompt"]))]
+        prompt = own_words(row["prompt"])
+        found = [s.text for s in (propose(prompt, row["id"]) if with_id else propose(prompt))]
         proposed += len(found)
         labelled += len(row["lasting"])
         right += sum(any(same(f, said) for said in row["lasting"]) for f in found)
@@ -80,7 +83,10 @@ def _sentences(rows: list[dict], tag: str) -> list[dict]:
     out = []
     for row in rows:
         said = rules.sentences(own_words(row["prompt"]))
-        for s in (part for sentence in said for part in meaning.parts(sentence)):
+        texts = []
+        for part in (part for sentence in said for part in meaning.parts(sentence)):
+            texts += [part, *(meaning.so_apart(part) or ())]
+        for s in dict.fromkeys(texts):
             lasting = any(same(s, said) for said in row["lasting"])
             holds = not lasting and any(said in s for said in row["lasting"])
             out.append({"prompt": f"{tag}:{row['id']}", "text": s, "y": lasting, "holds": holds})
@@ -106,27 +112,15 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, lam: float) -> tuple[np.ndarray, 
 
 
 def _judged(rows: list[dict], tag: str, chance: dict, threshold: float):
-    """Proposals for each row with out-of-fold chances (`chance[(prompt, sentence)]`)."""
+    """Measure (as `measure`) with out-of-fold chances (`chance[(prompt, text)]`)."""
 
-    def propose(prompt: str, row_id: str) -> list[str]:
-        found = [s.text for s in rules.statements(prompt)]
-        for sentence in rules.sentences(prompt):
-            if rules.statement(sentence) is not None:
-                continue
-            for s in meaning.parts(sentence):
-                judged = chance.get((f"{tag}:{row_id}", s), 0.0)
-                if len(found) < rules.MOST_PER_PROMPT and meaning.plain(s) and judged >= threshold:
-                    found.append(rules.tidy(s))
-        return found
+    def propose(prompt: str, row_id: str) -> list[rules.Statement]:
+        def of(text: str) -> float:
+            return chance.get((f"{tag}:{row_id}", text), 0.0)
 
-    right = proposed = kept = labelled = 0
-    for row in rows:
-        found = propose(own_words(row["prompt"]), row["id"])
-        proposed += len(found)
-        labelled += len(row["lasting"])
-        right += sum(any(same(f, said) for said in row["lasting"]) for f in found)
-        kept += sum(any(same(f, said) for f in found) for said in row["lasting"])
-    return right, proposed, kept, labelled
+        return meaning.chosen(prompt, rules.statements(prompt), of, threshold)
+
+    return measure(rows, propose, with_id=True)
 
 
 def fit(model: Embedder, out: Path) -> None:
@@ -135,14 +129,11 @@ def fit(model: Embedder, out: Path) -> None:
     said = [s for tag, rows in halves.items() for s in _sentences(rows, tag) if not s["holds"]]
     x = model.decode([model.query_sequence(s["text"]) for s in said], interactive=True)[0]
     y = np.array([s["y"] for s in said], dtype=np.float64)
-    prompts = sorted({s["prompt"] for s in said})
-    np.random.default_rng(42).shuffle(prompts)
-    fold_of = {p: n % FOLDS for n, p in enumerate(prompts)}
-    folds = np.array([fold_of[s["prompt"]] for s in said])
+    folds = np.array([FITTED.index(s["prompt"].split(":")[0]) for s in said])  # by writer
     best = None
     for lam in LAMBDAS:
         chances = np.zeros(len(said))
-        for k in range(FOLDS):
+        for k in range(len(FITTED)):
             w, b = fit_logistic(x[folds != k], y[folds != k], lam)
             chances[folds == k] = 1.0 / (1.0 + np.exp(-(x[folds == k] @ w + b)))
         chance = {(s["prompt"], s["text"]): c for s, c in zip(said, chances, strict=True)}
@@ -163,8 +154,9 @@ def fit(model: Embedder, out: Path) -> None:
             {
                 "model_id": model.info.model_id,
                 "fitted_by": "bench/capture.py fit",
-                "fitted_on": "tests/cli/data/capture: tune.jsonl, plain.jsonl odd ids, more*.jsonl "
-                f"({len(said)} sentences, {int(y.sum())} lasting)",
+                "fitted_on": "tests/cli/data/capture: tune.jsonl, plain.jsonl odd ids, "
+                f"more*.jsonl, check.jsonl, check2.jsonl, check3.jsonl ({len(said)} "
+                f"sentences, {int(y.sum())} lasting)",
                 "lambda": lam,
                 "threshold": threshold,
                 "bias": round(b, 6),
@@ -193,7 +185,7 @@ def table(model: Embedder, names: list[str]) -> None:
             r, p, k, n = measure(rows, propose)
             cells.append(f"{100 * r / max(p, 1):.1f} % ({r}/{p}) / {100 * k / n:.1f} % ({k}/{n})")
         print(f"| {name} | {cells[0]} | {cells[1]} |")
-    prompts = [own_words(r["prompt"]) for n in names if n != "check" for r in corpus(n)]
+    prompts = [own_words(r["prompt"]) for n in names if n not in HELD_OUT for r in corpus(n)]
     for prompt in prompts[:20]:  # warm
         with_meaning(prompt)
     costs, embedded = [], []
@@ -225,14 +217,14 @@ def main() -> None:
     """Fit, or print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", nargs="?", choices=["fit", "table"], default="table")
-    parser.add_argument("--check", action="store_true", help="also measure check.jsonl")
+    parser.add_argument("--check", action="store_true", help="also measure check4, check5")
     args = parser.parse_args()
     model = Embedder.load(paths.DEFAULT_MODEL)
     if args.what == "fit":
         fit(model, meaning.WEIGHTS)
         return
     names = [*FITTED, "plain-check"]
-    names += ["check", "check2", "check3"] if args.check else []
+    names += list(HELD_OUT) if args.check else []
     table(model, names)
 
 

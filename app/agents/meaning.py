@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +35,8 @@ WEIGHTS = paths.RESOURCES / "models" / "capture-all-MiniLM-L6-v2.json"
 # comma ("When you finish a task, write a summary")
 _ASKED = re.compile(
     r"^(?:what|what's|whats|why|how|who|where|which|is|are|am|do|does|did|can|could|should"
-    r"|shall|would|will|any|anyone|has|have|was|were"
+    r"|shall|would|will|any|anyone|has|have|was"
+    r"|were(?!\s+(?:not|on|using|all|mostly|moving|switching|in)\b)"  # ("were not on X": we're)
     r"|when(?=\s+(?:is|are|was|were|does|do|did|will|would|should|can|could|has|have)\b)"
     r"|when(?![^?]*[,:\u2014]))\b",
     re.I,
@@ -57,7 +59,7 @@ _ONCE = re.compile(
 _UNSURE = re.compile(
     r"^(?:if|suppose|imagine|maybe|perhaps|in theory|i (?:was )?think(?:ing)?|i suspect"
     r"|i guess|i wonder|i need|i want to|we need|we might|we could|we should|probably"
-    r"|hopefully|ideally|here'?s|here is|there'?s|there is|there are|it|this|that|these"
+    r"|hopefully|ideally|here'?s|here is|there'?s|there is|there are|it(?!['’]?s\b)|this|that|these"
     r"|those|then|you|you're)\b|\b(?:might|could be|would be|wonder|probably)\b",
     re.I,
 )
@@ -69,15 +71,31 @@ _LEFT = re.compile(
     re.I,
 )
 _QUOTED = re.compile(
-    r"\b(?:says|said|wrote|writes|claims?|mentions?|according to|thinks?|told me|asked)\b"
+    r"\b(?:says|said|wrote|writes|claims?|mentions|mentioned|according to|thinks?|told me"
+    r"|asked|wants (?:us|me|you)|(?:docs|documentation|people|folks|they) (?:say|mention))\b"
     r"|[\"“”]",
     re.I,
 )
 _LOG = re.compile(
     r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:ERROR|WARN|WARNING|FAILED|FATAL|Traceback)\b"
-    r"|\d{1,2}:\d{2}|\w+\(\d+,\d+\)|:::|\b[Ee]xit [Cc]ode\b|^\$ |^PS [A-Z]:"
+    # (a log's clock, not "daily at 05:00 UTC")
+    r"|\b\d{1,2}:\d{2}:\d{2}\b|^\[?\d{1,2}:\d{2}\b"
+    r"|\w+\(\d+,\d+\)|:::|\b[Ee]xit [Cc]ode\b|^\$ |^PS [A-Z]:"
     # a tool's "Key: value" line ("Found: react@18.2.0"), npm's errors
     r"|^[A-Z]\w*: \S+\.?$|\bERR!"
+    # a stack frame ("at org.x.Y.apply(HashedRelation.scala:426)")
+    r"|\([\w$.-]+\.\w+:\d+\)|^\s*at\s+[\w$.]+\("
+)
+# A reminder of one step ("remember to bump the version before you tag the release"): the
+# rules take a reminder of a habit; one they leave is of the work at hand. A rule for one
+# place ("for this screen always …", "in this playbook run …")
+_REMINDED = re.compile(
+    r"^(?:please\s+|pls\s+|and\s+)?(?:remember|don'?t forget|dont forget)\s+to\b", re.I
+)
+_ONE_PLACE = re.compile(
+    r"^(?:for|in|on|inside)\s+(?:this|that)\s+(?!(?:repo|project|codebase|team|monorepo|company"
+    r"|lab|org)\b)\w+",
+    re.I,
 )
 # An imperative that states a habit ("explain regexes when you write them", "prefer
 # table-driven tests", "default to async SQLAlchemy for new code")
@@ -92,7 +110,12 @@ _SET_OFF = re.compile(
 _ASKED_TO = rules.TASK_VERBS | set(
     """draft generate implement give look try switch rewrite reformat parse wire build format
     deploy review check add write make put skip rename spell show explain just stop help send
-    reply convert double don't do dont tell get see sort""".split()
+    reply convert double don't do dont tell get see sort turn""".split()
+)
+# An order with its reason after a comma ("don't touch vendor/, another team owns it", "keep
+# answers short, I read them on my phone"): a habit as often as a task
+_REASON = re.compile(
+    r",\s*(?:i|i'm|im|we|we're|our|my|it|it's|its|that's|thats|the|they|another|this)\b", re.I
 )
 # A verb after the first word makes "commit messages follow …" a statement, not a task
 _STATING = set(
@@ -140,8 +163,41 @@ def parts(sentence: str) -> list[str]:
             return []
     clauses = _AND.split(body)
     if len(clauses) < 2 or any(len(re.findall(r"[\w'-]+", c)) < 4 for c in clauses):
-        return [body]
-    return clauses
+        clauses = [body]
+    return [part for clause in clauses for part in _reason_apart(clause)]
+
+
+# A reason before a request ("since the host has no ssh, give me the steps for cPanel"), a
+# second thought after a dash ("we're on Kotlin 2.0 - why does this cast fail"): each part
+# is judged on its own. A request after ", so" stays with its reason ("I mostly write Go,
+# so explain Rust in terms of Go" is one habit).
+_DASH = re.compile(r"\s+[\u2014\u2013-]{1,2}\s+")
+_SINCE = re.compile(r"^(?:since|because|as)\s+(?P<why>[^,]{12,}),\s+(?P<rest>\w.+)$", re.I)
+
+
+# A request after a reason ("minSdk is 26, so don't suggest APIs that need 28"): the reason
+# lasts, the request may be the task at hand ("…, so write the tests in Pest syntax")
+_SO_ASKED = re.compile(r",?\s+so\s+(?=(?:please\s+|pls\s+|just\s+)?(?P<verb>[a-z']+)\b)", re.I)
+
+
+def so_apart(clause: str) -> tuple[str, str] | None:
+    """(the reason, the request) of "<reason>, so <request>", or None."""
+    m = _SO_ASKED.search(clause)
+    if not m or m["verb"].lower() not in _ASKED_TO:
+        return None
+    reason, request = clause[: m.start()], clause[m.end() :]
+    if len(re.findall(r"[\w'-]+", reason)) < 4 or len(request) < rules.MIN_CHARS:
+        return None
+    return reason, request
+
+
+def _reason_apart(clause: str) -> list[str]:
+    if m := _SINCE.match(clause):
+        return [m["why"], m["rest"]]
+    pieces = _DASH.split(clause)
+    if len(pieces) == 2 and all(len(re.findall(r"[\w'-]+", p)) >= 4 for p in pieces):
+        return pieces
+    return [clause]
 
 
 # "When you get to the auth module, …": a step of the work, not a habit
@@ -160,6 +216,11 @@ _ONE_CASE = re.compile(
 )
 
 
+# What a word is taken to mean ("when I say 'tonight' I mean CET", "by tomorrow I mean …"):
+# not a time of the moment
+_MEANT = re.compile(r"\b(?:say|says|write|mean)\s+['‘\"“]?(?:\w+\s+)?\w+['’\"”]?", re.I)
+
+
 def plain(sentence: str) -> bool:
     """Whether a sentence is said plainly as a statement that could last: not a question,
     not the work at hand or of one moment, not a guess, a quote or a log line, not a task."""
@@ -170,16 +231,24 @@ def plain(sentence: str) -> bool:
     ):
         return False
     words = re.findall(r"[\w'-]+", sentence.lower())
-    if len(words) < 4 or sentence.rstrip().endswith(("?", ":")) or _ASKED.match(sentence):
+    short = len(words) < 4 and not (len(words) == 3 and words[1] in ("is", "are", "uses"))
+    if short or sentence.rstrip().endswith(("?", ":")) or _ASKED.match(sentence):
         return False
-    if rules.at_hand(sentence) or _ONCE.search(sentence) or _UNSURE.search(sentence):
+    once = _ONCE.search(_MEANT.sub(" ", sentence))
+    if rules.at_hand(sentence) or once or _UNSURE.search(sentence):
         return False
     if _LEFT.search(sentence) or _QUOTED.search(sentence) or _LOG.search(sentence):
         return False
+    if _REMINDED.match(sentence) or _ONE_PLACE.match(sentence):
+        return False
+    while len(words) > 4 and words[0] in ("please", "pls", "plz", "so", "and", "also"):
+        words = words[1:]  # ("please check the wording …" asks as "check …" does)
     # (a verb in the second to fourth place: "test data always uses …", "commit messages
     # here have to follow …")
     asked_to = words[0] in _ASKED_TO and not _STATING & set(words[1:4])
     asked_to = asked_to and not _SET_OFF.match(sentence)
+    if asked_to and _REASON.search(sentence):
+        return True  # ("keep answers short, I read them on my phone": the classifier judges)
     return not asked_to or bool(_HABIT_WORD.search(sentence) or _HABIT_OPENER.match(sentence))
 
 
@@ -231,25 +300,55 @@ def statements(prompt: str, model=None, judge: Classifier | None = None) -> list
         return found
     if getattr(getattr(model, "info", None), "model_id", None) != judge.model_id:
         return found
-    sentences = [(s, rules.statement(s)) for s in rules.sentences(prompt)]
-    said = [p for s, statement in sentences if statement is None for p in parts(s) if plain(p)]
-    if not said:
+    texts = judged(prompt)
+    if not texts:
         return found
     try:  # one batch for the prompt's sentences
-        vectors = model.decode([model.query_sequence(s) for s in said], interactive=True)[0]
+        vectors = model.decode([model.query_sequence(s) for s in texts], interactive=True)[0]
     except Exception as exc:  # noqa: BLE001 - the rules' statements stand without it
         log.info("capture by meaning skipped a prompt: %s", type(exc).__name__)
         return found
-    taken = {s for s, p in zip(said, judge.lasting(vectors), strict=True) if p >= judge.threshold}
-    room = rules.MOST_PER_PROMPT - len(found)  # the rules' statements are never crowded out
+    chances = dict(zip(texts, judge.lasting(vectors).tolist(), strict=True))
+    return chosen(prompt, found, lambda text: chances.get(text, 0.0), judge.threshold)
+
+
+def judged(prompt: str) -> list[str]:
+    """The texts of a prompt that meaning judges (one batch): each plain part of a sentence
+    the rules leave and, of a request after ", so", the reason and the request apart."""
+    texts: list[str] = []
+    for sentence in rules.sentences(prompt):
+        if rules.statement(sentence) is not None:
+            continue
+        for part in parts(sentence):
+            texts += [part] if plain(part) else []
+            if split := so_apart(part):
+                texts += [split[0]] if plain(split[0]) else []
+                texts.append(split[1])
+    return list(dict.fromkeys(texts))
+
+
+def chosen(
+    prompt: str, found: list[rules.Statement], chance: Callable[[str], float], threshold: float
+) -> list[rules.Statement]:
+    """The rules' statements (`found`) and the parts whose `chance` of lasting reaches
+    `threshold`, in the prompt's order; the rules' are never crowded out. Of "<reason>, so
+    <request>", the whole when the request lasts too, else the reason alone: "every client
+    project uses Pest, so write the tests in Pest syntax" is proposed as its first half."""
+    room = rules.MOST_PER_PROMPT - len(found)
     out: list[rules.Statement] = []
-    for sentence, statement in sentences:  # the rules' and meaning's, as said
+    for sentence in rules.sentences(prompt):
+        statement = rules.statement(sentence)
         if statement is not None:
             out += [statement] if statement in found and statement not in out else []
             continue
         for part in parts(sentence):
-            judged = rules.Statement(RULE, rules.tidy(part))
-            if part in taken and judged not in out and room > 0:
-                out.append(judged)
+            whole = plain(part) and chance(part) >= threshold
+            split = so_apart(part)
+            if split and not (whole and chance(split[1]) >= threshold):
+                part = split[0]
+                whole = plain(part) and chance(part) >= threshold
+            taken = rules.Statement(RULE, rules.tidy(part))
+            if whole and taken not in out and room > 0:
+                out.append(taken)
                 room -= 1
     return out

@@ -17,7 +17,18 @@ from app.agents.rules import statements
 DATA = Path(__file__).parent / "data" / "capture"
 HALVES = {
     half: [json.loads(line) for line in (DATA / f"{half}.jsonl").open(encoding="utf-8")]
-    for half in ("tune", "check", "more", "more2", "more3", "check2", "check3")
+    for half in (
+        "tune",
+        "check",
+        "more",
+        "more2",
+        "more3",
+        "more4",
+        "check2",
+        "check3",
+        "check4",
+        "check5",
+    )
 }
 # Plain statements without trigger phrases and negatives like them (README): odd ids were
 # fitted on (bench/capture.py), even ids are the check of their own
@@ -68,6 +79,9 @@ def test_the_corpus_is_as_big_as_the_issue_asks():
         ("more2", 240, 120),
         ("more3", 240, 108),
         ("check3", 240, 109),
+        ("more4", 240, 107),
+        ("check4", 240, 108),
+        ("check5", 240, 108),
     ],
 )
 def test_the_later_writers_corpora_are_whole(corpus, size, lasting):
@@ -105,16 +119,11 @@ def test_the_check_half_does_not_fall_below_its_last_measure():
 
 # Capture by meaning (app/agents/meaning.py): plain sentences the rules leave, judged by a
 # classifier over the bundled model's vectors, fitted by bench/capture.py on tune.jsonl,
-# plain.jsonl's odd ids and more*.jsonl (five writers in all; data/capture/README.md, which
-# holds every measure). The goal is met on tune.jsonl, plain.jsonl's odd ids, more.jsonl and
-# more2.jsonl.
-# Never fitted on: plain.jsonl's even ids, check.jsonl and check2.jsonl (measured once per
-# change, never read) and check3.jsonl (a seventh writer's, measured once, never read).
-_PLAIN_SHORT = pytest.mark.xfail(strict=True, reason="plain check half: 83.0 % kept")
-_MORE_SHORT = pytest.mark.xfail(strict=True, reason="more3.jsonl: 80.2 % kept")
-_CHECK_SHORT = pytest.mark.xfail(strict=True, reason="check half: 87.7 % precise, 71.0 % kept")
-_CHECK2_SHORT = pytest.mark.xfail(strict=True, reason="check2: 84.2 % precise, 71.8 % kept")
-_CHECK3_SHORT = pytest.mark.xfail(strict=True, reason="check3: 83.2 % precise, 77.7 % kept")
+# plain.jsonl's odd ids, more*.jsonl and check.jsonl, check2.jsonl, check3.jsonl (nine
+# writers; data/capture/README.md holds every measure). Never fitted on, never read:
+# plain.jsonl's even ids, check4.jsonl and check5.jsonl (two writers of 2026-11-30).
+def _short(reason: str):
+    return pytest.mark.xfail(strict=True, reason=reason)
 
 
 @pytest.mark.parametrize(
@@ -124,11 +133,14 @@ _CHECK3_SHORT = pytest.mark.xfail(strict=True, reason="check3: 83.2 % precise, 7
         "plain-tune",
         "more",
         "more2",
-        pytest.param("more3", marks=_MORE_SHORT),
-        pytest.param("plain-check", marks=_PLAIN_SHORT),
-        pytest.param("check", marks=_CHECK_SHORT),
-        pytest.param("check2", marks=_CHECK2_SHORT),
-        pytest.param("check3", marks=_CHECK3_SHORT),
+        pytest.param("more3", marks=_short("more3.jsonl: 88.4 % precise, 82.9 % kept")),
+        pytest.param("more4", marks=_short("more4.jsonl: 87.0 % precise, 69.7 % kept")),
+        pytest.param("check", marks=_short("check.jsonl: 87.9 % precise, 81.2 % kept")),
+        pytest.param("check2", marks=_short("check2.jsonl: 88.1 % precise, 80.0 % kept")),
+        "check3",
+        "plain-check",
+        pytest.param("check4", marks=_short("check4.jsonl: 81.1 % precise, 76.1 % kept")),
+        pytest.param("check5", marks=_short("check5.jsonl: 82.0 % precise, 70.9 % kept")),
     ],
 )
 def test_capture_by_meaning_is_90_percent_precise_and_keeps_85_percent(half, embedder):
@@ -140,11 +152,10 @@ def test_capture_by_meaning_is_90_percent_precise_and_keeps_85_percent(half, emb
 @pytest.mark.parametrize(
     "half,least_kept,most_wrong",
     [
-        ("plain-check", 44, 1),
-        ("check", 49, 7),
-        ("check2", 79, 15),
-        ("check3", 87, 18),
-        ("more", 106, 4),
+        ("plain-check", 47, 2),
+        ("check4", 86, 21),
+        ("check5", 83, 20),
+        ("more4", 83, 13),
     ],
 )
 def test_capture_by_meaning_does_not_fall_below_its_last_measure(

@@ -88,6 +88,22 @@ _SECOND_LANGUAGE = "English is not my first language, if my question is unclear 
         ("Maybe we should move the logs to Loki at some point.", []),
         ("The README says the staging DB is on port 5433.", []),
         ("ERROR 10:14:02 worker-2 ConnectionRefusedError: port 5433", []),
+        # GIVEN a standing fact, then ", so" and a request of the task at hand: the fact
+        # alone; a request that is a habit too stays with its reason (two more writers)
+        (
+            "every client project uses Pest, not PHPUnit directly, so write the tests in Pest "
+            "syntax",
+            [("plain", "Every client project uses Pest, not PHPUnit directly.")],
+        ),
+        (
+            "I work from 8 to 16 Italian time (CET), so check the job I launched at 15.",
+            [("plain", "I work from 8 to 16 Italian time (CET).")],
+        ),
+        # AND what a time word is taken to mean is no time of the moment
+        (
+            "im in CET, so when i say tonight for cron stuff that means CET not UTC",
+            [("plain", "Im in CET, so when i say tonight for cron stuff that means CET not UTC.")],
+        ),
     ],
 )
 def test_a_plain_statement_is_proposed_by_its_meaning(prompt, found, embedder):
@@ -170,6 +186,16 @@ def test_a_rules_statement_is_never_crowded_out_by_meanings_parts(word_model):
         ("Context about me: I'm a backend developer.", ["I'm a backend developer."]),
         ("Reminder emails go out at 9 UTC from the cron box.", None),
         ("Release notes go in docs/changes: one line per change, newest first.", None),
+        # a reason before the request, a second thought after a dash: apart
+        (
+            "since the client host is shared cPanel hosting, give me the steps for its UI",
+            ["the client host is shared cPanel hosting", "give me the steps for its UI"],
+        ),
+        (
+            "we're on Kotlin 2.0 with the K2 compiler - why does this smart cast fail now",
+            ["we're on Kotlin 2.0 with the K2 compiler", "why does this smart cast fail now"],
+        ),
+        ("Use ruff - it is fast and strict.", None),  # (a part under four words)
     ],
 )
 def test_parts_take_off_a_framing_lead_and_split_clauses_with_their_own_subject(sentence, judged):
@@ -205,6 +231,16 @@ def test_parts_take_off_a_framing_lead_and_split_clauses_with_their_own_subject(
         "the staging cluster is down again",
         "when does the nightly job run",
         "Fix it.",
+        # a reminder of one step, a rule for one screen, someone else's words, a stack frame,
+        # a task after "so" (two more writers' corpora, more4.jsonl)
+        "Don't forget to run it with --check first on fra2.",
+        "Remember to set the layer on the new prefab before you wire it up.",
+        "For this screen always show the light theme.",
+        "The PM wants us to call them workspaces instead of projects.",
+        "Flutter docs say impeller is the default on iOS now.",
+        "at org.apache.spark.sql.execution.joins.HashedRelation.apply(HashedRelation.scala:426)",
+        "So just edit the file in docs/, not in versioned_docs/.",
+        "Please check the wording of the new tutorial against those rules.",
     ],
 )
 def test_questions_one_offs_guesses_quotes_logs_and_tasks_are_not_plain(sentence):
@@ -230,6 +266,16 @@ def test_questions_one_offs_guesses_quotes_logs_and_tasks_are_not_plain(sentence
         "Prefer libraries that have type hints.",
         "We release on Tuesdays since the ops team is on call then.",
         "Secrets live in Vault under kv/platform.",
+        # an order with its reason, "it's" of the setup, "CI is X", "were not" for "we're
+        # not", a time word of what a word means (two more writers' corpora)
+        "don't touch anything under vendor/, another team owns it",
+        "keep answers short, I read them on my phone",
+        "it's actually postgres 15 on RDS, not 13",
+        "CI is Buildkite.",
+        "were not on CentOS 7 anymore, everything is Rocky 9",
+        "my timezone is CET, so when I say 'tonight' I mean 20:00 Berlin time",
+        "In this repo we never use any in TypeScript.",
+        "the dbt project runs in dbt Cloud, the prod job is daily at 05:00 UTC.",
     ],
 )
 def test_statements_and_habits_are_plain(sentence):
