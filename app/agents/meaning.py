@@ -41,6 +41,11 @@ _ASKED = re.compile(
     r"|when(?![^?]*[,:\u2014]))\b",
     re.I,
 )
+# A question inside a sentence ("…, which queries are the expensive ones, how do i find
+# out", "it asks for my sudo password, why")
+_ASKED_INSIDE = re.compile(
+    r",\s*why\W*$|\bhow (?:do|can|should) (?:i|we)\b|\bwhat (?:can|should|do) (?:i|we)\b", re.I
+)
 # Said of one moment ("yesterday", "this run", "at some point"), not for good
 _ONCE = re.compile(
     r"\b(?:yesterday|tomorrow|tonight|this (?:morning|afternoon|week|run|sprint|branch|time)"
@@ -52,7 +57,9 @@ _ONCE = re.compile(
     r"|until (?:\w+day|tomorrow|tonight|next \w+|the end of (?:the |this )?\w+)"
     r"|for the next (?:\w+ )?(?:minutes?|hours?|days?|weeks?)"
     r"|in (?:a|the) (?:bit|moment)|so far|lol|as far as i know|no idea"
-    r"|haha\w*|hehe|my bad|oops|lmao)\b",
+    r"|haha\w*|hehe|my bad|oops|lmao"
+    # a thank-you, a sigh ("ok that makes sense now, thx", "I hate them so much")
+    r"|thx|thanks|thank you|cheers|so much|honestly|ugh|this (?:chat|conversation))\b",
     re.I,
 )
 # A guess, a wish, a hypothesis, or a sentence that leans on what came before ("it", "this")
@@ -72,7 +79,10 @@ _LEFT = re.compile(
 )
 _QUOTED = re.compile(
     r"\b(?:says|said|wrote|writes|claims?|mentions|mentioned|according to|thinks?|told me"
-    r"|asked|wants (?:us|me|you)|(?:docs|documentation|people|folks|they) (?:say|mention))\b"
+    r"|asked|wants (?:us|me|you)|(?:docs|documentation|people|folks|they) (?:say|mention)"
+    # another's view ("my colleague say …", "a teammate insists …", "I read in a blog that")
+    r"|insists?|keeps? saying|i read (?:in|on|that)"
+    r"|(?:colleague|teammate|qa|advisor|boss|manager|lead|pm|cto|team)s?\s+(?:say|wants?|suggests?))\b"
     r"|[\"“”]",
     re.I,
 )
@@ -82,7 +92,7 @@ _LOG = re.compile(
     r"|\b\d{1,2}:\d{2}:\d{2}\b|^\[?\d{1,2}:\d{2}\b"
     r"|\w+\(\d+,\d+\)|:::|\b[Ee]xit [Cc]ode\b|^\$ |^PS [A-Z]:"
     # a tool's "Key: value" line ("Found: react@18.2.0"), npm's errors
-    r"|^[A-Z]\w*: \S+\.?$|\bERR!"
+    r"|^[A-Z]\w*: \S+\.?$|\bERR!|(?i:^(?:error|fatal|warning):|no such file or directory)"
     # a stack frame ("at org.x.Y.apply(HashedRelation.scala:426)")
     r"|\([\w$.-]+\.\w+:\d+\)|^\s*at\s+[\w$.]+\("
 )
@@ -233,6 +243,8 @@ def plain(sentence: str) -> bool:
     words = re.findall(r"[\w'-]+", sentence.lower())
     short = len(words) < 4 and not (len(words) == 3 and words[1] in ("is", "are", "uses"))
     if short or sentence.rstrip().endswith(("?", ":")) or _ASKED.match(sentence):
+        return False
+    if _ASKED_INSIDE.search(sentence):
         return False
     once = _ONCE.search(_MEANT.sub(" ", sentence))
     if rules.at_hand(sentence) or once or _UNSURE.search(sentence):

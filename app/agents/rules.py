@@ -69,17 +69,31 @@ _REMEMBER_TO = re.compile(
 # "… before you commit" said in general ("before you tag the release", "after you push the
 # theme change", "when you're done" are one step of the work)
 _HABIT_REMINDED = re.compile(
-    r"\b(?:always|never|every|each|whenever|any ?time|anymore|in (?:the )?future|going forward)\b"
-    r"|\b(?:before|after|when)\s+(?:you\s+|we\s+)?\w+\s*[.!]?$",
+    r"\b(?:always|never|whenever|any ?time|anymore|in (?:the )?future|going forward)\b"
+    r"|\b(?:every|each)\s+(?:time|commit|push|pr|pull request|release|deploy|merge|new|change"
+    r"|feature)\b"
+    r"|\b(?:before|after|when)\s+(?:you\s+|we\s+)?(?:commit|committing|push|pushing|merge"
+    r"|merging|deploy|deploying|release|releasing|tag|tagging)\s*[.!]?$",
     re.I,
+)
+# ... for a while only ("until the release is out", "during the migration", "while we're debugging")
+_HABIT_BOUNDED = re.compile(
+    r"\b(?:until|during|while (?:we|i)(?:['’]re|['’]m| are| am)|for now|for the rest of)\b", re.I
 )
 # "from now on in site.yml", "… in TransferViewModel", "… in the star_align module": a rule
 # for one file, class or part, not for the project
 _ONE_PLACE = re.compile(
     r"^(?:from now on|going forward|from here on),?\s+(?:in|inside|for)\s+"
-    r"(?:\S+\.[a-z]{1,5}\b|(?-i:[A-Z][a-z]+[A-Z])\w*|this\s+\w+|the\s+[\w. -]{1,30}?\s+"
+    r"(?:(?!\*)\S+\.[a-z]{1,5}\b"
+    r"|(?!(?:GitHub|GitLab|TypeScript|JavaScript|CoffeeScript|PowerShell|PostgreSQL|MySQL|GraphQL"
+    r"|MongoDB|DynamoDB|BigQuery|PyTorch|NumPy|SciPy|FastAPI|NestJS|SwiftUI|WebAssembly|LaTeX"
+    r"|DevOps)\b)(?-i:[A-Z][a-z]+[A-Z])\w*"
+    r"|this\s+(?!(?:repo|project|codebase|monorepo|team|company|org|workspace)\b)\w+"
+    r"|the\s+[\w. -]{1,30}?\s+"
     r"(?:module|file|class|function|method|component|screen|page|guide|doc|script|notebook"
-    r"|view|controller|test|section|chapter|playbook|role|template|pipeline|branch|pr))\b",
+    r"|view|controller|test|section|chapter|playbook|role|template|pipeline|branch|pr|folder"
+    r"|directory|dir|service|package|crate|endpoint|route|table|job|handler|hook|widget|store"
+    r"|reducer|migration|lambda))\b",
     re.I,
 )
 _FROM_NOW_ON = re.compile(
@@ -140,6 +154,7 @@ _ENVIRONMENT = re.compile(
 _NOW_PLAINLY = (
     r"why|again|wrong|blank|empty|down|unreachable|missing|stale|too (?:much|many|slow)"
     r"|out of date|duplicate|twice|forever|no longer works?|anymore\?"
+    r"|offline|asleep|degraded|restarting|in maintenance|(?:is|are) (?:now )?out(?!\s+of)|came out"
 )
 _NOW = re.compile(rf"\b(?:but|since|{_NOW_PLAINLY})\b", re.I)
 # …without a contrast ("I know SQL well but Python only a little") or a reason ("since I
@@ -201,7 +216,8 @@ _TASK = re.compile(
 _MOMENT = re.compile(
     r"\b(?:a (?:minute|moment|second|few minutes) ago|just now|this (?:morning|afternoon"
     r"|evening|week)|tonight|tomorrow|at the moment|currently|on battery|yesterday|earlier"
-    r"|last (?:night|week|time|run)|timed out)\b"
+    r"|last (?:night|week|time|run)|timed out|ago|last (?:commit|deploy|push|release|merge|weekend)"
+    r"|over the weekend|on (?:mon|tues|wednes|thurs|fri|satur|sun)day|(?:before|after) lunch)\b"
     r"|\bthe (?:\w+ ){1,3}(?:above|below)\s*(?:[:.!]|$)|\b(?:is|are|was|were) (?:above|below)[.!]?$"
     # (what was pasted with the prompt: "the test output above was truncated")
     r"|\b(?:output|log|logs|trace|traceback|error|errors|diff|snippet|message|results?"
@@ -256,6 +272,7 @@ _FACT = re.compile(
 _ASK_AFTER = re.compile(
     r",\s*(?:so\s+)?(?:fix|can you|could you|please|pls|now|then|and then|anyway)\b[^,]*$", re.I
 )
+_SO_TASK = re.compile(r",\s*so\s+(?:please\s+|pls\s+|just\s+)?(?P<verb>[a-z'’]+)\b[^,]*$", re.I)
 # What leads a statement in, and nothing after it: what followed the comma was the statement
 _ONLY_LEAD = re.compile(
     r"^\W*(?:from now on|going forward|from here on|in (?:the )?future|henceforth|remember"
@@ -360,6 +377,13 @@ def _statement(sentence: str) -> Statement | None:
             return None  # "can you always use tabs?" may ask whether it can
         return Statement("always-never", _tidy(sentence.rstrip("?")))
     trimmed = _ASK_AFTER.sub("", sentence)  # "…, fix the file you just wrote": the task
+    so = _SO_TASK.search(trimmed)  # "…, so translate this deseq code": the task it leads to
+    if so and so["verb"].lower() in TASK_VERBS | {"don't", "dont", "do"}:
+        lasting = _LASTING.search(so[0]) or _WHENEVER.search(so[0])
+        # (kept when it points at what was said: "…, so leave them out", "…, so just read …")
+        pointed = re.search(r"\bjust\b", so[0]) or _on_what_was_said(so[0], VERBS)
+        if not (lasting or pointed):
+            trimmed = trimmed[: so.start()]
     if not _ONLY_LEAD.match(trimmed):  # ("From now on, please ask me …" is the statement)
         sentence = trimmed
     core = _LEAD.sub("", sentence)
@@ -464,7 +488,7 @@ def _rule(core: str, sentence: str) -> Statement | None:
             return None
         return Statement("remember", _tidy(what)) if len(what) >= MIN_CHARS else None
     if m := _REMEMBER_TO.match(core):
-        if not _HABIT_REMINDED.search(m["what"]):
+        if not _HABIT_REMINDED.search(m["what"]) or _HABIT_BOUNDED.search(m["what"]):
             return None  # "remember to bump versionCode before you tag the release"
         return Statement("remember", _tidy(m["what"]))
     if _ONE_PLACE.match(core):

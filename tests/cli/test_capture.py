@@ -96,11 +96,25 @@ MNEMO = Path(sys.executable).parent / "mnemo"
             "remember",
             "The firmware targets an STM32F407 with 192KB RAM.",
         ),
+        # a request after ", so" that is the task it leads to goes (a lasting one stays)
+        (
+            "Btw we never use lodash in new code, we're phasing it out, so dont reach for _.sumBy.",
+            "prefer",
+            "Btw we never use lodash in new code, we're phasing it out.",
+        ),
+        (
+            "We always deploy from main, so never push to other branches.",
+            "prefer",
+            "We always deploy from main, so never push to other branches.",
+        ),
         # a reminder of a habit ("every", "always", a step said in general)
         ("remember to always bump the version and the changelog together", "remember", None),
         ("Don't forget to run the linter before every commit.", "remember", None),
         ("From now on in commit messages, use the imperative mood.", "from-now-on", None),
         ("From now on in new code, use pathlib.", "from-now-on", None),
+        ("from now on in this repo use uv instead of pip", "from-now-on", None),
+        ("from now on in *.tsx files use named exports", "from-now-on", None),
+        ("from now on in GitHub Actions pin every action by its SHA", "from-now-on", None),
         (
             "keep in mind most of our users are on low-end android phones",
             "remember",
@@ -184,6 +198,14 @@ def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
         "From now on in TransferViewModel use viewModelScope.launch, not Dispatchers.IO.",
         "From now on in the migration guide, call it 'v2' and not 'version 2'.",
         "from now on in the star_align module use --outSAMtype BAM Unsorted",
+        # …and what a red team of that change wrote to slip through it (helper-65)
+        "remember to check every file in the diff for stray prints",
+        "remember to ping Jake when you finish.",
+        "remember to keep the feature flag on until the release is out",
+        "keep in mind the worker was restarted an hour ago",
+        "note that the cache was cleared over the weekend",
+        "from now on in the helpers folder use named exports",
+        "from now on in the payments service log the request id",
     ],
 )
 def test_the_rules_leave_questions_code_and_tasks_alone(prompt):

@@ -241,6 +241,17 @@ def test_parts_take_off_a_framing_lead_and_split_clauses_with_their_own_subject(
         "at org.apache.spark.sql.execution.joins.HashedRelation.apply(HashedRelation.scala:426)",
         "So just edit the file in docs/, not in versioned_docs/.",
         "Please check the wording of the new tutorial against those rules.",
+        # another's view, a thank-you or a sigh, a question inside, an error line, this chat
+        "A teammate insists we never use git rebase.",
+        "My colleague say we should migrate to KMP for the shared code.",
+        "I read in a blog that Flutter is better than native for a small team.",
+        "Ok that makes sense now, thx.",
+        "I hate R factors so much.",
+        "Every time i run `make test` it asks for my sudo password, why.",
+        "Snowflake credits are over budget, which queries are expensive, how do i find out.",
+        "Error: Unable to find Node version '22.x' for platform linux.",
+        "/bin/bash^M: bad interpreter: No such file or directory.",
+        "For the rest of this chat just give me code, no explanations.",
     ],
 )
 def test_questions_one_offs_guesses_quotes_logs_and_tasks_are_not_plain(sentence):
