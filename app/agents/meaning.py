@@ -38,7 +38,7 @@ _ASKED = re.compile(
     r"|shall|would|will|any|anyone|has|have|was"
     r"|were(?!\s+(?:not|on|using|all|mostly|moving|switching|in)\b)"  # ("were not on X": we're)
     r"|when(?=\s+(?:is|are|was|were|does|do|did|will|would|should|can|could|has|have)\b)"
-    r"|when(?![^?]*[,:\u2014]))\b",
+    r"|when(?!\s+i\s+(?:say|write|mean)\b)(?![^?]*[,:\u2014]))\b",
     re.I,
 )
 # A question inside a sentence ("…, which queries are the expensive ones, how do i find
@@ -59,14 +59,19 @@ _ONCE = re.compile(
     r"|in (?:a|the) (?:bit|moment)|so far|lol|as far as i know|no idea"
     r"|haha\w*|hehe|my bad|oops|lmao"
     # a thank-you, a sigh ("ok that makes sense now, thx", "I hate them so much")
-    r"|thx|thanks|thank you|cheers|so much|honestly|ugh|this (?:chat|conversation))\b",
+    r"|thx|thanks|thank you|cheers|so much|honestly|ugh|this (?:chat|conversation)"
+    # the branch one is on, what just arrived ("on the 3.2 hotfix branch", "has the new schema")
+    r"|on the [\w./-]+(?:\s+[\w./-]+)?\s+branch|(?:has|have|got) the new)\b",
     re.I,
 )
 # A guess, a wish, a hypothesis, or a sentence that leans on what came before ("it", "this")
 _UNSURE = re.compile(
     r"^(?:if|suppose|imagine|maybe|perhaps|in theory|i (?:was )?think(?:ing)?|i suspect"
     r"|i guess|i wonder|i need|i want to|we need|we might|we could|we should|probably"
-    r"|hopefully|ideally|here'?s|here is|there'?s|there is|there are|it(?!['’]?s\b)|this|that|these"
+    r"|hopefully|ideally|here'?s|here is|there'?s|there is|there are"
+    # ("it's Go 1.22 now" may last; "it's only happening in the EU region" is of now)
+    r"|it(?!['’]?s\s+(?!(?:(?:only|still|just|now|really|also|constantly)\s+)?\w+ing\b))"
+    r"|this|that|these"
     r"|those|then|you|you're)\b|\b(?:might|could be|would be|wonder|probably)\b",
     re.I,
 )
@@ -81,7 +86,7 @@ _QUOTED = re.compile(
     r"\b(?:says|said|wrote|writes|claims?|mentions|mentioned|according to|thinks?|told me"
     r"|asked|wants (?:us|me|you)|(?:docs|documentation|people|folks|they) (?:say|mention)"
     # another's view ("my colleague say …", "a teammate insists …", "I read in a blog that")
-    r"|insists?|keeps? saying|i read (?:in|on|that)"
+    r"|insists?|keeps? saying|i read (?:in|on|that)|suggests|recommends"
     r"|(?:colleague|teammate|qa|advisor|boss|manager|lead|pm|cto|team)s?\s+(?:say|wants?|suggests?))\b"
     r"|[\"“”]",
     re.I,
@@ -104,7 +109,7 @@ _REMINDED = re.compile(
 )
 _ONE_PLACE = re.compile(
     r"^(?:for|in|on|inside)\s+(?:this|that)\s+(?!(?:repo|project|codebase|team|monorepo|company"
-    r"|lab|org)\b)\w+",
+    r"|lab|org|app|workspace|client|product|stack|machine|setup)\b)\w+",
     re.I,
 )
 # An imperative that states a habit ("explain regexes when you write them", "prefer
@@ -127,6 +132,19 @@ _ASKED_TO = rules.TASK_VERBS | set(
 _REASON = re.compile(
     r",\s*(?:i|i'm|im|we|we're|our|my|it|it's|its|that's|thats|the|they|another|this)\b", re.I
 )
+# ...a reason that is the work at hand: a promise for later ("…, I'll clean them up in a
+# follow-up"), what "it" is doing now ("…, it's hiding my changes"), "this" at hand
+_REASON_NOW = re.compile(
+    r",\s*(?:it|they)(?:['’]s|['’]re| is| are)\s+\w+ing\b"
+    r"|,.*\b(?:later|follow-?up|my (?:changes|edits|branch|work|fix|pr))\b"
+    r"|,.*\bthis\b(?!\s+(?:repo|project|codebase|monorepo|team|company)\b)",
+    re.I,
+)
+# What was done ("I pushed the branch, so open a PR", "…, so check the job I launched"):
+# a request after it is of the moment
+_DONE = re.compile(rf"\b(?:i|we|you)\s+(?:just\s+)?{rules._PAST}\b", re.I)
+# A past "when" ("… when you ran that command"): one moment
+_WHEN_PAST = re.compile(rf"\bwhen\s+(?:you|we|i|it|they|the\s+\w+)\s+{rules._PAST}\b", re.I)
 # A verb after the first word makes "commit messages follow …" a statement, not a task
 _STATING = set(
     """is are follow follows go goes live lives sit sits get gets need needs should must run
@@ -190,6 +208,15 @@ _SINCE = re.compile(r"^(?:since|because|as)\s+(?P<why>[^,]{12,}),\s+(?P<rest>\w.
 _SO_ASKED = re.compile(r",?\s+so\s+(?=(?:please\s+|pls\s+|just\s+)?(?P<verb>[a-z']+)\b)", re.I)
 
 
+# A request on things in general ("keep lines under 100 characters"), not on the ones at
+# hand ("write the tests in Pest syntax")
+_GENERIC = re.compile(
+    r"^(?:please\s+|just\s+)?[a-z']+\s+(?!(?:the|this|that|these|those|my|it|them|our|your)\b)"
+    r"[\w-]+s\b",
+    re.I,
+)
+
+
 def so_apart(clause: str) -> tuple[str, str] | None:
     """(the reason, the request) of "<reason>, so <request>", or None."""
     m = _SO_ASKED.search(clause)
@@ -199,6 +226,16 @@ def so_apart(clause: str) -> tuple[str, str] | None:
     if len(re.findall(r"[\w'-]+", reason)) < 4 or len(request) < rules.MIN_CHARS:
         return None
     return reason, request
+
+
+def _rides(sentence: str, before: str, part: str) -> bool:
+    """Whether `part` is an order after a dash on `before` ("<situation> - <order>")."""
+    if not re.search(re.escape(before) + _DASH.pattern + re.escape(part), sentence):
+        return False
+    words = re.findall(r"[\w'-]+", part.lower())
+    while words and words[0] in ("please", "pls", "just", "so", "and"):
+        words = words[1:]
+    return bool(words) and words[0] in _ASKED_TO | {"avoid", "assume", "treat", "stick", "point"}
 
 
 def _reason_apart(clause: str) -> list[str]:
@@ -241,12 +278,16 @@ def plain(sentence: str) -> bool:
     ):
         return False
     words = re.findall(r"[\w'-]+", sentence.lower())
-    short = len(words) < 4 and not (len(words) == 3 and words[1] in ("is", "are", "uses"))
+    said = len(words) == 3 and (  # ("CI is Buildkite", "prod runs Kubernetes", "I'm on Windows")
+        words[1] in ("is", "are", "uses", "runs")
+        or (words[0] in ("i'm", "we're") and words[1] == "on")
+    )
+    short = len(words) < 4 and not said
     if short or sentence.rstrip().endswith(("?", ":")) or _ASKED.match(sentence):
         return False
     if _ASKED_INSIDE.search(sentence):
         return False
-    once = _ONCE.search(_MEANT.sub(" ", sentence))
+    once = _ONCE.search(_MEANT.sub(" ", sentence)) or _WHEN_PAST.search(sentence)
     if rules.at_hand(sentence) or once or _UNSURE.search(sentence):
         return False
     if _LEFT.search(sentence) or _QUOTED.search(sentence) or _LOG.search(sentence):
@@ -260,7 +301,9 @@ def plain(sentence: str) -> bool:
     asked_to = words[0] in _ASKED_TO and not _STATING & set(words[1:4])
     asked_to = asked_to and not _SET_OFF.match(sentence)
     if asked_to and _REASON.search(sentence):
-        return True  # ("keep answers short, I read them on my phone": the classifier judges)
+        return not _REASON_NOW.search(
+            sentence
+        )  # ("keep answers short, I read them on my phone": the classifier judges)
     return not asked_to or bool(_HABIT_WORD.search(sentence) or _HABIT_OPENER.match(sentence))
 
 
@@ -353,10 +396,21 @@ def chosen(
         if statement is not None:
             out += [statement] if statement in found and statement not in out else []
             continue
-        for part in parts(sentence):
+        pieces = parts(sentence)
+        for i, part in enumerate(pieces):
+            if (
+                i
+                and _rides(sentence, pieces[i - 1], part)
+                and not (plain(pieces[i - 1]) and chance(pieces[i - 1]) >= threshold)
+            ):
+                continue  # ("I'm working from the train - avoid big downloads": the moment's)
             whole = plain(part) and chance(part) >= threshold
             split = so_apart(part)
-            if split and not (whole and chance(split[1]) >= threshold):
+            if split and not (
+                whole
+                and not _DONE.search(part)
+                and (chance(split[1]) >= threshold or _GENERIC.match(split[1]))
+            ):
                 part = split[0]
                 whole = plain(part) and chance(part) >= threshold
             taken = rules.Statement(RULE, rules.tidy(part))

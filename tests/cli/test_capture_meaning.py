@@ -99,6 +99,16 @@ _SECOND_LANGUAGE = "English is not my first language, if my question is unclear 
             "I work from 8 to 16 Italian time (CET), so check the job I launched at 15.",
             [("plain", "I work from 8 to 16 Italian time (CET).")],
         ),
+        (
+            "I review everything on a small laptop screen, so keep lines under 100 characters",
+            [
+                (
+                    "plain",
+                    "I review everything on a small laptop screen, so keep lines under 100 "
+                    "characters.",
+                )
+            ],
+        ),
         # AND what a time word is taken to mean is no time of the moment
         (
             "im in CET, so when i say tonight for cron stuff that means CET not UTC",
@@ -252,6 +262,14 @@ def test_parts_take_off_a_framing_lead_and_split_clauses_with_their_own_subject(
         "Error: Unable to find Node version '22.x' for platform linux.",
         "/bin/bash^M: bad interpreter: No such file or directory.",
         "For the rest of this chat just give me code, no explanations.",
+        # an order whose reason is the work at hand, "it's <doing>", a service's state, a
+        # past "when", what just arrived (a red team, helper-65)
+        "write it in plain JS, we can port it to TypeScript later",
+        "turn off the cache, it's hiding my changes",
+        "it's only happening for users in the EU region",
+        "Jenkins is offline.",
+        "were not on the release branch when you ran that command",
+        "staging has the new schema from the migration",
     ],
 )
 def test_questions_one_offs_guesses_quotes_logs_and_tasks_are_not_plain(sentence):
@@ -287,6 +305,9 @@ def test_questions_one_offs_guesses_quotes_logs_and_tasks_are_not_plain(sentence
         "my timezone is CET, so when I say 'tonight' I mean 20:00 Berlin time",
         "In this repo we never use any in TypeScript.",
         "the dbt project runs in dbt Cloud, the prod job is daily at 05:00 UTC.",
+        "Prod runs Kubernetes.",
+        "In this workspace we use uv, not pip.",
+        "when I say prod I mean the eu-west-1 cluster",
     ],
 )
 def test_statements_and_habits_are_plain(sentence):
