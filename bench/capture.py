@@ -35,10 +35,14 @@ from app.core.model.embedder import Embedder
 DATA = Path(__file__).resolve().parent.parent / "tests" / "cli" / "data" / "capture"
 LAMBDAS = (0.01, 0.03, 0.1, 0.3)
 THRESHOLDS = (0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9)
-FITTED = ("tune", "plain-tune", "more", "more2", "more3", "more4", "check", "check2", "check3")
+FITTED = (
+    "tune", "plain-tune", "more", "more2", "more3", "more4", "more5", "more6", "check", "check2",
+    "check3",
+)  # fmt: skip
 HELD_OUT = ("check4", "check5")  # (and plain-check): never fitted on, never read
-SURE = 0.92  # out of fold, at least this share of all proposals right (one writer's
-# own rules-alone precision is 84 %: asked of each corpus, no threshold would do)
+SURE = 0.90  # out of fold (each writer left out in turn), at least this share of all
+# proposals right: what a new person's prompts get. (0.92 while the folds were by prompt,
+# which flattered the fit: a writer's own habits were on both sides of a fold.)
 # Words a rule adds when it tidies a statement (as tests/cli/test_capture_corpus.py)
 _RULE_WORDS = {"remember", "that", "note", "from", "now", "on", "keep", "in", "mind", "please",
                "always", "never", "instead", "of", "it", "is"}  # fmt: skip
