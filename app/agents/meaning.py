@@ -44,7 +44,9 @@ _ASKED = re.compile(
 # A question inside a sentence ("…, which queries are the expensive ones, how do i find
 # out", "it asks for my sudo password, why")
 _ASKED_INSIDE = re.compile(
-    r",\s*why\W*$|\bhow (?:do|can|should) (?:i|we)\b|\bwhat (?:can|should|do) (?:i|we)\b", re.I
+    r",\s*why\W*$|\bhow (?:do|can|should) (?:i|we)\b|\bwhat (?:can|should|do) (?:i|we)\b"
+    r"|\b(?:know|sure|understand|idea|figure out)\s+why\b",
+    re.I,
 )
 # Said of one moment ("yesterday", "this run", "at some point"), not for good
 _ONCE = re.compile(
@@ -61,7 +63,8 @@ _ONCE = re.compile(
     # a thank-you, a sigh ("ok that makes sense now, thx", "I hate them so much")
     r"|thx|thanks|thank you|cheers|so much|honestly|ugh|this (?:chat|conversation)"
     # the branch one is on, what just arrived ("on the 3.2 hotfix branch", "has the new schema")
-    r"|on the [\w./-]+(?:\s+[\w./-]+)?\s+branch|(?:has|have|got) the new)\b",
+    r"|(?:i['’]?m|we['’]re|i am|we are)\s+on the [\w./-]+(?:\s+[\w./-]+)?\s+branch"
+    r"|(?:has|have|got) the new)\b",
     re.I,
 )
 # A guess, a wish, a hypothesis, or a sentence that leans on what came before ("it", "this")
@@ -70,7 +73,7 @@ _UNSURE = re.compile(
     r"|i guess|i wonder|i need|i want to|we need|we might|we could|we should|probably"
     r"|hopefully|ideally|here'?s|here is|there'?s|there is|there are"
     # ("it's Go 1.22 now" may last; "it's only happening in the EU region" is of now)
-    r"|it(?!['’]?s\s+(?!(?:(?:only|still|just|now|really|also|constantly)\s+)?\w+ing\b))"
+    r"|it(?!(?:['’]?s|\s+is)\s+(?!(?:(?:only|still|just|now|really|also|constantly)\s+)?\w+ing\b))"
     r"|this|that|these"
     r"|those|then|you|you're)\b|\b(?:might|could be|would be|wonder|probably)\b",
     re.I,
@@ -86,8 +89,8 @@ _QUOTED = re.compile(
     r"\b(?:says|said|wrote|writes|claims?|mentions|mentioned|according to|thinks?|told me"
     r"|asked|wants (?:us|me|you)|(?:docs|documentation|people|folks|they) (?:say|mention)"
     # another's view ("my colleague say …", "a teammate insists …", "I read in a blog that")
-    r"|insists?|keeps? saying|i read (?:in|on|that)|suggests|recommends"
-    r"|(?:colleague|teammate|qa|advisor|boss|manager|lead|pm|cto|team)s?\s+(?:say|wants?|suggests?))\b"
+    r"|insists?|keeps? saying|i read (?:in|on|that)"
+    r"|(?:colleague|teammate|qa|advisor|boss|manager|lead|pm|cto)s?\s+(?:say|wants?|suggests?))\b"
     r"|[\"“”]",
     re.I,
 )
@@ -108,8 +111,9 @@ _REMINDED = re.compile(
     r"^(?:please\s+|pls\s+|and\s+)?(?:remember|don'?t forget|dont forget)\s+to\b", re.I
 )
 _ONE_PLACE = re.compile(
-    r"^(?:for|in|on|inside)\s+(?:this|that)\s+(?!(?:repo|project|codebase|team|monorepo|company"
-    r"|lab|org|app|workspace|client|product|stack|machine|setup)\b)\w+",
+    r"^(?:for|in|on|inside)\s+(?:this|that)\s+(?!(?:repo(?:sitory)?|project|codebase|team|monorepo"
+    r"|company|lab|org(?:ani[sz]ation)?|app(?:lication)?|workspace|client|product|stack|machine"
+    r"|setup|department)\b)\w+",
     re.I,
 )
 # An imperative that states a habit ("explain regexes when you write them", "prefer
@@ -268,6 +272,10 @@ _ONE_CASE = re.compile(
 _MEANT = re.compile(r"\b(?:say|says|write|mean)\s+['‘\"“]?(?:\w+\s+)?\w+['’\"”]?", re.I)
 
 
+# A platform by its name ("I'm on Windows"), not a state ("I'm on mobile", "I'm on it")
+_NAMED = re.compile(r"\bon\s+[A-Z0-9]")
+
+
 def plain(sentence: str) -> bool:
     """Whether a sentence is said plainly as a statement that could last: not a question,
     not the work at hand or of one moment, not a guess, a quote or a log line, not a task."""
@@ -280,7 +288,7 @@ def plain(sentence: str) -> bool:
     words = re.findall(r"[\w'-]+", sentence.lower())
     said = len(words) == 3 and (  # ("CI is Buildkite", "prod runs Kubernetes", "I'm on Windows")
         words[1] in ("is", "are", "uses", "runs")
-        or (words[0] in ("i'm", "we're") and words[1] == "on")
+        or (words[0] in ("i'm", "we're") and words[1] == "on" and bool(_NAMED.search(sentence)))
     )
     short = len(words) < 4 and not said
     if short or sentence.rstrip().endswith(("?", ":")) or _ASKED.match(sentence):

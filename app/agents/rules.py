@@ -84,16 +84,18 @@ _HABIT_BOUNDED = re.compile(
 # for one file, class or part, not for the project
 _ONE_PLACE = re.compile(
     r"^(?:from now on|going forward|from here on),?\s+(?:in|inside|for)\s+"
-    r"(?:(?!\*)\S+\.[a-z]{1,5}\b"
-    r"|(?!(?:GitHub|GitLab|TypeScript|JavaScript|CoffeeScript|PowerShell|PostgreSQL|MySQL|GraphQL"
-    r"|MongoDB|DynamoDB|BigQuery|PyTorch|NumPy|SciPy|FastAPI|NestJS|SwiftUI|WebAssembly|LaTeX"
-    r"|DevOps)\b)(?-i:[A-Z][a-z]+[A-Z])\w*"
-    r"|this\s+(?!(?:repo|project|codebase|monorepo|team|company|org|workspace)\b)\w+"
+    # a file or a class named, then the order ("in site.yml put …", "in TransferViewModel use
+    # …"); not a kind of code ("in Node.js code", "in OpenAPI specs", "in *.tsx files")
+    r"(?:(?:(?!\*)\S+\.[a-z]{1,5}|(?-i:[A-Z][a-z]+[A-Z])\w*)(?=,|\s+(?:please\s+)?(?:"
+    + "|".join(sorted(VERBS | {"don't", "dont", "avoid", "always", "never", "only"}))
+    + r")\b)"
+    r"|this\s+(?!(?:repo(?:sitory)?|project|codebase|monorepo|team|company|org(?:ani[sz]ation)?"
+    r"|workspace|app(?:lication)?|department)\b)\w+"
     r"|the\s+[\w. -]{1,30}?\s+"
     r"(?:module|file|class|function|method|component|screen|page|guide|doc|script|notebook"
     r"|view|controller|test|section|chapter|playbook|role|template|pipeline|branch|pr|folder"
     r"|directory|dir|service|package|crate|endpoint|route|table|job|handler|hook|widget|store"
-    r"|reducer|migration|lambda))\b",
+    r"|reducer|migration|lambda)\b)",
     re.I,
 )
 _FROM_NOW_ON = re.compile(
@@ -154,7 +156,8 @@ _ENVIRONMENT = re.compile(
 _NOW_PLAINLY = (
     r"why|again|wrong|blank|empty|down|unreachable|missing|stale|too (?:much|many|slow)"
     r"|out of date|duplicate|twice|forever|no longer works?|anymore\?"
-    r"|offline|asleep|degraded|restarting|in maintenance|(?:is|are) (?:now )?out(?!\s+of)|came out"
+    r"|(?:is|are|went) offline|asleep|degraded|restarting|in maintenance"
+    r"|(?:is|are) (?:now )?out(?!\s+of)|came out"
 )
 _NOW = re.compile(rf"\b(?:but|since|{_NOW_PLAINLY})\b", re.I)
 # …without a contrast ("I know SQL well but Python only a little") or a reason ("since I
@@ -217,7 +220,7 @@ _MOMENT = re.compile(
     r"\b(?:a (?:minute|moment|second|few minutes) ago|just now|this (?:morning|afternoon"
     r"|evening|week)|tonight|tomorrow|at the moment|currently|on battery|yesterday|earlier"
     r"|last (?:night|week|time|run)|timed out|ago|last (?:commit|deploy|push|release|merge|weekend)"
-    r"|over the weekend|on (?:mon|tues|wednes|thurs|fri|satur|sun)day|(?:before|after) lunch)\b"
+    r"|over the weekend)\b"
     r"|\bthe (?:\w+ ){1,3}(?:above|below)\s*(?:[:.!]|$)|\b(?:is|are|was|were) (?:above|below)[.!]?$"
     # (what was pasted with the prompt: "the test output above was truncated")
     r"|\b(?:output|log|logs|trace|traceback|error|errors|diff|snippet|message|results?"
@@ -382,7 +385,8 @@ def _statement(sentence: str) -> Statement | None:
         lasting = _LASTING.search(so[0]) or _WHENEVER.search(so[0])
         # (kept when it points at what was said: "…, so leave them out", "…, so just read …")
         pointed = re.search(r"\bjust\b", so[0]) or _on_what_was_said(so[0], VERBS)
-        if not (lasting or pointed):
+        general = re.search(r"\b(?:new|any|all|every|each|anything|everything)\b", so[0], re.I)
+        if not (lasting or pointed or general):
             trimmed = trimmed[: so.start()]
     if not _ONLY_LEAD.match(trimmed):  # ("From now on, please ask me …" is the statement)
         sentence = trimmed

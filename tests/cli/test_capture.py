@@ -115,6 +115,11 @@ MNEMO = Path(sys.executable).parent / "mnemo"
         ("from now on in this repo use uv instead of pip", "from-now-on", None),
         ("from now on in *.tsx files use named exports", "from-now-on", None),
         ("from now on in GitHub Actions pin every action by its SHA", "from-now-on", None),
+        # (a review: a kind of code or a place of the whole project is no one place)
+        ("From now on in this repository, use conventional commits.", "from-now-on", None),
+        ("From now on in Node.js code, use ESM imports.", "from-now-on", None),
+        ("From now on in OpenAPI specs use camelCase.", "from-now-on", None),
+        ("Remember that standup is on Monday at 10 CET.", "remember", None),
         (
             "keep in mind most of our users are on low-end android phones",
             "remember",
