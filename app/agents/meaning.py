@@ -61,7 +61,8 @@ _ONCE = re.compile(
     r"|in (?:a|the) (?:bit|moment)|so far|lol|as far as i know|no idea"
     r"|haha\w*|hehe|my bad|oops|lmao"
     # a thank-you, a sigh ("ok that makes sense now, thx", "I hate them so much")
-    r"|thx|thanks|thank you|cheers|so much|honestly|ugh|this (?:chat|conversation)"
+    r"|thx|thanks(?! to)|thank you|cheers|so much(?=\W*$)|ugh|this (?:chat|conversation)"
+    r"|all (?:night|day|weekend|morning)"
     # the branch one is on, what just arrived ("on the 3.2 hotfix branch", "has the new schema")
     r"|(?:i['’]?m|we['’]re|i am|we are)\s+on the [\w./-]+(?:\s+[\w./-]+)?\s+branch"
     r"|(?:has|have|got) the new)\b",
@@ -90,6 +91,8 @@ _QUOTED = re.compile(
     r"|asked|wants (?:us|me|you)|(?:docs|documentation|people|folks|they) (?:say|mention)"
     # another's view ("my colleague say …", "a teammate insists …", "I read in a blog that")
     r"|insists?|keeps? saying|i read (?:in|on|that)"
+    r"|(?:overflow|blog|article|post|guide|tutorial|vendor|readme|chatgpt|copilot)\s+"
+    r"(?:suggests|recommends)"
     r"|(?:colleague|teammate|qa|advisor|boss|manager|lead|pm|cto)s?\s+(?:say|wants?|suggests?))\b"
     r"|[\"“”]",
     re.I,
@@ -140,8 +143,12 @@ _REASON = re.compile(
 # follow-up"), what "it" is doing now ("…, it's hiding my changes"), "this" at hand
 _REASON_NOW = re.compile(
     r",\s*(?:it|they)(?:['’]s|['’]re| is| are)\s+\w+ing\b"
-    r"|,.*\b(?:later|follow-?up|my (?:changes|edits|branch|work|fix|pr))\b"
-    r"|,.*\bthis\b(?!\s+(?:repo|project|codebase|monorepo|team|company)\b)",
+    r"|,.*\b(?:i['’]ll|we['’]ll|we can|i can)\b.*\blater\b|,.*\bfollow-?up\b"
+    r"|,.*\bmy (?:changes|edits|branch|work|fix|pr)\b"
+    r"|,.*\bthis\b(?!\s+(?:repo|project|codebase|monorepo|team|company|keeps|makes|way|is|means)\b)"
+    # ("…, we're in the middle of a release", "…, I'm between meetings", "…, harmless here")
+    r"|,\s*(?:i['’]m|we['’]re|i am|we are)\s+(?:\w+ing|in the middle|between|still|about to)\b"
+    r"|\bhere\W*$",
     re.I,
 )
 # What was done ("I pushed the branch, so open a PR", "…, so check the job I launched"):

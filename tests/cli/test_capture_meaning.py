@@ -109,6 +109,10 @@ _SECOND_LANGUAGE = "English is not my first language, if my question is unclear 
                 )
             ],
         ),
+        (  # (a general request after ", so" stays with the rules too; a review, helper-66)
+            "Our backend is Django 4.2, so use class-based views for new endpoints.",
+            [("plain", "Our backend is Django 4.2, so use class-based views for new endpoints.")],
+        ),
         # AND what a time word is taken to mean is no time of the moment
         (
             "im in CET, so when i say tonight for cron stuff that means CET not UTC",
@@ -270,6 +274,13 @@ def test_parts_take_off_a_framing_lead_and_split_clauses_with_their_own_subject(
         "Jenkins is offline.",
         "were not on the release branch when you ran that command",
         "staging has the new schema from the migration",
+        # (a review, helper-66)
+        "Don't push to main, we're in the middle of a release.",
+        "Keep the answer short, I'm between meetings.",
+        "Ignore the warnings, they are harmless here.",
+        "I'm on mobile.",
+        "I don't know why the tests hang on CI.",
+        "We were on call all night.",
     ],
 )
 def test_questions_one_offs_guesses_quotes_logs_and_tasks_are_not_plain(sentence):
@@ -308,6 +319,14 @@ def test_questions_one_offs_guesses_quotes_logs_and_tasks_are_not_plain(sentence
         "Prod runs Kubernetes.",
         "In this workspace we use uv, not pip.",
         "when I say prod I mean the eu-west-1 cluster",
+        # (a review, helper-66: gates wider than they meant)
+        "Our team wants PRs kept under 400 lines.",
+        "Releases are tagged on the release/x.y branch only.",
+        "Thanks to the SOC2 audit, every secret lives in Vault.",
+        "Our mobile app must work offline.",
+        "Keep SQL in the repository layer, this keeps the handlers thin.",
+        "In this repository, tests live next to the code.",
+        "It is Postgres 15 on RDS, not 13.",
     ],
 )
 def test_statements_and_habits_are_plain(sentence):
