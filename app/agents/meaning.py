@@ -147,15 +147,16 @@ _REASON_NOW = re.compile(
     r"|,.*\bmy (?:changes|edits|branch|work|fix|pr)\b"
     r"|,.*\bthis\b(?!\s+(?:repo|project|codebase|monorepo|team|company|keeps|makes|way|is|means)\b)"
     # ("…, we're in the middle of a release", "…, I'm between meetings", "…, harmless here")
-    r"|,\s*(?:i['’]m|we['’]re|i am|we are)\s+(?:\w+ing|in the middle|between|still|about to)\b"
+    r"|,\s*(?:i['’]m|we['’]re|i am|we are)\s+"
+    r"(?:in the middle|between|about to|currently\b|right now\b)"
     r"|\bhere\W*$",
     re.I,
 )
 # What was done ("I pushed the branch, so open a PR", "…, so check the job I launched"):
 # a request after it is of the moment
-_DONE = re.compile(rf"\b(?:i|we|you)\s+(?:just\s+)?{rules._PAST}\b", re.I)
+_DONE = re.compile(rf"\b(?:i|we|you)\s+(?:just\s+)?{rules.PAST}\b", re.I)
 # A past "when" ("… when you ran that command"): one moment
-_WHEN_PAST = re.compile(rf"\bwhen\s+(?:you|we|i|it|they|the\s+\w+)\s+{rules._PAST}\b", re.I)
+_WHEN_PAST = re.compile(rf"\bwhen\s+(?:you|we|i|it|they|the\s+\w+)\s+{rules.PAST}\b", re.I)
 # A verb after the first word makes "commit messages follow …" a statement, not a task
 _STATING = set(
     """is are follow follows go goes live lives sit sits get gets need needs should must run

@@ -70,10 +70,12 @@ _REMEMBER_TO = re.compile(
 # theme change", "when you're done" are one step of the work)
 _HABIT_REMINDED = re.compile(
     r"\b(?:always|never|whenever|any ?time|anymore|in (?:the )?future|going forward)\b"
-    r"|\b(?:every|each)\s+(?:time|commit|push|pr|pull request|release|deploy|merge|new|change"
-    r"|feature)\b"
+    r"|\b(?:every|each)\s+(?:[\w-]+\s+)?(?:time|commit|push|pr|pull request|release|deploy"
+    r"|merge|new|change|feature)\b"
     r"|\b(?:before|after|when)\s+(?:you\s+|we\s+)?(?:commit|committing|push|pushing|merge"
-    r"|merging|deploy|deploying|release|releasing|tag|tagging)\s*[.!]?$",
+    r"|merging|deploy|deploying|release|releasing|tag|tagging)\s*[.!]?$"
+    # a step said of any case ("before opening a pull request", "after you edit any Go file")
+    r"|\b(?:before|after)\s+(?:\w+ing\s+(?:a|an|any)|(?:you|we)\s+\w+\s+any)\s+\w+",
     re.I,
 )
 # ... for a while only ("until the release is out", "during the migration", "while we're debugging")
@@ -82,11 +84,18 @@ _HABIT_BOUNDED = re.compile(
 )
 # "from now on in site.yml", "… in TransferViewModel", "… in the star_align module": a rule
 # for one file, class or part, not for the project
+# Names written like a class that are a language or a product ("from now on in TypeScript, …")
+_PRODUCTS = (
+    r"(?:GitHub|GitLab|TypeScript|JavaScript|CoffeeScript|PowerShell|PostgreSQL|MySQL|GraphQL"
+    r"|MongoDB|DynamoDB|BigQuery|PyTorch|NumPy|SciPy|FastAPI|NestJS|SwiftUI|WebAssembly|LaTeX"
+    r"|DevOps|OpenAPI|CloudFormation|WordPress|JetBrains|IntelliJ|PyCharm|VSCode|iOS|macOS)\b"
+)
 _ONE_PLACE = re.compile(
     r"^(?:from now on|going forward|from here on),?\s+(?:in|inside|for)\s+"
     # a file or a class named, then the order ("in site.yml put …", "in TransferViewModel use
     # …"); not a kind of code ("in Node.js code", "in OpenAPI specs", "in *.tsx files")
-    r"(?:(?:(?!\*)\S+\.[a-z]{1,5}|(?-i:[A-Z][a-z]+[A-Z])\w*)(?=,|\s+(?:please\s+)?(?:"
+    r"(?:(?:(?!\*)\S+\.[a-z]{1,5}|(?!" + _PRODUCTS + r")(?-i:[A-Z][a-z]+[A-Z])\w*)"
+    r"(?=,|\s+(?:please\s+)?(?:"
     + "|".join(sorted(VERBS | {"don't", "dont", "avoid", "always", "never", "only"}))
     + r")\b)"
     r"|this\s+(?!(?:repo(?:sitory)?|project|codebase|monorepo|team|company|org(?:ani[sz]ation)?"
@@ -168,9 +177,10 @@ _ON_WHAT_WAS_SAID = {"it", "them", "that", "this", "these", "those", "what", "pl
 # an order after "but", what just arrived before a request ("prod has the new config, …"),
 # a sentence that opens on a condition of one's own ("when you …", "if we …": a habit; "when
 # the build finishes, deploy it" is a step), a habit's own words
-_PAST = r"(?:\w{3,}ed|did|was|were|went|got|made|broke|ran|came|sent|shipped)"
+# A verb in the past ("deployed", "ran"; not "embed", "succeed")
+PAST = r"(?:\w{3,}(?<!e)(?<!emb)ed|did|was|were|went|got|made|broke|ran|came|sent|shipped)"
 _SINCE_EVENT = re.compile(
-    rf"\bsince\s+(?:the|you|i|we|they|my|our|it)\b(?:(?!\b(?:is|are|am)\b)[^,])*?\b{_PAST}\b"
+    rf"\bsince\s+(?:the|you|i|we|they|my|our|it)\b(?:(?!\b(?:is|are|am)\b)[^,])*?\b{PAST}\b"
     r"|^since the \w+,",
     re.I,
 )
@@ -221,6 +231,9 @@ _MOMENT = re.compile(
     r"|evening|week)|tonight|tomorrow|at the moment|currently|on battery|yesterday|earlier"
     r"|last (?:night|week|time|run)|timed out|ago|last (?:commit|deploy|push|release|merge|weekend)"
     r"|over the weekend)\b"
+    # a day or a lunch after something done ("was purged on Friday", "reverted before lunch";
+    # not "standup is on Monday")
+    rf"|\b{PAST}\b[^.]*\b(?:on (?:mon|tues|wednes|thurs|fri|satur|sun)day|(?:before|after) lunch)\b"
     r"|\bthe (?:\w+ ){1,3}(?:above|below)\s*(?:[:.!]|$)|\b(?:is|are|was|were) (?:above|below)[.!]?$"
     # (what was pasted with the prompt: "the test output above was truncated")
     r"|\b(?:output|log|logs|trace|traceback|error|errors|diff|snippet|message|results?"

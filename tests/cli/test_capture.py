@@ -110,6 +110,11 @@ MNEMO = Path(sys.executable).parent / "mnemo"
         # a reminder of a habit ("every", "always", a step said in general)
         ("remember to always bump the version and the changelog together", "remember", None),
         ("Don't forget to run the linter before every commit.", "remember", None),
+        # (a review, helper-66: a habit said of any case)
+        ("Remember to rebase onto main before opening a pull request.", "remember", None),
+        ("remember to update CHANGELOG.md with every user-facing change", "remember", None),
+        ("remember to add a migration for each schema change", "remember", None),
+        ("remember to run gofmt after you edit any Go file", "remember", None),
         ("From now on in commit messages, use the imperative mood.", "from-now-on", None),
         ("From now on in new code, use pathlib.", "from-now-on", None),
         ("from now on in this repo use uv instead of pip", "from-now-on", None),
@@ -119,6 +124,7 @@ MNEMO = Path(sys.executable).parent / "mnemo"
         ("From now on in this repository, use conventional commits.", "from-now-on", None),
         ("From now on in Node.js code, use ESM imports.", "from-now-on", None),
         ("From now on in OpenAPI specs use camelCase.", "from-now-on", None),
+        ("from now on in TypeScript, prefer unknown over any", "from-now-on", None),
         ("Remember that standup is on Monday at 10 CET.", "remember", None),
         (
             "keep in mind most of our users are on low-end android phones",
@@ -211,6 +217,8 @@ def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
         "note that the cache was cleared over the weekend",
         "from now on in the helpers folder use named exports",
         "from now on in the payments service log the request id",
+        "keep in mind the prod database got restored from a backup on Monday",
+        "remember that I reverted the auth change before lunch",
     ],
 )
 def test_the_rules_leave_questions_code_and_tasks_alone(prompt):

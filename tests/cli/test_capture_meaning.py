@@ -113,6 +113,10 @@ _SECOND_LANGUAGE = "English is not my first language, if my question is unclear 
             "Our backend is Django 4.2, so use class-based views for new endpoints.",
             [("plain", "Our backend is Django 4.2, so use class-based views for new endpoints.")],
         ),
+        (  # ("embed" is no verb in the past: nothing was done, the request lasts with it)
+            "We embed the docs with MiniLM, so keep chunks under 512 tokens.",
+            [("plain", "We embed the docs with MiniLM, so keep chunks under 512 tokens.")],
+        ),
         # AND what a time word is taken to mean is no time of the moment
         (
             "im in CET, so when i say tonight for cron stuff that means CET not UTC",
@@ -327,6 +331,7 @@ def test_questions_one_offs_guesses_quotes_logs_and_tasks_are_not_plain(sentence
         "Keep SQL in the repository layer, this keeps the handlers thin.",
         "In this repository, tests live next to the code.",
         "It is Postgres 15 on RDS, not 13.",
+        "explain shell commands before running them, I'm still learning bash",
     ],
 )
 def test_statements_and_habits_are_plain(sentence):
