@@ -660,10 +660,11 @@ class Runner:
             self.model_id = ""
             self._model_is("unavailable", self.engine.model_error or "")
             return
+        # The first search then finds the vectors mapped (a second at 1M memories): queued
+        # before the model is said ready, so what waits for "ready" queues behind it
+        self.submit(lambda engine: engine.model.prepare(), BACKGROUND)
         self.model_id = embedder.info.model_id
         self._model_is("ready", f"{embedder.info.name} ({embedder.info.dimension}d)")
-        # The first search then finds the vectors mapped (a second at 1M memories).
-        self.submit(lambda engine: engine.model.prepare(), BACKGROUND)
         self.backfill()
 
     def _someone_waits(self) -> bool:

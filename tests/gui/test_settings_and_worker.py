@@ -337,6 +337,43 @@ def test_the_vectors_are_ready_before_the_first_search(qtbot, worker, monkeypatc
     assert loaded and rows > 0 and quantized
 
 
+def test_the_vectors_are_ready_before_the_first_search_on_a_busy_machine(
+    qtbot, embedder, seeded, settings, monkeypatch
+):
+    # GIVEN a runner thread that is slow right after it says the model is ready (a busy
+    # machine: the test above failed once in a full suite run beside other work)
+    import time
+
+    from app.core.engine import Engine
+    from app.core.search import vectors
+    from app.gui.worker import BACKGROUND, Worker
+
+    monkeypatch.setattr(vectors, "QUANTIZE_ABOVE", 1)
+    said = Worker.model_moved
+
+    def slow(self, state, detail):
+        said(self, state, detail)
+        if state == "ready":
+            time.sleep(0.5)
+
+    monkeypatch.setattr(Worker, "model_moved", slow)
+    worker = Worker(lambda: Engine(settings=settings, embedder=embedder))
+    try:
+        # WHEN a search is queued as soon as the model is known
+        qtbot.waitUntil(lambda: worker.model_id != "", timeout=10_000)
+        seen = []
+        worker.call(
+            lambda e: (index := e.model.index_read) is not None and index.quantized,
+            seen.append,
+            priority=BACKGROUND,
+        )
+        qtbot.waitUntil(lambda: bool(seen), timeout=10_000)
+        # THEN it runs after the vectors were prepared, not before
+        assert seen == [True]
+    finally:
+        worker.stop()
+
+
 def test_only_requests_whose_result_is_kept_say_finished(qtbot, worker):
     # The background warm-up after the model loads said `finished` too: a view waiting for
     # its own request took that one's (empty) result, and a full run crashed on it.
