@@ -114,9 +114,9 @@ _REMINDED = re.compile(
     r"^(?:please\s+|pls\s+|and\s+)?(?:remember|don'?t forget|dont forget)\s+to\b", re.I
 )
 _ONE_PLACE = re.compile(
-    r"^(?:for|in|on|inside)\s+(?:this|that)\s+(?!(?:repo(?:sitory)?|project|codebase|team|monorepo"
-    r"|company|lab|org(?:ani[sz]ation)?|app(?:lication)?|workspace|client|product|stack|machine"
-    r"|setup|department)\b)\w+",
+    r"^(?:for|in|on|inside)\s+(?:this|that)\s+(?!(?:"
+    + rules.PROJECT
+    + r"|client|product|stack|machine|setup)\b)\w+",
     re.I,
 )
 # An imperative that states a habit ("explain regexes when you write them", "prefer
@@ -145,7 +145,7 @@ _REASON_NOW = re.compile(
     r",\s*(?:it|they)(?:['’]s|['’]re| is| are)\s+\w+ing\b"
     r"|,.*\b(?:i['’]ll|we['’]ll|we can|i can)\b.*\blater\b|,.*\bfollow-?up\b"
     r"|,.*\bmy (?:changes|edits|branch|work|fix|pr)\b"
-    r"|,.*\bthis\b(?!\s+(?:repo|project|codebase|monorepo|team|company|keeps|makes|way|is|means)\b)"
+    r"|,.*\bthis\b(?!\s+(?:" + rules.PROJECT + r"|keeps|makes|way|is|means)\b)"
     # ("…, we're in the middle of a release", "…, I'm between meetings", "…, harmless here")
     r"|,\s*(?:i['’]m|we['’]re|i am|we are)\s+"
     r"(?:in the middle|between|about to|currently\b|right now\b)"
@@ -268,7 +268,7 @@ _WHEN_THERE = re.compile(
 # "Prefer smaller commits in this refactor", "default to the new URL": one case, not a habit
 _ONE_CASE = re.compile(
     r"\b(?:this|that|these|those)\s+"
-    r"(?!(?:repo|project|codebase|team|monorepo|have|has|are|is|was|return|returns|use|uses"
+    r"(?!(?:" + rules.PROJECT + r"|have|has|are|is|was|return|returns|use|uses"
     r"|do|does|can|will)\b)\w+"
     r"|\bthe (?:new|old|current|second|first)\b",
     re.I,

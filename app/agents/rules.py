@@ -39,6 +39,11 @@ _BULLET = re.compile(r"^(?:[-*\u2022]|\d+[.)])\s+")  # a list item's mark
 # What an instruction starts with after "always" / "never": a verb as one says it to someone
 # ("always run…", "never commit…"), not a description ("never returns…", "always a pleasure",
 # "never mind", "never seen this").
+# What names the whole project, not the work at hand ("this repo", "our codebase")
+PROJECT = (
+    r"(?:repo(?:sitory)?|project|code ?base|monorepo|team|company|org(?:ani[sz]ation)?"
+    r"|workspace|app(?:lication)?|department|lab)"
+)
 VERBS = frozenset(
     """use run add write commit push pull merge rebase call check put keep make create delete
     remove import export return raise log print test format lint ask answer reply name rename
@@ -98,8 +103,7 @@ _ONE_PLACE = re.compile(
     r"(?=,|\s+(?:please\s+)?(?:"
     + "|".join(sorted(VERBS | {"don't", "dont", "avoid", "always", "never", "only"}))
     + r")\b)"
-    r"|this\s+(?!(?:repo(?:sitory)?|project|codebase|monorepo|team|company|org(?:ani[sz]ation)?"
-    r"|workspace|app(?:lication)?|department)\b)\w+"
+    r"|this\s+(?!" + PROJECT + r"\b)\w+"
     r"|the\s+[\w. -]{1,30}?\s+"
     r"(?:module|file|class|function|method|component|screen|page|guide|doc|script|notebook"
     r"|view|controller|test|section|chapter|playbook|role|template|pipeline|branch|pr|folder"
@@ -246,7 +250,7 @@ _MOMENT = re.compile(
 _POINTED = re.compile(
     r"^(?:please\s+|and\s+|also\s+)?(?:(?:make|be)\s+sure\s+(?:that\s+)?(?:you\s+|to\s+|we\s+)?)?"
     r"(?:always|never|don['’]?t(?:\s+ever)?|do not(?:\s+ever)?)\s+[a-z]+\s+"
-    r"(?:this|that|these|those|it)\b(?!\s+(?:repo|project|codebase|monorepo|team)\b)"
+    r"(?:this|that|these|those|it)\b(?!\s+" + PROJECT + r"\b)"
     r"|^make sure (?:the|this|that|it|each|every)\b[^,]*?\b(?:always|never)\s+\w+s\b",
     re.I,
 )
@@ -272,7 +276,8 @@ _LEAD = re.compile(
 _LASTING = re.compile(
     r"\b(?:always|alwyas|allways|never|ever|anymore|any more|directly|going (?:forward|fwd)"
     r"|from now on|in (?:the )?future|for the future|from here on|in (?:this|our|the) "
-    r"(?:repo|project|codebase|team|code ?base|monorepo)|in new (?:code|modules|files)"
+    + PROJECT
+    + r"|in new (?:code|modules|files)"
     r"|we (?:use|always|never|don['’]?t|dont|do not)|whenever (?:you|we)"
     r"|unless (?:i|we) (?:ask|say|tell)|we['’]re (?:trying to get rid of|getting rid of|"
     r"moving away from|phasing out|deprecating))\b",
@@ -301,7 +306,7 @@ _SWITCHED = re.compile(
     r"^we(?:['’]ve| have)? (?:moved|switched|migrated|changed)\b.*\bto\b.+$", re.I
 )
 _TEAM = re.compile(
-    r"^(?:(?:in|for) (?:this|our) (?:repo|project|codebase|team|monorepo)\b,?\s+"
+    r"^(?:(?:in|for) (?:this|our) " + PROJECT + r"\b,?\s+"
     r"(?:we|all|every|no|nothing)\b.+"
     r"|(?:we|i) (?:use|write|keep|name|put|follow|stick to)\b.+"
     r"|we (?:deploy|host|ship|release|build with|test with|squash|rebase)\b.+"
@@ -496,7 +501,7 @@ def _rule(core: str, sentence: str) -> Statement | None:
     if m := _REMEMBER.match(core):
         what = m["what"].strip()
         if re.match(
-            r"^(?:\w+ing\s+)?(?:this|it)\b(?!\s+(?:repo|project|codebase|monorepo|team)\b)",
+            r"^(?:\w+ing\s+)?(?:this|it)\b(?!\s+" + PROJECT + r"\b)",
             what,
             re.I,
         ):

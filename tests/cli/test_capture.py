@@ -126,6 +126,9 @@ MNEMO = Path(sys.executable).parent / "mnemo"
         ("From now on in OpenAPI specs use camelCase.", "from-now-on", None),
         ("from now on in TypeScript, prefer unknown over any", "from-now-on", None),
         ("Remember that standup is on Monday at 10 CET.", "remember", None),
+        # "this repository" names the project as "this repo" does (every rule alike)
+        ("Keep in mind that this repository uses uv, not pip.", "remember", None),
+        ("In this repository we never commit generated files.", "prefer", None),
         (
             "keep in mind most of our users are on low-end android phones",
             "remember",
