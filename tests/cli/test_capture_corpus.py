@@ -30,6 +30,8 @@ HALVES = {
         "check3",
         "check4",
         "check5",
+        "check6",
+        "check7",
     )
 }
 # Plain statements without trigger phrases and negatives like them (README): odd ids were
@@ -86,6 +88,8 @@ def test_the_corpus_is_as_big_as_the_issue_asks():
         ("more6", 240, 107),
         ("check4", 240, 108),
         ("check5", 240, 108),
+        ("check6", 240, 108),
+        ("check7", 240, 108),
     ],
 )
 def test_the_later_writers_corpora_are_whole(corpus, size, lasting):
