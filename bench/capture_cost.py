@@ -23,7 +23,7 @@ from app.core.model.embedder import Embedder
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "cli" / "data" / "capture"
 NAMES = ("tune", "plain", "more", "more2", "more3", "more4", "more5", "more6", "check", "check2",
-         "check3")  # fmt: skip
+         "check3", "check4", "check5")  # fmt: skip
 
 
 def main() -> None:

@@ -50,7 +50,8 @@ _ASKED_INSIDE = re.compile(
 )
 # Said of one moment ("yesterday", "this run", "at some point"), not for good
 _ONCE = re.compile(
-    r"\b(?:yesterday|tomorrow|tonight|this (?:morning|afternoon|week|run|sprint|branch|time)"
+    r"\b(?:yesterday|tomorrow|tonight"
+    r"|this (?:morning|afternoon|week|month|quarter|run|sprint|branch|time)"
     r"|last (?:night|week|deploy|change|merge|release|commit)|earlier|currently"
     # "just" of a moment ("I just pushed", "just now"), not of a habit ("just ask back")
     r"|just (?:now|need|want|\w+ed|did|got|saw|ran|broke|made|had|lost|went|came|wrote)"
@@ -215,9 +216,15 @@ _DASH = re.compile(r"\s+[\u2014\u2013-]{1,2}\s+")
 _SINCE = re.compile(r"^(?:since|because|as)\s+(?P<why>[^,]{12,}),\s+(?P<rest>\w.+)$", re.I)
 
 
-# A request after a reason ("minSdk is 26, so don't suggest APIs that need 28"): the reason
-# lasts, the request may be the task at hand ("…, so write the tests in Pest syntax")
-_SO_ASKED = re.compile(r",?\s+so\s+(?=(?:please\s+|pls\s+|just\s+)?(?P<verb>[a-z']+)\b)", re.I)
+# What follows from a reason ("minSdk is 26, so don't suggest APIs that need 28", "our
+# postgres is 15 on RDS, so concurrent index builds are fine"): the reason lasts, what
+# follows may be the task at hand ("…, so write the tests in Pest syntax") or said in passing
+# ("every hour or so", "and so", "even so", "if so": no consequence)
+_SO_ASKED = re.compile(
+    r"(?<!\bor)(?<!\band)(?<!\beven)(?<!\bif),?\s+so\s+"
+    r"(?=(?:please\s+|pls\s+|just\s+)?(?P<verb>[a-z']+)\b)",
+    re.I,
+)
 
 
 # A request on things in general ("keep lines under 100 characters"), not on the ones at
@@ -230,9 +237,9 @@ _GENERIC = re.compile(
 
 
 def so_apart(clause: str) -> tuple[str, str] | None:
-    """(the reason, the request) of "<reason>, so <request>", or None."""
+    """(the reason, what follows) of "<reason>, so <request or consequence>", or None."""
     m = _SO_ASKED.search(clause)
-    if not m or m["verb"].lower() not in _ASKED_TO:
+    if not m or m["verb"].lower() in rules.SO_NOT:
         return None
     reason, request = clause[: m.start()], clause[m.end() :]
     if len(re.findall(r"[\w'-]+", reason)) < 4 or len(request) < rules.MIN_CHARS:

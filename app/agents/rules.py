@@ -245,6 +245,11 @@ _MOMENT = re.compile(
     r"|(?:^|\s)/tmp/\S|,\s*so\s+just\s+\w+",
     re.I,
 )
+# A setup fact of a while only ("at the moment", "this week", "next sprint")
+_FOR_NOW = re.compile(
+    r"\b(?:at the moment|currently|(?:this|next) (?:week|month|sprint|quarter)|until \w+day)\b",
+    re.I,
+)
 # "always"/"never" of one thing pointed at ("never commit this", "don't ever do that again"),
 # and what the code should do ("make sure the function always returns a list")
 _POINTED = re.compile(
@@ -294,6 +299,8 @@ _ASK_AFTER = re.compile(
     r",\s*(?:so\s+)?(?:fix|can you|could you|please|pls|now|then|and then|anyway)\b[^,]*$", re.I
 )
 _SO_TASK = re.compile(r",\s*so\s+(?:please\s+|pls\s+|just\s+)?(?P<verb>[a-z'’]+)\b[^,]*$", re.I)
+# What "so" leads that is no consequence: a purpose or a degree ("so that", "so far")
+SO_NOT = frozenset({"that", "far", "much", "many", "long", "on", "as", "yeah"})
 # What leads a statement in, and nothing after it: what followed the comma was the statement
 _ONLY_LEAD = re.compile(
     r"^\W*(?:from now on|going forward|from here on|in (?:the )?future|henceforth|remember"
@@ -398,12 +405,19 @@ def _statement(sentence: str) -> Statement | None:
             return None  # "can you always use tabs?" may ask whether it can
         return Statement("always-never", _tidy(sentence.rstrip("?")))
     trimmed = _ASK_AFTER.sub("", sentence)  # "…, fix the file you just wrote": the task
-    so = _SO_TASK.search(trimmed)  # "…, so translate this deseq code": the task it leads to
-    if so and so["verb"].lower() in TASK_VERBS | {"don't", "dont", "do"}:
+    # "…, so translate this deseq code": the task it leads to; "…, so I'll check it there
+    # once you push", "…, so concurrent index builds are fine": a consequence said in passing
+    so = _SO_TASK.search(trimmed)
+    if so and so["verb"].lower() not in SO_NOT:
         lasting = _LASTING.search(so[0]) or _WHENEVER.search(so[0])
         # (kept when it points at what was said: "…, so leave them out", "…, so just read …")
         pointed = re.search(r"\bjust\b", so[0]) or _on_what_was_said(so[0], VERBS)
-        general = re.search(r"\b(?:new|any|all|every|each|anything|everything)\b", so[0], re.I)
+        general = re.search(
+            r"\b(?:new|any|all|every|each|anything|everything|no|nothing|only)\b", so[0], re.I
+        )
+        asked = so["verb"].lower() in TASK_VERBS | {"don't", "dont", "do"}
+        if not asked and (_said_now(so[0]) or _TASK.search(so[0]) or _MOMENT.search(so[0])):
+            return None  # ("…, so requests are timing out": what it follows from is of now)
         if not (lasting or pointed or general):
             trimmed = trimmed[: so.start()]
     if not _ONLY_LEAD.match(trimmed):  # ("From now on, please ask me …" is the statement)
@@ -479,8 +493,9 @@ def tidy(text: str) -> str:
 
 
 def _said_now(core: str) -> bool:
-    """Whether a sentence says how things are now (a failing test, a server down again)."""
-    return bool(_STATE.search(core) or _NOW.search(core))
+    """Whether a sentence says how things are now (a failing test, a server down again, a
+    pool "maxed out at the moment", a license that "runs out next week")."""
+    return bool(_STATE.search(core) or _NOW.search(core) or _FOR_NOW.search(core))
 
 
 def _a_fact(core: str) -> bool:

@@ -107,6 +107,29 @@ MNEMO = Path(sys.executable).parent / "mnemo"
             "prefer",
             "We always deploy from main, so never push to other branches.",
         ),
+        # …and so does a consequence said in passing; a purpose ("so that") is no consequence,
+        # and a rule after ", so" stays (13 writers, each left out in turn)
+        (
+            "Our database is Postgres 15 on RDS, so concurrent index builds are fine.",
+            "prefer",
+            "Our database is Postgres 15 on RDS.",
+        ),
+        (
+            "We deploy on Vercel and preview links are posted on the PR, so I'll check it there "
+            "once you push.",
+            "prefer",
+            "We deploy on Vercel and preview links are posted on the PR.",
+        ),
+        (
+            "We deploy on Fridays, so no merges after Thursday noon.",
+            "prefer",
+            "We deploy on Fridays, so no merges after Thursday noon.",
+        ),
+        (
+            "We always tag releases, so that the changelog can be generated.",
+            "prefer",
+            "We always tag releases, so that the changelog can be generated.",
+        ),
         # a reminder of a habit ("every", "always", a step said in general)
         ("remember to always bump the version and the changelog together", "remember", None),
         ("Don't forget to run the linter before every commit.", "remember", None),
@@ -222,6 +245,12 @@ def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
         "from now on in the payments service log the request id",
         "keep in mind the prod database got restored from a backup on Monday",
         "remember that I reverted the auth change before lunch",
+        # a fact of the setup for a while only, and what follows from one (a red team of the
+        # ", so" change, helper-69)
+        "Our Postgres connection pool is maxed out at the moment.",
+        "Our trial license runs out next week.",
+        "Our Redis cluster is at 95% memory this week, so evictions are happening.",
+        "Our Postgres connection pool is maxed out, so requests are timing out.",
     ],
 )
 def test_the_rules_leave_questions_code_and_tasks_alone(prompt):

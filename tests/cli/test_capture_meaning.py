@@ -99,6 +99,21 @@ _SECOND_LANGUAGE = "English is not my first language, if my question is unclear 
             "I work from 8 to 16 Italian time (CET), so check the job I launched at 15.",
             [("plain", "I work from 8 to 16 Italian time (CET).")],
         ),
+        # AND what follows from it in passing, not a request: the fact alone; "so that" is a
+        # purpose, no consequence (thirteen writers, each left out in turn)
+        (
+            "I'm on call every other week, so the pager might interrupt our session.",
+            [("plain", "I'm on call every other week.")],
+        ),
+        (
+            "The API gateway strips the auth header on internal routes so you won't see it in "
+            "the logs.",
+            [("plain", "The API gateway strips the auth header on internal routes.")],
+        ),
+        (
+            "We pin every dependency so that builds are reproducible.",
+            [("plain", "We pin every dependency so that builds are reproducible.")],
+        ),
         (
             "I review everything on a small laptop screen, so keep lines under 100 characters",
             [
@@ -285,6 +300,7 @@ def test_parts_take_off_a_framing_lead_and_split_clauses_with_their_own_subject(
         "I'm on mobile.",
         "I don't know why the tests hang on CI.",
         "We were on call all night.",
+        "We are migrating off Heroku this quarter.",
     ],
 )
 def test_questions_one_offs_guesses_quotes_logs_and_tasks_are_not_plain(sentence):
@@ -354,3 +370,34 @@ def test_an_imported_transcript_proposes_its_plain_statements_with_the_model(tmp
     ]
     assert bad == 0 and said[0].session == "c1"
     assert history.read(source)[0] == []
+
+
+@pytest.mark.parametrize(
+    ("clause", "apart"),
+    [
+        # a request after ", so", and (thirteen writers, each left out in turn) what follows
+        # in passing: the reason and what follows, each judged
+        (
+            "every client project uses Pest, so write the tests in Pest syntax",
+            ("every client project uses Pest", "write the tests in Pest syntax"),
+        ),
+        (
+            "Our database is Postgres 15 on RDS, so concurrent index builds are fine.",
+            ("Our database is Postgres 15 on RDS", "concurrent index builds are fine."),
+        ),
+        (
+            "I'm on call every other week so the pager might interrupt us",
+            ("I'm on call every other week", "the pager might interrupt us"),
+        ),
+        # a purpose, a degree, "or so", "and so", "even so", "if so": no consequence (the
+        # first form of the change cut "every hour or so"; a red team, helper-69)
+        ("We pin every dependency, so that builds are reproducible.", None),
+        ("Releases go out every hour or so and the cache warms in between.", None),
+        ("We cut a release every week or so and the changelog goes with it.", None),
+        ("We write the tests first and so every PR includes them.", None),
+        ("The API is slow, even so the dashboard polls it every minute.", None),
+        ("Nothing has been decided yet, so far we only have a draft.", None),
+    ],
+)
+def test_what_follows_so_is_judged_apart_from_its_reason(clause, apart):
+    assert meaning.so_apart(clause) == apart
