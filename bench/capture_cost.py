@@ -16,10 +16,14 @@ import sys
 import time
 from pathlib import Path
 
-from app.agents import meaning
-from app.agents.events import own_words
-from app.core import paths
-from app.core.model.embedder import Embedder
+# Run as a file, bench/ comes first on sys.path, and bench/secrets.py would stand in for the
+# standard library's `secrets` (the model's facts cache could not be written for a new path)
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from app.agents import meaning  # noqa: E402
+from app.agents.events import own_words  # noqa: E402
+from app.core import paths  # noqa: E402
+from app.core.model.embedder import Embedder  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "cli" / "data" / "capture"
 NAMES = ("tune", "plain", "more", "more2", "more3", "more4", "more5", "more6", "check", "check2",
