@@ -210,8 +210,8 @@ def parts(sentence: str) -> list[str]:
 
 # A reason before a request ("since the host has no ssh, give me the steps for cPanel"), a
 # second thought after a dash ("we're on Kotlin 2.0 - why does this cast fail"): each part
-# is judged on its own. A request after ", so" stays with its reason ("I mostly write Go,
-# so explain Rust in terms of Go" is one habit).
+# is judged on its own. What follows ", so" is judged apart too (`so_apart`), and stays with
+# its reason when it lasts as well ("I mostly write Go, so explain Rust in terms of Go").
 _DASH = re.compile(r"\s+[\u2014\u2013-]{1,2}\s+")
 _SINCE = re.compile(r"^(?:since|because|as)\s+(?P<why>[^,]{12,}),\s+(?P<rest>\w.+)$", re.I)
 
@@ -236,15 +236,24 @@ _GENERIC = re.compile(
 )
 
 
+# ...nor a "so" of degree ("is so small that …", "not so stable", "so often that …")
+_DEGREE = re.compile(
+    r"\b(?:is|are|was|were|be|been|am|not|too|very|i['’]m|it['’]s|we['’]re)\W*$", re.I
+)
+
+
 def so_apart(clause: str) -> tuple[str, str] | None:
     """(the reason, what follows) of "<reason>, so <request or consequence>", or None."""
-    m = _SO_ASKED.search(clause)
-    if not m or m["verb"].lower() in rules.SO_NOT:
-        return None
-    reason, request = clause[: m.start()], clause[m.end() :]
-    if len(re.findall(r"[\w'-]+", reason)) < 4 or len(request) < rules.MIN_CHARS:
-        return None
-    return reason, request
+    for m in _SO_ASKED.finditer(clause):
+        reason, request = clause[: m.start()], clause[m.end() :]
+        if m["verb"].lower() in rules.SO_NOT or _DEGREE.search(reason):
+            continue
+        if "," not in m[0] and re.match(r"[\w'-]+\s+that\b", request):
+            continue
+        if len(re.findall(r"[\w'-]+", reason)) < 4 or len(request) < rules.MIN_CHARS:
+            return None
+        return reason, request
+    return None
 
 
 def _rides(sentence: str, before: str, part: str) -> bool:
@@ -392,7 +401,7 @@ def statements(prompt: str, model=None, judge: Classifier | None = None) -> list
 
 def judged(prompt: str) -> list[str]:
     """The texts of a prompt that meaning judges (one batch): each plain part of a sentence
-    the rules leave and, of a request after ", so", the reason and the request apart."""
+    the rules leave and, of "<reason>, so <what follows>", the two apart."""
     texts: list[str] = []
     for sentence in rules.sentences(prompt):
         if rules.statement(sentence) is not None:
@@ -410,8 +419,9 @@ def chosen(
 ) -> list[rules.Statement]:
     """The rules' statements (`found`) and the parts whose `chance` of lasting reaches
     `threshold`, in the prompt's order; the rules' are never crowded out. Of "<reason>, so
-    <request>", the whole when the request lasts too, else the reason alone: "every client
-    project uses Pest, so write the tests in Pest syntax" is proposed as its first half."""
+    <what follows>", the whole when what follows lasts too or is a general request, else the
+    reason alone: "every client project uses Pest, so write the tests in Pest syntax" is
+    proposed as its first half."""
     room = rules.MOST_PER_PROMPT - len(found)
     out: list[rules.Statement] = []
     for sentence in rules.sentences(prompt):

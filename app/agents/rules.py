@@ -247,7 +247,8 @@ _MOMENT = re.compile(
 )
 # A setup fact of a while only ("at the moment", "this week", "next sprint")
 _FOR_NOW = re.compile(
-    r"\b(?:at the moment|currently|(?:this|next) (?:week|month|sprint|quarter)|until \w+day)\b",
+    r"\b(?:at the moment|currently|tonight|tomorrow|(?:this|next) (?:week|month|quarter|year)"
+    r"|this sprint|until (?:\w+day|tomorrow|tonight|next \w+|the end of (?:the |this )?\w+))\b",
     re.I,
 )
 # "always"/"never" of one thing pointed at ("never commit this", "don't ever do that again"),
@@ -300,7 +301,44 @@ _ASK_AFTER = re.compile(
 )
 _SO_TASK = re.compile(r",\s*so\s+(?:please\s+|pls\s+|just\s+)?(?P<verb>[a-z'’]+)\b[^,]*$", re.I)
 # What "so" leads that is no consequence: a purpose or a degree ("so that", "so far")
-SO_NOT = frozenset({"that", "far", "much", "many", "long", "on", "as", "yeah"})
+SO_NOT = frozenset({"that", "far", "much", "many", "long", "as", "yeah"})
+# A consequence that says how things are now ("…, so requests are timing out", "…, so now
+# the build takes an hour at the moment"): what it follows from is of now too
+_NOW_AFTER = re.compile(
+    r"\b(?:is|are|am|i['’]m|we['’]re|it['’]s|they['’]re)\s+(?:\w+\s+)?"
+    r"(?!(?:going|nothing|something|anything|everything|thing|string)\b)\w+ing\b"
+    r"|\b(?:right now|at the moment|currently|today|tonight|this (?:morning|week))\b",
+    re.I,
+)
+_THEN_NOW = re.compile(r",\s*(?:so\s+)?(?:now|then|anyway)\b", re.I)
+# A consequence said in passing has its own subject ("…, so I'll check it there", "…, so
+# concurrent index builds are fine"); a request ("…, so avoid ascii tables"), an obligation
+# ("…, so protocol changes must stay backward compatible", "…, so we can't remove them") or
+# a habit on a condition ("…, so if something is a bad pattern tell me why") is none
+_SUBJECT = set(
+    """i i'll i'm i'd i've you you'll you'd you're it it's its there there's that's they
+    they're we'll we'd""".split()
+)
+_FINITE = set(
+    """is are was were will won't can can't could might may would wouldn't don't doesn't
+    isn't aren't get gets take takes stay stays go goes live lives run runs work works use
+    uses have has come comes""".split()
+)
+_OBLIGED = re.compile(
+    r"\b(?:must|mustn['’]?t|should|shouldn['’]?t|has to|have to|needs? to|ought|shall|can['’]?t"
+    r"|cannot|not allowed)\b",
+    re.I,
+)
+
+
+def _in_passing(after_so: str) -> bool:
+    """Whether what follows ", so" is a statement said in passing, not a request or a rule."""
+    words = re.findall(r"[\w'’-]+", after_so.lower().replace("’", "'"))[1:]  # (after "so")
+    if not words or _OBLIGED.search(after_so) or words[0] in ("if", "when", "whenever", "unless"):
+        return False  # (a rule, or a habit on a condition: "…, so if … tell me why")
+    return words[0] in _SUBJECT or bool(_FINITE & set(words[1:4]))
+
+
 # What leads a statement in, and nothing after it: what followed the comma was the statement
 _ONLY_LEAD = re.compile(
     r"^\W*(?:from now on|going forward|from here on|in (?:the )?future|henceforth|remember"
@@ -404,20 +442,26 @@ def _statement(sentence: str) -> Statement | None:
         if not standing or not re.search(r"\b(?:please|pls)\b", sentence, re.I):
             return None  # "can you always use tabs?" may ask whether it can
         return Statement("always-never", _tidy(sentence.rstrip("?")))
-    trimmed = _ASK_AFTER.sub("", sentence)  # "…, fix the file you just wrote": the task
+    after = _ASK_AFTER.search(sentence)  # "…, fix the file you just wrote": the task
+    trimmed = sentence[: after.start()] if after else sentence
     # "…, so translate this deseq code": the task it leads to; "…, so I'll check it there
-    # once you push", "…, so concurrent index builds are fine": a consequence said in passing
+    # once you push", "…, so concurrent index builds are fine": a consequence said in passing;
+    # "…, so (now) requests are timing out": what it follows from is of now too
     so = _SO_TASK.search(trimmed)
-    if so and so["verb"].lower() not in SO_NOT:
+    task = so and so["verb"].lower() in TASK_VERBS | {"don't", "dont", "do"}
+    said_after = so[0] if so else after[0] if after and _THEN_NOW.match(after[0]) else ""
+    now_after = not task and bool(_NOW_AFTER.search(said_after))
+    passing = so and so["verb"].lower() not in SO_NOT and _in_passing(so[0])
+    if so and not now_after and (task or passing):
         lasting = _LASTING.search(so[0]) or _WHENEVER.search(so[0])
         # (kept when it points at what was said: "…, so leave them out", "…, so just read …")
         pointed = re.search(r"\bjust\b", so[0]) or _on_what_was_said(so[0], VERBS)
         general = re.search(
-            r"\b(?:new|any|all|every|each|anything|everything|no|nothing|only)\b", so[0], re.I
+            r"\b(?:new|any|all|every|each|anything|everything)\b"
+            r"|^,\s*so\s+(?:no|nothing|only)\b",  # ("…, so no merges after Thursday noon")
+            so[0],
+            re.I,
         )
-        asked = so["verb"].lower() in TASK_VERBS | {"don't", "dont", "do"}
-        if not asked and (_said_now(so[0]) or _TASK.search(so[0]) or _MOMENT.search(so[0])):
-            return None  # ("…, so requests are timing out": what it follows from is of now)
         if not (lasting or pointed or general):
             trimmed = trimmed[: so.start()]
     if not _ONLY_LEAD.match(trimmed):  # ("From now on, please ask me …" is the statement)
@@ -443,6 +487,8 @@ def _statement(sentence: str) -> Statement | None:
         found = Statement("prefer", _tidy(sentence))
     if found is not None and found.rule in ("remember", "correction") and _STATE.search(core):
         return None  # "note: the failing test is …": the state of the work, not a rule
+    if found is not None and found.rule in ("prefer", "correction") and now_after:
+        return None  # a fact followed by how things are now: of now ("always …, so …" stays)
     return found
 
 
@@ -493,15 +539,16 @@ def tidy(text: str) -> str:
 
 
 def _said_now(core: str) -> bool:
-    """Whether a sentence says how things are now (a failing test, a server down again, a
-    pool "maxed out at the moment", a license that "runs out next week")."""
-    return bool(_STATE.search(core) or _NOW.search(core) or _FOR_NOW.search(core))
+    """Whether a sentence says how things are now (a failing test, a server down again)."""
+    return bool(_STATE.search(core) or _NOW.search(core))
 
 
 def _a_fact(core: str) -> bool:
-    """Whether a fact said of the setup lasts: not what is wrong now, not followed by a task
+    """Whether a fact said of the setup lasts: not what is wrong now, not for a while only (a
+    pool "maxed out at the moment", a license that "runs out next week"; a correction "our
+    database is currently Postgres 16, not 15" is another rule), not followed by a task
     ("…, merge them"; "…, make sure you never …" is a rule and stays)."""
-    return not _said_now(core) and not _task_after(core)
+    return not _said_now(core) and not _FOR_NOW.search(core) and not _task_after(core)
 
 
 def _task_after(text: str) -> bool:

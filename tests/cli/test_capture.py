@@ -130,6 +130,27 @@ MNEMO = Path(sys.executable).parent / "mnemo"
             "prefer",
             "We always tag releases, so that the changelog can be generated.",
         ),
+        # …but not an obligation or a request after it, nor a rule's reason of now; a rule
+        # keeps its place and a correction "currently" its own (a review, helper-70)
+        (
+            "We use Postgres 16 in prod, so migrations must use concurrent index builds.",
+            "prefer",
+            "We use Postgres 16 in prod, so migrations must use concurrent index builds.",
+        ),
+        (
+            "We squash-merge everything, so the PR title has to follow conventional commits.",
+            "prefer",
+            "We squash-merge everything, so the PR title has to follow conventional commits.",
+        ),
+        ("We don't use Prettier, so just stick to the existing style.", "prefer", None),
+        ("Never commit .env files, so secrets don't leak again.", "always-never", None),
+        ("Our database is currently Postgres 16, not 15.", "correction", None),
+        ("We use Jira and plan the next sprint on Mondays.", "prefer", None),
+        (
+            "Our CI runs on GitHub Actions, so I only check it there once you push.",
+            "prefer",
+            "Our CI runs on GitHub Actions.",
+        ),
         # a reminder of a habit ("every", "always", a step said in general)
         ("remember to always bump the version and the changelog together", "remember", None),
         ("Don't forget to run the linter before every commit.", "remember", None),
@@ -251,6 +272,9 @@ def test_the_rules_find_what_is_stated_as_lasting(prompt, rule, text):
         "Our trial license runs out next week.",
         "Our Redis cluster is at 95% memory this week, so evictions are happening.",
         "Our Postgres connection pool is maxed out, so requests are timing out.",
+        "Our Postgres connection pool is maxed out, so now requests are timing out.",
+        "Our trial license runs out tomorrow.",
+        "Our staging cluster runs on k8s 1.28 until the end of the month.",
     ],
 )
 def test_the_rules_leave_questions_code_and_tasks_alone(prompt):

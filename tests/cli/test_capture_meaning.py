@@ -397,6 +397,13 @@ def test_an_imported_transcript_proposes_its_plain_statements_with_the_model(tmp
         ("We write the tests first and so every PR includes them.", None),
         ("The API is slow, even so the dashboard polls it every minute.", None),
         ("Nothing has been decided yet, so far we only have a draft.", None),
+        # a "so" of degree, and the "so" after it that leads a request (a review, helper-70)
+        ("The staging database is so small that every query is fast.", None),
+        ("We deploy so often that nobody tags anything by hand.", None),
+        (
+            "Our public API is not so stable, so retry every call to it",
+            ("Our public API is not so stable", "retry every call to it"),
+        ),
     ],
 )
 def test_what_follows_so_is_judged_apart_from_its_reason(clause, apart):
