@@ -8,6 +8,7 @@ import json
 
 from tests.cli.test_space_cli import mnemo as run
 from tests.cli.test_space_cli import ok, one_line_error, snapshot, team
+from tests.core.test_space_sharing import readable
 
 
 def test_what_alice_shares_bob_recalls_with_its_space_and_author(tmp_path):
@@ -27,7 +28,7 @@ def test_what_alice_shares_bob_recalls_with_its_space_and_author(tmp_path):
     assert mine["results"][0]["space"] == "team" and mine["results"][0]["author"] is None
     # the private one is not Bob's, and no text of either reaches the folder
     assert "No relevant" in ok(bob, "recall", "dentist appointment", "--mode", "keyword")
-    data = b"".join(snapshot(folder).values())
+    data = readable(b"".join(snapshot(folder).values()))
     for words in (b"staging", b"5433", b"dentist", b"Tuesday"):
         assert words not in data
 

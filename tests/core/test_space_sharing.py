@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,13 @@ def folder_bytes(folder: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
 
 
+def readable(data: bytes) -> bytes:
+    """`data` without its keys, hashes and ciphertexts (runs of 16 or more base64 or hex
+    characters), in which a short word or number turns up by chance: "5433" was found in a
+    space's epoch hash once."""
+    return re.sub(rb"[A-Za-z0-9+/=_-]{16,}", b" ", data)
+
+
 def shared(engine: Engine, text: str, space: str = "team") -> str:
     memory = engine.remember(text, force=True).memory
     engine.spaces.share(memory.id, space)
@@ -58,7 +66,7 @@ def test_a_shared_memory_reaches_the_other_member_with_its_author(homes, tmp_pat
     assert [(o.kind, o.name) for o in got.origins] == [("space", "alice")]
     assert alice.spaces.id().startswith(got.origins[0].device)
     # AND the folder holds neither text in the clear, nor the space's or a person's name
-    data = folder_bytes(folder)
+    data = readable(folder_bytes(folder))
     for words in (b"staging", b"5433", b"dentist", b"Tuesday", b"team", b"alice", b"bob"):
         assert words not in data
     # (nor base64 of them: the bodies are sealed, not encoded)
