@@ -118,13 +118,16 @@ class Judge:
             mask[i, : len(seq)] = 1
         return ids, mask
 
-    def fit(self, said: list[dict], epochs: float, lr: float) -> Encoder:
-        """Fine-tuned on `said` (texts and labels), the head started from the linear fit."""
+    def line(self, said: list[dict]) -> tuple[np.ndarray, float]:
+        """The shipped judge's fit on `said`: a line through the model's vectors."""
         vectors = self.model.decode(
             [self.model.query_sequence(s["text"]) for s in said], interactive=True
         )[0]
-        y = np.array([s["y"] for s in said], dtype=np.float64)
-        w, b = capture.fit_logistic(vectors, y, 0.3)
+        return capture.fit_logistic(vectors, np.array([s["y"] for s in said], float), 0.3)
+
+    def fit(self, said: list[dict], epochs: float, lr: float) -> Encoder:
+        """Fine-tuned on `said` (texts and labels), the head started from the line."""
+        w, b = self.line(said)
         net = Encoder(self.tensors)
         net.head_w.data = torch.tensor(w, dtype=torch.float32)
         net.head_b.data = torch.tensor([b], dtype=torch.float32)
@@ -171,10 +174,7 @@ def cv(judge: Judge, epochs: float, lr: float) -> None:
         start = time.perf_counter()
         said = [s for name in capture.FITTED if name not in fold for s in every[name]]
         said = [s for s in said if not s["holds"]]
-        vectors = judge.model.decode(
-            [judge.model.query_sequence(s["text"]) for s in said], interactive=True
-        )[0]
-        w, b = capture.fit_logistic(vectors, np.array([s["y"] for s in said], float), 0.3)
+        w, b = judge.line(said)
         net = judge.fit(said, epochs, lr)
         for name in fold:
             texts = [s["text"] for s in every[name]]
@@ -206,12 +206,12 @@ def held_out(judge: Judge, epochs: float, lr: float, threshold: float) -> None:
     def propose(prompt: str) -> list[rules.Statement]:
         texts = meaning.judged(prompt)
         chance = judge.chances(net, texts) if texts else {}
-        return meaning.chosen(prompt, rules.statements(prompt), lambda t: chance.get(t, 0.0),
-                              threshold)  # fmt: skip
+        found = rules.statements(prompt)
+        return meaning.chosen(prompt, found, lambda t: chance.get(t, 0.0), threshold)
 
     for name in (*capture.HELD_OUT, "plain-check"):
-        print(_line(f"{name} (threshold {threshold})", *capture.measure(capture.corpus(name),
-                                                                        propose)))  # fmt: skip
+        scores = capture.measure(capture.corpus(name), propose)
+        print(_line(f"{name} (threshold {threshold})", *scores))
 
 
 def main() -> None:

@@ -36,14 +36,14 @@ _SENTENCE_END = re.compile(r"(?<=[.!;?])\s+(?=[\w\"'(`])|\n+")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|incl|esp)\.|\b[A-Za-z]\.)$", re.I)
 _SPACE = re.compile(r"\s+")
 _BULLET = re.compile(r"^(?:[-*\u2022]|\d+[.)])\s+")  # a list item's mark
-# What an instruction starts with after "always" / "never": a verb as one says it to someone
-# ("always run…", "never commit…"), not a description ("never returns…", "always a pleasure",
-# "never mind", "never seen this").
 # What names the whole project, not the work at hand ("this repo", "our codebase")
 PROJECT = (
     r"(?:repo(?:sitory)?|project|code ?base|monorepo|team|company|org(?:ani[sz]ation)?"
     r"|workspace|app(?:lication)?|department|lab)"
 )
+# What an instruction starts with after "always" / "never": a verb as one says it to someone
+# ("always run…", "never commit…"), not a description ("never returns…", "always a pleasure",
+# "never mind", "never seen this").
 VERBS = frozenset(
     """use run add write commit push pull merge rebase call check put keep make create delete
     remove import export return raise log print test format lint ask answer reply name rename
@@ -245,7 +245,7 @@ _MOMENT = re.compile(
     r"|(?:^|\s)/tmp/\S|,\s*so\s+just\s+\w+",
     re.I,
 )
-# A setup fact of a while only ("at the moment", "this week", "next sprint")
+# A setup fact of a while only ("at the moment", "this week", "until the end of the month")
 _FOR_NOW = re.compile(
     r"\b(?:at the moment|currently|tonight|tomorrow|(?:this|next) (?:week|month|quarter|year)"
     r"|this sprint|until (?:\w+day|tomorrow|tonight|next \w+|the end of (?:the |this )?\w+))\b",
@@ -333,7 +333,7 @@ _OBLIGED = re.compile(
 
 def _in_passing(after_so: str) -> bool:
     """Whether what follows ", so" is a statement said in passing, not a request or a rule."""
-    words = re.findall(r"[\w'’-]+", after_so.lower().replace("’", "'"))[1:]  # (after "so")
+    words = re.findall(r"[\w'-]+", after_so.lower().replace("’", "'"))[1:]  # (after "so")
     if not words or _OBLIGED.search(after_so) or words[0] in ("if", "when", "whenever", "unless"):
         return False  # (a rule, or a habit on a condition: "…, so if … tell me why")
     return words[0] in _SUBJECT or bool(_FINITE & set(words[1:4]))
